@@ -1,0 +1,1 @@
+//! BlinkDB storage engine.
