@@ -1,1 +1,12 @@
-//! BlinkDB storage engine.
+//! BlinkDB storage engine: the keyspace and everything that persists it.
+//!
+//! This crate knows nothing about sockets or the client protocol. The server
+//! crate parses commands and calls into [`Engine`].
+
+pub mod clock;
+pub mod engine;
+pub mod keyspace;
+pub mod pattern;
+
+pub use engine::{Engine, EngineOptions, Journal, Tx};
+pub use keyspace::{Entry, Value};

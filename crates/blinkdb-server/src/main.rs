@@ -1,1 +1,91 @@
-fn main() {}
+//! `blinkdb [config-file] [--option value ...]`, as redis-server.
+
+use blinkdb_server::config::Config;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+const USAGE: &str = "Usage: blinkdb [/path/to/blinkdb.conf] [--option value ...]
+       blinkdb --ping [host:port]   (health probe: exit 0 if the server answers PONG)
+       blinkdb -v | --version
+       blinkdb -h | --help
+Examples:
+       blinkdb                      (embedded defaults: bind 127.0.0.1, port 6379, dir ./data)
+       blinkdb /etc/blinkdb.conf
+       blinkdb --port 7000 --dir /tmp/x --loglevel debug";
+
+/// Connects, sends PING, expects +PONG (used by the container HEALTHCHECK,
+/// where no shell or redis-cli exists).
+fn ping(addr: &str) -> ExitCode {
+    let probe = || -> std::io::Result<bool> {
+        let sa = std::net::ToSocketAddrs::to_socket_addrs(addr)?
+            .next()
+            .ok_or_else(|| std::io::Error::other("no address"))?;
+        let mut s = std::net::TcpStream::connect_timeout(&sa, Duration::from_secs(2))?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))?;
+        s.write_all(b"*1\r\n$4\r\nPING\r\n")?;
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf)?;
+        Ok(buf[..n].starts_with(b"+PONG"))
+    };
+    match probe() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => {
+            eprintln!("{addr}: unexpected reply to PING");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("{addr}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("-v" | "--version") => {
+            println!(
+                "BlinkDB server v={} (Redis {} compatible)",
+                env!("CARGO_PKG_VERSION"),
+                blinkdb_server::REDIS_COMPAT_VERSION
+            );
+            return ExitCode::SUCCESS;
+        }
+        Some("-h" | "--help") => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some("--ping") => return ping(args.get(1).map_or("127.0.0.1:6379", String::as_str)),
+        _ => {}
+    }
+    let config = match Config::from_args(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("*** FATAL CONFIG FILE ERROR ***\n{e}\n\n{USAGE}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let settings = config.settings();
+    let on_loglevel =
+        match blinkdb_server::logging::init(&settings.loglevel, settings.logfile.as_deref()) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("Can't open the log file: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("blinkdb")
+        .build()
+        .expect("tokio runtime");
+    match runtime.block_on(blinkdb_server::server::run(config, on_loglevel)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! The in-memory index: entries, shards and the per-database shard array.
+
+mod entry;
+mod shard;
+
+pub use entry::{Entry, Value};
+pub use shard::Shard;
+
+use parking_lot::RwLock;
+
+/// Shards per database. A power of two; SCAN walks one shard per cursor step,
+/// so this also bounds how many steps a full SCAN takes.
+pub const SHARDS: usize = 256;
+
+/// One numbered database (`SELECT n`): a fixed array of locked shards.
+pub struct Db {
+    shards: Box<[RwLock<Shard>]>,
+}
+
+impl Default for Db {
+    fn default() -> Self {
+        Db {
+            shards: (0..SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+        }
+    }
+}
+
+impl Db {
+    /// Which shard holds `key`.
+    #[inline]
+    pub fn shard_index(key: &[u8]) -> usize {
+        (xxhash_rust::xxh3::xxh3_64(key) as usize) & (SHARDS - 1)
+    }
+
+    #[inline]
+    pub fn shard(&self, index: usize) -> &RwLock<Shard> {
+        &self.shards[index]
+    }
+
+    pub fn shards(&self) -> &[RwLock<Shard>] {
+        &self.shards
+    }
+
+    /// Number of keys, counting expired keys not yet reclaimed (as Redis does).
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.read().len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.shards.iter().all(|s| s.read().len() == 0)
+    }
+
+    /// Number of keys with a time to live.
+    pub fn expires_len(&self) -> usize {
+        self.shards.iter().map(|s| s.read().expires_len()).sum()
+    }
+}

@@ -1,0 +1,161 @@
+//! One shard: a hash map of keys plus an ordered index of expiry times.
+
+use super::Entry;
+use hashbrown::HashMap;
+use std::collections::BTreeSet;
+
+/// Keys are binary-safe byte strings.
+pub type Key = Box<[u8]>;
+
+#[derive(Default)]
+pub struct Shard {
+    map: HashMap<Key, Entry>,
+    // Ordered by time so the active expiry cycle pops due keys in O(log n)
+    // instead of sampling; keys with a TTL are stored twice, a known cost.
+    expires: BTreeSet<(u64, Key)>,
+}
+
+impl Shard {
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn expires_len(&self) -> usize {
+        self.expires.len()
+    }
+
+    /// The entry for `key` if present and not expired at `now`.
+    #[inline]
+    pub fn get(&self, key: &[u8], now: u64) -> Option<&Entry> {
+        self.map.get(key).filter(|e| !e.is_expired(now))
+    }
+
+    /// Like `get`, but removes an expired entry it finds (lazy expiry).
+    /// Returns the entry and whether a key expired.
+    pub fn get_mut(&mut self, key: &[u8], now: u64) -> (Option<&mut Entry>, bool) {
+        let expired = matches!(self.map.get(key), Some(e) if e.is_expired(now));
+        if expired {
+            self.remove_any(key);
+            return (None, true);
+        }
+        (self.map.get_mut(key), false)
+    }
+
+    /// Inserts or replaces; returns the previous entry (expired or not).
+    pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        let at = entry.expire_at;
+        let old = match self.map.get_mut(key) {
+            Some(slot) => Some(std::mem::replace(slot, entry)),
+            None => {
+                self.map.insert(key.into(), entry);
+                None
+            }
+        };
+        let old_at = old.as_ref().map_or(0, |e| e.expire_at);
+        if old_at != at {
+            if old_at != 0 {
+                self.expires.remove(&(old_at, Key::from(key)));
+            }
+            if at != 0 {
+                self.expires.insert((at, key.into()));
+            }
+        }
+        old
+    }
+
+    /// Removes `key` whatever its expiry state.
+    pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
+        let old = self.map.remove(key)?;
+        if old.expire_at != 0 {
+            self.expires.remove(&(old.expire_at, Key::from(key)));
+        }
+        Some(old)
+    }
+
+    /// Changes the expiry of an existing key (0 clears it).
+    pub fn set_expire(&mut self, key: &[u8], at: u64) -> bool {
+        let Some(entry) = self.map.get_mut(key) else {
+            return false;
+        };
+        let old_at = std::mem::replace(&mut entry.expire_at, at);
+        if old_at != at {
+            if old_at != 0 {
+                self.expires.remove(&(old_at, Key::from(key)));
+            }
+            if at != 0 {
+                self.expires.insert((at, key.into()));
+            }
+        }
+        true
+    }
+
+    /// Removes up to `max` keys whose time has come. Returns the keys removed.
+    pub fn expire_due(&mut self, now: u64, max: usize) -> Vec<Key> {
+        let mut removed = Vec::new();
+        while removed.len() < max {
+            let Some((at, _)) = self.expires.first() else {
+                break;
+            };
+            if *at > now {
+                break;
+            }
+            let (_, key) = self.expires.pop_first().expect("first exists");
+            self.map.remove(&key);
+            removed.push(key);
+        }
+        removed
+    }
+
+    pub fn clear(&mut self) {
+        self.map = HashMap::new();
+        self.expires = BTreeSet::new();
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+        self.map.iter()
+    }
+
+    /// The `n`-th entry in iteration order (RANDOMKEY).
+    pub fn nth(&self, n: usize) -> Option<(&Key, &Entry)> {
+        self.map.iter().nth(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_index_follows_entries() {
+        let mut s = Shard::default();
+        let mut e = Entry::string(&b"v"[..]);
+        e.expire_at = 100;
+        s.insert(b"a", e.clone());
+        assert_eq!(s.expires_len(), 1);
+        e.expire_at = 200;
+        s.insert(b"a", e);
+        assert_eq!(s.expires_len(), 1);
+        assert!(s.get(b"a", 150).is_some());
+        assert!(s.get(b"a", 200).is_none());
+        assert!(s.get(b"a", 0).is_some(), "now=0 never expires");
+        assert_eq!(s.expire_due(250, 10).len(), 1);
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.expires_len(), 0);
+    }
+
+    #[test]
+    fn set_expire_and_lazy_removal() {
+        let mut s = Shard::default();
+        s.insert(b"k", Entry::string(&b"v"[..]));
+        assert!(s.set_expire(b"k", 10));
+        assert_eq!(s.expires_len(), 1);
+        let (e, expired) = s.get_mut(b"k", 11);
+        assert!(e.is_none() && expired);
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.expires_len(), 0);
+    }
+}

@@ -1,0 +1,171 @@
+//! Per-connection state, and the registry entry other connections see
+//! (CLIENT LIST / KILL).
+
+use crate::state::Shared;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// What other connections may read or signal about a client.
+pub struct ClientInfo {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub created_ms: u64,
+    pub last_active_ms: AtomicU64,
+    pub db: AtomicUsize,
+    pub proto: AtomicU8,
+    name: Mutex<String>,
+    lib: Mutex<(String, String)>,
+    last_cmd: Mutex<String>,
+    killed: AtomicBool,
+    pub kill_signal: Notify,
+}
+
+impl ClientInfo {
+    pub fn new(id: u64, addr: String, laddr: String, now_ms: u64) -> Self {
+        ClientInfo {
+            id,
+            addr,
+            laddr,
+            created_ms: now_ms,
+            last_active_ms: AtomicU64::new(now_ms),
+            db: AtomicUsize::new(0),
+            proto: AtomicU8::new(2),
+            name: Mutex::new(String::new()),
+            lib: Mutex::new((String::new(), String::new())),
+            last_cmd: Mutex::new("NULL".into()),
+            killed: AtomicBool::new(false),
+            kill_signal: Notify::new(),
+        }
+    }
+
+    pub fn name(&self) -> String {
+        self.name.lock().clone()
+    }
+
+    pub fn set_lib(&self, is_name: bool, value: String) {
+        let mut lib = self.lib.lock();
+        if is_name {
+            lib.0 = value;
+        } else {
+            lib.1 = value;
+        }
+    }
+
+    pub fn set_last_cmd(&self, cmd: &str) {
+        let mut c = self.last_cmd.lock();
+        if c.as_str() != cmd {
+            *c = cmd.to_string();
+        }
+    }
+
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Release);
+        self.kill_signal.notify_one();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
+    /// One CLIENT LIST line, with Redis's field names.
+    pub fn describe(&self, now_ms: &u64) -> String {
+        let lib = self.lib.lock().clone();
+        format!(
+            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.laddr,
+            self.name.lock(),
+            now_ms.saturating_sub(self.created_ms) / 1000,
+            now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
+            self.db.load(Ordering::Relaxed),
+            self.last_cmd.lock(),
+            self.proto.load(Ordering::Relaxed),
+            lib.0,
+            lib.1,
+        )
+    }
+}
+
+/// State owned by the connection task.
+pub struct Client {
+    pub id: u64,
+    pub db: usize,
+    pub proto: u8,
+    pub authenticated: bool,
+    pub info: Arc<ClientInfo>,
+    /// Highest log position written by this batch of commands.
+    pub pending_lsn: u64,
+    pub close_after_reply: bool,
+    pub commands_processed: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+}
+
+impl Client {
+    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
+        Client {
+            id: info.id,
+            db: 0,
+            proto: 2,
+            authenticated,
+            info,
+            pending_lsn: 0,
+            close_after_reply: false,
+            commands_processed: 0,
+            keyspace_hits: 0,
+            keyspace_misses: 0,
+        }
+    }
+
+    pub fn note_lsn(&mut self, lsn: u64) {
+        self.pending_lsn = self.pending_lsn.max(lsn);
+    }
+
+    pub fn count_lookup(&mut self, hit: bool) {
+        if hit {
+            self.keyspace_hits += 1;
+        } else {
+            self.keyspace_misses += 1;
+        }
+    }
+
+    pub fn set_db(&mut self, db: usize) {
+        self.db = db;
+        self.info.db.store(db, Ordering::Relaxed);
+    }
+
+    pub fn set_proto(&mut self, proto: u8) {
+        self.proto = proto;
+        self.info.proto.store(proto, Ordering::Relaxed);
+    }
+
+    pub fn set_name(&mut self, name: Option<&[u8]>) {
+        *self.info.name.lock() = name
+            .map(|n| String::from_utf8_lossy(n).into_owned())
+            .unwrap_or_default();
+    }
+
+    /// Moves this connection's counters into the server totals.
+    pub fn flush_stats(&mut self, shared: &Shared) {
+        let s = &shared.stats;
+        if self.commands_processed > 0 {
+            s.commands
+                .fetch_add(self.commands_processed, Ordering::Relaxed);
+            self.commands_processed = 0;
+        }
+        if self.keyspace_hits > 0 {
+            s.keyspace_hits
+                .fetch_add(self.keyspace_hits, Ordering::Relaxed);
+            self.keyspace_hits = 0;
+        }
+        if self.keyspace_misses > 0 {
+            s.keyspace_misses
+                .fetch_add(self.keyspace_misses, Ordering::Relaxed);
+            self.keyspace_misses = 0;
+        }
+    }
+}

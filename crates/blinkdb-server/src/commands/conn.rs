@@ -1,0 +1,327 @@
+//! Connection commands: PING, ECHO, SELECT, QUIT, RESET, HELLO, AUTH, CLIENT.
+
+use super::args::*;
+use super::Ctx;
+use crate::protocol::Args;
+
+pub fn ping(ctx: &mut Ctx, args: &Args) {
+    match args.len() {
+        1 => ctx.out.simple("PONG"),
+        2 => ctx.out.bulk(&args[1]),
+        _ => ctx.arity_error("ping"),
+    }
+}
+
+pub fn echo(ctx: &mut Ctx, args: &Args) {
+    ctx.out.bulk(&args[1]);
+}
+
+pub fn select(ctx: &mut Ctx, args: &Args) {
+    if let Some(db) = super::keys::parse_db(ctx, &args[1]) {
+        ctx.client.set_db(db);
+        ctx.out.ok();
+    }
+}
+
+pub fn quit(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.ok();
+    ctx.client.close_after_reply = true;
+}
+
+pub fn reset(ctx: &mut Ctx, _args: &Args) {
+    ctx.client.set_db(0);
+    ctx.client.set_proto(2);
+    ctx.out.proto = 2;
+    ctx.client.set_name(None);
+    ctx.client.authenticated = ctx.shared.settings().requirepass.is_none();
+    ctx.out.simple("RESET");
+}
+
+/// Checks a password for the default user (the only user).
+fn password_ok(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
+    if user != b"default" {
+        return false;
+    }
+    match &ctx.shared.settings().requirepass {
+        None => true,
+        Some(p) => p.as_bytes() == pass,
+    }
+}
+
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+pub fn auth(ctx: &mut Ctx, args: &Args) {
+    if args.len() > 3 {
+        return ctx.syntax_error();
+    }
+    if args.len() == 2 && ctx.shared.settings().requirepass.is_none() {
+        return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+    }
+    let (user, pass): (&[u8], &[u8]) = if args.len() == 2 {
+        (b"default", &args[1])
+    } else {
+        (&args[1], &args[2])
+    };
+    if password_ok(ctx, user, pass) {
+        ctx.client.authenticated = true;
+        ctx.out.ok();
+    } else {
+        ctx.out.error(WRONGPASS);
+    }
+}
+
+fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+pub fn hello(ctx: &mut Ctx, args: &Args) {
+    let mut proto = ctx.client.proto;
+    let mut j = 1;
+    if args.len() >= 2 {
+        match parse_i64(&args[1]) {
+            None => {
+                return ctx
+                    .out
+                    .error("ERR Protocol version is not an integer or out of range")
+            }
+            Some(v) if !(2..=3).contains(&v) => {
+                return ctx.out.error("NOPROTO unsupported protocol version")
+            }
+            Some(v) => proto = v as u8,
+        }
+        j = 2;
+    }
+    let mut setname: Option<&[u8]> = None;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        if eq_ic(&args[j], "auth") && more >= 2 {
+            if !password_ok(ctx, &args[j + 1], &args[j + 2]) {
+                return ctx.out.error(WRONGPASS);
+            }
+            ctx.client.authenticated = true;
+            j += 3;
+        } else if eq_ic(&args[j], "setname") && more >= 1 {
+            setname = Some(&args[j + 1]);
+            j += 2;
+        } else {
+            return ctx.out.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&args[j])
+            ));
+        }
+    }
+    if !ctx.client.authenticated {
+        return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(name) = setname {
+        if !valid_name(name) {
+            return ctx
+                .out
+                .error("ERR Client names cannot contain spaces, newlines or special characters.");
+        }
+        ctx.client.set_name(Some(name));
+    }
+    ctx.client.set_proto(proto);
+    ctx.out.proto = proto;
+    let out = &mut *ctx.out;
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"redis");
+    out.bulk(b"version");
+    out.bulk(crate::REDIS_COMPAT_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.int(proto as i64);
+    out.bulk(b"id");
+    out.int(ctx.client.id as i64);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+}
+
+pub fn client(ctx: &mut Ctx, args: &Args) {
+    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let arity_ok = match sub.as_str() {
+        "id" | "getname" | "info" => args.len() == 2,
+        "setname" => args.len() == 3,
+        "setinfo" => args.len() == 4,
+        "list" | "kill" => true,
+        "help" => args.len() == 2,
+        _ => true,
+    };
+    if !arity_ok {
+        return ctx.arity_error(&format!("client|{sub}"));
+    }
+    match sub.as_str() {
+        "id" => ctx.out.int(ctx.client.id as i64),
+        "getname" => {
+            let name = ctx.client.info.name();
+            if name.is_empty() {
+                ctx.out.null()
+            } else {
+                ctx.out.bulk(name.as_bytes())
+            }
+        }
+        "setname" => {
+            if !valid_name(&args[2]) {
+                return ctx.out.error(
+                    "ERR Client names cannot contain spaces, newlines or special characters.",
+                );
+            }
+            ctx.client
+                .set_name(Some(&args[2]).filter(|n| !n.is_empty()).map(|n| &n[..]));
+            ctx.out.ok();
+        }
+        "setinfo" => client_setinfo(ctx, args),
+        "info" => {
+            let line = ctx.client.info.describe(&ctx.shared.clock());
+            ctx.out.verbatim(&format!("{line}\n"));
+        }
+        "list" => client_list(ctx, args),
+        "kill" => client_kill(ctx, args),
+        "help" => {
+            let lines = [
+                "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "GETNAME",
+                "    Return the name of the current connection.",
+                "ID",
+                "    Return the ID of the current connection.",
+                "INFO",
+                "    Return information about the current client connection.",
+                "KILL <ip:port>",
+                "    Kill connection made from <ip:port>.",
+                "KILL <option> <value> [<option> <value> [...]]",
+                "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME.",
+                "LIST [TYPE normal] [ID <id> [<id> ...]]",
+                "    Return information about client connections.",
+                "SETINFO <option> <value>",
+                "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
+                "SETNAME <name>",
+                "    Assign the name <name> to the current connection.",
+                "HELP",
+                "    Print this help.",
+            ];
+            ctx.out.array(lines.len());
+            for l in lines {
+                ctx.out.simple(l);
+            }
+        }
+        _ => ctx.out.error(&format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+fn client_setinfo(ctx: &mut Ctx, args: &Args) {
+    let attr = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+    if attr != "lib-name" && attr != "lib-ver" {
+        return ctx.out.error(&format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(&args[2])
+        ));
+    }
+    if !valid_name(&args[3]) {
+        return ctx.out.error(&format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            attr.to_ascii_uppercase()
+        ));
+    }
+    let value = String::from_utf8_lossy(&args[3]).into_owned();
+    ctx.client.info.set_lib(attr == "lib-name", value);
+    ctx.out.ok();
+}
+
+fn client_list(ctx: &mut Ctx, args: &Args) {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut j = 2;
+    while j < args.len() {
+        if eq_ic(&args[j], "type") && j + 1 < args.len() {
+            let t = String::from_utf8_lossy(&args[j + 1]).to_ascii_lowercase();
+            if !matches!(t.as_str(), "normal" | "master" | "replica" | "pubsub") {
+                return ctx.out.error(&format!("ERR Unknown client type '{t}'"));
+            }
+            if t != "normal" {
+                ids = Some(vec![]);
+            }
+            j += 2;
+        } else if eq_ic(&args[j], "id") && j + 1 < args.len() {
+            let mut list = vec![];
+            for a in &args[j + 1..] {
+                match parse_i64(a).filter(|n| *n > 0) {
+                    Some(n) => list.push(n as u64),
+                    None => return ctx.out.error("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(list);
+            j = args.len();
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let now = ctx.shared.clock();
+    let mut text = String::new();
+    for info in ctx.shared.clients_snapshot() {
+        if ids.as_ref().is_some_and(|l| !l.contains(&info.id)) {
+            continue;
+        }
+        text.push_str(&info.describe(&now));
+        text.push('\n');
+    }
+    ctx.out.verbatim(&text);
+}
+
+fn client_kill(ctx: &mut Ctx, args: &Args) {
+    if args.len() == 3 {
+        let addr = String::from_utf8_lossy(&args[2]);
+        let n = ctx.shared.kill_clients(|c| c.addr == addr, None);
+        return if n > 0 {
+            ctx.out.ok()
+        } else {
+            ctx.out.error("ERR No such client")
+        };
+    }
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
+        return ctx.syntax_error();
+    }
+    let mut id: Option<u64> = None;
+    let mut addr: Option<String> = None;
+    let mut laddr: Option<String> = None;
+    let mut skipme = true;
+    for pair in args[2..].chunks(2) {
+        let v = String::from_utf8_lossy(&pair[1]).into_owned();
+        if eq_ic(&pair[0], "id") {
+            match parse_i64(&pair[1]).filter(|n| *n > 0) {
+                Some(n) => id = Some(n as u64),
+                None => return ctx.out.error("ERR client-id should be greater than 0"),
+            }
+        } else if eq_ic(&pair[0], "addr") {
+            addr = Some(v);
+        } else if eq_ic(&pair[0], "laddr") {
+            laddr = Some(v);
+        } else if eq_ic(&pair[0], "skipme") {
+            skipme = match v.to_ascii_lowercase().as_str() {
+                "yes" => true,
+                "no" => false,
+                _ => return ctx.syntax_error(),
+            };
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    let me = skipme.then_some(ctx.client.id);
+    let n = ctx.shared.kill_clients(
+        |c| {
+            id.is_none_or(|i| c.id == i)
+                && addr.as_ref().is_none_or(|a| &c.addr == a)
+                && laddr.as_ref().is_none_or(|a| &c.laddr == a)
+        },
+        me,
+    );
+    if ctx.client.info.is_killed() {
+        ctx.client.close_after_reply = true;
+    }
+    ctx.out.int(n as i64);
+}

@@ -1,0 +1,385 @@
+//! Keyspace commands: deletion, existence, expiry, iteration, renaming.
+
+use super::args::*;
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::pattern::glob_match;
+
+pub fn del(ctx: &mut Ctx, args: &Args) {
+    let db = ctx.db();
+    let keys: Vec<(usize, &[u8])> = args[1..].iter().map(|k| (db, &k[..])).collect();
+    ctx.write(&keys, |tx, out| {
+        let mut deleted: Vec<&[u8]> = vec![&args[0]];
+        for (_, k) in &keys {
+            if tx.remove(db, k).is_some() {
+                deleted.push(k);
+            }
+        }
+        if deleted.len() > 1 {
+            tx.log(db, &deleted);
+        }
+        out.int(deleted.len() as i64 - 1);
+    });
+}
+
+pub fn exists(ctx: &mut Ctx, args: &Args) {
+    let db = ctx.db();
+    let n = args[1..]
+        .iter()
+        .filter(|k| ctx.shared.engine.read(db, k, |e| e.is_some()))
+        .count();
+    ctx.out.int(n as i64);
+}
+
+pub fn type_(ctx: &mut Ctx, args: &Args) {
+    let t = ctx.shared.engine.read(ctx.db(), &args[1], |e| {
+        e.map_or("none", |e| e.value.type_name())
+    });
+    ctx.out.simple(t);
+}
+
+const NX: u8 = 1;
+const XX: u8 = 2;
+const GT: u8 = 4;
+const LT: u8 = 8;
+
+fn expire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, absolute: bool) {
+    let mut flags = 0u8;
+    for opt in &args[3..] {
+        flags |= match () {
+            _ if eq_ic(opt, "nx") => NX,
+            _ if eq_ic(opt, "xx") => XX,
+            _ if eq_ic(opt, "gt") => GT,
+            _ if eq_ic(opt, "lt") => LT,
+            _ => {
+                return ctx.out.error(&format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(opt)
+                ))
+            }
+        };
+    }
+    if flags & NX != 0 && flags & (XX | GT | LT) != 0 {
+        return ctx
+            .out
+            .error("ERR NX and XX, GT or LT options at the same time are not compatible");
+    }
+    if flags & GT != 0 && flags & LT != 0 {
+        return ctx
+            .out
+            .error("ERR GT and LT options at the same time are not compatible");
+    }
+    let Some(mut when) = parse_i64(&args[2]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let invalid = format!("ERR invalid expire time in '{name}' command");
+    if seconds {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
+            return ctx.out.error(&invalid);
+        }
+        when *= 1000;
+    }
+    let now = ctx.shared.engine.now() as i64;
+    let base = if absolute { 0 } else { now };
+    if when > i64::MAX - base {
+        return ctx.out.error(&invalid);
+    }
+    when += base;
+    let key = &args[1];
+    ctx.write1(key, |tx, db, out| {
+        let Some(e) = tx.get(db, key) else {
+            return out.int(0);
+        };
+        let current = if e.expire_at == 0 {
+            -1
+        } else {
+            e.expire_at as i64
+        };
+        let refuse = (flags & NX != 0 && current != -1)
+            || (flags & XX != 0 && current == -1)
+            || (flags & GT != 0 && (current == -1 || when <= current))
+            || (flags & LT != 0 && current != -1 && when >= current);
+        if refuse {
+            return out.int(0);
+        }
+        if when <= now && now != 0 {
+            tx.remove(db, key);
+            tx.log(db, &[b"DEL", key]);
+        } else {
+            tx.set_expire(db, key, when as u64);
+            tx.log(db, &[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+        }
+        out.int(1);
+    });
+}
+
+pub fn expire(ctx: &mut Ctx, args: &Args) {
+    expire_generic(ctx, args, true, false);
+}
+pub fn pexpire(ctx: &mut Ctx, args: &Args) {
+    expire_generic(ctx, args, false, false);
+}
+pub fn expireat(ctx: &mut Ctx, args: &Args) {
+    expire_generic(ctx, args, true, true);
+}
+pub fn pexpireat(ctx: &mut Ctx, args: &Args) {
+    expire_generic(ctx, args, false, true);
+}
+
+fn ttl_generic(ctx: &mut Ctx, args: &Args, ms: bool, absolute: bool) {
+    let now = ctx.shared.engine.now() as i64;
+    let at = ctx
+        .shared
+        .engine
+        .read(ctx.db(), &args[1], |e| e.map(|e| e.expire_at as i64));
+    let reply = match at {
+        None => -2,
+        Some(0) => -1,
+        Some(at) => {
+            let ttl = if absolute { at } else { (at - now).max(0) };
+            if ms {
+                ttl
+            } else {
+                (ttl + 500) / 1000
+            }
+        }
+    };
+    ctx.out.int(reply);
+}
+
+pub fn ttl(ctx: &mut Ctx, args: &Args) {
+    ttl_generic(ctx, args, false, false);
+}
+pub fn pttl(ctx: &mut Ctx, args: &Args) {
+    ttl_generic(ctx, args, true, false);
+}
+pub fn expiretime(ctx: &mut Ctx, args: &Args) {
+    ttl_generic(ctx, args, false, true);
+}
+pub fn pexpiretime(ctx: &mut Ctx, args: &Args) {
+    ttl_generic(ctx, args, true, true);
+}
+
+pub fn persist(ctx: &mut Ctx, args: &Args) {
+    let key = &args[1];
+    ctx.write1(key, |tx, db, out| {
+        let has_ttl = tx.get(db, key).is_some_and(|e| e.expire_at != 0);
+        if has_ttl {
+            tx.set_expire(db, key, 0);
+            tx.log(db, &[b"PERSIST", key]);
+        }
+        out.int(has_ttl as i64);
+    });
+}
+
+pub fn keys(ctx: &mut Ctx, args: &Args) {
+    let pattern = &args[1][..];
+    let all = pattern == b"*";
+    let mut found: Vec<Box<[u8]>> = Vec::new();
+    let mut cursor = 0;
+    loop {
+        cursor = ctx
+            .shared
+            .engine
+            .scan(ctx.db(), cursor, usize::MAX, |k, _| {
+                if all || glob_match(pattern, k, false) {
+                    found.push(k.into());
+                }
+            });
+        if cursor == 0 {
+            break;
+        }
+    }
+    ctx.out.strs(found.iter().map(|k| &k[..]));
+}
+
+pub fn scan(ctx: &mut Ctx, args: &Args) {
+    let cursor = match std::str::from_utf8(&args[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    {
+        Some(c) => c,
+        None => return ctx.out.error("ERR invalid cursor"),
+    };
+    let mut count = 10usize;
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_name: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let has_value = args.len() - i >= 2;
+        if eq_ic(&args[i], "count") && has_value {
+            match parse_i64(&args[i + 1]) {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(n) if n < 1 => return ctx.syntax_error(),
+                Some(n) => count = n as usize,
+            }
+        } else if eq_ic(&args[i], "match") && has_value {
+            pattern = Some(&args[i + 1])
+                .filter(|p| &p[..] != b"*")
+                .map(|p| &p[..]);
+        } else if eq_ic(&args[i], "type") && has_value {
+            type_name = Some(&args[i + 1]);
+        } else {
+            return ctx.syntax_error();
+        }
+        i += 2;
+    }
+    let mut found: Vec<Box<[u8]>> = Vec::new();
+    let next = ctx.shared.engine.scan(ctx.db(), cursor, count, |k, e| {
+        let type_ok =
+            type_name.is_none_or(|t| t.eq_ignore_ascii_case(e.value.type_name().as_bytes()));
+        if type_ok && pattern.is_none_or(|p| glob_match(p, k, false)) {
+            found.push(k.into());
+        }
+    });
+    ctx.out.array(2);
+    ctx.out.bulk(next.to_string().as_bytes());
+    ctx.out.strs(found.iter().map(|k| &k[..]));
+}
+
+pub fn randomkey(ctx: &mut Ctx, _args: &Args) {
+    let k = ctx.shared.engine.random_key(ctx.db());
+    ctx.out.bulk_opt(k.as_deref());
+}
+
+fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
+    let (src, dst) = (&args[1], &args[2]);
+    let db = ctx.db();
+    ctx.write(&[(db, src), (db, dst)], |tx, out| {
+        if !tx.exists(db, src) {
+            return out.error(ERR_NO_SUCH_KEY);
+        }
+        if src == dst {
+            return if nx { out.int(0) } else { out.ok() };
+        }
+        if nx && tx.exists(db, dst) {
+            return out.int(0);
+        }
+        let entry = tx.remove(db, src).expect("checked above");
+        tx.insert(db, dst, entry);
+        tx.log(db, &[if nx { b"RENAMENX" } else { b"RENAME" }, src, dst]);
+        if nx {
+            out.int(1);
+        } else {
+            out.ok();
+        }
+    });
+}
+
+pub fn rename(ctx: &mut Ctx, args: &Args) {
+    rename_generic(ctx, args, false);
+}
+pub fn renamenx(ctx: &mut Ctx, args: &Args) {
+    rename_generic(ctx, args, true);
+}
+
+pub(super) fn parse_db(ctx: &mut Ctx, raw: &[u8]) -> Option<usize> {
+    let Some(n) = parse_i64(raw).filter(|n| *n >= i32::MIN as i64 && *n <= i32::MAX as i64) else {
+        ctx.out.error(ERR_NOT_INT);
+        return None;
+    };
+    if n < 0 || n as usize >= ctx.shared.engine.databases() {
+        ctx.out.error(ERR_DB_INDEX);
+        return None;
+    }
+    Some(n as usize)
+}
+
+pub fn copy(ctx: &mut Ctx, args: &Args) {
+    let src_db = ctx.db();
+    let mut dst_db = src_db;
+    let mut replace = false;
+    let mut j = 3;
+    while j < args.len() {
+        if eq_ic(&args[j], "replace") {
+            replace = true;
+        } else if eq_ic(&args[j], "db") && j + 1 < args.len() {
+            match parse_db(ctx, &args[j + 1]) {
+                Some(d) => dst_db = d,
+                None => return,
+            }
+            j += 1;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    let (src, dst) = (&args[1], &args[2]);
+    if src_db == dst_db && src == dst {
+        return ctx
+            .out
+            .error("ERR source and destination objects are the same");
+    }
+    ctx.write(&[(src_db, src), (dst_db, dst)], |tx, out| {
+        let Some(entry) = tx.get(src_db, src).cloned() else {
+            return out.int(0);
+        };
+        if tx.exists(dst_db, dst) && !replace {
+            return out.int(0);
+        }
+        tx.insert(dst_db, dst, entry);
+        let db_s = dst_db.to_string();
+        let mut rec: Vec<&[u8]> = vec![b"COPY", src, dst, b"DB", db_s.as_bytes()];
+        if replace {
+            rec.push(b"REPLACE");
+        }
+        tx.log(src_db, &rec);
+        out.int(1);
+    });
+}
+
+pub fn move_(ctx: &mut Ctx, args: &Args) {
+    let Some(dst_db) = parse_db(ctx, &args[2]) else {
+        return;
+    };
+    let src_db = ctx.db();
+    if src_db == dst_db {
+        return ctx
+            .out
+            .error("ERR source and destination objects are the same");
+    }
+    let key = &args[1];
+    ctx.write(&[(src_db, key), (dst_db, key)], |tx, out| {
+        if !tx.exists(src_db, key) || tx.exists(dst_db, key) {
+            return out.int(0);
+        }
+        let entry = tx.remove(src_db, key).expect("checked above");
+        tx.insert(dst_db, key, entry);
+        tx.log(src_db, &[b"MOVE", key, &args[2]]);
+        out.int(1);
+    });
+}
+
+pub fn dbsize(ctx: &mut Ctx, _args: &Args) {
+    let n = ctx.shared.engine.db(ctx.db()).len();
+    ctx.out.int(n as i64);
+}
+
+/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument: Some(lazy) or None on error.
+fn flush_mode(args: &Args) -> Option<bool> {
+    match args.len() {
+        1 => Some(false),
+        2 if eq_ic(&args[1], "async") => Some(true),
+        2 if eq_ic(&args[1], "sync") => Some(false),
+        _ => None,
+    }
+}
+
+pub fn flushdb(ctx: &mut Ctx, args: &Args) {
+    let Some(lazy) = flush_mode(args) else {
+        return ctx.syntax_error();
+    };
+    let lsn = ctx.shared.engine.flush(Some(ctx.db()), &[b"FLUSHDB"], lazy);
+    ctx.client.note_lsn(lsn);
+    ctx.out.ok();
+}
+
+pub fn flushall(ctx: &mut Ctx, args: &Args) {
+    let Some(lazy) = flush_mode(args) else {
+        return ctx.syntax_error();
+    };
+    let lsn = ctx.shared.engine.flush(None, &[b"FLUSHALL"], lazy);
+    ctx.client.note_lsn(lsn);
+    ctx.out.ok();
+}

@@ -1,0 +1,122 @@
+//! The command table and dispatch: look up, check arity/auth/loading, run.
+
+pub mod args;
+mod conn;
+mod keys;
+mod server;
+mod strings;
+pub mod table;
+
+use crate::client::Client;
+use crate::protocol::{Args, Out};
+use crate::state::Shared;
+use args::ERR_WRONGTYPE;
+use blinkdb_engine::Tx;
+
+pub use table::{lookup, CommandSpec, COMMANDS};
+
+/// What a handler sees: the server, the calling client, and its reply buffer.
+pub struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub client: &'a mut Client,
+    pub out: &'a mut Out,
+}
+
+pub type Handler = fn(&mut Ctx, &Args);
+
+impl Ctx<'_> {
+    pub fn db(&self) -> usize {
+        self.client.db
+    }
+
+    /// Runs a write on one key of the current database, remembering the log
+    /// position so the reply waits for it as the fsync policy requires.
+    pub fn write1<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Tx, usize, &mut Out) -> R) -> R {
+        let db = self.client.db;
+        let out = &mut *self.out;
+        let (r, lsn) = self.shared.engine.write1(db, key, |tx| f(tx, db, out));
+        self.client.note_lsn(lsn);
+        r
+    }
+
+    /// Runs a write over several keys (possibly in several databases).
+    pub fn write<R>(
+        &mut self,
+        keys: &[(usize, &[u8])],
+        f: impl FnOnce(&mut Tx, &mut Out) -> R,
+    ) -> R {
+        let out = &mut *self.out;
+        let (r, lsn) = self.shared.engine.write(keys, |tx| f(tx, out));
+        self.client.note_lsn(lsn);
+        r
+    }
+
+    pub fn wrongtype(&mut self) {
+        self.out.error(ERR_WRONGTYPE);
+    }
+
+    pub fn arity_error(&mut self, name: &str) {
+        self.out.error(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ));
+    }
+
+    pub fn syntax_error(&mut self) {
+        self.out.error(args::ERR_SYNTAX);
+    }
+}
+
+/// Redis's text for an unknown command, quoting up to 128 bytes of arguments.
+pub fn unknown_command(args: &Args) -> String {
+    let name = String::from_utf8_lossy(&args[0]);
+    let name: String = name.chars().take(128).collect();
+    let mut rest = String::new();
+    for a in args.iter().skip(1) {
+        if rest.len() >= 128 {
+            break;
+        }
+        let room = 128 - rest.len();
+        let s = String::from_utf8_lossy(a);
+        let s: String = s.chars().take(room).collect();
+        rest.push_str(&format!("'{s}' "));
+    }
+    format!("ERR unknown command '{name}', with args beginning with: {rest}")
+}
+
+/// Runs one command. Returns false when the connection must close after
+/// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
+pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
+    let Some(spec) = lookup(&args[0]) else {
+        out.error(&unknown_command(args));
+        return;
+    };
+    let argc = args.len() as i32;
+    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        out.error(&format!(
+            "ERR wrong number of arguments for '{}' command",
+            spec.name
+        ));
+        return;
+    }
+    if !client.authenticated && !spec.has(table::NO_AUTH) {
+        out.error("NOAUTH Authentication required.");
+        return;
+    }
+    if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
+        out.error("LOADING BlinkDB is loading the dataset in memory");
+        return;
+    }
+    if spec.has(table::WRITE) {
+        if let Some(err) = shared.write_refusal() {
+            out.error(&err);
+            return;
+        }
+    }
+    client.commands_processed += 1;
+    let mut ctx = Ctx {
+        shared,
+        client,
+        out,
+    };
+    (spec.handler)(&mut ctx, args);
+}

@@ -1,0 +1,527 @@
+//! String commands.
+
+use super::args::*;
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::{Entry, Value};
+
+/// The expiry requested by SET/GETEX options.
+#[derive(Clone, Copy, PartialEq)]
+enum Expiry {
+    None,
+    Keep,
+    Persist,
+    /// Absolute Unix milliseconds.
+    At(u64),
+}
+
+#[derive(Default)]
+struct SetFlags {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    persist: bool,
+    /// (option, value): EX/PX/EXAT/PXAT and its argument.
+    expire: Option<(u8, usize)>,
+}
+
+const EX: u8 = 1;
+const PX: u8 = 2;
+const EXAT: u8 = 3;
+const PXAT: u8 = 4;
+
+/// Parses SET/GETEX options with the exact precedence rules of Redis's
+/// parseExtendedStringArgumentsOrReply (so conflicts are syntax errors).
+fn parse_set_flags(args: &Args, from: usize, is_set: bool) -> Result<SetFlags, &'static str> {
+    let mut f = SetFlags::default();
+    let mut j = from;
+    while j < args.len() {
+        let opt = &args[j][..];
+        let has_next = j + 1 < args.len();
+        let timed = f.expire.map(|(k, _)| k);
+        if eq_ic(opt, "nx") && !f.xx && is_set {
+            f.nx = true;
+        } else if eq_ic(opt, "xx") && !f.nx && is_set {
+            f.xx = true;
+        } else if eq_ic(opt, "get") && is_set {
+            f.get = true;
+        } else if eq_ic(opt, "keepttl") && !f.persist && timed.is_none() && is_set {
+            f.keepttl = true;
+        } else if eq_ic(opt, "persist") && !is_set && timed.is_none() && !f.keepttl {
+            f.persist = true;
+        } else if let Some(kind) = timed_option(opt) {
+            let compatible = !f.keepttl && !f.persist && timed.is_none_or(|t| t == kind);
+            if !(compatible && has_next) {
+                return Err(ERR_SYNTAX);
+            }
+            f.expire = Some((kind, j + 1));
+            j += 1;
+        } else {
+            return Err(ERR_SYNTAX);
+        }
+        j += 1;
+    }
+    Ok(f)
+}
+
+fn timed_option(opt: &[u8]) -> Option<u8> {
+    [("ex", EX), ("px", PX), ("exat", EXAT), ("pxat", PXAT)]
+        .iter()
+        .find(|(n, _)| eq_ic(opt, n))
+        .map(|(_, k)| *k)
+}
+
+/// Turns an EX/PX/EXAT/PXAT argument into absolute milliseconds, with
+/// Redis's checks and error texts.
+fn expire_at(kind: u8, raw: &[u8], now: u64, cmd: &str) -> Result<u64, String> {
+    let v = parse_i64(raw).ok_or_else(|| ERR_NOT_INT.to_string())?;
+    let invalid = || format!("ERR invalid expire time in '{cmd}' command");
+    let seconds = kind == EX || kind == EXAT;
+    if v <= 0 || (seconds && v > i64::MAX / 1000) {
+        return Err(invalid());
+    }
+    let mut ms = if seconds { v * 1000 } else { v };
+    if kind == EX || kind == PX {
+        ms = ms.checked_add(now as i64).ok_or_else(invalid)?;
+    }
+    Ok(ms as u64)
+}
+
+fn expiry_of(f: &SetFlags, args: &Args, now: u64, cmd: &str) -> Result<Expiry, String> {
+    Ok(match f.expire {
+        Some((kind, i)) => Expiry::At(expire_at(kind, &args[i], now, cmd)?),
+        None if f.keepttl => Expiry::Keep,
+        None if f.persist => Expiry::Persist,
+        None => Expiry::None,
+    })
+}
+
+/// Stores a string and logs it as Redis propagates SET: with an absolute
+/// PXAT, or KEEPTTL.
+fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Expiry) {
+    let mut entry = Entry::string(val);
+    match exp {
+        Expiry::At(at) => entry.expire_at = at,
+        Expiry::Keep => entry.expire_at = tx.get(db, key).map_or(0, |e| e.expire_at),
+        Expiry::None | Expiry::Persist => {}
+    }
+    tx.insert(db, key, entry);
+    match exp {
+        Expiry::At(at) => {
+            let at = at.to_string();
+            tx.log(db, &[b"SET", key, val, b"PXAT", at.as_bytes()]);
+        }
+        Expiry::Keep => tx.log(db, &[b"SET", key, val, b"KEEPTTL"]),
+        _ => tx.log(db, &[b"SET", key, val]),
+    }
+}
+
+fn too_big(ctx: &Ctx, len: usize) -> bool {
+    len as i64 > ctx.shared.settings().proto_max_bulk_len
+}
+
+pub fn get(ctx: &mut Ctx, args: &Args) {
+    let out = &mut *ctx.out;
+    let hit = ctx
+        .shared
+        .engine
+        .read(ctx.client.db, &args[1], |e| match e {
+            None => {
+                out.null();
+                false
+            }
+            Some(e) => {
+                match e.value.as_str() {
+                    Some(s) => out.bulk(s),
+                    None => out.error(ERR_WRONGTYPE),
+                }
+                true
+            }
+        });
+    ctx.client.count_lookup(hit);
+}
+
+pub fn set(ctx: &mut Ctx, args: &Args) {
+    let flags = match parse_set_flags(args, 3, true) {
+        Ok(f) => f,
+        Err(e) => return ctx.out.error(e),
+    };
+    set_with(ctx, &args[1], &args[2], flags, args, "set");
+}
+
+fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args, cmd: &str) {
+    let now = ctx.shared.engine.now().max(1);
+    let exp = match expiry_of(&flags, args, now, cmd) {
+        Ok(e) => e,
+        Err(e) => return ctx.out.error(&e),
+    };
+    ctx.write1(key, |tx, db, out| {
+        let old = tx.get(db, key);
+        let old_val: Option<Option<Vec<u8>>> = old.map(|e| e.value.as_str().map(|s| s.to_vec()));
+        if flags.get {
+            if let Some(None) = old_val {
+                return out.error(ERR_WRONGTYPE);
+            }
+        }
+        let found = old_val.is_some();
+        if (flags.nx && found) || (flags.xx && !found) {
+            if flags.get {
+                out.bulk_opt(old_val.flatten().as_deref());
+            } else {
+                out.null();
+            }
+            return;
+        }
+        store(tx, db, key, val, exp);
+        if flags.get {
+            out.bulk_opt(old_val.flatten().as_deref());
+        } else {
+            out.ok();
+        }
+    });
+}
+
+pub fn setnx(ctx: &mut Ctx, args: &Args) {
+    let (key, val) = (&args[1], &args[2]);
+    ctx.write1(key, |tx, db, out| {
+        if tx.exists(db, key) {
+            out.int(0);
+        } else {
+            store(tx, db, key, val, Expiry::None);
+            out.int(1);
+        }
+    });
+}
+
+fn setex_generic(ctx: &mut Ctx, args: &Args, kind: u8, cmd: &str) {
+    let flags = SetFlags {
+        expire: Some((kind, 2)),
+        ..Default::default()
+    };
+    set_with(ctx, &args[1], &args[3], flags, args, cmd);
+}
+
+pub fn setex(ctx: &mut Ctx, args: &Args) {
+    setex_generic(ctx, args, EX, "setex");
+}
+
+pub fn psetex(ctx: &mut Ctx, args: &Args) {
+    setex_generic(ctx, args, PX, "psetex");
+}
+
+pub fn getset(ctx: &mut Ctx, args: &Args) {
+    let flags = SetFlags {
+        get: true,
+        ..Default::default()
+    };
+    set_with(ctx, &args[1], &args[2], flags, args, "getset");
+}
+
+pub fn mget(ctx: &mut Ctx, args: &Args) {
+    let db = ctx.client.db;
+    ctx.out.array(args.len() - 1);
+    let mut hits = 0;
+    for key in &args[1..] {
+        let out = &mut *ctx.out;
+        ctx.shared
+            .engine
+            .read(db, key, |e| match e.and_then(|e| e.value.as_str()) {
+                Some(s) => {
+                    hits += 1;
+                    out.bulk(s)
+                }
+                None => out.null(),
+            });
+    }
+    ctx.client.keyspace_hits += hits;
+    ctx.client.keyspace_misses += (args.len() - 1) as u64 - hits;
+}
+
+fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
+    if args.len().is_multiple_of(2) {
+        return ctx.arity_error(if nx { "msetnx" } else { "mset" });
+    }
+    let db = ctx.client.db;
+    let keys: Vec<(usize, &[u8])> = args[1..].iter().step_by(2).map(|k| (db, &k[..])).collect();
+    ctx.write(&keys, |tx, out| {
+        if nx && keys.iter().any(|(_, k)| tx.exists(db, k)) {
+            return out.int(0);
+        }
+        for pair in args[1..].chunks(2) {
+            tx.insert(db, &pair[0], Entry::string(&pair[1][..]));
+        }
+        let mut rec: Vec<&[u8]> = Vec::with_capacity(args.len());
+        rec.push(b"MSET");
+        rec.extend(args[1..].iter().map(|a| &a[..]));
+        tx.log(db, &rec);
+        if nx {
+            out.int(1);
+        } else {
+            out.ok();
+        }
+    });
+}
+
+pub fn mset(ctx: &mut Ctx, args: &Args) {
+    mset_generic(ctx, args, false);
+}
+
+pub fn msetnx(ctx: &mut Ctx, args: &Args) {
+    mset_generic(ctx, args, true);
+}
+
+pub fn getdel(ctx: &mut Ctx, args: &Args) {
+    let key = &args[1];
+    ctx.write1(key, |tx, db, out| {
+        let val = match tx.get(db, key) {
+            None => return out.null(),
+            Some(e) => match e.value.as_str() {
+                None => return out.error(ERR_WRONGTYPE),
+                Some(s) => s.to_vec(),
+            },
+        };
+        tx.remove(db, key);
+        tx.log(db, &[b"DEL", key]);
+        out.bulk(&val);
+    });
+}
+
+pub fn getex(ctx: &mut Ctx, args: &Args) {
+    let flags = match parse_set_flags(args, 2, false) {
+        Ok(f) => f,
+        Err(e) => return ctx.out.error(e),
+    };
+    let now = ctx.shared.engine.now().max(1);
+    let exp = match expiry_of(&flags, args, now, "getex") {
+        Ok(e) => e,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let key = &args[1];
+    ctx.write1(key, |tx, db, out| {
+        let Some(e) = tx.get(db, key) else {
+            return out.null();
+        };
+        let Some(val) = e.value.as_str().map(|s| s.to_vec()) else {
+            return out.error(ERR_WRONGTYPE);
+        };
+        let had_ttl = e.expire_at != 0;
+        match exp {
+            Expiry::At(at) if at <= now => {
+                tx.remove(db, key);
+                tx.log(db, &[b"DEL", key]);
+            }
+            Expiry::At(at) => {
+                tx.set_expire(db, key, at);
+                tx.log(db, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+            }
+            Expiry::Persist if had_ttl => {
+                tx.set_expire(db, key, 0);
+                tx.log(db, &[b"PERSIST", key]);
+            }
+            _ => {}
+        }
+        out.bulk(&val);
+    });
+}
+
+pub fn append(ctx: &mut Ctx, args: &Args) {
+    let (key, suffix) = (&args[1], &args[2]);
+    let limit = ctx.shared.settings().proto_max_bulk_len as usize;
+    ctx.write1(key, |tx, db, out| {
+        let new_len = match tx.get_mut(db, key) {
+            None => {
+                tx.insert(db, key, Entry::string(&suffix[..]));
+                suffix.len()
+            }
+            Some(e) => {
+                let Value::Str(s) = &mut e.value;
+                if s.len() + suffix.len() > limit {
+                    return out.error(ERR_TOO_BIG);
+                }
+                let mut v = Vec::with_capacity(s.len() + suffix.len());
+                v.extend_from_slice(s);
+                v.extend_from_slice(suffix);
+                *s = v.into_boxed_slice();
+                s.len()
+            }
+        };
+        tx.log(db, &[b"APPEND", key, suffix]);
+        out.int(new_len as i64);
+    });
+}
+
+pub fn strlen(ctx: &mut Ctx, args: &Args) {
+    let out = &mut *ctx.out;
+    ctx.shared
+        .engine
+        .read(ctx.client.db, &args[1], |e| match e {
+            None => out.int(0),
+            Some(e) => match e.value.as_str() {
+                Some(s) => out.int(s.len() as i64),
+                None => out.error(ERR_WRONGTYPE),
+            },
+        });
+}
+
+pub fn getrange(ctx: &mut Ctx, args: &Args) {
+    let (Some(mut start), Some(mut end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    let out = &mut *ctx.out;
+    ctx.shared.engine.read(ctx.client.db, &args[1], |e| {
+        let s: &[u8] = match e {
+            None => b"",
+            Some(e) => match e.value.as_str() {
+                Some(s) => s,
+                None => return out.error(ERR_WRONGTYPE),
+            },
+        };
+        let len = s.len() as i64;
+        if start < 0 && end < 0 && start > end {
+            return out.bulk(b"");
+        }
+        if start < 0 {
+            start += len;
+        }
+        if end < 0 {
+            end += len;
+        }
+        start = start.max(0);
+        end = end.max(0);
+        if end >= len {
+            end = len - 1;
+        }
+        if start > end || len == 0 {
+            return out.bulk(b"");
+        }
+        out.bulk(&s[start as usize..=end as usize]);
+    });
+}
+
+pub fn setrange(ctx: &mut Ctx, args: &Args) {
+    let key = &args[1];
+    let Some(offset) = parse_i64(&args[2]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    if offset < 0 {
+        return ctx.out.error(ERR_OFFSET);
+    }
+    let val = &args[3];
+    let end = offset as usize + val.len();
+    let too_long = too_big(ctx, end);
+    ctx.write1(key, |tx, db, out| {
+        let current = match tx.get(db, key) {
+            None => None,
+            Some(e) => match e.value.as_str() {
+                Some(s) => Some(s.len()),
+                None => return out.error(ERR_WRONGTYPE),
+            },
+        };
+        if val.is_empty() {
+            return out.int(current.unwrap_or(0) as i64);
+        }
+        if too_long {
+            return out.error(ERR_TOO_BIG);
+        }
+        let new_len = match tx.get_mut(db, key) {
+            None => {
+                let mut v = vec![0u8; end];
+                v[offset as usize..].copy_from_slice(val);
+                tx.insert(db, key, Entry::string(v));
+                end
+            }
+            Some(e) => {
+                let Value::Str(s) = &mut e.value;
+                let mut v = std::mem::take(s).into_vec();
+                if v.len() < end {
+                    v.resize(end, 0);
+                }
+                v[offset as usize..end].copy_from_slice(val);
+                *s = v.into_boxed_slice();
+                s.len()
+            }
+        };
+        tx.log(db, &[b"SETRANGE", key, &args[2], val]);
+        out.int(new_len as i64);
+    });
+}
+
+fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
+    ctx.write1(key, |tx, db, out| {
+        let (cur, ttl) = match tx.get(db, key) {
+            None => (0, 0),
+            Some(e) => match e.value.as_str() {
+                None => return out.error(ERR_WRONGTYPE),
+                Some(s) => match parse_i64(s) {
+                    Some(v) => (v, e.expire_at),
+                    None => return out.error(ERR_NOT_INT),
+                },
+            },
+        };
+        let Some(new) = cur.checked_add(by) else {
+            return out.error(ERR_OVERFLOW);
+        };
+        let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
+        let mut entry = Entry::string(&text[..]);
+        entry.expire_at = ttl;
+        tx.insert(db, key, entry);
+        tx.log(
+            db,
+            &[b"INCRBY", key, itoa::Buffer::new().format(by).as_bytes()],
+        );
+        out.int(new);
+    });
+}
+
+pub fn incr(ctx: &mut Ctx, args: &Args) {
+    incr_generic(ctx, &args[1], 1);
+}
+
+pub fn decr(ctx: &mut Ctx, args: &Args) {
+    incr_generic(ctx, &args[1], -1);
+}
+
+pub fn incrby(ctx: &mut Ctx, args: &Args) {
+    match parse_i64(&args[2]) {
+        Some(by) => incr_generic(ctx, &args[1], by),
+        None => ctx.out.error(ERR_NOT_INT),
+    }
+}
+
+pub fn decrby(ctx: &mut Ctx, args: &Args) {
+    match parse_i64(&args[2]) {
+        Some(i64::MIN) => ctx.out.error("ERR decrement would overflow"),
+        Some(by) => incr_generic(ctx, &args[1], -by),
+        None => ctx.out.error(ERR_NOT_INT),
+    }
+}
+
+pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
+    let key = &args[1];
+    let Some(by) = parse_f64(&args[2]) else {
+        return ctx.out.error(ERR_NOT_FLOAT);
+    };
+    ctx.write1(key, |tx, db, out| {
+        let (cur, ttl) = match tx.get(db, key) {
+            None => (0.0, 0),
+            Some(e) => match e.value.as_str() {
+                None => return out.error(ERR_WRONGTYPE),
+                Some(s) => match parse_f64(s) {
+                    Some(v) => (v, e.expire_at),
+                    None => return out.error(ERR_NOT_FLOAT),
+                },
+            },
+        };
+        let new = cur + by;
+        if new.is_nan() || new.is_infinite() {
+            return out.error("ERR increment would produce NaN or Infinity");
+        }
+        let text = format_double(new);
+        let mut entry = Entry::string(text.as_bytes());
+        entry.expire_at = ttl;
+        tx.insert(db, key, entry);
+        tx.log(db, &[b"SET", key, text.as_bytes(), b"KEEPTTL"]);
+        out.bulk(text.as_bytes());
+    });
+}

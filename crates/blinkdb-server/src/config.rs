@@ -1,0 +1,387 @@
+//! Configuration: redis.conf syntax, `--option value` flags, typed settings.
+//!
+//! Every option lives in [`OPTIONS`] with its default; `config/blinkdb.conf`
+//! documents the same list (a test checks they agree).
+
+use crate::protocol::inline::split_inline;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, PartialEq)]
+pub enum Kind {
+    Bool,
+    Int(i64, i64),
+    /// A byte size with k/kb/m/mb/g/gb suffixes.
+    Memory,
+    Str,
+    Enum(&'static [&'static str]),
+}
+
+pub struct OptionDef {
+    pub name: &'static str,
+    pub default: &'static str,
+    /// Can CONFIG SET change it while running?
+    pub mutable: bool,
+    pub kind: Kind,
+}
+
+const fn opt(name: &'static str, default: &'static str, mutable: bool, kind: Kind) -> OptionDef {
+    OptionDef {
+        name,
+        default,
+        mutable,
+        kind,
+    }
+}
+
+pub static OPTIONS: &[OptionDef] = &[
+    opt("bind", "127.0.0.1", false, Kind::Str),
+    opt("port", "6379", false, Kind::Int(0, 65535)),
+    opt("dir", "./data", false, Kind::Str),
+    opt("databases", "16", false, Kind::Int(1, 1_000_000)),
+    opt(
+        "loglevel",
+        "notice",
+        true,
+        Kind::Enum(&["debug", "verbose", "notice", "warning", "nothing"]),
+    ),
+    opt("logfile", "", false, Kind::Str),
+    opt("pidfile", "", false, Kind::Str),
+    opt("requirepass", "", true, Kind::Str),
+    opt("protected-mode", "yes", true, Kind::Bool),
+    opt("maxclients", "10000", true, Kind::Int(1, 1_000_000)),
+    opt("timeout", "0", true, Kind::Int(0, i32::MAX as i64)),
+    opt("tcp-backlog", "511", false, Kind::Int(0, i32::MAX as i64)),
+    opt("tcp-keepalive", "300", true, Kind::Int(0, i32::MAX as i64)),
+    opt("unixsocket", "", false, Kind::Str),
+    opt("unixsocketperm", "0", false, Kind::Int(0, 0o777)),
+    opt("proto-max-bulk-len", "512mb", true, Kind::Memory),
+    opt("client-query-buffer-limit", "1gb", true, Kind::Memory),
+    opt("hz", "10", true, Kind::Int(1, 500)),
+    opt("save", "", false, Kind::Str),
+];
+
+pub fn find(name: &str) -> Option<&'static OptionDef> {
+    OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
+}
+
+/// Parses "512mb"-style sizes like Redis's memtoull (k=1000, kb=1024).
+pub fn parse_memory(s: &str) -> Option<u64> {
+    let s = s.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let mul: u64 = match unit {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    n.checked_mul(mul)
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "yes" => Some(true),
+        "no" => Some(false),
+        _ => None,
+    }
+}
+
+/// Checks a value against its option's kind; returns the canonical form.
+pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
+    match def.kind {
+        Kind::Bool => parse_bool(value)
+            .map(|b| if b { "yes" } else { "no" }.to_string())
+            .ok_or_else(|| "argument must be 'yes' or 'no'".into()),
+        Kind::Int(lo, hi) => {
+            let n: i64 = value
+                .parse()
+                .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+            if n < lo || n > hi {
+                return Err(format!("argument must be between {lo} and {hi} inclusive"));
+            }
+            Ok(n.to_string())
+        }
+        Kind::Memory => parse_memory(value)
+            .map(|n| n.to_string())
+            .ok_or_else(|| "argument must be a memory value".into()),
+        Kind::Enum(choices) => choices
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(value))
+            .map(|c| c.to_string())
+            .ok_or_else(|| {
+                "argument(s) must be one of the following: ".to_string() + &choices.join(", ")
+            }),
+        Kind::Str => {
+            if def.name == "save" && !value.trim().is_empty() {
+                return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
+            }
+            Ok(value.to_string())
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Config {
+    values: BTreeMap<&'static str, String>,
+    pub file: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            values: OPTIONS
+                .iter()
+                .map(|o| (o.name, validate(o, o.default).expect("valid default")))
+                .collect(),
+            file: None,
+        }
+    }
+}
+
+impl Config {
+    /// `blinkdb [config-file] [--name value ...]`, as redis-server.
+    pub fn from_args(args: &[String]) -> Result<Config, String> {
+        let mut cfg = Config::default();
+        let mut rest = args;
+        if let Some(first) = rest.first() {
+            if !first.starts_with("--") {
+                let path = PathBuf::from(first);
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+                cfg.apply_text(&text)?;
+                cfg.file = Some(std::fs::canonicalize(&path).unwrap_or(path));
+                rest = &rest[1..];
+            }
+        }
+        let mut i = 0;
+        while i < rest.len() {
+            let Some(name) = rest[i].strip_prefix("--") else {
+                return Err(format!("Invalid argument '{}'", rest[i]));
+            };
+            let mut values = vec![];
+            i += 1;
+            while i < rest.len() && !rest[i].starts_with("--") {
+                values.push(rest[i].clone());
+                i += 1;
+            }
+            cfg.set_startup(name, &values.join(" "))?;
+        }
+        Ok(cfg)
+    }
+
+    fn apply_text(&mut self, text: &str) -> Result<(), String> {
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let words = split_inline(line.as_bytes())
+                .ok_or_else(|| format!("line {}: unbalanced quotes", n + 1))?;
+            let words: Vec<String> = words
+                .into_iter()
+                .map(|w| String::from_utf8_lossy(&w).into_owned())
+                .collect();
+            if words.is_empty() {
+                continue;
+            }
+            self.set_startup(&words[0], &words[1..].join(" "))
+                .map_err(|e| format!("line {}: {e}", n + 1))?;
+        }
+        Ok(())
+    }
+
+    fn set_startup(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let def = find(name)
+            .ok_or_else(|| format!("Bad directive or wrong number of arguments: '{name}'"))?;
+        let v = validate(def, value).map_err(|e| format!("'{name} {value}': {e}"))?;
+        self.values.insert(def.name, v);
+        Ok(())
+    }
+
+    /// Sets an option at runtime (CONFIG SET), refusing immutable ones.
+    pub fn set_runtime(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let def = find(name).ok_or_else(|| "unknown".to_string())?;
+        if !def.mutable {
+            return Err("can't set immutable config".into());
+        }
+        let v = validate(def, value)?;
+        self.values.insert(def.name, v);
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> &str {
+        self.values.get(name).map(|s| s.as_str()).unwrap_or("")
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        self.values.iter().map(|(k, v)| (*k, v.as_str()))
+    }
+
+    fn int(&self, name: &str) -> i64 {
+        self.get(name).parse().unwrap_or(0)
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        self.get(name) == "yes"
+    }
+
+    pub fn settings(&self) -> Settings {
+        let opt_str = |n: &str| Some(self.get(n).to_string()).filter(|s| !s.is_empty());
+        Settings {
+            bind: self
+                .get("bind")
+                .split_whitespace()
+                .map(String::from)
+                .collect(),
+            port: self.int("port") as u16,
+            dir: PathBuf::from(self.get("dir")),
+            databases: self.int("databases") as usize,
+            loglevel: self.get("loglevel").to_string(),
+            logfile: opt_str("logfile"),
+            pidfile: opt_str("pidfile"),
+            requirepass: opt_str("requirepass"),
+            protected_mode: self.flag("protected-mode"),
+            maxclients: self.int("maxclients") as usize,
+            timeout_secs: self.int("timeout") as u64,
+            tcp_backlog: self.int("tcp-backlog") as u32,
+            unixsocket: opt_str("unixsocket").map(PathBuf::from),
+            unixsocketperm: self.int("unixsocketperm") as u32,
+            proto_max_bulk_len: self.int("proto-max-bulk-len"),
+            client_query_buffer_limit: self.int("client-query-buffer-limit") as usize,
+            hz: self.int("hz") as u32,
+        }
+    }
+
+    /// CONFIG REWRITE: rewrites the config file in place, keeping comments
+    /// and unknown lines, updating known options and appending the rest
+    /// that differ from their defaults.
+    pub fn rewrite(&self) -> Result<(), String> {
+        let path = self
+            .file
+            .as_ref()
+            .ok_or("The server is running without a config file")?;
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        let text = self.rewritten_text(&old);
+        write_atomically(path, text.as_bytes()).map_err(|e| format!("Rewriting config file: {e}"))
+    }
+
+    fn rewritten_text(&self, old: &str) -> String {
+        let mut written = std::collections::HashSet::new();
+        let mut out = String::new();
+        for line in old.lines() {
+            let first = line.split_whitespace().next().unwrap_or("");
+            match find(first).filter(|_| !line.trim_start().starts_with('#')) {
+                Some(def) if written.insert(def.name) => {
+                    out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+                }
+                Some(_) => {}
+                None => {
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        for def in OPTIONS {
+            if !written.contains(def.name) && self.get(def.name) != def.default {
+                out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+            }
+        }
+        out
+    }
+}
+
+fn quote(v: &str) -> String {
+    if !v.is_empty() && !v.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        v.to_string()
+    } else {
+        format!("\"{}\"", v.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+fn write_atomically(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("rewrite.tmp");
+    std::fs::write(&tmp, data)?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Typed view of the configuration, rebuilt whenever it changes.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub bind: Vec<String>,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub databases: usize,
+    pub loglevel: String,
+    pub logfile: Option<String>,
+    pub pidfile: Option<String>,
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    pub maxclients: usize,
+    pub timeout_secs: u64,
+    pub tcp_backlog: u32,
+    pub unixsocket: Option<PathBuf>,
+    pub unixsocketperm: u32,
+    pub proto_max_bulk_len: i64,
+    pub client_query_buffer_limit: usize,
+    pub hz: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_defaults() {
+        let args: Vec<String> = ["--port", "7000", "--bind", "127.0.0.1", "::1", "--save", ""]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Config::from_args(&args).unwrap();
+        assert_eq!(c.settings().port, 7000);
+        assert_eq!(c.settings().bind, vec!["127.0.0.1", "::1"]);
+        assert!(Config::from_args(&["--nope".into(), "1".into()]).is_err());
+        assert!(Config::from_args(&["--port".into(), "99999".into()]).is_err());
+    }
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("512mb"), Some(512 << 20));
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+        assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn shipped_config_documents_every_option() {
+        let text = include_str!("../../../config/blinkdb.conf");
+        for def in OPTIONS {
+            let doc = format!("# {} {}", def.name, def.default);
+            let doc_quoted = format!("# {} \"{}\"", def.name, def.default);
+            assert!(
+                text.contains(&doc) || text.contains(&doc_quoted),
+                "config/blinkdb.conf does not document `{}` with default `{}`",
+                def.name,
+                def.default
+            );
+        }
+        let c = Config::default();
+        assert!(c.rewritten_text(text).contains("port 6379") || !text.contains("\nport "));
+    }
+
+    #[test]
+    fn rewrite_keeps_comments_and_updates_values() {
+        let mut c = Config::default();
+        c.set_runtime("maxclients", "50").unwrap();
+        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n");
+        assert!(text.contains("# hello\n"));
+        assert!(text.contains("maxclients 50\n"));
+        assert!(c.set_runtime("port", "1").is_err());
+    }
+}

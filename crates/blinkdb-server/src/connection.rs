@@ -1,0 +1,151 @@
+//! One client connection: read what is there, run every complete command,
+//! then write all replies at once (pipelining never flushes per reply).
+
+use crate::client::{Client, ClientInfo};
+use crate::commands::dispatch;
+use crate::protocol::{Out, RequestLimits, RequestParser};
+use crate::state::Shared;
+use bytes::BytesMut;
+use std::future::Future;
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+
+/// A stream socket (TCP or unix) that can be polled for readability and
+/// read without awaiting, so idle connections hold no read buffer.
+pub trait Socket: AsyncWrite + Unpin + Send {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize>;
+}
+
+impl Socket for tokio::net::TcpStream {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        tokio::net::TcpStream::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        tokio::net::TcpStream::try_read_buf(self, buf)
+    }
+}
+
+impl Socket for tokio::net::UnixStream {
+    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
+        tokio::net::UnixStream::readable(self)
+    }
+    fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
+        tokio::net::UnixStream::try_read_buf(self, buf)
+    }
+}
+
+const READ_CHUNK: usize = 16 * 1024;
+
+pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
+    let settings = shared.settings();
+    let mut client = Client::new(info.clone(), settings.requirepass.is_none());
+    let mut parser = RequestParser::default();
+    let mut inbuf = BytesMut::new();
+    let mut out = Out::new(2);
+    let mut stop = shared.stop_signal();
+    loop {
+        if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
+            inbuf = BytesMut::new();
+        }
+        let timeout = shared.settings().timeout_secs;
+        let idle = async {
+            if timeout == 0 {
+                std::future::pending::<()>().await
+            } else {
+                tokio::time::sleep(Duration::from_secs(timeout)).await
+            }
+        };
+        tokio::select! {
+            r = sock.readable() => if r.is_err() { break },
+            _ = info.kill_signal.notified() => break,
+            _ = stop.changed() => break,
+            _ = idle => break,
+        }
+        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+            inbuf.reserve(READ_CHUNK);
+        }
+        match sock.try_read_buf(&mut inbuf) {
+            Ok(0) => break,
+            Ok(n) => {
+                shared
+                    .stats
+                    .net_input_bytes
+                    .fetch_add(n as u64, Ordering::Relaxed);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(_) => break,
+        }
+        info.last_active_ms.store(shared.clock(), Ordering::Relaxed);
+        let close = run_commands(&shared, &mut client, &mut parser, &mut inbuf, &mut out);
+        if inbuf.len() > shared.settings().client_query_buffer_limit {
+            tracing::warn!(
+                "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
+                client.id,
+                info.addr,
+                inbuf.len()
+            );
+            break;
+        }
+        client.flush_stats(&shared);
+        if client.pending_lsn > 0 {
+            let lsn = std::mem::take(&mut client.pending_lsn);
+            if let Err(e) = shared.durable(lsn).await {
+                tracing::warn!("log write failed before replying: {e}");
+            }
+        }
+        if !out.buf.is_empty() {
+            shared
+                .stats
+                .net_output_bytes
+                .fetch_add(out.buf.len() as u64, Ordering::Relaxed);
+            if sock.write_all(&out.buf).await.is_err() {
+                break;
+            }
+            out.buf.clear();
+            if out.buf.capacity() > 1 << 20 {
+                out.buf = BytesMut::new();
+            }
+        }
+        if close {
+            let _ = sock.shutdown().await;
+            break;
+        }
+    }
+    shared.unregister(client.id);
+}
+
+/// Runs every complete command in `inbuf`; returns true if the connection
+/// must close once the replies are written.
+fn run_commands(
+    shared: &Shared,
+    client: &mut Client,
+    parser: &mut RequestParser,
+    inbuf: &mut BytesMut,
+    out: &mut Out,
+) -> bool {
+    let max_bulk = shared.settings().proto_max_bulk_len;
+    loop {
+        let limits = RequestLimits {
+            max_bulk_len: max_bulk,
+            authenticated: client.authenticated,
+        };
+        match parser.next(inbuf, limits) {
+            Ok(Some(args)) => {
+                dispatch(shared, client, out, &args);
+                if client.close_after_reply {
+                    return true;
+                }
+            }
+            Ok(None) => return false,
+            Err(e) => {
+                tracing::debug!("Protocol error from client id={}: {}", client.id, e.0);
+                out.error(&format!("ERR {}", e.0));
+                return true;
+            }
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! INFO output, with Redis's section and field names so that tools parsing
+//! it (redis-cli, ioredis's ready check, monitoring agents) work.
+
+use crate::state::Shared;
+use std::fmt::Write;
+use std::sync::atomic::Ordering;
+
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "keyspace",
+];
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "K", "M", "G"];
+    let mut v = bytes as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < 3 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{bytes}B")
+    } else {
+        format!("{v:.2}{}", UNITS[i])
+    }
+}
+
+fn cpu_times() -> (f64, f64) {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (t(ru.ru_stime), t(ru.ru_utime))
+}
+
+/// Renders the requested sections ("all", "everything", "default" or names).
+pub fn render(shared: &Shared, requested: &[String]) -> String {
+    let all = requested.iter().any(|s| s == "all" || s == "everything");
+    let wanted: Vec<&str> =
+        if all || requested.is_empty() || requested.iter().any(|s| s == "default") {
+            DEFAULT_SECTIONS.to_vec()
+        } else {
+            requested.iter().map(|s| s.as_str()).collect()
+        };
+    let mut out = String::new();
+    for section in DEFAULT_SECTIONS {
+        if !wanted.contains(section) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        section_text(shared, section, &mut out);
+    }
+    out
+}
+
+fn section_text(shared: &Shared, section: &str, o: &mut String) {
+    let settings = shared.settings();
+    let now = shared.clock();
+    let uptime = now.saturating_sub(shared.started_ms) / 1000;
+    let stats = &shared.stats;
+    let engine = &shared.engine;
+    match section {
+        "server" => {
+            let _ = write!(
+                o,
+                "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:{}\r\n",
+                crate::REDIS_COMPAT_VERSION,
+                env!("CARGO_PKG_VERSION"),
+                std::env::consts::OS,
+                std::env::consts::ARCH,
+                std::process::id(),
+                shared.run_id,
+                settings.port,
+                blinkdb_engine::clock::now_us(),
+                uptime,
+                uptime / 86400,
+                settings.hz,
+                settings.hz,
+                std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+                shared.config().file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+            );
+        }
+        "clients" => {
+            let _ = write!(
+                o,
+                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
+                shared.connected.load(Ordering::Relaxed),
+                settings.maxclients
+            );
+        }
+        "memory" => {
+            let rss = rss_bytes();
+            let _ = write!(
+                o,
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_allocator:libc\r\n",
+                human(rss),
+                human(rss)
+            );
+        }
+        "persistence" => {
+            let _ = write!(
+                o,
+                "# Persistence\r\nloading:{}\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n",
+                engine.is_loading() as u8,
+                shared.last_save_ms() / 1000
+            );
+        }
+        "stats" => {
+            let l = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            let _ = write!(
+                o,
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+                l(&stats.connections_received),
+                l(&stats.commands),
+                l(&stats.net_input_bytes),
+                l(&stats.net_output_bytes),
+                l(&stats.rejected_connections),
+                l(&engine.stats.expired_keys),
+                l(&engine.stats.evicted_keys),
+                l(&stats.keyspace_hits),
+                l(&stats.keyspace_misses),
+            );
+        }
+        "replication" => {
+            o.push_str(
+                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n",
+            );
+        }
+        "cpu" => {
+            let (sys, user) = cpu_times();
+            let _ = write!(
+                o,
+                "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n"
+            );
+        }
+        "keyspace" => {
+            o.push_str("# Keyspace\r\n");
+            for i in 0..engine.databases() {
+                let db = engine.db(i);
+                let keys = db.len();
+                if keys > 0 {
+                    let _ = write!(
+                        o,
+                        "db{i}:keys={keys},expires={},avg_ttl=0\r\n",
+                        db.expires_len()
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}

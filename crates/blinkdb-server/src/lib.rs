@@ -1,0 +1,17 @@
+//! BlinkDB server: network, protocol, commands and configuration on top of
+//! `blinkdb-engine`. Holds no storage logic of its own.
+
+pub mod client;
+pub mod commands;
+pub mod config;
+pub mod connection;
+pub mod info;
+pub mod logging;
+pub mod network;
+pub mod protocol;
+pub mod server;
+pub mod state;
+
+/// The Redis version BlinkDB's behaviour follows, reported by INFO and HELLO
+/// so that clients enable the features they would with Redis.
+pub const REDIS_COMPAT_VERSION: &str = "7.2.4";

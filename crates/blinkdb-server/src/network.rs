@@ -1,0 +1,133 @@
+//! Listeners: TCP on every `bind` address and an optional unix socket.
+//! Admission (maxclients, protected mode) happens here, before a
+//! connection task exists.
+
+use crate::client::ClientInfo;
+use crate::connection::{serve, Socket};
+use crate::state::Shared;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpSocket, UnixListener};
+
+const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
+
+pub fn bind_tcp(addr: &str, port: u16, backlog: u32) -> std::io::Result<TcpListener> {
+    let ip: IpAddr = addr.trim_start_matches('-').parse().map_err(|e| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr}: {e}"))
+    })?;
+    let sa = SocketAddr::new(ip, port);
+    let sock = if ip.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    sock.set_reuseaddr(true)?;
+    sock.bind(sa)?;
+    sock.listen(backlog)
+}
+
+pub fn bind_unix(path: &std::path::Path, perm: u32) -> std::io::Result<UnixListener> {
+    let _ = std::fs::remove_file(path);
+    let l = UnixListener::bind(path)?;
+    if perm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
+    }
+    Ok(l)
+}
+
+/// Refusal to send instead of serving, if any.
+fn admission(shared: &Shared, peer: Option<IpAddr>) -> Option<&'static str> {
+    let settings = shared.settings();
+    if shared.connected.load(Ordering::Acquire) >= settings.maxclients {
+        return Some("-ERR max number of clients reached\r\n");
+    }
+    if let Some(ip) = peer {
+        if settings.protected_mode && settings.requirepass.is_none() && !ip.is_loopback() {
+            return Some(DENIED);
+        }
+    }
+    None
+}
+
+async fn start<S: Socket + 'static>(
+    shared: &Arc<Shared>,
+    mut sock: S,
+    peer: Option<IpAddr>,
+    addr: String,
+    laddr: String,
+) {
+    shared
+        .stats
+        .connections_received
+        .fetch_add(1, Ordering::Relaxed);
+    if let Some(refusal) = admission(shared, peer) {
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        tokio::spawn(async move {
+            let _ = sock.write_all(refusal.as_bytes()).await;
+            let _ = sock.shutdown().await;
+        });
+        return;
+    }
+    let info = Arc::new(ClientInfo::new(
+        shared.next_client_id(),
+        addr,
+        laddr,
+        shared.clock(),
+    ));
+    shared.register(info.clone());
+    tokio::spawn(serve(shared.clone(), sock, info));
+}
+
+pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
+    let local = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
+    let mut stop = shared.stop_signal();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => return,
+        };
+        match accepted {
+            Ok((sock, peer)) => {
+                let _ = sock.set_nodelay(true);
+                start(
+                    &shared,
+                    sock,
+                    Some(peer.ip()),
+                    peer.to_string(),
+                    local.clone(),
+                )
+                .await;
+            }
+            Err(e) => {
+                tracing::warn!("Accepting client connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+pub async fn accept_unix(shared: Arc<Shared>, listener: UnixListener, path: String) {
+    let mut stop = shared.stop_signal();
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => return,
+        };
+        match accepted {
+            Ok((sock, _)) => start(&shared, sock, None, format!("{path}:0"), path.clone()).await,
+            Err(e) => {
+                tracing::warn!("Accepting unix socket connection: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Splitting an inline command line into arguments, with the quoting rules
+//! of Redis's `sdssplitargs` (used by telnet users and PING_INLINE).
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
+}
+
+fn hex(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Returns None on unbalanced quotes (or a closing quote not followed by a space).
+pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let at = |i: usize| line.get(i).copied();
+    loop {
+        while at(i).is_some_and(is_space) {
+            i += 1;
+        }
+        if i >= line.len() {
+            return Some(args);
+        }
+        let mut cur = Vec::new();
+        let (mut dq, mut sq) = (false, false);
+        loop {
+            let c = at(i);
+            if dq {
+                match c {
+                    None => return None,
+                    Some(b'\\') if at(i + 1) == Some(b'x') => {
+                        match (at(i + 2).and_then(hex), at(i + 3).and_then(hex)) {
+                            (Some(h), Some(l)) => {
+                                cur.push(h * 16 + l);
+                                i += 3;
+                            }
+                            _ => cur.push(b'\\'),
+                        }
+                    }
+                    Some(b'\\') if at(i + 1).is_some() => {
+                        i += 1;
+                        cur.push(match line[i] {
+                            b'n' => b'\n',
+                            b'r' => b'\r',
+                            b't' => b'\t',
+                            b'b' => 0x08,
+                            b'a' => 0x07,
+                            other => other,
+                        });
+                    }
+                    Some(b'"') => {
+                        if at(i + 1).is_some_and(|n| !is_space(n)) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    Some(c) => cur.push(c),
+                }
+            } else if sq {
+                match c {
+                    None => return None,
+                    Some(b'\\') if at(i + 1) == Some(b'\'') => {
+                        i += 1;
+                        cur.push(b'\'');
+                    }
+                    Some(b'\'') => {
+                        if at(i + 1).is_some_and(|n| !is_space(n)) {
+                            return None;
+                        }
+                        i += 1;
+                        break;
+                    }
+                    Some(c) => cur.push(c),
+                }
+            } else {
+                match c {
+                    None | Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => break,
+                    Some(b'"') => dq = true,
+                    Some(b'\'') => sq = true,
+                    Some(c) => cur.push(c),
+                }
+            }
+            i += 1;
+        }
+        args.push(cur);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_inline;
+
+    #[test]
+    fn quoting() {
+        let v = split_inline(br#"set "a b" 'c d' "\x41\n" x"#).unwrap();
+        assert_eq!(
+            v,
+            vec![
+                b"set".to_vec(),
+                b"a b".to_vec(),
+                b"c d".to_vec(),
+                b"A\n".to_vec(),
+                b"x".to_vec()
+            ]
+        );
+        assert!(split_inline(br#"set "a"b"#).is_none());
+        assert!(split_inline(br#"set "abc"#).is_none());
+        assert!(split_inline(b"'it\\'s'").unwrap()[0] == b"it's");
+        assert!(split_inline(b"   ").unwrap().is_empty());
+    }
+}

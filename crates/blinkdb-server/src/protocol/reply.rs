@@ -1,0 +1,190 @@
+//! The reply buffer. Scalar replies are encoded with redis-protocol's RESP2
+//! or RESP3 encoder, chosen per connection (HELLO). Aggregate headers
+//! (`*n`, `%n`, `~n`) are written directly so that large arrays stream into
+//! the buffer instead of being built as frame trees first.
+
+use bytes::BytesMut;
+use redis_protocol::resp2::{
+    encode::extend_encode_borrowed as encode2, types::BorrowedFrame as F2,
+};
+use redis_protocol::resp3::{
+    encode::complete::extend_encode_borrowed as encode3, types::BorrowedFrame as F3,
+};
+
+pub struct Out {
+    pub buf: BytesMut,
+    /// 2 or 3.
+    pub proto: u8,
+}
+
+impl Out {
+    pub fn new(proto: u8) -> Self {
+        Out {
+            buf: BytesMut::new(),
+            proto,
+        }
+    }
+
+    pub fn resp3(&self) -> bool {
+        self.proto == 3
+    }
+
+    fn f2(&mut self, f: &F2) {
+        encode2(&mut self.buf, f, false).expect("RESP2 encoding into a growable buffer");
+    }
+
+    fn f3(&mut self, f: &F3) {
+        encode3(&mut self.buf, f, false).expect("RESP3 encoding into a growable buffer");
+    }
+
+    pub fn ok(&mut self) {
+        self.simple("OK");
+    }
+
+    pub fn simple(&mut self, s: &str) {
+        if self.resp3() {
+            self.f3(&F3::SimpleString {
+                data: s.as_bytes(),
+                attributes: None,
+            });
+        } else {
+            self.f2(&F2::SimpleString(s.as_bytes()));
+        }
+    }
+
+    /// An error reply. `msg` carries its code (`ERR ...`, `WRONGTYPE ...`);
+    /// line breaks are replaced by spaces, as Redis does.
+    pub fn error(&mut self, msg: &str) {
+        let clean;
+        let msg = if msg.contains(['\r', '\n']) {
+            clean = msg.replace(['\r', '\n'], " ");
+            clean.as_str()
+        } else {
+            msg
+        };
+        if self.resp3() {
+            self.f3(&F3::SimpleError {
+                data: msg,
+                attributes: None,
+            });
+        } else {
+            self.f2(&F2::Error(msg));
+        }
+    }
+
+    pub fn int(&mut self, n: i64) {
+        if self.resp3() {
+            self.f3(&F3::Number {
+                data: n,
+                attributes: None,
+            });
+        } else {
+            self.f2(&F2::Integer(n));
+        }
+    }
+
+    pub fn bulk(&mut self, b: &[u8]) {
+        if self.resp3() {
+            self.f3(&F3::BlobString {
+                data: b,
+                attributes: None,
+            });
+        } else {
+            self.f2(&F2::BulkString(b));
+        }
+    }
+
+    pub fn bulk_opt(&mut self, b: Option<&[u8]>) {
+        match b {
+            Some(b) => self.bulk(b),
+            None => self.null(),
+        }
+    }
+
+    /// A missing value: `$-1` in RESP2, `_` in RESP3.
+    pub fn null(&mut self) {
+        if self.resp3() {
+            self.f3(&F3::Null);
+        } else {
+            self.f2(&F2::Null);
+        }
+    }
+
+    /// A missing aggregate: `*-1` in RESP2, `_` in RESP3.
+    pub fn null_array(&mut self) {
+        if self.resp3() {
+            self.f3(&F3::Null);
+        } else {
+            self.buf.extend_from_slice(b"*-1\r\n");
+        }
+    }
+
+    pub fn array(&mut self, n: usize) {
+        self.header(b'*', n);
+    }
+
+    /// A map of `n` pairs: `%n` in RESP3, a flat array of 2n in RESP2.
+    pub fn map(&mut self, n: usize) {
+        if self.resp3() {
+            self.header(b'%', n);
+        } else {
+            self.header(b'*', n * 2);
+        }
+    }
+
+    /// A set: `~n` in RESP3, an array in RESP2.
+    pub fn set(&mut self, n: usize) {
+        self.header(if self.resp3() { b'~' } else { b'*' }, n);
+    }
+
+    fn header(&mut self, kind: u8, n: usize) {
+        let mut num = itoa::Buffer::new();
+        self.buf.extend_from_slice(&[kind]);
+        self.buf.extend_from_slice(num.format(n).as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// A double: `,x` in RESP3, a bulk string in RESP2 (as Redis does).
+    pub fn double(&mut self, d: f64) {
+        if self.resp3() {
+            self.f3(&F3::Double {
+                data: d,
+                attributes: None,
+            });
+        } else {
+            self.bulk(crate::commands::args::format_double(d).as_bytes());
+        }
+    }
+
+    /// A boolean: `#t`/`#f` in RESP3, `:1`/`:0` in RESP2.
+    pub fn boolean(&mut self, b: bool) {
+        if self.resp3() {
+            self.f3(&F3::Boolean {
+                data: b,
+                attributes: None,
+            });
+        } else {
+            self.int(b as i64);
+        }
+    }
+
+    /// Text meant for humans (INFO, CLIENT LIST): a verbatim string in RESP3.
+    pub fn verbatim(&mut self, text: &str) {
+        if self.resp3() {
+            self.f3(&F3::VerbatimString {
+                data: text.as_bytes(),
+                format: redis_protocol::resp3::types::VerbatimStringFormat::Text,
+                attributes: None,
+            });
+        } else {
+            self.bulk(text.as_bytes());
+        }
+    }
+
+    pub fn strs<'a>(&mut self, items: impl ExactSizeIterator<Item = &'a [u8]>) {
+        self.array(items.len());
+        for i in items {
+            self.bulk(i);
+        }
+    }
+}

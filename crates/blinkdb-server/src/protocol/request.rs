@@ -1,0 +1,319 @@
+//! Incremental request parser.
+//!
+//! Hand-written rather than built on redis-protocol's frame decoder: Redis
+//! requests are a narrower grammar (arrays of bulk strings, or inline lines),
+//! must be rejected with Redis's exact error texts, and must never allocate
+//! on the word of a length header. Parsing resumes where the last read left
+//! off, so a large value arriving in many reads is scanned once.
+
+use super::inline::split_inline;
+use bytes::{Bytes, BytesMut};
+use smallvec::SmallVec;
+
+/// The arguments of one command; args[0] is the command name.
+pub type Args = SmallVec<[Bytes; 4]>;
+
+/// Longest header or inline line accepted before its terminator arrives
+/// (Redis's PROTO_INLINE_MAX_SIZE).
+const INLINE_MAX: usize = 64 * 1024;
+/// Arguments a client that has not authenticated may send (as Redis).
+const UNAUTH_MAX_ARGS: i64 = 10;
+const UNAUTH_MAX_BULK: i64 = 16384;
+
+/// A request that cannot be parsed. The text is Redis's, without `ERR`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+#[derive(Debug, Clone, Copy)]
+pub struct RequestLimits {
+    pub max_bulk_len: i64,
+    pub authenticated: bool,
+}
+
+/// Where an unfinished multibulk request stands.
+#[derive(Default)]
+struct Pending {
+    /// Arguments still to come.
+    remaining: usize,
+    /// Offset in the buffer where parsing resumes.
+    pos: usize,
+    /// (start, end) of each argument parsed so far.
+    ranges: Vec<(usize, usize)>,
+}
+
+#[derive(Default)]
+pub struct RequestParser {
+    pending: Option<Pending>,
+}
+
+fn parse_i64(digits: &[u8]) -> Option<i64> {
+    // Redis's string2ll: optional '-', digits, no '+', no spaces, no leading zeros.
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    let (neg, d) = match digits[0] {
+        b'-' => (true, &digits[1..]),
+        _ => (false, digits),
+    };
+    if d.is_empty() || (d[0] == b'0' && d.len() > 1) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub((c - b'0') as i64)?
+        } else {
+            v.checked_add((c - b'0') as i64)?
+        };
+    }
+    Some(v)
+}
+
+/// Finds "\r" starting at `from`; Redis looks for '\r' and assumes '\n' follows.
+fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
+    buf[from..]
+        .iter()
+        .position(|&b| b == b'\r')
+        .map(|i| i + from)
+}
+
+impl RequestParser {
+    /// True when part of a request is buffered.
+    pub fn in_progress(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Takes the next complete command out of `buf`, if there is one.
+    pub fn next(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: RequestLimits,
+    ) -> Result<Option<Args>, ProtocolError> {
+        loop {
+            if self.pending.is_none() {
+                if buf.is_empty() {
+                    return Ok(None);
+                }
+                if buf[0] != b'*' {
+                    match self.inline(buf)? {
+                        Step::Done(args) => return Ok(Some(args)),
+                        Step::Empty => continue,
+                        Step::Incomplete => return Ok(None),
+                    }
+                }
+            }
+            match self.multibulk(buf, limits)? {
+                Step::Done(args) => return Ok(Some(args)),
+                Step::Empty => continue,
+                Step::Incomplete => return Ok(None),
+            }
+        }
+    }
+
+    fn inline(&mut self, buf: &mut BytesMut) -> Result<Step, ProtocolError> {
+        let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+            if buf.len() > INLINE_MAX {
+                return Err(ProtocolError(
+                    "Protocol error: too big inline request".into(),
+                ));
+            }
+            return Ok(Step::Incomplete);
+        };
+        let line = buf.split_to(nl + 1);
+        let mut text = &line[..nl];
+        if text.last() == Some(&b'\r') {
+            text = &text[..text.len() - 1];
+        }
+        let args = split_inline(text)
+            .ok_or_else(|| ProtocolError("Protocol error: unbalanced quotes in request".into()))?;
+        if args.is_empty() {
+            return Ok(Step::Empty);
+        }
+        Ok(Step::Done(args.into_iter().map(Bytes::from).collect()))
+    }
+
+    fn multibulk(
+        &mut self,
+        buf: &mut BytesMut,
+        limits: RequestLimits,
+    ) -> Result<Step, ProtocolError> {
+        let mut p = match self.pending.take() {
+            Some(p) => p,
+            None => {
+                let Some(cr) = find_cr(buf, 0) else {
+                    if buf.len() > INLINE_MAX {
+                        return Err(ProtocolError(
+                            "Protocol error: too big mbulk count string".into(),
+                        ));
+                    }
+                    return Ok(Step::Incomplete);
+                };
+                if cr + 1 >= buf.len() {
+                    return Ok(Step::Incomplete);
+                }
+                let count = parse_i64(&buf[1..cr]);
+                let count = match count {
+                    Some(n) if n <= i32::MAX as i64 => n,
+                    _ => {
+                        return Err(ProtocolError(
+                            "Protocol error: invalid multibulk length".into(),
+                        ))
+                    }
+                };
+                if !limits.authenticated && count > UNAUTH_MAX_ARGS {
+                    return Err(ProtocolError(
+                        "Protocol error: unauthenticated multibulk length".into(),
+                    ));
+                }
+                if count <= 0 {
+                    let _ = buf.split_to(cr + 2);
+                    return Ok(Step::Empty);
+                }
+                Pending {
+                    remaining: count as usize,
+                    pos: cr + 2,
+                    // Capacity grows with arguments actually received.
+                    ranges: Vec::with_capacity((count as usize).min(16)),
+                }
+            }
+        };
+        while p.remaining > 0 {
+            let Some(cr) = find_cr(buf, p.pos) else {
+                if buf.len() - p.pos > INLINE_MAX {
+                    return Err(ProtocolError(
+                        "Protocol error: too big bulk count string".into(),
+                    ));
+                }
+                self.pending = Some(p);
+                return Ok(Step::Incomplete);
+            };
+            if cr + 1 >= buf.len() {
+                self.pending = Some(p);
+                return Ok(Step::Incomplete);
+            }
+            if buf[p.pos] != b'$' {
+                return Err(ProtocolError(format!(
+                    "Protocol error: expected '$', got '{}'",
+                    buf[p.pos] as char
+                )));
+            }
+            let len = match parse_i64(&buf[p.pos + 1..cr]) {
+                Some(n) if n >= 0 && n <= limits.max_bulk_len => n,
+                _ => return Err(ProtocolError("Protocol error: invalid bulk length".into())),
+            };
+            if !limits.authenticated && len > UNAUTH_MAX_BULK {
+                return Err(ProtocolError(
+                    "Protocol error: unauthenticated bulk length".into(),
+                ));
+            }
+            let start = cr + 2;
+            let end = start + len as usize;
+            if buf.len() < end + 2 {
+                self.pending = Some(p);
+                return Ok(Step::Incomplete);
+            }
+            p.ranges.push((start, end));
+            p.pos = end + 2;
+            p.remaining -= 1;
+        }
+        let frame = buf.split_to(p.pos).freeze();
+        Ok(Step::Done(
+            p.ranges.iter().map(|&(s, e)| frame.slice(s..e)).collect(),
+        ))
+    }
+}
+
+enum Step {
+    Done(Args),
+    Empty,
+    Incomplete,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: RequestLimits = RequestLimits {
+        max_bulk_len: 512 * 1024 * 1024,
+        authenticated: true,
+    };
+
+    fn parse_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
+        let mut p = RequestParser::default();
+        let mut buf = BytesMut::from(input);
+        let mut out = vec![];
+        while let Some(a) = p.next(&mut buf, LIMITS)? {
+            out.push(a.iter().map(|b| b.to_vec()).collect());
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn multibulk_pipeline_and_inline() {
+        let got = parse_all(b"*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$1\r\nk\r\nECHO \"a b\"\r\n")
+            .unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1][1], b"k");
+        assert_eq!(got[2][1], b"a b");
+    }
+
+    #[test]
+    fn byte_by_byte_equals_whole() {
+        let input = b"*3\r\n$3\r\nSET\r\n$3\r\nk\r\n\r\n$5\r\nv\0lue\r\n";
+        let mut p = RequestParser::default();
+        let mut buf = BytesMut::new();
+        let mut got = None;
+        for b in input.iter() {
+            buf.extend_from_slice(&[*b]);
+            if let Some(a) = p.next(&mut buf, LIMITS).unwrap() {
+                got = Some(a);
+            }
+        }
+        let a = got.unwrap();
+        assert_eq!(&a[1][..], b"k\r\n");
+        assert_eq!(&a[2][..], b"v\0lue");
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn redis_error_texts() {
+        let err = |i: &[u8]| parse_all(i).unwrap_err().0;
+        assert_eq!(err(b"*abc\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(err(b"*1\r\n$-5\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"*1\r\nx\r\n"), "Protocol error: expected '$', got 'x'");
+        assert_eq!(
+            err(b"SET a \"b\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
+        assert_eq!(
+            err(b"*1\r\n$99999999999\r\n"),
+            "Protocol error: invalid bulk length"
+        );
+    }
+
+    #[test]
+    fn huge_header_does_not_allocate_or_complete() {
+        let mut p = RequestParser::default();
+        let mut buf = BytesMut::from(&b"*1\r\n$536870912\r\nabc"[..]);
+        assert!(p.next(&mut buf, LIMITS).unwrap().is_none());
+        assert!(p.in_progress());
+        assert!(buf.capacity() < 1024);
+        let mut buf = BytesMut::from(&b"*1\r\n$2147483647\r\n"[..]);
+        assert!(
+            p.next(&mut buf, LIMITS).is_err(),
+            "beyond proto-max-bulk-len"
+        );
+        let mut buf = BytesMut::from(&b"*2147483647\r\n"[..]);
+        let mut p = RequestParser::default();
+        assert!(p.next(&mut buf, LIMITS).unwrap().is_none());
+    }
+
+    #[test]
+    fn empty_multibulk_is_skipped() {
+        assert_eq!(parse_all(b"*0\r\n*-1\r\n\r\n").unwrap().len(), 0);
+    }
+}

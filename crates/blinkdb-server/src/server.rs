@@ -1,0 +1,130 @@
+//! Start-up, background cycles and graceful shutdown.
+
+use crate::config::Config;
+use crate::network::{accept_tcp, accept_unix, bind_tcp, bind_unix};
+use crate::state::Shared;
+use blinkdb_engine::{Engine, EngineOptions};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Lets the process hold one descriptor per allowed client, as Redis does.
+fn raise_nofile(want: u64) {
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 || lim.rlim_cur >= want {
+            return;
+        }
+        let target = want.min(lim.rlim_max);
+        lim.rlim_cur = target;
+        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 || target < want {
+            tracing::warn!(
+                "You requested maxclients of {} requiring at least {} max file descriptors; the limit is {}",
+                want - 32,
+                want,
+                target
+            );
+        }
+    }
+}
+
+/// Runs the server until SHUTDOWN or SIGTERM/SIGINT.
+pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Result<(), String> {
+    let settings = config.settings();
+    std::fs::create_dir_all(&settings.dir).map_err(|e| {
+        format!(
+            "Can't create data directory '{}': {e}",
+            settings.dir.display()
+        )
+    })?;
+    raise_nofile(settings.maxclients as u64 + 32);
+    let engine = Arc::new(Engine::new(EngineOptions {
+        databases: settings.databases,
+    }));
+    let config_file = config.file.clone();
+    let shared = Arc::new(Shared::new(engine, config, on_loglevel));
+
+    let mut listening = vec![];
+    if settings.port != 0 {
+        for addr in &settings.bind {
+            let l = bind_tcp(addr, settings.port, settings.tcp_backlog)
+                .map_err(|e| format!("Failed listening on {addr}:{}: {e}", settings.port))?;
+            listening.push(l.local_addr().map(|a| a.to_string()).unwrap_or_default());
+            tokio::spawn(accept_tcp(shared.clone(), l));
+        }
+    }
+    if let Some(path) = &settings.unixsocket {
+        let l = bind_unix(path, settings.unixsocketperm)
+            .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
+        listening.push(path.display().to_string());
+        tokio::spawn(accept_unix(shared.clone(), l, path.display().to_string()));
+    }
+    if let Some(pidfile) = &settings.pidfile {
+        let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
+    }
+    tracing::info!(
+        "BlinkDB {} started: pid={}, listening on {}, config file: {}",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id(),
+        listening.join(", "),
+        config_file
+            .as_ref()
+            .map_or("none (embedded defaults)".to_string(), |p| p
+                .display()
+                .to_string())
+    );
+    tokio::spawn(expire_cycle(shared.clone()));
+
+    wait_for_stop(&shared).await;
+    shutdown(&shared, &settings).await;
+    Ok(())
+}
+
+async fn wait_for_stop(shared: &Shared) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    let mut stop = shared.stop_signal();
+    tokio::select! {
+        _ = term.recv() => tracing::warn!("Received SIGTERM scheduling shutdown..."),
+        _ = int.recv() => tracing::warn!("Received SIGINT scheduling shutdown..."),
+        _ = stop.changed() => {}
+    }
+    shared.request_stop();
+}
+
+async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
+    // Connections finish the batch in hand, then close; give them a moment.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while shared.connected.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    if let Some(path) = &settings.unixsocket {
+        let _ = std::fs::remove_file(path);
+    }
+    if let Some(pidfile) = &settings.pidfile {
+        let _ = std::fs::remove_file(pidfile);
+    }
+    tracing::warn!("BlinkDB is now ready to exit, bye bye...");
+}
+
+/// Reclaims expired keys in the background, `hz` times a second, spending
+/// at most a quarter of each period so expiry never starves clients.
+async fn expire_cycle(shared: Arc<Shared>) {
+    let mut stop = shared.stop_signal();
+    loop {
+        let period = Duration::from_millis(1000 / shared.settings().hz.max(1) as u64);
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = stop.changed() => return,
+        }
+        let budget = period / 4;
+        let start = Instant::now();
+        while start.elapsed() < budget {
+            if shared.engine.active_expire(256, 64) == 0 {
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! State shared by all connections.
+
+use crate::client::ClientInfo;
+use crate::config::{Config, Settings};
+use blinkdb_engine::Engine;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::watch;
+
+#[derive(Default)]
+pub struct Stats {
+    pub connections_received: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub commands: AtomicU64,
+    pub keyspace_hits: AtomicU64,
+    pub keyspace_misses: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+}
+
+impl Stats {
+    pub fn reset(&self) {
+        for c in [
+            &self.connections_received,
+            &self.rejected_connections,
+            &self.commands,
+            &self.keyspace_hits,
+            &self.keyspace_misses,
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+        ] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Why the server is stopping (SHUTDOWN or a signal).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stop {
+    Running,
+    Requested,
+}
+
+pub struct Shared {
+    pub engine: Arc<Engine>,
+    config: RwLock<Config>,
+    settings: RwLock<Arc<Settings>>,
+    clients: Mutex<HashMap<u64, Arc<ClientInfo>>>,
+    next_client_id: AtomicU64,
+    pub connected: AtomicUsize,
+    pub stats: Stats,
+    pub started_ms: u64,
+    pub last_save_ms: AtomicU64,
+    pub run_id: String,
+    stop: watch::Sender<Stop>,
+    on_loglevel: crate::logging::LevelSetter,
+}
+
+impl Shared {
+    pub fn new(
+        engine: Arc<Engine>,
+        config: Config,
+        on_loglevel: crate::logging::LevelSetter,
+    ) -> Self {
+        let settings = Arc::new(config.settings());
+        let run_id: String = (0..40)
+            .map(|_| format!("{:x}", rand::random::<u8>() % 16))
+            .collect();
+        Shared {
+            engine,
+            config: RwLock::new(config),
+            settings: RwLock::new(settings),
+            clients: Mutex::new(HashMap::new()),
+            next_client_id: AtomicU64::new(1),
+            connected: AtomicUsize::new(0),
+            stats: Stats::default(),
+            started_ms: blinkdb_engine::clock::now_ms(),
+            last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
+            run_id,
+            stop: watch::channel(Stop::Running).0,
+            on_loglevel,
+        }
+    }
+
+    /// The current typed settings (cheap: an Arc clone).
+    pub fn settings(&self) -> Arc<Settings> {
+        self.settings.read().clone()
+    }
+
+    pub fn config(&self) -> parking_lot::RwLockReadGuard<'_, Config> {
+        self.config.read()
+    }
+
+    /// Applies CONFIG SET pairs all-or-nothing.
+    pub fn config_set(&self, pairs: &[(String, String)]) -> Result<(), (String, String)> {
+        let mut cfg = self.config.write();
+        let mut next = cfg.clone();
+        for (k, v) in pairs {
+            next.set_runtime(k, v).map_err(|e| (k.clone(), e))?;
+        }
+        let level_changed = next.get("loglevel") != cfg.get("loglevel");
+        *cfg = next;
+        *self.settings.write() = Arc::new(cfg.settings());
+        if level_changed {
+            (self.on_loglevel)(cfg.get("loglevel"));
+        }
+        Ok(())
+    }
+
+    pub fn clock(&self) -> u64 {
+        blinkdb_engine::clock::now_ms()
+    }
+
+    pub fn next_client_id(&self) -> u64 {
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub fn register(&self, info: Arc<ClientInfo>) {
+        self.clients.lock().insert(info.id, info);
+        self.connected.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn unregister(&self, id: u64) {
+        if self.clients.lock().remove(&id).is_some() {
+            self.connected.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    pub fn clients_snapshot(&self) -> Vec<Arc<ClientInfo>> {
+        let mut v: Vec<_> = self.clients.lock().values().cloned().collect();
+        v.sort_by_key(|c| c.id);
+        v
+    }
+
+    /// Kills matching clients except `skip`; returns how many.
+    pub fn kill_clients(&self, matches: impl Fn(&ClientInfo) -> bool, skip: Option<u64>) -> usize {
+        let victims: Vec<_> = self
+            .clients
+            .lock()
+            .values()
+            .filter(|c| Some(c.id) != skip && matches(c))
+            .cloned()
+            .collect();
+        for v in &victims {
+            v.kill();
+        }
+        victims.len()
+    }
+
+    /// If writes must be refused right now (log failure, memory limit), the
+    /// error to send.
+    pub fn write_refusal(&self) -> Option<String> {
+        None
+    }
+
+    pub fn last_save_ms(&self) -> u64 {
+        self.last_save_ms.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the log holds everything up to `lsn` as the fsync policy
+    /// requires before a reply may go out.
+    pub async fn durable(&self, _lsn: u64) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    pub fn request_stop(&self) {
+        let _ = self.stop.send(Stop::Requested);
+    }
+
+    pub fn stop_signal(&self) -> watch::Receiver<Stop> {
+        self.stop.subscribe()
+    }
+}
