@@ -1,1 +1,3 @@
 //! BlinkDB storage engine.
+
+pub mod kernel;
