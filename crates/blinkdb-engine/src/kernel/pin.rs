@@ -56,14 +56,11 @@ pub struct PinLocation {
 
 impl PinLocation {
     /// A location for a caller-chosen file name, which must be one plain
-    /// path component (no `/`, NUL, `.` or `..`, at most 255 bytes).
+    /// path component of at most 255 bytes without `/`, NUL or `.` (bpffs
+    /// refuses any name containing a dot).
     pub fn new(root: impl Into<PathBuf>, db: u32, name: impl Into<String>) -> KernelResult<Self> {
         let name = name.into();
-        let plain = !name.is_empty()
-            && name.len() <= 255
-            && name != "."
-            && name != ".."
-            && !name.contains(['/', '\0']);
+        let plain = !name.is_empty() && name.len() <= 255 && !name.contains(['/', '\0', '.']);
         if !plain {
             return Err(KernelError::InvalidSpec(
                 "kernel filter pin name must be one plain file name",
@@ -221,6 +218,7 @@ mod tests {
         assert_eq!(loc.path(), Path::new("/sys/fs/bpf/blinkdb/3/k6b31"));
         assert!(PinLocation::new("/r", 0, "a/b").is_err());
         assert!(PinLocation::new("/r", 0, "..").is_err());
+        assert!(PinLocation::new("/r", 0, "a.b").is_err());
         assert!(PinLocation::new("/r", 0, "").is_err());
         assert!(PinLocation::new("/r", 0, "ok_name").is_ok());
     }

@@ -22,7 +22,8 @@ pub fn probe(pin_root: &Path) -> KernelResult<()> {
         .map_err(|err| create_error(err, PathBuf::from("(probe map)")))?;
     ensure_bpffs(pin_root)?;
     create_dirs(pin_root)?;
-    let probe_pin = pin_root.join(format!(".probe-{}", std::process::id()));
+    // bpffs refuses names containing '.', so no dot-file here.
+    let probe_pin = pin_root.join(format!("_probe_{}", std::process::id()));
     let map = aya::maps::MapData::from_fd(map)
         .map_err(|err| KernelError::from_aya_map(err, &probe_pin))?;
     map.pin(&probe_pin)
