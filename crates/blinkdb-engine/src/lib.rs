@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod engine;
+pub mod kernel;
 pub mod keyspace;
 pub mod pattern;
 
