@@ -50,10 +50,10 @@ def free_port():
     raise RuntimeError("no free port in 17500-17599")
 
 
-def base_args(port, directory):
+def base_args(port, directory, bind=("127.0.0.1",)):
     return [
         "--port", str(port),
-        "--bind", "127.0.0.1",
+        "--bind", *bind,
         "--dir", directory,
         "--appendonly", "no",
         "--save", "",
@@ -62,12 +62,12 @@ def base_args(port, directory):
 
 class ServerProcess:
     def __init__(self, binary, directory, extra_args=(), port=None, args=None, wait=True,
-                 password=None):
+                 password=None, bind=("127.0.0.1",)):
         self.binary = binary
         self.dir = directory
         os.makedirs(directory, exist_ok=True)
         self.port = port if port is not None else free_port()
-        self.args = list(args) if args is not None else base_args(self.port, directory)
+        self.args = list(args) if args is not None else base_args(self.port, directory, bind)
         self.args += list(extra_args)
         self.password = password
         self.log_path = os.path.join(directory, "server.log")
