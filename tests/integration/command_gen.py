@@ -88,10 +88,10 @@ class CommandGenerator:
     def abs_millis(self):
         return str((self.base + self._slot() * 100 + 70) * 1000)
 
-    def expiry_value(self, unit_ms, absolute):
+    def expiry_value(self, unit_ms, absolute, allow_past=True):
         """A deadline argument: mostly unique future ones, some past or invalid."""
         r = self.rng.random()
-        if r < 0.08:
+        if r < 0.08 and (allow_past or not absolute):
             return self.rng.choice(["-1", "-100", "0"]) if not absolute else "1"
         if r < 0.12:
             return self.rng.choice(["abc", "9223372036854775807", "-9223372036854775808",
@@ -100,12 +100,12 @@ class CommandGenerator:
             return self.abs_millis() if unit_ms else self.abs_seconds()
         return self.rel_millis() if unit_ms else self.rel_seconds()
 
-    def set_expiry_option(self):
+    def set_expiry_option(self, allow_past=True):
         """One of the SET/GETEX expiry options with its argument."""
         option = self.rng.choice(["EX", "PX", "EXAT", "PXAT"])
         unit_ms = option in ("PX", "PXAT")
         absolute = option in ("EXAT", "PXAT")
-        return [option, self.expiry_value(unit_ms, absolute)]
+        return [option, self.expiry_value(unit_ms, absolute, allow_past)]
 
     # --- commands ----------------------------------------------------
     def command(self):
@@ -147,7 +147,9 @@ class CommandGenerator:
             opts.append("GET")
         r = self.rng.random()
         if r < 0.35:
-            opts += self.set_expiry_option()
+            # Redis 7.0 stores SET ... EXAT <past> as an already-expired key that
+            # DBSIZE counts until active expiry happens to reap it: not comparable.
+            opts += self.set_expiry_option(allow_past=False)
         elif r < 0.45:
             opts.append("KEEPTTL")
         if self.rng.random() < 0.05:
@@ -257,8 +259,9 @@ class CommandGenerator:
 
     def _scan(self):
         if self.rng.random() < 0.1:
-            return ["SCAN", self.rng.choice(["abc", "-1x", ""])], EXACT
-        args = ["SCAN", "0"]
+            return ["SCAN", self.rng.choice(["abc", "-1x", "1.5"])], EXACT
+        # Redis parses an empty cursor as 0
+        args = ["SCAN", self.rng.choice(["0", "0", "0", ""])]
         if self.rng.random() < 0.5:
             args += ["MATCH", self.rng.choice(PATTERNS)]
         if self.rng.random() < 0.5:

@@ -26,11 +26,6 @@ def blinkdb_bin():
     return None
 
 
-def is_oracle(binary):
-    """True when the binary under test is redis-server itself (the stand-in)."""
-    return os.path.basename(os.path.realpath(binary)).startswith("redis-server")
-
-
 _next_port = [PORT_RANGE.start]
 
 

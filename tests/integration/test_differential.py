@@ -2,6 +2,7 @@
 redis-server 7 and to BLINKDB_BIN over raw RESP; every reply must match.
 """
 
+import os
 import time
 
 import pytest
@@ -9,8 +10,9 @@ import pytest
 import command_gen as gen
 from resp import RespConnection, encode
 
-SEEDS = [11, 23, 37, 41, 59]
-COMMANDS_PER_SEED = 1500
+# BLINKDB_DIFF_SEEDS="1 2 3" replays or explores other seeds
+SEEDS = [int(s) for s in os.environ.get("BLINKDB_DIFF_SEEDS", "11 23 37 41 59 67 73 89").split()]
+COMMANDS_PER_SEED = 3000
 SYNC_EVERY_BATCHES = 15
 EXPIRY_SCENARIO_EVERY_BATCHES = 40
 MAX_REPORTED = 15

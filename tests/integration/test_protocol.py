@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from resp import RespConnection, encode, plain
+from resp import encode, plain
 
 
 def raw_exchange(server, data, wait=0.5):
