@@ -121,7 +121,8 @@ PROTOCOL_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize("data,expected", PROTOCOL_ERRORS, ids=[repr(d) for d, _ in PROTOCOL_ERRORS])
+@pytest.mark.parametrize("data,expected", PROTOCOL_ERRORS,
+                         ids=[repr(d) for d, _ in PROTOCOL_ERRORS])
 def test_protocol_error_text_then_close(blinkdb, data, expected):
     reply, closed = raw_exchange(blinkdb, data)
     assert reply == expected

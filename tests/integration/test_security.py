@@ -26,7 +26,8 @@ def protected(server_factory):
 
 def test_commands_need_auth(protected):
     with protected.connect() as conn:
-        for command in (["PING"], ["GET", "a"], ["SET", "a", "b"], ["DBSIZE"], ["CONFIG", "GET", "port"]):
+        for command in (["PING"], ["GET", "a"], ["SET", "a", "b"], ["DBSIZE"],
+                        ["CONFIG", "GET", "port"]):
             assert conn.call(*command).raw == NOAUTH, command
         assert conn.call("AUTH", "wrong").raw == WRONGPASS
         assert conn.call("AUTH", "default", "wrong").raw == WRONGPASS
