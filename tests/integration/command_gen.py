@@ -1,0 +1,340 @@
+"""Seeded random generator of string/keyspace command sequences.
+
+Every command comes with a comparison class, because a few replies are
+legitimately different between two correct servers (key order, TTLs that
+tick while the two servers are fed one after the other).
+
+Expiry times are the delicate part: EXPIRE ... GT|LT and SET ... KEEPTTL
+compare deadlines in milliseconds, so two deadlines must never be close
+enough for the few-ms skew between the servers to flip a comparison.
+Relative TTLs are therefore unique multiples of 100 s, absolute ones sit
+70 s off that grid, and a seed's run is kept well under 70 s.
+"""
+
+import random
+import time
+
+EXACT = "exact"
+TTL = "ttl"  # integer reply, seconds; equal within +-1 (negatives exact)
+PTTL = "pttl"  # integer reply, milliseconds; equal within PTTL_TOLERANCE_MS
+KEYS = "keys"  # array whose order is unspecified
+SCAN = "scan"  # [cursor, keys]; only validity can be compared
+RANDOMKEY = "randomkey"  # nil on both or a key on both
+
+PTTL_TOLERANCE_MS = 1000
+
+KEY_ALPHABET = [b"k0", b"k1", b"k2", b"k3", b"k4", b"", b"\x00bin\r\nkey", b"\xff\xfe*?"]
+DB_CHOICES = ["0", "1", "2", "3"]
+BAD_INTEGERS = ["abc", "1.5", "", " 1", "1 ", "0x10", "007", "9223372036854775808",
+                "-9223372036854775809", "1e3", "+1"]
+EDGE_INTEGERS = ["0", "1", "-1", "9223372036854775807", "-9223372036854775808",
+                 "9223372036854775806", "-9223372036854775807", "100", "-100"]
+FLOATS = ["1.5", "-0.25", "3e2", "0.1", "-1.1", "10", "1e-3", "5.0e3", "0", "-0",
+          "inf", "-inf", "nan", "abc", "1.5x", "", "1e400", " 1"]
+PATTERNS = ["*", "k*", "k?", "k[0-2]", "k[^0]", "?", "*bin*", "\\xff*", "[", "k[1-",
+            "\\*", "*\\?", "nomatch*"]
+CASE_VARIANTS = [str.upper, str.lower, str.title]
+
+
+class CommandGenerator:
+    def __init__(self, seed, base_time=None):
+        self.rng = random.Random(seed)
+        self.base = int(base_time if base_time is not None else time.time())
+        self.ttl_slots = list(range(1, 10000))
+        self.rng.shuffle(self.ttl_slots)
+
+    # --- building blocks ---------------------------------------------
+    def key(self):
+        return self.rng.choice(KEY_ALPHABET)
+
+    def value(self):
+        r = self.rng.random()
+        if r < 0.3:
+            return self.rng.choice(EDGE_INTEGERS)
+        if r < 0.4:
+            return self.rng.choice(FLOATS)
+        if r < 0.5:
+            return self.rng.choice(BAD_INTEGERS)
+        if r < 0.55:
+            # crosses any plausible inline/segment threshold
+            return bytes(self.rng.getrandbits(8) for _ in range(self.rng.randint(4000, 20000)))
+        if r < 0.6:
+            return b""
+        if r < 0.7:
+            return bytes(range(256))
+        length = self.rng.randint(1, 40)
+        return bytes(self.rng.choice(b"ab\r\n\x00\xff xyz01") for _ in range(length))
+
+    def integer(self):
+        r = self.rng.random()
+        if r < 0.6:
+            return str(self.rng.randint(-1000, 1000))
+        if r < 0.85:
+            return self.rng.choice(EDGE_INTEGERS)
+        return self.rng.choice(BAD_INTEGERS)
+
+    def _slot(self):
+        return self.ttl_slots.pop()
+
+    def rel_seconds(self):
+        return str(self._slot() * 100)
+
+    def rel_millis(self):
+        return str(self._slot() * 100_000)
+
+    def abs_seconds(self):
+        return str(self.base + self._slot() * 100 + 70)
+
+    def abs_millis(self):
+        return str((self.base + self._slot() * 100 + 70) * 1000)
+
+    def expiry_value(self, unit_ms, absolute, allow_past=True):
+        """A deadline argument: mostly unique future ones, some past or invalid."""
+        r = self.rng.random()
+        if r < 0.08 and (allow_past or not absolute):
+            return self.rng.choice(["-1", "-100", "0"]) if not absolute else "1"
+        if r < 0.12:
+            return self.rng.choice(["abc", "9223372036854775807", "-9223372036854775808",
+                                    "1.5", "9223372036854775"])
+        if absolute:
+            return self.abs_millis() if unit_ms else self.abs_seconds()
+        return self.rel_millis() if unit_ms else self.rel_seconds()
+
+    def set_expiry_option(self, allow_past=True):
+        """One of the SET/GETEX expiry options with its argument."""
+        option = self.rng.choice(["EX", "PX", "EXAT", "PXAT"])
+        unit_ms = option in ("PX", "PXAT")
+        absolute = option in ("EXAT", "PXAT")
+        return [option, self.expiry_value(unit_ms, absolute, allow_past)]
+
+    # --- commands ----------------------------------------------------
+    def command(self):
+        """One command as (args, comparison class)."""
+        maker = self.rng.choices(self._makers, weights=[w for w, _ in self._table])[0]
+        args, kind = maker(self)
+        args = list(args)
+        # arity and case mutations exercise error paths and name handling
+        r = self.rng.random()
+        if r < 0.03 and len(args) > 1:
+            args.pop()
+        elif r < 0.05:
+            args.append(self.rng.choice(["extra", "NX", "EX", "1"]))
+        if isinstance(args[0], str):
+            args[0] = self.rng.choice(CASE_VARIANTS)(args[0])
+        return args, kind
+
+    def batch(self, size):
+        return [self.command() for _ in range(size)]
+
+    def batch_size(self):
+        r = self.rng.random()
+        if r < 0.4:
+            return 1
+        if r < 0.8:
+            return self.rng.randint(2, 20)
+        return self.rng.randint(21, 200)
+
+    # each returns (args, kind)
+    def _get(self):
+        return ["GET", self.key()], EXACT
+
+    def _set(self):
+        args = ["SET", self.key(), self.value()]
+        opts = []
+        if self.rng.random() < 0.3:
+            opts.append(self.rng.choice(["NX", "XX"]))
+        if self.rng.random() < 0.3:
+            opts.append("GET")
+        r = self.rng.random()
+        if r < 0.35:
+            # Redis 7.0 stores SET ... EXAT <past> as an already-expired key that
+            # DBSIZE counts until active expiry happens to reap it: not comparable.
+            opts += self.set_expiry_option(allow_past=False)
+        elif r < 0.45:
+            opts.append("KEEPTTL")
+        if self.rng.random() < 0.05:
+            opts += self.rng.choice([["NX", "XX"], ["EX", "1", "PX", "1"], ["KEEPTTL", "EX", "5"],
+                                     ["BOGUS"], ["EX"], ["GET", "GET"]])
+        if self.rng.random() < 0.2:
+            self.rng.shuffle(opts)
+        return args + opts, EXACT
+
+    def _setnx(self):
+        return ["SETNX", self.key(), self.value()], EXACT
+
+    def _setex(self):
+        return ["SETEX", self.key(), self.expiry_value(False, False), self.value()], EXACT
+
+    def _psetex(self):
+        return ["PSETEX", self.key(), self.expiry_value(True, False), self.value()], EXACT
+
+    def _mget(self):
+        return ["MGET"] + [self.key() for _ in range(self.rng.randint(1, 6))], EXACT
+
+    def _mset(self):
+        args = ["MSET"]
+        for _ in range(self.rng.randint(1, 4)):
+            args += [self.key(), self.value()]
+        return args, EXACT
+
+    def _msetnx(self):
+        args = ["MSETNX"]
+        for _ in range(self.rng.randint(1, 4)):
+            args += [self.key(), self.value()]
+        return args, EXACT
+
+    def _getset(self):
+        return ["GETSET", self.key(), self.value()], EXACT
+
+    def _getdel(self):
+        return ["GETDEL", self.key()], EXACT
+
+    def _getex(self):
+        args = ["GETEX", self.key()]
+        r = self.rng.random()
+        if r < 0.5:
+            args += self.set_expiry_option()
+        elif r < 0.65:
+            args.append("PERSIST")
+        elif r < 0.7:
+            args += self.rng.choice([["PERSIST", "EX", "10"], ["KEEPTTL"], ["EX"]])
+        return args, EXACT
+
+    def _append(self):
+        return ["APPEND", self.key(), self.value()], EXACT
+
+    def _strlen(self):
+        return ["STRLEN", self.key()], EXACT
+
+    def _getrange(self):
+        name = self.rng.choice(["GETRANGE", "SUBSTR"])
+        return [name, self.key(), self.integer(), self.integer()], EXACT
+
+    def _setrange(self):
+        r = self.rng.random()
+        if r < 0.8:
+            offset = str(self.rng.randint(0, 300))
+        elif r < 0.9:
+            offset = self.rng.choice(["-1", "536870912", "536870911x", "abc"])
+        else:
+            offset = str(self.rng.randint(1000, 20000))
+        value = self.value() if self.rng.random() < 0.9 else b""
+        return ["SETRANGE", self.key(), offset, value], EXACT
+
+    def _incr_family(self):
+        name = self.rng.choice(["INCR", "DECR", "INCRBY", "DECRBY", "INCRBYFLOAT"])
+        if name in ("INCR", "DECR"):
+            return [name, self.key()], EXACT
+        if name == "INCRBYFLOAT":
+            return [name, self.key(), self.rng.choice(FLOATS)], EXACT
+        return [name, self.key(), self.integer()], EXACT
+
+    def _del(self):
+        name = self.rng.choice(["DEL", "UNLINK", "EXISTS"])
+        return [name] + [self.key() for _ in range(self.rng.randint(1, 4))], EXACT
+
+    def _type(self):
+        return ["TYPE", self.key()], EXACT
+
+    def _expire(self):
+        name = self.rng.choice(["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"])
+        unit_ms = name.startswith("P")
+        absolute = name.endswith("AT")
+        args = [name, self.key(), self.expiry_value(unit_ms, absolute)]
+        if self.rng.random() < 0.5:
+            args.append(self.rng.choice(["NX", "XX", "GT", "LT"]))
+        if self.rng.random() < 0.05:
+            args.append(self.rng.choice(["NX", "GT", "LT", "XX", "BOGUS"]))
+        return args, EXACT
+
+    def _ttl(self):
+        name = self.rng.choice(["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME"])
+        return [name, self.key()], (PTTL if name.startswith("P") else TTL)
+
+    def _persist(self):
+        return ["PERSIST", self.key()], EXACT
+
+    def _keys(self):
+        return ["KEYS", self.rng.choice(PATTERNS)], KEYS
+
+    def _scan(self):
+        if self.rng.random() < 0.1:
+            return ["SCAN", self.rng.choice(["abc", "-1x", "1.5"])], EXACT
+        # Redis parses an empty cursor as 0
+        args = ["SCAN", self.rng.choice(["0", "0", "0", ""])]
+        if self.rng.random() < 0.5:
+            args += ["MATCH", self.rng.choice(PATTERNS)]
+        if self.rng.random() < 0.5:
+            args += ["COUNT", self.rng.choice(["1", "10", "1000"])]
+        if self.rng.random() < 0.2:
+            args += ["TYPE", self.rng.choice(["string", "list", "nosuch"])]
+        if self.rng.random() < 0.05:
+            return args + ["COUNT", self.rng.choice(["0", "-1", "abc"])], EXACT
+        return args, SCAN
+
+    def _randomkey(self):
+        return ["RANDOMKEY"], RANDOMKEY
+
+    def _rename(self):
+        name = self.rng.choice(["RENAME", "RENAMENX"])
+        return [name, self.key(), self.key()], EXACT
+
+    def _copy(self):
+        args = ["COPY", self.key(), self.key()]
+        if self.rng.random() < 0.4:
+            args += ["DB", self.rng.choice(DB_CHOICES + ["16", "-1", "x"])]
+        if self.rng.random() < 0.4:
+            args.append("REPLACE")
+        return args, EXACT
+
+    def _dbsize(self):
+        return ["DBSIZE"], EXACT
+
+    def _flushdb(self):
+        return ["FLUSHDB"] + self.rng.choice([[], [], ["ASYNC"], ["SYNC"]]), EXACT
+
+    def _select(self):
+        return ["SELECT", self.rng.choice(DB_CHOICES * 4 + ["16", "-1", "x", "1.0"])], EXACT
+
+    def _move(self):
+        return ["MOVE", self.key(), self.rng.choice(DB_CHOICES * 3 + ["16", "x"])], EXACT
+
+    def _ping(self):
+        return self.rng.choice([["PING"], ["PING", self.value()], ["ECHO", self.value()]]), EXACT
+
+    def _unknown(self):
+        return [self.rng.choice(["FOO", "GETT", "SETT"]), self.key(), self.value()[:20]], EXACT
+
+    _table = [
+        (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
+        (3, _mset), (2, _msetnx), (2, _getset), (2, _getdel), (3, _getex), (4, _append),
+        (2, _strlen), (3, _getrange), (3, _setrange), (8, _incr_family), (4, _del),
+        (2, _type), (6, _expire), (5, _ttl), (2, _persist), (1, _keys), (1, _scan),
+        (1, _randomkey), (3, _rename), (2, _copy), (2, _dbsize), (0.3, _flushdb),
+        (2, _select), (2, _move), (2, _ping), (0.5, _unknown),
+    ]
+    _makers = [f for _, f in _table]
+
+    # --- expiry scenario ----------------------------------------------
+    def short_expiry_setup(self):
+        """Commands giving some keys of the current db deadlines of 10-150 ms."""
+        cmds = []
+        for key in self.rng.sample(KEY_ALPHABET, self.rng.randint(2, 5)):
+            ms = str(self.rng.randint(10, 150))
+            cmds.append(self.rng.choice([
+                ["SET", key, self.value(), "PX", ms],
+                ["PSETEX", key, ms, self.value()],
+                ["PEXPIRE", key, ms],
+                ["GETEX", key, "PX", ms],
+                ["SET", key, b"v", "PXAT", str(int(time.time() * 1000) + int(ms))],
+            ]))
+        return cmds
+
+    @staticmethod
+    def short_expiry_check():
+        """Touch every key (so lazy expiry has happened) before counting."""
+        cmds = []
+        for key in KEY_ALPHABET:
+            cmds += [(["EXISTS", key], EXACT), (["GET", key], EXACT), (["PTTL", key], PTTL)]
+        cmds.append((["DBSIZE"], EXACT))
+        return cmds
