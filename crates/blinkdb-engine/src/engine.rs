@@ -94,12 +94,23 @@ impl Engine {
         }
     }
 
-    /// Reads one key under a shared lock. Expired keys read as absent.
+    /// Reads one key under a shared lock. An expired key reads as absent
+    /// and is deleted on the way (lazy expiry, as Redis does on access).
     #[inline]
     pub fn read<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
         let now = self.now();
-        let shard = self.dbs[db].shard(Db::shard_index(key)).read();
-        f(shard.get(key, now))
+        let lock = self.dbs[db].shard(Db::shard_index(key));
+        {
+            let shard = lock.read();
+            match shard.get_any(key) {
+                Some(e) if e.is_expired(now) => {}
+                found => return f(found),
+            }
+        }
+        if lock.write().get_mut(key, now).1 {
+            self.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
+        }
+        f(None)
     }
 
     /// Runs `f` with exclusive access to the shards of all `keys`, atomically.

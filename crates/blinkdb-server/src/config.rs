@@ -15,6 +15,8 @@ pub enum Kind {
     Memory,
     Str,
     Enum(&'static [&'static str]),
+    /// File permission bits, written in octal as in redis.conf.
+    Octal,
 }
 
 pub struct OptionDef {
@@ -54,7 +56,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("tcp-backlog", "511", false, Kind::Int(0, i32::MAX as i64)),
     opt("tcp-keepalive", "300", true, Kind::Int(0, i32::MAX as i64)),
     opt("unixsocket", "", false, Kind::Str),
-    opt("unixsocketperm", "0", false, Kind::Int(0, 0o777)),
+    opt("unixsocketperm", "0", false, Kind::Octal),
     opt("proto-max-bulk-len", "512mb", true, Kind::Memory),
     opt("client-query-buffer-limit", "1gb", true, Kind::Memory),
     opt("hz", "10", true, Kind::Int(1, 500)),
@@ -117,6 +119,10 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             .ok_or_else(|| {
                 "argument(s) must be one of the following: ".to_string() + &choices.join(", ")
             }),
+        Kind::Octal => match u32::from_str_radix(value, 8) {
+            Ok(n) if n <= 0o777 => Ok(format!("{n:o}")),
+            _ => Err("argument must be an octal permission mask (0-777)".into()),
+        },
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
@@ -251,7 +257,7 @@ impl Config {
             timeout_secs: self.int("timeout") as u64,
             tcp_backlog: self.int("tcp-backlog") as u32,
             unixsocket: opt_str("unixsocket").map(PathBuf::from),
-            unixsocketperm: self.int("unixsocketperm") as u32,
+            unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.int("proto-max-bulk-len"),
             client_query_buffer_limit: self.int("client-query-buffer-limit") as usize,
             hz: self.int("hz") as u32,

@@ -34,6 +34,12 @@ impl Shard {
         self.map.get(key).filter(|e| !e.is_expired(now))
     }
 
+    /// The entry for `key` whether or not it has expired.
+    #[inline]
+    pub fn get_any(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(key)
+    }
+
     /// Like `get`, but removes an expired entry it finds (lazy expiry).
     /// Returns the entry and whether a key expired.
     pub fn get_mut(&mut self, key: &[u8], now: u64) -> (Option<&mut Entry>, bool) {

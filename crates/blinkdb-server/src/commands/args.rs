@@ -61,22 +61,32 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
     Some(v)
 }
 
-/// Formats like Redis's human-readable long double output ("%.17Lf" with
-/// trailing zeros removed). Redis computes in 80-bit long double; rounding
-/// to 15 significant digits first hides the f64 noise Redis does not show.
-pub fn format_double(v: f64) -> String {
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if v == 0.0 {
-        return "0".into();
-    }
-    let rounded: f64 = format!("{:.14e}", v).parse().unwrap_or(v);
-    let s = format!("{}", rounded);
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
+extern "C" {
+    fn blinkdb_incrbyfloat(
+        cur: *const u8,
+        cur_len: usize,
+        inc: *const u8,
+        inc_len: usize,
+        out: *mut u8,
+        out_len: usize,
+    ) -> std::os::raw::c_long;
+}
+
+/// INCRBYFLOAT's arithmetic and formatting, in C long double as Redis does
+/// (see csrc/longdouble.c). `cur` is None for a missing key.
+pub fn incr_by_float(cur: Option<&[u8]>, inc: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let mut out = vec![0u8; 5 * 1024 + 64];
+    let (cp, cl) = cur.map_or((std::ptr::null(), 0), |c| (c.as_ptr(), c.len()));
+    // SAFETY: all pointers are valid for the given lengths; the C side
+    // writes at most out.len() bytes.
+    let n = unsafe { blinkdb_incrbyfloat(cp, cl, inc.as_ptr(), inc.len(), out.as_mut_ptr(), out.len()) };
+    match n {
+        -1 | -2 => Err(ERR_NOT_FLOAT),
+        n if n < 0 => Err("ERR increment would produce NaN or Infinity"),
+        n => {
+            out.truncate(n as usize);
+            Ok(out)
+        }
     }
 }
 
@@ -101,11 +111,13 @@ mod tests {
     }
 
     #[test]
-    fn doubles_like_redis() {
-        assert_eq!(format_double(0.1 + 0.2), "0.3");
-        assert_eq!(format_double(10.5), "10.5");
-        assert_eq!(format_double(3.0), "3");
-        assert_eq!(format_double(-0.000025), "-0.000025");
-        assert_eq!(format_double(5.0e20), "500000000000000000000");
+    fn incrbyfloat_uses_long_double() {
+        assert_eq!(incr_by_float(Some(b"0.1"), b"0.2").unwrap(), b"0.3");
+        assert_eq!(incr_by_float(None, b"1e-3").unwrap(), b"0.001");
+        assert_eq!(incr_by_float(Some(b"10.5"), b"0.1").unwrap(), b"10.6");
+        assert_eq!(incr_by_float(Some(b"x"), b"1"), Err(ERR_NOT_FLOAT));
+        assert_eq!(incr_by_float(Some(b"1"), b" 1"), Err(ERR_NOT_FLOAT));
+        assert!(incr_by_float(Some(b"1e4932"), b"1e4932").is_err());
+        assert_eq!(incr_by_float(None, b"1e400").unwrap().len(), 401);
     }
 }

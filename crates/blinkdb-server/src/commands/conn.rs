@@ -111,7 +111,7 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
         }
     }
     if !ctx.client.authenticated {
-        return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return ctx.out.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
     }
     if let Some(name) = setname {
         if !valid_name(name) {

@@ -195,12 +195,8 @@ pub fn keys(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn scan(ctx: &mut Ctx, args: &Args) {
-    let cursor = match std::str::from_utf8(&args[1])
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-    {
-        Some(c) => c,
-        None => return ctx.out.error("ERR invalid cursor"),
+    let Some(cursor) = parse_cursor(&args[1]) else {
+        return ctx.out.error("ERR invalid cursor");
     };
     let mut count = 10usize;
     let mut pattern: Option<&[u8]> = None;
@@ -236,6 +232,24 @@ pub fn scan(ctx: &mut Ctx, args: &Args) {
     ctx.out.array(2);
     ctx.out.bulk(next.to_string().as_bytes());
     ctx.out.strs(found.iter().map(|k| &k[..]));
+}
+
+/// A SCAN cursor, read the way Redis's strtoul call reads it: optional sign,
+/// decimal digits, nothing else; the empty string is 0.
+fn parse_cursor(raw: &[u8]) -> Option<u64> {
+    let (neg, digits) = match raw.first() {
+        Some(b'-') => (true, &raw[1..]),
+        Some(b'+') => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    if !digits.iter().all(u8::is_ascii_digit) || (digits.is_empty() && !raw.is_empty()) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 pub fn randomkey(ctx: &mut Ctx, _args: &Args) {

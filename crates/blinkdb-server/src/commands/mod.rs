@@ -66,28 +66,35 @@ impl Ctx<'_> {
     }
 }
 
-/// Redis's text for an unknown command, quoting up to 128 bytes of arguments.
-pub fn unknown_command(args: &Args) -> String {
-    let name = String::from_utf8_lossy(&args[0]);
-    let name: String = name.chars().take(128).collect();
-    let mut rest = String::new();
+/// Redis's text for an unknown command: up to 128 bytes of the name and of
+/// the arguments, each cut at its first NUL (Redis formats C strings).
+pub fn unknown_command(args: &Args) -> Vec<u8> {
+    fn c_str(b: &[u8], max: usize) -> &[u8] {
+        let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
+        &b[..b.len().min(max)]
+    }
+    let mut rest: Vec<u8> = Vec::new();
     for a in args.iter().skip(1) {
         if rest.len() >= 128 {
             break;
         }
         let room = 128 - rest.len();
-        let s = String::from_utf8_lossy(a);
-        let s: String = s.chars().take(room).collect();
-        rest.push_str(&format!("'{s}' "));
+        rest.push(b'\'');
+        rest.extend_from_slice(c_str(a, room));
+        rest.extend_from_slice(b"' ");
     }
-    format!("ERR unknown command '{name}', with args beginning with: {rest}")
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(c_str(&args[0], 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    msg.extend_from_slice(&rest);
+    msg
 }
 
 /// Runs one command. Returns false when the connection must close after
 /// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
     let Some(spec) = lookup(&args[0]) else {
-        out.error(&unknown_command(args));
+        out.error_bytes(&unknown_command(args));
         return;
     };
     let argc = args.len() as i32;

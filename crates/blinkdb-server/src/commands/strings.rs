@@ -292,13 +292,10 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
         Ok(f) => f,
         Err(e) => return ctx.out.error(e),
     };
-    let now = ctx.shared.engine.now().max(1);
-    let exp = match expiry_of(&flags, args, now, "getex") {
-        Ok(e) => e,
-        Err(e) => return ctx.out.error(&e),
-    };
     let key = &args[1];
     ctx.write1(key, |tx, db, out| {
+        // Redis answers a missing key or a wrong type before it looks at
+        // the expiry argument.
         let Some(e) = tx.get(db, key) else {
             return out.null();
         };
@@ -306,6 +303,11 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
             return out.error(ERR_WRONGTYPE);
         };
         let had_ttl = e.expire_at != 0;
+        let now = tx.now();
+        let exp = match expiry_of(&flags, args, now, "getex") {
+            Ok(e) => e,
+            Err(e) => return out.error(&e),
+        };
         match exp {
             Expiry::At(at) if at <= now => {
                 tx.remove(db, key);
@@ -499,29 +501,22 @@ pub fn decrby(ctx: &mut Ctx, args: &Args) {
 
 pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
     let key = &args[1];
-    let Some(by) = parse_f64(&args[2]) else {
-        return ctx.out.error(ERR_NOT_FLOAT);
-    };
     ctx.write1(key, |tx, db, out| {
         let (cur, ttl) = match tx.get(db, key) {
-            None => (0.0, 0),
+            None => (None, 0),
             Some(e) => match e.value.as_str() {
                 None => return out.error(ERR_WRONGTYPE),
-                Some(s) => match parse_f64(s) {
-                    Some(v) => (v, e.expire_at),
-                    None => return out.error(ERR_NOT_FLOAT),
-                },
+                Some(s) => (Some(s.to_vec()), e.expire_at),
             },
         };
-        let new = cur + by;
-        if new.is_nan() || new.is_infinite() {
-            return out.error("ERR increment would produce NaN or Infinity");
-        }
-        let text = format_double(new);
-        let mut entry = Entry::string(text.as_bytes());
+        let text = match incr_by_float(cur.as_deref(), &args[2]) {
+            Ok(t) => t,
+            Err(e) => return out.error(e),
+        };
+        let mut entry = Entry::string(&text[..]);
         entry.expire_at = ttl;
         tx.insert(db, key, entry);
-        tx.log(db, &[b"SET", key, text.as_bytes(), b"KEEPTTL"]);
-        out.bulk(text.as_bytes());
+        tx.log(db, &[b"SET", key, &text, b"KEEPTTL"]);
+        out.bulk(&text);
     });
 }

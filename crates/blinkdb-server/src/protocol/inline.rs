@@ -11,6 +11,11 @@ fn hex(c: u8) -> Option<u8> {
 
 /// Returns None on unbalanced quotes (or a closing quote not followed by a space).
 pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    // Redis splits a C string: everything from the first NUL on is ignored.
+    let line = match line.iter().position(|&c| c == 0) {
+        Some(nul) => &line[..nul],
+        None => line,
+    };
     let mut args = Vec::new();
     let mut i = 0;
     let at = |i: usize| line.get(i).copied();
@@ -75,7 +80,7 @@ pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 }
             } else {
                 match c {
-                    None | Some(b' ' | b'\n' | b'\r' | b'\t' | 0) => break,
+                    None | Some(b' ' | b'\n' | b'\r' | b'\t') => break,
                     Some(b'"') => dq = true,
                     Some(b'\'') => sq = true,
                     Some(c) => cur.push(c),
@@ -108,5 +113,7 @@ mod tests {
         assert!(split_inline(br#"set "abc"#).is_none());
         assert!(split_inline(b"'it\\'s'").unwrap()[0] == b"it's");
         assert!(split_inline(b"   ").unwrap().is_empty());
+        assert!(split_inline(&[0u8; 24]).unwrap().is_empty());
+        assert_eq!(split_inline(b"get a\0b c").unwrap(), vec![b"get".to_vec(), b"a".to_vec()]);
     }
 }

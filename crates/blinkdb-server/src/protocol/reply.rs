@@ -52,24 +52,20 @@ impl Out {
         }
     }
 
-    /// An error reply. `msg` carries its code (`ERR ...`, `WRONGTYPE ...`);
-    /// line breaks are replaced by spaces, as Redis does.
+    /// An error reply. `msg` carries its code (`ERR ...`, `WRONGTYPE ...`).
     pub fn error(&mut self, msg: &str) {
-        let clean;
-        let msg = if msg.contains(['\r', '\n']) {
-            clean = msg.replace(['\r', '\n'], " ");
-            clean.as_str()
-        } else {
-            msg
-        };
-        if self.resp3() {
-            self.f3(&F3::SimpleError {
-                data: msg,
-                attributes: None,
-            });
-        } else {
-            self.f2(&F2::Error(msg));
-        }
+        self.error_bytes(msg.as_bytes());
+    }
+
+    /// An error line made of raw bytes (Redis echoes arguments verbatim in
+    /// some errors); line breaks become spaces, as Redis does. Written
+    /// directly: the encoder's error frame only takes UTF-8 text, and the
+    /// line is the same in RESP2 and RESP3.
+    pub fn error_bytes(&mut self, msg: &[u8]) {
+        self.buf.reserve(msg.len() + 3);
+        self.buf.extend_from_slice(b"-");
+        self.buf.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        self.buf.extend_from_slice(b"\r\n");
     }
 
     pub fn int(&mut self, n: i64) {
@@ -142,30 +138,6 @@ impl Out {
         self.buf.extend_from_slice(&[kind]);
         self.buf.extend_from_slice(num.format(n).as_bytes());
         self.buf.extend_from_slice(b"\r\n");
-    }
-
-    /// A double: `,x` in RESP3, a bulk string in RESP2 (as Redis does).
-    pub fn double(&mut self, d: f64) {
-        if self.resp3() {
-            self.f3(&F3::Double {
-                data: d,
-                attributes: None,
-            });
-        } else {
-            self.bulk(crate::commands::args::format_double(d).as_bytes());
-        }
-    }
-
-    /// A boolean: `#t`/`#f` in RESP3, `:1`/`:0` in RESP2.
-    pub fn boolean(&mut self, b: bool) {
-        if self.resp3() {
-            self.f3(&F3::Boolean {
-                data: b,
-                attributes: None,
-            });
-        } else {
-            self.int(b as i64);
-        }
     }
 
     /// Text meant for humans (INFO, CLIENT LIST): a verbatim string in RESP3.
