@@ -1,1 +1,4 @@
 //! BlinkDB storage engine.
+
+pub mod bloom;
+pub mod filter;
