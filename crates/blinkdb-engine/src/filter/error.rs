@@ -17,7 +17,10 @@ pub enum FilterError {
 }
 
 impl FilterError {
-    pub(crate) fn io(path: &std::path::Path, op: &'static str) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(
+        path: &std::path::Path,
+        op: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.to_path_buf();
         move |source| FilterError::Io { path, op, source }
     }

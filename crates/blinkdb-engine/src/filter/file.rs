@@ -9,7 +9,9 @@
 
 use super::error::FilterError;
 use super::geometry::Geometry;
-use super::layout::{checksum60, Header, BIT_WORDS, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES};
+use super::layout::{
+    checksum60, Header, BIT_WORDS, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES,
+};
 use super::probe::ItemHash;
 use memmap2::{MmapOptions, MmapRaw};
 use parking_lot::Mutex;
@@ -104,7 +106,8 @@ impl BloomFile {
             .truncate(true)
             .open(path)
             .map_err(FilterError::io(path, "create"))?;
-        file.set_len(geometry.file_len()).map_err(FilterError::io(path, "set_len"))?;
+        file.set_len(geometry.file_len())
+            .map_err(FilterError::io(path, "set_len"))?;
         let filter = BloomFile::map(path, file, geometry, LogPosition::default(), 0, 0)?;
         let empty_sum = checksum60(&[0u8; LINE_BIT_BYTES]).to_le();
         for line in 0..geometry.lines {
@@ -125,7 +128,10 @@ impl BloomFile {
             }
             Err(e) => return Err(FilterError::io(path, "open")(e)),
         };
-        let len = file.metadata().map_err(FilterError::io(path, "fstat"))?.len();
+        let len = file
+            .metadata()
+            .map_err(FilterError::io(path, "fstat"))?
+            .len();
         let mut raw_header = [0u8; LINE_BYTES];
         if len < HEADER_BYTES {
             return Ok(OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt));
@@ -140,10 +146,14 @@ impl BloomFile {
             hashes: header.hashes,
         };
         if found != geometry {
-            return Ok(OpenOutcome::Rebuild(RebuildReason::GeometryChanged { found }));
+            return Ok(OpenOutcome::Rebuild(RebuildReason::GeometryChanged {
+                found,
+            }));
         }
         if len != geometry.file_len() {
-            return Ok(OpenOutcome::Rebuild(RebuildReason::LengthMismatch { found: len }));
+            return Ok(OpenOutcome::Rebuild(RebuildReason::LengthMismatch {
+                found: len,
+            }));
         }
         let checkpoint = LogPosition {
             file: header.checkpoint_file,
@@ -373,7 +383,9 @@ impl BloomFile {
         .encode();
         // SAFETY: the header region is the first 64 bytes of the mapping; only this
         // function writes it, and callers serialise it (create, or the checkpoint lock).
-        unsafe { std::ptr::copy_nonoverlapping(header.as_ptr(), self.map.as_mut_ptr(), LINE_BYTES) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(header.as_ptr(), self.map.as_mut_ptr(), LINE_BYTES)
+        };
         Ok(())
     }
 
@@ -390,7 +402,7 @@ impl BloomFile {
 
     /// True when `bytes` is whole lines that each pass their checksum.
     pub fn lines_are_valid(bytes: &[u8]) -> bool {
-        bytes.len() % LINE_BYTES == 0
+        bytes.len().is_multiple_of(LINE_BYTES)
             && bytes.chunks_exact(LINE_BYTES).all(|line| {
                 checksum60(&line[..LINE_BIT_BYTES]).to_le_bytes() == line[LINE_BIT_BYTES..]
             })
@@ -400,13 +412,20 @@ impl BloomFile {
     /// [`BloomFile::lines_are_valid`] and fit (checked again here; false = untouched).
     pub fn write_lines(&mut self, first: u64, bytes: &[u8]) -> bool {
         let count = (bytes.len() / LINE_BYTES) as u64;
-        if !Self::lines_are_valid(bytes) || first.checked_add(count).is_none_or(|end| end > self.geometry.lines) {
+        if !Self::lines_are_valid(bytes)
+            || first
+                .checked_add(count)
+                .is_none_or(|end| end > self.geometry.lines)
+        {
             return false;
         }
         for (i, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
             let words = self.words(first + i as u64);
             for (word, chunk) in words.iter().zip(line.chunks_exact(4)) {
-                word.store(u32::from_ne_bytes(chunk.try_into().unwrap()), Ordering::Relaxed);
+                word.store(
+                    u32::from_ne_bytes(chunk.try_into().unwrap()),
+                    Ordering::Relaxed,
+                );
             }
         }
         true

@@ -44,7 +44,9 @@ impl Geometry {
     /// at most `fp · SIZING_MARGIN`. Pure arithmetic: allocates nothing.
     pub fn for_items(items: u64, fp: f64) -> Result<Geometry, FilterError> {
         if !(fp > 0.0 && fp < 1.0) {
-            return Err(FilterError::InvalidGeometry("false-positive rate must be in (0, 1)"));
+            return Err(FilterError::InvalidGeometry(
+                "false-positive rate must be in (0, 1)",
+            ));
         }
         let items = items.max(1);
         let requested = fp;
@@ -149,9 +151,15 @@ mod tests {
     fn blocked_needs_more_bits_than_the_unblocked_optimum() {
         let g = Geometry::for_items(1_000_000, 0.01).unwrap();
         let bits_per_item = g.bits() as f64 / 1e6;
-        assert!(bits_per_item > 9.59 && bits_per_item < 11.5, "{bits_per_item}");
+        assert!(
+            bits_per_item > 9.59 && bits_per_item < 11.5,
+            "{bits_per_item}"
+        );
         assert!(g.predicted_fp(1_000_000) <= 0.01);
-        let smaller = Geometry { lines: g.lines - 1, ..g };
+        let smaller = Geometry {
+            lines: g.lines - 1,
+            ..g
+        };
         assert!(best_hashes(1_000_000, smaller.lines).1 > 0.01 * SIZING_MARGIN);
     }
 

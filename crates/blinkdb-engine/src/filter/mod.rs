@@ -12,7 +12,10 @@ pub mod layout;
 mod probe;
 
 pub use error::FilterError;
-pub use file::{BloomFile, FilterStats, LogPosition, OpenOutcome, OpenReport, RebuildReason, MAX_CORRUPT_FRACTION};
+pub use file::{
+    BloomFile, FilterStats, LogPosition, OpenOutcome, OpenReport, RebuildReason,
+    MAX_CORRUPT_FRACTION,
+};
 pub use geometry::{Geometry, MAX_HASHES, MAX_LINES, SIZING_MARGIN};
 pub use probe::ItemHash;
 

@@ -19,14 +19,20 @@ fn filled(path: &std::path::Path, items: u64) -> Geometry {
     for i in 0..items {
         filter.insert(&key(i));
     }
-    filter.flush(LogPosition { file: 3, offset: 4096 }).unwrap();
+    filter
+        .flush(LogPosition {
+            file: 3,
+            offset: 4096,
+        })
+        .unwrap();
     geometry
 }
 
 fn corrupt_lines(path: &std::path::Path, lines: impl Iterator<Item = u64>) {
     let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
     for line in lines {
-        file.seek(SeekFrom::Start(layout::HEADER_BYTES + line * 64 + 7)).unwrap();
+        file.seek(SeekFrom::Start(layout::HEADER_BYTES + line * 64 + 7))
+            .unwrap();
         file.write_all(&[0x5A, 0x00, 0x13]).unwrap();
     }
 }
@@ -38,11 +44,19 @@ fn round_trip_keeps_bits_count_and_checkpoint() {
     let geometry = filled(&path, 10_000);
     let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
     assert_eq!(report.corrupt_lines, 0);
-    assert_eq!(report.checkpoint, LogPosition { file: 3, offset: 4096 });
+    assert_eq!(
+        report.checkpoint,
+        LogPosition {
+            file: 3,
+            offset: 4096
+        }
+    );
     assert_eq!(filter.checkpoint(), report.checkpoint);
     assert!((0..10_000).all(|i| filter.contains(&key(i))));
     assert!(filter.item_count() <= 10_000 && filter.item_count() > 9_900);
-    let absent = (1_000_000..1_100_000).filter(|&i| filter.contains(&key(i))).count();
+    let absent = (1_000_000..1_100_000)
+        .filter(|&i| filter.contains(&key(i)))
+        .count();
     assert!(absent < 1_000, "false positives {absent}");
 }
 
@@ -51,11 +65,16 @@ fn corrupt_lines_become_ones_and_are_counted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.bloom");
     let geometry = filled(&path, 20_000);
-    let bad: std::collections::BTreeSet<u64> = (0..geometry.lines / 50).map(|i| (i * 7919) % geometry.lines).collect();
+    let bad: std::collections::BTreeSet<u64> = (0..geometry.lines / 50)
+        .map(|i| (i * 7919) % geometry.lines)
+        .collect();
     corrupt_lines(&path, bad.iter().copied());
     let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
     assert_eq!(report.corrupt_lines, bad.len() as u64);
-    assert!((0..20_000).all(|i| filter.contains(&key(i))), "false negative after repair");
+    assert!(
+        (0..20_000).all(|i| filter.contains(&key(i))),
+        "false negative after repair"
+    );
     assert_eq!(filter.stats().corrupt_lines_at_open, bad.len() as u64);
     drop(filter);
     // The repair is written back, so a second open sees a clean file.
@@ -83,13 +102,22 @@ fn geometry_change_missing_file_and_bad_header_ask_for_rebuild() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.bloom");
     let geometry = filled(&path, 1_000);
-    let bigger = Geometry { lines: geometry.lines + 1, ..geometry };
+    let bigger = Geometry {
+        lines: geometry.lines + 1,
+        ..geometry
+    };
     assert!(matches!(
         BloomFile::open(&path, bigger).unwrap(),
         OpenOutcome::Rebuild(RebuildReason::GeometryChanged { found }) if found == geometry
     ));
-    let more_hashes = Geometry { hashes: geometry.hashes + 1, ..geometry };
-    assert!(matches!(BloomFile::open(&path, more_hashes).unwrap(), OpenOutcome::Rebuild(_)));
+    let more_hashes = Geometry {
+        hashes: geometry.hashes + 1,
+        ..geometry
+    };
+    assert!(matches!(
+        BloomFile::open(&path, more_hashes).unwrap(),
+        OpenOutcome::Rebuild(_)
+    ));
     assert!(matches!(
         BloomFile::open(&dir.path().join("none"), geometry).unwrap(),
         OpenOutcome::Rebuild(RebuildReason::Missing)
@@ -111,12 +139,28 @@ fn checkpoint_persists_across_flushes() {
     let filter = BloomFile::create(&path, geometry).unwrap();
     assert_eq!(filter.checkpoint(), LogPosition::default());
     filter.insert(b"a");
-    filter.flush(LogPosition { file: 1, offset: 10 }).unwrap();
+    filter
+        .flush(LogPosition {
+            file: 1,
+            offset: 10,
+        })
+        .unwrap();
     filter.insert(b"b");
-    filter.flush(LogPosition { file: 2, offset: 20 }).unwrap();
+    filter
+        .flush(LogPosition {
+            file: 2,
+            offset: 20,
+        })
+        .unwrap();
     drop(filter);
     let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
-    assert_eq!(report.checkpoint, LogPosition { file: 2, offset: 20 });
+    assert_eq!(
+        report.checkpoint,
+        LogPosition {
+            file: 2,
+            offset: 20
+        }
+    );
     assert_eq!(filter.item_count(), 2);
 }
 
@@ -183,12 +227,17 @@ fn measured_false_positives_stay_under_the_target() {
             filter.insert_exclusive(&key(i));
         });
         let probes = 1_000_000u64;
-        let hits = (0..probes).filter(|i| filter.contains(&key(u64::MAX - i))).count();
+        let hits = (0..probes)
+            .filter(|i| filter.contains(&key(u64::MAX - i)))
+            .count();
         let measured = hits as f64 / probes as f64;
         let predicted = geometry.predicted_fp(items);
         eprintln!("target {fp} predicted {predicted} measured {measured}");
         assert!(measured <= fp, "{fp}: measured {measured}");
         let stats = filter.stats();
-        assert!((stats.estimated_fp - measured).abs() < fp * 0.3, "{stats:?} vs {measured}");
+        assert!(
+            (stats.estimated_fp - measured).abs() < fp * 0.3,
+            "{stats:?} vs {measured}"
+        );
     }
 }
