@@ -426,3 +426,31 @@ fn first_sub_filter_is_no_bigger_than_redisbloom_at_one_million_one_percent() {
     assert_eq!(redisbloom_filter_bytes(1_000_000, 0.005) + 96, 1_378_568);
     assert!(f.info().size <= 1_378_568, "{}", f.info().size);
 }
+
+#[test]
+fn sizes_next_to_redisbloom_are_reported() {
+    // RedisBloom 2.8 BF.INFO Size, probed: 100/0.01 -> 240, 1M/0.01 -> 1378568,
+    // 1M/0.001 -> 1977632, 100/0.01 NONSCALING -> 216.
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (100u64, 0.01, false, 240u64),
+        (1_000_000, 0.01, false, 1_378_568),
+        (1_000_000, 0.001, false, 1_977_632),
+        (100, 0.01, true, 216),
+    ];
+    for (id, (capacity, error_rate, nonscaling, redisbloom)) in cases.into_iter().enumerate() {
+        let config = BloomConfig {
+            capacity,
+            error_rate,
+            nonscaling,
+            ..BloomConfig::default()
+        };
+        let f = ScalableBloom::create(dir.path(), 100 + id as u64, config, &LIMITS).unwrap();
+        let ours = f.info().size;
+        eprintln!("{capacity}/{error_rate} nonscaling={nonscaling}: ours {ours} redisbloom {redisbloom} ratio {:.3}", ours as f64 / redisbloom as f64);
+        assert!(
+            ours as f64 <= redisbloom as f64 * 1.1,
+            "more than 10% over RedisBloom"
+        );
+    }
+}
