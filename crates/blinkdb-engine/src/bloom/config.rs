@@ -9,7 +9,7 @@ pub const DEFAULT_CAPACITY: u64 = 100;
 pub const DEFAULT_EXPANSION: u64 = 2;
 
 /// Share of the error budget given to the first sub-filter of a scaling filter.
-/// RedisBloom gives it 1/2. A blocked filter needs ~15% more bits than RedisBloom's
+/// RedisBloom gives it 1/2. A blocked filter needs 5-8% more bits than RedisBloom's
 /// unblocked one at the same rate, so at 1/2 it would be bigger than RedisBloom's;
 /// at 0.9 a 1M/0.01 filter fits in RedisBloom's bytes (docs/bloom-file-format.md).
 pub const FIRST_FILTER_SHARE: f64 = 0.9;

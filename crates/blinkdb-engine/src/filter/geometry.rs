@@ -4,8 +4,8 @@
 //! false-positive rate (1 - (1 - 1/480)^(jk))^k, and j is Poisson(n / L) across lines.
 //! The filter's rate is that per-line rate averaged over the Poisson load. The load
 //! variance is what makes a blocked filter need more bits than m = -n ln p / ln²2:
-//! about +15% at p = 1e-2 and +58% at p = 1e-3 over the unblocked optimum (see
-//! docs/bloom-file-format.md). For few lines the real load is binomial, whose smaller
+//! with equal bits its rate is ~1.2x (p near 1e-2) to ~1.6x (p near 1e-3) the unblocked
+//! one, so an equal rate needs ~5% and ~8% more bits (docs/bloom-file-format.md). For few lines the real load is binomial, whose smaller
 //! variance makes the Poisson figure an over-estimate, so sizing stays on the safe side.
 
 use super::error::FilterError;
