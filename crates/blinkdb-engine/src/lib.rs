@@ -3,8 +3,10 @@
 //! This crate knows nothing about sockets or the client protocol. The server
 //! crate parses commands and calls into [`Engine`].
 
+pub mod bloom;
 pub mod clock;
 pub mod engine;
+pub mod filter;
 pub mod kernel;
 pub mod keyspace;
 pub mod pattern;

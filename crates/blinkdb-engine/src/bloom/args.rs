@@ -1,0 +1,145 @@
+//! Argument parsing for BF.RESERVE / BF.INSERT / BF.INFO with RedisBloom 2.8's
+//! exact checks and error replies. Input is raw argument bytes; no RESP types.
+
+use super::config::BloomConfig;
+use super::error::BloomError;
+
+/// A parsed BF.INSERT.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertRequest<'a> {
+    /// Used only when the key does not exist yet.
+    pub config: BloomConfig,
+    /// NOCREATE: a missing key is `ERR not found`.
+    pub nocreate: bool,
+    pub items: Vec<&'a [u8]>,
+}
+
+/// One BF.INFO field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfoField {
+    Capacity,
+    Size,
+    Filters,
+    Items,
+    Expansion,
+}
+
+impl InfoField {
+    /// Case-insensitive CAPACITY|SIZE|FILTERS|ITEMS|EXPANSION.
+    pub fn parse(arg: &[u8]) -> Result<InfoField, BloomError> {
+        let field = match arg.to_ascii_uppercase().as_slice() {
+            b"CAPACITY" => InfoField::Capacity,
+            b"SIZE" => InfoField::Size,
+            b"FILTERS" => InfoField::Filters,
+            b"ITEMS" => InfoField::Items,
+            b"EXPANSION" => InfoField::Expansion,
+            _ => return Err(BloomError::InvalidInfoField),
+        };
+        Ok(field)
+    }
+}
+
+fn parse_f64(arg: &[u8]) -> Option<f64> {
+    std::str::from_utf8(arg).ok()?.parse().ok()
+}
+
+fn parse_i64(arg: &[u8]) -> Option<i64> {
+    std::str::from_utf8(arg).ok()?.parse().ok()
+}
+
+/// BF.RESERVE arguments after the key: `error_rate capacity [EXPANSION n] [NONSCALING]`.
+/// Like RedisBloom, unknown trailing words are ignored and at most 5 are accepted.
+pub fn parse_reserve(args: &[&[u8]]) -> Result<BloomConfig, BloomError> {
+    if !(2..=5).contains(&args.len()) {
+        return Err(BloomError::WrongArity("bf.reserve"));
+    }
+    let error_rate = parse_f64(args[0]).ok_or(BloomError::BadErrorRate)?;
+    if !(error_rate > 0.0 && error_rate < 1.0) {
+        return Err(BloomError::ErrorRateRange);
+    }
+    let capacity = parse_i64(args[1]).ok_or(BloomError::BadCapacity)?;
+    if capacity <= 0 {
+        return Err(BloomError::CapacityRange);
+    }
+    let mut config = BloomConfig {
+        error_rate,
+        capacity: capacity as u64,
+        ..BloomConfig::default()
+    };
+    let options = &args[2..];
+    let mut explicit_expansion = false;
+    for (i, arg) in options.iter().enumerate() {
+        if arg.eq_ignore_ascii_case(b"NONSCALING") {
+            config.nonscaling = true;
+        } else if arg.eq_ignore_ascii_case(b"EXPANSION") {
+            let value = options.get(i + 1).ok_or(BloomError::NoExpansion)?;
+            let expansion = parse_i64(value).ok_or(BloomError::BadExpansion)?;
+            if expansion < 1 {
+                return Err(BloomError::ExpansionRange);
+            }
+            config.expansion = expansion as u64;
+            explicit_expansion = true;
+        }
+    }
+    if config.nonscaling && explicit_expansion {
+        return Err(BloomError::NonScalingExpansion);
+    }
+    Ok(config)
+}
+
+/// BF.INSERT arguments after the key:
+/// `[CAPACITY n] [ERROR e] [EXPANSION n] [NOCREATE] [NONSCALING] ITEMS item...`.
+pub fn parse_insert<'a>(args: &[&'a [u8]]) -> Result<InsertRequest<'a>, BloomError> {
+    let arity = || BloomError::WrongArity("bf.insert");
+    let mut request = InsertRequest {
+        config: BloomConfig::default(),
+        nocreate: false,
+        items: Vec::new(),
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let word = args[i].to_ascii_uppercase();
+        let value = || args.get(i + 1).copied();
+        match word.as_slice() {
+            b"ITEMS" => {
+                request.items = args[i + 1..].to_vec();
+                break;
+            }
+            b"NOCREATE" => request.nocreate = true,
+            b"NONSCALING" => request.config.nonscaling = true,
+            b"CAPACITY" => {
+                let v =
+                    parse_i64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadCapacity)?;
+                if v <= 0 {
+                    return Err(BloomError::InsertBadArgument);
+                }
+                request.config.capacity = v as u64;
+                i += 1;
+            }
+            b"ERROR" => {
+                let v =
+                    parse_f64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadErrorRate)?;
+                if !(v > 0.0 && v < 1.0) {
+                    return Err(BloomError::InsertBadArgument);
+                }
+                request.config.error_rate = v;
+                i += 1;
+            }
+            b"EXPANSION" => {
+                let v =
+                    parse_i64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadExpansion)?;
+                if v < 1 {
+                    return Err(BloomError::InsertBadArgument);
+                }
+                request.config.expansion = v as u64;
+                i += 1;
+            }
+            _ => return Err(BloomError::InsertUnknownArgument),
+        }
+        i += 1;
+    }
+    if request.items.is_empty() {
+        return Err(arity());
+    }
+    Ok(request)
+}

@@ -1,0 +1,330 @@
+//! A scalable Bloom filter: a chain of `BloomFile`s in a caller-chosen directory,
+//! named by a caller-chosen u64 id, with RedisBloom 2.8 add/exists/info semantics.
+
+use super::config::{BloomConfig, BloomLimits};
+use super::error::BloomError;
+use super::meta::{ChainMeta, LinkMeta, CHAIN_MAGIC, MAX_LINKS};
+use crate::filter::{BloomFile, ItemHash, LogPosition, OpenOutcome, RebuildReason};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One sub-filter and the number of items it may take.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) capacity: u64,
+    pub(crate) file: BloomFile,
+}
+
+/// A RedisBloom-compatible scalable Bloom filter backed by one file per sub-filter
+/// (`<id:016x>.<index>.bloom`) and a metadata file (`<id:016x>.chain`).
+///
+/// Not internally synchronised for writes: the caller holds the key's lock
+/// (`&mut self` to add, `&self` to query).
+#[derive(Debug)]
+pub struct ScalableBloom {
+    pub(crate) dir: PathBuf,
+    pub(crate) id: u64,
+    pub(crate) config: BloomConfig,
+    pub(crate) links: Vec<Link>,
+}
+
+/// BF.INFO figures, in RedisBloom's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BloomInfo {
+    /// Sum of sub-filter capacities.
+    pub capacity: u64,
+    /// Bytes of all sub-filter files (headers, bits and line checksums).
+    pub size: u64,
+    /// Number of sub-filters.
+    pub filters: u64,
+    /// Items added (each counted once, when it was not already reported present).
+    pub items: u64,
+    /// `None` for NONSCALING filters (RedisBloom replies nil).
+    pub expansion: Option<u64>,
+}
+
+/// Why a chain cannot be reopened and must be rebuilt from the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChainRebuildReason {
+    MetadataMissing,
+    MetadataCorrupt,
+    SubFilter { index: u32, reason: RebuildReason },
+}
+
+/// Result of [`ScalableBloom::open`].
+#[derive(Debug)]
+pub enum ChainOpen {
+    Ready {
+        filter: ScalableBloom,
+        /// Lines of all sub-filters set to all ones at open.
+        corrupt_lines: u64,
+        /// Earliest checkpoint of the sub-filters: replay the log from here.
+        checkpoint: LogPosition,
+    },
+    Rebuild(ChainRebuildReason),
+}
+
+pub(crate) fn chain_path(dir: &Path, id: u64) -> PathBuf {
+    dir.join(format!("{id:016x}.chain"))
+}
+
+pub(crate) fn link_path(dir: &Path, id: u64, index: usize) -> PathBuf {
+    dir.join(format!("{id:016x}.{index}.bloom"))
+}
+
+impl ScalableBloom {
+    /// BF.RESERVE: validates `config`, checks `limits`, then creates the files.
+    /// `ItemExists` when filter `id` already exists in `dir`.
+    pub fn create(
+        dir: &Path,
+        id: u64,
+        config: BloomConfig,
+        limits: &BloomLimits,
+    ) -> Result<Self, BloomError> {
+        config.validate()?;
+        if chain_path(dir, id).exists() {
+            return Err(BloomError::ItemExists);
+        }
+        let (capacity, geometry) = config.sub_filter_geometry(0, 0, limits)?;
+        let meta = ChainMeta {
+            config,
+            links: vec![LinkMeta {
+                capacity,
+                geometry,
+                items: 0,
+            }],
+        };
+        Self::create_from_meta(dir, id, &meta)
+    }
+
+    pub(crate) fn create_from_meta(
+        dir: &Path,
+        id: u64,
+        meta: &ChainMeta,
+    ) -> Result<Self, BloomError> {
+        let mut links = Vec::with_capacity(meta.links.len());
+        for (index, link) in meta.links.iter().enumerate() {
+            let file = BloomFile::create(&link_path(dir, id, index), link.geometry)?;
+            file.set_item_count(link.items);
+            links.push(Link {
+                capacity: link.capacity,
+                file,
+            });
+        }
+        let filter = ScalableBloom {
+            dir: dir.to_path_buf(),
+            id,
+            config: meta.config,
+            links,
+        };
+        filter.write_meta()?;
+        Ok(filter)
+    }
+
+    /// Reopens filter `id`, verifying every sub-filter file.
+    pub fn open(dir: &Path, id: u64) -> Result<ChainOpen, BloomError> {
+        let path = chain_path(dir, id);
+        let raw = match std::fs::read(&path) {
+            Ok(raw) => raw,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ChainOpen::Rebuild(ChainRebuildReason::MetadataMissing))
+            }
+            Err(e) => return Err(BloomError::io("read", &path)(e)),
+        };
+        let Some(meta) = ChainMeta::decode(&raw, CHAIN_MAGIC) else {
+            return Ok(ChainOpen::Rebuild(ChainRebuildReason::MetadataCorrupt));
+        };
+        let mut links = Vec::with_capacity(meta.links.len());
+        let mut corrupt_lines = 0;
+        let mut checkpoint: Option<LogPosition> = None;
+        for (index, link) in meta.links.iter().enumerate() {
+            match BloomFile::open(&link_path(dir, id, index), link.geometry)? {
+                OpenOutcome::Ready(file, report) => {
+                    corrupt_lines += report.corrupt_lines;
+                    let earliest = checkpoint.map_or(report.checkpoint, |c| {
+                        std::cmp::min_by_key(c, report.checkpoint, |p| (p.file, p.offset))
+                    });
+                    checkpoint = Some(earliest);
+                    links.push(Link {
+                        capacity: link.capacity,
+                        file,
+                    });
+                }
+                OpenOutcome::Rebuild(reason) => {
+                    return Ok(ChainOpen::Rebuild(ChainRebuildReason::SubFilter {
+                        index: index as u32,
+                        reason,
+                    }))
+                }
+            }
+        }
+        Ok(ChainOpen::Ready {
+            filter: ScalableBloom {
+                dir: dir.to_path_buf(),
+                id,
+                config: meta.config,
+                links,
+            },
+            corrupt_lines,
+            checkpoint: checkpoint.unwrap_or_default(),
+        })
+    }
+
+    /// Removes every file of filter `id`; missing files are not an error.
+    pub fn delete(dir: &Path, id: u64) -> Result<(), BloomError> {
+        let remove = |path: PathBuf| match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(BloomError::io("remove", &path)(e))
+            }
+            _ => Ok(()),
+        };
+        // The metadata goes first so a crash midway leaves no chain that names gone files.
+        remove(chain_path(dir, id))?;
+        let mut index = 0;
+        while link_path(dir, id, index).exists() {
+            remove(link_path(dir, id, index))?;
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn meta(&self) -> ChainMeta {
+        ChainMeta {
+            config: self.config,
+            links: self
+                .links
+                .iter()
+                .map(|l| LinkMeta {
+                    capacity: l.capacity,
+                    geometry: l.file.geometry(),
+                    items: 0,
+                })
+                .collect(),
+        }
+    }
+
+    /// Atomic replace: temp file, fsync, rename, fsync directory.
+    fn write_meta(&self) -> Result<(), BloomError> {
+        let path = chain_path(&self.dir, self.id);
+        let tmp = path.with_extension("chain.tmp");
+        let mut file = std::fs::File::create(&tmp).map_err(BloomError::io("create", &tmp))?;
+        file.write_all(&self.meta().encode(CHAIN_MAGIC))
+            .map_err(BloomError::io("write", &tmp))?;
+        file.sync_all().map_err(BloomError::io("fsync", &tmp))?;
+        std::fs::rename(&tmp, &path).map_err(BloomError::io("rename", &path))?;
+        std::fs::File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(BloomError::io("fsync dir", &self.dir))?;
+        Ok(())
+    }
+
+    /// The configuration the filter was created with.
+    pub fn config(&self) -> BloomConfig {
+        self.config
+    }
+
+    /// BF.EXISTS.
+    pub fn exists(&self, item: &[u8]) -> bool {
+        let hash = ItemHash::of(item);
+        self.links.iter().any(|l| l.file.contains_hash(hash))
+    }
+
+    /// BF.MEXISTS.
+    pub fn mexists<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
+        items.into_iter().map(|item| self.exists(item)).collect()
+    }
+
+    /// BF.ADD: `Ok(true)` if newly added, `Ok(false)` if (probably) present.
+    /// Grows the chain when the last sub-filter is full, within `limits`.
+    pub fn add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
+        let hash = ItemHash::of(item);
+        if self.links.iter().any(|l| l.file.contains_hash(hash)) {
+            return Ok(false);
+        }
+        let last = self.links.last().expect("a chain has at least one link");
+        if last.file.item_count() >= last.capacity {
+            if self.config.nonscaling {
+                return Err(BloomError::NonScalingFull);
+            }
+            self.grow(limits)?;
+        }
+        let last = self
+            .links
+            .last_mut()
+            .expect("a chain has at least one link");
+        if !last.file.insert_hash_exclusive(hash) {
+            // Every probed bit was already set: count it as RedisBloom does.
+            last.file.set_item_count(last.file.item_count() + 1);
+        }
+        Ok(true)
+    }
+
+    /// BF.MADD / BF.INSERT items: one result per item, stopping after the first
+    /// error as RedisBloom does (its reply array ends with that error).
+    pub fn madd<'a>(
+        &mut self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        limits: &BloomLimits,
+    ) -> Vec<Result<bool, BloomError>> {
+        let mut out = Vec::new();
+        for item in items {
+            let result = self.add(item, limits);
+            let stop = result.is_err();
+            out.push(result);
+            if stop {
+                break;
+            }
+        }
+        out
+    }
+
+    fn grow(&mut self, limits: &BloomLimits) -> Result<(), BloomError> {
+        let index = self.links.len() as u32;
+        if index >= MAX_LINKS {
+            return Err(BloomError::TooLarge);
+        }
+        let used = self.size_bytes();
+        let (capacity, geometry) = self.config.sub_filter_geometry(index, used, limits)?;
+        let file = BloomFile::create(&link_path(&self.dir, self.id, index as usize), geometry)?;
+        self.links.push(Link { capacity, file });
+        if let Err(e) = self.write_meta() {
+            self.links.pop();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn size_bytes(&self) -> u64 {
+        self.links.iter().map(|l| l.file.size_bytes()).sum()
+    }
+
+    /// BF.CARD.
+    pub fn card(&self) -> u64 {
+        self.links.iter().map(|l| l.file.item_count()).sum()
+    }
+
+    /// BF.INFO.
+    pub fn info(&self) -> BloomInfo {
+        BloomInfo {
+            capacity: self.links.iter().map(|l| l.capacity).sum(),
+            size: self.size_bytes(),
+            filters: self.links.len() as u64,
+            items: self.card(),
+            expansion: (!self.config.nonscaling).then_some(self.config.expansion),
+        }
+    }
+
+    /// Makes every add so far durable and records `checkpoint` in every sub-filter.
+    pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
+        for link in &self.links {
+            link.file.flush(checkpoint)?;
+        }
+        Ok(())
+    }
+
+    /// Sub-filter files (for stats and tests).
+    pub fn sub_filters(&self) -> impl Iterator<Item = &BloomFile> {
+        self.links.iter().map(|l| &l.file)
+    }
+}

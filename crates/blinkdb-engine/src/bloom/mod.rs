@@ -1,0 +1,26 @@
+//! Scalable Bloom filters with RedisBloom 2.8 semantics (BF.* commands), stored in
+//! [`crate::filter`] files. Holds no server or RESP types: the server parses frames,
+//! calls [`args`] for BF.RESERVE/BF.INSERT/BF.INFO arguments, maps keys to filter ids,
+//! holds a per-key lock, and turns [`BloomError`] into an error reply with its
+//! `Display` text (RedisBloom's exact text).
+//!
+//! Sizing: sub-filter i holds capacity·expansionⁱ items at error budget
+//! [`BloomConfig::sub_filter_error`]; see `docs/bloom-file-format.md`.
+
+pub mod args;
+mod chain;
+mod config;
+mod dump;
+mod error;
+mod meta;
+
+pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ScalableBloom};
+pub use config::{
+    redisbloom_filter_bytes, BloomConfig, BloomLimits, DEFAULT_CAPACITY, DEFAULT_ERROR_RATE,
+    DEFAULT_EXPANSION, FIRST_FILTER_SHARE,
+};
+pub use dump::CHUNK_LINES;
+pub use error::BloomError;
+
+#[cfg(test)]
+mod tests;

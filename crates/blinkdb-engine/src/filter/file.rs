@@ -1,0 +1,455 @@
+//! The memory-mapped Bloom file: concurrent adds, lock-free reads, checksummed lines.
+//!
+//! Crash consistency: bits only go 0→1. A writer sets a line's bits and then rewrites
+//! the line's checksum while holding that line's stripe lock, so every line is either
+//! consistent or (mid-update, or torn by power loss) fails its checksum. A failing line
+//! is set to all ones at open: a superset of every bit it could have held, so a kill -9
+//! with a line in flight never loses a bit. `flush` msyncs the lines before it records the
+//! checkpoint, so all adds made before the flush call are durable before the checkpoint is.
+
+use super::error::FilterError;
+use super::geometry::Geometry;
+use super::layout::{
+    checksum60, Header, BIT_WORDS, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES,
+};
+use super::probe::ItemHash;
+use memmap2::{MmapOptions, MmapRaw};
+use parking_lot::Mutex;
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Share of lines that may fail their checksum before the file must be rebuilt.
+pub const MAX_CORRUPT_FRACTION: f64 = 0.05;
+/// Upper bound on stripe locks; enough that 2-64 writer threads rarely collide.
+const MAX_STRIPES: u64 = 1024;
+
+/// An opaque log position supplied by the caller: "complete up to here".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LogPosition {
+    pub file: u64,
+    pub offset: u64,
+}
+
+/// Why `open` cannot reuse a file and the caller must rebuild it from the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RebuildReason {
+    Missing,
+    HeaderCorrupt,
+    GeometryChanged { found: Geometry },
+    LengthMismatch { found: u64 },
+    TooManyCorruptLines { corrupt: u64, lines: u64 },
+}
+
+/// What `open` found in a usable file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Lines whose checksum failed; they are now all ones.
+    pub corrupt_lines: u64,
+    /// Replay the log from here.
+    pub checkpoint: LogPosition,
+}
+
+/// Result of [`BloomFile::open`].
+#[derive(Debug)]
+pub enum OpenOutcome {
+    Ready(BloomFile, OpenReport),
+    Rebuild(RebuildReason),
+}
+
+/// Point-in-time figures; `fill_ratio` and `estimated_fp` scan every line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FilterStats {
+    pub size_bytes: u64,
+    pub set_bits: u64,
+    pub fill_ratio: f64,
+    /// Mean over lines of (line fill)^k: the chance a random absent item passes.
+    pub estimated_fp: f64,
+    pub corrupt_lines_at_open: u64,
+    pub item_count: u64,
+}
+
+/// A Bloom filter in a memory-mapped file of checksummed 64-byte lines.
+///
+/// `insert`/`contains` take `&self` and may run from any number of threads
+/// (the global key-existence filter); `insert_exclusive` skips the stripe lock for
+/// callers that already hold the filter exclusively (per-key filters).
+pub struct BloomFile {
+    path: PathBuf,
+    map: MmapRaw,
+    geometry: Geometry,
+    stripes: Box<[Mutex<()>]>,
+    items: AtomicU64,
+    checkpoint: Mutex<LogPosition>,
+    corrupt_at_open: u64,
+    _file: File,
+}
+
+impl std::fmt::Debug for BloomFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomFile")
+            .field("path", &self.path)
+            .field("geometry", &self.geometry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BloomFile {
+    /// Creates (or truncates) `path` as an empty filter with checkpoint (0, 0).
+    pub fn create(path: &Path, geometry: Geometry) -> Result<BloomFile, FilterError> {
+        let geometry = Geometry::new(geometry.lines, geometry.hashes)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(FilterError::io(path, "create"))?;
+        file.set_len(geometry.file_len())
+            .map_err(FilterError::io(path, "set_len"))?;
+        let filter = BloomFile::map(path, file, geometry, LogPosition::default(), 0, 0)?;
+        let empty_sum = checksum60(&[0u8; LINE_BIT_BYTES]).to_le();
+        for line in 0..geometry.lines {
+            filter.words(line)[BIT_WORDS].store(empty_sum, Ordering::Relaxed);
+        }
+        filter.write_header(LogPosition::default(), 0)?;
+        filter.map.flush().map_err(FilterError::io(path, "msync"))?;
+        Ok(filter)
+    }
+
+    /// Maps `path`, verifies every line, and reports whether it is usable with
+    /// `geometry`. Corrupt lines become all ones and are logged.
+    pub fn open(path: &Path, geometry: Geometry) -> Result<OpenOutcome, FilterError> {
+        let file = match OpenOptions::new().read(true).write(true).open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(OpenOutcome::Rebuild(RebuildReason::Missing))
+            }
+            Err(e) => return Err(FilterError::io(path, "open")(e)),
+        };
+        let len = file
+            .metadata()
+            .map_err(FilterError::io(path, "fstat"))?
+            .len();
+        let mut raw_header = [0u8; LINE_BYTES];
+        if len < HEADER_BYTES {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt));
+        }
+        std::os::unix::fs::FileExt::read_exact_at(&file, &mut raw_header, 0)
+            .map_err(FilterError::io(path, "pread header"))?;
+        let Some(header) = Header::decode(&raw_header) else {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt));
+        };
+        let found = Geometry {
+            lines: header.lines,
+            hashes: header.hashes,
+        };
+        if found != geometry {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::GeometryChanged {
+                found,
+            }));
+        }
+        if len != geometry.file_len() {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::LengthMismatch {
+                found: len,
+            }));
+        }
+        let checkpoint = LogPosition {
+            file: header.checkpoint_file,
+            offset: header.checkpoint_offset,
+        };
+        let mut filter = BloomFile::map(path, file, geometry, checkpoint, header.item_count, 0)?;
+        let corrupt = filter.repair_corrupt_lines();
+        filter.corrupt_at_open = corrupt;
+        if corrupt > 0 {
+            tracing::warn!(path = %path.display(), corrupt, lines = geometry.lines,
+                "bloom file lines failed their checksum and were set to all ones");
+        }
+        if corrupt as f64 > geometry.lines as f64 * MAX_CORRUPT_FRACTION {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::TooManyCorruptLines {
+                corrupt,
+                lines: geometry.lines,
+            }));
+        }
+        Ok(OpenOutcome::Ready(
+            filter,
+            OpenReport {
+                corrupt_lines: corrupt,
+                checkpoint,
+            },
+        ))
+    }
+
+    fn map(
+        path: &Path,
+        file: File,
+        geometry: Geometry,
+        checkpoint: LogPosition,
+        items: u64,
+        corrupt_at_open: u64,
+    ) -> Result<BloomFile, FilterError> {
+        let map = MmapOptions::new()
+            .len(geometry.file_len() as usize)
+            .map_raw(&file)
+            .map_err(FilterError::io(path, "mmap"))?;
+        let stripes = geometry.lines.next_power_of_two().min(MAX_STRIPES);
+        Ok(BloomFile {
+            path: path.to_path_buf(),
+            map,
+            geometry,
+            stripes: (0..stripes).map(|_| Mutex::new(())).collect(),
+            items: AtomicU64::new(items),
+            checkpoint: Mutex::new(checkpoint),
+            corrupt_at_open,
+            _file: file,
+        })
+    }
+
+    /// The 16 words of one line (15 of bits, then the checksum).
+    #[inline]
+    fn words(&self, line: u64) -> &[AtomicU32; 16] {
+        debug_assert!(line < self.geometry.lines);
+        let offset = HEADER_BYTES as usize + line as usize * LINE_BYTES;
+        // SAFETY: the mapping is file_len() bytes, page aligned, lives as long as self,
+        // and line < lines keeps the 64-byte, 64-aligned range inside it. Every access
+        // to line bytes goes through these atomics.
+        unsafe { &*(self.map.as_mut_ptr().add(offset) as *const [AtomicU32; 16]) }
+    }
+
+    fn line_checksum(words: &[AtomicU32; 16]) -> u32 {
+        let mut bytes = [0u8; LINE_BIT_BYTES];
+        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words.iter()) {
+            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+        }
+        checksum60(&bytes)
+    }
+
+    fn repair_corrupt_lines(&mut self) -> u64 {
+        let mut corrupt = 0;
+        let full_sum = checksum60(&[0xFFu8; LINE_BIT_BYTES]).to_le();
+        for line in 0..self.geometry.lines {
+            let words = self.words(line);
+            if Self::line_checksum(words).to_le() != words[BIT_WORDS].load(Ordering::Relaxed) {
+                for word in &words[..BIT_WORDS] {
+                    word.store(u32::MAX, Ordering::Relaxed);
+                }
+                words[BIT_WORDS].store(full_sum, Ordering::Relaxed);
+                corrupt += 1;
+            }
+        }
+        corrupt
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File (and mapping) size in bytes.
+    pub fn size_bytes(&self) -> u64 {
+        self.geometry.file_len()
+    }
+
+    /// Items newly added since creation (persisted by `flush`).
+    pub fn item_count(&self) -> u64 {
+        self.items.load(Ordering::Relaxed)
+    }
+
+    /// Overwrites the item count (used when restoring a dump).
+    pub fn set_item_count(&self, items: u64) {
+        self.items.store(items, Ordering::Relaxed);
+    }
+
+    /// Checkpoint recorded by the last `flush` (or found at open).
+    pub fn checkpoint(&self) -> LogPosition {
+        *self.checkpoint.lock()
+    }
+
+    /// Lines found corrupt (and set to all ones) when this file was opened.
+    pub fn corrupt_lines_at_open(&self) -> u64 {
+        self.corrupt_at_open
+    }
+
+    /// Lock-free membership test; false means definitely absent.
+    #[inline]
+    pub fn contains(&self, item: &[u8]) -> bool {
+        self.contains_hash(ItemHash::of(item))
+    }
+
+    /// `contains` for an already computed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: ItemHash) -> bool {
+        let words = self.words(hash.line(self.geometry.lines));
+        let masks = hash.masks(self.geometry.hashes);
+        masks
+            .iter()
+            .zip(words.iter())
+            .all(|(&mask, word)| u32::from_le(word.load(Ordering::Relaxed)) & mask == mask)
+    }
+
+    /// Adds an item from any thread; true if at least one bit was newly set.
+    #[inline]
+    pub fn insert(&self, item: &[u8]) -> bool {
+        self.insert_hash(ItemHash::of(item))
+    }
+
+    /// `insert` for an already computed hash.
+    pub fn insert_hash(&self, hash: ItemHash) -> bool {
+        let line = hash.line(self.geometry.lines);
+        let masks = hash.masks(self.geometry.hashes);
+        let words = self.words(line);
+        if Self::all_set(words, &masks) {
+            return false;
+        }
+        let stripe = &self.stripes[(line & (self.stripes.len() as u64 - 1)) as usize];
+        let _guard = stripe.lock();
+        // Writers of this line all hold this stripe, so plain load+store cannot lose a
+        // concurrent writer's bits, and readers only ever see words gaining bits.
+        let changed = Self::set_bits(words, &masks);
+        if changed {
+            words[BIT_WORDS].store(Self::line_checksum(words).to_le(), Ordering::Release);
+            self.items.fetch_add(1, Ordering::Relaxed);
+        }
+        changed
+    }
+
+    /// Adds an item when the caller holds the filter exclusively (no stripe lock).
+    #[inline]
+    pub fn insert_exclusive(&mut self, item: &[u8]) -> bool {
+        self.insert_hash_exclusive(ItemHash::of(item))
+    }
+
+    /// `insert_exclusive` for an already computed hash.
+    pub fn insert_hash_exclusive(&mut self, hash: ItemHash) -> bool {
+        let words = self.words(hash.line(self.geometry.lines));
+        let changed = Self::set_bits(words, &hash.masks(self.geometry.hashes));
+        if changed {
+            words[BIT_WORDS].store(Self::line_checksum(words).to_le(), Ordering::Relaxed);
+            self.items.fetch_add(1, Ordering::Relaxed);
+        }
+        changed
+    }
+
+    #[inline]
+    fn all_set(words: &[AtomicU32; 16], masks: &[u32; BIT_WORDS]) -> bool {
+        masks
+            .iter()
+            .zip(words.iter())
+            .all(|(&mask, word)| u32::from_le(word.load(Ordering::Relaxed)) & mask == mask)
+    }
+
+    #[inline]
+    fn set_bits(words: &[AtomicU32; 16], masks: &[u32; BIT_WORDS]) -> bool {
+        let mut changed = false;
+        for (&mask, word) in masks.iter().zip(words.iter()) {
+            let old = u32::from_le(word.load(Ordering::Relaxed));
+            if old & mask != mask {
+                word.store((old | mask).to_le(), Ordering::Relaxed);
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Makes every add made before this call durable, then records `checkpoint`
+    /// in the header. Adds and reads proceed while the lines are msynced.
+    pub fn flush(&self, checkpoint: LogPosition) -> Result<(), FilterError> {
+        let items = self.item_count();
+        let lines_len = self.geometry.lines as usize * LINE_BYTES;
+        self.map
+            .flush_range(HEADER_BYTES as usize, lines_len)
+            .map_err(FilterError::io(&self.path, "msync lines"))?;
+        let mut current = self.checkpoint.lock();
+        self.write_header(checkpoint, items)?;
+        self.map
+            .flush_range(0, HEADER_BYTES as usize)
+            .map_err(FilterError::io(&self.path, "msync header"))?;
+        *current = checkpoint;
+        Ok(())
+    }
+
+    fn write_header(&self, checkpoint: LogPosition, items: u64) -> Result<(), FilterError> {
+        let header = Header {
+            hashes: self.geometry.hashes,
+            lines: self.geometry.lines,
+            checkpoint_file: checkpoint.file,
+            checkpoint_offset: checkpoint.offset,
+            item_count: items,
+        }
+        .encode();
+        // SAFETY: the header region is the first 64 bytes of the mapping; only this
+        // function writes it, and callers serialise it (create, or the checkpoint lock).
+        unsafe {
+            std::ptr::copy_nonoverlapping(header.as_ptr(), self.map.as_mut_ptr(), LINE_BYTES)
+        };
+        Ok(())
+    }
+
+    /// Copies of lines `first..first+count` (64 bytes each, checksums included).
+    pub fn read_lines(&self, first: u64, count: u64) -> Vec<u8> {
+        let mut out = Vec::with_capacity(count as usize * LINE_BYTES);
+        for line in first..first + count {
+            for word in self.words(line) {
+                out.extend_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
+            }
+        }
+        out
+    }
+
+    /// True when `bytes` is whole lines that each pass their checksum.
+    pub fn lines_are_valid(bytes: &[u8]) -> bool {
+        bytes.len().is_multiple_of(LINE_BYTES)
+            && bytes.chunks_exact(LINE_BYTES).all(|line| {
+                checksum60(&line[..LINE_BIT_BYTES]).to_le_bytes() == line[LINE_BIT_BYTES..]
+            })
+    }
+
+    /// Overwrites lines from `first` with `bytes`, which must satisfy
+    /// [`BloomFile::lines_are_valid`] and fit (checked again here; false = untouched).
+    pub fn write_lines(&mut self, first: u64, bytes: &[u8]) -> bool {
+        let count = (bytes.len() / LINE_BYTES) as u64;
+        if !Self::lines_are_valid(bytes)
+            || first
+                .checked_add(count)
+                .is_none_or(|end| end > self.geometry.lines)
+        {
+            return false;
+        }
+        for (i, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
+            let words = self.words(first + i as u64);
+            for (word, chunk) in words.iter().zip(line.chunks_exact(4)) {
+                word.store(
+                    u32::from_ne_bytes(chunk.try_into().unwrap()),
+                    Ordering::Relaxed,
+                );
+            }
+        }
+        true
+    }
+
+    /// Scans every line for fill figures.
+    pub fn stats(&self) -> FilterStats {
+        let mut set_bits = 0u64;
+        let mut fp_sum = 0.0;
+        for line in 0..self.geometry.lines {
+            let ones: u32 = self.words(line)[..BIT_WORDS]
+                .iter()
+                .map(|w| w.load(Ordering::Relaxed).count_ones())
+                .sum();
+            set_bits += ones as u64;
+            fp_sum += (ones as f64 / LINE_BITS as f64).powi(self.geometry.hashes as i32);
+        }
+        FilterStats {
+            size_bytes: self.size_bytes(),
+            set_bits,
+            fill_ratio: set_bits as f64 / self.geometry.bits() as f64,
+            estimated_fp: fp_sum / self.geometry.lines as f64,
+            corrupt_lines_at_open: self.corrupt_at_open,
+            item_count: self.item_count(),
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Shape of a blocked Bloom filter and the math that sizes it.
+//!
+//! Every item's k probes fall in one 480-bit line, so a line holding j items has
+//! false-positive rate (1 - (1 - 1/480)^(jk))^k, and j is Poisson(n / L) across lines.
+//! The filter's rate is that per-line rate averaged over the Poisson load. The load
+//! variance is what makes a blocked filter need more bits than m = -n ln p / ln²2:
+//! with equal bits its rate is ~1.2x (p near 1e-2) to ~1.6x (p near 1e-3) the unblocked
+//! one, so an equal rate needs ~5% and ~8% more bits (docs/bloom-file-format.md). For few lines the real load is binomial, whose smaller
+//! variance makes the Poisson figure an over-estimate, so sizing stays on the safe side.
+
+use super::error::FilterError;
+use super::layout::{HEADER_BYTES, LINE_BITS, LINE_BYTES};
+
+/// Largest k accepted; more probes than this cannot pay off in 480 bits.
+pub const MAX_HASHES: u32 = 64;
+/// Sizing aims at this share of the requested rate: the prediction matches
+/// measurement to about 1%, and the sampling noise of a 1M-probe check is ~1% too.
+pub const SIZING_MARGIN: f64 = 0.95;
+/// Largest line count (2^40 lines = 64 TiB): bounds every size computation.
+pub const MAX_LINES: u64 = 1 << 40;
+
+/// Line count and probes per item: all that defines the probe function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// Number of 64-byte lines.
+    pub lines: u64,
+    /// Bits set per item (k), all in one line.
+    pub hashes: u32,
+}
+
+impl Geometry {
+    /// Checks the bounds a file header may carry.
+    pub fn new(lines: u64, hashes: u32) -> Result<Geometry, FilterError> {
+        if lines == 0 || lines > MAX_LINES {
+            return Err(FilterError::InvalidGeometry("line count out of range"));
+        }
+        if hashes == 0 || hashes > MAX_HASHES {
+            return Err(FilterError::InvalidGeometry("hashes per item out of range"));
+        }
+        Ok(Geometry { lines, hashes })
+    }
+
+    /// Smallest geometry whose predicted false-positive rate with `items` items is
+    /// at most `fp · SIZING_MARGIN`. Pure arithmetic: allocates nothing.
+    pub fn for_items(items: u64, fp: f64) -> Result<Geometry, FilterError> {
+        if !(fp > 0.0 && fp < 1.0) {
+            return Err(FilterError::InvalidGeometry(
+                "false-positive rate must be in (0, 1)",
+            ));
+        }
+        let items = items.max(1);
+        let requested = fp;
+        let fp = fp * SIZING_MARGIN;
+        let unreachable = FilterError::Unreachable {
+            items,
+            fp: requested,
+            max_lines: MAX_LINES,
+        };
+        // A blocked filter never beats the unblocked optimum, so that is a lower bound.
+        let optimum_bits = items as f64 * -fp.ln() / (std::f64::consts::LN_2.powi(2));
+        let mut low = ((optimum_bits / LINE_BITS as f64).floor() as u64).clamp(1, MAX_LINES);
+        if optimum_bits / LINE_BITS as f64 > MAX_LINES as f64 {
+            return Err(unreachable);
+        }
+        let mut high = low;
+        while best_hashes(items, high).1 > fp {
+            if high == MAX_LINES {
+                return Err(unreachable);
+            }
+            low = high + 1;
+            high = high.saturating_mul(2).min(MAX_LINES);
+        }
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if best_hashes(items, mid).1 <= fp {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        Ok(Geometry {
+            lines: high,
+            hashes: best_hashes(items, high).0,
+        })
+    }
+
+    /// The best geometry that fits in `bytes` of file (header included) for `items`.
+    pub fn for_file_bytes(items: u64, bytes: u64) -> Result<Geometry, FilterError> {
+        let lines = bytes.saturating_sub(HEADER_BYTES) / LINE_BYTES as u64;
+        let lines = lines.min(MAX_LINES);
+        if lines == 0 {
+            return Err(FilterError::InvalidGeometry("file smaller than one line"));
+        }
+        Ok(Geometry {
+            lines,
+            hashes: best_hashes(items.max(1), lines).0,
+        })
+    }
+
+    /// File length in bytes: header plus lines.
+    pub fn file_len(&self) -> u64 {
+        HEADER_BYTES + self.lines * LINE_BYTES as u64
+    }
+
+    /// Total filter bits (checksums excluded).
+    pub fn bits(&self) -> u64 {
+        self.lines * LINE_BITS as u64
+    }
+
+    /// Predicted false-positive rate once `items` distinct items are in.
+    pub fn predicted_fp(&self, items: u64) -> f64 {
+        blocked_fp(items as f64 / self.lines as f64, self.hashes)
+    }
+}
+
+/// k minimising the blocked false-positive rate at this load, and that rate.
+fn best_hashes(items: u64, lines: u64) -> (u32, f64) {
+    let load = items as f64 / lines as f64;
+    let guess = (std::f64::consts::LN_2 * LINE_BITS as f64 / load.max(1e-9)).round() as u32;
+    let mut best = (1, f64::INFINITY);
+    for k in guess.saturating_sub(3).max(1)..=(guess + 3).min(MAX_HASHES) {
+        let fp = blocked_fp(load, k);
+        if fp < best.1 {
+            best = (k, fp);
+        }
+    }
+    best
+}
+
+/// Σ_j Poisson(j; load) · (1 - (1 - 1/480)^(jk))^k.
+fn blocked_fp(load: f64, k: u32) -> f64 {
+    let keep = 1.0 - 1.0 / LINE_BITS as f64;
+    let last = (load + 12.0 * load.sqrt() + 40.0).ceil() as u32;
+    let mut weight = (-load).exp();
+    let mut total = 0.0;
+    for j in 0..=last {
+        if j > 0 {
+            weight *= load / j as f64;
+        }
+        let per_line = (1.0 - keep.powf(j as f64 * k as f64)).powi(k as i32);
+        total += weight * per_line;
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocked_needs_more_bits_than_the_unblocked_optimum() {
+        let g = Geometry::for_items(1_000_000, 0.01).unwrap();
+        let bits_per_item = g.bits() as f64 / 1e6;
+        assert!(
+            bits_per_item > 9.59 && bits_per_item < 11.5,
+            "{bits_per_item}"
+        );
+        assert!(g.predicted_fp(1_000_000) <= 0.01);
+        let smaller = Geometry {
+            lines: g.lines - 1,
+            ..g
+        };
+        assert!(best_hashes(1_000_000, smaller.lines).1 > 0.01 * SIZING_MARGIN);
+    }
+
+    #[test]
+    fn absurd_targets_are_rejected_without_allocating() {
+        assert!(Geometry::for_items(u64::MAX, 1e-300).is_err());
+        assert!(Geometry::for_items(10, 0.0).is_err());
+        assert!(Geometry::new(0, 3).is_err());
+    }
+}

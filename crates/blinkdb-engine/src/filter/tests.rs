@@ -1,0 +1,243 @@
+use super::*;
+use std::io::{Seek, SeekFrom, Write};
+use std::sync::Arc;
+
+fn key(i: u64) -> [u8; 8] {
+    i.to_le_bytes()
+}
+
+fn ready(outcome: OpenOutcome) -> (BloomFile, OpenReport) {
+    match outcome {
+        OpenOutcome::Ready(file, report) => (file, report),
+        OpenOutcome::Rebuild(reason) => panic!("unexpected rebuild: {reason:?}"),
+    }
+}
+
+fn filled(path: &std::path::Path, items: u64) -> Geometry {
+    let geometry = Geometry::for_items(items, 0.01).unwrap();
+    let filter = BloomFile::create(path, geometry).unwrap();
+    for i in 0..items {
+        filter.insert(&key(i));
+    }
+    filter
+        .flush(LogPosition {
+            file: 3,
+            offset: 4096,
+        })
+        .unwrap();
+    geometry
+}
+
+fn corrupt_lines(path: &std::path::Path, lines: impl Iterator<Item = u64>) {
+    let mut file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    for line in lines {
+        file.seek(SeekFrom::Start(layout::HEADER_BYTES + line * 64 + 7))
+            .unwrap();
+        file.write_all(&[0x5A, 0x00, 0x13]).unwrap();
+    }
+}
+
+#[test]
+fn round_trip_keeps_bits_count_and_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = filled(&path, 10_000);
+    let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(report.corrupt_lines, 0);
+    assert_eq!(
+        report.checkpoint,
+        LogPosition {
+            file: 3,
+            offset: 4096
+        }
+    );
+    assert_eq!(filter.checkpoint(), report.checkpoint);
+    assert!((0..10_000).all(|i| filter.contains(&key(i))));
+    assert!(filter.item_count() <= 10_000 && filter.item_count() > 9_900);
+    let absent = (1_000_000..1_100_000)
+        .filter(|&i| filter.contains(&key(i)))
+        .count();
+    assert!(absent < 1_000, "false positives {absent}");
+}
+
+#[test]
+fn corrupt_lines_become_ones_and_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = filled(&path, 20_000);
+    let bad: std::collections::BTreeSet<u64> = (0..geometry.lines / 50)
+        .map(|i| (i * 7919) % geometry.lines)
+        .collect();
+    corrupt_lines(&path, bad.iter().copied());
+    let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(report.corrupt_lines, bad.len() as u64);
+    assert!(
+        (0..20_000).all(|i| filter.contains(&key(i))),
+        "false negative after repair"
+    );
+    assert_eq!(filter.stats().corrupt_lines_at_open, bad.len() as u64);
+    drop(filter);
+    // The repair is written back, so a second open sees a clean file.
+    let (_, again) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(again.corrupt_lines, 0);
+}
+
+#[test]
+fn over_five_percent_corrupt_asks_for_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = filled(&path, 20_000);
+    let count = geometry.lines * 6 / 100;
+    corrupt_lines(&path, 0..count);
+    match BloomFile::open(&path, geometry).unwrap() {
+        OpenOutcome::Rebuild(RebuildReason::TooManyCorruptLines { corrupt, lines }) => {
+            assert_eq!((corrupt, lines), (count, geometry.lines))
+        }
+        other => panic!("expected rebuild, got {other:?}"),
+    }
+}
+
+#[test]
+fn geometry_change_missing_file_and_bad_header_ask_for_rebuild() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = filled(&path, 1_000);
+    let bigger = Geometry {
+        lines: geometry.lines + 1,
+        ..geometry
+    };
+    assert!(matches!(
+        BloomFile::open(&path, bigger).unwrap(),
+        OpenOutcome::Rebuild(RebuildReason::GeometryChanged { found }) if found == geometry
+    ));
+    let more_hashes = Geometry {
+        hashes: geometry.hashes + 1,
+        ..geometry
+    };
+    assert!(matches!(
+        BloomFile::open(&path, more_hashes).unwrap(),
+        OpenOutcome::Rebuild(_)
+    ));
+    assert!(matches!(
+        BloomFile::open(&dir.path().join("none"), geometry).unwrap(),
+        OpenOutcome::Rebuild(RebuildReason::Missing)
+    ));
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.seek(SeekFrom::Start(40)).unwrap();
+    file.write_all(&[1]).unwrap();
+    assert!(matches!(
+        BloomFile::open(&path, geometry).unwrap(),
+        OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt)
+    ));
+}
+
+#[test]
+fn checkpoint_persists_across_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = Geometry::for_items(100, 0.01).unwrap();
+    let filter = BloomFile::create(&path, geometry).unwrap();
+    assert_eq!(filter.checkpoint(), LogPosition::default());
+    filter.insert(b"a");
+    filter
+        .flush(LogPosition {
+            file: 1,
+            offset: 10,
+        })
+        .unwrap();
+    filter.insert(b"b");
+    filter
+        .flush(LogPosition {
+            file: 2,
+            offset: 20,
+        })
+        .unwrap();
+    drop(filter);
+    let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(
+        report.checkpoint,
+        LogPosition {
+            file: 2,
+            offset: 20
+        }
+    );
+    assert_eq!(filter.item_count(), 2);
+}
+
+#[test]
+fn unflushed_adds_survive_without_flush_as_page_cache_does() {
+    // Models kill -9: the mapping is dropped without flush, the page cache keeps it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = Geometry::for_items(5_000, 0.01).unwrap();
+    let filter = BloomFile::create(&path, geometry).unwrap();
+    (0..5_000).for_each(|i| {
+        filter.insert(&key(i));
+    });
+    drop(filter);
+    let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(report.corrupt_lines, 0);
+    assert!((0..5_000).all(|i| filter.contains(&key(i))));
+}
+
+#[test]
+fn concurrent_adds_and_reads_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let geometry = Geometry::for_items(400_000, 0.01).unwrap();
+    let filter = Arc::new(BloomFile::create(&path, geometry).unwrap());
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let filter = filter.clone();
+            std::thread::spawn(move || {
+                for i in (t..400_000).step_by(4) {
+                    filter.insert(&key(i));
+                    assert!(filter.contains(&key(i)));
+                    // Reads of other threads' keys run concurrently with their adds.
+                    let _ = filter.contains(&key((i * 31) % 400_000));
+                }
+            })
+        })
+        .collect();
+    let flusher = {
+        let filter = filter.clone();
+        std::thread::spawn(move || {
+            for n in 0..3 {
+                filter.flush(LogPosition { file: 0, offset: n }).unwrap();
+            }
+        })
+    };
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    flusher.join().unwrap();
+    assert!((0..400_000).all(|i| filter.contains(&key(i))));
+    drop(filter);
+    // Every line checksum must match its bits after the concurrent writers.
+    let (_, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(report.corrupt_lines, 0);
+}
+
+#[test]
+fn measured_false_positives_stay_under_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    for (items, fp) in [(100_000u64, 0.01), (100_000, 0.001)] {
+        let path = dir.path().join(format!("f{fp}.bloom"));
+        let geometry = Geometry::for_items(items, fp).unwrap();
+        let mut filter = BloomFile::create(&path, geometry).unwrap();
+        (0..items).for_each(|i| {
+            filter.insert_exclusive(&key(i));
+        });
+        let probes = 1_000_000u64;
+        let hits = (0..probes)
+            .filter(|i| filter.contains(&key(u64::MAX - i)))
+            .count();
+        let measured = hits as f64 / probes as f64;
+        let predicted = geometry.predicted_fp(items);
+        eprintln!("target {fp} predicted {predicted} measured {measured}");
+        assert!(measured <= fp, "{fp}: measured {measured}");
+        let stats = filter.stats();
+        assert!(
+            (stats.estimated_fp - measured).abs() < fp * 0.3,
+            "{stats:?} vs {measured}"
+        );
+    }
+}
