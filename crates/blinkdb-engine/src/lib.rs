@@ -1,1 +1,2 @@
 //! BlinkDB storage engine.
+pub mod aof;
