@@ -117,9 +117,12 @@ impl<F: FnMut(LoadedCommand) -> Result<()>> FileParse<'_, F> {
         Ok(())
     }
 
+    /// Damage whose detection point reaches into a zero-filled tail is a torn write;
+    /// anything else is corruption.
     fn corrupt_or_torn(&self, s: &mut Scanner, at: u64, reason: &str) -> Result<Problem> {
-        s.seek(at);
-        let zero = s.rest_is_zero().map_err(io_at(at))?;
+        let detected = s.pos().max(at + 1);
+        let zero_from = s.zero_tail_start().map_err(io_at(at))?;
+        let zero = zero_from < s.len && zero_from < detected;
         Ok(Problem {
             kind: if zero {
                 ProblemKind::Torn
@@ -129,7 +132,7 @@ impl<F: FnMut(LoadedCommand) -> Result<()>> FileParse<'_, F> {
             offset: at,
             cut: self.last_good,
             reason: if zero {
-                "zero-filled tail".into()
+                format!("zero-filled tail from offset {zero_from}")
             } else {
                 reason.to_string()
             },

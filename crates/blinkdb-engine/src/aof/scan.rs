@@ -121,16 +121,21 @@ impl Scanner {
         Ok(Some(out))
     }
 
-    /// True if every byte from the current position to EOF is zero: what a crash leaves
-    /// when the file size was extended but the data blocks never reached the disk.
-    pub fn rest_is_zero(&mut self) -> std::io::Result<bool> {
-        while self.fill()? {
-            if self.buf[self.buf_pos..].iter().any(|&b| b != 0) {
-                return Ok(false);
+    /// Offset where the file's trailing run of zero bytes starts (`len` if none): what a
+    /// crash leaves when the size was extended but the data blocks never reached the disk.
+    pub fn zero_tail_start(&self) -> std::io::Result<u64> {
+        let mut end = self.len;
+        let mut chunk = vec![0u8; 64 << 10];
+        while end > 0 {
+            let start = end.saturating_sub(chunk.len() as u64);
+            let part = &mut chunk[..(end - start) as usize];
+            let got = read_full_at(&*self.file, part, start)?;
+            if let Some(i) = part[..got].iter().rposition(|&b| b != 0) {
+                return Ok(start + i as u64 + 1);
             }
-            self.buf_pos = self.buf.len();
+            end = start;
         }
-        Ok(true)
+        Ok(0)
     }
 
     /// Moves back to `pos` (used to rescan from a known-good point).
