@@ -137,11 +137,4 @@ impl Scanner {
         }
         Ok(0)
     }
-
-    /// Moves back to `pos` (used to rescan from a known-good point).
-    pub fn seek(&mut self, pos: u64) {
-        self.buf.clear();
-        self.buf_pos = 0;
-        self.buf_start = pos;
-    }
 }
