@@ -17,9 +17,8 @@ struct FaultState {
     /// Fail the op with this ordinal and everything after it (u64::MAX = never).
     crash_at_op: AtomicU64,
     crashed: AtomicBool,
-    /// While set, each write lands at most this many bytes and then fails with ENOSPC
-    /// (u64::MAX = off).
-    enospc_after_bytes: AtomicU64,
+    /// Bytes that still fit before writes fail with ENOSPC (u64::MAX = unlimited).
+    free_bytes: AtomicU64,
     syncs: AtomicU64,
     writes: AtomicU64,
 }
@@ -40,7 +39,7 @@ impl FaultStorage {
     pub fn new() -> Self {
         let state = FaultState::default();
         state.crash_at_op.store(u64::MAX, Ordering::SeqCst);
-        state.enospc_after_bytes.store(u64::MAX, Ordering::SeqCst);
+        state.free_bytes.store(u64::MAX, Ordering::SeqCst);
         FaultStorage {
             state: Arc::new(state),
         }
@@ -59,11 +58,12 @@ impl FaultStorage {
     pub fn ops(&self) -> u64 {
         self.state.ops.load(Ordering::SeqCst)
     }
-    /// Disk full: every write lands at most `bytes` bytes, then fails with ENOSPC.
-    pub fn set_disk_full(&self, bytes: Option<u64>) {
+    /// Disk nearly full: `Some(n)` lets `n` more bytes be written (a write crossing the
+    /// limit is short, the next one fails with ENOSPC, as with write(2)); `None` frees it.
+    pub fn set_disk_full(&self, free_bytes: Option<u64>) {
         self.state
-            .enospc_after_bytes
-            .store(bytes.unwrap_or(u64::MAX), Ordering::SeqCst);
+            .free_bytes
+            .store(free_bytes.unwrap_or(u64::MAX), Ordering::SeqCst);
     }
     pub fn sync_count(&self) -> u64 {
         self.state.syncs.load(Ordering::SeqCst)
@@ -91,16 +91,20 @@ impl LogFile for FaultFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         self.storage.step()?;
         self.storage.state.writes.fetch_add(1, Ordering::SeqCst);
-        let limit = self.storage.state.enospc_after_bytes.load(Ordering::SeqCst);
-        if limit == u64::MAX {
+        let free = self.storage.state.free_bytes.load(Ordering::SeqCst);
+        if free == u64::MAX {
             return self.inner.write_at(buf, offset);
         }
-        let landed = (limit as usize).min(buf.len());
-        if landed > 0 {
-            self.inner.write_at(&buf[..landed], offset)?;
+        let fits = (free.min(buf.len() as u64)) as usize;
+        if fits == 0 {
+            return Err(io::Error::from_raw_os_error(libc::ENOSPC));
         }
-        // A torn write: some bytes are on disk, then the disk is full.
-        Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        let n = self.inner.write_at(&buf[..fits], offset)?;
+        self.storage
+            .state
+            .free_bytes
+            .fetch_sub(n as u64, Ordering::SeqCst);
+        Ok(n)
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.inner.read_at(buf, offset)

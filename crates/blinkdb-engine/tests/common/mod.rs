@@ -68,18 +68,15 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("redis-server (Debian redis-server 7) must be installed");
+        // Owned from here on, so every exit path (including panics) kills and reaps it.
+        let server = RedisServer { child, port };
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
-            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                let s = RedisServer { child, port };
-                // Loading may still be in progress; wait until PING answers PONG.
-                while Instant::now() < deadline {
-                    if s.cli(&["PING"]).trim() == "PONG" {
-                        return s;
-                    }
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                panic!("redis-server on {port} never answered PONG");
+            // Loading may still be in progress; wait until PING answers PONG.
+            if TcpStream::connect(("127.0.0.1", port)).is_ok()
+                && server.cli(&["PING"]).trim() == "PONG"
+            {
+                return server;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
