@@ -62,6 +62,10 @@ fn round_trip_with_large_values_and_rotation() {
     let (cmds, stats) = load_all(&aof);
     assert_eq!(cmds, expected);
     assert!(stats.truncated.is_none());
+    assert!(
+        aof.load(|_| Ok(()), |_| {}).is_err(),
+        "a second load is refused"
+    );
     assert!(aof.manifest().incr.len() >= 3);
     for (r, value) in &refs {
         assert_eq!(aof.read_blob(r, true).unwrap(), value[..]);

@@ -49,6 +49,9 @@ pub enum AofError {
     /// `append` was called before `load`: the tail of the last file is not validated yet.
     #[error("AOF must be loaded before appending")]
     NotLoaded,
+    /// `load` was called a second time.
+    #[error("AOF was already loaded")]
+    AlreadyLoaded,
     /// `begin_rewrite` while another rewrite is running.
     #[error("Background append only file rewriting already in progress")]
     RewriteInProgress,

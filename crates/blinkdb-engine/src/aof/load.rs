@@ -363,6 +363,9 @@ impl Inner {
         mut on_command: impl FnMut(LoadedCommand) -> Result<()>,
         mut on_progress: impl FnMut(LoadProgress),
     ) -> Result<LoadStats> {
+        if self.append.lock().loaded {
+            return Err(AofError::AlreadyLoaded);
+        }
         let manifest = self.writer.lock().manifest.clone();
         let first_incr = manifest.incr.first().map_or(1, |e| e.seq);
         let mut files: Vec<(&ManifestEntry, FileId)> = Vec::new();
