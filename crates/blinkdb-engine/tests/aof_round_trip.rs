@@ -58,7 +58,7 @@ fn round_trip_with_large_values_and_rotation() {
         assert!(stats.rotations >= 2, "expected rotations, got {stats:?}");
         aof.close().unwrap();
     }
-    let aof = Aof::open(opts).unwrap();
+    let aof = Aof::open(opts.clone()).unwrap();
     let (cmds, stats) = load_all(&aof);
     assert_eq!(cmds, expected);
     assert!(stats.truncated.is_none());
