@@ -3,6 +3,7 @@
 //! This crate knows nothing about sockets or the client protocol. The server
 //! crate parses commands and calls into [`Engine`].
 
+pub mod aof;
 pub mod bloom;
 pub mod clock;
 pub mod engine;

@@ -1,0 +1,330 @@
+//! The log layer: Redis 7's multi-part append-only file, which is also BlinkDB's segment
+//! storage for large values. See `docs/aof-format.md` for the byte layout, the recovery
+//! rules and the rewrite protocol.
+//!
+//! Typical use by the server:
+//!
+//! ```no_run
+//! # use blinkdb_engine::aof::*;
+//! # async fn demo() -> Result<()> {
+//! let aof = Aof::open(AofOptions::new("/data/appendonlydir"))?;
+//! aof.load(|cmd| { /* apply cmd.args to the keyspace */ Ok(()) }, |_progress| {})?;
+//! aof.write_status()?; // refuse writes (MISCONF) while the disk is failing
+//! let (lsn, blobs) = aof.append(|w| w.command(&[b"SET", b"k", b"v"]))?;
+//! aof.commit(lsn)?; // before replying (everysec / no)
+//! aof.wait_synced(lsn).await?; // additionally, under appendfsync always
+//! # let _ = blobs; Ok(()) }
+//! ```
+
+mod error;
+pub mod fault;
+mod load;
+mod manifest;
+mod options;
+mod record;
+mod rewrite;
+mod scan;
+mod storage;
+mod sync;
+mod types;
+mod writer;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use parking_lot::{Mutex, RwLock};
+use xxhash_rust::xxh3::xxh3_64;
+
+pub use error::{AofError, Result};
+pub use load::{Arg, LoadProgress, LoadStats, LoadedCommand};
+pub use manifest::{FileKind, Manifest, ManifestEntry};
+pub use options::{AofOptions, FsyncPolicy};
+pub use record::BATCH_TAG;
+pub use rewrite::RewriteBase;
+pub use storage::{LogFile, OsStorage, Storage};
+pub use types::{BlobRef, FileId, Lsn};
+pub use writer::RecordWriter;
+
+use manifest::{incr_name, manifest_name};
+use storage::read_full_at;
+use sync::Syncer;
+use writer::{AppendState, Counters, Inner, WriterState};
+
+/// Sizes and counters, for INFO persistence and auto-aof-rewrite-percentage.
+#[derive(Debug, Clone)]
+pub struct AofStats {
+    /// Bytes in all live base and incr files (Redis `aof_current_size`).
+    pub current_size: u64,
+    /// Base size after the last load or rewrite (Redis `aof_base_size`).
+    pub base_size: u64,
+    /// `None` while writes succeed, else the error text (Redis `aof_last_write_status:err`).
+    pub last_write_error: Option<String>,
+    pub rewrite_in_progress: bool,
+    pub rewrites_ok: u64,
+    pub rewrites_failed: u64,
+    /// write() calls that flushed at least one batch.
+    pub writes: u64,
+    pub fsyncs: u64,
+    pub rotations: u64,
+    pub appended_lsn: Lsn,
+    pub written_lsn: Lsn,
+    pub synced_lsn: Lsn,
+    /// The incr file currently appended to.
+    pub current_incr_seq: u64,
+}
+
+/// An open AOF directory.
+pub struct Aof {
+    inner: Arc<Inner>,
+    syncer: Arc<Syncer>,
+    sync_thread: Option<JoinHandle<()>>,
+}
+
+impl Aof {
+    /// Opens (creating if absent) `opts.dir` and its manifest on the real file system.
+    pub fn open(opts: AofOptions) -> Result<Aof> {
+        Self::open_with(opts, Arc::new(OsStorage))
+    }
+
+    /// Opens with an explicit storage backend (tests inject faults this way).
+    pub fn open_with(opts: AofOptions, storage: Arc<dyn Storage>) -> Result<Aof> {
+        assert!(
+            opts.segment_size < 1 << (types::LSN_OFFSET_BITS - 1),
+            "segment_size must leave room in the Lsn offset bits"
+        );
+        let dir = opts.dir.clone();
+        storage
+            .create_dir_all(&dir)
+            .map_err(|e| AofError::io("mkdir", &dir, e))?;
+        let mpath = dir.join(manifest_name(&opts.basename));
+        let mut manifest = if storage.exists(&mpath) {
+            let f = storage
+                .open_read(&mpath)
+                .map_err(|e| AofError::io("open", &mpath, e))?;
+            let len = f.size().map_err(|e| AofError::io("fstat", &mpath, e))?;
+            let mut text = vec![0; len as usize];
+            let got =
+                read_full_at(&*f, &mut text, 0).map_err(|e| AofError::io("read", &mpath, e))?;
+            text.truncate(got);
+            Manifest::parse(&text, &mpath)?
+        } else {
+            Manifest::default()
+        };
+        for e in manifest.base.iter().chain(&manifest.incr) {
+            let p = dir.join(&e.name);
+            if !storage.exists(&p) {
+                return Err(AofError::Corrupt {
+                    file: e.name.clone(),
+                    offset: 0,
+                    reason: "listed in the manifest but missing".into(),
+                });
+            }
+        }
+        if manifest.incr.is_empty() {
+            let seq = 1;
+            let name = incr_name(&opts.basename, seq);
+            let p = dir.join(&name);
+            storage
+                .create(&p)
+                .map_err(|e| AofError::io("create", &p, e))?;
+            manifest.incr.push(ManifestEntry {
+                name,
+                seq,
+                kind: FileKind::Incr,
+            });
+            manifest.persist(&*storage, &dir, &opts.basename)?;
+        }
+        let last = manifest.incr.last().expect("an incr file exists").clone();
+        let lpath = dir.join(&last.name);
+        let file = storage
+            .open(&lpath)
+            .map_err(|e| AofError::io("open", &lpath, e))?;
+        let len = file.size().map_err(|e| AofError::io("fstat", &lpath, e))?;
+        let mut files: HashMap<FileId, Arc<dyn LogFile>> = HashMap::new();
+        files.insert(FileId::incr(last.seq), file.clone());
+        let inner = Arc::new(Inner {
+            storage,
+            append: Mutex::new(AppendState {
+                loaded: false,
+                file_seq: last.seq,
+                open_start: len,
+                open: Vec::new(),
+                sealed: VecDeque::new(),
+            }),
+            writer: Mutex::new(WriterState {
+                manifest: manifest.clone(),
+                file_seq: last.seq,
+                file: Some(file),
+                written_end: len,
+                queue: VecDeque::new(),
+                unsynced_old: Vec::new(),
+            }),
+            written_lsn: AtomicU64::new(Lsn::new(last.seq, len).0),
+            synced_lsn: AtomicU64::new(Lsn::new(last.seq, len).0),
+            write_error: Mutex::new(None),
+            write_failing: AtomicBool::new(false),
+            files: RwLock::new(files),
+            counters: Counters::default(),
+            rewriting: AtomicBool::new(false),
+            opts,
+        });
+        {
+            let mut w = inner.writer.lock();
+            inner.delete_history(&mut w.manifest);
+        }
+        let syncer = Syncer::new();
+        let sync_thread = syncer.spawn(inner.clone());
+        Ok(Aof {
+            inner,
+            syncer,
+            sync_thread,
+        })
+    }
+
+    /// Replays the base then the incr files in manifest order, handing each command to
+    /// `on_command` (see the recovery rules in docs/aof-format.md). Must be called once,
+    /// before the first `append`.
+    pub fn load(
+        &self,
+        on_command: impl FnMut(LoadedCommand) -> Result<()>,
+        on_progress: impl FnMut(LoadProgress),
+    ) -> Result<LoadStats> {
+        self.inner.load(on_command, on_progress)
+    }
+
+    /// Appends the records built by `build` to the in-memory batch (a short mutex; no I/O)
+    /// and returns the stream position just after them, plus whatever `build` returned.
+    pub fn append<R>(&self, build: impl FnOnce(&mut RecordWriter) -> R) -> Result<(Lsn, R)> {
+        self.inner.append(build)
+    }
+
+    /// Makes sure every byte up to `lsn` was write()n. Whoever holds the file lock writes
+    /// every pending batch, so concurrent committers share one write().
+    pub fn commit(&self, lsn: Lsn) -> Result<()> {
+        self.inner.commit(lsn)
+    }
+
+    /// Under `appendfsync always`, resolves once an fdatasync covering `lsn` finished (one
+    /// sync thread; all waiters share each sync). Under `everysec`/`no` it only commits.
+    pub async fn wait_synced(&self, lsn: Lsn) -> Result<()> {
+        if self.inner.opts.fsync != FsyncPolicy::Always {
+            return self.commit(lsn);
+        }
+        self.syncer.wait_synced(&self.inner, lsn).await
+    }
+
+    /// Err while the AOF cannot write (disk full, EIO): the server should refuse write
+    /// commands with this error's text, like Redis's `-MISCONF` reply.
+    pub fn write_status(&self) -> Result<()> {
+        self.inner.check_write_status()
+    }
+
+    /// Reads a blob's bytes with pread on a cached fd. If they are still only in memory,
+    /// commits first. With `verify`, checks the xxh3 recorded in the ref.
+    pub fn read_blob(&self, r: &BlobRef, verify: bool) -> Result<Bytes> {
+        if !r.file.is_base() {
+            let end = Lsn::new(r.file.seq(), r.offset + r.len);
+            if end.0 > self.inner.written_lsn.load(Ordering::Acquire) {
+                self.commit(end)?;
+            }
+        }
+        let file = self
+            .inner
+            .files
+            .read()
+            .get(&r.file)
+            .cloned()
+            .ok_or_else(|| AofError::FileGone(r.file.to_string()))?;
+        let mut buf = vec![0u8; r.len as usize];
+        let got = read_full_at(&*file, &mut buf, r.offset)
+            .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
+        if got != buf.len() || (verify && xxh3_64(&buf) != r.checksum) {
+            return Err(AofError::BlobChecksum {
+                file: r.file.to_string(),
+                offset: r.offset,
+                len: r.len,
+            });
+        }
+        Ok(Bytes::from(buf))
+    }
+
+    /// Starts a rewrite: appends move to a fresh incr file; stream the compact keyspace
+    /// into the returned base, then call `finish_rewrite` (or `abort_rewrite`).
+    pub fn begin_rewrite(&self) -> Result<RewriteBase> {
+        self.inner.begin_rewrite()
+    }
+
+    /// fdatasyncs the base, switches the manifest atomically, then deletes the old files.
+    /// BlobRefs into the old files stop working once this returns Ok.
+    pub fn finish_rewrite(&self, base: RewriteBase) -> Result<()> {
+        self.inner.finish_rewrite(base)
+    }
+
+    /// Drops a rewrite's unfinished base; the extra incr file it opened stays in use.
+    pub fn abort_rewrite(&self, base: RewriteBase) {
+        self.inner.abort_rewrite(base)
+    }
+
+    /// The current manifest.
+    pub fn manifest(&self) -> Manifest {
+        self.inner.writer.lock().manifest.clone()
+    }
+
+    pub fn stats(&self) -> AofStats {
+        let i = &self.inner;
+        let c = &i.counters;
+        let (appended, seq) = {
+            let a = i.append.lock();
+            (a.end_lsn(), a.file_seq)
+        };
+        AofStats {
+            current_size: c.total_size.load(Ordering::Relaxed),
+            base_size: c.base_size.load(Ordering::Relaxed),
+            last_write_error: i.write_error.lock().clone(),
+            rewrite_in_progress: i.rewriting.load(Ordering::Relaxed),
+            rewrites_ok: c.rewrites_ok.load(Ordering::Relaxed),
+            rewrites_failed: c.rewrites_failed.load(Ordering::Relaxed),
+            writes: c.writes.load(Ordering::Relaxed),
+            fsyncs: c.fsyncs.load(Ordering::Relaxed),
+            rotations: c.rotations.load(Ordering::Relaxed),
+            appended_lsn: appended,
+            written_lsn: Lsn(i.written_lsn.load(Ordering::Relaxed)),
+            synced_lsn: Lsn(i.synced_lsn.load(Ordering::Relaxed)),
+            current_incr_seq: seq,
+        }
+    }
+
+    /// Writes and (unless `appendfsync no`) syncs everything appended, then stops the
+    /// sync thread. Dropping does the same but can only log errors.
+    pub fn close(mut self) -> Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        self.syncer.shutdown();
+        if let Some(t) = self.sync_thread.take() {
+            let _ = t.join();
+        }
+        if !self.inner.append.lock().loaded {
+            return Ok(());
+        }
+        match self.inner.opts.fsync {
+            FsyncPolicy::No => {
+                let end = self.inner.append.lock().end_lsn();
+                self.inner.commit(end)
+            }
+            _ => self.inner.sync_now(),
+        }
+    }
+}
+
+impl Drop for Aof {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::warn!("AOF close: {e}");
+        }
+    }
+}

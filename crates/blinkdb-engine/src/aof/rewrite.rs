@@ -1,0 +1,221 @@
+//! Rewrite (BGREWRITEAOF) file mechanics. The caller streams a compact keyspace into a new
+//! base; the switch is one atomic manifest replacement, so a crash at any step leaves
+//! either the old set of files or the new one loadable.
+//!
+//! 1. `begin`: close the current incr file for appends (new incr file + manifest update).
+//! 2. commands go to `temp-rewrite-<basename>.<seq>.base.aof`, in annotated batches.
+//! 3. `finish`: fdatasync the base, rename it to `<basename>.<seq>.base.aof`, write the
+//!    manifest naming it as base and the old base/incr files as history (temp, fsync,
+//!    rename, fsync dir), delete the history files, write the manifest without them.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::error::{AofError, Result};
+use super::manifest::{base_name, FileKind, ManifestEntry};
+use super::record::{encode_command, seal_batch};
+use super::storage::{write_all_at, LogFile};
+use super::types::{BlobRef, FileId, Lsn};
+use super::writer::Inner;
+
+/// Bytes buffered before a base batch is written.
+const BASE_BATCH: usize = 1 << 20;
+
+/// A base file being written by a rewrite.
+pub struct RewriteBase {
+    file: Arc<dyn LogFile>,
+    temp_name: String,
+    seq: u64,
+    /// Incr files below this seq are covered by the new base.
+    first_kept_incr: u64,
+    blob_threshold: usize,
+    buf: Vec<u8>,
+    /// File offset of `buf[0]`.
+    offset: u64,
+}
+
+impl RewriteBase {
+    /// Adds one command to the new base; returns refs (into the new base) for its large
+    /// arguments. They become readable once `finish_rewrite` succeeded.
+    pub fn command(&mut self, args: &[&[u8]]) -> Result<Vec<BlobRef>> {
+        let refs = encode_command(
+            &mut self.buf,
+            args,
+            FileId::base(self.seq),
+            self.offset,
+            self.blob_threshold,
+        );
+        if self.buf.len() >= BASE_BATCH {
+            self.flush()?;
+        }
+        Ok(refs)
+    }
+
+    /// Bytes written to the new base so far (including buffered ones).
+    pub fn size(&self) -> u64 {
+        self.offset + self.buf.len() as u64
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        seal_batch(&mut self.buf, 0);
+        write_all_at(&*self.file, &self.buf, self.offset)
+            .map_err(|(_, e)| AofError::io("write", &self.temp_name, e))?;
+        self.offset += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl Inner {
+    pub fn begin_rewrite(&self) -> Result<RewriteBase> {
+        if self.rewriting.swap(true, Ordering::AcqRel) {
+            return Err(AofError::RewriteInProgress);
+        }
+        let result = self.start_base();
+        if result.is_err() {
+            self.rewriting.store(false, Ordering::Release);
+            self.counters
+                .rewrites_failed
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn start_base(&self) -> Result<RewriteBase> {
+        let new_incr = {
+            let mut a = self.append.lock();
+            if !a.loaded {
+                return Err(AofError::NotLoaded);
+            }
+            a.rotate()
+        };
+        self.commit(Lsn::new(new_incr, 0))?;
+        let seq = self.writer.lock().manifest.base_seq() + 1;
+        let temp_name = format!("temp-rewrite-{}", base_name(&self.opts.basename, seq));
+        let path = self.path(&temp_name);
+        let file = self
+            .storage
+            .create(&path)
+            .map_err(|e| AofError::io("create", &path, e))?;
+        Ok(RewriteBase {
+            file,
+            temp_name,
+            seq,
+            first_kept_incr: new_incr,
+            blob_threshold: self.opts.blob_threshold,
+            buf: Vec::new(),
+            offset: 0,
+        })
+    }
+
+    pub fn finish_rewrite(&self, mut base: RewriteBase) -> Result<()> {
+        let result = self.switch_to_base(&mut base);
+        self.rewriting.store(false, Ordering::Release);
+        match &result {
+            Ok(()) => self.counters.rewrites_ok.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self
+                .counters
+                .rewrites_failed
+                .fetch_add(1, Ordering::Relaxed),
+        };
+        result
+    }
+
+    fn switch_to_base(&self, base: &mut RewriteBase) -> Result<()> {
+        base.flush()?;
+        let temp = self.path(&base.temp_name);
+        base.file
+            .sync_data()
+            .map_err(|e| AofError::io("fdatasync", &temp, e))?;
+        let name = base_name(&self.opts.basename, base.seq);
+        let path = self.path(&name);
+        self.storage
+            .rename(&temp, &path)
+            .map_err(|e| AofError::io("rename", &path, e))?;
+
+        let mut w = self.writer.lock();
+        let mut next = w.manifest.clone();
+        let mut retired = Vec::new();
+        if let Some(old) = next.base.take() {
+            retired.push((FileId::base(old.seq), old.name.clone()));
+            next.history.push(ManifestEntry {
+                kind: FileKind::History,
+                ..old
+            });
+        }
+        let (old_incr, kept): (Vec<_>, Vec<_>) = next
+            .incr
+            .drain(..)
+            .partition(|e| e.seq < base.first_kept_incr);
+        next.incr = kept;
+        for e in old_incr {
+            retired.push((FileId::incr(e.seq), e.name.clone()));
+            next.history.push(ManifestEntry {
+                kind: FileKind::History,
+                ..e
+            });
+        }
+        next.base = Some(ManifestEntry {
+            name,
+            seq: base.seq,
+            kind: FileKind::Base,
+        });
+        next.persist(&*self.storage, &self.opts.dir, &self.opts.basename)?;
+        w.manifest = next;
+        self.files
+            .write()
+            .insert(FileId::base(base.seq), base.file.clone());
+        let base_size = base.offset;
+        self.counters.base_size.store(base_size, Ordering::Relaxed);
+        let mut total = base_size;
+        for e in &w.manifest.incr {
+            if let Some(f) = self.files.read().get(&FileId::incr(e.seq)) {
+                total += f.size().unwrap_or(0);
+            }
+        }
+        self.counters.total_size.store(total, Ordering::Relaxed);
+        for (id, _) in &retired {
+            self.files.write().remove(id);
+        }
+        self.delete_history(&mut w.manifest);
+        Ok(())
+    }
+
+    /// Removes history files and then their manifest entries. Failures are only logged:
+    /// history entries are never loaded and are retried at the next open.
+    pub fn delete_history(&self, manifest: &mut super::manifest::Manifest) {
+        if manifest.history.is_empty() {
+            return;
+        }
+        for h in &manifest.history {
+            let path = self.path(&h.name);
+            if self.storage.exists(&path) {
+                if let Err(e) = self.storage.remove(&path) {
+                    tracing::warn!("Could not remove AOF history file {}: {e}", h.name);
+                    return;
+                }
+            }
+        }
+        let mut next = manifest.clone();
+        next.history.clear();
+        match next.persist(&*self.storage, &self.opts.dir, &self.opts.basename) {
+            Ok(()) => *manifest = next,
+            Err(e) => tracing::warn!("Could not drop AOF history entries: {e}"),
+        }
+    }
+
+    pub fn abort_rewrite(&self, base: RewriteBase) {
+        let path = self.path(&base.temp_name);
+        drop(base);
+        if let Err(e) = self.storage.remove(&path) {
+            tracing::warn!("Could not remove {}: {e}", path.display());
+        }
+        self.rewriting.store(false, Ordering::Release);
+        self.counters
+            .rewrites_failed
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,134 @@
+//! The file operations the AOF needs, behind a trait so tests can inject ENOSPC, EIO and
+//! torn writes (see [`super::fault::FaultStorage`]).
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// One open base, incr or manifest file. Positional I/O only, so readers need no lock.
+pub trait LogFile: Send + Sync {
+    /// One pwrite() at `offset`; may be short.
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    /// fdatasync(2).
+    fn sync_data(&self) -> io::Result<()>;
+    fn size(&self) -> io::Result<u64>;
+}
+
+/// Directory-level operations plus file opening.
+pub trait Storage: Send + Sync {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    /// Opens read+write, creating the file if missing, keeping its contents.
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn LogFile>>;
+    /// Creates the file or truncates it to zero length.
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn LogFile>>;
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn LogFile>>;
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    fn remove(&self, path: &Path) -> io::Result<()>;
+    /// fsync of the directory so renames and new names survive a crash.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The real file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OsStorage;
+
+struct OsFile(File);
+
+impl LogFile for OsFile {
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        self.0.write_at(buf, offset)
+    }
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.0.read_at(buf, offset)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+    fn size(&self) -> io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+}
+
+impl Storage for OsStorage {
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        fs::create_dir_all(dir)
+    }
+    fn open(&self, path: &Path) -> io::Result<Arc<dyn LogFile>> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        Ok(Arc::new(OsFile(f)))
+    }
+    fn create(&self, path: &Path) -> io::Result<Arc<dyn LogFile>> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Arc::new(OsFile(f)))
+    }
+    fn open_read(&self, path: &Path) -> io::Result<Arc<dyn LogFile>> {
+        Ok(Arc::new(OsFile(File::open(path)?)))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        fs::remove_file(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// Writes all of `buf` at `offset`, retrying short writes like Redis's aofWrite().
+/// On error returns how many bytes did land, so the caller can truncate them away.
+pub(crate) fn write_all_at(
+    file: &dyn LogFile,
+    mut buf: &[u8],
+    mut offset: u64,
+) -> Result<(), (usize, io::Error)> {
+    let mut done = 0;
+    while !buf.is_empty() {
+        match file.write_at(buf, offset) {
+            Ok(0) => return Err((done, io::Error::from_raw_os_error(libc::ENOSPC))),
+            Ok(n) => {
+                done += n;
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((done, e)),
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `buf.len()` bytes unless EOF comes first; returns the count read.
+pub(crate) fn read_full_at(file: &dyn LogFile, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
+}

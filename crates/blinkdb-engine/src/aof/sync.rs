@@ -1,0 +1,139 @@
+//! The one fsync thread. Under `always` it runs whenever a waiter asks, and every waiter
+//! that arrived while an fdatasync was running is covered by the next one (group commit).
+//! Under `everysec` it writes and syncs once a second, off the request path.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use tokio::sync::watch;
+
+use super::error::{AofError, Result};
+use super::options::FsyncPolicy;
+use super::types::Lsn;
+use super::writer::Inner;
+
+/// What waiters observe after each sync attempt.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SyncState {
+    pub synced: u64,
+    /// Counts finished sync attempts, so a waiter only trusts failures that came after it.
+    pub attempt: u64,
+    pub failed: Option<String>,
+}
+
+#[derive(Default)]
+struct Request {
+    wanted: u64,
+    shutdown: bool,
+}
+
+pub(crate) struct Syncer {
+    request: Mutex<Request>,
+    wake: Condvar,
+    published: watch::Sender<SyncState>,
+}
+
+impl Syncer {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Syncer {
+            request: Mutex::new(Request::default()),
+            wake: Condvar::new(),
+            published: watch::channel(SyncState::default()).0,
+        })
+    }
+
+    pub fn spawn(self: &Arc<Self>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
+        let policy = inner.opts.fsync;
+        if policy == FsyncPolicy::No {
+            return None;
+        }
+        let me = self.clone();
+        let handle = std::thread::Builder::new()
+            .name("aof-fsync".into())
+            .spawn(move || me.run(&inner, policy))
+            .expect("spawn aof-fsync thread");
+        Some(handle)
+    }
+
+    fn run(&self, inner: &Inner, policy: FsyncPolicy) {
+        loop {
+            {
+                let mut req = self.request.lock();
+                match policy {
+                    FsyncPolicy::Always => {
+                        while !req.shutdown
+                            && req.wanted <= inner.synced_lsn.load(Ordering::Acquire)
+                        {
+                            self.wake.wait(&mut req);
+                        }
+                    }
+                    _ => {
+                        if !req.shutdown {
+                            self.wake.wait_for(&mut req, Duration::from_secs(1));
+                        }
+                    }
+                }
+                if req.shutdown {
+                    return;
+                }
+            }
+            let result = inner.sync_now();
+            let synced = inner.synced_lsn.load(Ordering::Acquire);
+            let failed = match result {
+                Ok(()) => None,
+                Err(e) => {
+                    tracing::warn!("AOF fsync failed: {e}");
+                    if policy == FsyncPolicy::Always {
+                        // Avoid a hot loop while the disk keeps failing.
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    Some(e.to_string())
+                }
+            };
+            self.published.send_modify(|s| {
+                s.synced = synced;
+                s.attempt += 1;
+                s.failed = failed;
+            });
+        }
+    }
+
+    pub async fn wait_synced(&self, inner: &Inner, lsn: Lsn) -> Result<()> {
+        if inner.synced_lsn.load(Ordering::Acquire) >= lsn.0 {
+            return Ok(());
+        }
+        let mut rx = self.published.subscribe();
+        let first_attempt = rx.borrow().attempt;
+        {
+            let mut req = self.request.lock();
+            if req.shutdown {
+                return Err(AofError::Closed);
+            }
+            req.wanted = req.wanted.max(lsn.0);
+            self.wake.notify_one();
+        }
+        let state = rx
+            .wait_for(|s| s.synced >= lsn.0 || (s.failed.is_some() && s.attempt > first_attempt))
+            .await
+            .map_err(|_| AofError::Closed)?
+            .clone();
+        if state.synced >= lsn.0 {
+            return Ok(());
+        }
+        Err(AofError::SyncFailed {
+            reason: state.failed.unwrap_or_default(),
+        })
+    }
+
+    pub fn shutdown(&self) {
+        self.request.lock().shutdown = true;
+        self.wake.notify_all();
+        self.published.send_modify(|s| {
+            s.attempt += 1;
+            s.failed = Some(AofError::Closed.to_string());
+        });
+    }
+}
