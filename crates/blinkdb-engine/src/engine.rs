@@ -1,18 +1,16 @@
 //! The engine: numbered databases, atomic multi-key transactions, and the
 //! hook through which every write reaches the log.
 
+use crate::aof::BlobRef;
 use crate::clock::now_ms;
-use crate::keyspace::{Db, Entry, Shard, SHARDS};
+use crate::keyspace::{Db, Entry, Shard, Value, SHARDS};
+use crate::persist::Log;
+use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-
-/// Receives every write, in the order the writes took effect per key.
-pub trait Journal: Send + Sync {
-    /// Appends one command for database `db`; returns its log position.
-    fn append(&self, db: usize, args: &[&[u8]]) -> u64;
-}
 
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -33,10 +31,15 @@ pub struct EngineStats {
 
 pub struct Engine {
     dbs: Box<[Db]>,
-    journal: OnceLock<Arc<dyn Journal>>,
+    log: OnceLock<Arc<Log>>,
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
+    /// The rewrite in progress, if any (see rewrite.rs).
+    pub(crate) rewrite: Mutex<Option<RewriteState>>,
+    /// Non-zero while a rewrite snapshots shards: writers copy a shard into
+    /// the new base before their first change to it.
+    pub(crate) rewrite_epoch: AtomicU64,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -53,10 +56,12 @@ impl Engine {
     pub fn new(opts: EngineOptions) -> Self {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
-            journal: OnceLock::new(),
+            log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
+            rewrite: Mutex::new(None),
+            rewrite_epoch: AtomicU64::new(0),
         }
     }
 
@@ -70,8 +75,28 @@ impl Engine {
 
     /// Installs the log once loading is over; writes before that (replayed
     /// ones) are not logged again.
-    pub fn set_journal(&self, journal: Arc<dyn Journal>) {
-        let _ = self.journal.set(journal);
+    pub fn set_log(&self, log: Arc<Log>) {
+        let _ = self.log.set(log);
+    }
+
+    pub fn log_handle(&self) -> Option<&Arc<Log>> {
+        self.log.get()
+    }
+
+    /// The bytes of a string value, reading a blob back from the log.
+    pub fn string_bytes<'v>(&self, v: &'v Value) -> Result<Cow<'v, [u8]>, String> {
+        match v {
+            Value::Str(s) => Ok(Cow::Borrowed(s)),
+            Value::Blob(r) => {
+                let log = self.log.get().ok_or("large value without a log")?;
+                log.read_blob(r)
+                    .map(|b| Cow::Owned(b.to_vec()))
+                    .map_err(|e| {
+                        tracing::error!("Reading a large value failed: {e}");
+                        format!("ERR reading a large value from the log failed: {e}")
+                    })
+            }
+        }
     }
 
     /// While loading, nothing expires (keys are kept until the load ends, as
@@ -123,10 +148,16 @@ impl Engine {
             .collect();
         order.sort_unstable();
         order.dedup();
-        let guards = order
+        let mut guards: SmallVec<[_; 2]> = order
             .into_iter()
             .map(|(db, s)| (db, s, self.dbs[db].shard(s).write()))
             .collect();
+        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
+        if epoch != 0 {
+            for (db, _, g) in guards.iter_mut() {
+                self.snapshot_before_write(*db, g, epoch);
+            }
+        }
         let mut tx = Tx {
             engine: self,
             guards,
@@ -149,11 +180,20 @@ impl Engine {
         self.write(&[(db, key)], f)
     }
 
-    /// Logs a command that is not tied to particular keys (FLUSHALL...).
-    pub fn log(&self, db: usize, args: &[&[u8]]) -> u64 {
-        match self.journal.get() {
-            Some(j) => j.append(db, args),
-            None => 0,
+    /// Logs a command; returns its position (0 without a log) and where
+    /// its large arguments lie.
+    pub fn log(&self, db: usize, args: &[&[u8]]) -> (u64, Vec<BlobRef>) {
+        let Some(log) = self.log.get() else {
+            return (0, Vec::new());
+        };
+        match log.append(db, args) {
+            Ok((lsn, refs)) => (lsn.0, refs),
+            Err(e) => {
+                // The write stays applied in memory; the log reports its
+                // failure through write_status, which refuses later writes.
+                tracing::error!("Appending to the AOF failed: {e}");
+                (0, Vec::new())
+            }
         }
     }
 
@@ -166,17 +206,25 @@ impl Engine {
         };
         let mut guards: Vec<_> = dbs
             .iter()
-            .flat_map(|d| self.dbs[*d].shards().iter().map(|s| s.write()))
+            .flat_map(|d| self.dbs[*d].shards().iter().map(move |s| (*d, s.write())))
             .collect();
+        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
+        if epoch != 0 {
+            for (d, g) in guards.iter_mut() {
+                self.snapshot_before_write(*d, g, epoch);
+            }
+        }
         let mut old: Vec<Shard> = Vec::new();
-        for g in guards.iter_mut() {
+        for (_, g) in guards.iter_mut() {
             if lazy {
+                let epoch = g.snapshot_epoch;
                 old.push(std::mem::take(&mut **g));
+                g.snapshot_epoch = epoch;
             } else {
                 g.clear();
             }
         }
-        let lsn = self.log(db.unwrap_or(0), cmd);
+        let (lsn, _) = self.log(db.unwrap_or(0), cmd);
         drop(guards);
         if !old.is_empty() {
             std::thread::spawn(move || drop(old));
@@ -330,10 +378,32 @@ impl<'a> Tx<'a> {
     }
 
     /// Logs the effect of this command; the record is ordered with the
-    /// write because the shard locks are still held.
-    pub fn log(&mut self, db: usize, args: &[&[u8]]) {
-        let lsn = self.engine.log(db, args);
+    /// write because the shard locks are still held. Returns, for each
+    /// argument, where it lies in the log if it is large enough to be kept
+    /// there instead of in memory.
+    pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
+        let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
+        let mut refs = refs.into_iter();
+        let threshold = self
+            .engine
+            .log
+            .get()
+            .map_or(usize::MAX, |l| l.blob_threshold);
+        args.iter()
+            .map(|a| {
+                if a.len() >= threshold {
+                    refs.next()
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// Whether the engine has a log at all (writes become durable records).
+    pub fn logging(&self) -> bool {
+        self.engine.log.get().is_some()
     }
 }
 

@@ -11,6 +11,8 @@ pub mod filter;
 pub mod kernel;
 pub mod keyspace;
 pub mod pattern;
+pub mod persist;
+pub mod rewrite;
 
-pub use engine::{Engine, EngineOptions, Journal, Tx};
+pub use engine::{Engine, EngineOptions, Tx};
 pub use keyspace::{Entry, Value};

@@ -61,6 +61,34 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("client-query-buffer-limit", "1gb", true, Kind::Memory),
     opt("hz", "10", true, Kind::Int(1, 500)),
     opt("save", "", false, Kind::Str),
+    opt("appendonly", "yes", false, Kind::Bool),
+    opt(
+        "appendfsync",
+        "everysec",
+        false,
+        Kind::Enum(&["always", "everysec", "no"]),
+    ),
+    opt("appenddirname", "appendonlydir", false, Kind::Str),
+    opt("appendfilename", "appendonly.aof", false, Kind::Str),
+    opt("segment-size", "64mb", false, Kind::Memory),
+    opt("blob-threshold", "16kb", false, Kind::Memory),
+    opt("verify-blobs-on-read", "yes", false, Kind::Bool),
+    opt("aof-load-truncated", "yes", false, Kind::Bool),
+    opt("aof-load-corrupt", "no", false, Kind::Bool),
+    opt(
+        "auto-aof-rewrite-percentage",
+        "100",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt("auto-aof-rewrite-min-size", "64mb", true, Kind::Memory),
+    opt("maxmemory", "0", true, Kind::Memory),
+    opt(
+        "maxmemory-policy",
+        "noeviction",
+        true,
+        Kind::Enum(&["noeviction"]),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static OptionDef> {
@@ -261,6 +289,18 @@ impl Config {
             proto_max_bulk_len: self.int("proto-max-bulk-len"),
             client_query_buffer_limit: self.int("client-query-buffer-limit") as usize,
             hz: self.int("hz") as u32,
+            appendonly: self.flag("appendonly"),
+            appendfsync: self.get("appendfsync").to_string(),
+            appenddirname: self.get("appenddirname").to_string(),
+            appendfilename: self.get("appendfilename").to_string(),
+            segment_size: self.int("segment-size") as u64,
+            blob_threshold: self.int("blob-threshold") as usize,
+            verify_blobs_on_read: self.flag("verify-blobs-on-read"),
+            aof_load_truncated: self.flag("aof-load-truncated"),
+            aof_load_corrupt: self.flag("aof-load-corrupt"),
+            auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
+            auto_aof_rewrite_min_size: self.int("auto-aof-rewrite-min-size") as u64,
+            maxmemory: self.int("maxmemory") as u64,
         }
     }
 
@@ -337,6 +377,18 @@ pub struct Settings {
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: usize,
     pub hz: u32,
+    pub appendonly: bool,
+    pub appendfsync: String,
+    pub appenddirname: String,
+    pub appendfilename: String,
+    pub segment_size: u64,
+    pub blob_threshold: usize,
+    pub verify_blobs_on_read: bool,
+    pub aof_load_truncated: bool,
+    pub aof_load_corrupt: bool,
+    pub auto_aof_rewrite_percentage: u64,
+    pub auto_aof_rewrite_min_size: u64,
+    pub maxmemory: u64,
 }
 
 #[cfg(test)]

@@ -94,7 +94,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
             if let Err(e) = shared.durable(lsn).await {
-                tracing::warn!("log write failed before replying: {e}");
+                // The writes are not durable: send no acknowledgement at all.
+                tracing::warn!(
+                    "Closing client id={}: AOF write failed before replying: {e}",
+                    client.id
+                );
+                break;
             }
         }
         if !out.buf.is_empty() {

@@ -16,7 +16,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "keyspace",
 ];
 
-fn rss_bytes() -> u64 {
+pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -113,19 +113,14 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let rss = rss_bytes();
             let _ = write!(
                 o,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_allocator:libc\r\n",
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\nmem_allocator:libc\r\n",
                 human(rss),
-                human(rss)
+                human(rss),
+                settings.maxmemory,
+                human(settings.maxmemory)
             );
         }
-        "persistence" => {
-            let _ = write!(
-                o,
-                "# Persistence\r\nloading:{}\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n",
-                engine.is_loading() as u8,
-                shared.last_save_ms() / 1000
-            );
-        }
+        "persistence" => crate::persistence::info(shared, o),
         "stats" => {
             let l = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
             let _ = write!(

@@ -8,6 +8,7 @@ pub mod connection;
 pub mod info;
 pub mod logging;
 pub mod network;
+pub mod persistence;
 pub mod protocol;
 pub mod server;
 pub mod state;

@@ -43,7 +43,11 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         databases: settings.databases,
     }));
     let config_file = config.file.clone();
-    let shared = Arc::new(Shared::new(engine, config, on_loglevel));
+    let shared = Shared::new(engine, config, on_loglevel).into_arc();
+    if settings.appendonly {
+        // Clients may connect while the log loads; they get -LOADING.
+        shared.engine.set_loading(true);
+    }
 
     let mut listening = vec![];
     if settings.port != 0 {
@@ -74,7 +78,17 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 .display()
                 .to_string())
     );
+    if settings.appendonly {
+        let (s, st) = (shared.clone(), settings.clone());
+        let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&s, &st))
+            .await
+            .map_err(|e| format!("AOF loading task failed: {e}"))?;
+        shared.engine.set_loading(false);
+        loaded?;
+    }
+    tracing::info!("Ready to accept connections");
     tokio::spawn(expire_cycle(shared.clone()));
+    tokio::spawn(cron(shared.clone()));
 
     wait_for_stop(&shared).await;
     shutdown(&shared, &settings).await;
@@ -100,6 +114,12 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     while shared.connected.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    if let Some(log) = shared.engine.log_handle() {
+        tracing::info!("Flushing and syncing the AOF on shutdown");
+        if let Err(e) = log.aof.flush_all() {
+            tracing::error!("Error flushing the AOF on shutdown: {e}");
+        }
+    }
     if let Some(path) = &settings.unixsocket {
         let _ = std::fs::remove_file(path);
     }
@@ -107,6 +127,22 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
         let _ = std::fs::remove_file(pidfile);
     }
     tracing::warn!("BlinkDB is now ready to exit, bye bye...");
+}
+
+/// Every 100 ms: samples memory use (INFO, maxmemory) and checks the
+/// automatic AOF rewrite trigger.
+async fn cron(shared: Arc<Shared>) {
+    let mut stop = shared.stop_signal();
+    loop {
+        shared
+            .used_memory
+            .store(crate::info::rss_bytes(), Ordering::Relaxed);
+        crate::persistence::maybe_auto_rewrite(&shared);
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+            _ = stop.changed() => return,
+        }
+    }
 }
 
 /// Reclaims expired keys in the background, `hz` times a second, spending

@@ -53,8 +53,13 @@ pub struct Shared {
     pub stats: Stats,
     pub started_ms: u64,
     pub last_save_ms: AtomicU64,
+    /// Resident set size, sampled by the server cron (INFO, maxmemory).
+    pub used_memory: AtomicU64,
+    pub loading: crate::persistence::LoadingState,
+    pub rewrite: crate::persistence::RewriteStats,
     pub run_id: String,
     stop: watch::Sender<Stop>,
+    this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
 }
 
@@ -78,10 +83,29 @@ impl Shared {
             stats: Stats::default(),
             started_ms: blinkdb_engine::clock::now_ms(),
             last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
+            used_memory: AtomicU64::new(0),
+            loading: Default::default(),
+            rewrite: Default::default(),
             run_id,
             stop: watch::channel(Stop::Running).0,
+            this: std::sync::OnceLock::new(),
             on_loglevel,
         }
+    }
+
+    /// Wraps a new Shared in an Arc that it can hand out itself (for
+    /// background jobs started by commands).
+    pub fn into_arc(self) -> Arc<Shared> {
+        let arc = Arc::new(self);
+        let _ = arc.this.set(Arc::downgrade(&arc));
+        arc
+    }
+
+    pub fn arc(&self) -> Arc<Shared> {
+        self.this
+            .get()
+            .and_then(|w| w.upgrade())
+            .expect("Shared is always created through into_arc")
     }
 
     /// The current typed settings (cheap: an Arc clone).
@@ -149,9 +173,20 @@ impl Shared {
         victims.len()
     }
 
-    /// If writes must be refused right now (log failure, memory limit), the
-    /// error to send.
-    pub fn write_refusal(&self) -> Option<String> {
+    /// If writes must be refused right now (the log cannot write), the
+    /// error to send. `denyoom` commands are also refused over maxmemory.
+    pub fn write_refusal(&self, denyoom: bool) -> Option<String> {
+        if let Some(log) = self.engine.log_handle() {
+            if let Err(e) = log.aof.write_status() {
+                return Some(e.to_string());
+            }
+        }
+        if denyoom {
+            let max = self.settings().maxmemory;
+            if max > 0 && self.used_memory.load(Ordering::Relaxed) > max {
+                return Some("OOM command not allowed when used memory > 'maxmemory'.".into());
+            }
+        }
         None
     }
 
@@ -160,9 +195,17 @@ impl Shared {
     }
 
     /// Waits until the log holds everything up to `lsn` as the fsync policy
-    /// requires before a reply may go out.
-    pub async fn durable(&self, _lsn: u64) -> std::io::Result<()> {
-        Ok(())
+    /// requires before a reply may go out: written for everysec/no, synced
+    /// (group commit) for always.
+    pub async fn durable(&self, lsn: u64) -> Result<(), String> {
+        match self.engine.log_handle() {
+            Some(log) => log
+                .aof
+                .wait_synced(blinkdb_engine::aof::Lsn(lsn))
+                .await
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
     }
 
     pub fn request_stop(&self) {

@@ -251,6 +251,23 @@ impl Aof {
         Ok(Bytes::from(buf))
     }
 
+    /// Writes everything appended so far and, unless `appendfsync no`,
+    /// fdatasyncs it (graceful shutdown, SHUTDOWN).
+    pub fn flush_all(&self) -> Result<()> {
+        match self.inner.opts.fsync {
+            FsyncPolicy::No => {
+                let end = self.inner.append.lock().end_lsn();
+                self.inner.commit(end)
+            }
+            _ => self.inner.sync_now(),
+        }
+    }
+
+    /// The fsync policy this log runs with.
+    pub fn fsync_policy(&self) -> FsyncPolicy {
+        self.inner.opts.fsync
+    }
+
     /// Starts a rewrite: appends move to a fresh incr file; stream the compact keyspace
     /// into the returned base, then call `finish_rewrite` (or `abort_rewrite`).
     pub fn begin_rewrite(&self) -> Result<RewriteBase> {

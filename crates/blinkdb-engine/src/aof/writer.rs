@@ -80,6 +80,12 @@ pub struct RecordWriter<'a> {
 }
 
 impl RecordWriter<'_> {
+    /// Sequence number of the incr file these records go to (a new file
+    /// starts with no SELECT in force, so callers re-select after a change).
+    pub fn file_seq(&self) -> u64 {
+        self.state.file_seq
+    }
+
     /// Appends one command (RESP array of bulk strings). Returns where each argument of at
     /// least `blob_threshold` bytes will lie on disk, in argument order.
     pub fn command(&mut self, args: &[&[u8]]) -> Vec<BlobRef> {

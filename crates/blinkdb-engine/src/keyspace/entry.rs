@@ -1,23 +1,43 @@
 //! What the index stores per key.
 
-/// A stored value. Only strings exist so far; other types add variants.
+use crate::aof::BlobRef;
+
+/// A stored value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
+    /// A string held in memory.
     Str(Box<[u8]>),
+    /// A string of at least `blob-threshold` bytes, kept only in the log:
+    /// the index holds where it lies, GET reads it back with pread.
+    Blob(BlobRef),
 }
 
 impl Value {
     /// The name `TYPE` replies with.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Str(_) => "string",
+            Value::Str(_) | Value::Blob(_) => "string",
         }
     }
 
-    /// Bytes of a string value, or None for other types.
+    /// Bytes of an in-memory string, or None (a blob or another type).
     pub fn as_str(&self) -> Option<&[u8]> {
         match self {
             Value::Str(s) => Some(s),
+            Value::Blob(_) => None,
+        }
+    }
+
+    /// Is this a string (in memory or in the log)?
+    pub fn is_string(&self) -> bool {
+        matches!(self, Value::Str(_) | Value::Blob(_))
+    }
+
+    /// Length of a string value without reading a blob.
+    pub fn str_len(&self) -> Option<usize> {
+        match self {
+            Value::Str(s) => Some(s.len()),
+            Value::Blob(b) => Some(b.len as usize),
         }
     }
 
@@ -25,6 +45,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.len(),
+            Value::Blob(_) => std::mem::size_of::<BlobRef>(),
         }
     }
 }

@@ -9,6 +9,8 @@ pub type Key = Box<[u8]>;
 
 #[derive(Default)]
 pub struct Shard {
+    /// The rewrite epoch whose snapshot already holds this shard.
+    pub snapshot_epoch: u64,
     map: HashMap<Key, Entry>,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
@@ -119,6 +121,15 @@ impl Shard {
     pub fn clear(&mut self) {
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
+    }
+
+    /// Points `key` at a blob's new location if it still holds `old`.
+    pub fn swap_blob(&mut self, key: &[u8], old: &crate::aof::BlobRef, new: crate::aof::BlobRef) {
+        if let Some(e) = self.map.get_mut(key) {
+            if matches!(&e.value, crate::keyspace::Value::Blob(r) if r == old) {
+                e.value = crate::keyspace::Value::Blob(new);
+            }
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {

@@ -114,7 +114,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     if spec.has(table::WRITE) {
-        if let Some(err) = shared.write_refusal() {
+        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM)) {
             out.error(&err);
             return;
         }

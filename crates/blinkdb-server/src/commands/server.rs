@@ -272,6 +272,15 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
     }
 }
 
+pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
+    match crate::persistence::start_rewrite(&ctx.shared.arc()) {
+        Ok(()) => ctx
+            .out
+            .simple("Background append only file rewriting started"),
+        Err(e) => ctx.out.error(e),
+    }
+}
+
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
 }

@@ -3,7 +3,8 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::{Entry, Value};
+use blinkdb_engine::{Engine, Entry, Value};
+use std::borrow::Cow;
 
 /// The expiry requested by SET/GETEX options.
 #[derive(Clone, Copy, PartialEq)]
@@ -98,23 +99,34 @@ fn expiry_of(f: &SetFlags, args: &Args, now: u64, cmd: &str) -> Result<Expiry, S
 }
 
 /// Stores a string and logs it as Redis propagates SET: with an absolute
-/// PXAT, or KEEPTTL.
+/// PXAT, or KEEPTTL. A value large enough to be kept in the log is indexed
+/// by its place there instead of being held in memory.
 fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Expiry) {
-    let mut entry = Entry::string(val);
-    match exp {
-        Expiry::At(at) => entry.expire_at = at,
-        Expiry::Keep => entry.expire_at = tx.get(db, key).map_or(0, |e| e.expire_at),
-        Expiry::None | Expiry::Persist => {}
-    }
-    tx.insert(db, key, entry);
-    match exp {
-        Expiry::At(at) => {
-            let at = at.to_string();
-            tx.log(db, &[b"SET", key, val, b"PXAT", at.as_bytes()]);
-        }
+    let expire_at = match exp {
+        Expiry::At(at) => at,
+        Expiry::Keep => tx.get(db, key).map_or(0, |e| e.expire_at),
+        Expiry::None | Expiry::Persist => 0,
+    };
+    let at = expire_at.to_string();
+    let refs = match exp {
+        Expiry::At(_) => tx.log(db, &[b"SET", key, val, b"PXAT", at.as_bytes()]),
         Expiry::Keep => tx.log(db, &[b"SET", key, val, b"KEEPTTL"]),
         _ => tx.log(db, &[b"SET", key, val]),
+    };
+    let value = match refs.get(2).copied().flatten() {
+        Some(r) => Value::Blob(r),
+        None => Value::Str(val.into()),
+    };
+    tx.insert(db, key, Entry { value, expire_at });
+}
+
+/// The bytes of a string entry (reading a large value from the log).
+/// Err holds the error reply: WRONGTYPE, or a failed read.
+fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String> {
+    if !e.value.is_string() {
+        return Err(ERR_WRONGTYPE.into());
     }
+    engine.string_bytes(&e.value)
 }
 
 fn too_big(ctx: &Ctx, len: usize) -> bool {
@@ -123,22 +135,20 @@ fn too_big(ctx: &Ctx, len: usize) -> bool {
 
 pub fn get(ctx: &mut Ctx, args: &Args) {
     let out = &mut *ctx.out;
-    let hit = ctx
-        .shared
-        .engine
-        .read(ctx.client.db, &args[1], |e| match e {
-            None => {
-                out.null();
-                false
+    let engine = &ctx.shared.engine;
+    let hit = engine.read(ctx.client.db, &args[1], |e| match e {
+        None => {
+            out.null();
+            false
+        }
+        Some(e) => {
+            match string_of(engine, e) {
+                Ok(s) => out.bulk(&s),
+                Err(err) => out.error(&err),
             }
-            Some(e) => {
-                match e.value.as_str() {
-                    Some(s) => out.bulk(s),
-                    None => out.error(ERR_WRONGTYPE),
-                }
-                true
-            }
-        });
+            true
+        }
+    });
     ctx.client.count_lookup(hit);
 }
 
@@ -156,18 +166,21 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
         Ok(e) => e,
         Err(e) => return ctx.out.error(&e),
     };
+    let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
-        let old = tx.get(db, key);
-        let old_val: Option<Option<Vec<u8>>> = old.map(|e| e.value.as_str().map(|s| s.to_vec()));
+        let old: Option<Result<Vec<u8>, String>> = tx
+            .get(db, key)
+            .map(|e| string_of(engine, e).map(|s| s.into_owned()));
         if flags.get {
-            if let Some(None) = old_val {
-                return out.error(ERR_WRONGTYPE);
+            if let Some(Err(e)) = &old {
+                return out.error(e);
             }
         }
-        let found = old_val.is_some();
+        let found = old.is_some();
+        let old_val = old.and_then(|o| o.ok());
         if (flags.nx && found) || (flags.xx && !found) {
             if flags.get {
-                out.bulk_opt(old_val.flatten().as_deref());
+                out.bulk_opt(old_val.as_deref());
             } else {
                 out.null();
             }
@@ -175,7 +188,7 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
         }
         store(tx, db, key, val, exp);
         if flags.get {
-            out.bulk_opt(old_val.flatten().as_deref());
+            out.bulk_opt(old_val.as_deref());
         } else {
             out.ok();
         }
@@ -220,19 +233,19 @@ pub fn getset(ctx: &mut Ctx, args: &Args) {
 
 pub fn mget(ctx: &mut Ctx, args: &Args) {
     let db = ctx.client.db;
+    let engine = &ctx.shared.engine;
     ctx.out.array(args.len() - 1);
     let mut hits = 0;
     for key in &args[1..] {
         let out = &mut *ctx.out;
-        ctx.shared
-            .engine
-            .read(db, key, |e| match e.and_then(|e| e.value.as_str()) {
-                Some(s) => {
-                    hits += 1;
-                    out.bulk(s)
-                }
-                None => out.null(),
-            });
+        engine.read(db, key, |e| match e.map(|e| string_of(engine, e)) {
+            Some(Ok(s)) => {
+                hits += 1;
+                out.bulk(&s)
+            }
+            // MGET answers nil for keys of other types, as Redis does.
+            _ => out.null(),
+        });
     }
     ctx.client.keyspace_hits += hits;
     ctx.client.keyspace_misses += (args.len() - 1) as u64 - hits;
@@ -248,13 +261,17 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         if nx && keys.iter().any(|(_, k)| tx.exists(db, k)) {
             return out.int(0);
         }
-        for pair in args[1..].chunks(2) {
-            tx.insert(db, &pair[0], Entry::string(&pair[1][..]));
-        }
         let mut rec: Vec<&[u8]> = Vec::with_capacity(args.len());
         rec.push(b"MSET");
         rec.extend(args[1..].iter().map(|a| &a[..]));
-        tx.log(db, &rec);
+        let refs = tx.log(db, &rec);
+        for (i, pair) in args[1..].chunks(2).enumerate() {
+            let value = match refs.get(2 * i + 2).copied().flatten() {
+                Some(r) => Value::Blob(r),
+                None => Value::Str(pair[1][..].into()),
+            };
+            tx.insert(db, &pair[0], Entry::new(value));
+        }
         if nx {
             out.int(1);
         } else {
@@ -273,12 +290,13 @@ pub fn msetnx(ctx: &mut Ctx, args: &Args) {
 
 pub fn getdel(ctx: &mut Ctx, args: &Args) {
     let key = &args[1];
+    let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         let val = match tx.get(db, key) {
             None => return out.null(),
-            Some(e) => match e.value.as_str() {
-                None => return out.error(ERR_WRONGTYPE),
-                Some(s) => s.to_vec(),
+            Some(e) => match string_of(engine, e) {
+                Err(err) => return out.error(&err),
+                Ok(s) => s.into_owned(),
             },
         };
         tx.remove(db, key);
@@ -293,14 +311,16 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
         Err(e) => return ctx.out.error(e),
     };
     let key = &args[1];
+    let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         // Redis answers a missing key or a wrong type before it looks at
         // the expiry argument.
         let Some(e) = tx.get(db, key) else {
             return out.null();
         };
-        let Some(val) = e.value.as_str().map(|s| s.to_vec()) else {
-            return out.error(ERR_WRONGTYPE);
+        let val = match string_of(engine, e) {
+            Ok(s) => s.into_owned(),
+            Err(err) => return out.error(&err),
         };
         let had_ttl = e.expire_at != 0;
         let now = tx.now();
@@ -330,25 +350,29 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
 pub fn append(ctx: &mut Ctx, args: &Args) {
     let (key, suffix) = (&args[1], &args[2]);
     let limit = ctx.shared.settings().proto_max_bulk_len as usize;
+    let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
-        let new_len = match tx.get_mut(db, key) {
-            None => {
-                tx.insert(db, key, Entry::string(&suffix[..]));
-                suffix.len()
-            }
-            Some(e) => {
-                let Value::Str(s) = &mut e.value;
-                if s.len() + suffix.len() > limit {
-                    return out.error(ERR_TOO_BIG);
-                }
-                let mut v = Vec::with_capacity(s.len() + suffix.len());
-                v.extend_from_slice(s);
-                v.extend_from_slice(suffix);
-                *s = v.into_boxed_slice();
-                s.len()
-            }
+        let (mut value, expire_at) = match tx.get(db, key) {
+            None => (Vec::new(), 0),
+            Some(e) => match string_of(engine, e) {
+                Ok(s) => (s.into_owned(), e.expire_at),
+                Err(err) => return out.error(&err),
+            },
         };
+        if value.len() + suffix.len() > limit {
+            return out.error(ERR_TOO_BIG);
+        }
+        value.extend_from_slice(suffix);
+        let new_len = value.len();
         tx.log(db, &[b"APPEND", key, suffix]);
+        tx.insert(
+            db,
+            key,
+            Entry {
+                value: Value::Str(value.into()),
+                expire_at,
+            },
+        );
         out.int(new_len as i64);
     });
 }
@@ -359,9 +383,9 @@ pub fn strlen(ctx: &mut Ctx, args: &Args) {
         .engine
         .read(ctx.client.db, &args[1], |e| match e {
             None => out.int(0),
-            Some(e) => match e.value.as_str() {
-                Some(s) => out.int(s.len() as i64),
-                None => out.error(ERR_WRONGTYPE),
+            Some(e) => match e.value.str_len() {
+                Some(n) if e.value.is_string() => out.int(n as i64),
+                _ => out.error(ERR_WRONGTYPE),
             },
         });
 }
@@ -371,12 +395,13 @@ pub fn getrange(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(ERR_NOT_INT);
     };
     let out = &mut *ctx.out;
-    ctx.shared.engine.read(ctx.client.db, &args[1], |e| {
-        let s: &[u8] = match e {
-            None => b"",
-            Some(e) => match e.value.as_str() {
-                Some(s) => s,
-                None => return out.error(ERR_WRONGTYPE),
+    let engine = &ctx.shared.engine;
+    engine.read(ctx.client.db, &args[1], |e| {
+        let s: Cow<[u8]> = match e {
+            None => Cow::Borrowed(b""),
+            Some(e) => match string_of(engine, e) {
+                Ok(s) => s,
+                Err(err) => return out.error(&err),
             },
         };
         let len = s.len() as i64;
@@ -412,39 +437,36 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
     let val = &args[3];
     let end = offset as usize + val.len();
     let too_long = too_big(ctx, end);
+    let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         let current = match tx.get(db, key) {
             None => None,
-            Some(e) => match e.value.as_str() {
-                Some(s) => Some(s.len()),
-                None => return out.error(ERR_WRONGTYPE),
+            Some(e) => match string_of(engine, e) {
+                Ok(s) => Some((s.into_owned(), e.expire_at)),
+                Err(err) => return out.error(&err),
             },
         };
         if val.is_empty() {
-            return out.int(current.unwrap_or(0) as i64);
+            return out.int(current.map_or(0, |c| c.0.len()) as i64);
         }
         if too_long {
             return out.error(ERR_TOO_BIG);
         }
-        let new_len = match tx.get_mut(db, key) {
-            None => {
-                let mut v = vec![0u8; end];
-                v[offset as usize..].copy_from_slice(val);
-                tx.insert(db, key, Entry::string(v));
-                end
-            }
-            Some(e) => {
-                let Value::Str(s) = &mut e.value;
-                let mut v = std::mem::take(s).into_vec();
-                if v.len() < end {
-                    v.resize(end, 0);
-                }
-                v[offset as usize..end].copy_from_slice(val);
-                *s = v.into_boxed_slice();
-                s.len()
-            }
-        };
+        let (mut v, expire_at) = current.unwrap_or_default();
+        if v.len() < end {
+            v.resize(end, 0);
+        }
+        v[offset as usize..end].copy_from_slice(val);
+        let new_len = v.len();
         tx.log(db, &[b"SETRANGE", key, &args[2], val]);
+        tx.insert(
+            db,
+            key,
+            Entry {
+                value: Value::Str(v.into()),
+                expire_at,
+            },
+        );
         out.int(new_len as i64);
     });
 }
@@ -453,12 +475,11 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     ctx.write1(key, |tx, db, out| {
         let (cur, ttl) = match tx.get(db, key) {
             None => (0, 0),
-            Some(e) => match e.value.as_str() {
-                None => return out.error(ERR_WRONGTYPE),
-                Some(s) => match parse_i64(s) {
-                    Some(v) => (v, e.expire_at),
-                    None => return out.error(ERR_NOT_INT),
-                },
+            Some(e) if !e.value.is_string() => return out.error(ERR_WRONGTYPE),
+            // A value kept in the log is far longer than any integer.
+            Some(e) => match e.value.as_str().and_then(parse_i64) {
+                Some(v) => (v, e.expire_at),
+                None => return out.error(ERR_NOT_INT),
             },
         };
         let Some(new) = cur.checked_add(by) else {
@@ -504,9 +525,11 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
     ctx.write1(key, |tx, db, out| {
         let (cur, ttl) = match tx.get(db, key) {
             None => (None, 0),
+            Some(e) if !e.value.is_string() => return out.error(ERR_WRONGTYPE),
             Some(e) => match e.value.as_str() {
-                None => return out.error(ERR_WRONGTYPE),
                 Some(s) => (Some(s.to_vec()), e.expire_at),
+                // A value kept in the log is longer than Redis parses as a float.
+                None => return out.error(ERR_NOT_FLOAT),
             },
         };
         let text = match incr_by_float(cur.as_deref(), &args[2]) {

@@ -138,6 +138,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Returns the server time.", server::time),
     cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     cmd!("memory", -2, READONLY, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands.", server::memory),
+    cmd!("bgrewriteaof", 1, ADMIN | STALE, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
 

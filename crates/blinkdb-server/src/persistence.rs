@@ -1,0 +1,360 @@
+//! Opening and replaying the AOF at start, BGREWRITEAOF and its automatic
+//! trigger, and the figures INFO persistence reports.
+
+use crate::client::{Client, ClientInfo};
+use crate::commands::lookup;
+use crate::config::Settings;
+use crate::protocol::{Args, Out};
+use crate::state::Shared;
+use blinkdb_engine::aof::{Aof, AofOptions, Arg, FsyncPolicy, LoadedCommand};
+use blinkdb_engine::persist::Log;
+use blinkdb_engine::{Entry, Value};
+use bytes::Bytes;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Default)]
+pub struct LoadingState {
+    pub start_ms: AtomicU64,
+    pub loaded_bytes: AtomicU64,
+    pub total_bytes: AtomicU64,
+}
+
+pub struct RewriteStats {
+    pub started_ms: AtomicU64,
+    pub last_ok: AtomicBool,
+    pub last_duration_sec: AtomicI64,
+    pub count: AtomicU64,
+    /// Base size after the last rewrite (or at load), for the automatic trigger.
+    pub base_size: AtomicU64,
+}
+
+impl Default for RewriteStats {
+    fn default() -> Self {
+        RewriteStats {
+            started_ms: AtomicU64::new(0),
+            last_ok: AtomicBool::new(true),
+            last_duration_sec: AtomicI64::new(-1),
+            count: AtomicU64::new(0),
+            base_size: AtomicU64::new(0),
+        }
+    }
+}
+
+fn aof_options(s: &Settings) -> AofOptions {
+    let mut o = AofOptions::new(s.dir.join(&s.appenddirname));
+    o.basename = s.appendfilename.clone();
+    o.fsync = match s.appendfsync.as_str() {
+        "always" => FsyncPolicy::Always,
+        "no" => FsyncPolicy::No,
+        _ => FsyncPolicy::EverySec,
+    };
+    o.segment_size = s.segment_size.max(4096);
+    o.blob_threshold = s.blob_threshold.max(1);
+    o.load_truncated = s.aof_load_truncated;
+    o.allow_corrupt = s.aof_load_corrupt;
+    o
+}
+
+/// Opens the AOF, replays it into the keyspace, then installs it as the
+/// engine's log. Runs on a blocking thread while clients get -LOADING.
+pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
+    let aof = Aof::open(aof_options(settings)).map_err(|e| format!("Opening the AOF: {e}"))?;
+    let log = Arc::new(Log::new(
+        aof,
+        settings.verify_blobs_on_read,
+        settings.blob_threshold.max(1),
+    ));
+    let start = Instant::now();
+    shared
+        .loading
+        .start_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    let info = Arc::new(ClientInfo::new(
+        0,
+        "aof".into(),
+        "aof".into(),
+        shared.clock(),
+    ));
+    let mut client = Client::new(info, true);
+    let mut out = Out::new(2);
+    let mut last_report = Instant::now();
+    let stats = log
+        .aof
+        .load(
+            |cmd| {
+                replay(shared, &log, &mut client, &mut out, cmd)
+                    .map_err(|reason| blinkdb_engine::aof::AofError::WriteFailed { reason })
+            },
+            |p| {
+                shared
+                    .loading
+                    .loaded_bytes
+                    .store(p.bytes_done, Ordering::Relaxed);
+                shared
+                    .loading
+                    .total_bytes
+                    .store(p.bytes_total, Ordering::Relaxed);
+                if last_report.elapsed().as_secs() >= 1 {
+                    last_report = Instant::now();
+                    tracing::info!(
+                        "Loading AOF {}: {} of {} bytes ({:.0}%)",
+                        p.file,
+                        p.bytes_done,
+                        p.bytes_total,
+                        100.0 * p.bytes_done as f64 / p.bytes_total.max(1) as f64
+                    );
+                }
+            },
+        )
+        .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+    if let Some((file, offset)) = &stats.truncated {
+        tracing::warn!(
+            "AOF {file} was truncated at offset {offset}: its tail was incomplete or torn"
+        );
+    }
+    for (file, offset, why) in &stats.skipped_corrupt {
+        tracing::warn!("AOF {file}: skipped corrupt data from offset {offset} ({why}), as aof-load-corrupt allows");
+    }
+    shared
+        .rewrite
+        .base_size
+        .store(log.aof.stats().current_size, Ordering::Relaxed);
+    shared.engine.set_log(log);
+    let keys: usize = (0..shared.engine.databases())
+        .map(|d| shared.engine.db(d).len())
+        .sum();
+    tracing::info!(
+        "DB loaded from append only file: {:.3} seconds, {} commands, {} keys",
+        start.elapsed().as_secs_f64(),
+        stats.commands,
+        keys
+    );
+    Ok(())
+}
+
+/// Applies one logged command. SET/MSET values that live in the log stay
+/// there (the index keeps their place); other large arguments are read back.
+fn replay(
+    shared: &Shared,
+    log: &Log,
+    client: &mut Client,
+    out: &mut Out,
+    cmd: LoadedCommand,
+) -> Result<(), String> {
+    let name = match cmd.args.first() {
+        Some(Arg::Inline(b)) => b.clone(),
+        _ => return Err("a command name cannot be a large value".into()),
+    };
+    if name.eq_ignore_ascii_case(b"multi") || name.eq_ignore_ascii_case(b"exec") {
+        return Ok(()); // Replayed in order, a transaction's commands stay atomic.
+    }
+    let has_blob = cmd.args.iter().any(|a| matches!(a, Arg::Blob(_)));
+    if has_blob && (name.eq_ignore_ascii_case(b"set") || name.eq_ignore_ascii_case(b"mset")) {
+        return replay_blob_set(shared, client.db, &name, &cmd.args);
+    }
+    let mut args = Args::new();
+    for a in cmd.args {
+        args.push(match a {
+            Arg::Inline(b) => b,
+            Arg::Blob(r) => log.read_blob(&r).map_err(|e| e.to_string())?,
+        });
+    }
+    let Some(spec) = lookup(&args[0]) else {
+        return Err(format!(
+            "Unknown command '{}' reading the append only file",
+            String::from_utf8_lossy(&args[0])
+        ));
+    };
+    let mut ctx = crate::commands::Ctx {
+        shared,
+        client,
+        out,
+    };
+    (spec.handler)(&mut ctx, &args);
+    out.buf.clear();
+    Ok(())
+}
+
+fn inline(a: &Arg) -> Option<&Bytes> {
+    match a {
+        Arg::Inline(b) => Some(b),
+        Arg::Blob(_) => None,
+    }
+}
+
+fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Result<(), String> {
+    let value_of = |a: &Arg| match a {
+        Arg::Inline(b) => Value::Str(b[..].into()),
+        Arg::Blob(r) => Value::Blob(*r),
+    };
+    let bad = || {
+        format!(
+            "Unexpected form of {} in the AOF",
+            String::from_utf8_lossy(name)
+        )
+    };
+    if name.eq_ignore_ascii_case(b"mset") {
+        for pair in args[1..].chunks(2) {
+            let (Some(key), Some(v)) = (inline(&pair[0]), pair.get(1)) else {
+                return Err(bad());
+            };
+            shared
+                .engine
+                .write1(db, key, |tx| tx.insert(db, key, Entry::new(value_of(v))));
+        }
+        return Ok(());
+    }
+    let (Some(key), Some(v)) = (args.get(1).and_then(inline), args.get(2)) else {
+        return Err(bad());
+    };
+    let opts: Vec<&Bytes> = args[3..]
+        .iter()
+        .map(|a| inline(a).ok_or_else(bad))
+        .collect::<Result<_, _>>()?;
+    shared
+        .engine
+        .write1(db, key, |tx| {
+            let mut entry = Entry::new(value_of(v));
+            match opts.as_slice() {
+                [] => {}
+                [k] if k.eq_ignore_ascii_case(b"keepttl") => {
+                    entry.expire_at = tx.get(db, key).map_or(0, |e| e.expire_at);
+                }
+                [k, at] if k.eq_ignore_ascii_case(b"pxat") => {
+                    entry.expire_at = std::str::from_utf8(at)
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(bad)?;
+                }
+                _ => return Err(bad()),
+            }
+            tx.insert(db, key, entry);
+            Ok(())
+        })
+        .0
+}
+
+/// Starts BGREWRITEAOF on a background thread.
+pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
+    if shared.engine.log_handle().is_none() {
+        return Err(
+            "ERR Background append only file rewriting is not possible while appendonly is off",
+        );
+    }
+    if shared
+        .rewrite
+        .started_ms
+        .compare_exchange(0, shared.clock(), Ordering::AcqRel, Ordering::Relaxed)
+        .is_err()
+    {
+        return Err("ERR Background append only file rewriting already in progress");
+    }
+    let shared = shared.clone();
+    std::thread::Builder::new()
+        .name("aof-rewrite".into())
+        .spawn(move || {
+            let start = Instant::now();
+            tracing::info!("Background append only file rewriting started");
+            let result = shared.engine.rewrite_aof();
+            let r = &shared.rewrite;
+            r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+            match result {
+                Ok(report) => {
+                    r.last_ok.store(true, Ordering::Relaxed);
+                    r.count.fetch_add(1, Ordering::Relaxed);
+                    if let Some(log) = shared.engine.log_handle() {
+                        r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
+                    }
+                    shared.last_save_ms.store(shared.clock(), Ordering::Relaxed);
+                    tracing::info!(
+                        "Background AOF rewrite finished successfully: {} keys, base of {} bytes, {:.3} seconds",
+                        report.keys,
+                        report.base_bytes,
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                Err(e) => {
+                    r.last_ok.store(false, Ordering::Relaxed);
+                    tracing::warn!("Background AOF rewrite failed: {e}");
+                }
+            }
+            r.started_ms.store(0, Ordering::Release);
+        })
+        .map_err(|_| "ERR Can't start the background rewrite thread")?;
+    Ok(())
+}
+
+/// auto-aof-rewrite-percentage / -min-size, checked from the server cron.
+pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
+    let Some(log) = shared.engine.log_handle() else {
+        return;
+    };
+    let s = shared.settings();
+    if s.auto_aof_rewrite_percentage == 0 || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
+    {
+        return;
+    }
+    let size = log.aof.stats().current_size;
+    let base = shared.rewrite.base_size.load(Ordering::Relaxed).max(1);
+    let growth = (size.saturating_sub(base)) * 100 / base;
+    if size >= s.auto_aof_rewrite_min_size && growth >= s.auto_aof_rewrite_percentage {
+        tracing::info!("Starting automatic rewriting of AOF on {growth}% growth");
+        let _ = start_rewrite(shared);
+    }
+}
+
+/// INFO persistence.
+pub fn info(shared: &Shared, o: &mut String) {
+    use std::fmt::Write;
+    let loading = shared.engine.is_loading();
+    let l = &shared.loading;
+    let (done, total) = (
+        l.loaded_bytes.load(Ordering::Relaxed),
+        l.total_bytes.load(Ordering::Relaxed),
+    );
+    let _ = write!(
+        o,
+        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
+        loading as u8
+    );
+    if loading {
+        let elapsed = shared
+            .clock()
+            .saturating_sub(l.start_ms.load(Ordering::Relaxed))
+            / 1000;
+        let _ = write!(
+            o,
+            "loading_start_time:{}\r\nloading_total_bytes:{total}\r\nloading_loaded_bytes:{done}\r\nloading_loaded_perc:{:.2}\r\nloading_eta_seconds:{}\r\n",
+            l.start_ms.load(Ordering::Relaxed) / 1000,
+            100.0 * done as f64 / total.max(1) as f64,
+            (elapsed * total.saturating_sub(done)).checked_div(done).unwrap_or(1),
+        );
+    }
+    let r = &shared.rewrite;
+    let started = r.started_ms.load(Ordering::Relaxed);
+    let stats = shared.engine.log_handle().map(|log| log.aof.stats());
+    let _ = write!(
+        o,
+        "rdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        shared.last_save_ms() / 1000,
+        stats.is_some() as u8,
+        (started != 0) as u8,
+        r.last_duration_sec.load(Ordering::Relaxed),
+        if started == 0 { -1 } else { (shared.clock().saturating_sub(started) / 1000) as i64 },
+        if r.last_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
+        r.count.load(Ordering::Relaxed),
+        if stats.as_ref().is_some_and(|s| s.last_write_error.is_some()) { "err" } else { "ok" },
+    );
+    if let Some(s) = stats {
+        let _ = write!(
+            o,
+            "aof_current_size:{}\r\naof_base_size:{}\r\naof_buffer_length:0\r\naof_pending_bio_fsync:0\r\naof_delayed_fsync:0\r\naof_fsyncs:{}\r\naof_incr_file:{}\r\n",
+            s.current_size,
+            r.base_size.load(Ordering::Relaxed),
+            s.fsyncs,
+            s.current_incr_seq,
+        );
+    }
+}
