@@ -33,7 +33,7 @@ wait_for_ping() {
 
 start() {
     mkdir -p "$data_dir"
-    if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
+    if [ -f "$pid_file" ] && is_running "$(cat "$pid_file")"; then
         echo "server.sh: already running (pid $(cat "$pid_file"))" >&2
         return 1
     fi
@@ -61,16 +61,23 @@ start() {
     wait_for_ping
 }
 
+# A stopped server whose parent has not reaped it yet is a zombie, which kill -0 still reports alive.
+is_running() {
+    local state
+    state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+    [[ "$state" != Z* ]]
+}
+
 stop() {
     [ -f "$pid_file" ] || return 0
     local pid
     pid="$(cat "$pid_file")"
     if kill -TERM "$pid" 2>/dev/null; then
         for _ in $(seq 1 100); do
-            kill -0 "$pid" 2>/dev/null || break
+            is_running "$pid" || break
             sleep 0.1
         done
-        if kill -0 "$pid" 2>/dev/null; then
+        if is_running "$pid"; then
             echo "server.sh: pid $pid ignored SIGTERM for 10 s, killing" >&2
             kill -KILL "$pid"
         fi
