@@ -54,9 +54,14 @@ start() {
         return 1
         ;;
     esac
-    # setsid + redirected output: the server must not hold the caller's stdout open
-    # (test runners wait for it to close) nor receive the caller's Ctrl-C.
-    setsid "${cmd[@]}" >>"$log_file" 2>&1 </dev/null &
+    # The server must hold none of the caller's pipes open (a runner or `tee` waits for them to
+    # close) and must not receive the caller's Ctrl-C: close every inherited fd, then setsid.
+    (
+        for fd in $(ls "/proc/$BASHPID/fd"); do
+            [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+        done
+        exec setsid "${cmd[@]}" >>"$log_file" 2>&1 </dev/null
+    ) &
     echo $! >"$pid_file"
     wait_for_ping
 }
