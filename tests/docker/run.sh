@@ -81,8 +81,11 @@ if podman_run run -d --name "$container" -p "127.0.0.1:$port:6379" -v "$volume:/
     wait_for_ping "$port"; then
     pass "container answers PING on 127.0.0.1:$port"
 else
-    fail "container did not answer PING on 127.0.0.1:$port"
+    fail "container did not answer PING on 127.0.0.1:$port; its log:"
     podman logs "$container" 2>&1 | tail -n 20
+    # Every later check needs a running server.
+    echo "$passed passed, $failed failed, $skipped skipped"
+    exit 1
 fi
 
 server_pid="$(podman inspect "$container" --format '{{.State.Pid}}')"
