@@ -47,7 +47,7 @@ suite_python() {
 suite_rust() {
     library="redis-rs (sync, tokio)"
     version="$(grep -A1 '^name = "redis"$' rust/Cargo.lock | sed -n 's/^version = "\(.*\)"/\1/p')"
-    (cd rust && cargo test --locked)
+    (cd rust && cargo test --locked --no-fail-fast)
 }
 
 suite_go() {
