@@ -139,8 +139,12 @@ fi
 podman_run rm -f -t 10 "$container" >/dev/null
 
 # --- kernel-backed Bloom filters ----------------------------------------------------------------
+# CAP_BPF lets the server create BPF maps, but podman's default seccomp profile only lets the bpf()
+# syscall through with CAP_SYS_ADMIN; lifting seccomp is the smaller grant of the two that work.
+# The uid-10001 server also needs a writable place in bpffs to pin its maps.
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-if podman_run run -d --name "$kernel_container" --cap-add BPF -v /sys/fs/bpf:/sys/fs/bpf \
+if podman_run run -d --name "$kernel_container" \
+    --cap-add BPF --security-opt seccomp=unconfined -v /sys/fs/bpf:/sys/fs/bpf \
     -p "127.0.0.1:$kernel_port:6379" -v "$volume:/data" "$image" >/dev/null &&
     wait_for_ping "$kernel_port"; then
     kernel_pid="$(podman inspect "$kernel_container" --format '{{.State.Pid}}')"
@@ -171,7 +175,7 @@ if podman_run run -d --name "$kernel_container" --cap-add BPF -v /sys/fs/bpf:/sy
         skipped=$((skipped + 1))
     fi
 else
-    fail "kernel-filter container (--cap-add BPF, /sys/fs/bpf mounted) did not answer PING"
+    fail "kernel-filter container (CAP_BPF, seccomp unconfined, /sys/fs/bpf mounted) did not answer PING"
     podman logs "$kernel_container" 2>&1 | tail -n 20
 fi
 
