@@ -1,0 +1,220 @@
+// go-redis v9 with default options (HELLO 3 first, RESP2 fallback) against the server in BLINKDB_HOST/BLINKDB_PORT.
+package clients
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+const prefix = "clients:go:"
+
+func serverAddr() string {
+	host := os.Getenv("BLINKDB_HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	port := os.Getenv("BLINKDB_PORT")
+	if port == "" {
+		port = "6379"
+	}
+	return host + ":" + port
+}
+
+// newClient returns a default-options client and deletes the suite's keys when the test ends.
+func newClient(t *testing.T) (*redis.Client, context.Context) {
+	t.Helper()
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: serverAddr()})
+	t.Cleanup(func() {
+		if keys, err := rdb.Keys(ctx, prefix+"*").Result(); err == nil && len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+		rdb.Close()
+	})
+	return rdb, ctx
+}
+
+func allBytesValue() []byte {
+	v := make([]byte, 0, 600)
+	for b := 0; b < 256; b++ {
+		v = append(v, byte(b))
+	}
+	v = append(v, []byte("\r\n\x00\r\n$-1\r\n")...)
+	return append(v, v[:256]...)
+}
+
+func TestBinaryValuesRoundTrip(t *testing.T) {
+	rdb, ctx := newClient(t)
+	value := allBytesValue()
+	if err := rdb.Set(ctx, prefix+"bin", value, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rdb.Get(ctx, prefix+"bin").Bytes()
+	if err != nil || !bytes.Equal(got, value) {
+		t.Fatalf("GET returned %q, %v", got, err)
+	}
+	binaryKey := prefix + "\x00\r\nkey\xff"
+	rdb.Set(ctx, binaryKey, "\r\n", 0)
+	if got := rdb.Get(ctx, binaryKey).Val(); got != "\r\n" {
+		t.Fatalf("binary key: got %q", got)
+	}
+}
+
+func TestMSetMGet(t *testing.T) {
+	rdb, ctx := newClient(t)
+	pairs := []interface{}{}
+	keys := []string{}
+	for b := 0; b < 256; b++ {
+		k := fmt.Sprintf("%sbyte:%d", prefix, b)
+		pairs = append(pairs, k, []byte{byte(b)})
+		keys = append(keys, k)
+	}
+	if err := rdb.MSet(ctx, pairs...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	vals, err := rdb.MGet(ctx, append(keys, prefix+"missing")...).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := 0; b < 256; b++ {
+		if vals[b] != string([]byte{byte(b)}) {
+			t.Fatalf("MGET[%d] = %q", b, vals[b])
+		}
+	}
+	if vals[256] != nil {
+		t.Fatalf("missing key gave %v, want nil", vals[256])
+	}
+}
+
+func TestExpireTTLAndPExpire(t *testing.T) {
+	rdb, ctx := newClient(t)
+	rdb.Set(ctx, prefix+"ttl", "v", 0)
+	if ttl := rdb.TTL(ctx, prefix+"ttl").Val(); ttl != -1 {
+		t.Fatalf("TTL without expiry = %v, want -1", ttl)
+	}
+	if ok := rdb.Expire(ctx, prefix+"ttl", 100*time.Second).Val(); !ok {
+		t.Fatal("EXPIRE returned false")
+	}
+	if ttl := rdb.TTL(ctx, prefix+"ttl").Val(); ttl < 99*time.Second || ttl > 100*time.Second {
+		t.Fatalf("TTL = %v, want 99-100s", ttl)
+	}
+	rdb.Set(ctx, prefix+"short", "v", 0)
+	if ok := rdb.PExpire(ctx, prefix+"short", 100*time.Millisecond).Val(); !ok {
+		t.Fatal("PEXPIRE returned false")
+	}
+	time.Sleep(250 * time.Millisecond)
+	if err := rdb.Get(ctx, prefix+"short").Err(); err != redis.Nil {
+		t.Fatalf("key after PEXPIRE 100 ms: err = %v, want redis.Nil", err)
+	}
+}
+
+func TestPipelineOf1000Commands(t *testing.T) {
+	rdb, ctx := newClient(t)
+	pipe := rdb.Pipeline()
+	incrs := make([]*redis.IntCmd, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		incrs = append(incrs, pipe.Incr(ctx, fmt.Sprintf("%spipe:%d", prefix, i%10)))
+	}
+	cmds, err := pipe.Exec(ctx)
+	if err != nil || len(cmds) != 1000 {
+		t.Fatalf("Exec: %d commands, err %v", len(cmds), err)
+	}
+	for i, c := range incrs {
+		if c.Val() != int64(i/10+1) {
+			t.Fatalf("reply %d = %d, want %d", i, c.Val(), i/10+1)
+		}
+	}
+}
+
+func TestIncrAndErrors(t *testing.T) {
+	rdb, ctx := newClient(t)
+	if n := rdb.Incr(ctx, prefix+"n").Val(); n != 1 {
+		t.Fatalf("INCR = %d", n)
+	}
+	rdb.Set(ctx, prefix+"text", "abc", 0)
+	assertRedisError(t, rdb.Incr(ctx, prefix+"text").Err(), "ERR value is not an integer or out of range")
+	assertRedisError(t, rdb.Do(ctx, "GET").Err(), "ERR wrong number of arguments for 'get' command")
+	if n := rdb.IncrBy(ctx, prefix+"n", -5).Val(); n != -4 {
+		t.Fatalf("INCRBY = %d", n)
+	}
+}
+
+func assertRedisError(t *testing.T, err error, want string) {
+	t.Helper()
+	var redisErr redis.Error
+	if !errors.As(err, &redisErr) {
+		t.Fatalf("error %v (%T) is not a redis.Error", err, err)
+	}
+	if redisErr.Error() != want {
+		t.Fatalf("error text %q, want %q", redisErr.Error(), want)
+	}
+}
+
+func TestBloomCommands(t *testing.T) {
+	rdb, ctx := newClient(t)
+	key := prefix + "bloom"
+	if err := rdb.BFReserve(ctx, key, 0.01, 1000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if added := rdb.BFAdd(ctx, key, "apple").Val(); !added {
+		t.Fatal("BF.ADD of a new item returned false")
+	}
+	if added := rdb.BFAdd(ctx, key, "apple").Val(); added {
+		t.Fatal("BF.ADD of a present item returned true")
+	}
+	if ok := rdb.BFExists(ctx, key, "apple").Val(); !ok {
+		t.Fatal("BF.EXISTS of an added item returned false")
+	}
+	if ok := rdb.BFExists(ctx, key, "pear").Val(); ok {
+		t.Fatal("BF.EXISTS of an absent item returned true")
+	}
+	info, err := rdb.BFInfo(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Capacity != 1000 || info.ItemsInserted != 1 || info.Filters != 1 || info.ExpansionRate != 2 || info.Size <= 0 {
+		t.Fatalf("BF.INFO = %+v", info)
+	}
+	assertRedisError(t, rdb.BFReserve(ctx, key, 0.01, 1000).Err(), "ERR item exists")
+}
+
+func TestReconnectsAfterServerRestart(t *testing.T) {
+	rdb, ctx := newClient(t)
+	restart := strings.Fields(os.Getenv("BLINKDB_RESTART_CMD"))
+	if len(restart) == 0 {
+		t.Fatal("BLINKDB_RESTART_CMD is not set; the reconnection test needs it")
+	}
+	rdb.Set(ctx, prefix+"durable", "kept", 0)
+	if out, err := exec.Command(restart[0], restart[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("restart: %v: %s", err, out)
+	}
+	// Default options retry on a dropped pooled connection, so this must succeed at once.
+	if got, err := rdb.Get(ctx, prefix+"durable").Result(); err != nil || got != "kept" {
+		t.Fatalf("GET after restart = %q, %v", got, err)
+	}
+}
+
+func TestDefaultOptionsNegotiateResp3(t *testing.T) {
+	rdb, ctx := newClient(t)
+	// HELLO without a version reports the protocol the connection already speaks.
+	reply, err := rdb.Do(ctx, "HELLO").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, ok := reply.(map[interface{}]interface{})
+	if !ok {
+		t.Fatalf("HELLO reply is %T, want a RESP3 map", reply)
+	}
+	if fields["proto"] != int64(3) {
+		t.Fatalf("proto = %v, want 3", fields["proto"])
+	}
+}

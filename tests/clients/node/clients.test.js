@@ -1,0 +1,132 @@
+// ioredis 6 with default options (RESP3 via HELLO 3, INFO ready check) against BLINKDB_HOST/BLINKDB_PORT.
+"use strict";
+
+const { test, before, after } = require("node:test");
+const assert = require("node:assert/strict");
+const { execFileSync } = require("node:child_process");
+const { Redis, ReplyError } = require("ioredis");
+
+const host = process.env.BLINKDB_HOST || "127.0.0.1";
+const port = Number(process.env.BLINKDB_PORT || "6379");
+const prefix = "clients:node:";
+
+let redis;
+
+before(() => {
+  redis = new Redis(port, host);
+});
+
+after(async () => {
+  const keys = await redis.keys(prefix + "*");
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+});
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function allBytesValue() {
+  const all = Buffer.from([...Array(256).keys()]);
+  return Buffer.concat([all, Buffer.from("\r\n\0\r\n$-1\r\n"), all]);
+}
+
+test("default options negotiate RESP3", async () => {
+  // HELLO without a version reports the protocol the connection already speaks.
+  const hello = await redis.call("HELLO");
+  const fields = Array.isArray(hello) ? Object.fromEntries(pairs(hello)) : hello;
+  assert.equal(fields.proto, 3);
+});
+
+function pairs(flat) {
+  const out = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+  return out;
+}
+
+test("binary values round-trip", async () => {
+  const value = allBytesValue();
+  assert.equal(await redis.set(prefix + "bin", value), "OK");
+  assert.deepEqual(await redis.getBuffer(prefix + "bin"), value);
+  const binaryKey = Buffer.concat([Buffer.from(prefix), Buffer.from([0, 13, 10, 0xff])]);
+  await redis.set(binaryKey, "\r\n");
+  assert.equal(await redis.get(binaryKey), "\r\n");
+});
+
+test("MSET/MGET of every byte value", async () => {
+  const args = [];
+  const keys = [];
+  for (let b = 0; b < 256; b++) {
+    keys.push(`${prefix}byte:${b}`);
+    args.push(`${prefix}byte:${b}`, Buffer.from([b]));
+  }
+  assert.equal(await redis.mset(...args), "OK");
+  const values = await redis.mgetBuffer(...keys, prefix + "missing");
+  for (let b = 0; b < 256; b++) assert.deepEqual(values[b], Buffer.from([b]));
+  assert.equal(values[256], null);
+});
+
+test("EXPIRE/TTL and a key gone after PEXPIRE 100 ms", async () => {
+  await redis.set(prefix + "ttl", "v");
+  assert.equal(await redis.ttl(prefix + "ttl"), -1);
+  assert.equal(await redis.ttl(prefix + "missing"), -2);
+  assert.equal(await redis.expire(prefix + "ttl", 100), 1);
+  const ttl = await redis.ttl(prefix + "ttl");
+  assert.ok(ttl >= 99 && ttl <= 100, `TTL ${ttl}`);
+  await redis.set(prefix + "short", "v");
+  assert.equal(await redis.pexpire(prefix + "short", 100), 1);
+  await sleep(250);
+  assert.equal(await redis.get(prefix + "short"), null);
+});
+
+test("pipeline of 1000 commands", async () => {
+  const pipeline = redis.pipeline();
+  for (let i = 0; i < 1000; i++) pipeline.incr(`${prefix}pipe:${i % 10}`);
+  const results = await pipeline.exec();
+  assert.equal(results.length, 1000);
+  results.forEach(([err, value], i) => {
+    assert.equal(err, null);
+    assert.equal(value, Math.floor(i / 10) + 1);
+  });
+});
+
+test("INCR and errors surface as ReplyError", async () => {
+  assert.equal(await redis.incr(prefix + "n"), 1);
+  assert.equal(await redis.incrby(prefix + "n", -5), -4);
+  await redis.set(prefix + "text", "abc");
+  await assert.rejects(redis.incr(prefix + "text"), (err) => {
+    assert.ok(err instanceof ReplyError, `${err} is not a ReplyError`);
+    assert.equal(err.message, "ERR value is not an integer or out of range");
+    return true;
+  });
+  await assert.rejects(redis.call("GET"), (err) => {
+    assert.ok(err instanceof ReplyError, `${err} is not a ReplyError`);
+    assert.equal(err.message, "ERR wrong number of arguments for 'get' command");
+    return true;
+  });
+});
+
+test("BF.RESERVE/BF.ADD/BF.EXISTS/BF.INFO through call()", async () => {
+  const key = prefix + "bloom";
+  assert.equal(await redis.call("BF.RESERVE", key, "0.01", "1000"), "OK");
+  assert.equal(await redis.call("BF.ADD", key, "apple"), 1);
+  assert.equal(await redis.call("BF.ADD", key, "apple"), 0);
+  assert.equal(await redis.call("BF.EXISTS", key, "apple"), 1);
+  assert.equal(await redis.call("BF.EXISTS", key, "pear"), 0);
+  const reply = await redis.call("BF.INFO", key);
+  const info = Array.isArray(reply) ? Object.fromEntries(pairs(reply)) : reply;
+  assert.equal(info["Capacity"], 1000);
+  assert.equal(info["Number of filters"], 1);
+  assert.equal(info["Number of items inserted"], 1);
+  assert.equal(info["Expansion rate"], 2);
+  assert.ok(info["Size"] > 0, `Size ${info["Size"]}`);
+  await assert.rejects(redis.call("BF.RESERVE", key, "0.01", "1000"), /^ReplyError: ERR item exists$/);
+});
+
+test("reconnects after the server restarts", async () => {
+  const restart = (process.env.BLINKDB_RESTART_CMD || "").split(/\s+/).filter(Boolean);
+  assert.ok(restart.length > 0, "BLINKDB_RESTART_CMD is not set; the reconnection test needs it");
+  await redis.set(prefix + "durable", "kept");
+  execFileSync(restart[0], restart.slice(1), { stdio: "inherit" });
+  // Default options reconnect and queue commands offline, so this must not reject.
+  assert.equal(await redis.get(prefix + "durable"), "kept");
+  assert.equal(redis.status, "ready");
+});

