@@ -50,6 +50,7 @@ def base_args(port, directory, bind=("127.0.0.1",)):
         "--port", str(port),
         "--bind", *bind,
         "--dir", directory,
+        "--appendonly", "no",
         "--save", "",
     ]
 
