@@ -92,6 +92,9 @@ impl ClientInfo {
 
 /// State owned by the connection task.
 pub struct Client {
+    settings: Arc<crate::config::Settings>,
+    settings_version: u64,
+    last_stats_flush_ms: u64,
     pub id: u64,
     pub db: usize,
     pub proto: u8,
@@ -103,22 +106,41 @@ pub struct Client {
     pub commands_processed: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
+    pub net_in: u64,
+    pub net_out: u64,
 }
 
 impl Client {
-    pub fn new(info: Arc<ClientInfo>, authenticated: bool) -> Self {
+    pub fn new(info: Arc<ClientInfo>, shared: &Shared) -> Self {
+        let settings = shared.settings();
         Client {
+            settings_version: shared.settings_version(),
+            authenticated: settings.requirepass.is_none(),
+            settings,
+            last_stats_flush_ms: 0,
             id: info.id,
             db: 0,
             proto: 2,
-            authenticated,
             info,
             pending_lsn: 0,
             close_after_reply: false,
             commands_processed: 0,
             keyspace_hits: 0,
             keyspace_misses: 0,
+            net_in: 0,
+            net_out: 0,
         }
+    }
+
+    /// This connection's copy of the settings, refreshed after CONFIG SET
+    /// (a plain load on the hot path instead of a shared lock and refcount).
+    pub fn settings(&mut self, shared: &Shared) -> &crate::config::Settings {
+        let v = shared.settings_version();
+        if v != self.settings_version {
+            self.settings = shared.settings();
+            self.settings_version = v;
+        }
+        &self.settings
     }
 
     pub fn note_lsn(&mut self, lsn: u64) {
@@ -149,9 +171,22 @@ impl Client {
             .unwrap_or_default();
     }
 
-    /// Moves this connection's counters into the server totals.
-    pub fn flush_stats(&mut self, shared: &Shared) {
+    /// Moves this connection's counters into the server totals, at most
+    /// every 10 ms unless `force` (shared counters are contended cache lines).
+    pub fn flush_stats(&mut self, shared: &Shared, now_ms: u64, force: bool) {
+        if !force && now_ms.saturating_sub(self.last_stats_flush_ms) < 10 {
+            return;
+        }
+        self.last_stats_flush_ms = now_ms;
         let s = &shared.stats;
+        if self.net_in > 0 {
+            s.net_input_bytes
+                .fetch_add(std::mem::take(&mut self.net_in), Ordering::Relaxed);
+        }
+        if self.net_out > 0 {
+            s.net_output_bytes
+                .fetch_add(std::mem::take(&mut self.net_out), Ordering::Relaxed);
+        }
         if self.commands_processed > 0 {
             s.commands
                 .fetch_add(self.commands_processed, Ordering::Relaxed);

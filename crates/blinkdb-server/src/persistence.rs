@@ -77,7 +77,8 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         "aof".into(),
         shared.clock(),
     ));
-    let mut client = Client::new(info, true);
+    let mut client = Client::new(info, shared);
+    client.authenticated = true;
     let mut out = Out::new(2);
     let mut last_report = Instant::now();
     let stats = log

@@ -47,6 +47,9 @@ pub struct Shared {
     pub engine: Arc<Engine>,
     config: RwLock<Config>,
     settings: RwLock<Arc<Settings>>,
+    /// Bumped on every CONFIG SET so connections can keep their own copy of
+    /// the settings and refresh it only when it changed.
+    settings_version: AtomicU64,
     clients: Mutex<HashMap<u64, Arc<ClientInfo>>>,
     next_client_id: AtomicU64,
     pub connected: AtomicUsize,
@@ -77,6 +80,7 @@ impl Shared {
             engine,
             config: RwLock::new(config),
             settings: RwLock::new(settings),
+            settings_version: AtomicU64::new(0),
             clients: Mutex::new(HashMap::new()),
             next_client_id: AtomicU64::new(1),
             connected: AtomicUsize::new(0),
@@ -113,6 +117,10 @@ impl Shared {
         self.settings.read().clone()
     }
 
+    pub fn settings_version(&self) -> u64 {
+        self.settings_version.load(Ordering::Acquire)
+    }
+
     pub fn config(&self) -> parking_lot::RwLockReadGuard<'_, Config> {
         self.config.read()
     }
@@ -127,6 +135,7 @@ impl Shared {
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
         *self.settings.write() = Arc::new(cfg.settings());
+        self.settings_version.fetch_add(1, Ordering::Release);
         if level_changed {
             (self.on_loglevel)(cfg.get("loglevel"));
         }
@@ -175,17 +184,14 @@ impl Shared {
 
     /// If writes must be refused right now (the log cannot write), the
     /// error to send. `denyoom` commands are also refused over maxmemory.
-    pub fn write_refusal(&self, denyoom: bool) -> Option<String> {
+    pub fn write_refusal(&self, denyoom: bool, maxmemory: u64) -> Option<String> {
         if let Some(log) = self.engine.log_handle() {
             if let Err(e) = log.aof.write_status() {
                 return Some(e.to_string());
             }
         }
-        if denyoom {
-            let max = self.settings().maxmemory;
-            if max > 0 && self.used_memory.load(Ordering::Relaxed) > max {
-                return Some("OOM command not allowed when used memory > 'maxmemory'.".into());
-            }
+        if denyoom && maxmemory > 0 && self.used_memory.load(Ordering::Relaxed) > maxmemory {
+            return Some("OOM command not allowed when used memory > 'maxmemory'.".into());
         }
         None
     }
@@ -208,8 +214,11 @@ impl Shared {
         }
     }
 
+    /// Stops listeners and cycles, and asks every connection to finish the
+    /// batch in hand and close.
     pub fn request_stop(&self) {
         let _ = self.stop.send(Stop::Requested);
+        self.kill_clients(|_| true, None);
     }
 
     pub fn stop_signal(&self) -> watch::Receiver<Stop> {

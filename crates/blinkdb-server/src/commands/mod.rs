@@ -114,7 +114,8 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     if spec.has(table::WRITE) {
-        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM)) {
+        let maxmemory = client.settings(shared).maxmemory;
+        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM), maxmemory) {
             out.error(&err);
             return;
         }

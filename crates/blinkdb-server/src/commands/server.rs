@@ -194,6 +194,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn info(ctx: &mut Ctx, args: &Args) {
+    ctx.client.flush_stats(ctx.shared, 0, true);
     let sections: Vec<String> = args[1..]
         .iter()
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())

@@ -2,7 +2,7 @@
 //! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
 
 use super::{conn, keys, server, strings, Handler};
-use std::collections::HashMap;
+use hashbrown::HashMap;
 use std::sync::OnceLock;
 
 pub const WRITE: u32 = 1;

@@ -44,6 +44,8 @@ struct Pending {
 #[derive(Default)]
 pub struct RequestParser {
     pending: Option<Pending>,
+    /// Reused between commands so parsing allocates nothing per command.
+    spare_ranges: Vec<(usize, usize)>,
 }
 
 fn parse_i64(digits: &[u8]) -> Option<i64> {
@@ -173,11 +175,14 @@ impl RequestParser {
                     let _ = buf.split_to(cr + 2);
                     return Ok(Step::Empty);
                 }
+                let mut ranges = std::mem::take(&mut self.spare_ranges);
+                ranges.clear();
+                // Capacity grows with arguments actually received.
+                ranges.reserve((count as usize).min(16));
                 Pending {
                     remaining: count as usize,
                     pos: cr + 2,
-                    // Capacity grows with arguments actually received.
-                    ranges: Vec::with_capacity((count as usize).min(16)),
+                    ranges,
                 }
             }
         };
@@ -221,9 +226,11 @@ impl RequestParser {
             p.remaining -= 1;
         }
         let frame = buf.split_to(p.pos).freeze();
-        Ok(Step::Done(
-            p.ranges.iter().map(|&(s, e)| frame.slice(s..e)).collect(),
-        ))
+        let args = p.ranges.iter().map(|&(s, e)| frame.slice(s..e)).collect();
+        if p.ranges.capacity() <= 1024 {
+            self.spare_ranges = p.ranges;
+        }
+        Ok(Step::Done(args))
     }
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what the tests need
+# (Debian packages, Python packages, podman), then runs, in order:
+#   1. cargo fmt --check and clippy -D warnings
+#   2. cargo test (unit tests, engine scenario tests incl. AOF and kernel BPF)
+#   3. the black-box integration suites against the release binary
+#   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
+#   5. the Docker image test (podman + runc)
+# Every stage runs even if an earlier one failed; the script exits non-zero if
+# any failed and ends with a "N passed, N failed" line counting stages.
+# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+only=("$@")
+[ "${only[0]:-}" = "--only" ] && only=("${only[@]:1}")
+
+want() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
+say() { printf '\n==== %s ====\n' "$*"; }
+
+install_debian_packages() {
+    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps)
+    local missing=()
+    for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        say "installing Debian packages: ${missing[*]}"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    # redis-server's package starts a system instance on 6379; the tests use their own.
+    systemctl stop redis-server >/dev/null 2>&1 || true
+}
+
+install_python_packages() {
+    say "installing Python packages"
+    python3 -m pip install -q --disable-pip-version-check -r tests/integration/requirements.txt
+}
+
+mount_bpffs() {
+    if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf; then
+        mount -t bpf bpf /sys/fs/bpf 2>/dev/null ||
+            echo "!!!! could not mount bpffs at /sys/fs/bpf: kernel filter tests will report SKIPPED"
+    fi
+}
+
+passed=0
+failed=0
+failed_stages=()
+stage() {
+    local name=$1
+    shift
+    want "$name" || return 0
+    say "stage $name"
+    local t0=$SECONDS
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "stage $name: ok ($((SECONDS - t0)) s)"
+    else
+        failed=$((failed + 1))
+        failed_stages+=("$name")
+        echo "stage $name: FAILED ($((SECONDS - t0)) s)"
+    fi
+}
+
+lint() {
+    cargo fmt --all -- --check && cargo clippy --release --all-targets -- -D warnings
+}
+
+unit() {
+    cargo test --release --workspace
+}
+
+integration() {
+    cargo build --release -p blinkdb-server &&
+        BLINKDB_BIN="$root/target/release/blinkdb" python3 -m pytest tests/integration -q -p no:cacheprovider -rs
+}
+
+clients() {
+    cargo build --release -p blinkdb-server && BLINKDB_SERVER=blinkdb tests/clients/run.sh
+}
+
+docker_image() {
+    tests/docker/run.sh
+}
+
+install_debian_packages
+install_python_packages
+mount_bpffs
+stage lint lint
+stage unit unit
+stage integration integration
+stage clients clients
+stage docker docker_image
+
+say "summary"
+[ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"
+echo "stages: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
