@@ -75,10 +75,10 @@ pub struct Workload {
     scratch: Vec<u8>,
 }
 
-const PLACEHOLDERS: [(&str, fn() -> Piece); 3] = [
-    ("__rand_int__", || Piece::RandInt),
-    ("__rand_filter__", || Piece::RandFilter),
-    ("__seq__", || Piece::Seq),
+const PLACEHOLDERS: [(&str, Piece); 3] = [
+    ("__rand_int__", Piece::RandInt),
+    ("__rand_filter__", Piece::RandFilter),
+    ("__seq__", Piece::Seq),
 ];
 
 fn parse_arg(word: &str) -> Arg {
@@ -90,14 +90,14 @@ fn parse_arg(word: &str) -> Arg {
     'outer: while !rest.is_empty() {
         let earliest = PLACEHOLDERS
             .iter()
-            .filter_map(|(name, make)| rest.find(name).map(|at| (at, *name, *make)))
+            .filter_map(|(name, piece)| rest.find(name).map(|at| (at, *name, piece)))
             .min_by_key(|(at, _, _)| *at);
         match earliest {
-            Some((at, name, make)) => {
+            Some((at, name, piece)) => {
                 if at > 0 {
-                    pieces.push(Piece::Literal(rest[..at].as_bytes().to_vec()));
+                    pieces.push(Piece::Literal(rest.as_bytes()[..at].to_vec()));
                 }
-                pieces.push(make());
+                pieces.push(piece.clone());
                 rest = &rest[at + name.len()..];
             }
             None => {
