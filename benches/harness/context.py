@@ -1,6 +1,7 @@
 """Shared state of one harness run and the helper that brings servers up and down."""
 import contextlib
 
+from .resp import brief
 from .servers import Server, StartError
 
 
@@ -36,7 +37,7 @@ def running(ctx, contestants, appendonly=False, appendfsync="everysec", extra=No
                 started.append((contestant.label, server))
             except StartError as e:
                 server.discard()
-                reason = "n/a (server did not start: %s)" % str(e)[:160]
+                reason = "n/a (server did not start: %s)" % brief(e, 120)
                 print("  %s: %s" % (contestant.label, reason), flush=True)
                 started.append((contestant.label, reason))
         yield started

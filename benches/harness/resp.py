@@ -85,3 +85,9 @@ def is_unsupported(error):
     """True when an error reply means the server lacks a command or option, not a bug."""
     text = str(error).lower()
     return "unknown command" in text or "unknown subcommand" in text or "unsupported" in text
+
+
+def brief(error, limit=90):
+    """An error's text cut to what a table cell can hold (Redis appends the arguments)."""
+    text = str(error).strip().split(", with args beginning with")[0]
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -8,7 +8,7 @@ import io
 import json
 import subprocess
 
-from .resp import is_unsupported
+from .resp import brief, is_unsupported
 
 
 class NotApplicable(Exception):
@@ -41,10 +41,10 @@ def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=No
     problem = (proc.stderr + proc.stdout).strip()
     if not rows or proc.returncode != 0:
         if is_unsupported(problem):
-            raise NotApplicable(first_line_with(problem, "ERR") or problem[:120])
+            raise NotApplicable(brief(first_line_with(problem, "ERR") or problem))
         raise ToolError("redis-benchmark failed (rc %d): %s" % (proc.returncode, problem[-300:]))
     if "Error from server" in proc.stderr:
-        raise NotApplicable(first_line_with(proc.stderr, "ERR") or proc.stderr[:120])
+        raise NotApplicable(brief(first_line_with(proc.stderr, "ERR") or proc.stderr))
     return {row["test"]: measure(row["rps"], float(row["p50_latency_ms"]), float(row["p99_latency_ms"]))
             for row in rows}
 
@@ -79,12 +79,12 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
     if proc.returncode != 0:
         text = proc.stderr.strip()
         if is_unsupported(text):
-            raise NotApplicable(text[:160])
+            raise NotApplicable(brief(text))
         raise ToolError("blinkdb-loadgen failed (rc %d): %s" % (proc.returncode, text[-300:]))
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     if report["errors"]:
         if is_unsupported(report["first_error"]):
-            raise NotApplicable(report["first_error"][:160].strip())
+            raise NotApplicable(brief(report["first_error"]))
         if not allow_errors:
             raise ToolError("%d error replies, first: %s" % (report["errors"], report["first_error"]))
     return report

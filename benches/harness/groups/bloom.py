@@ -6,7 +6,7 @@ import os
 from ..cells import alternate, pick
 from ..context import running
 from ..runners import NotApplicable, loadgen, loadgen_measure, measure, redis_benchmark
-from ..resp import ReplyError, is_unsupported
+from ..resp import ReplyError, brief, is_unsupported
 from ..servers import Server, StartError
 
 GROUP = "bloom"
@@ -49,7 +49,9 @@ def prepare(server):
             client.call("BF.RESERVE", "bf", "0.01", CAPACITY)
             client.call("BF.ADD", "bf", PROBE_ITEM)
     except ReplyError as e:
-        return "n/a (%s)" % e if is_unsupported(e) else "n/a (BF.RESERVE failed: %s)" % e
+        if is_unsupported(e):
+            return "n/a (%s)" % brief(e)
+        return "n/a (BF.RESERVE failed: %s)" % brief(e)
     return None
 
 
@@ -59,7 +61,7 @@ def reserve_many(server, prefix, count):
                                    for i in range(count)])
     errors = [r for r in replies if isinstance(r, ReplyError)]
     if errors:
-        raise NotApplicable("BF.RESERVE %s:*: %s" % (prefix, errors[0]))
+        raise NotApplicable("BF.RESERVE %s:*: %s" % (prefix, brief(errors[0])))
 
 
 def run(ctx):
@@ -144,7 +146,7 @@ def cold_start(ctx, chosen, peer, servers):
             try:
                 return {"m": measure(server.start() * 1000.0)}
             except StartError as e:
-                raise NotApplicable(str(e)[:160])
+                raise NotApplicable(brief(e))
             finally:
                 server.discard()
         return once

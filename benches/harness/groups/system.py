@@ -4,6 +4,7 @@ import time
 
 from ..cells import alternate, pick
 from ..context import running
+from ..resp import brief
 from ..runners import NotApplicable, loadgen, measure, redis_benchmark
 from ..servers import Server, StartError
 
@@ -41,7 +42,7 @@ def restart_time(ctx):
                 wait_for_rewrite(server)
                 server.stop()
             except (StartError, NotApplicable) as e:
-                servers[-1] = "n/a (%s)" % str(e)[:160]
+                servers[-1] = "n/a (server did not start: %s)" % brief(e)
                 server.discard()
 
         def runner(server):
