@@ -25,23 +25,23 @@ def by_workload(ax, cells):
         for label in cell["results"]:
             if label not in labels:
                 labels.append(label)
-    height = 0.8 / max(1, len(labels))
-    for i, label in enumerate(labels):
-        ys, xs = [], []
-        for row, cell in enumerate(cells):
-            result = cell["results"].get(label, {})
-            if "median" in result:
-                ys.append(row + i * height)
-                xs.append(result["median"])
-        ax.barh(ys, xs, height=height, label=label)
-    ax.set_yticks([row + 0.4 - height / 2 for row in range(len(cells))])
-    ax.set_yticklabels(["%s: %s (%s)" % (c["group"], c["workload"], c["unit"]) for c in cells],
-                       fontsize=7)
-    ax.invert_yaxis()
+    colors = {label: "C%d" % (i % 10) for i, label in enumerate(labels)}
+    seen = set()
+    for row, cell in enumerate(cells):
+        present = [(label, r["median"]) for label, r in cell["results"].items() if "median" in r]
+        height = 0.8 / max(1, len(cell["results"]))
+        for i, (label, value) in enumerate(present):
+            ax.barh(row - 0.4 + height * (i + 0.5), value, height=height, color=colors[label],
+                    label=None if label in seen else label)
+            seen.add(label)
+    ax.set_yticks(range(len(cells)))
+    ax.set_yticklabels(["%s: %s [%s] (%s)" % (c["group"], c["workload"], c["section"], c["unit"])
+                        for c in cells], fontsize=7)
+    ax.set_ylim(len(cells) - 0.5, -0.5)
     ax.set_xscale("log")
     ax.set_xlabel("median throughput (log scale)")
     ax.set_title("Throughput by workload")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")
 
 
 def by_clients(ax, run):
@@ -86,7 +86,7 @@ def main():
     fig.suptitle("BlinkDB comparison %s on %s (%d cores)%s" % (
         meta["started"], meta["machine"]["host"], meta["machine"]["cores"],
         " [BlinkDB = stand-in]" if meta.get("standin") else ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(sys.argv[2], dpi=110)
 
 
