@@ -68,7 +68,7 @@ def ratios(cell):
 
 
 def alternate(runners, rounds, warmups=1):
-    """Calls each runner in turn, A B A B ..., discarding the first `warmups` rounds.
+    """Calls each runner in turn, alternating A B / B A, discarding the first `warmups` rounds.
 
     runners: list of (label, fn) where fn() returns {metric: measure}. A runner that raises
     NotApplicable is not called again; a runner given as a
@@ -78,7 +78,9 @@ def alternate(runners, rounds, warmups=1):
     # A runner given as a string is a contestant already known to be not applicable.
     failed = {label: fn for label, fn in runners if isinstance(fn, str)}
     for round_no in range(warmups + rounds):
-        for label, fn in runners:
+        # Odd rounds run in reverse (A B, B A, A B ...) so no server always goes first.
+        order = runners if round_no % 2 == 0 else runners[::-1]
+        for label, fn in order:
             if label in failed:
                 continue
             try:
