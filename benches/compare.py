@@ -117,7 +117,8 @@ def main():
     redisbloom = servers.Contestant("RedisBloom 2.8", redis_bin, False,
                                     ["--loadmodule", module]) if module else None
 
-    root = tempfile.mkdtemp(prefix="blinkdb-bench-", dir=os.environ.get("BENCH_TMPDIR"))
+    root = os.environ.get("BENCH_RUN_DIR") or tempfile.mkdtemp(prefix="blinkdb-bench-",
+                                                              dir=os.environ.get("BENCH_TMPDIR"))
     results = Results()
     ports = servers.Ports(args.port_base)
     ctx = Context(quick=args.quick, rounds=args.rounds, warmups=args.warmups, ports=ports,

@@ -26,14 +26,16 @@ packages=(-p blinkdb-benches)
 [ -n "${BLINKDB_BIN:-}" ] || packages+=(-p blinkdb-server)
 (cd "$repo" && cargo build --release "${packages[@]}")
 
-# Python kills its servers itself; this catches any left if Python is killed outright.
+# Python kills its servers and removes their data itself; this catches what is left if
+# Python is killed outright.
 BENCH_PIDFILE="$(mktemp /tmp/blinkdb-bench-pids.XXXXXX)"
-export BENCH_PIDFILE
+BENCH_RUN_DIR="$(mktemp -d "${BENCH_TMPDIR:-/tmp}/blinkdb-bench.XXXXXX")"
+export BENCH_PIDFILE BENCH_RUN_DIR
 cleanup() {
     while read -r pid; do
         kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
     done < "$BENCH_PIDFILE"
-    rm -f "$BENCH_PIDFILE"
+    rm -rf "$BENCH_PIDFILE" "$BENCH_RUN_DIR"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
