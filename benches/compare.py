@@ -28,9 +28,9 @@ GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 100_000,
-              "headline_requests_p1": 20_000, "headline_requests_p16": 300_000,
-              "miss_keys": 1_000_000, "run_seconds": 0.5, "bloom_requests": 100_000,
-              "bloom_seconds": 0.3, "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
+              "headline_requests_p1": 20_000, "headline_requests_p16": 200_000,
+              "miss_keys": 1_000_000, "run_seconds": 0.5, "bloom_requests": 60_000,
+              "bloom_seconds": 0.25, "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
               "fsync_always_requests": 5_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
