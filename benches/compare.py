@@ -30,12 +30,14 @@ SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 100_000,
               "headline_requests_p1": 20_000, "headline_requests_p16": 200_000,
               "miss_keys": 1_000_000, "run_seconds": 0.5, "bloom_requests": 60_000,
-              "bloom_seconds": 0.25, "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
+              "bloom_seconds": 0.25, "bloom_restart_batches": 2_000,
+              "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
               "fsync_always_requests": 5_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
-             "bloom_seconds": 3.0, "blob_total_bytes": 4 << 30, "restart_keys": 5_000_000,
+             "bloom_seconds": 3.0, "bloom_restart_batches": 10_000,
+             "blob_total_bytes": 4 << 30, "restart_keys": 5_000_000,
              "fsync_always_requests": 50_000},
 }
 
