@@ -27,8 +27,8 @@ GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom
           "blobs": blobs, "system": system}
 
 SIZES = {
-    "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 100_000,
-              "headline_requests_p1": 20_000, "headline_requests_p16": 200_000,
+    "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
+              "headline_requests_p1": 10_000, "headline_requests_p16": 120_000,
               "miss_keys": 1_000_000, "run_seconds": 0.5, "bloom_requests": 60_000,
               "bloom_seconds": 0.25, "bloom_restart_batches": 2_000,
               "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
