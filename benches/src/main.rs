@@ -1,1 +1,125 @@
-fn main() {}
+//! `blinkdb-loadgen`: a RESP load generator that runs unchanged against BlinkDB and Redis.
+
+mod connection;
+mod options;
+mod preload;
+mod stats;
+mod workload;
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use connection::{run_client, Budget, Connection};
+use options::{Options, StopAfter};
+use stats::Stats;
+use workload::Workload;
+
+fn main() -> ExitCode {
+    let options = match Options::from_args() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("blinkdb-loadgen: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = if options.threads == 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.threads)
+            .enable_all()
+            .build()
+    };
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("blinkdb-loadgen: tokio runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(&options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("blinkdb-loadgen: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(options: &Options) -> Result<(), String> {
+    let mut preload_seconds = 0.0;
+    if options.preload {
+        let started = Instant::now();
+        preload::preload(
+            &options.host,
+            options.port,
+            options.clients,
+            options.keys,
+            options.value_size,
+        )
+        .await?;
+        preload_seconds = started.elapsed().as_secs_f64();
+    }
+
+    // Every connection is open before the clock starts, so connect time is not throughput.
+    let mut connections = Vec::with_capacity(options.clients);
+    for _ in 0..options.clients {
+        connections.push(Connection::open(&options.host, options.port).await?);
+    }
+    let started = Instant::now();
+    let budget = Arc::new(match options.stop {
+        StopAfter::Requests(n) => Budget::Requests(AtomicU64::new(n)),
+        StopAfter::Duration(d) => Budget::Until(started + d),
+    });
+    let mut tasks = Vec::with_capacity(options.clients);
+    for (client_id, connection) in connections.into_iter().enumerate() {
+        let mut workload = Workload::new(options, client_id)?;
+        let mut rng =
+            StdRng::seed_from_u64(options.seed.wrapping_mul(1_000_003) + client_id as u64);
+        let budget = Arc::clone(&budget);
+        let pipeline = options.pipeline;
+        tasks.push(tokio::spawn(async move {
+            run_client(
+                connection,
+                move |buf| workload.write_op(&mut rng, buf),
+                pipeline,
+                budget,
+            )
+            .await
+        }));
+    }
+    let mut total = Stats::new();
+    let mut failure = None;
+    for task in tasks {
+        match task.await.map_err(|e| format!("client task: {e}"))? {
+            Ok(stats) => total.merge(&stats),
+            Err(e) => failure = failure.or(Some(e)),
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64().max(1e-9);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+
+    if options.json {
+        let mut report = total.to_json(seconds);
+        report["clients"] = options.clients.into();
+        report["pipeline"] = options.pipeline.into();
+        report["preload_keys"] = if options.preload { options.keys } else { 0 }.into();
+        report["preload_seconds"] = preload_seconds.into();
+        println!("{report}");
+    } else {
+        if options.preload {
+            println!("preloaded {} keys in {preload_seconds:.3} s", options.keys);
+        }
+        println!("{}", total.to_text(seconds));
+    }
+    Ok(())
+}

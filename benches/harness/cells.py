@@ -1,0 +1,114 @@
+"""Alternated runs, medians and the result cells that tables and charts are built from."""
+import statistics
+
+from .runners import NotApplicable
+
+
+class Results:
+    """Every cell of a run, in the order measured."""
+
+    def __init__(self):
+        self.cells = []
+        self.notes = []
+
+    def note(self, group, text):
+        print("  note: %s" % text, flush=True)
+        self.notes.append({"group": group, "text": text})
+
+    def add(self, group, section, workload, unit, better, peer, per_contestant, params=None):
+        """per_contestant: label -> list of measures, or a NotApplicable reason string."""
+        results = {}
+        for label, runs in per_contestant.items():
+            if isinstance(runs, str):
+                results[label] = {"na": runs}
+                continue
+            values = [r["value"] for r in runs]
+            entry = {"median": statistics.median(values), "runs": values}
+            for key in ("p50", "p99"):
+                lat = [r[key] for r in runs if r.get(key) is not None]
+                entry[key] = statistics.median(lat) if lat else None
+            results[label] = entry
+        cell = {"group": group, "section": section, "workload": workload, "unit": unit,
+                "better": better, "peer": peer, "params": params or {}, "results": results}
+        cell["ratios"] = ratios(cell)
+        self.cells.append(cell)
+        shown = ", ".join("%s %s" % (label, short(r)) for label, r in results.items())
+        print("  %-44s %s" % (workload, shown), flush=True)
+        return cell
+
+
+def short(result):
+    if "na" in result:
+        return "n/a"
+    return format_value(result["median"])
+
+
+def format_value(v):
+    if v is None:
+        return "-"
+    if abs(v) >= 100:
+        return "{:,.0f}".format(v)
+    return "{:.2f}".format(v)
+
+
+def ratios(cell):
+    """label -> ratio against the peer, oriented so that > 1 means that contestant is better."""
+    peer = cell["results"].get(cell["peer"], {})
+    out = {}
+    for label, result in cell["results"].items():
+        if label == cell["peer"]:
+            continue
+        if "median" not in result or "median" not in peer or not peer["median"] or not result["median"]:
+            out[label] = None
+        elif cell["better"] == "higher":
+            out[label] = result["median"] / peer["median"]
+        else:
+            out[label] = peer["median"] / result["median"]
+    return out
+
+
+def alternate(runners, rounds, warmups=1):
+    """Calls each runner in turn, alternating A B / B A, discarding the first `warmups` rounds.
+
+    runners: list of (label, fn) where fn() returns {metric: measure}. A runner that raises
+    NotApplicable is not called again; a runner given as a
+    reason string is reported as such. Returns {metric: {label: [measures] | reason}}.
+    """
+    kept = {label: [] for label, _ in runners}
+    # A runner given as a string is a contestant already known to be not applicable.
+    failed = {label: fn for label, fn in runners if isinstance(fn, str)}
+    for round_no in range(warmups + rounds):
+        # Odd rounds run in reverse (A B, B A, A B ...) so no server always goes first.
+        order = runners if round_no % 2 == 0 else runners[::-1]
+        for label, fn in order:
+            if label in failed:
+                continue
+            try:
+                sample = fn()
+            except NotApplicable as e:
+                failed[label] = "n/a (%s)" % e
+                continue
+            if round_no >= warmups:
+                kept[label].append(sample)
+    metrics = []
+    for samples in kept.values():
+        for sample in samples:
+            for metric in sample:
+                if metric not in metrics:
+                    metrics.append(metric)
+    out = {}
+    for metric in metrics or ["*"]:
+        out[metric] = {}
+        for label, _ in runners:
+            if label in failed:
+                out[metric][label] = failed[label]
+            else:
+                runs = [s[metric] for s in kept[label] if metric in s]
+                out[metric][label] = runs if runs else "n/a (no %s result)" % metric
+    return out
+
+
+def pick(table, metric, labels):
+    """The {label: runs | reason} row for one metric of an alternate() table."""
+    row = table.get(metric) or table.get("*") or {}
+    return {label: row.get(label, "n/a (no %s result)" % metric) for label in labels}

@@ -1,0 +1,97 @@
+"""Runs the two load tools and turns their output into measures.
+
+A measure is {"value": float, "p50": ms or None, "p99": ms or None}; one tool run can yield
+several named measures (redis-benchmark -t set,get gives one per test).
+"""
+import csv
+import io
+import json
+import subprocess
+
+from .resp import brief, is_unsupported
+
+
+class NotApplicable(Exception):
+    """The server under test lacks what this cell needs; str(e) is the reason for the table."""
+
+
+class ToolError(Exception):
+    """A load tool failed for a reason other than a missing feature."""
+
+
+def measure(value, p50=None, p99=None):
+    return {"value": float(value), "p50": p50, "p99": p99}
+
+
+def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=None,
+                    value_size=None, command=None, timeout=900):
+    """Runs redis-benchmark --csv; returns {test name: measure in requests/s}."""
+    argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
+            "-n", str(requests), "-P", str(pipeline), "--csv"]
+    if keyspace:
+        argv += ["-r", str(keyspace)]
+    if value_size:
+        argv += ["-d", str(value_size)]
+    if tests:
+        argv += ["-t", ",".join(tests)]
+    if command:
+        argv += list(command)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    problem = (proc.stderr + proc.stdout).strip()
+    if not rows or proc.returncode != 0:
+        if is_unsupported(problem):
+            raise NotApplicable(brief(first_line_with(problem, "ERR") or problem))
+        raise ToolError("redis-benchmark failed (rc %d): %s" % (proc.returncode, problem[-300:]))
+    if "Error from server" in proc.stderr:
+        raise NotApplicable(brief(first_line_with(proc.stderr, "ERR") or proc.stderr))
+    return {row["test"]: measure(row["rps"], float(row["p50_latency_ms"]), float(row["p99_latency_ms"]))
+            for row in rows}
+
+
+def first_line_with(text, needle):
+    for line in text.splitlines():
+        if needle in line:
+            return line.strip()[:160]
+    return None
+
+
+def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=None, keys=None,
+            value_size=None, set_ratio=None, miss_ratio=None, preload=False, commands=(),
+            items=None, filters=None, seed=1, timeout=3600, allow_errors=False):
+    """Runs blinkdb-loadgen --json and returns its report (a dict).
+
+    Error replies make the cell not applicable when they say a command is unknown; any
+    other error reply fails the run unless allow_errors is set.
+    """
+    argv = [binary, "--port", str(port), "--clients", str(clients), "--pipeline", str(pipeline),
+            "--seed", str(seed), "--json"]
+    for flag, value in (("--duration", duration), ("--requests", requests), ("--keys", keys),
+                        ("--value-size", value_size), ("--set-ratio", set_ratio),
+                        ("--miss-ratio", miss_ratio), ("--items", items), ("--filters", filters)):
+        if value is not None:
+            argv += [flag, str(value)]
+    if preload:
+        argv.append("--preload")
+    for template in commands:
+        argv += ["--command", template]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        text = proc.stderr.strip()
+        if is_unsupported(text):
+            raise NotApplicable(brief(text))
+        raise ToolError("blinkdb-loadgen failed (rc %d): %s" % (proc.returncode, text[-300:]))
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    if report["errors"]:
+        if is_unsupported(report["first_error"]):
+            raise NotApplicable(brief(report["first_error"]))
+        if not allow_errors:
+            raise ToolError("%d error replies, first: %s" % (report["errors"], report["first_error"]))
+    return report
+
+
+def loadgen_measure(report, per="ops"):
+    """A measure from a loadgen report: ops/s or items/s, latencies converted to ms."""
+    value = report["items_per_sec"] if per == "items" else report["ops_per_sec"]
+    lat = report["latency_us"]
+    return measure(value, lat["p50"] / 1000.0, lat["p99"] / 1000.0)
