@@ -1,11 +1,14 @@
 //! The engine: numbered databases, atomic multi-key transactions, and the
 //! hook through which every write reaches the log.
 
+use crate::bfkeys::BloomStore;
 use crate::clock::now_ms;
+use crate::filter::LogPosition;
 use crate::keyspace::{Db, Entry, Shard, SHARDS};
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// Receives every write, in the order the writes took effect per key.
@@ -17,11 +20,19 @@ pub trait Journal: Send + Sync {
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
     pub databases: usize,
+    /// The server's `dir`: Bloom filter files go to `<data_dir>/bloom/`.
+    pub data_dir: PathBuf,
+    /// `bpf-pin-root`: where kernel filters are pinned.
+    pub bpf_pin_root: PathBuf,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { databases: 16 }
+        EngineOptions {
+            databases: 16,
+            data_dir: PathBuf::from("./data"),
+            bpf_pin_root: PathBuf::from(crate::kernel::DEFAULT_PIN_ROOT),
+        }
     }
 }
 
@@ -37,6 +48,8 @@ pub struct Engine {
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
+    /// Filters owned by BF.* keys.
+    pub blooms: Arc<BloomStore>,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -57,7 +70,14 @@ impl Engine {
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
+            blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
         }
+    }
+
+    /// Makes every Bloom filter's adds durable and records `checkpoint` in its
+    /// files; call every second and at shutdown.
+    pub fn flush_filters(&self, checkpoint: LogPosition) -> Result<(), crate::bloom::BloomError> {
+        self.blooms.flush_all(checkpoint)
     }
 
     pub fn databases(&self) -> usize {
@@ -263,6 +283,13 @@ impl Engine {
             .expired_keys
             .fetch_add(removed as u64, Ordering::Relaxed);
         removed
+    }
+}
+
+impl Drop for Engine {
+    /// Dropping the keyspace must not delete filter files: flush and detach first.
+    fn drop(&mut self) {
+        self.blooms.close();
     }
 }
 

@@ -4,6 +4,7 @@
 //! crate parses commands and calls into [`Engine`].
 
 pub mod aof;
+pub mod bfkeys;
 pub mod bloom;
 pub mod clock;
 pub mod engine;

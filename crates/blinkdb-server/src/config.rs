@@ -61,6 +61,10 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("client-query-buffer-limit", "1gb", true, Kind::Memory),
     opt("hz", "10", true, Kind::Int(1, 500)),
     opt("save", "", false, Kind::Str),
+    opt("bf-max-memory", "1gb", true, Kind::Memory),
+    opt("bf-default-backend", "user", true, Kind::Enum(&["user", "kernel"])),
+    opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
+    opt("existence-filter-size", "0", false, Kind::Memory),
 ];
 
 pub fn find(name: &str) -> Option<&'static OptionDef> {
@@ -261,6 +265,10 @@ impl Config {
             proto_max_bulk_len: self.int("proto-max-bulk-len"),
             client_query_buffer_limit: self.int("client-query-buffer-limit") as usize,
             hz: self.int("hz") as u32,
+            bf_max_memory: self.int("bf-max-memory") as u64,
+            bf_default_kernel: self.get("bf-default-backend") == "kernel",
+            bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
+            existence_filter_size: self.int("existence-filter-size") as u64,
         }
     }
 
@@ -337,6 +345,13 @@ pub struct Settings {
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: usize,
     pub hz: u32,
+    /// Largest file size of one Bloom filter.
+    pub bf_max_memory: u64,
+    /// BF.* filters made without BACKEND go to the kernel.
+    pub bf_default_kernel: bool,
+    pub bpf_pin_root: PathBuf,
+    /// Bytes of the key-existence filter (0: off).
+    pub existence_filter_size: u64,
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! What the index stores per key.
 
-/// A stored value. Only strings exist so far; other types add variants.
+/// A stored value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     Str(Box<[u8]>),
+    /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
+    Bloom(crate::bfkeys::BloomValue),
 }
 
 impl Value {
@@ -11,6 +13,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::Bloom(_) => "MBbloom--",
         }
     }
 
@@ -18,6 +21,7 @@ impl Value {
     pub fn as_str(&self) -> Option<&[u8]> {
         match self {
             Value::Str(s) => Some(s),
+            Value::Bloom(_) => None,
         }
     }
 
@@ -25,6 +29,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.len(),
+            Value::Bloom(b) => b.size_bytes(),
         }
     }
 }

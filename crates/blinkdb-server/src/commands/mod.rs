@@ -1,6 +1,7 @@
 //! The command table and dispatch: look up, check arity/auth/loading, run.
 
 pub mod args;
+mod bloom;
 mod conn;
 mod keys;
 mod server;
@@ -93,7 +94,11 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
 /// Runs one command. Returns false when the connection must close after
 /// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
-    let Some(spec) = lookup(&args[0]) else {
+    let internal = || {
+        let replaying = shared.engine.is_loading();
+        replaying.then(|| table::lookup_internal(&args[0])).flatten()
+    };
+    let Some(spec) = lookup(&args[0]).or_else(internal) else {
         out.error_bytes(&unknown_command(args));
         return;
     };

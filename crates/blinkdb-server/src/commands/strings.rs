@@ -337,7 +337,9 @@ pub fn append(ctx: &mut Ctx, args: &Args) {
                 suffix.len()
             }
             Some(e) => {
-                let Value::Str(s) = &mut e.value;
+                let Value::Str(s) = &mut e.value else {
+                    return out.error(ERR_WRONGTYPE);
+                };
                 if s.len() + suffix.len() > limit {
                     return out.error(ERR_TOO_BIG);
                 }
@@ -434,7 +436,9 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
                 end
             }
             Some(e) => {
-                let Value::Str(s) = &mut e.value;
+                let Value::Str(s) = &mut e.value else {
+                    return out.error(ERR_WRONGTYPE);
+                };
                 let mut v = std::mem::take(s).into_vec();
                 if v.len() < end {
                     v.resize(end, 0);
