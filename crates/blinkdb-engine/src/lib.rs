@@ -8,6 +8,7 @@ pub mod bfkeys;
 pub mod bloom;
 pub mod clock;
 pub mod engine;
+pub mod existence;
 pub mod filter;
 pub mod kernel;
 pub mod keyspace;

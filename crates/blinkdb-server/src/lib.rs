@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod info;
+pub mod info_bloom;
 pub mod logging;
 pub mod network;
 pub mod protocol;

@@ -43,6 +43,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         databases: settings.databases,
         data_dir: settings.dir.clone(),
         bpf_pin_root: settings.bpf_pin_root.clone(),
+        existence_filter_size: settings.existence_filter_size,
     }));
     let config_file = config.file.clone();
     let shared = Arc::new(Shared::new(engine, config, on_loglevel));
