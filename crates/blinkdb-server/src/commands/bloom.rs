@@ -389,6 +389,8 @@ pub fn info(ctx: &mut Ctx, args: &Args) {
         if out.resp3() {
             out.map(1);
             out.simple(name);
+        } else {
+            out.array(1);
         }
         return info_value(out, value);
     }
