@@ -8,8 +8,8 @@ use crate::filter::LogPosition;
 use crate::keyspace::{Db, Entry, Shard, SHARDS};
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Receives every write, in the order the writes took effect per key.
@@ -455,7 +455,9 @@ mod tests {
         });
         for i in 0..10_000u32 {
             let k = format!("key:{i}");
-            e.write1(0, k.as_bytes(), |tx| tx.insert(0, k.as_bytes(), Entry::string(&b"v"[..])));
+            e.write1(0, k.as_bytes(), |tx| {
+                tx.insert(0, k.as_bytes(), Entry::string(&b"v"[..]))
+            });
         }
         let filter = e.existence.as_ref().unwrap();
         let misses = (0..10_000u32)
@@ -463,11 +465,17 @@ mod tests {
             .count();
         assert_eq!(misses, 10_000);
         let negatives = filter.stats().negative_lookups;
-        assert!(negatives > 9_500, "most misses skip the keyspace: {negatives}");
+        assert!(
+            negatives > 9_500,
+            "most misses skip the keyspace: {negatives}"
+        );
         e.write1(0, b"key:0", |tx| tx.remove(0, b"key:0"));
         e.rebuild_existence_filter().unwrap();
         for i in 1..10_000u32 {
-            assert!(e.read(0, format!("key:{i}").as_bytes(), |v| v.is_some()), "key:{i} lost");
+            assert!(
+                e.read(0, format!("key:{i}").as_bytes(), |v| v.is_some()),
+                "key:{i} lost"
+            );
         }
         let (hit, ..) = e.write1(0, b"key:5", |tx| tx.get(0, b"key:5").is_some());
         assert!(hit);

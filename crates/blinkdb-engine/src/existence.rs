@@ -38,7 +38,10 @@ fn geometry(size_bytes: u64) -> Result<Geometry, crate::filter::FilterError> {
 impl ExistenceFilter {
     /// Opens `<dir>/existence.bloom` with `size_bytes`, recreating it when it is
     /// missing, of another size, or too corrupt.
-    pub fn open(dir: &Path, size_bytes: u64) -> Result<ExistenceFilter, crate::filter::FilterError> {
+    pub fn open(
+        dir: &Path,
+        size_bytes: u64,
+    ) -> Result<ExistenceFilter, crate::filter::FilterError> {
         let _ = std::fs::create_dir_all(dir);
         let path = dir.join("existence.bloom");
         let geometry = geometry(size_bytes)?;

@@ -20,8 +20,8 @@ pub async fn cycle(shared: Arc<Shared>) {
         }
         // msync can block on disk: keep it off the reactor threads.
         let engine = shared.engine.clone();
-        let _ = tokio::task::spawn_blocking(move || engine.flush_filters(LogPosition::default()))
-            .await;
+        let _ =
+            tokio::task::spawn_blocking(move || engine.flush_filters(LogPosition::default())).await;
     }
 }
 

@@ -62,7 +62,12 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("hz", "10", true, Kind::Int(1, 500)),
     opt("save", "", false, Kind::Str),
     opt("bf-max-memory", "1gb", true, Kind::Memory),
-    opt("bf-default-backend", "user", true, Kind::Enum(&["user", "kernel"])),
+    opt(
+        "bf-default-backend",
+        "user",
+        true,
+        Kind::Enum(&["user", "kernel"]),
+    ),
     opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
     opt("existence-filter-size", "0", false, Kind::Memory),
 ];

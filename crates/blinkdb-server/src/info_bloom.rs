@@ -30,7 +30,10 @@ pub fn section(shared: &Shared, o: &mut String) {
     match engine.blooms.kernel_available() {
         Ok(()) => o.push_str("kernel_filters_available:yes\r\n"),
         Err(reason) => {
-            let _ = write!(o, "kernel_filters_available:no\r\nkernel_filters_reason:{reason}\r\n");
+            let _ = write!(
+                o,
+                "kernel_filters_available:no\r\nkernel_filters_reason:{reason}\r\n"
+            );
         }
     }
 }

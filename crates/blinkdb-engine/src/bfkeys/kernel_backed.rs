@@ -192,7 +192,8 @@ fn open_side_log(path: &Path, value_size: u32) -> Result<(File, u64), BloomError
         return Ok((file, 0));
     }
     let mut header = [0u8; HEADER as usize];
-    file.read_exact(&mut header).map_err(storage("read", path))?;
+    file.read_exact(&mut header)
+        .map_err(storage("read", path))?;
     if header[..8] != MAGIC
         || header[8..12] != VERSION.to_le_bytes()
         || header[12..16] != value_size.to_le_bytes()

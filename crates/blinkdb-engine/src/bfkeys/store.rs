@@ -107,9 +107,7 @@ impl BloomStore {
         let id = self.allocate_id();
         let pin = match spec.backend {
             BackendSpec::User => None,
-            BackendSpec::Kernel { .. } => {
-                Some((db as u32, crate::kernel::pin_file_name(key)))
-            }
+            BackendSpec::Kernel { .. } => Some((db as u32, crate::kernel::pin_file_name(key))),
         };
         let binding = Binding {
             id,
@@ -168,7 +166,12 @@ impl BloomStore {
     /// Makes every filter's adds durable (msync / fsync), recording `checkpoint`.
     /// Returns the first error, after trying every filter.
     pub fn flush_all(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
-        let cells: Vec<Arc<Cell>> = self.live.lock().values().filter_map(Weak::upgrade).collect();
+        let cells: Vec<Arc<Cell>> = self
+            .live
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
         let mut first = Ok(());
         for cell in cells {
             if let Err(e) = BloomValue(cell).flush(checkpoint) {

@@ -113,8 +113,15 @@ impl Cell {
                             Some(filter)
                         }
                         ChainOpen::Rebuild(reason) => {
-                            tracing::warn!(id, ?reason, "bloom filter files unusable; rebuilding from the log");
-                            store.stats.rebuilds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            tracing::warn!(
+                                id,
+                                ?reason,
+                                "bloom filter files unusable; rebuilding from the log"
+                            );
+                            store
+                                .stats
+                                .rebuilds
+                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             None
                         }
                     }
@@ -133,15 +140,17 @@ impl Cell {
             }
             BackendSpec::Kernel { raw_width } => {
                 store.kernel_available().map_err(BloomError::Kernel)?;
-                let (db, name) = binding
-                    .pin
-                    .clone()
-                    .ok_or(BloomError::BadBackend("kernel filter binding without a pin"))?;
+                let (db, name) = binding.pin.clone().ok_or(BloomError::BadBackend(
+                    "kernel filter binding without a pin",
+                ))?;
                 let location = PinLocation::new(store.pin_root(), db, name)?;
                 let spec = binding.spec.kernel_spec(raw_width);
                 let (kernel, rebuilt) = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
                 if rebuilt {
-                    store.stats.rebuilds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    store
+                        .stats
+                        .rebuilds
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
                 let entries = kernel.entries();
                 (Backend::Kernel(kernel), entries, !fresh)
@@ -175,8 +184,15 @@ impl Cell {
             match ScalableBloom::open(&dir, id)? {
                 ChainOpen::Ready { filter, .. } => found = Some(filter),
                 ChainOpen::Rebuild(reason) => {
-                    tracing::warn!(id, ?reason, "loaded bloom filter unusable; rebuilding from the log");
-                    store.stats.rebuilds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::warn!(
+                        id,
+                        ?reason,
+                        "loaded bloom filter unusable; rebuilding from the log"
+                    );
+                    store
+                        .stats
+                        .rebuilds
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             }
         }
@@ -187,7 +203,11 @@ impl Cell {
             }
             None => {
                 ScalableBloom::delete(&dir, id)?;
-                (ScalableBloom::load_header(&dir, id, data, limits)?, 0, false)
+                (
+                    ScalableBloom::load_header(&dir, id, data, limits)?,
+                    0,
+                    false,
+                )
             }
         };
         Ok(Cell {
@@ -331,7 +351,11 @@ impl BloomValue {
             }
             match &mut state.backend {
                 Backend::Kernel(k) => k.force_value(value)?,
-                _ => return Err(BloomError::BadBackend("stored values for a non-kernel filter")),
+                _ => {
+                    return Err(BloomError::BadBackend(
+                        "stored values for a non-kernel filter",
+                    ))
+                }
             }
         }
         Ok(())
@@ -486,13 +510,19 @@ pub fn rewrite_records(key: &[u8], v: &BloomValue) -> Vec<Vec<Vec<u8>>> {
             let values = match k.values() {
                 Ok(values) => values,
                 Err(e) => {
-                    tracing::warn!(id = v.id(), "kernel filter side log unreadable at rewrite: {e}");
+                    tracing::warn!(
+                        id = v.id(),
+                        "kernel filter side log unreadable at rewrite: {e}"
+                    );
                     Vec::new()
                 }
             };
             debug_assert!(values.iter().all(|x| x.len() == k.value_size()));
             for chunk in values.chunks(VALUES_PER_RECORD) {
-                let mut record = vec![VALUES_COMMAND.to_ascii_uppercase().into_bytes(), key.to_vec()];
+                let mut record = vec![
+                    VALUES_COMMAND.to_ascii_uppercase().into_bytes(),
+                    key.to_vec(),
+                ];
                 record.extend(chunk.iter().cloned());
                 records.push(record);
             }

@@ -109,7 +109,11 @@ fn split_backend<'a>(options: &[&'a [u8]]) -> Result<(Vec<&'a [u8]>, BackendArgs
     Ok((rest, found))
 }
 
-fn spec_for(ctx: &Ctx, mut config: BloomConfig, b: &BackendArgs) -> Result<KeyFilterSpec, BloomError> {
+fn spec_for(
+    ctx: &Ctx,
+    mut config: BloomConfig,
+    b: &BackendArgs,
+) -> Result<KeyFilterSpec, BloomError> {
     let kernel = b.kernel.unwrap_or(ctx.shared.settings().bf_default_kernel);
     if !kernel {
         if b.raw_width.is_some() {
@@ -158,7 +162,14 @@ fn add_results(out: &mut Out, results: &[Result<bool, BloomError>]) {
 }
 
 /// Logs the items a live add counted as new.
-fn log_new_items(tx: &mut Tx, db: usize, cmd: &[u8], key: &[u8], items: &[&[u8]], results: &[Result<bool, BloomError>]) {
+fn log_new_items(
+    tx: &mut Tx,
+    db: usize,
+    cmd: &[u8],
+    key: &[u8],
+    items: &[&[u8]],
+    results: &[Result<bool, BloomError>],
+) {
     let mut record: Vec<&[u8]> = vec![cmd, key];
     record.extend(
         items
@@ -517,7 +528,11 @@ pub fn internal_load_header(ctx: &mut Ctx, args: &Args) {
     let limits = limits(ctx);
     let shared = ctx.shared;
     ctx.write1(key, |tx, db, out| {
-        match shared.engine.blooms.load_header(Some(id as u64), data, &limits) {
+        match shared
+            .engine
+            .blooms
+            .load_header(Some(id as u64), data, &limits)
+        {
             Ok(f) => {
                 tx.insert(db, key, Entry::new(Value::Bloom(f)));
                 out.ok();

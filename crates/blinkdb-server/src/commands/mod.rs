@@ -96,7 +96,9 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
     let internal = || {
         let replaying = shared.engine.is_loading();
-        replaying.then(|| table::lookup_internal(&args[0])).flatten()
+        replaying
+            .then(|| table::lookup_internal(&args[0]))
+            .flatten()
     };
     let Some(spec) = lookup(&args[0]).or_else(internal) else {
         out.error_bytes(&unknown_command(args));

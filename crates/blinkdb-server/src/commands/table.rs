@@ -155,9 +155,36 @@ pub static COMMANDS: &[CommandSpec] = &[
 /// Records only the log replay may run (clients get "unknown command"):
 /// not listed by COMMAND.
 pub static INTERNAL: &[CommandSpec] = &[
-    cmd!("blinkdb.bfbind", -2, W | LOADING_OK, KEY1, "bf", "0.1.0", "Binds a key to its Bloom filter files (log replay only).", bloom::internal_bind),
-    cmd!("blinkdb.bfloadhdr", -2, W | LOADING_OK, KEY1, "bf", "0.1.0", "Replays a BF.LOADCHUNK header step (log replay only).", bloom::internal_load_header),
-    cmd!("blinkdb.bfvalues", -2, W | LOADING_OK, KEY1, "bf", "0.1.0", "Replays stored kernel filter values (log replay only).", bloom::internal_values),
+    cmd!(
+        "blinkdb.bfbind",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Binds a key to its Bloom filter files (log replay only).",
+        bloom::internal_bind
+    ),
+    cmd!(
+        "blinkdb.bfloadhdr",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Replays a BF.LOADCHUNK header step (log replay only).",
+        bloom::internal_load_header
+    ),
+    cmd!(
+        "blinkdb.bfvalues",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Replays stored kernel filter values (log replay only).",
+        bloom::internal_values
+    ),
 ];
 
 /// Finds an internal (replay-only) record name, ignoring ASCII case.

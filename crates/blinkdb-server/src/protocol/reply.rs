@@ -64,7 +64,10 @@ impl Out {
     pub fn error_bytes(&mut self, msg: &[u8]) {
         self.buf.reserve(msg.len() + 3);
         self.buf.extend_from_slice(b"-");
-        self.buf.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+        self.buf.extend(
+            msg.iter()
+                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+        );
         self.buf.extend_from_slice(b"\r\n");
     }
 
@@ -82,7 +85,8 @@ impl Out {
     /// A boolean: `#t`/`#f` in RESP3, integer 1/0 in RESP2.
     pub fn boolean(&mut self, b: bool) {
         if self.resp3() {
-            self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
+            self.buf
+                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
         } else {
             self.int(b as i64);
         }
