@@ -79,9 +79,7 @@ pub fn incr_by_float(cur: Option<&[u8]>, inc: &[u8]) -> Result<Vec<u8>, &'static
     let (cp, cl) = cur.map_or((std::ptr::null(), 0), |c| (c.as_ptr(), c.len()));
     // SAFETY: all pointers are valid for the given lengths; the C side
     // writes at most out.len() bytes.
-    let n = unsafe {
-        blinkdb_incrbyfloat(cp, cl, inc.as_ptr(), inc.len(), out.as_mut_ptr(), out.len())
-    };
+    let n = unsafe { blinkdb_incrbyfloat(cp, cl, inc.as_ptr(), inc.len(), out.as_mut_ptr(), out.len()) };
     match n {
         -1 | -2 => Err(ERR_NOT_FLOAT),
         n if n < 0 => Err("ERR increment would produce NaN or Infinity"),

@@ -114,9 +114,6 @@ mod tests {
         assert!(split_inline(b"'it\\'s'").unwrap()[0] == b"it's");
         assert!(split_inline(b"   ").unwrap().is_empty());
         assert!(split_inline(&[0u8; 24]).unwrap().is_empty());
-        assert_eq!(
-            split_inline(b"get a\0b c").unwrap(),
-            vec![b"get".to_vec(), b"a".to_vec()]
-        );
+        assert_eq!(split_inline(b"get a\0b c").unwrap(), vec![b"get".to_vec(), b"a".to_vec()]);
     }
 }

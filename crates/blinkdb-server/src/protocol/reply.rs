@@ -64,10 +64,7 @@ impl Out {
     pub fn error_bytes(&mut self, msg: &[u8]) {
         self.buf.reserve(msg.len() + 3);
         self.buf.extend_from_slice(b"-");
-        self.buf.extend(
-            msg.iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        self.buf.extend(msg.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
         self.buf.extend_from_slice(b"\r\n");
     }
 
