@@ -2,24 +2,39 @@
 //! hook through which every write reaches the log.
 
 use crate::aof::BlobRef;
+use crate::bfkeys::BloomStore;
 use crate::clock::now_ms;
+use crate::existence::ExistenceFilter;
+use crate::filter::LogPosition;
 use crate::keyspace::{Db, Entry, Shard, Value, SHARDS};
 use crate::persist::Log;
 use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
     pub databases: usize,
+    /// The server's `dir`: Bloom filter files go to `<data_dir>/bloom/`.
+    pub data_dir: PathBuf,
+    /// `bpf-pin-root`: where kernel filters are pinned.
+    pub bpf_pin_root: PathBuf,
+    /// `existence-filter-size` in bytes; 0 disables the key-existence filter.
+    pub existence_filter_size: u64,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        EngineOptions { databases: 16 }
+        EngineOptions {
+            databases: 16,
+            data_dir: PathBuf::from("./data"),
+            bpf_pin_root: PathBuf::from(crate::kernel::DEFAULT_PIN_ROOT),
+            existence_filter_size: 0,
+        }
     }
 }
 
@@ -40,6 +55,9 @@ pub struct Engine {
     /// Non-zero while a rewrite snapshots shards: writers copy a shard into
     /// the new base before their first change to it.
     pub(crate) rewrite_epoch: AtomicU64,
+    /// Filters owned by BF.* keys.
+    pub blooms: Arc<BloomStore>,
+    pub existence: Option<ExistenceFilter>,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -62,7 +80,37 @@ impl Engine {
             stats: EngineStats::default(),
             rewrite: Mutex::new(None),
             rewrite_epoch: AtomicU64::new(0),
+            blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
+            existence: (opts.existence_filter_size > 0)
+                .then(|| ExistenceFilter::open(&opts.data_dir, opts.existence_filter_size))
+                .and_then(|r| {
+                    r.inspect_err(|e| tracing::warn!("existence filter disabled: {e}"))
+                        .ok()
+                }),
         }
+    }
+
+    /// Refills the existence filter from the keyspace (AOF rewrite), dropping
+    /// the bits of deleted keys.
+    pub fn rebuild_existence_filter(&self) -> Result<(), crate::filter::FilterError> {
+        let Some(filter) = &self.existence else {
+            return Ok(());
+        };
+        filter.rebuild(|insert| {
+            for db in self.dbs.iter() {
+                for shard in db.shards() {
+                    for (k, _) in shard.read().iter() {
+                        insert(k);
+                    }
+                }
+            }
+        })
+    }
+
+    /// Makes every Bloom filter's adds durable and records `checkpoint` in its
+    /// files; call every second and at shutdown.
+    pub fn flush_filters(&self, checkpoint: LogPosition) -> Result<(), crate::bloom::BloomError> {
+        self.blooms.flush_all(checkpoint)
     }
 
     pub fn databases(&self) -> usize {
@@ -96,6 +144,9 @@ impl Engine {
                         format!("ERR reading a large value from the log failed: {e}")
                     })
             }
+            Value::Bloom(_) => {
+                Err("WRONGTYPE Operation against a key holding the wrong kind of value".into())
+            }
         }
     }
 
@@ -123,6 +174,11 @@ impl Engine {
     /// and is deleted on the way (lazy expiry, as Redis does on access).
     #[inline]
     pub fn read<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
+        if let Some(filter) = &self.existence {
+            if !filter.may_contain(key) {
+                return f(None);
+            }
+        }
         let now = self.now();
         let lock = self.dbs[db].shard(Db::shard_index(key));
         {
@@ -314,6 +370,16 @@ impl Engine {
     }
 }
 
+impl Drop for Engine {
+    /// Dropping the keyspace must not delete filter files: flush and detach first.
+    fn drop(&mut self) {
+        self.blooms.close();
+        if let Some(filter) = &self.existence {
+            let _ = filter.flush();
+        }
+    }
+}
+
 impl<'a> Tx<'a> {
     fn guard_index(&self, db: usize, key: &[u8]) -> usize {
         let s = Db::shard_index(key);
@@ -339,6 +405,11 @@ impl<'a> Tx<'a> {
     }
 
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
+        if let Some(filter) = &self.engine.existence {
+            if !filter.may_contain(key) {
+                return None;
+            }
+        }
         let i = self.guard_index(db, key);
         let (entry, expired) = self.guards[i].2.get_mut(key, self.now);
         if expired {
@@ -354,6 +425,9 @@ impl<'a> Tx<'a> {
     /// Stores `entry`, returning the previous live entry.
     pub fn insert(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
         let now = self.now;
+        if let Some(filter) = &self.engine.existence {
+            filter.insert(key);
+        }
         let old = self.shard(db, key).insert(key, entry);
         old.filter(|e| !e.is_expired(now))
     }
@@ -442,6 +516,42 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 5000);
+    }
+
+    #[test]
+    fn existence_filter_answers_misses_and_survives_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Engine::new(EngineOptions {
+            data_dir: dir.path().to_path_buf(),
+            existence_filter_size: 1 << 20,
+            ..EngineOptions::default()
+        });
+        for i in 0..10_000u32 {
+            let k = format!("key:{i}");
+            e.write1(0, k.as_bytes(), |tx| {
+                tx.insert(0, k.as_bytes(), Entry::string(&b"v"[..]))
+            });
+        }
+        let filter = e.existence.as_ref().unwrap();
+        let misses = (0..10_000u32)
+            .filter(|i| !e.read(0, format!("absent:{i}").as_bytes(), |v| v.is_some()))
+            .count();
+        assert_eq!(misses, 10_000);
+        let negatives = filter.stats().negative_lookups;
+        assert!(
+            negatives > 9_500,
+            "most misses skip the keyspace: {negatives}"
+        );
+        e.write1(0, b"key:0", |tx| tx.remove(0, b"key:0"));
+        e.rebuild_existence_filter().unwrap();
+        for i in 1..10_000u32 {
+            assert!(
+                e.read(0, format!("key:{i}").as_bytes(), |v| v.is_some()),
+                "key:{i} lost"
+            );
+        }
+        let (hit, ..) = e.write1(0, b"key:5", |tx| tx.get(0, b"key:5").is_some());
+        assert!(hit);
     }
 
     #[test]

@@ -4,9 +4,11 @@
 //! crate parses commands and calls into [`Engine`].
 
 pub mod aof;
+pub mod bfkeys;
 pub mod bloom;
 pub mod clock;
 pub mod engine;
+pub mod existence;
 pub mod filter;
 pub mod kernel;
 pub mod keyspace;

@@ -79,6 +79,18 @@ impl Engine {
                 continue;
             }
             let at = (entry.expire_at != 0).then(|| entry.expire_at.to_string());
+            if let Value::Bloom(filter) = &entry.value {
+                // A filter is re-bound to its files, never copied bit by bit.
+                for record in crate::bfkeys::rewrite_records(key, filter) {
+                    let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
+                    state.emit(db, &args);
+                }
+                if let Some(at) = &at {
+                    state.emit(db, &[b"PEXPIREAT", key, at.as_bytes()]);
+                }
+                state.keys += 1;
+                continue;
+            }
             let value = match &entry.value {
                 Value::Str(s) => std::borrow::Cow::Borrowed(&s[..]),
                 Value::Blob(_) => match self.string_bytes(&entry.value) {
@@ -88,6 +100,7 @@ impl Engine {
                         continue;
                     }
                 },
+                Value::Bloom(_) => unreachable!("handled above"),
             };
             let mut args: Vec<&[u8]> = vec![b"SET", key, &value];
             if let Some(at) = &at {
@@ -147,6 +160,10 @@ impl Engine {
         for (db, key, old, new) in state.moved {
             let index = crate::keyspace::Db::shard_index(&key);
             all[db * SHARDS + index].swap_blob(&key, &old, new);
+        }
+        drop(all);
+        if let Err(e) = self.rebuild_existence_filter() {
+            tracing::warn!("Rebuilding the key-existence filter after the rewrite failed: {e}");
         }
         Ok(RewriteReport {
             keys: state.keys,

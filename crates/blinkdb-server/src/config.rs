@@ -89,6 +89,15 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Enum(&["noeviction"]),
     ),
+    opt("bf-max-memory", "1gb", true, Kind::Memory),
+    opt(
+        "bf-default-backend",
+        "user",
+        true,
+        Kind::Enum(&["user", "kernel"]),
+    ),
+    opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
+    opt("existence-filter-size", "0", false, Kind::Memory),
 ];
 
 pub fn find(name: &str) -> Option<&'static OptionDef> {
@@ -301,6 +310,10 @@ impl Config {
             auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
             auto_aof_rewrite_min_size: self.int("auto-aof-rewrite-min-size") as u64,
             maxmemory: self.int("maxmemory") as u64,
+            bf_max_memory: self.int("bf-max-memory") as u64,
+            bf_default_kernel: self.get("bf-default-backend") == "kernel",
+            bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
+            existence_filter_size: self.int("existence-filter-size") as u64,
         }
     }
 
@@ -389,6 +402,13 @@ pub struct Settings {
     pub auto_aof_rewrite_percentage: u64,
     pub auto_aof_rewrite_min_size: u64,
     pub maxmemory: u64,
+    /// Largest file size of one Bloom filter.
+    pub bf_max_memory: u64,
+    /// BF.* filters made without BACKEND go to the kernel.
+    pub bf_default_kernel: bool,
+    pub bpf_pin_root: PathBuf,
+    /// Bytes of the key-existence filter (0: off).
+    pub existence_filter_size: u64,
 }
 
 #[cfg(test)]

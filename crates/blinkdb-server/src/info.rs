@@ -14,6 +14,7 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "keyspace",
+    "bloom",
 ];
 
 pub fn rss_bytes() -> u64 {
@@ -149,6 +150,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n"
             );
         }
+        "bloom" => crate::info_bloom::section(shared, o),
         "keyspace" => {
             o.push_str("# Keyspace\r\n");
             for i in 0..engine.databases() {

@@ -1,11 +1,13 @@
 //! BlinkDB server: network, protocol, commands and configuration on top of
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
+pub mod bloom_flush;
 pub mod client;
 pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod info;
+pub mod info_bloom;
 pub mod logging;
 pub mod network;
 pub mod persistence;

@@ -162,7 +162,10 @@ fn replay(
             Arg::Blob(r) => log.read_blob(&r).map_err(|e| e.to_string())?,
         });
     }
-    let Some(spec) = lookup(&args[0]) else {
+    // Internal records (filter bindings) exist only in the log; clients
+    // never reach that table.
+    let internal = || crate::commands::table::lookup_internal(&args[0]);
+    let Some(spec) = lookup(&args[0]).or_else(internal) else {
         return Err(format!(
             "Unknown command '{}' reading the append only file",
             String::from_utf8_lossy(&args[0])

@@ -41,6 +41,9 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     raise_nofile(settings.maxclients as u64 + 32);
     let engine = Arc::new(Engine::new(EngineOptions {
         databases: settings.databases,
+        data_dir: settings.dir.clone(),
+        bpf_pin_root: settings.bpf_pin_root.clone(),
+        existence_filter_size: settings.existence_filter_size,
     }));
     let config_file = config.file.clone();
     let shared = Shared::new(engine, config, on_loglevel).into_arc();
@@ -89,6 +92,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     tracing::info!("Ready to accept connections");
     tokio::spawn(expire_cycle(shared.clone()));
     tokio::spawn(cron(shared.clone()));
+    tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
 
     wait_for_stop(&shared).await;
     shutdown(&shared, &settings).await;
@@ -123,6 +127,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     if let Some(path) = &settings.unixsocket {
         let _ = std::fs::remove_file(path);
     }
+    crate::bloom_flush::flush_now(shared);
     if let Some(pidfile) = &settings.pidfile {
         let _ = std::fs::remove_file(pidfile);
     }

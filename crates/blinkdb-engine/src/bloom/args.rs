@@ -96,6 +96,8 @@ pub fn parse_insert<'a>(args: &[&'a [u8]]) -> Result<InsertRequest<'a>, BloomErr
         nocreate: false,
         items: Vec::new(),
     };
+    // RedisBloom reports an unknown option before an out-of-range value.
+    let mut out_of_range = false;
     let mut i = 0;
     while i < args.len() {
         let word = args[i].to_ascii_uppercase();
@@ -110,28 +112,22 @@ pub fn parse_insert<'a>(args: &[&'a [u8]]) -> Result<InsertRequest<'a>, BloomErr
             b"CAPACITY" => {
                 let v =
                     parse_i64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadCapacity)?;
-                if v <= 0 {
-                    return Err(BloomError::InsertBadArgument);
-                }
-                request.config.capacity = v as u64;
+                out_of_range |= v <= 0;
+                request.config.capacity = v.max(1) as u64;
                 i += 1;
             }
             b"ERROR" => {
                 let v =
                     parse_f64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadErrorRate)?;
-                if !(v > 0.0 && v < 1.0) {
-                    return Err(BloomError::InsertBadArgument);
-                }
+                out_of_range |= !(v > 0.0 && v < 1.0);
                 request.config.error_rate = v;
                 i += 1;
             }
             b"EXPANSION" => {
                 let v =
                     parse_i64(value().ok_or_else(arity)?).ok_or(BloomError::InsertBadExpansion)?;
-                if v < 1 {
-                    return Err(BloomError::InsertBadArgument);
-                }
-                request.config.expansion = v as u64;
+                out_of_range |= v < 1;
+                request.config.expansion = v.max(1) as u64;
                 i += 1;
             }
             _ => return Err(BloomError::InsertUnknownArgument),
@@ -140,6 +136,9 @@ pub fn parse_insert<'a>(args: &[&'a [u8]]) -> Result<InsertRequest<'a>, BloomErr
     }
     if request.items.is_empty() {
         return Err(arity());
+    }
+    if out_of_range {
+        return Err(BloomError::InsertBadArgument);
     }
     Ok(request)
 }

@@ -260,6 +260,60 @@ impl ScalableBloom {
         Ok(true)
     }
 
+    /// Re-applies an add that the log says was new when it happened: the item goes
+    /// where the live add put it (the first sub-filter not yet full, growing the chain
+    /// as the live add did) and counts once even if its bits are already set.
+    pub fn replay_add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<(), BloomError> {
+        let hash = ItemHash::of(item);
+        let slot = self
+            .links
+            .iter()
+            .position(|l| l.file.item_count() < l.capacity);
+        let index = match slot {
+            Some(index) => index,
+            None if self.config.nonscaling => self.links.len() - 1,
+            None => {
+                self.grow(limits)?;
+                self.links.len() - 1
+            }
+        };
+        let link = &mut self.links[index];
+        if !link.file.insert_hash_exclusive(hash) {
+            link.file.set_item_count(link.file.item_count() + 1);
+        }
+        Ok(())
+    }
+
+    /// Copies every file of filter `from` to filter `to` in the same directory
+    /// (COPY of a key); the source should be flushed first.
+    pub fn copy_files(&self, to: u64) -> Result<ScalableBloom, BloomError> {
+        self.flush(LogPosition::default())?;
+        if chain_path(&self.dir, to).exists() {
+            return Err(BloomError::ItemExists);
+        }
+        for index in 0..self.links.len() {
+            let (src, dst) = (
+                link_path(&self.dir, self.id, index),
+                link_path(&self.dir, to, index),
+            );
+            std::fs::copy(&src, &dst).map_err(BloomError::io("copy", &dst))?;
+        }
+        let src = chain_path(&self.dir, self.id);
+        let dst = chain_path(&self.dir, to);
+        std::fs::copy(&src, &dst).map_err(BloomError::io("copy", &dst))?;
+        match Self::open(&self.dir, to)? {
+            ChainOpen::Ready { filter, .. } => Ok(filter),
+            ChainOpen::Rebuild(reason) => Err(BloomError::Storage(format!(
+                "copied filter {to:016x} does not reopen: {reason:?}"
+            ))),
+        }
+    }
+
+    /// The id the files are named by.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// BF.MADD / BF.INSERT items: one result per item, stopping after the first
     /// error as RedisBloom does (its reply array ends with that error).
     pub fn madd<'a>(

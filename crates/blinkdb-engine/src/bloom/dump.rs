@@ -18,6 +18,12 @@ use std::path::Path;
 /// Lines per data chunk: 1 MiB, well under the 512 MB bulk-string limit.
 pub const CHUNK_LINES: u64 = 16 * 1024;
 
+/// Total items recorded in a SCANDUMP header chunk, if it decodes.
+pub fn dump_header_items(data: &[u8]) -> Option<u64> {
+    let meta = ChainMeta::decode(data, DUMP_MAGIC)?;
+    Some(meta.links.iter().map(|l| l.items).sum())
+}
+
 impl ScalableBloom {
     /// One BF.SCANDUMP step. Returns the next cursor and the chunk.
     pub fn scandump(&self, cursor: i64) -> (i64, Vec<u8>) {

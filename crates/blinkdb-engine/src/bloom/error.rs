@@ -70,6 +70,18 @@ pub enum BloomError {
     /// BlinkDB only: capacity × expansion or the sizing left every representable size.
     #[error("ERR bloom filter capacity or error rate too large to represent")]
     TooLarge,
+    /// BlinkDB only: a kernel-backend failure; the text comes from [`crate::kernel::KernelError`].
+    #[error("ERR {0}")]
+    Kernel(String),
+    /// BlinkDB only: EXPANSION given with BACKEND kernel.
+    #[error("ERR kernel-backed filters cannot expand: EXPANSION is not allowed with BACKEND kernel (they are always NONSCALING)")]
+    KernelExpansion,
+    /// BlinkDB only: BF.SCANDUMP / BF.LOADCHUNK on a kernel-backed filter.
+    #[error("ERR kernel-backed filters cannot be dumped or loaded: the kernel does not expose their bits")]
+    KernelNoDump,
+    /// BlinkDB only: BACKEND / RAW arguments that make no sense.
+    #[error("ERR {0}")]
+    BadBackend(&'static str),
     /// BlinkDB only: the filter files could not be read or written.
     #[error("ERR bloom filter storage: {0}")]
     Storage(String),
@@ -91,5 +103,11 @@ impl BloomError {
     ) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.display().to_string();
         move |e| BloomError::Storage(format!("{op} {path}: {e}"))
+    }
+}
+
+impl From<crate::kernel::KernelError> for BloomError {
+    fn from(e: crate::kernel::KernelError) -> Self {
+        BloomError::Kernel(e.to_string())
     }
 }

@@ -19,7 +19,7 @@ pub use config::{
     redisbloom_filter_bytes, BloomConfig, BloomLimits, DEFAULT_CAPACITY, DEFAULT_ERROR_RATE,
     DEFAULT_EXPANSION, FIRST_FILTER_SHARE,
 };
-pub use dump::CHUNK_LINES;
+pub use dump::{dump_header_items, CHUNK_LINES};
 pub use error::BloomError;
 
 #[cfg(test)]

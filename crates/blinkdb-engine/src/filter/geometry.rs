@@ -116,7 +116,10 @@ impl Geometry {
 /// k minimising the blocked false-positive rate at this load, and that rate.
 fn best_hashes(items: u64, lines: u64) -> (u32, f64) {
     let load = items as f64 / lines as f64;
-    let guess = (std::f64::consts::LN_2 * LINE_BITS as f64 / load.max(1e-9)).round() as u32;
+    // Clamped first: for tiny loads the optimum passes MAX_HASHES and the range
+    // below would be empty (capacity 1 then looked unreachable).
+    let guess = ((std::f64::consts::LN_2 * LINE_BITS as f64 / load.max(1e-9)).round() as u32)
+        .min(MAX_HASHES);
     let mut best = (1, f64::INFINITY);
     for k in guess.saturating_sub(3).max(1)..=(guess + 3).min(MAX_HASHES) {
         let fp = blocked_fp(load, k);

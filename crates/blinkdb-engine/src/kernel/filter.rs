@@ -186,6 +186,23 @@ impl KernelFilter {
         self.push(value.as_bytes())
     }
 
+    /// Pushes an already encoded element (a stored digest, or a RAW item) of
+    /// exactly the map's value size; used to rebuild a map from a side log.
+    pub fn insert_value(&self, value: &[u8]) -> KernelResult<()> {
+        if value.len() != self.info.value_size as usize {
+            return Err(KernelError::ItemWidth {
+                expected: self.info.value_size,
+                actual: value.len(),
+            });
+        }
+        self.push(value)
+    }
+
+    /// The element bytes `item` is stored as (its digest, or itself in RAW mode).
+    pub fn encode_value(&self, item: &[u8]) -> KernelResult<Vec<u8>> {
+        Ok(element_value(self.info.format, item)?.as_bytes().to_vec())
+    }
+
     /// Whether `item` may be in the filter (`false` is definite).
     pub fn contains(&self, item: &[u8]) -> KernelResult<bool> {
         let value = element_value(self.info.format, item)?;

@@ -10,6 +10,8 @@ pub enum Value {
     /// A string of at least `blob-threshold` bytes, kept only in the log:
     /// the index holds where it lies, GET reads it back with pread.
     Blob(BlobRef),
+    /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
+    Bloom(crate::bfkeys::BloomValue),
 }
 
 impl Value {
@@ -17,6 +19,7 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) | Value::Blob(_) => "string",
+            Value::Bloom(_) => "MBbloom--",
         }
     }
 
@@ -24,7 +27,7 @@ impl Value {
     pub fn as_str(&self) -> Option<&[u8]> {
         match self {
             Value::Str(s) => Some(s),
-            Value::Blob(_) => None,
+            Value::Blob(_) | Value::Bloom(_) => None,
         }
     }
 
@@ -38,6 +41,7 @@ impl Value {
         match self {
             Value::Str(s) => Some(s.len()),
             Value::Blob(b) => Some(b.len as usize),
+            Value::Bloom(_) => None,
         }
     }
 
@@ -46,6 +50,7 @@ impl Value {
         match self {
             Value::Str(s) => s.len(),
             Value::Blob(_) => std::mem::size_of::<BlobRef>(),
+            Value::Bloom(b) => b.size_bytes(),
         }
     }
 }

@@ -4,6 +4,7 @@ use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::pattern::glob_match;
+use blinkdb_engine::Value;
 
 pub fn del(ctx: &mut Ctx, args: &Args) {
     let db = ctx.db();
@@ -326,11 +327,27 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
             .error("ERR source and destination objects are the same");
     }
     ctx.write(&[(src_db, src), (dst_db, dst)], |tx, out| {
-        let Some(entry) = tx.get(src_db, src).cloned() else {
+        let Some(mut entry) = tx.get(src_db, src).cloned() else {
             return out.int(0);
         };
         if tx.exists(dst_db, dst) && !replace {
             return out.int(0);
+        }
+        // A filter is copied to new files and logged as a binding of those files.
+        if let Value::Bloom(filter) = &entry.value {
+            let (copy, binding) = match filter.duplicate() {
+                Ok(copied) => copied,
+                Err(e) => return out.error(&e.to_string()),
+            };
+            entry.value = Value::Bloom(copy);
+            let at = entry.expire_at;
+            tx.insert(dst_db, dst, entry);
+            let record = binding.encode(dst);
+            tx.log(dst_db, &record.iter().map(|a| &a[..]).collect::<Vec<_>>());
+            if at != 0 {
+                tx.log(dst_db, &[b"PEXPIREAT", dst, at.to_string().as_bytes()]);
+            }
+            return out.int(1);
         }
         tx.insert(dst_db, dst, entry);
         let db_s = dst_db.to_string();

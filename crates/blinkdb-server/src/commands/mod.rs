@@ -1,6 +1,7 @@
 //! The command table and dispatch: look up, check arity/auth/loading, run.
 
 pub mod args;
+mod bloom;
 mod conn;
 mod keys;
 mod server;

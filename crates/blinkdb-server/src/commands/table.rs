@@ -1,7 +1,7 @@
 //! Every supported command with its Redis 7 arity, flags and key positions
 //! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
 
-use super::{conn, keys, server, strings, Handler};
+use super::{bloom, conn, keys, server, strings, Handler};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -139,8 +139,61 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     cmd!("memory", -2, READONLY, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands.", server::memory),
     cmd!("bgrewriteaof", 1, ADMIN | STALE, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
+    // Bloom filters: RedisBloom 2.8 registers them with arity -1 and checks counts itself.
+    cmd!("bf.reserve", -1, W, KEY1, "bf", "1.0.0", "Creates a new Bloom Filter", bloom::reserve),
+    cmd!("bf.add", -1, W, KEY1, "bf", "1.0.0", "Adds an item to a Bloom Filter", bloom::add),
+    cmd!("bf.madd", -1, W, KEY1, "bf", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::madd),
+    cmd!("bf.insert", -1, W, KEY1, "bf", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::insert),
+    cmd!("bf.exists", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Checks whether an item exists in a Bloom Filter", bloom::exists),
+    cmd!("bf.mexists", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Checks whether one or more items exist in a Bloom Filter", bloom::mexists),
+    cmd!("bf.info", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Returns information about a Bloom Filter", bloom::info),
+    cmd!("bf.card", -1, READONLY | FAST, KEY1, "bf", "2.4.4", "Returns the cardinality of a Bloom filter", bloom::card),
+    cmd!("bf.scandump", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Begins an incremental save of the bloom filter", bloom::scandump),
+    cmd!("bf.loadchunk", -1, W, KEY1, "bf", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
+
+/// Records only the log replay may run (clients get "unknown command"):
+/// not listed by COMMAND.
+pub static INTERNAL: &[CommandSpec] = &[
+    cmd!(
+        "blinkdb.bfbind",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Binds a key to its Bloom filter files (log replay only).",
+        bloom::internal_bind
+    ),
+    cmd!(
+        "blinkdb.bfloadhdr",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Replays a BF.LOADCHUNK header step (log replay only).",
+        bloom::internal_load_header
+    ),
+    cmd!(
+        "blinkdb.bfvalues",
+        -2,
+        W | LOADING_OK,
+        KEY1,
+        "bf",
+        "0.1.0",
+        "Replays stored kernel filter values (log replay only).",
+        bloom::internal_values
+    ),
+];
+
+/// Finds an internal (replay-only) record name, ignoring ASCII case.
+pub fn lookup_internal(name: &[u8]) -> Option<&'static CommandSpec> {
+    INTERNAL
+        .iter()
+        .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
+}
 
 static INDEX: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
 

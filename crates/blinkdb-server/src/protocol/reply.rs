@@ -82,6 +82,16 @@ impl Out {
         }
     }
 
+    /// A boolean: `#t`/`#f` in RESP3, integer 1/0 in RESP2.
+    pub fn boolean(&mut self, b: bool) {
+        if self.resp3() {
+            self.buf
+                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
+        } else {
+            self.int(b as i64);
+        }
+    }
+
     pub fn bulk(&mut self, b: &[u8]) {
         if self.resp3() {
             self.f3(&F3::BlobString {

@@ -1,0 +1,534 @@
+//! One key's filter: its backend, its replay counters, and what DEL/FLUSH do to it.
+
+use super::kernel_backed::KernelBloom;
+use super::record::{Binding, VALUES_COMMAND};
+use super::store::BloomStore;
+use crate::bloom::{
+    dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen, ScalableBloom,
+};
+use crate::filter::LogPosition;
+use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
+use parking_lot::RwLock;
+use std::sync::Arc;
+
+/// Which store holds a filter's bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendSpec {
+    /// Memory-mapped checksummed files under `<dir>/bloom/`, scalable.
+    User,
+    /// A pinned kernel bloom map; `raw_width` stores items as they are.
+    Kernel { raw_width: Option<u32> },
+}
+
+/// What a filter was created with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeyFilterSpec {
+    pub config: BloomConfig,
+    pub backend: BackendSpec,
+}
+
+impl KeyFilterSpec {
+    pub fn validate(&self) -> Result<(), BloomError> {
+        self.config.validate()?;
+        if let BackendSpec::Kernel { raw_width } = self.backend {
+            if !self.config.nonscaling {
+                return Err(BloomError::BadBackend(
+                    "kernel-backed filters are always NONSCALING",
+                ));
+            }
+            if self.config.capacity > u32::MAX as u64 {
+                return Err(BloomError::BadBackend(
+                    "kernel-backed filter capacity must be at most 4294967295",
+                ));
+            }
+            self.kernel_spec(raw_width).validate()?;
+        }
+        Ok(())
+    }
+
+    fn kernel_spec(&self, raw_width: Option<u32>) -> FilterSpec {
+        let capacity = self.config.capacity.min(u32::MAX as u64) as u32;
+        match raw_width {
+            Some(width) => FilterSpec::raw(capacity, self.config.error_rate, width),
+            None => FilterSpec::digest(capacity, self.config.error_rate),
+        }
+    }
+}
+
+/// BF.INFO figures plus the kernel map's facts for kernel filters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyFilterInfo {
+    pub bloom: BloomInfo,
+    pub kernel: Option<KernelFilterInfo>,
+}
+
+enum Backend {
+    User(ScalableBloom),
+    Kernel(KernelBloom),
+    Gone,
+}
+
+struct State {
+    backend: Backend,
+    /// Replay: logged new items seen so far for this filter.
+    replay_seen: u64,
+    /// Replay: items the reopened files/pin already held.
+    durable_items: u64,
+    /// Replay: the filter was reopened (not rebuilt), so LOADCHUNK data is already in.
+    reopened: bool,
+}
+
+pub(crate) struct Cell {
+    pub(crate) id: u64,
+    spec: KeyFilterSpec,
+    pin: Option<(u32, String)>,
+    store: Arc<BloomStore>,
+    state: RwLock<State>,
+}
+
+impl Cell {
+    pub(crate) fn open(
+        store: Arc<BloomStore>,
+        binding: &Binding,
+        fresh: bool,
+        limits: &BloomLimits,
+    ) -> Result<Cell, BloomError> {
+        let dir = store.dir().to_path_buf();
+        let id = binding.id;
+        let (backend, durable_items, reopened) = match binding.spec.backend {
+            BackendSpec::User => {
+                let reopened = if fresh {
+                    None
+                } else {
+                    match ScalableBloom::open(&dir, id)? {
+                        ChainOpen::Ready {
+                            filter,
+                            corrupt_lines,
+                            ..
+                        } => {
+                            store
+                                .stats
+                                .corrupt_lines_at_open
+                                .fetch_add(corrupt_lines, std::sync::atomic::Ordering::Relaxed);
+                            Some(filter)
+                        }
+                        ChainOpen::Rebuild(reason) => {
+                            tracing::warn!(
+                                id,
+                                ?reason,
+                                "bloom filter files unusable; rebuilding from the log"
+                            );
+                            store
+                                .stats
+                                .rebuilds
+                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            None
+                        }
+                    }
+                };
+                match reopened {
+                    Some(filter) => {
+                        let card = filter.card();
+                        (Backend::User(filter), card, true)
+                    }
+                    None => {
+                        ScalableBloom::delete(&dir, id)?;
+                        let filter = ScalableBloom::create(&dir, id, binding.spec.config, limits)?;
+                        (Backend::User(filter), 0, false)
+                    }
+                }
+            }
+            BackendSpec::Kernel { raw_width } => {
+                store.kernel_available().map_err(BloomError::Kernel)?;
+                let (db, name) = binding.pin.clone().ok_or(BloomError::BadBackend(
+                    "kernel filter binding without a pin",
+                ))?;
+                let location = PinLocation::new(store.pin_root(), db, name)?;
+                let spec = binding.spec.kernel_spec(raw_width);
+                let (kernel, rebuilt) = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
+                if rebuilt {
+                    store
+                        .stats
+                        .rebuilds
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                let entries = kernel.entries();
+                (Backend::Kernel(kernel), entries, !fresh)
+            }
+        };
+        Ok(Cell {
+            id,
+            spec: binding.spec,
+            pin: binding.pin.clone(),
+            store,
+            state: RwLock::new(State {
+                backend,
+                replay_seen: binding.base,
+                durable_items,
+                reopened,
+            }),
+        })
+    }
+
+    pub(crate) fn from_header(
+        store: Arc<BloomStore>,
+        id: u64,
+        data: &[u8],
+        limits: &BloomLimits,
+        fresh: bool,
+    ) -> Result<Cell, BloomError> {
+        let dir = store.dir().to_path_buf();
+        let header_items = dump_header_items(data).ok_or(BloomError::BadData)?;
+        let mut found = None;
+        if !fresh {
+            match ScalableBloom::open(&dir, id)? {
+                ChainOpen::Ready { filter, .. } => found = Some(filter),
+                ChainOpen::Rebuild(reason) => {
+                    tracing::warn!(
+                        id,
+                        ?reason,
+                        "loaded bloom filter unusable; rebuilding from the log"
+                    );
+                    store
+                        .stats
+                        .rebuilds
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        }
+        let (filter, durable_items, reopened) = match found {
+            Some(filter) => {
+                let card = filter.card();
+                (filter, card, true)
+            }
+            None => {
+                ScalableBloom::delete(&dir, id)?;
+                (
+                    ScalableBloom::load_header(&dir, id, data, limits)?,
+                    0,
+                    false,
+                )
+            }
+        };
+        Ok(Cell {
+            id,
+            spec: KeyFilterSpec {
+                config: filter.config(),
+                backend: BackendSpec::User,
+            },
+            pin: None,
+            store,
+            state: RwLock::new(State {
+                backend: Backend::User(filter),
+                replay_seen: header_items,
+                durable_items,
+                reopened,
+            }),
+        })
+    }
+}
+
+impl Drop for Cell {
+    fn drop(&mut self) {
+        {
+            let mut live = self.store.live.lock();
+            if live.get(&self.id).is_some_and(|w| w.strong_count() == 0) {
+                live.remove(&self.id);
+            }
+        }
+        if self.store.is_closing() {
+            return;
+        }
+        let backend = std::mem::replace(&mut self.state.get_mut().backend, Backend::Gone);
+        let result = match backend {
+            Backend::User(filter) => {
+                drop(filter);
+                ScalableBloom::delete(self.store.dir(), self.id)
+            }
+            Backend::Kernel(kernel) => kernel.delete(),
+            Backend::Gone => Ok(()),
+        };
+        if let Err(e) = result {
+            tracing::warn!(id = self.id, "could not delete a dropped bloom filter: {e}");
+        }
+    }
+}
+
+/// A key's Bloom filter. Clones share the filter (the keyspace moves values, it
+/// never clones them, except COPY which uses [`BloomValue::duplicate`]); when the
+/// last clone is dropped (DEL, FLUSH, overwrite, expiry) its files are deleted and
+/// a kernel map is unpinned, unless the store is closing.
+#[derive(Clone)]
+pub struct BloomValue(pub(crate) Arc<Cell>);
+
+impl PartialEq for BloomValue {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+impl Eq for BloomValue {}
+
+impl std::fmt::Debug for BloomValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomValue")
+            .field("id", &self.0.id)
+            .field("spec", &self.0.spec)
+            .finish()
+    }
+}
+
+impl BloomValue {
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    pub fn spec(&self) -> KeyFilterSpec {
+        self.0.spec
+    }
+
+    pub fn is_kernel(&self) -> bool {
+        matches!(self.0.spec.backend, BackendSpec::Kernel { .. })
+    }
+
+    /// BF.ADD: Ok(true) when newly added.
+    pub fn add(&self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
+        match &mut self.0.state.write().backend {
+            Backend::User(f) => f.add(item, limits),
+            Backend::Kernel(k) => k.add(item, true),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// BF.MADD / BF.INSERT: one result per item, stopping after the first error.
+    pub fn madd<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        limits: &BloomLimits,
+    ) -> Vec<Result<bool, BloomError>> {
+        let mut out = Vec::new();
+        for item in items {
+            let r = self.add(item, limits);
+            let stop = r.is_err();
+            out.push(r);
+            if stop {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Replays logged new items (see the module docs for the counting rule).
+    pub fn replay_items<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+        limits: &BloomLimits,
+    ) -> Result<(), BloomError> {
+        let mut state = self.0.state.write();
+        for item in items {
+            state.replay_seen += 1;
+            if state.replay_seen <= state.durable_items {
+                continue;
+            }
+            match &mut state.backend {
+                Backend::User(f) => f.replay_add(item, limits)?,
+                Backend::Kernel(k) => k.force_add(item)?,
+                Backend::Gone => return Err(BloomError::NotFound),
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays stored kernel values written by an AOF rewrite.
+    pub fn replay_values<'a>(
+        &self,
+        values: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<(), BloomError> {
+        let mut state = self.0.state.write();
+        for value in values {
+            state.replay_seen += 1;
+            if state.replay_seen <= state.durable_items {
+                continue;
+            }
+            match &mut state.backend {
+                Backend::Kernel(k) => k.force_value(value)?,
+                _ => {
+                    return Err(BloomError::BadBackend(
+                        "stored values for a non-kernel filter",
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// BF.EXISTS.
+    pub fn exists(&self, item: &[u8]) -> Result<bool, BloomError> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => Ok(f.exists(item)),
+            Backend::Kernel(k) => k.exists(item),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// BF.CARD.
+    pub fn card(&self) -> u64 {
+        match &self.0.state.read().backend {
+            Backend::User(f) => f.card(),
+            Backend::Kernel(k) => k.entries(),
+            Backend::Gone => 0,
+        }
+    }
+
+    /// BF.INFO.
+    pub fn info(&self) -> KeyFilterInfo {
+        match &self.0.state.read().backend {
+            Backend::User(f) => KeyFilterInfo {
+                bloom: f.info(),
+                kernel: None,
+            },
+            Backend::Kernel(k) => KeyFilterInfo {
+                bloom: BloomInfo {
+                    capacity: self.0.spec.config.capacity,
+                    size: k.size_bytes(),
+                    filters: 1,
+                    items: k.entries(),
+                    expansion: None,
+                },
+                kernel: Some(k.info().clone()),
+            },
+            Backend::Gone => KeyFilterInfo {
+                bloom: BloomInfo {
+                    capacity: 0,
+                    size: 0,
+                    filters: 0,
+                    items: 0,
+                    expansion: None,
+                },
+                kernel: None,
+            },
+        }
+    }
+
+    /// Bytes of the filter's files (or kernel bit array).
+    pub fn size_bytes(&self) -> usize {
+        self.info().bloom.size as usize
+    }
+
+    /// BF.SCANDUMP step.
+    pub fn scandump(&self, cursor: i64) -> Result<(i64, Vec<u8>), BloomError> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => Ok(f.scandump(cursor)),
+            Backend::Kernel(_) => Err(BloomError::KernelNoDump),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// BF.LOADCHUNK data step. While replaying into a reopened filter the data is
+    /// already in its file, and writing it again could clear later adds: skipped.
+    pub fn load_chunk(&self, cursor: i64, data: &[u8], replaying: bool) -> Result<(), BloomError> {
+        let mut state = self.0.state.write();
+        if replaying && state.reopened {
+            return Ok(());
+        }
+        match &mut state.backend {
+            Backend::User(f) => f.load_chunk(cursor, data),
+            Backend::Kernel(_) => Err(BloomError::KernelNoDump),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// Makes adds so far durable: msync + checkpoint, or fsync of the side log.
+    pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => f.flush(checkpoint),
+            Backend::Kernel(k) => k.sync(),
+            Backend::Gone => Ok(()),
+        }
+    }
+
+    /// COPY: an independent filter with the same bits under a new id (user
+    /// backend only; a kernel map cannot be copied without its items' order of
+    /// pins, so COPY answers an error for kernel filters).
+    pub fn duplicate(&self) -> Result<(BloomValue, Binding), BloomError> {
+        let store = self.0.store.clone();
+        let state = self.0.state.read();
+        let Backend::User(f) = &state.backend else {
+            return Err(BloomError::BadBackend(
+                "COPY of a kernel-backed Bloom filter is not supported",
+            ));
+        };
+        let id = store.allocate_id();
+        let copy = f.copy_files(id)?;
+        let binding = Binding {
+            id,
+            base: copy.card(),
+            spec: self.0.spec,
+            pin: None,
+        };
+        let cell = Cell {
+            id,
+            spec: self.0.spec,
+            pin: None,
+            store: store.clone(),
+            state: RwLock::new(State {
+                backend: Backend::User(copy),
+                replay_seen: 0,
+                durable_items: 0,
+                reopened: false,
+            }),
+        };
+        let cell = Arc::new(cell);
+        store.live.lock().insert(id, Arc::downgrade(&cell));
+        Ok((BloomValue(cell), binding))
+    }
+
+    /// The binding record naming this filter, with `base` items already counted.
+    pub fn binding(&self, base: u64) -> Binding {
+        Binding {
+            id: self.0.id,
+            base,
+            spec: self.0.spec,
+            pin: self.0.pin.clone(),
+        }
+    }
+}
+
+/// Kernel values per `BLINKDB.BFVALUES` record written by a rewrite.
+const VALUES_PER_RECORD: usize = 1024;
+
+/// The records an AOF rewrite writes for one filter key, without filter bits:
+/// user filters are flushed and bound with their current count; kernel filters
+/// are bound from zero and followed by every stored value from their side log.
+pub fn rewrite_records(key: &[u8], v: &BloomValue) -> Vec<Vec<Vec<u8>>> {
+    if let Err(e) = v.flush(LogPosition::default()) {
+        tracing::warn!(id = v.id(), "flush before rewrite failed: {e}");
+    }
+    let state = v.0.state.read();
+    match &state.backend {
+        Backend::Kernel(k) => {
+            let mut records = vec![v.binding(0).encode(key)];
+            let values = match k.values() {
+                Ok(values) => values,
+                Err(e) => {
+                    tracing::warn!(
+                        id = v.id(),
+                        "kernel filter side log unreadable at rewrite: {e}"
+                    );
+                    Vec::new()
+                }
+            };
+            debug_assert!(values.iter().all(|x| x.len() == k.value_size()));
+            for chunk in values.chunks(VALUES_PER_RECORD) {
+                let mut record = vec![
+                    VALUES_COMMAND.to_ascii_uppercase().into_bytes(),
+                    key.to_vec(),
+                ];
+                record.extend(chunk.iter().cloned());
+                records.push(record);
+            }
+            records
+        }
+        Backend::User(f) => vec![v.binding(f.card()).encode(key)],
+        Backend::Gone => Vec::new(),
+    }
+}
