@@ -15,6 +15,7 @@ pub mod keyspace;
 pub mod pattern;
 pub mod persist;
 pub mod rewrite;
+pub mod splitargs;
 
 pub use engine::{Engine, EngineOptions, Tx};
 pub use keyspace::{Entry, Value};

@@ -3,7 +3,7 @@
 //! Every option lives in [`OPTIONS`] with its default; `config/blinkdb.conf`
 //! documents the same list (a test checks they agree).
 
-use crate::protocol::inline::split_inline;
+use blinkdb_engine::splitargs::split_args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -224,7 +224,7 @@ impl Config {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let words = split_inline(line.as_bytes())
+            let words = split_args(line.as_bytes())
                 .ok_or_else(|| format!("line {}: unbalanced quotes", n + 1))?;
             let words: Vec<String> = words
                 .into_iter()

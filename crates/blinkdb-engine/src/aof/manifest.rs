@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{AofError, Result};
 use super::storage::{write_all_at, Storage};
+use crate::splitargs::{is_space, split_args};
 
 /// Redis's MANIFEST_MAX_LINE.
 const MANIFEST_MAX_LINE: usize = 1024;
@@ -216,86 +217,6 @@ fn atoll(s: &[u8]) -> u64 {
     digits.fold(0u64, |acc, &d| {
         acc.saturating_mul(10).saturating_add((d - b'0') as u64)
     })
-}
-
-fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
-}
-
-/// Splits a line the way Redis's `sdssplitargs` does; `None` on unbalanced quotes.
-fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
-    let mut args = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < line.len() && is_space(line[i]) {
-            i += 1;
-        }
-        if i >= line.len() {
-            return Some(args);
-        }
-        let mut cur = Vec::new();
-        let (mut inq, mut insq) = (false, false);
-        loop {
-            let c = line.get(i).copied();
-            if inq {
-                let c = c?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'x') && i + 3 < line.len() {
-                    let hex = |b: u8| (b as char).to_digit(16);
-                    if let (Some(h), Some(l)) = (hex(line[i + 2]), hex(line[i + 3])) {
-                        cur.push((h * 16 + l) as u8);
-                        i += 4;
-                        continue;
-                    }
-                }
-                if c == b'\\' && i + 1 < line.len() {
-                    cur.push(match line[i + 1] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 0x08,
-                        b'a' => 0x07,
-                        other => other,
-                    });
-                    i += 2;
-                    continue;
-                }
-                if c == b'"' {
-                    // A closing quote must be followed by a space or the end.
-                    if line.get(i + 1).is_some_and(|&n| !is_space(n)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                }
-                cur.push(c);
-            } else if insq {
-                let c = c?;
-                if c == b'\\' && line.get(i + 1) == Some(&b'\'') {
-                    cur.push(b'\'');
-                    i += 2;
-                    continue;
-                }
-                if c == b'\'' {
-                    if line.get(i + 1).is_some_and(|&n| !is_space(n)) {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                }
-                cur.push(c);
-            } else {
-                match c {
-                    None => break,
-                    Some(c) if is_space(c) => break,
-                    Some(b'"') => inq = true,
-                    Some(b'\'') => insq = true,
-                    Some(c) => cur.push(c),
-                }
-            }
-            i += 1;
-        }
-        args.push(cur);
-    }
 }
 
 /// Redis's `sdsneedsrepr` + `sdscatrepr`: quote a name only when it needs it.

@@ -203,10 +203,7 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "HELP",
                 "    Print this help.",
             ];
-            ctx.out.array(lines.len());
-            for l in lines {
-                ctx.out.simple(l);
-            }
+            ctx.out.help(&lines);
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",

@@ -181,10 +181,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 "HELP",
                 "    Print this help.",
             ];
-            ctx.out.array(lines.len());
-            for l in lines {
-                ctx.out.simple(l);
-            }
+            ctx.out.help(&lines);
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try CONFIG HELP.",
@@ -261,10 +258,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
                 "HELP",
                 "    Print this help.",
             ];
-            ctx.out.array(lines.len());
-            for l in lines {
-                ctx.out.simple(l);
-            }
+            ctx.out.help(&lines);
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try MEMORY HELP.",

@@ -1,6 +1,5 @@
 //! The wire protocol: requests in (multibulk and inline), replies out.
 
-pub mod inline;
 pub mod reply;
 pub mod request;
 

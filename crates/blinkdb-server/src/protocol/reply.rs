@@ -166,6 +166,14 @@ impl Out {
         }
     }
 
+    /// A HELP reply: one status line per entry, as Redis sends them.
+    pub fn help(&mut self, lines: &[&str]) {
+        self.array(lines.len());
+        for l in lines {
+            self.simple(l);
+        }
+    }
+
     pub fn strs<'a>(&mut self, items: impl ExactSizeIterator<Item = &'a [u8]>) {
         self.array(items.len());
         for i in items {

@@ -6,7 +6,7 @@
 //! on the word of a length header. Parsing resumes where the last read left
 //! off, so a large value arriving in many reads is scanned once.
 
-use super::inline::split_inline;
+use blinkdb_engine::splitargs::split_args;
 use bytes::{Bytes, BytesMut};
 use smallvec::SmallVec;
 
@@ -130,7 +130,7 @@ impl RequestParser {
         if text.last() == Some(&b'\r') {
             text = &text[..text.len() - 1];
         }
-        let args = split_inline(text)
+        let args = split_args(text)
             .ok_or_else(|| ProtocolError("Protocol error: unbalanced quotes in request".into()))?;
         if args.is_empty() {
             return Ok(Step::Empty);

@@ -1,7 +1,8 @@
-//! Splitting an inline command line into arguments, with the quoting rules
-//! of Redis's `sdssplitargs` (used by telnet users and PING_INLINE).
+//! Splitting a line into arguments with the quoting rules of Redis's
+//! `sdssplitargs`: inline commands (telnet, PING_INLINE), redis.conf lines
+//! and AOF manifest lines all use it.
 
-fn is_space(c: u8) -> bool {
+pub fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\n' | b'\r' | b'\t' | 0x0b | 0x0c)
 }
 
@@ -10,7 +11,7 @@ fn hex(c: u8) -> Option<u8> {
 }
 
 /// Returns None on unbalanced quotes (or a closing quote not followed by a space).
-pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     // Redis splits a C string: everything from the first NUL on is ignored.
     let line = match line.iter().position(|&c| c == 0) {
         Some(nul) => &line[..nul],
@@ -94,11 +95,11 @@ pub fn split_inline(line: &[u8]) -> Option<Vec<Vec<u8>>> {
 
 #[cfg(test)]
 mod tests {
-    use super::split_inline;
+    use super::split_args;
 
     #[test]
     fn quoting() {
-        let v = split_inline(br#"set "a b" 'c d' "\x41\n" x"#).unwrap();
+        let v = split_args(br#"set "a b" 'c d' "\x41\n" x"#).unwrap();
         assert_eq!(
             v,
             vec![
@@ -109,13 +110,13 @@ mod tests {
                 b"x".to_vec()
             ]
         );
-        assert!(split_inline(br#"set "a"b"#).is_none());
-        assert!(split_inline(br#"set "abc"#).is_none());
-        assert!(split_inline(b"'it\\'s'").unwrap()[0] == b"it's");
-        assert!(split_inline(b"   ").unwrap().is_empty());
-        assert!(split_inline(&[0u8; 24]).unwrap().is_empty());
+        assert!(split_args(br#"set "a"b"#).is_none());
+        assert!(split_args(br#"set "abc"#).is_none());
+        assert!(split_args(b"'it\\'s'").unwrap()[0] == b"it's");
+        assert!(split_args(b"   ").unwrap().is_empty());
+        assert!(split_args(&[0u8; 24]).unwrap().is_empty());
         assert_eq!(
-            split_inline(b"get a\0b c").unwrap(),
+            split_args(b"get a\0b c").unwrap(),
             vec![b"get".to_vec(), b"a".to_vec()]
         );
     }
