@@ -1,0 +1,79 @@
+"""A full disk: writes are refused with MISCONF, reads keep working, and once space is
+freed writes resume and no acknowledged write is lost across a restart."""
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from acked_writes import check_histories, read_keys, start_writers, stop_writers
+from aof_helpers import crash_seed, info, start_aof_server
+
+FS_SIZE = "8m"
+FILLER = 2 * 1024 * 1024
+
+
+@pytest.fixture
+def small_fs(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount_point = tmp_path / "small-fs"
+    mount_point.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={FS_SIZE}", "tmpfs", str(mount_point)],
+                   check=True)
+    try:
+        yield str(mount_point)
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def test_full_disk_refuses_writes_then_recovers(blinkdb_binary, tmp_path, small_fs):
+    seed = crash_seed()
+    filler = os.path.join(small_fs, "filler")
+    with open(filler, "wb") as f:
+        f.write(os.urandom(FILLER))
+    directory = os.path.join(small_fs, "data")
+    log_dir = str(tmp_path / "log")
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always", log_dir=log_dir)
+    histories = {}
+    try:
+        stop, writers = start_writers(srv.port, histories, 2, seed, value_size=8192,
+                                      n_keys=64, stop_on_error=True)
+        deadline = time.monotonic() + 60
+        while any(w.is_alive() for w in writers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(w.is_alive() for w in writers), "the disk never filled up"
+        acked = stop_writers(stop, writers)
+        refusals = [r for w in writers for r in w.refusals]
+        print(f"{acked} writes acknowledged before the disk was full; refusals: {refusals[:2]}")
+
+        with srv.connect() as conn:
+            reply = conn.call("SET", "probe", "x" * 8192)
+            assert reply.raw.startswith(b"-MISCONF "), f"a write on a full disk got {reply.raw!r}"
+            print(f"write on a full disk: {reply.raw!r}")
+            assert info(conn)["aof_last_write_status"] == "err"
+            observed = read_keys(conn, histories)
+            problems, _ = check_histories(histories, observed)
+            assert not problems, f"reads on a full disk: {problems[:5]}"
+
+            os.remove(filler)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                reply = conn.call("SET", "after-space-freed", "yes")
+                if not reply.is_error():
+                    break
+                time.sleep(0.2)
+            assert reply.raw == b"+OK\r\n", f"writes did not resume after freeing space: {reply.raw!r}"
+            assert info(conn)["aof_last_write_status"] == "ok"
+        srv.stop()
+
+        srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always",
+                               log_dir=log_dir)
+        with srv.connect() as conn:
+            observed = read_keys(conn, histories)
+            problems, lost = check_histories(histories, observed)
+            assert not problems and lost == 0, f"acknowledged writes lost: {problems[:10]}"
+            assert conn.call("GET", "after-space-freed").value == b"yes"
+    finally:
+        srv.stop()
