@@ -37,7 +37,7 @@ def string_workload(conn, tag):
 
 def snapshot(conn):
     """{key: (value, pttl)} of every key, with the time it was taken."""
-    keys = conn.call("KEYS", "*").value
+    keys = [key for _, key in conn.call("KEYS", "*").value]
     values = conn.pipeline([("GET", k) for k in keys])
     ttls = conn.pipeline([("PTTL", k) for k in keys])
     return {k: (v.value, t.value) for k, v, t in zip(keys, values, ttls)}, time.monotonic()
@@ -57,6 +57,8 @@ def assert_same_data(expected, got, what):
         else:
             assert pttl - elapsed_ms - PTTL_SLACK_MS <= got_pttl <= pttl + PTTL_SLACK_MS, (
                 f"{what}: {key!r} PTTL {got_pttl}, expected about {pttl - elapsed_ms:.0f}")
+    with_ttl = sum(1 for _, pttl in want.values() if pttl >= 0)
+    print(f"{what}: {len(want)} keys ({with_ttl} with a TTL) identical")
 
 
 def check_aof(directory):
@@ -69,6 +71,7 @@ def check_aof(directory):
 
 
 def redis_server(directory, log_dir, *extra):
+    os.makedirs(directory, exist_ok=True)
     port = free_port()
     return ServerProcess(ORACLE_BIN, log_dir, port=port, args=[
         "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,

@@ -12,7 +12,7 @@ from aof_helpers import (
     aof_bytes, bgrewriteaof, crash_seed, info, kill9, start_aof_server, wait_rewrite_done,
 )
 
-ROUNDS = int(os.environ.get("BLINKDB_REWRITE_CRASH_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("BLINKDB_REWRITE_CRASH_ROUNDS", "8"))
 SMALL_KEYS = 200_000
 BLOBS = 20
 BLOB_SIZE = 256 * 1024
@@ -74,7 +74,7 @@ def test_kill9_during_rewrite_keeps_acknowledged_writes(blinkdb_binary, tmp_path
             time.sleep(0.05)
             with srv.connect() as conn:
                 bgrewriteaof(conn)
-                time.sleep(rng.uniform(0.0, rewrite_s * 1.2))
+                time.sleep(rng.uniform(0.0, rewrite_s * 0.9))
                 in_progress = info(conn)["aof_rewrite_in_progress"] == "1"
             kill9(srv)
             interrupted += in_progress
