@@ -8,7 +8,7 @@ import random
 import threading
 import time
 
-from resp import ConnectionClosed, RespConnection
+from resp import ConnectionClosed, RespConnection, encode
 
 
 class KeyHistory:
@@ -21,17 +21,21 @@ class KeyHistory:
         self.times = [at]
         self.pending = []  # values of writes sent but not acknowledged
 
-    def ack(self, value, at):
-        self.values.append(value)
+    def latest(self):
+        """The value once every write sent so far has been applied."""
+        return self.pending[-1] if self.pending else self.values[-1]
+
+    def ack(self, at):
+        self.values.append(self.pending.pop(0))
         self.times.append(at)
-        self.pending.clear()
 
 
 class AckedWriter(threading.Thread):
-    """SET with unique values, INCR and DEL on its own keys until stopped or cut off."""
+    """SET with unique values, INCR and DEL on its own keys until stopped, cut off or
+    refused; `depth` commands are pipelined (sent in one write) at a time."""
 
     def __init__(self, port, writer_id, histories, seed, stop, n_keys=16, n_counters=4,
-                 value_size=24, stop_on_error=False):
+                 value_size=24, depth=1):
         super().__init__(daemon=True)
         self.port = port
         self.id = writer_id
@@ -43,11 +47,11 @@ class AckedWriter(threading.Thread):
         for key in self.keys + self.counters:
             histories.setdefault(key, KeyHistory())
         self.value_size = value_size
-        self.stop_on_error = stop_on_error
+        self.depth = depth
         self.seq = 0
         self.acked = 0
         self.errors = []  # replies that contradict the model
-        self.refusals = []  # error replies (e.g. MISCONF), when stop_on_error
+        self.refusals = []  # error replies (e.g. MISCONF); the writer stops at the first
 
     def _next_command(self):
         roll = self.rng.random()
@@ -58,7 +62,7 @@ class AckedWriter(threading.Thread):
             return ("SET", key, value), key, value
         if roll < 0.85:
             key = self.rng.choice(self.counters)
-            current = self.histories[key].values[-1]
+            current = self.histories[key].latest()
             value = str(int(current or b"0") + 1).encode()
             return ("INCR", key), key, value
         key = self.rng.choice(self.keys)
@@ -69,7 +73,7 @@ class AckedWriter(threading.Thread):
             return b"+OK\r\n"
         if command[0] == "INCR":
             return b":" + value + b"\r\n"
-        return b":1\r\n" if self.histories[key].values[-1] is not None else b":0\r\n"
+        return b":1\r\n" if self.histories[key].latest() is not None else b":0\r\n"
 
     def run(self):
         try:
@@ -78,44 +82,49 @@ class AckedWriter(threading.Thread):
             return
         try:
             while not self.stop.is_set():
-                command, key, value = self._next_command()
-                history = self.histories[key]
-                expected = self._expected_reply(command, key, value)
-                history.pending.append(value)
+                batch = []
+                for _ in range(self.depth):
+                    command, key, value = self._next_command()
+                    batch.append((command, key, self._expected_reply(command, key, value)))
+                    self.histories[key].pending.append(value)
                 try:
-                    reply = conn.call(*command)
+                    conn.send_raw(b"".join(encode(*command) for command, _, _ in batch))
+                    for command, key, expected in batch:
+                        reply = conn.read_reply()
+                        if reply.is_error():
+                            self.refusals.append(reply.raw)
+                            return  # this and later writes of the batch stay pending
+                        if reply.raw != expected:
+                            self.errors.append((command, expected, reply.raw))
+                        self.histories[key].ack(time.monotonic())
+                        self.acked += 1
                 except (ConnectionClosed, OSError):
-                    return  # the server died: this write stays pending
-                if reply.is_error():
-                    self.refusals.append(reply.raw)
-                    if self.stop_on_error:
-                        return
-                    continue
-                if reply.raw != expected:
-                    self.errors.append((command, expected, reply.raw))
-                history.ack(value, time.monotonic())
-                self.acked += 1
+                    return  # the server died: unanswered writes stay pending
         finally:
             conn.close()
 
 
-def start_writers(port, histories, count, seed, prefix="", **kwargs):
-    """`count` writers on keys {prefix}w0.. ; the same prefix reuses (overwrites) keys."""
+def start_writers(port, histories, count, seed, prefix="", depths=(1,), **kwargs):
+    """`count` writers on keys w{prefix}0.. (the same prefix overwrites the same keys);
+    writer i pipelines depths[i % len(depths)] commands at a time."""
     stop = threading.Event()
-    writers = [AckedWriter(port, f"{prefix}{i}", histories, seed * 1000 + i, stop, **kwargs)
+    writers = [AckedWriter(port, f"{prefix}{i}", histories, seed * 1000 + i, stop,
+                           depth=depths[i % len(depths)], **kwargs)
                for i in range(count)]
     for writer in writers:
         writer.start()
     return stop, writers
 
 
-def stop_writers(stop, writers):
+def stop_writers(stop, writers, allow_refusals=False):
     stop.set()
     for writer in writers:
         writer.join(timeout=30)
         assert not writer.is_alive(), "a writer is stuck"
     errors = [e for w in writers for e in w.errors]
     assert not errors, f"replies that contradict the model: {errors[:5]}"
+    refusals = [r for w in writers for r in w.refusals]
+    assert allow_refusals or not refusals, f"writes were refused: {refusals[:3]}"
     return sum(w.acked for w in writers)
 
 

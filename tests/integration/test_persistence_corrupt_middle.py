@@ -57,32 +57,37 @@ def corrupt(directory, file_name, position):
         f.write(bytes([byte[0] ^ 0x20]))
 
 
+def early_command(path):
+    """The file's bytes and a command a quarter of the way in, with batches after it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    commands = parse_commands(data)
+    return data, commands[len(commands) // 4]
+
+
 def test_corruption_before_the_tail_is_refused_or_skipped(blinkdb_binary, tmp_path):
     pristine = str(tmp_path / "pristine")
     write_history(blinkdb_binary, pristine)
     files = incr_files(pristine)
     assert len(files) >= 3, f"expected several incr files with segment-size 8kb, got {files}"
-    first = files[0]
-    name = os.path.basename(first)
-    with open(first, "rb") as f:
-        data = f.read()
-    commands = parse_commands(data)
-    middle = commands[len(commands) // 4]  # early in the file, with batches after it
-    _, end_of_payload, args = middle
-    targets = {
-        "value byte": end_of_payload - 2 - len(args[-1]) // 2,
-        "RESP framing": middle[0],  # the '*' of the command
-    }
     where = key_locations(files)
+    targets = []
+    for file_index, kind in ((0, "first file"), (len(files) - 1, "last file")):
+        data, (start, end, args) = early_command(files[file_index])
+        value_byte = end - 2 - len(args[-1]) // 2
+        targets.append((f"{kind} value byte", file_index, data, value_byte))
+        targets.append((f"{kind} RESP framing", file_index, data, start))  # the '*'
 
-    for label, position in targets.items():
-        directory = str(tmp_path / label.replace(" ", "-"))
+    for label, file_index, data, position in targets:
+        slug = label.replace(" ", "-")
+        name = os.path.basename(files[file_index])
+        directory = str(tmp_path / slug)
         shutil.copytree(pristine, directory, ignore=shutil.ignore_patterns("server.log"))
         corrupt(directory, name, position)
         batch_start, batch_end = batch_bounds(data, position)
 
         srv = start_aof_server(blinkdb_binary, directory, wait=False,
-                               log_dir=str(tmp_path / f"log-{label.replace(' ', '-')}"))
+                               log_dir=str(tmp_path / f"log-{slug}"))
         code, log = wait_exit(srv)
         assert code != 0, f"{label}: started on a corrupt AOF:\n{log}"
         match = re.search(re.escape(name) + r"\D{0,40}?offset (\d+)", log)
@@ -92,12 +97,13 @@ def test_corruption_before_the_tail_is_refused_or_skipped(blinkdb_binary, tmp_pa
         assert batch_start <= offset <= batch_end, (
             f"{label}: offset {offset} is not in the damaged batch {batch_start}..{batch_end}")
 
-        srv = start_aof_server(blinkdb_binary, directory, "--aof-load-corrupt", "yes")
+        srv = start_aof_server(blinkdb_binary, directory, "--aof-load-corrupt", "yes",
+                               log_dir=str(tmp_path / f"log-{slug}"))
         try:
             with srv.connect() as conn:
                 for i in range(KEYS):
-                    file_index, end = where[i]
-                    kept = file_index > 0 or end <= batch_start
+                    key_file, end = where[i]
+                    kept = key_file != file_index or end <= batch_start
                     reply = conn.call("GET", f"key:{i}")
                     if kept:
                         assert reply.value == value_of(i), (

@@ -22,7 +22,7 @@ def test_kill9_loses_only_recent_writes(blinkdb_binary, tmp_path):
     report = []
     try:
         for round_no in range(ROUNDS):
-            stop, writers = start_writers(srv.port, histories, WRITERS, seed + round_no)
+            stop, writers = start_writers(srv.port, histories, WRITERS, seed + round_no, depths=(1, 8))
             time.sleep(rng.uniform(2.5, 3.5))
             killed_at = time.monotonic()
             kill9(srv)

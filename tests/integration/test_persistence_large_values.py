@@ -1,4 +1,4 @@
-"""Values of 1 KB - 4 MB: byte for byte after restart and after BGREWRITEAOF + restart,
+"""Values of 1 KB - 4 MB: byte for byte after kill -9 + restart and after BGREWRITEAOF + restart,
 with RSS far below the data size (values >= blob-threshold stay in the log).
 
 BLINKDB_LARGE_TOTAL_MB sets the data size: 200 by default (CI), 1024 for the full run.
@@ -9,7 +9,9 @@ import math
 import os
 import random
 
-from aof_helpers import aof_bytes, bgrewriteaof, crash_seed, start_aof_server, wait_rewrite_done
+from aof_helpers import (
+    aof_bytes, bgrewriteaof, crash_seed, kill9, start_aof_server, wait_rewrite_done,
+)
 
 TOTAL = int(os.environ.get("BLINKDB_LARGE_TOTAL_MB", "200")) * 1024 * 1024
 MIN_SIZE = 1024
@@ -59,6 +61,8 @@ def test_large_values_survive_restart_and_rewrite(blinkdb_binary, tmp_path):
                 assert conn.call("SET", f"big:{i}", value).raw == b"+OK\r\n"
             checksum, _ = digest_all(conn, len(sizes))
             assert checksum == combined.hexdigest(), "values differ before any restart"
+        # acknowledged means written (everysec): a kill must not lose any of it
+        kill9(srv)
     finally:
         srv.stop()
     data_kb = sum(sizes) // 1024

@@ -74,7 +74,7 @@ def test_kill9_during_rewrite_keeps_acknowledged_writes(blinkdb_binary, tmp_path
         print(f"an idle rewrite of {SMALL_KEYS} keys + {BLOBS} blobs took {rewrite_s:.2f} s")
 
         for round_no in range(ROUNDS):
-            stop, writers = start_writers(srv.port, histories, WRITERS, seed + round_no)
+            stop, writers = start_writers(srv.port, histories, WRITERS, seed + round_no, depths=(1, 8))
             time.sleep(0.05)
             with srv.connect() as conn:
                 bgrewriteaof(conn)
