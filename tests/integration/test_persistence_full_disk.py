@@ -1,5 +1,6 @@
 """A full disk: writes are refused with MISCONF, reads keep working, and once space is
-freed writes resume and no acknowledged write is lost across a restart."""
+freed writes resume and no acknowledged write is lost across a restart. A rewrite
+that runs out of space fails cleanly and loses nothing."""
 
 import os
 import subprocess
@@ -8,7 +9,9 @@ import time
 import pytest
 
 from acked_writes import check_histories, read_keys, start_writers, stop_writers
-from aof_helpers import crash_seed, info, kill9, start_aof_server
+from aof_helpers import (
+    aof_path, bgrewriteaof, crash_seed, info, kill9, start_aof_server, wait_rewrite_done,
+)
 
 FS_SIZE = "8m"
 FILLER = 2 * 1024 * 1024
@@ -77,5 +80,34 @@ def test_full_disk_refuses_writes_then_recovers(blinkdb_binary, tmp_path, small_
             problems, lost = check_histories(histories, observed)
             assert not problems and lost == 0, f"acknowledged writes lost: {problems[:10]}"
             assert conn.call("GET", "after-space-freed").value == b"yes"
+    finally:
+        srv.stop()
+
+
+def test_rewrite_out_of_space_fails_cleanly(blinkdb_binary, tmp_path, small_fs):
+    directory = os.path.join(small_fs, "data")
+    log_dir = str(tmp_path / "log")
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always",
+                           "--auto-aof-rewrite-percentage", "0", log_dir=log_dir)
+    value = b"r" * 10_000
+    try:
+        with srv.connect() as conn:
+            # about 5 MB of live data: a second copy (the new base) cannot fit in 8 MB
+            for i in range(500):
+                assert conn.call("SET", f"k{i}", value).raw == b"+OK\r\n"
+            bgrewriteaof(conn)
+            fields = wait_rewrite_done(conn)
+            assert fields["aof_last_bgrewrite_status"] == "err", (
+                f"a rewrite that cannot fit reported {fields['aof_last_bgrewrite_status']}")
+            leftovers = [n for n in os.listdir(aof_path(directory)) if n.startswith("temp-")]
+            assert not leftovers, f"a failed rewrite left {leftovers}"
+            assert conn.call("SET", "after-failed-rewrite", "1").raw == b"+OK\r\n"
+        kill9(srv)
+        srv = start_aof_server(blinkdb_binary, directory, log_dir=log_dir)
+        with srv.connect() as conn:
+            assert conn.call("DBSIZE").value == 501
+            for i in range(0, 500, 50):
+                assert conn.call("GET", f"k{i}").value == value
+            assert conn.call("GET", "after-failed-rewrite").value == b"1"
     finally:
         srv.stop()
