@@ -10,7 +10,16 @@ import time
 from resp import ConnectionClosed, RespConnection
 
 ORACLE_BIN = "/usr/bin/redis-server"
-PORT_RANGE = range(17500, 17600)
+
+
+def _port_range():
+    """BLINKDB_TEST_PORTS=LOW-HIGH (inclusive) lets parallel runs use their own ports."""
+    spec = os.environ.get("BLINKDB_TEST_PORTS", "17500-17599")
+    low, high = (int(part) for part in spec.split("-"))
+    return range(low, high + 1)
+
+
+PORT_RANGE = _port_range()
 REPO_ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
@@ -42,7 +51,7 @@ def free_port():
             continue
         finally:
             probe.close()
-    raise RuntimeError("no free port in 17500-17599")
+    raise RuntimeError(f"no free port in {PORT_RANGE.start}-{PORT_RANGE.stop - 1}")
 
 
 def base_args(port, directory, bind=("127.0.0.1",)):

@@ -67,10 +67,6 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         settings.blob_threshold.max(1),
     ));
     let start = Instant::now();
-    shared
-        .loading
-        .start_ms
-        .store(shared.clock(), Ordering::Relaxed);
     let info = Arc::new(ClientInfo::new(
         0,
         "aof".into(),

@@ -50,6 +50,11 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     if settings.appendonly {
         // Clients may connect while the log loads; they get -LOADING.
         shared.engine.set_loading(true);
+        // INFO must show when loading began from the first moment it says loading:1.
+        shared
+            .loading
+            .start_ms
+            .store(shared.clock(), Ordering::Relaxed);
     }
 
     let mut listening = vec![];

@@ -384,6 +384,14 @@ impl Inner {
             total += len;
             handles.push((f, len));
         }
+        // The total is known before the first byte is read; report it at once.
+        if let Some((entry, _)) = files.first() {
+            on_progress(LoadProgress {
+                bytes_done: 0,
+                bytes_total: total,
+                file: entry.name.clone(),
+            });
+        }
         let mut stats = LoadStats {
             files: files.len(),
             ..LoadStats::default()
