@@ -8,7 +8,7 @@ tag="${BLINKDB_IMAGE_TAG:-blinkdb}"
 cd "$repo_root"
 
 # Static glibc binary: the image has no libc to link against at run time.
-RUSTFLAGS='-C target-feature=+crt-static' \
+RUSTFLAGS='-C target-feature=+crt-static -C strip=debuginfo' \
     cargo build --release --locked --target x86_64-unknown-linux-gnu -p blinkdb-server
 binary=target/x86_64-unknown-linux-gnu/release/blinkdb
 # A shared-library dependency would make the binary fail inside the empty image.
