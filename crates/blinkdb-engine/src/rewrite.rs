@@ -109,7 +109,7 @@ impl Engine {
             }
             let refs = state.emit(db, &args);
             if let (Value::Blob(old), Some(new)) = (&entry.value, refs.last()) {
-                state.moved.push((db, key.clone(), *old, *new));
+                state.moved.push((db, key.clone(), **old, *new));
             }
             state.keys += 1;
         }

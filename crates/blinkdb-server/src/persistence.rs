@@ -187,7 +187,7 @@ fn inline(a: &Arg) -> Option<&Bytes> {
 fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Result<(), String> {
     let value_of = |a: &Arg| match a {
         Arg::Inline(b) => Value::Str(b[..].into()),
-        Arg::Blob(r) => Value::Blob(*r),
+        Arg::Blob(r) => Value::Blob(Box::new(*r)),
     };
     let bad = || {
         format!(

@@ -113,8 +113,9 @@ impl BloomFile {
         for line in 0..geometry.lines {
             filter.words(line)[BIT_WORDS].store(empty_sum, Ordering::Relaxed);
         }
+        // No msync here: the periodic flush persists it, and a file lost
+        // before that is rebuilt from the log.
         filter.write_header(LogPosition::default(), 0)?;
-        filter.map.flush().map_err(FilterError::io(path, "msync"))?;
         Ok(filter)
     }
 

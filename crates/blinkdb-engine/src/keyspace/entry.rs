@@ -8,8 +8,9 @@ pub enum Value {
     /// A string held in memory.
     Str(Box<[u8]>),
     /// A string of at least `blob-threshold` bytes, kept only in the log:
-    /// the index holds where it lies, GET reads it back with pread.
-    Blob(BlobRef),
+    /// the index holds where it lies, GET reads it back with pread. Boxed
+    /// so that every entry is not as large as a BlobRef (32 bytes).
+    Blob(Box<BlobRef>),
     /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
     Bloom(crate::bfkeys::BloomValue),
 }
@@ -49,7 +50,7 @@ impl Value {
     pub fn heap_size(&self) -> usize {
         match self {
             Value::Str(s) => s.len(),
-            Value::Blob(_) => std::mem::size_of::<BlobRef>(),
+            Value::Blob(_) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
             Value::Bloom(b) => b.size_bytes(),
         }
     }
@@ -79,5 +80,14 @@ impl Entry {
     #[inline]
     pub fn is_expired(&self, now: u64) -> bool {
         self.expire_at != 0 && now != 0 && self.expire_at <= now
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn entries_stay_small() {
+        // Every key pays for an Entry in its shard's table.
+        assert!(std::mem::size_of::<super::Entry>() <= 32);
     }
 }

@@ -126,8 +126,8 @@ impl Shard {
     /// Points `key` at a blob's new location if it still holds `old`.
     pub fn swap_blob(&mut self, key: &[u8], old: &crate::aof::BlobRef, new: crate::aof::BlobRef) {
         if let Some(e) = self.map.get_mut(key) {
-            if matches!(&e.value, crate::keyspace::Value::Blob(r) if r == old) {
-                e.value = crate::keyspace::Value::Blob(new);
+            if matches!(&e.value, crate::keyspace::Value::Blob(r) if **r == *old) {
+                e.value = crate::keyspace::Value::Blob(Box::new(new));
             }
         }
     }

@@ -114,7 +114,7 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
         _ => tx.log(db, &[b"SET", key, val]),
     };
     let value = match refs.get(2).copied().flatten() {
-        Some(r) => Value::Blob(r),
+        Some(r) => Value::Blob(Box::new(r)),
         None => Value::Str(val.into()),
     };
     tx.insert(db, key, Entry { value, expire_at });
@@ -267,7 +267,7 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         let refs = tx.log(db, &rec);
         for (i, pair) in args[1..].chunks(2).enumerate() {
             let value = match refs.get(2 * i + 2).copied().flatten() {
-                Some(r) => Value::Blob(r),
+                Some(r) => Value::Blob(Box::new(r)),
                 None => Value::Str(pair[1][..].into()),
             };
             tx.insert(db, &pair[0], Entry::new(value));
