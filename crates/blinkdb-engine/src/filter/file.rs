@@ -25,7 +25,7 @@ pub const MAX_CORRUPT_FRACTION: f64 = 0.05;
 const MAX_STRIPES: u64 = 1024;
 /// How far ahead batch calls prefetch: enough misses in flight to cover DRAM latency
 /// (a core tracks ~10-16 outstanding lines), few enough to stay in L1.
-const PREFETCH_AHEAD: usize = 16;
+pub const PREFETCH_AHEAD: usize = 16;
 /// The u64 word holding bits 448..480 (low half) and the line checksum (high half).
 const SUM_WORD: usize = LINE_WORDS64 - 1;
 /// Low half of `SUM_WORD`: its filter bits.
