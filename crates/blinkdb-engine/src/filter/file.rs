@@ -282,8 +282,11 @@ impl BloomFile {
     /// `contains` for an already computed hash.
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        let words = self.words(hash.line(self.geometry.lines));
-        Self::covers(words, &hash.line_masks(self.geometry.hashes))
+        Self::covers(
+            self.words(hash.line(self.geometry.lines)),
+            hash,
+            self.geometry.hashes,
+        )
     }
 
     /// Hints the CPU to start loading the line `hash` probes, so a later
@@ -343,14 +346,13 @@ impl BloomFile {
     #[inline]
     pub fn insert_hash(&self, hash: ItemHash) -> bool {
         let line = hash.line(self.geometry.lines);
-        let masks = hash.line_masks(self.geometry.hashes);
         let words = self.words(line);
-        if Self::covers(words, &masks) {
+        if Self::covers(words, hash, self.geometry.hashes) {
             return false;
         }
         let stripe = &self.stripes[(line & (self.stripes.len() as u64 - 1)) as usize];
         let _guard = stripe.lock();
-        let changed = Self::set_bits(words, &masks);
+        let changed = Self::set_bits(words, hash, self.geometry.hashes);
         if changed {
             self.items.fetch_add(1, Ordering::Relaxed);
         }
@@ -391,7 +393,9 @@ impl BloomFile {
     #[inline]
     pub fn insert_hash_exclusive(&mut self, hash: ItemHash) -> bool {
         let words = self.words(hash.line(self.geometry.lines));
-        let changed = Self::set_bits(words, &hash.line_masks(self.geometry.hashes));
+        // Checking first keeps a repeat add from dirtying the page.
+        let changed = !Self::covers(words, hash, self.geometry.hashes)
+            && Self::set_bits(words, hash, self.geometry.hashes);
         if changed {
             *self.items.get_mut() += 1;
         }
@@ -421,39 +425,41 @@ impl BloomFile {
         added
     }
 
-    /// True when every bit of `masks` is already set (lock-free).
+    /// True when every probed bit is already set (lock-free). Tests bits where they
+    /// lie instead of building masks: loads only, no per-probe select over 8 words.
     #[inline]
-    fn covers(words: &[AtomicU64; LINE_WORDS64], masks: &Line) -> bool {
-        let mut missing = 0;
-        for (mask, word) in masks.iter().zip(words) {
-            missing |= mask & !u64::from_le(word.load(Ordering::Relaxed));
+    fn covers(words: &[AtomicU64; LINE_WORDS64], hash: ItemHash, hashes: u32) -> bool {
+        let mut all = 1;
+        for bit in hash.probe_bits(hashes) {
+            // bit < 480, so `& 7` only drops the bounds check.
+            let word = u64::from_le(words[(bit >> 6) as usize & 7].load(Ordering::Relaxed));
+            all &= word >> (bit & 63);
         }
-        missing == 0
+        all & 1 == 1
     }
 
-    /// ORs `masks` into the line and rewrites its checksum; false if no bit was new.
+    /// Sets the probed bits and rewrites the line checksum; false if no bit was new.
     /// The caller excludes other writers of this line (stripe lock or `&mut self`), so
     /// load+store cannot lose a concurrent writer's bits, and readers only ever see
     /// words gaining bits. The checksum word goes last, in one store with its bits.
+    /// Bits are set in place, word by word: building masks first costs more (a select
+    /// over 8 words per probe, or stalled store-to-load forwarding on a stack array).
     #[inline]
-    fn set_bits(words: &[AtomicU64; LINE_WORDS64], masks: &Line) -> bool {
-        let old = load_line(words);
-        let mut new = old;
+    fn set_bits(words: &[AtomicU64; LINE_WORDS64], hash: ItemHash, hashes: u32) -> bool {
         let mut gained = 0;
-        for ((new, old), mask) in new.iter_mut().zip(&old).zip(masks) {
-            *new |= mask;
-            gained |= mask & !old;
+        for bit in hash.probe_bits(hashes) {
+            // bit < 480, so `& 7` only drops the bounds check.
+            let word = &words[(bit >> 6) as usize & 7];
+            let old = u64::from_le(word.load(Ordering::Relaxed));
+            let one = 1u64 << (bit & 63);
+            gained |= one & !old;
+            word.store((old | one).to_le(), Ordering::Relaxed);
         }
         if gained == 0 {
             return false;
         }
-        let new = with_checksum(new);
-        for (i, (word, value)) in words.iter().zip(&new).enumerate().take(SUM_WORD) {
-            if *value != old[i] {
-                word.store(value.to_le(), Ordering::Relaxed);
-            }
-        }
-        words[SUM_WORD].store(new[SUM_WORD].to_le(), Ordering::Release);
+        let line = with_checksum(load_line(words));
+        words[SUM_WORD].store(line[SUM_WORD].to_le(), Ordering::Release);
         true
     }
 
