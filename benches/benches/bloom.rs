@@ -3,9 +3,12 @@
 //! * `bloom_64MiB`: one item per iteration, so each op waits for its own cache miss
 //!   (single-op latency);
 //! * `bloom_64MiB_batch128`: 128 items per iteration through the batch calls, which
-//!   hash first and prefetch lines ahead so misses overlap (throughput, per item);
-//! plus `bf_128`: BF.MADD / BF.MEXISTS of 128 items on a ~67 MB scalable filter, and
-//! `bloom_64KiB`: a filter that fits in L2, which shows the compute cost alone.
+//!   hash first and prefetch lines ahead so misses overlap (throughput, per item).
+//!
+//! Also `bf_128`: BF.MADD / BF.MEXISTS of 128 items on a ~67 MB scalable filter, and
+//! `bloom_64KiB`: a filter that fits in L2, which shows the compute cost alone (it
+//! saturates during `add_shared`, so its later adds mostly find their bits set).
+//!
 //! Run: cargo bench -p blinkdb-benches --bench bloom
 
 use blinkdb_engine::bloom::{BloomConfig, BloomLimits, ScalableBloom};
