@@ -441,7 +441,7 @@ impl BloomFile {
     /// Sets the probed bits and rewrites the line checksum; false if no bit was new.
     /// The caller excludes other writers of this line (stripe lock or `&mut self`), so
     /// load+store cannot lose a concurrent writer's bits, and readers only ever see
-    /// words gaining bits. The checksum word goes last, in one store with its bits.
+    /// words gaining bits. The checksum store comes after every bit store.
     /// Bits are set in place, word by word: building masks first costs more (a select
     /// over 8 words per probe, or stalled store-to-load forwarding on a stack array).
     #[inline]
