@@ -4,7 +4,7 @@
 use super::config::{BloomConfig, BloomLimits};
 use super::error::BloomError;
 use super::meta::{ChainMeta, LinkMeta, CHAIN_MAGIC, MAX_LINKS};
-use crate::filter::{BloomFile, ItemHash, LogPosition, OpenOutcome, RebuildReason};
+use crate::filter::{BloomFile, ItemHash, LogPosition, OpenOutcome, RebuildReason, PREFETCH_AHEAD};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -229,15 +229,24 @@ impl ScalableBloom {
         self.links.iter().any(|l| l.file.contains_hash(hash))
     }
 
-    /// BF.MEXISTS.
+    /// BF.MEXISTS. Each sub-filter tests the whole batch with prefetching, so the
+    /// cache misses of the items overlap.
     pub fn mexists<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
-        items.into_iter().map(|item| self.exists(item)).collect()
+        let hashes: Vec<ItemHash> = items.into_iter().map(ItemHash::of).collect();
+        let mut found = vec![false; hashes.len()];
+        for link in &self.links {
+            link.file.contains_hashes(&hashes, &mut found);
+        }
+        found
     }
 
     /// BF.ADD: `Ok(true)` if newly added, `Ok(false)` if (probably) present.
     /// Grows the chain when the last sub-filter is full, within `limits`.
     pub fn add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
-        let hash = ItemHash::of(item);
+        self.add_hash(ItemHash::of(item), limits)
+    }
+
+    fn add_hash(&mut self, hash: ItemHash, limits: &BloomLimits) -> Result<bool, BloomError> {
         if self.links.iter().any(|l| l.file.contains_hash(hash)) {
             return Ok(false);
         }
@@ -314,15 +323,27 @@ impl ScalableBloom {
     }
 
     /// BF.MADD / BF.INSERT items: one result per item, stopping after the first
-    /// error as RedisBloom does (its reply array ends with that error).
+    /// error as RedisBloom does (its reply array ends with that error). Items are
+    /// added one by one in order (a repeat within the batch reports false), while
+    /// the lines of items further on are prefetched so their cache misses overlap.
     pub fn madd<'a>(
         &mut self,
         items: impl IntoIterator<Item = &'a [u8]>,
         limits: &BloomLimits,
     ) -> Vec<Result<bool, BloomError>> {
-        let mut out = Vec::new();
-        for item in items {
-            let result = self.add(item, limits);
+        let hashes: Vec<ItemHash> = items.into_iter().map(ItemHash::of).collect();
+        let prefetch = |links: &[Link], hash: ItemHash| {
+            links.iter().for_each(|link| link.file.prefetch(hash));
+        };
+        for hash in hashes.iter().take(PREFETCH_AHEAD) {
+            prefetch(&self.links, *hash);
+        }
+        let mut out = Vec::with_capacity(hashes.len());
+        for (i, hash) in hashes.iter().enumerate() {
+            if let Some(ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                prefetch(&self.links, *ahead);
+            }
+            let result = self.add_hash(*hash, limits);
             let stop = result.is_err();
             out.push(result);
             if stop {

@@ -165,6 +165,35 @@ fn reserve_add_exists_info_card_follow_redisbloom() {
 }
 
 #[test]
+fn madd_and_mexists_match_add_and_exists_across_growth() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BloomConfig {
+        capacity: 300,
+        ..BloomConfig::default()
+    };
+    let mut one = ScalableBloom::create(dir.path(), 1, config, &LIMITS).unwrap();
+    let mut batched = ScalableBloom::create(dir.path(), 2, config, &LIMITS).unwrap();
+    // Repeats inside a batch, and growth in the middle of batches.
+    let items: Vec<Vec<u8>> = (0..5_000u64).map(|i| item(i / 2 + i % 3)).collect();
+    let singles: Vec<bool> = items.iter().map(|i| one.add(i, &LIMITS).unwrap()).collect();
+    let mut madds = Vec::new();
+    for chunk in items.chunks(128) {
+        let results = batched.madd(chunk.iter().map(|i| &i[..]), &LIMITS);
+        madds.extend(results.into_iter().map(Result::unwrap));
+    }
+    assert_eq!(singles, madds);
+    assert_eq!(one.info(), batched.info());
+    assert!(batched.info().filters >= 3, "{:?}", batched.info());
+    let probes: Vec<Vec<u8>> = (0..6_000u64).map(item).collect();
+    let expected: Vec<bool> = probes.iter().map(|p| one.exists(p)).collect();
+    assert_eq!(batched.mexists(probes.iter().map(|p| &p[..])), expected);
+    assert!(batched
+        .mexists(items.iter().map(|i| &i[..]))
+        .iter()
+        .all(|&present| present));
+}
+
+#[test]
 fn nonscaling_filter_refuses_items_when_full() {
     let dir = tempfile::tempdir().unwrap();
     let config = BloomConfig {

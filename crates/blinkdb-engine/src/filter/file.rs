@@ -10,19 +10,28 @@
 use super::error::FilterError;
 use super::geometry::Geometry;
 use super::layout::{
-    checksum60, Header, BIT_WORDS, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES,
+    checksum60, Header, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES, LINE_WORDS64,
 };
 use super::probe::ItemHash;
 use memmap2::{MmapOptions, MmapRaw};
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Share of lines that may fail their checksum before the file must be rebuilt.
 pub const MAX_CORRUPT_FRACTION: f64 = 0.05;
 /// Upper bound on stripe locks; enough that 2-64 writer threads rarely collide.
 const MAX_STRIPES: u64 = 1024;
+/// How far ahead batch calls prefetch: enough misses in flight to cover DRAM latency
+/// (a core tracks ~10-16 outstanding lines), few enough to stay in L1.
+pub const PREFETCH_AHEAD: usize = 16;
+/// The u64 word holding bits 448..480 (low half) and the line checksum (high half).
+const SUM_WORD: usize = LINE_WORDS64 - 1;
+/// Low half of `SUM_WORD`: its filter bits.
+const SUM_WORD_BITS: u64 = u32::MAX as u64;
+/// One line as eight native-endian u64 words.
+type Line = [u64; LINE_WORDS64];
 
 /// An opaque log position supplied by the caller: "complete up to here".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -109,9 +118,9 @@ impl BloomFile {
         file.set_len(geometry.file_len())
             .map_err(FilterError::io(path, "set_len"))?;
         let filter = BloomFile::map(path, file, geometry, LogPosition::default(), 0, 0)?;
-        let empty_sum = checksum60(&[0u8; LINE_BIT_BYTES]).to_le();
+        let empty = with_checksum([0; LINE_WORDS64]);
         for line in 0..geometry.lines {
-            filter.words(line)[BIT_WORDS].store(empty_sum, Ordering::Relaxed);
+            store_line(filter.words(line), &empty);
         }
         // No msync here: the periodic flush persists it, and a file lost
         // before that is rebuilt from the log.
@@ -207,35 +216,25 @@ impl BloomFile {
         })
     }
 
-    /// The 16 words of one line (15 of bits, then the checksum).
+    /// The 8 little-endian u64 words of one line (checksum in the high half of word 7).
     #[inline]
-    fn words(&self, line: u64) -> &[AtomicU32; 16] {
+    fn words(&self, line: u64) -> &[AtomicU64; LINE_WORDS64] {
         debug_assert!(line < self.geometry.lines);
         let offset = HEADER_BYTES as usize + line as usize * LINE_BYTES;
         // SAFETY: the mapping is file_len() bytes, page aligned, lives as long as self,
         // and line < lines keeps the 64-byte, 64-aligned range inside it. Every access
         // to line bytes goes through these atomics.
-        unsafe { &*(self.map.as_mut_ptr().add(offset) as *const [AtomicU32; 16]) }
-    }
-
-    fn line_checksum(words: &[AtomicU32; 16]) -> u32 {
-        let mut bytes = [0u8; LINE_BIT_BYTES];
-        for (chunk, word) in bytes.chunks_exact_mut(4).zip(words.iter()) {
-            chunk.copy_from_slice(&word.load(Ordering::Relaxed).to_ne_bytes());
-        }
-        checksum60(&bytes)
+        unsafe { &*(self.map.as_mut_ptr().add(offset) as *const [AtomicU64; LINE_WORDS64]) }
     }
 
     fn repair_corrupt_lines(&mut self) -> u64 {
         let mut corrupt = 0;
-        let full_sum = checksum60(&[0xFFu8; LINE_BIT_BYTES]).to_le();
+        let full = with_checksum([u64::MAX; LINE_WORDS64]);
         for line in 0..self.geometry.lines {
             let words = self.words(line);
-            if Self::line_checksum(words).to_le() != words[BIT_WORDS].load(Ordering::Relaxed) {
-                for word in &words[..BIT_WORDS] {
-                    word.store(u32::MAX, Ordering::Relaxed);
-                }
-                words[BIT_WORDS].store(full_sum, Ordering::Relaxed);
+            let found = load_line(words);
+            if with_checksum(found) != found {
+                store_line(words, &full);
                 corrupt += 1;
             }
         }
@@ -284,12 +283,58 @@ impl BloomFile {
     /// `contains` for an already computed hash.
     #[inline]
     pub fn contains_hash(&self, hash: ItemHash) -> bool {
-        let words = self.words(hash.line(self.geometry.lines));
-        let masks = hash.masks(self.geometry.hashes);
-        masks
+        Self::covers(
+            self.words(hash.line(self.geometry.lines)),
+            hash,
+            self.geometry.hashes,
+        )
+    }
+
+    /// Hints the CPU to start loading the line `hash` probes, so a later
+    /// `contains_hash`/`insert_hash` on it does not wait for memory.
+    #[inline]
+    pub fn prefetch(&self, hash: ItemHash) {
+        let line = self.words(hash.line(self.geometry.lines)).as_ptr();
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetch is only a hint; it never faults and reads nothing here.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                line as *const i8,
+            )
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = line;
+    }
+
+    /// Batch membership test: sets `found[i]` when item i may be present and leaves
+    /// entries that are already true unprobed (so a chain can test link after link).
+    /// Prefetches lines ahead, so the cache misses of a batch overlap.
+    pub fn contains_hashes(&self, hashes: &[ItemHash], found: &mut [bool]) {
+        assert_eq!(hashes.len(), found.len(), "one result slot per hash");
+        for (hash, _) in hashes
             .iter()
-            .zip(words.iter())
-            .all(|(&mask, word)| u32::from_le(word.load(Ordering::Relaxed)) & mask == mask)
+            .zip(found.iter())
+            .take(PREFETCH_AHEAD)
+            .filter(|(_, f)| !**f)
+        {
+            self.prefetch(*hash);
+        }
+        for i in 0..hashes.len() {
+            if let Some(false) = found.get(i + PREFETCH_AHEAD) {
+                self.prefetch(hashes[i + PREFETCH_AHEAD]);
+            }
+            if !found[i] {
+                found[i] = self.contains_hash(hashes[i]);
+            }
+        }
+    }
+
+    /// `contains` for a batch of items; one result per item.
+    pub fn contains_many<T: AsRef<[u8]>>(&self, items: &[T]) -> Vec<bool> {
+        let hashes: Vec<ItemHash> = items.iter().map(|i| ItemHash::of(i.as_ref())).collect();
+        let mut found = vec![false; hashes.len()];
+        self.contains_hashes(&hashes, &mut found);
+        found
     }
 
     /// Adds an item from any thread; true if at least one bit was newly set.
@@ -299,23 +344,44 @@ impl BloomFile {
     }
 
     /// `insert` for an already computed hash.
+    #[inline]
     pub fn insert_hash(&self, hash: ItemHash) -> bool {
         let line = hash.line(self.geometry.lines);
-        let masks = hash.masks(self.geometry.hashes);
         let words = self.words(line);
-        if Self::all_set(words, &masks) {
+        if Self::covers(words, hash, self.geometry.hashes) {
             return false;
         }
         let stripe = &self.stripes[(line & (self.stripes.len() as u64 - 1)) as usize];
         let _guard = stripe.lock();
-        // Writers of this line all hold this stripe, so plain load+store cannot lose a
-        // concurrent writer's bits, and readers only ever see words gaining bits.
-        let changed = Self::set_bits(words, &masks);
+        let changed = Self::set_bits(words, hash, self.geometry.hashes);
         if changed {
-            words[BIT_WORDS].store(Self::line_checksum(words).to_le(), Ordering::Release);
             self.items.fetch_add(1, Ordering::Relaxed);
         }
         changed
+    }
+
+    /// `insert` for a batch from any thread; `added[i]` is true if item i set a new bit.
+    /// Prefetches lines ahead, so the cache misses of a batch overlap.
+    pub fn insert_hashes(&self, hashes: &[ItemHash], added: &mut [bool]) {
+        assert_eq!(hashes.len(), added.len(), "one result slot per hash");
+        hashes
+            .iter()
+            .take(PREFETCH_AHEAD)
+            .for_each(|h| self.prefetch(*h));
+        for (i, slot) in added.iter_mut().enumerate() {
+            if let Some(ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                self.prefetch(*ahead);
+            }
+            *slot = self.insert_hash(hashes[i]);
+        }
+    }
+
+    /// `insert` for a batch of items; one result per item.
+    pub fn insert_many<T: AsRef<[u8]>>(&self, items: &[T]) -> Vec<bool> {
+        let hashes: Vec<ItemHash> = items.iter().map(|i| ItemHash::of(i.as_ref())).collect();
+        let mut added = vec![false; hashes.len()];
+        self.insert_hashes(&hashes, &mut added);
+        added
     }
 
     /// Adds an item when the caller holds the filter exclusively (no stripe lock).
@@ -325,35 +391,77 @@ impl BloomFile {
     }
 
     /// `insert_exclusive` for an already computed hash.
+    #[inline]
     pub fn insert_hash_exclusive(&mut self, hash: ItemHash) -> bool {
         let words = self.words(hash.line(self.geometry.lines));
-        let changed = Self::set_bits(words, &hash.masks(self.geometry.hashes));
+        // Checking first keeps a repeat add from dirtying the page.
+        let changed = !Self::covers(words, hash, self.geometry.hashes)
+            && Self::set_bits(words, hash, self.geometry.hashes);
         if changed {
-            words[BIT_WORDS].store(Self::line_checksum(words).to_le(), Ordering::Relaxed);
-            self.items.fetch_add(1, Ordering::Relaxed);
+            *self.items.get_mut() += 1;
         }
         changed
     }
 
-    #[inline]
-    fn all_set(words: &[AtomicU32; 16], masks: &[u32; BIT_WORDS]) -> bool {
-        masks
+    /// `insert_exclusive` for a batch; `added[i]` is true if item i set a new bit.
+    pub fn insert_hashes_exclusive(&mut self, hashes: &[ItemHash], added: &mut [bool]) {
+        assert_eq!(hashes.len(), added.len(), "one result slot per hash");
+        hashes
             .iter()
-            .zip(words.iter())
-            .all(|(&mask, word)| u32::from_le(word.load(Ordering::Relaxed)) & mask == mask)
+            .take(PREFETCH_AHEAD)
+            .for_each(|h| self.prefetch(*h));
+        for (i, slot) in added.iter_mut().enumerate() {
+            if let Some(ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                self.prefetch(*ahead);
+            }
+            *slot = self.insert_hash_exclusive(hashes[i]);
+        }
     }
 
+    /// `insert_exclusive` for a batch of items; one result per item.
+    pub fn insert_many_exclusive<T: AsRef<[u8]>>(&mut self, items: &[T]) -> Vec<bool> {
+        let hashes: Vec<ItemHash> = items.iter().map(|i| ItemHash::of(i.as_ref())).collect();
+        let mut added = vec![false; hashes.len()];
+        self.insert_hashes_exclusive(&hashes, &mut added);
+        added
+    }
+
+    /// True when every probed bit is already set (lock-free). Tests bits where they
+    /// lie instead of building masks: loads only, no per-probe select over 8 words.
     #[inline]
-    fn set_bits(words: &[AtomicU32; 16], masks: &[u32; BIT_WORDS]) -> bool {
-        let mut changed = false;
-        for (&mask, word) in masks.iter().zip(words.iter()) {
-            let old = u32::from_le(word.load(Ordering::Relaxed));
-            if old & mask != mask {
-                word.store((old | mask).to_le(), Ordering::Relaxed);
-                changed = true;
-            }
+    fn covers(words: &[AtomicU64; LINE_WORDS64], hash: ItemHash, hashes: u32) -> bool {
+        let mut all = 1;
+        for bit in hash.probe_bits(hashes) {
+            // bit < 480, so `& 7` only drops the bounds check.
+            let word = u64::from_le(words[(bit >> 6) as usize & 7].load(Ordering::Relaxed));
+            all &= word >> (bit & 63);
         }
-        changed
+        all & 1 == 1
+    }
+
+    /// Sets the probed bits and rewrites the line checksum; false if no bit was new.
+    /// The caller excludes other writers of this line (stripe lock or `&mut self`), so
+    /// load+store cannot lose a concurrent writer's bits, and readers only ever see
+    /// words gaining bits. The checksum store comes after every bit store.
+    /// Bits are set in place, word by word: building masks first costs more (a select
+    /// over 8 words per probe, or stalled store-to-load forwarding on a stack array).
+    #[inline]
+    fn set_bits(words: &[AtomicU64; LINE_WORDS64], hash: ItemHash, hashes: u32) -> bool {
+        let mut gained = 0;
+        for bit in hash.probe_bits(hashes) {
+            // bit < 480, so `& 7` only drops the bounds check.
+            let word = &words[(bit >> 6) as usize & 7];
+            let old = u64::from_le(word.load(Ordering::Relaxed));
+            let one = 1u64 << (bit & 63);
+            gained |= one & !old;
+            word.store((old | one).to_le(), Ordering::Relaxed);
+        }
+        if gained == 0 {
+            return false;
+        }
+        let line = with_checksum(load_line(words));
+        words[SUM_WORD].store(line[SUM_WORD].to_le(), Ordering::Release);
+        true
     }
 
     /// Makes every add made before this call durable, then records `checkpoint`
@@ -422,9 +530,9 @@ impl BloomFile {
         }
         for (i, line) in bytes.chunks_exact(LINE_BYTES).enumerate() {
             let words = self.words(first + i as u64);
-            for (word, chunk) in words.iter().zip(line.chunks_exact(4)) {
+            for (word, chunk) in words.iter().zip(line.chunks_exact(8)) {
                 word.store(
-                    u32::from_ne_bytes(chunk.try_into().unwrap()),
+                    u64::from_ne_bytes(chunk.try_into().unwrap()),
                     Ordering::Relaxed,
                 );
             }
@@ -437,10 +545,9 @@ impl BloomFile {
         let mut set_bits = 0u64;
         let mut fp_sum = 0.0;
         for line in 0..self.geometry.lines {
-            let ones: u32 = self.words(line)[..BIT_WORDS]
-                .iter()
-                .map(|w| w.load(Ordering::Relaxed).count_ones())
-                .sum();
+            let mut bits = load_line(self.words(line));
+            bits[SUM_WORD] &= SUM_WORD_BITS;
+            let ones: u32 = bits.iter().map(|w| w.count_ones()).sum();
             set_bits += ones as u64;
             fp_sum += (ones as f64 / LINE_BITS as f64).powi(self.geometry.hashes as i32);
         }
@@ -453,4 +560,30 @@ impl BloomFile {
             item_count: self.item_count(),
         }
     }
+}
+
+/// The line's words in native order.
+#[inline]
+fn load_line(words: &[AtomicU64; LINE_WORDS64]) -> Line {
+    std::array::from_fn(|i| u64::from_le(words[i].load(Ordering::Relaxed)))
+}
+
+/// Stores all words of a line; only for callers that exclude every other access to
+/// it (create, repair at open).
+fn store_line(words: &[AtomicU64; LINE_WORDS64], line: &Line) {
+    for (word, value) in words.iter().zip(line) {
+        word.store(value.to_le(), Ordering::Relaxed);
+    }
+}
+
+/// `line` with the high half of its last word replaced by the checksum of its bits.
+#[inline]
+fn with_checksum(mut line: Line) -> Line {
+    let mut bytes = [0u8; LINE_BYTES];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(&line) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    let sum = checksum60(&bytes[..LINE_BIT_BYTES]);
+    line[SUM_WORD] = (line[SUM_WORD] & SUM_WORD_BITS) | (sum as u64) << 32;
+    line
 }

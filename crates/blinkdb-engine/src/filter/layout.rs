@@ -29,6 +29,9 @@ pub const LINE_BIT_BYTES: usize = 60;
 pub const LINE_BITS: u32 = (LINE_BIT_BYTES * 8) as u32;
 /// u32 words of bits in one line; word `BIT_WORDS` is the checksum.
 pub const BIT_WORDS: usize = LINE_BIT_BYTES / 4;
+/// u64 words in one line: bits 0..448 in words 0..7, bits 448..480 in the low half of
+/// word 7, the checksum in its high half (little-endian).
+pub const LINE_WORDS64: usize = LINE_BYTES / 8;
 /// Offset of the first line.
 pub const HEADER_BYTES: u64 = LINE_BYTES as u64;
 

@@ -14,7 +14,7 @@ mod probe;
 pub use error::FilterError;
 pub use file::{
     BloomFile, FilterStats, LogPosition, OpenOutcome, OpenReport, RebuildReason,
-    MAX_CORRUPT_FRACTION,
+    MAX_CORRUPT_FRACTION, PREFETCH_AHEAD,
 };
 pub use geometry::{Geometry, MAX_HASHES, MAX_LINES, SIZING_MARGIN};
 pub use probe::ItemHash;

@@ -241,3 +241,43 @@ fn measured_false_positives_stay_under_the_target() {
         );
     }
 }
+
+#[test]
+fn batch_calls_match_one_by_one_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let geometry = Geometry::for_items(50_000, 0.01).unwrap();
+    let create = |name: &str| BloomFile::create(&dir.path().join(name), geometry).unwrap();
+    let (mut one, mut exclusive, shared) = (create("one"), create("exclusive"), create("shared"));
+    // Every key twice, the repeat often inside the same batch.
+    let items: Vec<[u8; 8]> = (0..100_000u64)
+        .map(|i| key((i / 2) ^ (i % 2 * 3)))
+        .collect();
+    let singles: Vec<bool> = items.iter().map(|i| one.insert_exclusive(i)).collect();
+    let mut batched_exclusive = Vec::new();
+    let mut batched_shared = Vec::new();
+    for chunk in items.chunks(128) {
+        batched_exclusive.extend(exclusive.insert_many_exclusive(chunk));
+        batched_shared.extend(shared.insert_many(chunk));
+    }
+    assert!(singles.iter().any(|&added| !added));
+    assert_eq!(singles, batched_exclusive);
+    assert_eq!(singles, batched_shared);
+    assert_eq!(one.item_count(), exclusive.item_count());
+    assert_eq!(one.item_count(), shared.item_count());
+    // Same bits and same checksums, byte for byte.
+    let all = |f: &BloomFile| f.read_lines(0, geometry.lines);
+    assert_eq!(all(&one), all(&exclusive));
+    assert_eq!(all(&one), all(&shared));
+    assert!(BloomFile::lines_are_valid(&all(&shared)));
+
+    let probes: Vec<[u8; 8]> = (0..100_000u64).map(key).collect();
+    let expected: Vec<bool> = probes.iter().map(|p| one.contains(p)).collect();
+    assert!(expected[..50_000].iter().all(|&present| present));
+    assert!(expected[50_000..].iter().any(|&present| !present));
+    assert_eq!(shared.contains_many(&probes), expected);
+    // Slots already true are left alone (a chain tests link after link).
+    let hashes: Vec<ItemHash> = probes[50_000..].iter().map(|p| ItemHash::of(p)).collect();
+    let mut found = vec![true; hashes.len()];
+    shared.contains_hashes(&hashes, &mut found);
+    assert!(found.iter().all(|&f| f));
+}
