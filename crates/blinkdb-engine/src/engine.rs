@@ -336,7 +336,7 @@ impl Engine {
             for _ in 0..8 {
                 if let Some((k, e)) = s.nth(rng.gen_range(0..s.len())) {
                     if !e.is_expired(now) {
-                        return Some(k.clone());
+                        return Some(k[..].into());
                     }
                 }
             }
@@ -454,10 +454,13 @@ impl<'a> Tx<'a> {
     /// Logs the effect of this command; the record is ordered with the
     /// write because the shard locks are still held. Returns, for each
     /// argument, where it lies in the log if it is large enough to be kept
-    /// there instead of in memory.
+    /// there instead of in memory (empty when no argument is).
     pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
         let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
+        if refs.is_empty() {
+            return Vec::new();
+        }
         let mut refs = refs.into_iter();
         let threshold = self
             .engine

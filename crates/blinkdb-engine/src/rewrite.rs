@@ -25,7 +25,7 @@ pub(crate) struct RewriteState {
     /// Database the base's last SELECT chose.
     selected: Option<usize>,
     /// Large values copied into the base: (db, key, old ref, new ref).
-    moved: Vec<(usize, Box<[u8]>, BlobRef, BlobRef)>,
+    moved: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, BlobRef)>,
     /// First error writing the base; the rewrite is abandoned if set.
     failed: Option<String>,
     /// Keys written to the base.

