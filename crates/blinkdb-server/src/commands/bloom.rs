@@ -25,10 +25,6 @@ fn replaying(ctx: &Ctx) -> bool {
     ctx.shared.engine.is_loading()
 }
 
-fn arity(ctx: &mut Ctx, name: &str) {
-    ctx.arity_error(name);
-}
-
 /// The key's filter, `Ok(None)` when absent, `Err(())` (WRONGTYPE) otherwise.
 fn filter_of(tx: &mut Tx, db: usize, key: &[u8]) -> Result<Option<BloomValue>, ()> {
     match tx.get(db, key) {
@@ -202,7 +198,7 @@ fn replay_adds(ctx: &mut Ctx, key: &[u8], items: &[&[u8]]) {
 
 pub fn reserve(ctx: &mut Ctx, args: &Args) {
     if args.len() < 4 {
-        return arity(ctx, "bf.reserve");
+        return ctx.arity_error("bf.reserve");
     }
     let key = &args[1];
     let options: Vec<&[u8]> = args[2..].iter().map(|a| &a[..]).collect();
@@ -279,7 +275,7 @@ fn default_spec(ctx: &Ctx) -> Result<KeyFilterSpec, BloomError> {
 
 pub fn add(ctx: &mut Ctx, args: &Args) {
     if args.len() != 3 {
-        return arity(ctx, "bf.add");
+        return ctx.arity_error("bf.add");
     }
     let spec = match default_spec(ctx) {
         Ok(s) => s,
@@ -290,7 +286,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
 
 pub fn madd(ctx: &mut Ctx, args: &Args) {
     if args.len() < 3 {
-        return arity(ctx, "bf.madd");
+        return ctx.arity_error("bf.madd");
     }
     let spec = match default_spec(ctx) {
         Ok(s) => s,
@@ -302,7 +298,7 @@ pub fn madd(ctx: &mut Ctx, args: &Args) {
 
 pub fn insert(ctx: &mut Ctx, args: &Args) {
     if args.len() < 2 {
-        return arity(ctx, "bf.insert");
+        return ctx.arity_error("bf.insert");
     }
     let options: Vec<&[u8]> = args[2..].iter().map(|a| &a[..]).collect();
     let parsed = split_backend(&options).and_then(|(rest, backend)| {
@@ -319,7 +315,7 @@ pub fn insert(ctx: &mut Ctx, args: &Args) {
 
 pub fn exists(ctx: &mut Ctx, args: &Args) {
     if args.len() != 3 {
-        return arity(ctx, "bf.exists");
+        return ctx.arity_error("bf.exists");
     }
     match read_filter(ctx, &args[1]) {
         Ok(Some(f)) => match f.exists(&args[2]) {
@@ -333,7 +329,7 @@ pub fn exists(ctx: &mut Ctx, args: &Args) {
 
 pub fn mexists(ctx: &mut Ctx, args: &Args) {
     if args.len() < 3 {
-        return arity(ctx, "bf.mexists");
+        return ctx.arity_error("bf.mexists");
     }
     let filter = read_filter(ctx, &args[1]).ok().flatten();
     let answers: Result<Vec<bool>, BloomError> = args[2..]
@@ -353,7 +349,7 @@ pub fn mexists(ctx: &mut Ctx, args: &Args) {
 
 pub fn card(ctx: &mut Ctx, args: &Args) {
     if args.len() != 2 {
-        return arity(ctx, "bf.card");
+        return ctx.arity_error("bf.card");
     }
     match read_filter(ctx, &args[1]) {
         Err(()) => ctx.out.error(ERR_WRONGTYPE),
@@ -370,7 +366,7 @@ fn info_value(out: &mut Out, value: Option<u64>) {
 
 pub fn info(ctx: &mut Ctx, args: &Args) {
     if !(2..=3).contains(&args.len()) {
-        return arity(ctx, "bf.info");
+        return ctx.arity_error("bf.info");
     }
     let filter = match read_filter(ctx, &args[1]) {
         Err(()) => return ctx.out.error(ERR_WRONGTYPE),
@@ -425,7 +421,7 @@ pub fn info(ctx: &mut Ctx, args: &Args) {
 
 pub fn scandump(ctx: &mut Ctx, args: &Args) {
     if args.len() != 3 {
-        return arity(ctx, "bf.scandump");
+        return ctx.arity_error("bf.scandump");
     }
     let filter = match read_filter(ctx, &args[1]) {
         Err(()) => return ctx.out.error(ERR_WRONGTYPE),
@@ -447,7 +443,7 @@ pub fn scandump(ctx: &mut Ctx, args: &Args) {
 
 pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
     if args.len() != 4 {
-        return arity(ctx, "bf.loadchunk");
+        return ctx.arity_error("bf.loadchunk");
     }
     let Some(cursor) = parse_i64(&args[2]) else {
         return ctx.out.error(&format!("ERR {ERR_CURSOR}"));
