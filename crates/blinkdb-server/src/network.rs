@@ -84,48 +84,47 @@ async fn start<S: Socket + 'static>(
     tokio::spawn(serve(shared.clone(), sock, info));
 }
 
-pub async fn accept_tcp(shared: Arc<Shared>, listener: TcpListener) {
-    let local = listener
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let mut stop = shared.stop_signal();
-    loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
-            _ = stop.changed() => return,
-        };
-        match accepted {
-            Ok((sock, peer)) => {
-                let _ = sock.set_nodelay(true);
-                start(
-                    &shared,
-                    sock,
-                    Some(peer.ip()),
-                    peer.to_string(),
-                    local.clone(),
-                )
-                .await;
-            }
-            Err(e) => {
-                tracing::warn!("Accepting client connection: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        }
+/// A listener that yields connected sockets with the peer's address.
+pub trait Acceptor: Send + Sync + 'static {
+    type Sock: Socket + 'static;
+    /// The socket, the peer IP (None for unix sockets) and the peer as text.
+    fn next(
+        &self,
+    ) -> impl std::future::Future<Output = std::io::Result<(Self::Sock, Option<IpAddr>, String)>> + Send;
+}
+
+impl Acceptor for TcpListener {
+    type Sock = tokio::net::TcpStream;
+    async fn next(&self) -> std::io::Result<(Self::Sock, Option<IpAddr>, String)> {
+        let (sock, peer) = self.accept().await?;
+        let _ = sock.set_nodelay(true);
+        Ok((sock, Some(peer.ip()), peer.to_string()))
     }
 }
 
-pub async fn accept_unix(shared: Arc<Shared>, listener: UnixListener, path: String) {
+/// A unix listener and its path (reported as the peer address, as Redis does).
+pub struct UnixAcceptor(pub UnixListener, pub String);
+
+impl Acceptor for UnixAcceptor {
+    type Sock = tokio::net::UnixStream;
+    async fn next(&self) -> std::io::Result<(Self::Sock, Option<IpAddr>, String)> {
+        let (sock, _) = self.0.accept().await?;
+        Ok((sock, None, format!("{}:0", self.1)))
+    }
+}
+
+/// Accepts until the server stops; `local` is the listening address.
+pub async fn accept_loop<A: Acceptor>(shared: Arc<Shared>, listener: A, local: String) {
     let mut stop = shared.stop_signal();
     loop {
         let accepted = tokio::select! {
-            a = listener.accept() => a,
+            a = listener.next() => a,
             _ = stop.changed() => return,
         };
         match accepted {
-            Ok((sock, _)) => start(&shared, sock, None, format!("{path}:0"), path.clone()).await,
+            Ok((sock, ip, peer)) => start(&shared, sock, ip, peer, local.clone()).await,
             Err(e) => {
-                tracing::warn!("Accepting unix socket connection: {e}");
+                tracing::warn!("Accepting a client connection on {local}: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }

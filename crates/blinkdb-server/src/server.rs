@@ -1,7 +1,7 @@
 //! Start-up, background cycles and graceful shutdown.
 
 use crate::config::Config;
-use crate::network::{accept_tcp, accept_unix, bind_tcp, bind_unix};
+use crate::network::{accept_loop, bind_tcp, bind_unix, UnixAcceptor};
 use crate::state::Shared;
 use blinkdb_engine::{Engine, EngineOptions};
 use std::sync::atomic::Ordering;
@@ -62,15 +62,21 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         for addr in &settings.bind {
             let l = bind_tcp(addr, settings.port, settings.tcp_backlog)
                 .map_err(|e| format!("Failed listening on {addr}:{}: {e}", settings.port))?;
-            listening.push(l.local_addr().map(|a| a.to_string()).unwrap_or_default());
-            tokio::spawn(accept_tcp(shared.clone(), l));
+            let local = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
+            listening.push(local.clone());
+            tokio::spawn(accept_loop(shared.clone(), l, local));
         }
     }
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
-        listening.push(path.display().to_string());
-        tokio::spawn(accept_unix(shared.clone(), l, path.display().to_string()));
+        let local = path.display().to_string();
+        listening.push(local.clone());
+        tokio::spawn(accept_loop(
+            shared.clone(),
+            UnixAcceptor(l, local.clone()),
+            local,
+        ));
     }
     if let Some(pidfile) = &settings.pidfile {
         let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
