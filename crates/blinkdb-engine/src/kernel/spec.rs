@@ -10,8 +10,8 @@
 //!                   network order for width 4)
 //! ```
 //!
-//! The kernel hashes those bytes `map_extra` times (jhash with a per-map seed
-//! plus the hash index) into a bit array of `max_entries * k / ln 2` bits
+//! The kernel hashes those bytes `map_extra` times (jhash with a zero seed,
+//! `BPF_F_ZERO_SEED`, plus the hash index, so a rebuilt map has the same bits) into a bit array of `max_entries * k / ln 2` bits
 //! rounded up to a power of two, capped at 2^32 bits.
 
 use super::error::{KernelError, KernelResult};

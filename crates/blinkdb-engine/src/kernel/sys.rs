@@ -54,6 +54,11 @@ pub(crate) fn create_bloom_map(
     create.value_size = value_size;
     create.max_entries = max_entries;
     create.map_extra = u64::from(hash_count);
+    // A fixed (zero) hash seed: a map rebuilt from the items recorded as new
+    // sets exactly the same bits, so an item that was a false positive when
+    // it was added (and so never recorded) is still found after a rebuild.
+    // With the default random seed such items became false negatives.
+    create.map_flags = aya_obj::generated::BPF_F_ZERO_SEED as u32;
     for (slot, byte) in create.map_name.iter_mut().zip(MAP_NAME) {
         *slot = *byte as libc::c_char;
     }
