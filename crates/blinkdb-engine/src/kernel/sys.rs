@@ -58,7 +58,7 @@ pub(crate) fn create_bloom_map(
     // sets exactly the same bits, so an item that was a false positive when
     // it was added (and so never recorded) is still found after a rebuild.
     // With the default random seed such items became false negatives.
-    create.map_flags = aya_obj::generated::BPF_F_ZERO_SEED as u32;
+    create.map_flags = aya_obj::generated::BPF_F_ZERO_SEED;
     for (slot, byte) in create.map_name.iter_mut().zip(MAP_NAME) {
         *slot = *byte as libc::c_char;
     }
