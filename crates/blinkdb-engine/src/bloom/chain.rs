@@ -189,7 +189,9 @@ impl ScalableBloom {
         Ok(())
     }
 
-    fn meta(&self) -> ChainMeta {
+    /// The chain's shape; item counts only when asked (SCANDUMP carries them,
+    /// the chain file does not: each filter file keeps its own).
+    pub(super) fn meta(&self, with_counts: bool) -> ChainMeta {
         ChainMeta {
             config: self.config,
             links: self
@@ -198,7 +200,7 @@ impl ScalableBloom {
                 .map(|l| LinkMeta {
                     capacity: l.capacity,
                     geometry: l.file.geometry(),
-                    items: 0,
+                    items: if with_counts { l.file.item_count() } else { 0 },
                 })
                 .collect(),
         }
@@ -212,7 +214,7 @@ impl ScalableBloom {
         let path = chain_path(&self.dir, self.id);
         let tmp = path.with_extension("chain.tmp");
         let mut file = std::fs::File::create(&tmp).map_err(BloomError::io("create", &tmp))?;
-        file.write_all(&self.meta().encode(CHAIN_MAGIC))
+        file.write_all(&self.meta(false).encode(CHAIN_MAGIC))
             .map_err(BloomError::io("write", &tmp))?;
         std::fs::rename(&tmp, &path).map_err(BloomError::io("rename", &path))?;
         Ok(())

@@ -10,7 +10,7 @@
 use super::chain::ScalableBloom;
 use super::config::BloomLimits;
 use super::error::BloomError;
-use super::meta::{ChainMeta, LinkMeta, DUMP_MAGIC};
+use super::meta::{ChainMeta, DUMP_MAGIC};
 use crate::filter::layout::LINE_BYTES;
 use crate::filter::BloomFile;
 use std::path::Path;
@@ -28,7 +28,7 @@ impl ScalableBloom {
     /// One BF.SCANDUMP step. Returns the next cursor and the chunk.
     pub fn scandump(&self, cursor: i64) -> (i64, Vec<u8>) {
         if cursor == 0 {
-            return (1, self.dump_meta().encode(DUMP_MAGIC));
+            return (1, self.meta(true).encode(DUMP_MAGIC));
         }
         let Ok(offset) = u64::try_from(cursor - 1) else {
             return (0, Vec::new());
@@ -47,21 +47,6 @@ impl ScalableBloom {
             line -= lines;
         }
         (0, Vec::new())
-    }
-
-    fn dump_meta(&self) -> ChainMeta {
-        ChainMeta {
-            config: self.config,
-            links: self
-                .links
-                .iter()
-                .map(|l| LinkMeta {
-                    capacity: l.capacity,
-                    geometry: l.file.geometry(),
-                    items: l.file.item_count(),
-                })
-                .collect(),
-        }
     }
 
     /// BF.LOADCHUNK with cursor 1 on an absent key: validates the header chunk fully

@@ -75,6 +75,15 @@ impl Entry {
         Entry::new(Value::Str(bytes.into()))
     }
 
+    /// An in-memory string that keeps an expiry (0: none), for commands
+    /// that rewrite a value but not its TTL (APPEND, SETRANGE, INCR...).
+    pub fn string_expiring(bytes: impl Into<super::InlineBytes>, expire_at: u64) -> Self {
+        Entry {
+            value: Value::Str(bytes.into()),
+            expire_at,
+        }
+    }
+
     /// Expired at time `now`? `now == 0` means "never expire" (used while
     /// loading the log, where Redis also keeps keys until loading ends).
     #[inline]

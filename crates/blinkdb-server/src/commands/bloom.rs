@@ -15,9 +15,9 @@ use blinkdb_engine::{Entry, Tx, Value};
 
 const ERR_CURSOR: &str = "Second argument must be numeric";
 
-fn limits(ctx: &Ctx) -> BloomLimits {
+fn limits(ctx: &mut Ctx) -> BloomLimits {
     BloomLimits {
-        max_memory: ctx.shared.settings().bf_max_memory,
+        max_memory: ctx.client.settings(ctx.shared).bf_max_memory,
     }
 }
 

@@ -131,8 +131,8 @@ fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String>
     engine.string_bytes(&e.value)
 }
 
-fn too_big(ctx: &Ctx, len: usize) -> bool {
-    len as i64 > ctx.shared.settings().proto_max_bulk_len
+fn too_big(ctx: &mut Ctx, len: usize) -> bool {
+    len as i64 > ctx.client.settings(ctx.shared).proto_max_bulk_len
 }
 
 pub fn get(ctx: &mut Ctx, args: &Args) {
@@ -351,7 +351,7 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
 
 pub fn append(ctx: &mut Ctx, args: &Args) {
     let (key, suffix) = (&args[1], &args[2]);
-    let limit = ctx.shared.settings().proto_max_bulk_len as usize;
+    let limit = ctx.client.settings(ctx.shared).proto_max_bulk_len as usize;
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         let (mut value, expire_at) = match tx.get(db, key) {
@@ -367,14 +367,7 @@ pub fn append(ctx: &mut Ctx, args: &Args) {
         value.extend_from_slice(suffix);
         let new_len = value.len();
         tx.log(db, &[b"APPEND", key, suffix]);
-        tx.insert(
-            db,
-            key,
-            Entry {
-                value: Value::Str(value.into()),
-                expire_at,
-            },
-        );
+        tx.insert(db, key, Entry::string_expiring(value, expire_at));
         out.int(new_len as i64);
     });
 }
@@ -461,14 +454,7 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
         v[offset as usize..end].copy_from_slice(val);
         let new_len = v.len();
         tx.log(db, &[b"SETRANGE", key, &args[2], val]);
-        tx.insert(
-            db,
-            key,
-            Entry {
-                value: Value::Str(v.into()),
-                expire_at,
-            },
-        );
+        tx.insert(db, key, Entry::string_expiring(v, expire_at));
         out.int(new_len as i64);
     });
 }
@@ -488,9 +474,7 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
             return out.error(ERR_OVERFLOW);
         };
         let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
-        let mut entry = Entry::string(&text[..]);
-        entry.expire_at = ttl;
-        tx.insert(db, key, entry);
+        tx.insert(db, key, Entry::string_expiring(&text[..], ttl));
         tx.log(
             db,
             &[b"INCRBY", key, itoa::Buffer::new().format(by).as_bytes()],
@@ -538,9 +522,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
             Ok(t) => t,
             Err(e) => return out.error(e),
         };
-        let mut entry = Entry::string(&text[..]);
-        entry.expire_at = ttl;
-        tx.insert(db, key, entry);
+        tx.insert(db, key, Entry::string_expiring(&text[..], ttl));
         tx.log(db, &[b"SET", key, &text, b"KEEPTTL"]);
         out.bulk(&text);
     });
