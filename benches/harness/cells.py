@@ -24,7 +24,7 @@ class Results:
                 continue
             values = [r["value"] for r in runs]
             entry = {"median": statistics.median(values), "runs": values}
-            for key in ("p50", "p99"):
+            for key in ("p50", "p99", "client_cpu_us"):
                 lat = [r[key] for r in runs if r.get(key) is not None]
                 entry[key] = statistics.median(lat) if lat else None
             results[label] = entry

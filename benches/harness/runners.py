@@ -6,6 +6,7 @@ several named measures (redis-benchmark -t set,get gives one per test).
 import csv
 import io
 import json
+import resource
 import subprocess
 
 from .resp import brief, is_unsupported
@@ -23,6 +24,16 @@ def measure(value, p50=None, p99=None):
     return {"value": float(value), "p50": p50, "p99": p99}
 
 
+def run_tool(argv, timeout):
+    """subprocess.run, plus the CPU seconds (user + system) the tool used. The tools run one
+    at a time, so the growth of RUSAGE_CHILDREN across the call is this tool's."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc.cpu_seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return proc
+
+
 def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=None,
                     value_size=None, command=None, timeout=900):
     """Runs redis-benchmark --csv; returns {test name: measure in requests/s}."""
@@ -36,7 +47,7 @@ def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=No
         argv += ["-t", ",".join(tests)]
     if command:
         argv += list(command)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    proc = run_tool(argv, timeout)
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     problem = (proc.stderr + proc.stdout).strip()
     if not rows or proc.returncode != 0:
@@ -45,8 +56,11 @@ def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=No
         raise ToolError("redis-benchmark failed (rc %d): %s" % (proc.returncode, problem[-300:]))
     if "Error from server" in proc.stderr:
         raise NotApplicable(brief(first_line_with(proc.stderr, "ERR") or proc.stderr))
-    return {row["test"]: measure(row["rps"], float(row["p50_latency_ms"]), float(row["p99_latency_ms"]))
-            for row in rows}
+    out = {row["test"]: measure(row["rps"], float(row["p50_latency_ms"]), float(row["p99_latency_ms"]))
+           for row in rows}
+    for m in out.values():
+        m["client_cpu_us"] = proc.cpu_seconds * 1e6 / (requests * len(rows))
+    return out
 
 
 def first_line_with(text, needle):
@@ -75,13 +89,14 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
         argv.append("--preload")
     for template in commands:
         argv += ["--command", template]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    proc = run_tool(argv, timeout)
     if proc.returncode != 0:
         text = proc.stderr.strip()
         if is_unsupported(text):
             raise NotApplicable(brief(text))
         raise ToolError("blinkdb-loadgen failed (rc %d): %s" % (proc.returncode, text[-300:]))
     report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report["client_cpu_seconds"] = proc.cpu_seconds
     if report["errors"]:
         if is_unsupported(report["first_error"]):
             raise NotApplicable(brief(report["first_error"]))
@@ -94,4 +109,7 @@ def loadgen_measure(report, per="ops"):
     """A measure from a loadgen report: ops/s or items/s, latencies converted to ms."""
     value = report["items_per_sec"] if per == "items" else report["ops_per_sec"]
     lat = report["latency_us"]
-    return measure(value, lat["p50"] / 1000.0, lat["p99"] / 1000.0)
+    out = measure(value, lat["p50"] / 1000.0, lat["p99"] / 1000.0)
+    if report.get("ops"):
+        out["client_cpu_us"] = report["client_cpu_seconds"] * 1e6 / report["ops"]
+    return out

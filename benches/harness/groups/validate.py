@@ -39,5 +39,9 @@ def run(ctx):
                 r = cell["ratios"].get("blinkdb-loadgen")
                 verdict = "n/a" if r is None else ("within 10%" if abs(r - 1) <= TOLERANCE
                                                    else "OUTSIDE 10%")
-                ctx.results.note(GROUP, "%s c50 P%d: loadgen/redis-benchmark = %s (%s)" % (
-                    test, pipeline, "-" if r is None else "%.3f" % r, verdict))
+                cpu = ["%s %s" % (label, "-" if result.get("client_cpu_us") is None
+                                  else "%.2f" % result["client_cpu_us"])
+                       for label, result in cell["results"].items()]
+                ctx.results.note(GROUP, "%s c50 P%d: loadgen/redis-benchmark = %s (%s); client CPU "
+                                 "us per request: %s" % (test, pipeline, "-" if r is None else
+                                                         "%.3f" % r, verdict, ", ".join(cpu)))
