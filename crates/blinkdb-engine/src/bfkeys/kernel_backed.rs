@@ -27,10 +27,17 @@ pub(crate) fn side_log_path(dir: &Path, id: u64) -> PathBuf {
 }
 
 pub(crate) struct KernelBloom {
-    filter: KernelFilter,
+    /// `None` while the log replays: the pin is opened once loading is over,
+    /// at the place the key ended up, so a RENAME in the log neither rebuilds
+    /// the map nor moves pins that belong to other filters.
+    filter: Option<KernelFilter>,
+    location: PinLocation,
+    spec: FilterSpec,
     log: File,
     path: PathBuf,
     entries: u64,
+    /// Side-log values from this index on were appended while detached.
+    detached_from: u64,
     capacity: u64,
 }
 
@@ -40,17 +47,17 @@ fn storage(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Bloo
 }
 
 impl KernelBloom {
-    /// Opens (or starts) the side log and reopens the pin; a pin that is gone is
-    /// recreated and refilled from the side log. Returns whether it was rebuilt.
+    /// A new filter (`fresh`: the side log is started and the map created and
+    /// pinned now, replacing any stale pin), or, at replay, the filter's side
+    /// log only: [`attach`](Self::attach) opens the pin when loading is over.
     pub(crate) fn open(
         dir: &Path,
         id: u64,
         location: &PinLocation,
         spec: &FilterSpec,
         fresh: bool,
-    ) -> Result<(KernelBloom, bool), BloomError> {
+    ) -> Result<KernelBloom, BloomError> {
         let path = side_log_path(dir, id);
-        let value_size = spec.format.value_size();
         if fresh {
             let _ = std::fs::remove_file(&path);
             if let Ok(Some(stale)) = KernelFilter::open(location, spec) {
@@ -61,48 +68,93 @@ impl KernelBloom {
                     .map_err(storage("unlink stale pin", &location.path()))?;
             }
         }
-        let (log, entries) = open_side_log(&path, value_size)?;
-        let (filter, outcome) = KernelFilter::open_or_create(location, spec)?;
-        let bloom = KernelBloom {
-            filter,
+        let (log, entries) = open_side_log(&path, spec.format.value_size())?;
+        let mut bloom = KernelBloom {
+            filter: None,
+            location: location.clone(),
+            spec: *spec,
             log,
             path,
             entries,
+            detached_from: entries,
             capacity: spec.capacity as u64,
         };
-        let rebuilt = outcome == OpenOutcome::Created && entries > 0;
+        if fresh {
+            bloom.attach()?;
+        }
+        Ok(bloom)
+    }
+
+    /// Opens the pin at the filter's current place, or creates it and refills
+    /// it from the side log when it is gone. Returns whether it was rebuilt.
+    pub(crate) fn attach(&mut self) -> Result<bool, BloomError> {
+        if self.filter.is_some() {
+            return Ok(false);
+        }
+        let (filter, outcome) = KernelFilter::open_or_create(&self.location, &self.spec)?;
+        let values = self.values()?;
+        let rebuilt = outcome == OpenOutcome::Created && self.entries > 0;
+        // A reopened map holds everything the last run added; values replayed
+        // from the AOF into the side log are pushed again (idempotent) in case
+        // the map missed them.
+        let from = if rebuilt { 0 } else { self.detached_from };
+        for value in values.iter().skip(from as usize) {
+            filter.insert_value(value)?;
+        }
         if rebuilt {
-            for value in bloom.values()? {
-                bloom.filter.insert_value(&value)?;
-            }
-            tracing::warn!(pin = %location.path().display(), entries,
+            tracing::warn!(pin = %self.location.path().display(), entries = self.entries,
                 "kernel filter pin was missing; rebuilt from its side log");
         }
-        Ok((bloom, rebuilt))
+        self.filter = Some(filter);
+        Ok(rebuilt)
+    }
+
+    fn attached(&self) -> Result<&KernelFilter, BloomError> {
+        self.filter.as_ref().ok_or(BloomError::Kernel(format!(
+            "kernel filter at {} is not attached",
+            self.location.path().display()
+        )))
+    }
+
+    /// RENAME/MOVE of the owning key: the pin follows the key.
+    pub(crate) fn relocate(&mut self, to: PinLocation) -> Result<(), BloomError> {
+        if let Some(filter) = &mut self.filter {
+            filter.move_pin(&to)?;
+        }
+        self.location = to;
+        Ok(())
     }
 
     /// BF.ADD semantics: Ok(true) when newly added (and then logged).
     pub(crate) fn add(&mut self, item: &[u8], nonscaling_full: bool) -> Result<bool, BloomError> {
-        if self.filter.contains(item)? {
+        let filter = self.attached()?;
+        if filter.contains(item)? {
             return Ok(false);
         }
         if nonscaling_full && self.entries >= self.capacity {
             return Err(BloomError::NonScalingFull);
         }
-        let value = self.filter.encode_value(item)?;
-        self.filter.insert_value(&value)?;
+        let value = filter.encode_value(item)?;
+        filter.insert_value(&value)?;
         self.append(&value)?;
         Ok(true)
     }
 
     /// Re-applies a logged new item without asking whether it is present.
     pub(crate) fn force_add(&mut self, item: &[u8]) -> Result<(), BloomError> {
-        let value = self.filter.encode_value(item)?;
+        let value = self.spec.encode_value(item)?;
         self.force_value(&value)
     }
 
     pub(crate) fn force_value(&mut self, value: &[u8]) -> Result<(), BloomError> {
-        self.filter.insert_value(value)?;
+        if value.len() != self.value_size() {
+            return Err(BloomError::BadBackend(
+                "stored value size differs from the kernel filter's",
+            ));
+        }
+        if let Some(filter) = &self.filter {
+            filter.insert_value(value)?;
+        }
         self.append(value)
     }
 
@@ -115,22 +167,37 @@ impl KernelBloom {
     }
 
     pub(crate) fn exists(&self, item: &[u8]) -> Result<bool, BloomError> {
-        Ok(self.filter.contains(item)?)
+        Ok(self.attached()?.contains(item)?)
     }
 
     pub(crate) fn entries(&self) -> u64 {
         self.entries
     }
 
-    pub(crate) fn info(&self) -> &KernelFilterInfo {
-        self.filter.info()
+    /// The map's facts; while detached (only during replay) those the spec gives.
+    pub(crate) fn info(&self) -> KernelFilterInfo {
+        match &self.filter {
+            Some(filter) => filter.info().clone(),
+            None => KernelFilterInfo {
+                map_id: 0,
+                pin_path: self.location.path(),
+                hash_count: self.spec.hash_count(),
+                max_entries: self.spec.capacity,
+                value_size: self.spec.format.value_size(),
+                format: self.spec.format,
+            },
+        }
+    }
+
+    /// The pin's db and file name.
+    pub(crate) fn pin(&self) -> (u32, String) {
+        (self.location.db(), self.location.name().to_string())
     }
 
     /// Bytes of the kernel's bit array: max_entries·k·7/5 bits rounded up to a
     /// power of two (kernel/bpf/bloom_filter.c), at least one long.
     pub(crate) fn size_bytes(&self) -> u64 {
-        let info = self.filter.info();
-        let bits = (info.max_entries as u64 * info.hash_count as u64 * 7 / 5)
+        let bits = (self.spec.capacity as u64 * self.spec.hash_count() as u64 * 7 / 5)
             .max(64)
             .next_power_of_two()
             .min(1 << 32);
@@ -139,7 +206,7 @@ impl KernelBloom {
 
     /// Every stored value, in order.
     pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
-        let size = self.filter.info().value_size as usize;
+        let size = self.value_size();
         let mut raw = Vec::new();
         File::open(&self.path)
             .and_then(|mut f| f.read_to_end(&mut raw))
@@ -154,17 +221,21 @@ impl KernelBloom {
     }
 
     pub(crate) fn value_size(&self) -> usize {
-        self.filter.info().value_size as usize
+        self.spec.format.value_size() as usize
     }
 
     pub(crate) fn sync(&self) -> Result<(), BloomError> {
         self.log.sync_data().map_err(storage("fsync", &self.path))
     }
 
-    /// Unpins the map and removes the side log.
+    /// Unpins the map and removes the side log. A filter dropped while still
+    /// detached (deleted later in the replayed log) leaves pins alone: the run
+    /// that logged the delete unpinned it, and another filter may own the path now.
     pub(crate) fn delete(self) -> Result<(), BloomError> {
         let path = self.path.clone();
-        self.filter.delete()?;
+        if let Some(filter) = self.filter {
+            filter.delete()?;
+        }
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(storage("remove", &path)(e)),
             _ => Ok(()),

@@ -64,7 +64,7 @@ pub struct KeyFilterInfo {
 
 enum Backend {
     User(ScalableBloom),
-    Kernel(KernelBloom),
+    Kernel(Box<KernelBloom>),
     Gone,
 }
 
@@ -81,7 +81,6 @@ struct State {
 pub(crate) struct Cell {
     pub(crate) id: u64,
     spec: KeyFilterSpec,
-    pin: Option<(u32, String)>,
     store: Arc<BloomStore>,
     state: RwLock<State>,
 }
@@ -145,21 +144,14 @@ impl Cell {
                 ))?;
                 let location = PinLocation::new(store.pin_root(), db, name)?;
                 let spec = binding.spec.kernel_spec(raw_width);
-                let (kernel, rebuilt) = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
-                if rebuilt {
-                    store
-                        .stats
-                        .rebuilds
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
+                let kernel = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
                 let entries = kernel.entries();
-                (Backend::Kernel(kernel), entries, !fresh)
+                (Backend::Kernel(Box::new(kernel)), entries, !fresh)
             }
         };
         Ok(Cell {
             id,
             spec: binding.spec,
-            pin: binding.pin.clone(),
             store,
             state: RwLock::new(State {
                 backend,
@@ -216,7 +208,6 @@ impl Cell {
                 config: filter.config(),
                 backend: BackendSpec::User,
             },
-            pin: None,
             store,
             state: RwLock::new(State {
                 backend: Backend::User(filter),
@@ -394,7 +385,7 @@ impl BloomValue {
                     items: k.entries(),
                     expansion: None,
                 },
-                kernel: Some(k.info().clone()),
+                kernel: Some(k.info()),
             },
             Backend::Gone => KeyFilterInfo {
                 bloom: BloomInfo {
@@ -468,7 +459,6 @@ impl BloomValue {
         let cell = Cell {
             id,
             spec: self.0.spec,
-            pin: None,
             store: store.clone(),
             state: RwLock::new(State {
                 backend: Backend::User(copy),
@@ -484,11 +474,35 @@ impl BloomValue {
 
     /// The binding record naming this filter, with `base` items already counted.
     pub fn binding(&self, base: u64) -> Binding {
+        let pin = match &self.0.state.read().backend {
+            Backend::Kernel(k) => Some(k.pin()),
+            _ => None,
+        };
         Binding {
             id: self.0.id,
             base,
             spec: self.0.spec,
-            pin: self.0.pin.clone(),
+            pin,
+        }
+    }
+
+    /// RENAME/MOVE: the filter now belongs to `key` in `db`. A kernel filter's
+    /// pin moves to that key's path (same map); user files are named by id.
+    pub fn relocate(&self, db: usize, key: &[u8]) -> Result<(), BloomError> {
+        let mut state = self.0.state.write();
+        let Backend::Kernel(k) = &mut state.backend else {
+            return Ok(());
+        };
+        let to = PinLocation::for_key(self.0.store.pin_root(), db as u32, key);
+        k.relocate(to)
+    }
+
+    /// After replay: opens a kernel filter's pin where its key ended up
+    /// (rebuilding it from the side log if gone). Returns whether it was rebuilt.
+    pub(crate) fn attach(&self) -> Result<bool, BloomError> {
+        match &mut self.0.state.write().backend {
+            Backend::Kernel(k) => k.attach(),
+            _ => Ok(false),
         }
     }
 }
