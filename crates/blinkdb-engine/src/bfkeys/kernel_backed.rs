@@ -1,26 +1,13 @@
-//! A kernel-backed BF.* filter: a pinned bloom map plus a side log of every value
-//! pushed into it, because the kernel cannot enumerate a bloom map and a missing
-//! pin must be rebuilt.
-//!
-//! Side log `<id:016x>.klog` byte layout (little-endian):
-//!
-//! ```text
-//! offset  size  field
-//! 0       8     magic        b"BLINKKL\0"
-//! 8       4     version      1
-//! 12      4     value size   v: 16 (xxh3-128 digest) or the RAW width
-//! 16      v*n   values       in the order they were added; a torn tail is cut
-//! ```
+//! A kernel-backed BF.* filter: a pinned bloom map plus a side log
+//! (`<id:016x>.klog`, see `side_log.rs`) of every value pushed into it, because
+//! the kernel cannot enumerate a bloom map and a missing pin must be rebuilt.
 
+use super::side_log::{open_side_log, read_values, storage};
 use crate::bloom::BloomError;
 use crate::kernel::{FilterSpec, KernelFilter, KernelFilterInfo, OpenOutcome, PinLocation};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-
-const MAGIC: [u8; 8] = *b"BLINKKL\0";
-const VERSION: u32 = 1;
-const HEADER: u64 = 16;
 
 pub(crate) fn side_log_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("{id:016x}.klog"))
@@ -39,11 +26,6 @@ pub(crate) struct KernelBloom {
     /// Side-log values from this index on were appended while detached.
     detached_from: u64,
     capacity: u64,
-}
-
-fn storage(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> BloomError {
-    let path = path.display().to_string();
-    move |e| BloomError::Storage(format!("{op} {path}: {e}"))
 }
 
 impl KernelBloom {
@@ -206,18 +188,7 @@ impl KernelBloom {
 
     /// Every stored value, in order.
     pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
-        let size = self.value_size();
-        let mut raw = Vec::new();
-        File::open(&self.path)
-            .and_then(|mut f| f.read_to_end(&mut raw))
-            .map_err(storage("read", &self.path))?;
-        Ok(raw
-            .get(HEADER as usize..)
-            .unwrap_or_default()
-            .chunks_exact(size)
-            .take(self.entries as usize)
-            .map(<[u8]>::to_vec)
-            .collect())
+        read_values(&self.path, self.value_size(), self.entries)
     }
 
     pub(crate) fn value_size(&self) -> usize {
@@ -241,44 +212,4 @@ impl KernelBloom {
             _ => Ok(()),
         }
     }
-}
-
-/// Opens the side log for appending, writing its header if new and cutting a
-/// torn last value; returns it and the number of whole values.
-fn open_side_log(path: &Path, value_size: u32) -> Result<(File, u64), BloomError> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(storage("open", path))?;
-    let len = file.metadata().map_err(storage("fstat", path))?.len();
-    if len < HEADER {
-        file.set_len(0).map_err(storage("truncate", path))?;
-        let mut header = Vec::with_capacity(HEADER as usize);
-        header.extend_from_slice(&MAGIC);
-        header.extend_from_slice(&VERSION.to_le_bytes());
-        header.extend_from_slice(&value_size.to_le_bytes());
-        file.write_all(&header).map_err(storage("write", path))?;
-        return Ok((file, 0));
-    }
-    let mut header = [0u8; HEADER as usize];
-    file.read_exact(&mut header)
-        .map_err(storage("read", path))?;
-    if header[..8] != MAGIC
-        || header[8..12] != VERSION.to_le_bytes()
-        || header[12..16] != value_size.to_le_bytes()
-    {
-        return Err(BloomError::Storage(format!(
-            "side log {} has a bad header or another value size",
-            path.display()
-        )));
-    }
-    let entries = (len - HEADER) / value_size as u64;
-    let whole = HEADER + entries * value_size as u64;
-    if whole != len {
-        tracing::warn!(path = %path.display(), "cutting a torn value off a kernel filter side log");
-        file.set_len(whole).map_err(storage("truncate", path))?;
-    }
-    Ok((file, entries))
 }
