@@ -5,6 +5,7 @@ use crate::client::{Client, ClientInfo};
 use crate::commands::dispatch;
 use crate::protocol::{Out, RequestLimits, RequestParser};
 use crate::state::Shared;
+use blinkdb_engine::aof::AofError;
 use bytes::BytesMut;
 use std::future::Future;
 use std::io;
@@ -54,6 +55,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut parser = RequestParser::default();
     let mut inbuf = BytesMut::new();
     let mut out = Out::new(2);
+    // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
+    let mut logged_replies = Vec::new();
     loop {
         if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
             // Idle connections hold no buffer (10k idle clients cost little).
@@ -84,7 +87,15 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         let now = shared.clock();
         info.last_active_ms.store(now, Ordering::Relaxed);
-        let close = run_commands(&shared, &mut client, &mut parser, &mut inbuf, &mut out);
+        logged_replies.clear();
+        let close = run_commands(
+            &shared,
+            &mut client,
+            &mut parser,
+            &mut inbuf,
+            &mut out,
+            &mut logged_replies,
+        );
         if inbuf.len() > client.settings(&shared).client_query_buffer_limit {
             tracing::warn!(
                 "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
@@ -96,13 +107,24 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
-            if let Err(e) = shared.durable(lsn).await {
-                // The writes are not durable: send no acknowledgement at all.
-                tracing::warn!(
-                    "Closing client id={}: AOF write failed before replying: {e}",
-                    client.id
-                );
-                break;
+            match shared.durable(lsn).await {
+                Ok(()) => {}
+                Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
+                    // Not durable: every write of the batch answers MISCONF instead
+                    // of its reply; reads keep theirs and the connection stays open.
+                    tracing::warn!(
+                        "AOF write failed before replying to client id={}: {e}",
+                        client.id
+                    );
+                    out.buf = refuse_writes(&out.buf, &logged_replies, &e.to_string());
+                }
+                Err(e) => {
+                    tracing::warn!(
+                        "Closing client id={}: AOF unavailable before replying: {e}",
+                        client.id
+                    );
+                    break;
+                }
             }
         }
         if !out.buf.is_empty() {
@@ -133,6 +155,7 @@ fn run_commands(
     parser: &mut RequestParser,
     inbuf: &mut BytesMut,
     out: &mut Out,
+    logged_replies: &mut Vec<(usize, usize)>,
 ) -> bool {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     loop {
@@ -142,7 +165,11 @@ fn run_commands(
         };
         match parser.next(inbuf, limits) {
             Ok(Some(args)) => {
+                let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
                 dispatch(shared, client, out, &args);
+                if client.pending_lsn > lsn_before {
+                    logged_replies.push((reply_start, out.buf.len()));
+                }
                 if client.close_after_reply {
                     return true;
                 }
@@ -154,5 +181,37 @@ fn run_commands(
                 return true;
             }
         }
+    }
+}
+
+/// The batch's replies with each reply in `logged` (ascending, disjoint ranges)
+/// replaced by the error line `-<error>`.
+fn refuse_writes(replies: &[u8], logged: &[(usize, usize)], error: &str) -> BytesMut {
+    let mut rebuilt = BytesMut::with_capacity(replies.len());
+    let mut at = 0;
+    for &(start, end) in logged {
+        rebuilt.extend_from_slice(&replies[at..start]);
+        rebuilt.extend_from_slice(b"-");
+        rebuilt.extend_from_slice(error.as_bytes());
+        rebuilt.extend_from_slice(b"\r\n");
+        at = end;
+    }
+    rebuilt.extend_from_slice(&replies[at..]);
+    rebuilt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refuse_writes;
+
+    #[test]
+    fn only_logged_replies_become_errors() {
+        let replies = b"$1\r\na\r\n+OK\r\n:1\r\n+OK\r\n";
+        let logged = [(7, 12), (16, 21)];
+        let rebuilt = refuse_writes(replies, &logged, "MISCONF x");
+        assert_eq!(
+            &rebuilt[..],
+            b"$1\r\na\r\n-MISCONF x\r\n:1\r\n-MISCONF x\r\n"
+        );
     }
 }

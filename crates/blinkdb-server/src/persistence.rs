@@ -106,6 +106,11 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
             },
         )
         .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+    // Kernel pins are opened only now, where their keys ended up after every
+    // RENAME/MOVE in the log; a failure leaves those filters answering errors.
+    if let Err(e) = shared.engine.blooms.attach_all() {
+        tracing::warn!("Kernel Bloom filters: {e}");
+    }
     if let Some((file, offset)) = &stats.truncated {
         tracing::warn!(
             "AOF {file} was truncated at offset {offset}: its tail was incomplete or torn"

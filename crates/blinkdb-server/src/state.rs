@@ -203,13 +203,9 @@ impl Shared {
     /// Waits until the log holds everything up to `lsn` as the fsync policy
     /// requires before a reply may go out: written for everysec/no, synced
     /// (group commit) for always.
-    pub async fn durable(&self, lsn: u64) -> Result<(), String> {
+    pub async fn durable(&self, lsn: u64) -> Result<(), blinkdb_engine::aof::AofError> {
         match self.engine.log_handle() {
-            Some(log) => log
-                .aof
-                .wait_synced(blinkdb_engine::aof::Lsn(lsn))
-                .await
-                .map_err(|e| e.to_string()),
+            Some(log) => log.aof.wait_synced(blinkdb_engine::aof::Lsn(lsn)).await,
             None => Ok(()),
         }
     }

@@ -21,7 +21,35 @@ pub(crate) struct SyncState {
     pub synced: u64,
     /// Counts finished sync attempts, so a waiter only trusts failures that came after it.
     pub attempt: u64,
-    pub failed: Option<String>,
+    pub failed: Option<Failure>,
+}
+
+/// Why the last sync attempt failed, kept apart so a waiter gets the same
+/// `MISCONF` text a direct commit would have given.
+#[derive(Debug, Clone)]
+pub(crate) enum Failure {
+    Write(String),
+    Sync(String),
+    Closed,
+}
+
+impl Failure {
+    fn of(e: AofError) -> Failure {
+        match e {
+            AofError::WriteFailed { reason } => Failure::Write(reason),
+            AofError::SyncFailed { reason } => Failure::Sync(reason),
+            AofError::Closed => Failure::Closed,
+            other => Failure::Sync(other.to_string()),
+        }
+    }
+
+    fn into_error(self) -> AofError {
+        match self {
+            Failure::Write(reason) => AofError::WriteFailed { reason },
+            Failure::Sync(reason) => AofError::SyncFailed { reason },
+            Failure::Closed => AofError::Closed,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -90,7 +118,7 @@ impl Syncer {
                         // Avoid a hot loop while the disk keeps failing.
                         std::thread::sleep(Duration::from_millis(100));
                     }
-                    Some(e.to_string())
+                    Some(Failure::of(e))
                 }
             };
             self.published.send_modify(|s| {
@@ -123,9 +151,7 @@ impl Syncer {
         if state.synced >= lsn.0 {
             return Ok(());
         }
-        Err(AofError::SyncFailed {
-            reason: state.failed.unwrap_or_default(),
-        })
+        Err(state.failed.map_or(AofError::Closed, Failure::into_error))
     }
 
     pub fn shutdown(&self) {
@@ -133,7 +159,7 @@ impl Syncer {
         self.wake.notify_all();
         self.published.send_modify(|s| {
             s.attempt += 1;
-            s.failed = Some(AofError::Closed.to_string());
+            s.failed = Some(Failure::Closed);
         });
     }
 }

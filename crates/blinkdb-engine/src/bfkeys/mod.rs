@@ -11,6 +11,7 @@
 
 mod kernel_backed;
 mod record;
+mod side_log;
 mod store;
 mod value;
 

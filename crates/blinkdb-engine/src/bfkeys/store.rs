@@ -184,6 +184,34 @@ impl BloomStore {
         first
     }
 
+    /// Once the log is replayed: opens every kernel filter's pin at its key's
+    /// final place, rebuilding missing ones from their side logs. Returns the
+    /// first error, after trying every filter (a failed one answers errors).
+    pub fn attach_all(&self) -> Result<(), BloomError> {
+        let cells: Vec<Arc<Cell>> = self
+            .live
+            .lock()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect();
+        let mut first = Ok(());
+        for cell in cells {
+            match BloomValue(cell).attach() {
+                Ok(true) => {
+                    self.stats.rebuilds.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!("kernel filter could not be attached after loading: {e}");
+                    if first.is_ok() {
+                        first = Err(e);
+                    }
+                }
+            }
+        }
+        first
+    }
+
     /// Flushes and stops deleting files when values are dropped (process exit).
     pub fn close(&self) {
         let _ = self.flush_all(LogPosition::default());

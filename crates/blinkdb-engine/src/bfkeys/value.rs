@@ -2,11 +2,12 @@
 
 use super::kernel_backed::KernelBloom;
 use super::record::{Binding, VALUES_COMMAND};
+use super::side_log::ItemLog;
 use super::store::BloomStore;
 use crate::bloom::{
     dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen, ScalableBloom,
 };
-use crate::filter::LogPosition;
+use crate::filter::{ItemHash, LogPosition};
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -64,7 +65,7 @@ pub struct KeyFilterInfo {
 
 enum Backend {
     User(ScalableBloom),
-    Kernel(KernelBloom),
+    Kernel(Box<KernelBloom>),
     Gone,
 }
 
@@ -74,6 +75,8 @@ struct State {
     replay_seen: u64,
     /// Replay: items the reopened files/pin already held.
     durable_items: u64,
+    /// User filters: the digests of their items, which an AOF rewrite keeps.
+    items: Option<ItemLog>,
     /// Replay: the filter was reopened (not rebuilt), so LOADCHUNK data is already in.
     reopened: bool,
 }
@@ -81,7 +84,6 @@ struct State {
 pub(crate) struct Cell {
     pub(crate) id: u64,
     spec: KeyFilterSpec,
-    pin: Option<(u32, String)>,
     store: Arc<BloomStore>,
     state: RwLock<State>,
 }
@@ -95,6 +97,7 @@ impl Cell {
     ) -> Result<Cell, BloomError> {
         let dir = store.dir().to_path_buf();
         let id = binding.id;
+        let mut items = None;
         let (backend, durable_items, reopened) = match binding.spec.backend {
             BackendSpec::User => {
                 let reopened = if fresh {
@@ -126,17 +129,31 @@ impl Cell {
                         }
                     }
                 };
-                match reopened {
+                let log = if fresh {
+                    ItemLog::create(&dir, id)?
+                } else {
+                    ItemLog::open(&dir, id, binding.base)?
+                };
+                let opened = match reopened {
                     Some(filter) => {
                         let card = filter.card();
                         (Backend::User(filter), card, true)
                     }
                     None => {
                         ScalableBloom::delete(&dir, id)?;
-                        let filter = ScalableBloom::create(&dir, id, binding.spec.config, limits)?;
-                        (Backend::User(filter), 0, false)
+                        let mut filter =
+                            ScalableBloom::create(&dir, id, binding.spec.config, limits)?;
+                        // A rebuild starts from the item log; the log replays the rest.
+                        let logged = if fresh { Vec::new() } else { log.values()? };
+                        for digest in &logged {
+                            let digest = digest[..].try_into().expect("16-byte digests");
+                            filter.replay_add_hash(ItemHash::from_digest(digest), limits)?;
+                        }
+                        (Backend::User(filter), logged.len() as u64, false)
                     }
-                }
+                };
+                items = Some(log);
+                opened
             }
             BackendSpec::Kernel { raw_width } => {
                 store.kernel_available().map_err(BloomError::Kernel)?;
@@ -145,26 +162,20 @@ impl Cell {
                 ))?;
                 let location = PinLocation::new(store.pin_root(), db, name)?;
                 let spec = binding.spec.kernel_spec(raw_width);
-                let (kernel, rebuilt) = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
-                if rebuilt {
-                    store
-                        .stats
-                        .rebuilds
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
+                let kernel = KernelBloom::open(&dir, id, &location, &spec, fresh)?;
                 let entries = kernel.entries();
-                (Backend::Kernel(kernel), entries, !fresh)
+                (Backend::Kernel(Box::new(kernel)), entries, !fresh)
             }
         };
         Ok(Cell {
             id,
             spec: binding.spec,
-            pin: binding.pin.clone(),
             store,
             state: RwLock::new(State {
                 backend,
                 replay_seen: binding.base,
                 durable_items,
+                items,
                 reopened,
             }),
         })
@@ -216,12 +227,12 @@ impl Cell {
                 config: filter.config(),
                 backend: BackendSpec::User,
             },
-            pin: None,
             store,
             state: RwLock::new(State {
                 backend: Backend::User(filter),
                 replay_seen: header_items,
                 durable_items,
+                items: Some(ItemLog::incomplete(&dir, id)?),
                 reopened,
             }),
         })
@@ -244,6 +255,7 @@ impl Drop for Cell {
             Backend::User(filter) => {
                 drop(filter);
                 ScalableBloom::delete(self.store.dir(), self.id)
+                    .and(ItemLog::remove(self.store.dir(), self.id))
             }
             Backend::Kernel(kernel) => kernel.delete(),
             Backend::Gone => Ok(()),
@@ -292,8 +304,15 @@ impl BloomValue {
 
     /// BF.ADD: Ok(true) when newly added.
     pub fn add(&self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
-        match &mut self.0.state.write().backend {
-            Backend::User(f) => f.add(item, limits),
+        let state = &mut *self.0.state.write();
+        match &mut state.backend {
+            Backend::User(f) => {
+                let added = f.add(item, limits)?;
+                if let (true, Some(log)) = (added, &mut state.items) {
+                    log.append(&ItemHash::of(item).to_digest())?;
+                }
+                Ok(added)
+            }
             Backend::Kernel(k) => k.add(item, true),
             Backend::Gone => Err(BloomError::NotFound),
         }
@@ -323,9 +342,12 @@ impl BloomValue {
         items: impl IntoIterator<Item = &'a [u8]>,
         limits: &BloomLimits,
     ) -> Result<(), BloomError> {
-        let mut state = self.0.state.write();
+        let state = &mut *self.0.state.write();
         for item in items {
             state.replay_seen += 1;
+            if let Some(log) = &mut state.items {
+                log.replayed(state.replay_seen, &ItemHash::of(item).to_digest())?;
+            }
             if state.replay_seen <= state.durable_items {
                 continue;
             }
@@ -338,24 +360,31 @@ impl BloomValue {
         Ok(())
     }
 
-    /// Replays stored kernel values written by an AOF rewrite.
+    /// Replays stored values written by an AOF rewrite: kernel values, or the
+    /// 16-byte item digests of a user filter.
     pub fn replay_values<'a>(
         &self,
         values: impl IntoIterator<Item = &'a [u8]>,
+        limits: &BloomLimits,
     ) -> Result<(), BloomError> {
-        let mut state = self.0.state.write();
+        let state = &mut *self.0.state.write();
         for value in values {
             state.replay_seen += 1;
+            if let Some(log) = &mut state.items {
+                log.replayed(state.replay_seen, value)?;
+            }
             if state.replay_seen <= state.durable_items {
                 continue;
             }
             match &mut state.backend {
                 Backend::Kernel(k) => k.force_value(value)?,
-                _ => {
-                    return Err(BloomError::BadBackend(
-                        "stored values for a non-kernel filter",
-                    ))
+                Backend::User(f) => {
+                    let digest = value.try_into().map_err(|_| {
+                        BloomError::BadBackend("a user filter's stored values are 16-byte digests")
+                    })?;
+                    f.replay_add_hash(ItemHash::from_digest(digest), limits)?
                 }
+                Backend::Gone => return Err(BloomError::NotFound),
             }
         }
         Ok(())
@@ -394,7 +423,7 @@ impl BloomValue {
                     items: k.entries(),
                     expansion: None,
                 },
-                kernel: Some(k.info().clone()),
+                kernel: Some(k.info()),
             },
             Backend::Gone => KeyFilterInfo {
                 bloom: BloomInfo {
@@ -439,8 +468,15 @@ impl BloomValue {
 
     /// Makes adds so far durable: msync + checkpoint, or fsync of the side log.
     pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
-        match &self.0.state.read().backend {
-            Backend::User(f) => f.flush(checkpoint),
+        let state = self.0.state.read();
+        match &state.backend {
+            Backend::User(f) => {
+                // The item log first, so a flushed count never exceeds its entries.
+                if let Some(log) = &state.items {
+                    log.sync()?;
+                }
+                f.flush(checkpoint)
+            }
             Backend::Kernel(k) => k.sync(),
             Backend::Gone => Ok(()),
         }
@@ -459,6 +495,10 @@ impl BloomValue {
         };
         let id = store.allocate_id();
         let copy = f.copy_files(id)?;
+        let items = match &state.items {
+            Some(log) => Some(log.copy_to(store.dir(), id)?),
+            None => None,
+        };
         let binding = Binding {
             id,
             base: copy.card(),
@@ -468,12 +508,12 @@ impl BloomValue {
         let cell = Cell {
             id,
             spec: self.0.spec,
-            pin: None,
             store: store.clone(),
             state: RwLock::new(State {
                 backend: Backend::User(copy),
                 replay_seen: 0,
                 durable_items: 0,
+                items,
                 reopened: false,
             }),
         };
@@ -484,11 +524,35 @@ impl BloomValue {
 
     /// The binding record naming this filter, with `base` items already counted.
     pub fn binding(&self, base: u64) -> Binding {
+        let pin = match &self.0.state.read().backend {
+            Backend::Kernel(k) => Some(k.pin()),
+            _ => None,
+        };
         Binding {
             id: self.0.id,
             base,
             spec: self.0.spec,
-            pin: self.0.pin.clone(),
+            pin,
+        }
+    }
+
+    /// RENAME/MOVE: the filter now belongs to `key` in `db`. A kernel filter's
+    /// pin moves to that key's path (same map); user files are named by id.
+    pub fn relocate(&self, db: usize, key: &[u8]) -> Result<(), BloomError> {
+        let mut state = self.0.state.write();
+        let Backend::Kernel(k) = &mut state.backend else {
+            return Ok(());
+        };
+        let to = PinLocation::for_key(self.0.store.pin_root(), db as u32, key);
+        k.relocate(to)
+    }
+
+    /// After replay: opens a kernel filter's pin where its key ended up
+    /// (rebuilding it from the side log if gone). Returns whether it was rebuilt.
+    pub(crate) fn attach(&self) -> Result<bool, BloomError> {
+        match &mut self.0.state.write().backend {
+            Backend::Kernel(k) => k.attach(),
+            _ => Ok(false),
         }
     }
 }
@@ -503,10 +567,10 @@ pub fn rewrite_records(key: &[u8], v: &BloomValue) -> Vec<Vec<Vec<u8>>> {
     if let Err(e) = v.flush(LogPosition::default()) {
         tracing::warn!(id = v.id(), "flush before rewrite failed: {e}");
     }
+    let bound = v.binding(0);
     let state = v.0.state.read();
     match &state.backend {
         Backend::Kernel(k) => {
-            let mut records = vec![v.binding(0).encode(key)];
             let values = match k.values() {
                 Ok(values) => values,
                 Err(e) => {
@@ -518,17 +582,41 @@ pub fn rewrite_records(key: &[u8], v: &BloomValue) -> Vec<Vec<Vec<u8>>> {
                 }
             };
             debug_assert!(values.iter().all(|x| x.len() == k.value_size()));
-            for chunk in values.chunks(VALUES_PER_RECORD) {
-                let mut record = vec![
-                    VALUES_COMMAND.to_ascii_uppercase().into_bytes(),
-                    key.to_vec(),
-                ];
-                record.extend(chunk.iter().cloned());
-                records.push(record);
-            }
-            records
+            values_records(key, bound, &values)
         }
-        Backend::User(f) => vec![v.binding(f.card()).encode(key)],
+        Backend::User(f) => match state
+            .items
+            .as_ref()
+            .map(|log| (log.is_complete(), log.values()))
+        {
+            Some((true, Ok(digests))) => values_records(key, bound, &digests),
+            other => {
+                if let Some((_, Err(e))) = other {
+                    tracing::warn!(id = v.id(), "item log unreadable at rewrite: {e}");
+                }
+                // No item list (BF.LOADCHUNK, or files from before item logs):
+                // the files alone carry the items bound so far.
+                vec![Binding {
+                    base: f.card(),
+                    ..bound
+                }
+                .encode(key)]
+            }
+        },
         Backend::Gone => Vec::new(),
     }
+}
+
+/// A binding from zero followed by every stored value, `VALUES_PER_RECORD` a record.
+fn values_records(key: &[u8], binding: Binding, values: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {
+    let mut records = vec![binding.encode(key)];
+    for chunk in values.chunks(VALUES_PER_RECORD) {
+        let mut record = vec![
+            VALUES_COMMAND.to_ascii_uppercase().into_bytes(),
+            key.to_vec(),
+        ];
+        record.extend(chunk.iter().cloned());
+        records.push(record);
+    }
+    records
 }

@@ -274,7 +274,15 @@ impl ScalableBloom {
     /// where the live add put it (the first sub-filter not yet full, growing the chain
     /// as the live add did) and counts once even if its bits are already set.
     pub fn replay_add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<(), BloomError> {
-        let hash = ItemHash::of(item);
+        self.replay_add_hash(ItemHash::of(item), limits)
+    }
+
+    /// [`replay_add`](Self::replay_add) of an item known by its hash (side logs).
+    pub fn replay_add_hash(
+        &mut self,
+        hash: ItemHash,
+        limits: &BloomLimits,
+    ) -> Result<(), BloomError> {
         let slot = self
             .links
             .iter()

@@ -38,6 +38,15 @@ impl ItemHash {
         ItemHash(xxh3_128(item))
     }
 
+    /// The hash as stored in a side log: little-endian (the kernel digest's bytes).
+    pub fn to_digest(self) -> [u8; 16] {
+        self.0.to_le_bytes()
+    }
+
+    pub fn from_digest(digest: [u8; 16]) -> ItemHash {
+        ItemHash(u128::from_le_bytes(digest))
+    }
+
     /// Line index in `0..lines`: multiply-high range reduction of the low 64 bits,
     /// which has no modulo bias worth measuring and no division.
     #[inline]

@@ -304,6 +304,42 @@ impl KernelFilter {
             .map_err(|err| KernelError::from_aya_pin(err, path))
     }
 
+    /// Moves the pin to `to` (the owning key was renamed or moved): the same
+    /// map, served at the new path and no longer at the old one. A pin already
+    /// at `to` is replaced (rename(2) on bpffs is atomic); if this map's pin was
+    /// removed meanwhile, it is pinned anew at `to`.
+    pub fn move_pin(&mut self, to: &PinLocation) -> KernelResult<()> {
+        if *to == self.location {
+            return Ok(());
+        }
+        let path = to.path();
+        create_dirs(&to.dir())?;
+        if self.pin_status()? == PinStatus::Pinned {
+            std::fs::rename(&self.info.pin_path, &path).map_err(|source| KernelError::Io {
+                op: "rename",
+                path: path.clone(),
+                source,
+            })?;
+        } else {
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(KernelError::Io {
+                        op: "unlink",
+                        path,
+                        source: e,
+                    })
+                }
+                _ => {}
+            }
+            self.map
+                .pin(&path)
+                .map_err(|err| KernelError::from_aya_pin(err, &path))?;
+        }
+        self.location = to.clone();
+        self.info.pin_path = path;
+        Ok(())
+    }
+
     /// Unpins and closes the map, which frees it unless an eBPF program or
     /// another process still holds it. A pin that now serves a different
     /// map is left alone.

@@ -60,6 +60,11 @@ pub struct FilterSpec {
 }
 
 impl FilterSpec {
+    /// The element bytes `item` is stored as (its digest, or itself in RAW mode).
+    pub fn encode_value(&self, item: &[u8]) -> KernelResult<Vec<u8>> {
+        Ok(element_value(self.format, item)?.as_bytes().to_vec())
+    }
+
     /// A digest-mode spec.
     pub fn digest(capacity: u32, error_rate: f64) -> Self {
         FilterSpec {

@@ -546,8 +546,9 @@ pub fn internal_values(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error("ERR malformed BLINKDB.BFVALUES record");
     }
     let key = &args[1];
+    let limits = limits(ctx);
     let result = ctx.write1(key, |tx, db, _| match filter_of(tx, db, key) {
-        Ok(Some(f)) => f.replay_values(args[2..].iter().map(|a| &a[..])),
+        Ok(Some(f)) => f.replay_values(args[2..].iter().map(|a| &a[..]), &limits),
         _ => Ok(()),
     });
     match result {

@@ -4,7 +4,7 @@ use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::pattern::glob_match;
-use blinkdb_engine::Value;
+use blinkdb_engine::{Entry, Tx, Value};
 
 pub fn del(ctx: &mut Ctx, args: &Args) {
     let db = ctx.db();
@@ -271,6 +271,9 @@ fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         if nx && tx.exists(db, dst) {
             return out.int(0);
         }
+        if let Err(e) = relocate_filter(tx, db, src, db, dst) {
+            return out.error(&e.to_string());
+        }
         let entry = tx.remove(db, src).expect("checked above");
         tx.insert(db, dst, entry);
         tx.log(db, &[if nx { b"RENAMENX" } else { b"RENAME" }, src, dst]);
@@ -280,6 +283,24 @@ fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
             out.ok();
         }
     });
+}
+
+/// A kernel-backed filter's pin follows its key (`<pin root>/<db>/<key>`);
+/// done before the keyspace changes so a failure leaves everything as it was.
+fn relocate_filter(
+    tx: &mut Tx,
+    src_db: usize,
+    src: &[u8],
+    dst_db: usize,
+    dst: &[u8],
+) -> Result<(), blinkdb_engine::bloom::BloomError> {
+    match tx.get(src_db, src) {
+        Some(Entry {
+            value: Value::Bloom(filter),
+            ..
+        }) => filter.relocate(dst_db, dst),
+        _ => Ok(()),
+    }
 }
 
 pub fn rename(ctx: &mut Ctx, args: &Args) {
@@ -374,6 +395,9 @@ pub fn move_(ctx: &mut Ctx, args: &Args) {
     ctx.write(&[(src_db, key), (dst_db, key)], |tx, out| {
         if !tx.exists(src_db, key) || tx.exists(dst_db, key) {
             return out.int(0);
+        }
+        if let Err(e) = relocate_filter(tx, src_db, key, dst_db, key) {
+            return out.error(&e.to_string());
         }
         let entry = tx.remove(src_db, key).expect("checked above");
         tx.insert(dst_db, key, entry);
