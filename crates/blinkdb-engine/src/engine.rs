@@ -455,10 +455,11 @@ impl<'a> Tx<'a> {
         }
         // A write command that looks at a key may log a record that needs
         // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
-        entry.map(|e| {
+        let mut entry = entry;
+        if let Some(e) = entry.as_deref_mut() {
             e.origin.mark_touched();
-            e
-        })
+        }
+        entry
     }
 
     pub fn exists(&mut self, db: usize, key: &[u8]) -> bool {

@@ -39,7 +39,9 @@ fn pexpireat(e: &Engine, key: &[u8], at: u64) {
 }
 
 fn origin(e: &Engine, key: &[u8]) -> Option<(u64, bool)> {
-    e.read(0, key, |en| en.map(|en| (en.origin.seg(), en.origin.touched())))
+    e.read(0, key, |en| {
+        en.map(|en| (en.origin.seg(), en.origin.touched()))
+    })
 }
 
 fn replay_all(dir: &std::path::Path) -> Vec<Vec<Vec<u8>>> {
@@ -115,7 +117,10 @@ fn dropping_a_segment_evicts_its_dependents_and_deletes_touched_ones() {
         Some(Value::Str((&b"v2"[..]).into()))
     );
     let m = log.aof.manifest();
-    assert!(m.incr.iter().all(|e| e.seq != 1), "incr 1 left the manifest");
+    assert!(
+        m.incr.iter().all(|e| e.seq != 1),
+        "incr 1 left the manifest"
+    );
     assert!(!aofdir.join("appendonly.aof.1.incr.aof").exists());
 
     // What a restart replays: segment 2 then the DELs, which end with only
@@ -136,7 +141,9 @@ fn dropping_a_segment_evicts_its_dependents_and_deletes_touched_ones() {
     };
     assert!(pos(b"APPEND", b"appended") < pos(b"DEL", b"appended"));
     assert!(pos(b"PEXPIREAT", b"expiring") < pos(b"DEL", b"expiring"));
-    assert!(!cmds.iter().any(|c| c[0].eq_ignore_ascii_case(b"DEL") && c[1] == b"untouched"));
+    assert!(!cmds
+        .iter()
+        .any(|c| c[0].eq_ignore_ascii_case(b"DEL") && c[1] == b"untouched"));
 }
 
 #[test]
@@ -159,7 +166,10 @@ fn the_only_active_file_is_rotated_before_it_is_dropped() {
     let EvictStep::Dropped(ev) = engine.evict_oldest_segment().unwrap() else {
         panic!("expected an eviction");
     };
-    assert_eq!((ev.file.as_str(), ev.keys, ev.dels_logged), ("incr#1", 1, 0));
+    assert_eq!(
+        (ev.file.as_str(), ev.keys, ev.dels_logged),
+        ("incr#1", 1, 0)
+    );
     // New writes go to the new active file and survive the next call.
     set(&engine, b"k2", b"v");
     assert_eq!(origin(&engine, b"k2"), Some((2, false)));
