@@ -6,7 +6,7 @@ use crate::bfkeys::BloomStore;
 use crate::clock::now_ms;
 use crate::existence::ExistenceFilter;
 use crate::filter::LogPosition;
-use crate::keyspace::{Db, Entry, Shard, Value, SHARDS};
+use crate::keyspace::{Db, Entry, Origin, Shard, Value, SHARDS};
 use crate::persist::Log;
 use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
@@ -58,6 +58,12 @@ pub struct Engine {
     /// Filters owned by BF.* keys.
     pub blooms: Arc<BloomStore>,
     pub existence: Option<ExistenceFilter>,
+    /// The file being replayed while loading (an incr seq, 0 for the base):
+    /// the segment label of entries created before the log is installed.
+    replay_seg: AtomicU64,
+    /// Held by a rewrite for its whole run and by a cache-mode eviction, so
+    /// that neither sees the other's half-switched files.
+    pub(crate) maintenance: Mutex<()>,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -68,6 +74,10 @@ pub struct Tx<'a> {
     now: u64,
     lsn: u64,
     expired: u64,
+    /// Segments of the first and the last record this transaction logged
+    /// (u64::MAX: none yet); fresh values are labeled from them.
+    first_seg: u64,
+    last_seg: u64,
 }
 
 impl Engine {
@@ -87,6 +97,8 @@ impl Engine {
                     r.inspect_err(|e| tracing::warn!("existence filter disabled: {e}"))
                         .ok()
                 }),
+            replay_seg: AtomicU64::new(0),
+            maintenance: Mutex::new(()),
         }
     }
 
@@ -129,6 +141,30 @@ impl Engine {
 
     pub fn log_handle(&self) -> Option<&Arc<Log>> {
         self.log.get()
+    }
+
+    /// Tells the engine which file the records replayed next come from, so
+    /// entries get that file's segment label.
+    pub fn set_replay_file(&self, file: crate::aof::FileId) {
+        let seg = if file.is_base() { 0 } else { file.seq() };
+        self.replay_seg.store(seg, Ordering::Release);
+    }
+
+    /// The segment a record logged from now on lands in, or a later one.
+    fn current_seg(&self) -> u64 {
+        match self.log.get() {
+            Some(log) => log.aof.append_seq(),
+            None => self.replay_seg.load(Ordering::Acquire),
+        }
+    }
+
+    /// Memory the keyspace accounts for (cache mode's maxmemory measure).
+    pub fn dataset_bytes(&self) -> u64 {
+        self.dbs
+            .iter()
+            .flat_map(|db| db.shards().iter())
+            .map(|s| s.read().accounted_bytes() as u64)
+            .sum()
     }
 
     /// The bytes of a string value, reading a blob back from the log.
@@ -220,6 +256,8 @@ impl Engine {
             now: self.now(),
             lsn: 0,
             expired: 0,
+            first_seg: u64::MAX,
+            last_seg: u64::MAX,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -415,6 +453,12 @@ impl<'a> Tx<'a> {
         if expired {
             self.expired += 1;
         }
+        // A write command that looks at a key may log a record that needs
+        // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
+        let mut entry = entry;
+        if let Some(e) = entry.as_deref_mut() {
+            e.origin.mark_touched();
+        }
         entry
     }
 
@@ -422,8 +466,51 @@ impl<'a> Tx<'a> {
         self.get(db, key).is_some()
     }
 
-    /// Stores `entry`, returning the previous live entry.
-    pub fn insert(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
+    /// Stores `entry`, returning the previous live entry. An unlabeled entry
+    /// is taken to derive from the key's previous value if there is one
+    /// (APPEND, INCR...), else to be created by a record of this command;
+    /// a labeled one (moved by RENAME, copied by COPY) keeps its label.
+    /// Either way a later eviction must log a DEL for it, unless the log is
+    /// off (replay), where the label of a fresh value is exact.
+    pub fn insert(&mut self, db: usize, key: &[u8], mut entry: Entry) -> Option<Entry> {
+        if entry.origin.is_set() {
+            entry.origin.mark_touched();
+        } else {
+            let now = self.now;
+            let previous = self
+                .shard(db, key)
+                .get(key, now)
+                .map(|e| e.origin)
+                .filter(|o| o.is_set());
+            entry.origin = match previous {
+                Some(mut o) => {
+                    o.mark_touched();
+                    o
+                }
+                None => Origin::new(self.fresh_seg(), self.logging()),
+            };
+        }
+        self.insert_labeled(db, key, entry)
+    }
+
+    /// Stores a value created entirely by the record this transaction
+    /// logged last (SET, MSET): its label is exactly that record's segment.
+    pub fn insert_after_log(&mut self, db: usize, key: &[u8], mut entry: Entry) -> Option<Entry> {
+        entry.origin = if self.last_seg != u64::MAX {
+            Origin::new(self.last_seg, false)
+        } else {
+            Origin::new(self.fresh_seg(), self.logging())
+        };
+        self.insert_labeled(db, key, entry)
+    }
+
+    /// A segment no later than that of any record this transaction logged
+    /// or will log.
+    fn fresh_seg(&self) -> u64 {
+        self.first_seg.min(self.engine.current_seg())
+    }
+
+    fn insert_labeled(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
         let now = self.now;
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
@@ -458,6 +545,13 @@ impl<'a> Tx<'a> {
     pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
         let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
+        let seg = if lsn != 0 {
+            crate::aof::Lsn(lsn).incr_seq()
+        } else {
+            self.engine.current_seg()
+        };
+        self.first_seg = self.first_seg.min(seg);
+        self.last_seg = seg;
         if refs.is_empty() {
             return Vec::new();
         }

@@ -8,6 +8,7 @@ pub mod bfkeys;
 pub mod bloom;
 pub mod clock;
 pub mod engine;
+pub mod evict;
 pub mod existence;
 pub mod filter;
 pub mod kernel;
@@ -18,4 +19,4 @@ pub mod rewrite;
 pub mod splitargs;
 
 pub use engine::{Engine, EngineOptions, Tx};
-pub use keyspace::{Entry, Value};
+pub use keyspace::{Entry, Origin, Value};

@@ -116,7 +116,7 @@ impl Engine {
         shard.snapshot_epoch = epoch;
     }
 
-    fn lock_all(&self) -> Vec<parking_lot::RwLockWriteGuard<'_, Shard>> {
+    pub(crate) fn lock_all(&self) -> Vec<parking_lot::RwLockWriteGuard<'_, Shard>> {
         (0..self.databases())
             .flat_map(|d| self.db(d).shards().iter().map(|s| s.write()))
             .collect()
@@ -126,6 +126,7 @@ impl Engine {
     /// on a background thread. Clients keep reading and writing meanwhile.
     pub fn rewrite_aof(&self) -> Result<RewriteReport, String> {
         let log = self.log_handle().ok_or("AOF is disabled")?.clone();
+        let _exclusive = self.maintenance.lock();
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
         {
             let _all = self.lock_all();

@@ -87,8 +87,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "maxmemory-policy",
         "noeviction",
         true,
-        Kind::Enum(&["noeviction"]),
+        Kind::Enum(&["noeviction", "allkeys-fifo"]),
     ),
+    opt("max-disk-size", "0", true, Kind::Memory),
     opt("bf-max-memory", "1gb", true, Kind::Memory),
     opt(
         "bf-default-backend",
@@ -131,6 +132,18 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
+/// Redis eviction policies BlinkDB does not implement: it evicts whole log
+/// segments in FIFO order only (docs/cache-mode.md).
+const REDIS_ONLY_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "allkeys-lru",
+    "volatile-lfu",
+    "allkeys-lfu",
+    "volatile-random",
+    "allkeys-random",
+    "volatile-ttl",
+];
+
 /// Checks a value against its option's kind; returns the canonical form.
 pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
     match def.kind {
@@ -149,6 +162,16 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
         Kind::Memory => parse_memory(value)
             .map(|n| n.to_string())
             .ok_or_else(|| "argument must be a memory value".into()),
+        Kind::Enum(_)
+            if def.name == "maxmemory-policy"
+                && REDIS_ONLY_POLICIES
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(value)) =>
+        {
+            Err(format!(
+            "BlinkDB supports only the maxmemory policies noeviction and allkeys-fifo, not {value}"
+        ))
+        }
         Kind::Enum(choices) => choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(value))
@@ -310,6 +333,9 @@ impl Config {
             auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
             auto_aof_rewrite_min_size: self.int("auto-aof-rewrite-min-size") as u64,
             maxmemory: self.int("maxmemory") as u64,
+            maxmemory_policy: self.get("maxmemory-policy").to_string(),
+            evict_fifo: self.get("maxmemory-policy") == "allkeys-fifo",
+            max_disk_size: self.int("max-disk-size") as u64,
             bf_max_memory: self.int("bf-max-memory") as u64,
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
             bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
@@ -402,6 +428,11 @@ pub struct Settings {
     pub auto_aof_rewrite_percentage: u64,
     pub auto_aof_rewrite_min_size: u64,
     pub maxmemory: u64,
+    pub maxmemory_policy: String,
+    /// `maxmemory-policy allkeys-fifo`: cache mode evicts whole segments.
+    pub evict_fifo: bool,
+    /// Bytes the AOF directory may hold in cache mode (0: unlimited).
+    pub max_disk_size: u64,
     /// Largest file size of one Bloom filter.
     pub bf_max_memory: u64,
     /// BF.* filters made without BACKEND go to the kernel.
@@ -426,6 +457,23 @@ mod tests {
         assert_eq!(c.settings().bind, vec!["127.0.0.1", "::1"]);
         assert!(Config::from_args(&["--nope".into(), "1".into()]).is_err());
         assert!(Config::from_args(&["--port".into(), "99999".into()]).is_err());
+    }
+
+    #[test]
+    fn eviction_policies() {
+        let mut c = Config::default();
+        assert_eq!(c.settings().maxmemory_policy, "noeviction");
+        c.set_runtime("maxmemory-policy", "ALLKEYS-FIFO").unwrap();
+        assert!(c.settings().evict_fifo);
+        let e = c
+            .set_runtime("maxmemory-policy", "allkeys-lru")
+            .unwrap_err();
+        assert!(
+            e.contains("only") && e.contains("noeviction and allkeys-fifo"),
+            "{e}"
+        );
+        c.set_runtime("max-disk-size", "64gb").unwrap();
+        assert_eq!(c.settings().max_disk_size, 64 << 30);
     }
 
     #[test]

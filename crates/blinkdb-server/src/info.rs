@@ -114,11 +114,14 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let rss = rss_bytes();
             let _ = write!(
                 o,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:noeviction\r\nmem_allocator:libc\r\n",
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
                 human(rss),
                 human(rss),
                 settings.maxmemory,
-                human(settings.maxmemory)
+                human(settings.maxmemory),
+                settings.maxmemory_policy,
+                shared.engine.dataset_bytes(),
+                settings.max_disk_size,
             );
         }
         "persistence" => crate::persistence::info(shared, o),

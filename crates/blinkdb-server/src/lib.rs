@@ -6,6 +6,7 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod connection;
+pub mod eviction;
 pub mod info;
 pub mod info_bloom;
 pub mod logging;

@@ -152,6 +152,7 @@ fn replay(
     if name.eq_ignore_ascii_case(b"multi") || name.eq_ignore_ascii_case(b"exec") {
         return Ok(()); // Replayed in order, a transaction's commands stay atomic.
     }
+    shared.engine.set_replay_file(cmd.file);
     let has_blob = cmd.args.iter().any(|a| matches!(a, Arg::Blob(_)));
     if has_blob && (name.eq_ignore_ascii_case(b"set") || name.eq_ignore_ascii_case(b"mset")) {
         return replay_blob_set(shared, client.db, &name, &cmd.args);
@@ -205,9 +206,9 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Res
             let (Some(key), Some(v)) = (inline(&pair[0]), pair.get(1)) else {
                 return Err(bad());
             };
-            shared
-                .engine
-                .write1(db, key, |tx| tx.insert(db, key, Entry::new(value_of(v))));
+            shared.engine.write1(db, key, |tx| {
+                tx.insert_after_log(db, key, Entry::new(value_of(v)))
+            });
         }
         return Ok(());
     }
@@ -226,6 +227,10 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Res
                 [] => {}
                 [k] if k.eq_ignore_ascii_case(b"keepttl") => {
                     entry.expire_at = tx.get(db, key).map_or(0, |e| e.expire_at);
+                    if entry.expire_at != 0 {
+                        tx.insert(db, key, entry);
+                        return Ok(());
+                    }
                 }
                 [k, at] if k.eq_ignore_ascii_case(b"pxat") => {
                     entry.expire_at = std::str::from_utf8(at)
@@ -235,7 +240,7 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Res
                 }
                 _ => return Err(bad()),
             }
-            tx.insert(db, key, entry);
+            tx.insert_after_log(db, key, entry);
             Ok(())
         })
         .0

@@ -145,14 +145,16 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     tracing::warn!("BlinkDB is now ready to exit, bye bye...");
 }
 
-/// Every 100 ms: samples memory use (INFO, maxmemory) and checks the
-/// automatic AOF rewrite trigger.
+/// Every 100 ms: samples memory use (INFO, maxmemory), evicts in cache mode
+/// and checks the automatic AOF rewrite trigger.
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
         shared
             .used_memory
             .store(crate::info::rss_bytes(), Ordering::Relaxed);
+        let evicting = shared.clone();
+        let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}

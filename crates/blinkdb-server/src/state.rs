@@ -58,6 +58,8 @@ pub struct Shared {
     pub last_save_ms: AtomicU64,
     /// Resident set size, sampled by the server cron (INFO, maxmemory).
     pub used_memory: AtomicU64,
+    /// Cache mode (maxmemory-policy allkeys-fifo).
+    pub eviction: crate::eviction::EvictionState,
     pub loading: crate::persistence::LoadingState,
     pub rewrite: crate::persistence::RewriteStats,
     pub run_id: String,
@@ -88,6 +90,7 @@ impl Shared {
             started_ms: blinkdb_engine::clock::now_ms(),
             last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
             used_memory: AtomicU64::new(0),
+            eviction: Default::default(),
             loading: Default::default(),
             rewrite: Default::default(),
             run_id,
@@ -183,15 +186,16 @@ impl Shared {
     }
 
     /// If writes must be refused right now (the log cannot write), the
-    /// error to send. `denyoom` commands are also refused over maxmemory.
-    pub fn write_refusal(&self, denyoom: bool, maxmemory: u64) -> Option<String> {
+    /// error to send. `denyoom` commands are also refused over maxmemory or
+    /// max-disk-size, under allkeys-fifo only once nothing is left to evict.
+    pub fn write_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
         if let Some(log) = self.engine.log_handle() {
             if let Err(e) = log.aof.write_status() {
                 return Some(e.to_string());
             }
         }
-        if denyoom && maxmemory > 0 && self.used_memory.load(Ordering::Relaxed) > maxmemory {
-            return Some("OOM command not allowed when used memory > 'maxmemory'.".into());
+        if denyoom && (settings.maxmemory > 0 || settings.max_disk_size > 0) {
+            return crate::eviction::refusal(self, settings).map(str::to_string);
         }
         None
     }

@@ -17,6 +17,7 @@
 //! ```
 
 mod error;
+mod evict;
 pub mod fault;
 mod load;
 mod manifest;
@@ -39,6 +40,7 @@ use parking_lot::{Mutex, RwLock};
 use xxhash_rust::xxh3::xxh3_64;
 
 pub use error::{AofError, Result};
+pub use evict::OldestSegment;
 pub use load::{Arg, LoadProgress, LoadStats, LoadedCommand};
 pub use manifest::{FileKind, Manifest, ManifestEntry};
 pub use options::{AofOptions, FsyncPolicy};
@@ -169,6 +171,7 @@ impl Aof {
             files: RwLock::new(files),
             counters: Counters::default(),
             rewriting: AtomicBool::new(false),
+            append_seq: AtomicU64::new(last.seq),
             opts,
         });
         {
@@ -261,6 +264,11 @@ impl Aof {
             }
             _ => self.inner.sync_now(),
         }
+    }
+
+    /// Bytes in all live base and incr files (written bytes; cheap: one atomic load).
+    pub fn current_size(&self) -> u64 {
+        self.inner.counters.total_size.load(Ordering::Relaxed)
     }
 
     /// The fsync policy this log runs with.

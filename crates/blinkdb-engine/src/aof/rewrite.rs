@@ -90,7 +90,9 @@ impl Inner {
             if !a.loaded {
                 return Err(AofError::NotLoaded);
             }
-            a.rotate()
+            let seq = a.rotate();
+            self.append_seq.store(seq, Ordering::Release);
+            seq
         };
         self.commit(Lsn::new(new_incr, 0))?;
         let seq = self.writer.lock().manifest.base_seq() + 1;

@@ -132,6 +132,9 @@ pub(crate) struct Inner {
     pub files: RwLock<HashMap<FileId, Arc<dyn LogFile>>>,
     pub counters: Counters,
     pub rewriting: AtomicBool,
+    /// The incr file appends go to (mirrors `AppendState::file_seq`, readable without
+    /// the append lock; it only grows).
+    pub append_seq: AtomicU64,
 }
 
 impl Inner {
@@ -145,7 +148,8 @@ impl Inner {
             return Err(AofError::NotLoaded);
         }
         if a.end() >= self.opts.segment_size {
-            a.rotate();
+            let seq = a.rotate();
+            self.append_seq.store(seq, Ordering::Release);
         }
         let mut w = RecordWriter {
             state: &mut a,

@@ -3,7 +3,7 @@
 mod entry;
 mod shard;
 
-pub use entry::{Entry, Value};
+pub use entry::{Entry, Origin, Value};
 
 /// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap
 /// beyond. Most keys and small values fit, which saves an allocation and,

@@ -15,6 +15,8 @@ pub struct Shard {
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
     expires: BTreeSet<(u64, Key)>,
+    /// Sum of `Entry::accounted_bytes` over the map (cache mode's memory measure).
+    bytes: usize,
 }
 
 impl Shard {
@@ -28,6 +30,11 @@ impl Shard {
 
     pub fn expires_len(&self) -> usize {
         self.expires.len()
+    }
+
+    /// Memory the entries account for (see `Entry::accounted_bytes`).
+    pub fn accounted_bytes(&self) -> usize {
+        self.bytes
     }
 
     /// The entry for `key` if present and not expired at `now`.
@@ -56,6 +63,7 @@ impl Shard {
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
         let at = entry.expire_at;
+        self.bytes += entry.accounted_bytes(key);
         let old = match self.map.get_mut(key) {
             Some(slot) => Some(std::mem::replace(slot, entry)),
             None => {
@@ -64,6 +72,9 @@ impl Shard {
             }
         };
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
+        if let Some(o) = &old {
+            self.bytes -= o.accounted_bytes(key);
+        }
         if old_at != at {
             if old_at != 0 {
                 self.expires.remove(&(old_at, Key::from(key)));
@@ -78,6 +89,7 @@ impl Shard {
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
+        self.bytes -= old.accounted_bytes(key);
         if old.expire_at != 0 {
             self.expires.remove(&(old.expire_at, Key::from(key)));
         }
@@ -89,7 +101,9 @@ impl Shard {
         let Some(entry) = self.map.get_mut(key) else {
             return false;
         };
+        self.bytes -= entry.accounted_bytes(key);
         let old_at = std::mem::replace(&mut entry.expire_at, at);
+        self.bytes += entry.accounted_bytes(key);
         if old_at != at {
             if old_at != 0 {
                 self.expires.remove(&(old_at, Key::from(key)));
@@ -112,7 +126,9 @@ impl Shard {
                 break;
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
-            self.map.remove(&key);
+            if let Some(old) = self.map.remove(&key) {
+                self.bytes -= old.accounted_bytes(&key);
+            }
             removed.push(key);
         }
         removed
@@ -121,6 +137,24 @@ impl Shard {
     pub fn clear(&mut self) {
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
+        self.bytes = 0;
+    }
+
+    /// Removes every entry `evict` picks, returning them with their keys.
+    pub fn evict_where(&mut self, mut evict: impl FnMut(&Entry) -> bool) -> Vec<(Key, Entry)> {
+        let victims: Vec<Key> = self
+            .map
+            .iter()
+            .filter(|(_, e)| evict(e))
+            .map(|(k, _)| k.clone())
+            .collect();
+        victims
+            .into_iter()
+            .filter_map(|k| {
+                let e = self.remove_any(&k)?;
+                Some((k, e))
+            })
+            .collect()
     }
 
     /// Points `key` at a blob's new location if it still holds `old`.

@@ -115,8 +115,8 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     if spec.has(table::WRITE) {
-        let maxmemory = client.settings(shared).maxmemory;
-        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM), maxmemory) {
+        let settings = client.settings(shared);
+        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM), settings) {
             out.error(&err);
             return;
         }

@@ -160,6 +160,13 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
         }
         "resetstat" if args.len() == 2 => {
             ctx.shared.stats.reset();
+            let engine = &ctx.shared.engine.stats;
+            engine
+                .evicted_keys
+                .store(0, std::sync::atomic::Ordering::Relaxed);
+            engine
+                .expired_keys
+                .store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.out.ok();
         }
         "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite() {

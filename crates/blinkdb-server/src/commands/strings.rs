@@ -119,7 +119,14 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
         Some(r) => Value::Blob(Box::new(r)),
         None => Value::Str(val.into()),
     };
-    tx.insert(db, key, Entry { value, expire_at });
+    let mut entry = Entry::new(value);
+    entry.expire_at = expire_at;
+    if matches!(exp, Expiry::Keep) && expire_at != 0 {
+        // The kept TTL comes from an older record: the entry derives from it.
+        tx.insert(db, key, entry);
+    } else {
+        tx.insert_after_log(db, key, entry);
+    }
 }
 
 /// The bytes of a string entry (reading a large value from the log).
@@ -272,7 +279,7 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
                 Some(r) => Value::Blob(Box::new(r)),
                 None => Value::Str(pair[1][..].into()),
             };
-            tx.insert(db, &pair[0], Entry::new(value));
+            tx.insert_after_log(db, &pair[0], Entry::new(value));
         }
         if nx {
             out.int(1);
