@@ -186,6 +186,23 @@ impl Engine {
         }
     }
 
+    /// Reads a large value into `dst` (`r.len` bytes) outside any shard lock.
+    /// `Ok(false)`: its file was dropped meanwhile (a rewrite or an eviction
+    /// finished between the lookup and the read); look the key up again.
+    pub fn read_blob_into(&self, r: &BlobRef, dst: &mut [u8]) -> Result<bool, String> {
+        let log = self.log.get().ok_or("large value without a log")?;
+        match log.read_blob_into(r, dst) {
+            Ok(()) => Ok(true),
+            Err(crate::aof::AofError::FileGone(_)) => Ok(false),
+            Err(e) => {
+                tracing::error!("Reading a large value failed: {e}");
+                Err(format!(
+                    "ERR reading a large value from the log failed: {e}"
+                ))
+            }
+        }
+    }
+
     /// While loading, nothing expires (keys are kept until the load ends, as
     /// in Redis, so replayed commands see the state they saw originally).
     pub fn set_loading(&self, loading: bool) {

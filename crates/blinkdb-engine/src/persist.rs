@@ -45,4 +45,8 @@ impl Log {
     pub fn read_blob(&self, r: &BlobRef) -> Result<Bytes> {
         self.aof.read_blob(r, self.verify_blobs)
     }
+
+    pub fn read_blob_into(&self, r: &BlobRef, dst: &mut [u8]) -> Result<()> {
+        self.aof.read_blob_into(r, self.verify_blobs, dst)
+    }
 }

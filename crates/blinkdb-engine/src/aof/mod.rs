@@ -228,6 +228,15 @@ impl Aof {
     /// Reads a blob's bytes with pread on a cached fd. If they are still only in memory,
     /// commits first. With `verify`, checks the xxh3 recorded in the ref.
     pub fn read_blob(&self, r: &BlobRef, verify: bool) -> Result<Bytes> {
+        let mut buf = vec![0u8; r.len as usize];
+        self.read_blob_into(r, verify, &mut buf)?;
+        Ok(Bytes::from(buf))
+    }
+
+    /// Reads a large value into `dst` (exactly `r.len` bytes), so a GET can read it
+    /// straight into its reply buffer instead of through an intermediate copy.
+    pub fn read_blob_into(&self, r: &BlobRef, verify: bool, dst: &mut [u8]) -> Result<()> {
+        debug_assert_eq!(dst.len() as u64, r.len);
         if !r.file.is_base() {
             let end = Lsn::new(r.file.seq(), r.offset + r.len);
             if end.0 > self.inner.written_lsn.load(Ordering::Acquire) {
@@ -241,17 +250,16 @@ impl Aof {
             .get(&r.file)
             .cloned()
             .ok_or_else(|| AofError::FileGone(r.file.to_string()))?;
-        let mut buf = vec![0u8; r.len as usize];
-        let got = read_full_at(&*file, &mut buf, r.offset)
+        let got = read_full_at(&*file, dst, r.offset)
             .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
-        if got != buf.len() || (verify && xxh3_64(&buf) != r.checksum) {
+        if got != dst.len() || (verify && xxh3_64(dst) != r.checksum) {
             return Err(AofError::BlobChecksum {
                 file: r.file.to_string(),
                 offset: r.offset,
                 len: r.len,
             });
         }
-        Ok(Bytes::from(buf))
+        Ok(())
     }
 
     /// Writes everything appended so far and, unless `appendfsync no`,

@@ -103,6 +103,33 @@ impl Out {
         }
     }
 
+    /// A bulk string of `len` bytes that `fill` writes in place (a large value read
+    /// from the log straight into the reply). Same bytes as `bulk` in RESP2 and RESP3.
+    /// If `fill` fails, what it wrote is dropped and its error is sent instead.
+    pub fn bulk_in_place<E: AsRef<str>>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(b"$");
+        self.buf
+            .extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+        let at = self.buf.len();
+        self.buf.resize(at + len, 0);
+        match fill(&mut self.buf[at..]) {
+            Ok(()) => {
+                self.buf.extend_from_slice(b"\r\n");
+                Ok(())
+            }
+            Err(e) => {
+                self.buf.truncate(start);
+                Err(e)
+            }
+        }
+    }
+
     pub fn bulk_opt(&mut self, b: Option<&[u8]>) {
         match b {
             Some(b) => self.bulk(b),
