@@ -20,6 +20,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
 
+    /// Detaches the socket from this runtime, to be served by a connection thread.
+    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff>;
+
     /// Reads what is there now, or fails with `WouldBlock`. It goes through
     /// `poll_read` rather than `try_read_buf` because tokio's `poll_read` treats
     /// a short read as "drained" and clears the readiness: with `try_read_buf`
@@ -40,11 +43,17 @@ impl Socket for tokio::net::TcpStream {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
         tokio::net::TcpStream::readable(self)
     }
+    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
+        self.into_std().map(crate::io_threads::Handoff::Tcp)
+    }
 }
 
 impl Socket for tokio::net::UnixStream {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
         tokio::net::UnixStream::readable(self)
+    }
+    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
+        self.into_std().map(crate::io_threads::Handoff::Unix)
     }
 }
 

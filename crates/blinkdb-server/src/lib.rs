@@ -9,6 +9,7 @@ pub mod connection;
 pub mod eviction;
 pub mod info;
 pub mod info_bloom;
+pub mod io_threads;
 pub mod logging;
 pub mod network;
 pub mod persistence;

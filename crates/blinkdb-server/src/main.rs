@@ -75,7 +75,17 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let threads = match settings.io_threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    if let Err(e) = blinkdb_server::io_threads::start(threads) {
+        eprintln!("Can't start the connection threads: {e}");
+        return ExitCode::FAILURE;
+    }
+    // This thread accepts connections and runs the background cycles; the
+    // connection threads serve the clients.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .thread_name("blinkdb")
         .build()

@@ -81,7 +81,17 @@ async fn start<S: Socket + 'static>(
         shared.clock(),
     ));
     shared.register(info.clone());
-    tokio::spawn(serve(shared.clone(), sock, info));
+    if !crate::io_threads::started() {
+        tokio::spawn(serve(shared.clone(), sock, info));
+        return;
+    }
+    match sock.into_handoff() {
+        Ok(sock) => crate::io_threads::dispatch(shared, sock, info),
+        Err(e) => {
+            tracing::warn!("Handing client id={} to a connection thread: {e}", info.id);
+            shared.unregister(info.id);
+        }
+    }
 }
 
 /// A listener that yields connected sockets with the peer's address.
