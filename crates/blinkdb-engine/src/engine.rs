@@ -170,8 +170,8 @@ impl Engine {
     /// The bytes of a string value, reading a blob back from the log.
     pub fn string_bytes<'v>(&self, v: &'v Value) -> Result<Cow<'v, [u8]>, String> {
         match v {
-            Value::Str(s) => Ok(Cow::Borrowed(s)),
-            Value::Blob(r) => {
+            Value::Str(s, _) => Ok(Cow::Borrowed(s)),
+            Value::Blob(r, _) => {
                 let log = self.log.get().ok_or("large value without a log")?;
                 log.read_blob(r)
                     .map(|b| Cow::Owned(b.to_vec()))
@@ -180,7 +180,7 @@ impl Engine {
                         format!("ERR reading a large value from the log failed: {e}")
                     })
             }
-            Value::Bloom(_) => {
+            Value::Bloom(..) => {
                 Err("WRONGTYPE Operation against a key holding the wrong kind of value".into())
             }
         }
@@ -474,7 +474,7 @@ impl<'a> Tx<'a> {
         // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
         let mut entry = entry;
         if let Some(e) = entry.as_deref_mut() {
-            e.origin.mark_touched();
+            e.origin_mut().mark_touched();
         }
         entry
     }
@@ -490,22 +490,22 @@ impl<'a> Tx<'a> {
     /// Either way a later eviction must log a DEL for it, unless the log is
     /// off (replay), where the label of a fresh value is exact.
     pub fn insert(&mut self, db: usize, key: &[u8], mut entry: Entry) -> Option<Entry> {
-        if entry.origin.is_set() {
-            entry.origin.mark_touched();
+        if entry.origin().is_set() {
+            entry.origin_mut().mark_touched();
         } else {
             let now = self.now;
             let previous = self
                 .shard(db, key)
                 .get(key, now)
-                .map(|e| e.origin)
+                .map(|e| e.origin())
                 .filter(|o| o.is_set());
-            entry.origin = match previous {
+            entry.set_origin(match previous {
                 Some(mut o) => {
                     o.mark_touched();
                     o
                 }
                 None => Origin::new(self.fresh_seg(), self.logging()),
-            };
+            });
         }
         self.insert_labeled(db, key, entry)
     }
@@ -513,11 +513,11 @@ impl<'a> Tx<'a> {
     /// Stores a value created entirely by the record this transaction
     /// logged last (SET, MSET): its label is exactly that record's segment.
     pub fn insert_after_log(&mut self, db: usize, key: &[u8], mut entry: Entry) -> Option<Entry> {
-        entry.origin = if self.last_seg != u64::MAX {
+        entry.set_origin(if self.last_seg != u64::MAX {
             Origin::new(self.last_seg, false)
         } else {
             Origin::new(self.fresh_seg(), self.logging())
-        };
+        });
         self.insert_labeled(db, key, entry)
     }
 

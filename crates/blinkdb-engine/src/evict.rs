@@ -56,9 +56,9 @@ impl Engine {
             let mut all = self.lock_all();
             for (i, shard) in all.iter_mut().enumerate() {
                 let db = i / SHARDS;
-                let gone = shard.evict_where(|e| e.origin.seg() < victim.cutoff_seq);
+                let gone = shard.evict_where(|e| e.origin().seg() < victim.cutoff_seq);
                 for (key, entry) in &gone {
-                    if entry.origin.touched() {
+                    if entry.origin().touched() {
                         self.log(db, &[b"DEL", key]);
                         dels += 1;
                     }

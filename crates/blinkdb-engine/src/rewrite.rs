@@ -79,7 +79,7 @@ impl Engine {
                 continue;
             }
             let at = (entry.expire_at != 0).then(|| entry.expire_at.to_string());
-            if let Value::Bloom(filter) = &entry.value {
+            if let Value::Bloom(filter, _) = entry.value() {
                 // A filter is re-bound to its files, never copied bit by bit.
                 for record in crate::bfkeys::rewrite_records(key, filter) {
                     let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
@@ -91,16 +91,16 @@ impl Engine {
                 state.keys += 1;
                 continue;
             }
-            let value = match &entry.value {
-                Value::Str(s) => std::borrow::Cow::Borrowed(&s[..]),
-                Value::Blob(_) => match self.string_bytes(&entry.value) {
+            let value = match entry.value() {
+                Value::Str(s, _) => std::borrow::Cow::Borrowed(&s[..]),
+                Value::Blob(..) => match self.string_bytes(entry.value()) {
                     Ok(v) => v,
                     Err(e) => {
                         state.failed = Some(e);
                         continue;
                     }
                 },
-                Value::Bloom(_) => unreachable!("handled above"),
+                Value::Bloom(..) => unreachable!("handled above"),
             };
             let mut args: Vec<&[u8]> = vec![b"SET", key, &value];
             if let Some(at) = &at {
@@ -108,7 +108,7 @@ impl Engine {
                 args.push(at.as_bytes());
             }
             let refs = state.emit(db, &args);
-            if let (Value::Blob(old), Some(new)) = (&entry.value, refs.last()) {
+            if let (Value::Blob(old, _), Some(new)) = (entry.value(), refs.last()) {
                 state.moved.push((db, key.clone(), **old, *new));
             }
             state.keys += 1;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use blinkdb_engine::aof::{Aof, AofOptions, Arg};
 use blinkdb_engine::evict::EvictStep;
 use blinkdb_engine::persist::Log;
-use blinkdb_engine::{Engine, EngineOptions, Entry, Value};
+use blinkdb_engine::{Engine, EngineOptions, Entry, Origin, Value};
 
 fn set(e: &Engine, key: &[u8], val: &[u8]) {
     e.write1(0, key, |tx| {
@@ -23,7 +23,7 @@ fn append(e: &Engine, key: &[u8], suffix: &[u8]) {
     e.write1(0, key, |tx| {
         let mut v = tx
             .get(0, key)
-            .and_then(|en| en.value.as_str().map(|s| s.to_vec()))
+            .and_then(|en| en.value().as_str().map(|s| s.to_vec()))
             .unwrap_or_default();
         v.extend_from_slice(suffix);
         tx.log(0, &[b"APPEND", key, suffix]);
@@ -40,7 +40,7 @@ fn pexpireat(e: &Engine, key: &[u8], at: u64) {
 
 fn origin(e: &Engine, key: &[u8]) -> Option<(u64, bool)> {
     e.read(0, key, |en| {
-        en.map(|en| (en.origin.seg(), en.origin.touched()))
+        en.map(|en| (en.origin().seg(), en.origin().touched()))
     })
 }
 
@@ -113,8 +113,8 @@ fn dropping_a_segment_evicts_its_dependents_and_deletes_touched_ones() {
         assert_eq!(origin(&engine, gone), None);
     }
     assert_eq!(
-        engine.read(0, b"reset", |en| en.map(|en| en.value.clone())),
-        Some(Value::Str((&b"v2"[..]).into()))
+        engine.read(0, b"reset", |en| en.map(|en| en.value().clone())),
+        Some(Value::Str((&b"v2"[..]).into(), Origin::new(2, false)))
     );
     let m = log.aof.manifest();
     assert!(

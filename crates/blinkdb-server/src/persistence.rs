@@ -192,8 +192,8 @@ fn inline(a: &Arg) -> Option<&Bytes> {
 
 fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Result<(), String> {
     let value_of = |a: &Arg| match a {
-        Arg::Inline(b) => Value::Str(b[..].into()),
-        Arg::Blob(r) => Value::Blob(Box::new(*r)),
+        Arg::Inline(b) => Value::str(&b[..]),
+        Arg::Blob(r) => Value::blob(*r),
     };
     let bad = || {
         format!(

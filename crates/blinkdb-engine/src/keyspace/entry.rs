@@ -2,56 +2,95 @@
 
 use crate::aof::BlobRef;
 
-/// A stored value.
+/// A stored value, carrying its entry's `Origin` label (cache mode) as each
+/// variant's second field: rustc puts the 4-byte label in the padding after
+/// the enum's tag, which keeps `Entry` at 40 bytes (asserted below). Build
+/// values with `Value::str`/`blob`/`bloom` (unlabeled); `Entry` owns the label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     /// A string held in memory.
-    Str(super::InlineBytes),
+    Str(super::InlineBytes, Origin),
     /// A string of at least `blob-threshold` bytes, kept only in the log:
     /// the index holds where it lies, GET reads it back with pread. Boxed
     /// so that every entry is not as large as a BlobRef (32 bytes).
-    Blob(Box<BlobRef>),
+    Blob(Box<BlobRef>, Origin),
     /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
-    Bloom(crate::bfkeys::BloomValue),
+    Bloom(crate::bfkeys::BloomValue, Origin),
 }
 
 impl Value {
+    /// An unlabeled in-memory string.
+    pub fn str(bytes: impl Into<super::InlineBytes>) -> Self {
+        Value::Str(bytes.into(), Origin::UNSET)
+    }
+
+    /// An unlabeled reference to a string kept in the log.
+    pub fn blob(at: BlobRef) -> Self {
+        Value::Blob(Box::new(at), Origin::UNSET)
+    }
+
+    /// An unlabeled filter.
+    pub fn bloom(filter: crate::bfkeys::BloomValue) -> Self {
+        Value::Bloom(filter, Origin::UNSET)
+    }
+
     /// The name `TYPE` replies with.
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Str(_) | Value::Blob(_) => "string",
-            Value::Bloom(_) => "MBbloom--",
+            Value::Str(..) | Value::Blob(..) => "string",
+            Value::Bloom(..) => "MBbloom--",
         }
     }
 
     /// Bytes of an in-memory string, or None (a blob or another type).
     pub fn as_str(&self) -> Option<&[u8]> {
         match self {
-            Value::Str(s) => Some(s),
-            Value::Blob(_) | Value::Bloom(_) => None,
+            Value::Str(s, _) => Some(s),
+            Value::Blob(..) | Value::Bloom(..) => None,
+        }
+    }
+
+    /// The filter of a BF.* key, or None.
+    pub fn as_bloom(&self) -> Option<&crate::bfkeys::BloomValue> {
+        match self {
+            Value::Bloom(b, _) => Some(b),
+            Value::Str(..) | Value::Blob(..) => None,
         }
     }
 
     /// Is this a string (in memory or in the log)?
     pub fn is_string(&self) -> bool {
-        matches!(self, Value::Str(_) | Value::Blob(_))
+        matches!(self, Value::Str(..) | Value::Blob(..))
     }
 
     /// Length of a string value without reading a blob.
     pub fn str_len(&self) -> Option<usize> {
         match self {
-            Value::Str(s) => Some(s.len()),
-            Value::Blob(b) => Some(b.len as usize),
-            Value::Bloom(_) => None,
+            Value::Str(s, _) => Some(s.len()),
+            Value::Blob(b, _) => Some(b.len as usize),
+            Value::Bloom(..) => None,
         }
     }
 
     /// Approximate heap bytes held by the value (MEMORY USAGE).
     pub fn heap_size(&self) -> usize {
         match self {
-            Value::Str(s) => s.len(),
-            Value::Blob(_) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
-            Value::Bloom(b) => b.size_bytes(),
+            Value::Str(s, _) => s.len(),
+            Value::Blob(..) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
+            Value::Bloom(b, _) => b.size_bytes(),
+        }
+    }
+
+    /// The label this value carries (`Origin::UNSET` until stored by `Tx`).
+    pub fn origin(&self) -> Origin {
+        match self {
+            Value::Str(_, o) | Value::Blob(_, o) | Value::Bloom(_, o) => *o,
+        }
+    }
+
+    fn origin_mut(&mut self) -> &mut Origin {
+        match self {
+            Value::Str(_, o) | Value::Blob(_, o) | Value::Bloom(_, o) => o,
         }
     }
 }
@@ -97,24 +136,58 @@ impl Origin {
 }
 
 /// A value plus its absolute expiry time in Unix milliseconds (0: none).
+/// The entry's `Origin` lives inside the value; `value` is private so that
+/// replacing it (`set_value`) cannot drop the label by accident.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    pub value: Value,
+    value: Value,
     pub expire_at: u64,
-    pub origin: Origin,
 }
+
+// A hash slot is a 24-byte key plus this: 64 bytes, one cache line.
+const _: () = assert!(std::mem::size_of::<Entry>() == 40);
 
 /// Bytes a hash-table slot takes besides the key's and value's heap parts
 /// (key, entry, one control byte, rounded up for the table's free slots).
 const SLOT_BYTES: usize = 96;
 
 impl Entry {
-    pub fn new(value: Value) -> Self {
+    /// An unlabeled entry without expiry, whatever label `value` carried
+    /// (`Tx::insert` labels it): a labeled entry is only ever a stored one,
+    /// moved or cloned whole (RENAME, COPY).
+    pub fn new(mut value: Value) -> Self {
+        *value.origin_mut() = Origin::UNSET;
         Entry {
             value,
             expire_at: 0,
-            origin: Origin::UNSET,
         }
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.value
+    }
+
+    /// Replaces the value, keeping this entry's label (the new value's own
+    /// label is ignored): the key still depends on the same records.
+    pub fn set_value(&mut self, mut value: Value) {
+        *value.origin_mut() = self.origin();
+        self.value = value;
+    }
+
+    pub fn into_value(self) -> Value {
+        self.value
+    }
+
+    pub fn origin(&self) -> Origin {
+        self.value.origin()
+    }
+
+    pub fn set_origin(&mut self, origin: Origin) {
+        *self.value.origin_mut() = origin;
+    }
+
+    pub fn origin_mut(&mut self) -> &mut Origin {
+        self.value.origin_mut()
     }
 
     /// Memory this entry costs under `key`, for cache mode's maxmemory: a
@@ -123,9 +196,9 @@ impl Entry {
     pub fn accounted_bytes(&self, key: &[u8]) -> usize {
         let heap = |n: usize| if n > 16 { n } else { 0 };
         let value = match &self.value {
-            Value::Str(s) => heap(s.len()),
-            Value::Blob(_) => std::mem::size_of::<BlobRef>(),
-            Value::Bloom(_) => 64,
+            Value::Str(s, _) => heap(s.len()),
+            Value::Blob(..) => std::mem::size_of::<BlobRef>(),
+            Value::Bloom(..) => 64,
         };
         let ttl = if self.expire_at != 0 {
             48 + heap(key.len())
@@ -136,16 +209,15 @@ impl Entry {
     }
 
     pub fn string(bytes: &[u8]) -> Self {
-        Entry::new(Value::Str(bytes.into()))
+        Entry::new(Value::str(bytes))
     }
 
     /// An in-memory string that keeps an expiry (0: none), for commands
     /// that rewrite a value but not its TTL (APPEND, SETRANGE, INCR...).
     pub fn string_expiring(bytes: impl Into<super::InlineBytes>, expire_at: u64) -> Self {
         Entry {
-            value: Value::Str(bytes.into()),
+            value: Value::str(bytes),
             expire_at,
-            origin: Origin::UNSET,
         }
     }
 
@@ -159,10 +231,50 @@ impl Entry {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn entries_stay_small() {
-        // Every key pays for an Entry in its shard's table; the cache-mode
-        // origin label took it from 40 to 48 bytes (docs/cache-mode.md).
-        assert!(std::mem::size_of::<super::Entry>() <= 48);
+        // Every key pays for an Entry in its shard's table: 40 bytes makes a
+        // slot (24-byte key + entry) one cache line. The origin label fits in
+        // the padding after Value's tag (docs/cache-mode.md).
+        assert_eq!(std::mem::size_of::<Value>(), 32);
+        assert_eq!(std::mem::size_of::<Entry>(), 40);
+    }
+
+    #[test]
+    fn set_value_keeps_the_label() {
+        let mut e = Entry::string(b"a");
+        assert!(!e.origin().is_set());
+        e.set_origin(Origin::new(7, false));
+        let at = BlobRef {
+            file: crate::aof::FileId::incr(7),
+            offset: 10,
+            len: 100,
+            checksum: 1,
+        };
+        e.set_value(Value::blob(at));
+        assert_eq!(e.origin(), Origin::new(7, false));
+        e.set_value(Value::Str((&b"b"[..]).into(), Origin::new(9, true)));
+        assert_eq!(e.origin(), Origin::new(7, false));
+        assert_eq!(e.value().as_str(), Some(&b"b"[..]));
+    }
+
+    #[test]
+    fn new_entries_are_unlabeled() {
+        let labeled = Value::Str((&b"v"[..]).into(), Origin::new(4, true));
+        let e = Entry::new(labeled);
+        assert!(!e.origin().is_set());
+        assert_eq!(e.value().as_str(), Some(&b"v"[..]));
+    }
+
+    #[test]
+    fn origin_mut_changes_the_label_in_place() {
+        let mut e = Entry::string_expiring(&b"a"[..], 5);
+        e.set_origin(Origin::new(3, false));
+        e.origin_mut().mark_touched();
+        assert_eq!((e.origin().seg(), e.origin().touched()), (3, true));
+        assert_eq!(e.value().origin(), e.origin());
+        assert_eq!(e.expire_at, 5);
     }
 }

@@ -160,8 +160,9 @@ impl Shard {
     /// Points `key` at a blob's new location if it still holds `old`.
     pub fn swap_blob(&mut self, key: &[u8], old: &crate::aof::BlobRef, new: crate::aof::BlobRef) {
         if let Some(e) = self.map.get_mut(key) {
-            if matches!(&e.value, crate::keyspace::Value::Blob(r) if **r == *old) {
-                e.value = crate::keyspace::Value::Blob(Box::new(new));
+            if matches!(e.value(), crate::keyspace::Value::Blob(r, _) if **r == *old) {
+                // Same bytes elsewhere: the label stays.
+                e.set_value(crate::keyspace::Value::blob(new));
             }
         }
     }

@@ -29,22 +29,14 @@ fn replaying(ctx: &Ctx) -> bool {
 fn filter_of(tx: &mut Tx, db: usize, key: &[u8]) -> Result<Option<BloomValue>, ()> {
     match tx.get(db, key) {
         None => Ok(None),
-        Some(Entry {
-            value: Value::Bloom(b),
-            ..
-        }) => Ok(Some(b.clone())),
-        Some(_) => Err(()),
+        Some(e) => e.value().as_bloom().cloned().map(Some).ok_or(()),
     }
 }
 
 fn read_filter(ctx: &Ctx, key: &[u8]) -> Result<Option<BloomValue>, ()> {
     ctx.shared.engine.read(ctx.db(), key, |e| match e {
         None => Ok(None),
-        Some(Entry {
-            value: Value::Bloom(b),
-            ..
-        }) => Ok(Some(b.clone())),
-        Some(_) => Err(()),
+        Some(e) => e.value().as_bloom().cloned().map(Some).ok_or(()),
     })
 }
 
@@ -142,7 +134,7 @@ fn create(
     limits: &BloomLimits,
 ) -> Result<BloomValue, BloomError> {
     let value = ctx_shared.engine.blooms.create(db, key, spec, limits)?;
-    tx.insert(db, key, Entry::new(Value::Bloom(value.clone())));
+    tx.insert(db, key, Entry::new(Value::bloom(value.clone())));
     log_args(tx, db, &value.binding(0).encode(key));
     Ok(value)
 }
@@ -458,7 +450,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
             Ok(None) if cursor == 1 && !replay => {
                 match shared.engine.blooms.load_header(None, data, &limits) {
                     Ok(f) => {
-                        tx.insert(db, key, Entry::new(Value::Bloom(f.clone())));
+                        tx.insert(db, key, Entry::new(Value::bloom(f.clone())));
                         let id = f.id().to_string();
                         tx.log(db, &[b"BLINKDB.BFLOADHDR", key, id.as_bytes(), data]);
                         Ok(())
@@ -502,7 +494,7 @@ pub fn internal_bind(ctx: &mut Ctx, args: &Args) {
     let shared = ctx.shared;
     ctx.write1(key, |tx, db, out| match shared.engine.blooms.bind(&binding, &limits) {
         Ok(f) => {
-            tx.insert(db, key, Entry::new(Value::Bloom(f)));
+            tx.insert(db, key, Entry::new(Value::bloom(f)));
             out.ok();
         }
         Err(e) => {
@@ -530,7 +522,7 @@ pub fn internal_load_header(ctx: &mut Ctx, args: &Args) {
             .load_header(Some(id as u64), data, &limits)
         {
             Ok(f) => {
-                tx.insert(db, key, Entry::new(Value::Bloom(f)));
+                tx.insert(db, key, Entry::new(Value::bloom(f)));
                 out.ok();
             }
             Err(e) => out.error(&e.to_string()),

@@ -4,7 +4,7 @@ use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::pattern::glob_match;
-use blinkdb_engine::{Entry, Tx, Value};
+use blinkdb_engine::{Tx, Value};
 
 pub fn del(ctx: &mut Ctx, args: &Args) {
     let db = ctx.db();
@@ -34,7 +34,7 @@ pub fn exists(ctx: &mut Ctx, args: &Args) {
 
 pub fn type_(ctx: &mut Ctx, args: &Args) {
     let t = ctx.shared.engine.read(ctx.db(), &args[1], |e| {
-        e.map_or("none", |e| e.value.type_name())
+        e.map_or("none", |e| e.value().type_name())
     });
     ctx.out.simple(t);
 }
@@ -225,7 +225,7 @@ pub fn scan(ctx: &mut Ctx, args: &Args) {
     let mut found: Vec<Box<[u8]>> = Vec::new();
     let next = ctx.shared.engine.scan(ctx.db(), cursor, count, |k, e| {
         let type_ok =
-            type_name.is_none_or(|t| t.eq_ignore_ascii_case(e.value.type_name().as_bytes()));
+            type_name.is_none_or(|t| t.eq_ignore_ascii_case(e.value().type_name().as_bytes()));
         if type_ok && pattern.is_none_or(|p| glob_match(p, k, false)) {
             found.push(k.into());
         }
@@ -294,12 +294,9 @@ fn relocate_filter(
     dst_db: usize,
     dst: &[u8],
 ) -> Result<(), blinkdb_engine::bloom::BloomError> {
-    match tx.get(src_db, src) {
-        Some(Entry {
-            value: Value::Bloom(filter),
-            ..
-        }) => filter.relocate(dst_db, dst),
-        _ => Ok(()),
+    match tx.get(src_db, src).and_then(|e| e.value().as_bloom()) {
+        Some(filter) => filter.relocate(dst_db, dst),
+        None => Ok(()),
     }
 }
 
@@ -355,12 +352,13 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
             return out.int(0);
         }
         // A filter is copied to new files and logged as a binding of those files.
-        if let Value::Bloom(filter) = &entry.value {
+        if let Some(filter) = entry.value().as_bloom() {
             let (copy, binding) = match filter.duplicate() {
                 Ok(copied) => copied,
                 Err(e) => return out.error(&e.to_string()),
             };
-            entry.value = Value::Bloom(copy);
+            // The copy's label stays the source's: replaying the COPY needs it.
+            entry.set_value(Value::bloom(copy));
             let at = entry.expire_at;
             tx.insert(dst_db, dst, entry);
             let record = binding.encode(dst);

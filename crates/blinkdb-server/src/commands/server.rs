@@ -249,7 +249,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
             let key = &args[2];
             // Key and value bytes, plus the map slot, entry and allocator headers.
             let size = ctx.shared.engine.read(ctx.db(), key, |e| {
-                e.map(|e| key.len() + e.value.heap_size() + 72)
+                e.map(|e| key.len() + e.value().heap_size() + 72)
             });
             match size {
                 Some(n) => ctx.out.int(n as i64),

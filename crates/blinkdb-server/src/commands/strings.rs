@@ -116,8 +116,8 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
         _ => tx.log(db, &[b"SET", key, val]),
     };
     let value = match refs.get(2).copied().flatten() {
-        Some(r) => Value::Blob(Box::new(r)),
-        None => Value::Str(val.into()),
+        Some(r) => Value::blob(r),
+        None => Value::str(val),
     };
     let mut entry = Entry::new(value);
     entry.expire_at = expire_at;
@@ -132,10 +132,10 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
 /// The bytes of a string entry (reading a large value from the log).
 /// Err holds the error reply: WRONGTYPE, or a failed read.
 fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String> {
-    if !e.value.is_string() {
+    if !e.value().is_string() {
         return Err(ERR_WRONGTYPE.into());
     }
-    engine.string_bytes(&e.value)
+    engine.string_bytes(e.value())
 }
 
 fn too_big(ctx: &mut Ctx, len: usize) -> bool {
@@ -305,8 +305,8 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         let refs = tx.log(db, &rec);
         for (i, pair) in args[1..].chunks(2).enumerate() {
             let value = match refs.get(2 * i + 2).copied().flatten() {
-                Some(r) => Value::Blob(Box::new(r)),
-                None => Value::Str(pair[1][..].into()),
+                Some(r) => Value::blob(r),
+                None => Value::str(&pair[1][..]),
             };
             tx.insert_after_log(db, &pair[0], Entry::new(value));
         }
@@ -414,8 +414,8 @@ pub fn strlen(ctx: &mut Ctx, args: &Args) {
         .engine
         .read(ctx.client.db, &args[1], |e| match e {
             None => out.int(0),
-            Some(e) => match e.value.str_len() {
-                Some(n) if e.value.is_string() => out.int(n as i64),
+            Some(e) => match e.value().str_len() {
+                Some(n) if e.value().is_string() => out.int(n as i64),
                 _ => out.error(ERR_WRONGTYPE),
             },
         });
@@ -499,9 +499,9 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     ctx.write1(key, |tx, db, out| {
         let (cur, ttl) = match tx.get(db, key) {
             None => (0, 0),
-            Some(e) if !e.value.is_string() => return out.error(ERR_WRONGTYPE),
+            Some(e) if !e.value().is_string() => return out.error(ERR_WRONGTYPE),
             // A value kept in the log is far longer than any integer.
-            Some(e) => match e.value.as_str().and_then(parse_i64) {
+            Some(e) => match e.value().as_str().and_then(parse_i64) {
                 Some(v) => (v, e.expire_at),
                 None => return out.error(ERR_NOT_INT),
             },
@@ -547,8 +547,8 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
     ctx.write1(key, |tx, db, out| {
         let (cur, ttl) = match tx.get(db, key) {
             None => (None, 0),
-            Some(e) if !e.value.is_string() => return out.error(ERR_WRONGTYPE),
-            Some(e) => match e.value.as_str() {
+            Some(e) if !e.value().is_string() => return out.error(ERR_WRONGTYPE),
+            Some(e) => match e.value().as_str() {
                 Some(s) => (Some(s.to_vec()), e.expire_at),
                 // A value kept in the log is longer than Redis parses as a float.
                 None => return out.error(ERR_NOT_FLOAT),
