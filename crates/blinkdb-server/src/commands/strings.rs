@@ -156,8 +156,8 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
                 false
             }
             Some(e) => {
-                match &e.value {
-                    Value::Blob(r) => blob = Some(**r),
+                match e.value() {
+                    Value::Blob(r, _) => blob = Some(**r),
                     _ => match string_of(engine, e) {
                         Ok(s) => out.bulk(&s),
                         Err(err) => out.error(&err),
