@@ -8,7 +8,7 @@ use crate::bloom::{
 };
 use crate::filter::LogPosition;
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 use std::sync::Arc;
 
 /// Which store holds a filter's bits.
@@ -132,8 +132,12 @@ impl Cell {
                         (Backend::User(filter), card, true)
                     }
                     None => {
-                        ScalableBloom::delete(&dir, id)?;
-                        let filter = ScalableBloom::create(&dir, id, binding.spec.config, limits)?;
+                        if !fresh {
+                            ScalableBloom::delete(&dir, id)?;
+                        }
+                        // Files come at the next flush: the log rebuilds it until then.
+                        let filter =
+                            ScalableBloom::create_deferred(&dir, id, binding.spec.config, limits)?;
                         (Backend::User(filter), 0, false)
                     }
                 }
@@ -242,8 +246,13 @@ impl Drop for Cell {
         let backend = std::mem::replace(&mut self.state.get_mut().backend, Backend::Gone);
         let result = match backend {
             Backend::User(filter) => {
+                let has_files = filter.has_files();
                 drop(filter);
-                ScalableBloom::delete(self.store.dir(), self.id)
+                if has_files {
+                    ScalableBloom::delete(self.store.dir(), self.id)
+                } else {
+                    Ok(())
+                }
             }
             Backend::Kernel(kernel) => kernel.delete(),
             Backend::Gone => Ok(()),
@@ -305,16 +314,23 @@ impl BloomValue {
         items: impl IntoIterator<Item = &'a [u8]>,
         limits: &BloomLimits,
     ) -> Vec<Result<bool, BloomError>> {
-        let mut out = Vec::new();
-        for item in items {
-            let r = self.add(item, limits);
-            let stop = r.is_err();
-            out.push(r);
-            if stop {
-                break;
+        // One lock for the whole batch; the user backend hashes and prefetches it.
+        match &mut self.0.state.write().backend {
+            Backend::User(f) => f.madd(items, limits),
+            Backend::Kernel(k) => {
+                let mut out = Vec::new();
+                for item in items {
+                    let r = k.add(item, true);
+                    let stop = r.is_err();
+                    out.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                out
             }
+            Backend::Gone => vec![Err(BloomError::NotFound)],
         }
-        out
     }
 
     /// Replays logged new items (see the module docs for the counting rule).
@@ -366,6 +382,19 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.exists(item)),
             Backend::Kernel(k) => k.exists(item),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// BF.MEXISTS: one answer per item, under one lock (the user backend tests the
+    /// batch with prefetching).
+    pub fn mexists<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<Vec<bool>, BloomError> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => Ok(f.mexists(items)),
+            Backend::Kernel(k) => items.into_iter().map(|item| k.exists(item)).collect(),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -438,8 +467,19 @@ impl BloomValue {
     }
 
     /// Makes adds so far durable: msync + checkpoint, or fsync of the side log.
+    /// A deferred user filter is written to its files first (under the write lock:
+    /// its memory moves to the file mapping).
     pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
-        match &self.0.state.read().backend {
+        let state = self.0.state.upgradable_read();
+        if matches!(&state.backend, Backend::User(f) if !f.is_on_disk()) {
+            let mut state = RwLockUpgradableReadGuard::upgrade(state);
+            let Backend::User(f) = &mut state.backend else {
+                unreachable!("checked above under the same lock")
+            };
+            f.materialize()?;
+            return f.flush(checkpoint);
+        }
+        match &state.backend {
             Backend::User(f) => f.flush(checkpoint),
             Backend::Kernel(k) => k.sync(),
             Backend::Gone => Ok(()),
