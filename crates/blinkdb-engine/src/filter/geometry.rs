@@ -10,7 +10,10 @@
 
 use super::error::FilterError;
 use super::layout::{HEADER_BYTES, LINE_BITS, LINE_BYTES};
+use parking_lot::Mutex;
 
+/// Sizing answers kept by [`Geometry::for_items`].
+const RECENT_SIZINGS: usize = 16;
 /// Largest k accepted; more probes than this cannot pay off in 480 bits.
 pub const MAX_HASHES: u32 = 64;
 /// Sizing aims at this share of the requested rate: the prediction matches
@@ -42,7 +45,35 @@ impl Geometry {
 
     /// Smallest geometry whose predicted false-positive rate with `items` items is
     /// at most `fp · SIZING_MARGIN`. Pure arithmetic: allocates nothing.
+    /// The search costs tens of microseconds, as much as the rest of a BF.RESERVE, and
+    /// applications create filters with a handful of shapes: recent answers are kept.
     pub fn for_items(items: u64, fp: f64) -> Result<Geometry, FilterError> {
+        static RECENT: Mutex<[(u64, u64, Geometry); RECENT_SIZINGS]> = Mutex::new(
+            [(
+                0,
+                0,
+                Geometry {
+                    lines: 0,
+                    hashes: 0,
+                },
+            ); RECENT_SIZINGS],
+        );
+        let key = (items, fp.to_bits());
+        if let Some(&(_, _, g)) = RECENT
+            .lock()
+            .iter()
+            .find(|(i, f, g)| (*i, *f) == key && g.lines > 0)
+        {
+            return Ok(g);
+        }
+        let geometry = Self::search_for_items(items, fp)?;
+        let mut recent = RECENT.lock();
+        recent.rotate_right(1);
+        recent[0] = (key.0, key.1, geometry);
+        Ok(geometry)
+    }
+
+    fn search_for_items(items: u64, fp: f64) -> Result<Geometry, FilterError> {
         if !(fp > 0.0 && fp < 1.0) {
             return Err(FilterError::InvalidGeometry(
                 "false-positive rate must be in (0, 1)",
@@ -199,6 +230,20 @@ mod tests {
                 assert!(
                     (fast - slow).abs() <= slow * 1e-9,
                     "load {load} k {k}: {fast} vs {slow}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn remembered_sizings_equal_fresh_searches() {
+        // 10 shapes fit the memory, so rounds after the first answer from it.
+        for _round in 0..3 {
+            for items in (1..=10u64).map(|i| i * 997) {
+                let fp = 0.01 / items as f64;
+                assert_eq!(
+                    Geometry::for_items(items, fp).unwrap(),
+                    Geometry::search_for_items(items, fp).unwrap()
                 );
             }
         }
