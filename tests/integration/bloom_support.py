@@ -1,28 +1,16 @@
-"""Shared helpers of the BF.* suites: ports 17600-17699, RedisBloom 2.8 oracle."""
+"""Shared helpers of the BF.* suites: ports, RedisBloom 2.8 oracle."""
 
 import os
-import socket
 import subprocess
 import sys
 
 import pytest
 
-from server import ORACLE_BIN, ServerProcess
-
-PORTS = iter(range(17600 + (os.getpid() % 10) * 10, 17700))
-
+from server import ORACLE_BIN, ServerProcess, free_port
 
 def port():
-    for p in PORTS:
-        s = socket.socket()
-        try:
-            s.bind(("127.0.0.1", p))
-            return p
-        except OSError:
-            continue
-        finally:
-            s.close()
-    raise RuntimeError("no free port in 17600-17699")
+    # The shared allocator: a fixed range ran out after a few runs (TIME_WAIT).
+    return free_port()
 
 
 def redisbloom_path():

@@ -84,3 +84,36 @@ def test_corrupt_lines_and_missing_file(aof_server):
     assert "bloom_filters_rebuilt:1" in info, info
     assert "bloom_corrupt_lines_at_start:0" not in info, info
     srv.stop()
+
+
+def bloom_files(directory):
+    return sorted(os.path.basename(p) for p in glob.glob(os.path.join(directory, "bloom", "*")))
+
+
+def test_filters_younger_than_a_flush_survive_kill9(aof_server):
+    """A new filter lives in memory until the periodic flush writes its files: a kill -9
+    before that rebuilds it from the AOF, COPY writes the copy's files at once, and
+    RESERVE + DEL never touches the disk."""
+    binary, directory, srv = aof_server
+    c = srv.connect()
+    for i in range(50):
+        c.call("BF.RESERVE", f"tmp:{i}", "0.01", "1000")
+        c.call("DEL", f"tmp:{i}")
+    assert bloom_files(directory) == []
+    c.call("BF.RESERVE", "young", "0.01", "300")
+    c.call("BF.MADD", "young", *items(1000))  # grows the chain in memory
+    card = c.call("BF.CARD", "young").value
+    _, filters = c.call("BF.INFO", "young", "FILTERS").value[0]
+    assert filters >= 2
+    c.call("COPY", "young", "copied")
+    assert any(name.endswith(".chain") for name in bloom_files(directory)), \
+        "COPY must write the copy's files at once"
+    os.kill(srv.pid, signal.SIGKILL)
+    srv.proc.wait()
+    srv = start(binary, directory)
+    c = srv.connect()
+    for key in ("young", "copied"):
+        check_all_present(c, key, items(1000))
+        assert c.call("BF.CARD", key).value == card
+    assert c.call("EXISTS", "tmp:0").value == 0
+    srv.stop()

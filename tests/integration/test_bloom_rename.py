@@ -164,6 +164,13 @@ def test_user_filter_survives_rename_and_move_restart(blinkdb_binary, tmp_path):
         assert c.call("BF.RESERVE", "a", "0.01", "1000", "BACKEND", "user").raw == b"+OK\r\n"
         for i in range(0, len(items), 500):
             c.call("BF.MADD", "a", *items[i:i + 500])
+        # A new filter gets its files at the next periodic flush (once a second).
+        deadline = time.monotonic() + 10
+        while not {".chain", ".bloom"} <= {os.path.splitext(f)[1]
+                                            for f in os.listdir(os.path.join(directory, "bloom"))}:
+            assert time.monotonic() < deadline, "the filter's files never appeared"
+            time.sleep(0.05)
+        time.sleep(0.2)  # the flush that created them has finished
         files = sorted(os.listdir(os.path.join(directory, "bloom")))
         renamed_id = int(files[0][:16], 16)
         c.call("BF.RESERVE", "b", "0.01", "100", "BACKEND", "user")

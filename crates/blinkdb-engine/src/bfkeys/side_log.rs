@@ -14,6 +14,7 @@
 //! ```
 
 use crate::bloom::BloomError;
+use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -94,26 +95,41 @@ pub(crate) fn open_side_log(path: &Path, value_size: u32) -> Result<(File, u64),
 /// A user filter's digest log, and whether it holds items #1.. of the filter's
 /// whole life (false after a gap: a filter restored by BF.LOADCHUNK, or bound by
 /// a binding whose counted items it lacks).
+///
+/// Appends are buffered in memory and written at the periodic flush (or when
+/// 64 KiB pile up), and a new filter's file is only created then: a `write()` per
+/// added item and a file per BF.RESERVE would cost more than the add itself. A
+/// digest lost from the buffer by a crash is still in the AOF, whose replay
+/// appends what the log lacks.
 pub(crate) struct ItemLog {
-    file: File,
     path: PathBuf,
+    inner: Mutex<ItemLogState>,
+}
+
+struct ItemLogState {
+    /// None until the first write-out of a new log.
+    file: Option<File>,
+    /// Digests not written yet.
+    pending: Vec<u8>,
+    /// Digests in the file plus pending ones.
     entries: u64,
     complete: bool,
 }
 
 const DIGEST: u32 = 16;
+const WRITE_OUT_BYTES: usize = 64 * 1024;
 
 impl ItemLog {
-    /// A new, empty log for a new filter (a stale one is replaced).
+    /// A new, empty log for a new filter (a stale file is replaced at the first write-out).
     pub(crate) fn create(dir: &Path, id: u64) -> Result<ItemLog, BloomError> {
-        let path = item_log_path(dir, id);
-        let _ = std::fs::remove_file(&path);
-        let (file, entries) = open_side_log(&path, DIGEST)?;
         Ok(ItemLog {
-            file,
-            path,
-            entries,
-            complete: true,
+            path: item_log_path(dir, id),
+            inner: Mutex::new(ItemLogState {
+                file: None,
+                pending: Vec::new(),
+                entries: 0,
+                complete: true,
+            }),
         })
     }
 
@@ -122,60 +138,109 @@ impl ItemLog {
         let path = item_log_path(dir, id);
         let (file, entries) = open_side_log(&path, DIGEST)?;
         Ok(ItemLog {
-            file,
             path,
-            entries,
-            complete: entries >= base,
+            inner: Mutex::new(ItemLogState {
+                file: Some(file),
+                pending: Vec::new(),
+                entries,
+                complete: entries >= base,
+            }),
         })
     }
 
     /// A log that cannot be complete (BF.LOADCHUNK: the items are unknown).
     pub(crate) fn incomplete(dir: &Path, id: u64) -> Result<ItemLog, BloomError> {
-        let mut log = ItemLog::create(dir, id)?;
-        log.complete = false;
+        let log = ItemLog::create(dir, id)?;
+        log.inner.lock().complete = false;
         Ok(log)
     }
 
-    pub(crate) fn append(&mut self, digest: &[u8]) -> Result<(), BloomError> {
-        self.file
-            .write_all(digest)
-            .map_err(storage("append", &self.path))?;
-        self.entries += 1;
+    pub(crate) fn append(&self, digest: &[u8]) -> Result<(), BloomError> {
+        let mut state = self.inner.lock();
+        state.pending.extend_from_slice(digest);
+        state.entries += 1;
+        if state.pending.len() >= WRITE_OUT_BYTES {
+            self.write_out(&mut state)?;
+        }
         Ok(())
     }
 
     /// Replay of the filter's item number `n` (1-based): appended unless the
     /// log already has it; a gap makes the log incomplete.
-    pub(crate) fn replayed(&mut self, n: u64, digest: &[u8]) -> Result<(), BloomError> {
-        if n == self.entries + 1 {
-            self.append(digest)
-        } else {
-            if n > self.entries + 1 {
-                self.complete = false;
+    pub(crate) fn replayed(&self, n: u64, digest: &[u8]) -> Result<(), BloomError> {
+        let entries = {
+            let mut state = self.inner.lock();
+            if n > state.entries + 1 {
+                state.complete = false;
             }
-            Ok(())
+            state.entries
+        };
+        if n == entries + 1 {
+            self.append(digest)?;
         }
+        Ok(())
     }
 
     pub(crate) fn is_complete(&self) -> bool {
-        self.complete
+        self.inner.lock().complete
+    }
+
+    /// Whether the log has a file (a log never written out has none to delete).
+    pub(crate) fn on_disk(&self) -> bool {
+        self.inner.lock().file.is_some()
     }
 
     pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
-        read_values(&self.path, DIGEST as usize, self.entries)
+        let mut state = self.inner.lock();
+        self.write_out(&mut state)?;
+        if state.file.is_none() {
+            return Ok(Vec::new());
+        }
+        read_values(&self.path, DIGEST as usize, state.entries)
     }
 
+    /// Writes the buffered digests and fdatasyncs the file.
     pub(crate) fn sync(&self) -> Result<(), BloomError> {
-        self.file.sync_data().map_err(storage("fsync", &self.path))
+        let mut state = self.inner.lock();
+        self.write_out(&mut state)?;
+        match &state.file {
+            Some(file) => file.sync_data().map_err(storage("fsync", &self.path)),
+            None => Ok(()),
+        }
+    }
+
+    fn write_out(&self, state: &mut ItemLogState) -> Result<(), BloomError> {
+        if state.file.is_none() {
+            if state.pending.is_empty() {
+                return Ok(());
+            }
+            let _ = std::fs::remove_file(&self.path);
+            state.file = Some(open_side_log(&self.path, DIGEST)?.0);
+        }
+        if !state.pending.is_empty() {
+            let file = state.file.as_mut().expect("opened above");
+            file.write_all(&state.pending)
+                .map_err(storage("append", &self.path))?;
+            state.pending.clear();
+        }
+        Ok(())
     }
 
     /// COPY: the same items under filter `to`.
     pub(crate) fn copy_to(&self, dir: &Path, to: u64) -> Result<ItemLog, BloomError> {
         self.sync()?;
-        let path = item_log_path(dir, to);
-        std::fs::copy(&self.path, &path).map_err(storage("copy to", &path))?;
-        let mut copy = ItemLog::open(dir, to, self.entries)?;
-        copy.complete = self.complete;
+        let (on_disk, entries, complete) = {
+            let state = self.inner.lock();
+            (state.file.is_some(), state.entries, state.complete)
+        };
+        let copy = if on_disk {
+            let path = item_log_path(dir, to);
+            std::fs::copy(&self.path, &path).map_err(storage("copy to", &path))?;
+            ItemLog::open(dir, to, entries)?
+        } else {
+            ItemLog::create(dir, to)?
+        };
+        copy.inner.lock().complete = complete;
         Ok(copy)
     }
 

@@ -26,6 +26,8 @@ pub struct BloomStore {
     ids_scanned: OnceLock<()>,
     pub(crate) live: Mutex<HashMap<u64, Weak<Cell>>>,
     closing: AtomicBool,
+    /// `dir` was created (or found) once: BF.RESERVE need not mkdir every time.
+    dir_ready: AtomicBool,
     kernel: OnceLock<Result<(), String>>,
     pub stats: BloomStoreStats,
 }
@@ -48,6 +50,7 @@ impl BloomStore {
             ids_scanned: OnceLock::new(),
             live: Mutex::new(HashMap::new()),
             closing: AtomicBool::new(false),
+            dir_ready: AtomicBool::new(false),
             kernel: OnceLock::new(),
             stats: BloomStoreStats::default(),
         }
@@ -69,8 +72,13 @@ impl BloomStore {
     }
 
     fn ensure_dir(&self) -> Result<(), BloomError> {
+        if self.dir_ready.load(Ordering::Acquire) {
+            return Ok(());
+        }
         std::fs::create_dir_all(&self.dir)
-            .map_err(|e| BloomError::Storage(format!("create {}: {e}", self.dir.display())))
+            .map_err(|e| BloomError::Storage(format!("create {}: {e}", self.dir.display())))?;
+        self.dir_ready.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// A fresh filter id: above every id found on disk and every id bound so far.

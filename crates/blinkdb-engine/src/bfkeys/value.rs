@@ -9,7 +9,7 @@ use crate::bloom::{
 };
 use crate::filter::{ItemHash, LogPosition};
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 use std::sync::Arc;
 
 /// Which store holds a filter's bits.
@@ -140,10 +140,13 @@ impl Cell {
                         (Backend::User(filter), card, true)
                     }
                     None => {
-                        ScalableBloom::delete(&dir, id)?;
+                        if !fresh {
+                            ScalableBloom::delete(&dir, id)?;
+                        }
+                        // Files come at the next flush: the logs rebuild it until then.
                         let mut filter =
-                            ScalableBloom::create(&dir, id, binding.spec.config, limits)?;
-                        // A rebuild starts from the item log; the log replays the rest.
+                            ScalableBloom::create_deferred(&dir, id, binding.spec.config, limits)?;
+                        // A rebuild starts from the item log; the AOF replays the rest.
                         let logged = if fresh { Vec::new() } else { log.values()? };
                         for digest in &logged {
                             let digest = digest[..].try_into().expect("16-byte digests");
@@ -253,9 +256,25 @@ impl Drop for Cell {
         let backend = std::mem::replace(&mut self.state.get_mut().backend, Backend::Gone);
         let result = match backend {
             Backend::User(filter) => {
+                let has_files = filter.has_files();
                 drop(filter);
-                ScalableBloom::delete(self.store.dir(), self.id)
-                    .and(ItemLog::remove(self.store.dir(), self.id))
+                // A filter that never reached its files has nothing on disk to delete.
+                let log_on_disk = self
+                    .state
+                    .get_mut()
+                    .items
+                    .as_ref()
+                    .is_some_and(|log| log.on_disk());
+                let files = if has_files {
+                    ScalableBloom::delete(self.store.dir(), self.id)
+                } else {
+                    Ok(())
+                };
+                if has_files || log_on_disk {
+                    files.and(ItemLog::remove(self.store.dir(), self.id))
+                } else {
+                    files
+                }
             }
             Backend::Kernel(kernel) => kernel.delete(),
             Backend::Gone => Ok(()),
@@ -308,7 +327,7 @@ impl BloomValue {
         match &mut state.backend {
             Backend::User(f) => {
                 let added = f.add(item, limits)?;
-                if let (true, Some(log)) = (added, &mut state.items) {
+                if let (true, Some(log)) = (added, &state.items) {
                     log.append(&ItemHash::of(item).to_digest())?;
                 }
                 Ok(added)
@@ -324,16 +343,37 @@ impl BloomValue {
         items: impl IntoIterator<Item = &'a [u8]>,
         limits: &BloomLimits,
     ) -> Vec<Result<bool, BloomError>> {
-        let mut out = Vec::new();
-        for item in items {
-            let r = self.add(item, limits);
-            let stop = r.is_err();
-            out.push(r);
-            if stop {
-                break;
+        // One lock for the whole batch; the user backend hashes and prefetches it.
+        let state = &mut *self.0.state.write();
+        match &mut state.backend {
+            Backend::User(f) => {
+                let items: Vec<&[u8]> = items.into_iter().collect();
+                let results = f.madd(items.iter().copied(), limits);
+                if let Some(log) = &state.items {
+                    for (item, result) in items.iter().zip(&results) {
+                        if matches!(result, Ok(true)) {
+                            if let Err(e) = log.append(&ItemHash::of(item).to_digest()) {
+                                return vec![Err(e)];
+                            }
+                        }
+                    }
+                }
+                results
             }
+            Backend::Kernel(k) => {
+                let mut out = Vec::new();
+                for item in items {
+                    let r = k.add(item, true);
+                    let stop = r.is_err();
+                    out.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                out
+            }
+            Backend::Gone => vec![Err(BloomError::NotFound)],
         }
-        out
     }
 
     /// Replays logged new items (see the module docs for the counting rule).
@@ -345,7 +385,7 @@ impl BloomValue {
         let state = &mut *self.0.state.write();
         for item in items {
             state.replay_seen += 1;
-            if let Some(log) = &mut state.items {
+            if let Some(log) = &state.items {
                 log.replayed(state.replay_seen, &ItemHash::of(item).to_digest())?;
             }
             if state.replay_seen <= state.durable_items {
@@ -370,7 +410,7 @@ impl BloomValue {
         let state = &mut *self.0.state.write();
         for value in values {
             state.replay_seen += 1;
-            if let Some(log) = &mut state.items {
+            if let Some(log) = &state.items {
                 log.replayed(state.replay_seen, value)?;
             }
             if state.replay_seen <= state.durable_items {
@@ -395,6 +435,19 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.exists(item)),
             Backend::Kernel(k) => k.exists(item),
+            Backend::Gone => Err(BloomError::NotFound),
+        }
+    }
+
+    /// BF.MEXISTS: one answer per item, under one lock (the user backend tests the
+    /// batch with prefetching).
+    pub fn mexists<'a>(
+        &self,
+        items: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<Vec<bool>, BloomError> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => Ok(f.mexists(items)),
+            Backend::Kernel(k) => items.into_iter().map(|item| k.exists(item)).collect(),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -467,16 +520,24 @@ impl BloomValue {
     }
 
     /// Makes adds so far durable: msync + checkpoint, or fsync of the side log.
+    /// A deferred user filter is written to its files first (under the write lock:
+    /// its memory moves to the file mapping).
     pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
-        let state = self.0.state.read();
+        let state = self.0.state.upgradable_read();
+        // The item log first, so a flushed count never exceeds its entries.
+        if let Some(log) = &state.items {
+            log.sync()?;
+        }
+        if matches!(&state.backend, Backend::User(f) if !f.is_on_disk()) {
+            let mut state = RwLockUpgradableReadGuard::upgrade(state);
+            let Backend::User(f) = &mut state.backend else {
+                unreachable!("checked above under the same lock")
+            };
+            f.materialize()?;
+            return f.flush(checkpoint);
+        }
         match &state.backend {
-            Backend::User(f) => {
-                // The item log first, so a flushed count never exceeds its entries.
-                if let Some(log) = &state.items {
-                    log.sync()?;
-                }
-                f.flush(checkpoint)
-            }
+            Backend::User(f) => f.flush(checkpoint),
             Backend::Kernel(k) => k.sync(),
             Backend::Gone => Ok(()),
         }

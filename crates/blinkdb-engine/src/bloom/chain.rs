@@ -26,6 +26,9 @@ pub struct ScalableBloom {
     pub(crate) id: u64,
     pub(crate) config: BloomConfig,
     pub(crate) links: Vec<Link>,
+    /// The chain file and every sub-filter file exist (false for a deferred chain
+    /// until [`ScalableBloom::materialize`]).
+    pub(crate) on_disk: bool,
 }
 
 /// BF.INFO figures, in RedisBloom's order.
@@ -82,20 +85,79 @@ impl ScalableBloom {
         config: BloomConfig,
         limits: &BloomLimits,
     ) -> Result<Self, BloomError> {
+        let meta = Self::first_link(dir, id, config, limits)?;
+        Self::create_from_meta(dir, id, &meta)
+    }
+
+    /// `create`, but the filter stays in anonymous memory and no file is touched until
+    /// [`ScalableBloom::materialize`] (the periodic flush). For callers whose log can
+    /// rebuild the filter if the process dies first (key-owned filters: the AOF holds
+    /// the binding and every new item). A filter dropped before then never costs a
+    /// file create, mmap, rename or unlink.
+    pub fn create_deferred(
+        dir: &Path,
+        id: u64,
+        config: BloomConfig,
+        limits: &BloomLimits,
+    ) -> Result<Self, BloomError> {
+        let meta = Self::first_link(dir, id, config, limits)?;
+        let link = &meta.links[0];
+        let file = BloomFile::create_in_memory(&link_path(dir, id, 0), link.geometry)?;
+        Ok(ScalableBloom {
+            dir: dir.to_path_buf(),
+            id,
+            config,
+            links: vec![Link {
+                capacity: link.capacity,
+                file,
+            }],
+            on_disk: false,
+        })
+    }
+
+    fn first_link(
+        dir: &Path,
+        id: u64,
+        config: BloomConfig,
+        limits: &BloomLimits,
+    ) -> Result<ChainMeta, BloomError> {
         config.validate()?;
         if chain_path(dir, id).exists() {
             return Err(BloomError::ItemExists);
         }
         let (capacity, geometry) = config.sub_filter_geometry(0, 0, limits)?;
-        let meta = ChainMeta {
+        Ok(ChainMeta {
             config,
             links: vec![LinkMeta {
                 capacity,
                 geometry,
                 items: 0,
             }],
-        };
-        Self::create_from_meta(dir, id, &meta)
+        })
+    }
+
+    /// False while a deferred chain has not been written yet.
+    pub fn is_on_disk(&self) -> bool {
+        self.on_disk
+    }
+
+    /// True when some file of this chain may exist (what DEL must remove).
+    pub fn has_files(&self) -> bool {
+        self.on_disk || self.links.iter().any(|l| l.file.is_on_disk())
+    }
+
+    /// Writes a deferred chain's sub-filter files, then its chain file (the order
+    /// `grow` keeps: a chain file never names a missing sub-filter). No-op when on disk.
+    pub fn materialize(&mut self) -> Result<(), BloomError> {
+        if self.on_disk {
+            return Ok(());
+        }
+        for link in &mut self.links {
+            link.file.materialize()?;
+        }
+        self.write_meta()?;
+        self.on_disk = true;
+        Ok(())
     }
 
     pub(crate) fn create_from_meta(
@@ -117,6 +179,7 @@ impl ScalableBloom {
             id,
             config: meta.config,
             links,
+            on_disk: true,
         };
         filter.write_meta()?;
         Ok(filter)
@@ -165,6 +228,7 @@ impl ScalableBloom {
                 id,
                 config: meta.config,
                 links,
+                on_disk: true,
             },
             corrupt_lines,
             checkpoint: checkpoint.unwrap_or_default(),
@@ -305,10 +369,13 @@ impl ScalableBloom {
     /// Copies every file of filter `from` to filter `to` in the same directory
     /// (COPY of a key); the source should be flushed first.
     pub fn copy_files(&self, to: u64) -> Result<ScalableBloom, BloomError> {
-        self.flush(LogPosition::default())?;
         if chain_path(&self.dir, to).exists() {
             return Err(BloomError::ItemExists);
         }
+        if !self.on_disk {
+            return self.copy_from_memory(to);
+        }
+        self.flush(LogPosition::default())?;
         for index in 0..self.links.len() {
             let (src, dst) = (
                 link_path(&self.dir, self.id, index),
@@ -325,6 +392,41 @@ impl ScalableBloom {
                 "copied filter {to:016x} does not reopen: {reason:?}"
             ))),
         }
+    }
+
+    /// `copy_files` of a deferred chain: the copy's bits come from memory, and its
+    /// files are written at once (its binding record counts the copied items as
+    /// already in, so the log could not rebuild them).
+    fn copy_from_memory(&self, to: u64) -> Result<ScalableBloom, BloomError> {
+        let mut links = Vec::with_capacity(self.links.len());
+        for (index, link) in self.links.iter().enumerate() {
+            let geometry = link.file.geometry();
+            let mut file = BloomFile::create_in_memory(&link_path(&self.dir, to, index), geometry)?;
+            let written = file.write_lines(0, &link.file.read_lines(0, geometry.lines));
+            debug_assert!(written, "lines of the same geometry always fit");
+            file.set_item_count(link.file.item_count());
+            links.push(Link {
+                capacity: link.capacity,
+                file,
+            });
+        }
+        let mut copy = ScalableBloom {
+            dir: self.dir.clone(),
+            id: to,
+            config: self.config,
+            links,
+            on_disk: false,
+        };
+        // flush writes the item counts into the headers, as the on-disk path's
+        // flush of the source does before copying.
+        if let Err(e) = copy
+            .materialize()
+            .and_then(|()| copy.flush(LogPosition::default()))
+        {
+            let _ = Self::delete(&self.dir, to);
+            return Err(e);
+        }
+        Ok(copy)
     }
 
     /// The id the files are named by.
@@ -370,7 +472,13 @@ impl ScalableBloom {
         }
         let used = self.size_bytes();
         let (capacity, geometry) = self.config.sub_filter_geometry(index, used, limits)?;
-        let file = BloomFile::create(&link_path(&self.dir, self.id, index as usize), geometry)?;
+        let path = link_path(&self.dir, self.id, index as usize);
+        if !self.on_disk {
+            let file = BloomFile::create_in_memory(&path, geometry)?;
+            self.links.push(Link { capacity, file });
+            return Ok(());
+        }
+        let file = BloomFile::create(&path, geometry)?;
         self.links.push(Link { capacity, file });
         if let Err(e) = self.write_meta() {
             self.links.pop();
@@ -400,6 +508,7 @@ impl ScalableBloom {
     }
 
     /// Makes every add so far durable and records `checkpoint` in every sub-filter.
+    /// A deferred chain must be [`ScalableBloom::materialize`]d first.
     pub fn flush(&self, checkpoint: LogPosition) -> Result<(), BloomError> {
         for link in &self.links {
             link.file.flush(checkpoint)?;

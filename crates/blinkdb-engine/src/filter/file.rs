@@ -92,7 +92,8 @@ pub struct BloomFile {
     items: AtomicU64,
     checkpoint: Mutex<LogPosition>,
     corrupt_at_open: u64,
-    _file: File,
+    /// `None` while the filter lives in anonymous memory (see [`BloomFile::create_in_memory`]).
+    file: Option<File>,
 }
 
 impl std::fmt::Debug for BloomFile {
@@ -118,14 +119,80 @@ impl BloomFile {
         file.set_len(geometry.file_len())
             .map_err(FilterError::io(path, "set_len"))?;
         let filter = BloomFile::map(path, file, geometry, LogPosition::default(), 0, 0)?;
-        let empty = with_checksum([0; LINE_WORDS64]);
-        for line in 0..geometry.lines {
-            store_line(filter.words(line), &empty);
-        }
         // No msync here: the periodic flush persists it, and a file lost
         // before that is rebuilt from the log.
-        filter.write_header(LogPosition::default(), 0)?;
+        filter.init_empty()?;
         Ok(filter)
+    }
+
+    /// An empty filter in anonymous memory that will live at `path` once
+    /// [`BloomFile::materialize`] writes it. Until then it costs no file system work
+    /// (a BF.RESERVE + DEL pair creates and unlinks nothing), and `flush` refuses it.
+    pub fn create_in_memory(path: &Path, geometry: Geometry) -> Result<BloomFile, FilterError> {
+        let geometry = Geometry::new(geometry.lines, geometry.hashes)?;
+        let map = MmapOptions::new()
+            .len(geometry.file_len() as usize)
+            .map_anon()
+            .map_err(FilterError::io(path, "mmap anonymous"))?;
+        let filter =
+            BloomFile::from_map(path, map.into(), None, geometry, LogPosition::default(), 0);
+        filter.init_empty()?;
+        Ok(filter)
+    }
+
+    /// False while the filter is only in memory.
+    pub fn is_on_disk(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Writes an in-memory filter to its path and moves it onto a shared mapping of
+    /// that file (no-op when already on disk). Needs `&mut self`: nothing may read or
+    /// write the old mapping while it is swapped. Not synced: `flush` does that.
+    pub fn materialize(&mut self) -> Result<(), FilterError> {
+        if self.file.is_some() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let written = (|| {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .map_err(FilterError::io(&path, "create"))?;
+            // SAFETY: the anonymous mapping is file_len() bytes and `&mut self`
+            // excludes every other access to it while this slice lives.
+            let bytes = unsafe {
+                std::slice::from_raw_parts(self.map.as_ptr(), self.geometry.file_len() as usize)
+            };
+            std::io::Write::write_all(&mut file, bytes).map_err(FilterError::io(&path, "write"))?;
+            let map = MmapOptions::new()
+                .len(self.geometry.file_len() as usize)
+                .map_raw(&file)
+                .map_err(FilterError::io(&path, "mmap"))?;
+            Ok((file, map))
+        })();
+        match written {
+            Ok((file, map)) => {
+                self.map = map;
+                self.file = Some(file);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Every line empty with its checksum, header with checkpoint (0, 0).
+    fn init_empty(&self) -> Result<(), FilterError> {
+        let empty = with_checksum([0; LINE_WORDS64]);
+        for line in 0..self.geometry.lines {
+            store_line(self.words(line), &empty);
+        }
+        self.write_header(LogPosition::default(), 0)
     }
 
     /// Maps `path`, verifies every line, and reports whether it is usable with
@@ -203,17 +270,30 @@ impl BloomFile {
             .len(geometry.file_len() as usize)
             .map_raw(&file)
             .map_err(FilterError::io(path, "mmap"))?;
+        let mut filter = BloomFile::from_map(path, map, Some(file), geometry, checkpoint, items);
+        filter.corrupt_at_open = corrupt_at_open;
+        Ok(filter)
+    }
+
+    fn from_map(
+        path: &Path,
+        map: MmapRaw,
+        file: Option<File>,
+        geometry: Geometry,
+        checkpoint: LogPosition,
+        items: u64,
+    ) -> BloomFile {
         let stripes = geometry.lines.next_power_of_two().min(MAX_STRIPES);
-        Ok(BloomFile {
+        BloomFile {
             path: path.to_path_buf(),
             map,
             geometry,
             stripes: (0..stripes).map(|_| Mutex::new(())).collect(),
             items: AtomicU64::new(items),
             checkpoint: Mutex::new(checkpoint),
-            corrupt_at_open,
-            _file: file,
-        })
+            corrupt_at_open: 0,
+            file,
+        }
     }
 
     /// The 8 little-endian u64 words of one line (checksum in the high half of word 7).
@@ -466,7 +546,13 @@ impl BloomFile {
 
     /// Makes every add made before this call durable, then records `checkpoint`
     /// in the header. Adds and reads proceed while the lines are msynced.
+    /// An in-memory filter must be [`BloomFile::materialize`]d first.
     pub fn flush(&self, checkpoint: LogPosition) -> Result<(), FilterError> {
+        if self.file.is_none() {
+            return Err(FilterError::io(&self.path, "flush")(std::io::Error::other(
+                "filter is in memory only: materialize it first",
+            )));
+        }
         let items = self.item_count();
         let lines_len = self.geometry.lines as usize * LINE_BYTES;
         self.map

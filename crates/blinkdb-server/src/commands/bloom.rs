@@ -323,11 +323,12 @@ pub fn mexists(ctx: &mut Ctx, args: &Args) {
     if args.len() < 3 {
         return ctx.arity_error("bf.mexists");
     }
-    let filter = read_filter(ctx, &args[1]).ok().flatten();
-    let answers: Result<Vec<bool>, BloomError> = args[2..]
-        .iter()
-        .map(|item| filter.as_ref().map_or(Ok(false), |f| f.exists(item)))
-        .collect();
+    let items = args[2..].iter().map(|a| &a[..]);
+    let answers = match read_filter(ctx, &args[1]) {
+        Ok(Some(f)) => f.mexists(items),
+        // RedisBloom answers 0s for a missing key and for a key of another type.
+        _ => Ok(vec![false; args.len() - 2]),
+    };
     match answers {
         Ok(answers) => {
             ctx.out.array(answers.len());

@@ -71,25 +71,26 @@ impl Out {
         self.buf.extend_from_slice(b"\r\n");
     }
 
+    /// `:n\r\n`, the same line in RESP2 and RESP3. Written directly: through the
+    /// encoder it cost ~12% of the server's CPU under BF.MEXISTS of 128 items.
     pub fn int(&mut self, n: i64) {
-        if self.resp3() {
-            self.f3(&F3::Number {
-                data: n,
-                attributes: None,
-            });
-        } else {
-            self.f2(&F2::Integer(n));
-        }
+        let mut num = itoa::Buffer::new();
+        let digits = num.format(n).as_bytes();
+        self.buf.reserve(digits.len() + 3);
+        self.buf.extend_from_slice(b":");
+        self.buf.extend_from_slice(digits);
+        self.buf.extend_from_slice(b"\r\n");
     }
 
     /// A boolean: `#t`/`#f` in RESP3, integer 1/0 in RESP2.
     pub fn boolean(&mut self, b: bool) {
-        if self.resp3() {
-            self.buf
-                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" });
-        } else {
-            self.int(b as i64);
-        }
+        let line: &[u8; 4] = match (self.resp3(), b) {
+            (true, true) => b"#t\r\n",
+            (true, false) => b"#f\r\n",
+            (false, true) => b":1\r\n",
+            (false, false) => b":0\r\n",
+        };
+        self.buf.extend_from_slice(line);
     }
 
     pub fn bulk(&mut self, b: &[u8]) {
