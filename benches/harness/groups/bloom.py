@@ -12,6 +12,9 @@ from ..servers import Server, StartError
 GROUP = "bloom"
 ITEMS = 1_000_000
 CAPACITY = 2_000_000
+# Filter-scale filters are reserved with this capacity and their items are drawn from a key
+# space of the same size, so a non-scaling (kernel) filter never fills up however long a run is.
+SCALE_CAPACITY = 10_000
 PROBE_ITEM = "restart-probe"
 
 
@@ -57,7 +60,7 @@ def prepare(server):
 
 def reserve_many(server, prefix, count):
     with server.client() as client:
-        replies = client.pipeline([("BF.RESERVE", "%s:%d" % (prefix, i), "0.01", 10_000)
+        replies = client.pipeline([("BF.RESERVE", "%s:%d" % (prefix, i), "0.01", SCALE_CAPACITY)
                                    for i in range(count)])
     errors = [r for r in replies if isinstance(r, ReplyError)]
     if errors:
@@ -95,10 +98,10 @@ def run(ctx):
                 return next(iter(rows.values()))
             return fn
 
-        def lg(commands, clients=50, pipeline=1, items=None, filters=None, per="ops"):
+        def lg(commands, clients=50, pipeline=1, items=None, filters=None, per="ops", keys=ITEMS):
             def fn(server):
                 report = loadgen(ctx.loadgen, server.port, clients=clients, pipeline=pipeline,
-                                 duration=ctx.size("bloom_seconds"), keys=ITEMS,
+                                 duration=ctx.size("bloom_seconds"), keys=keys,
                                  commands=commands, items=items, filters=filters)
                 return loadgen_measure(report, per)
             return fn
@@ -126,7 +129,7 @@ def run(ctx):
             cell("filter-scale %d filters, 50/50 add/check, 1 client" % count, "ops/s",
                  lg(["@50 BF.ADD %s:__rand_filter__ key:__rand_int__" % prefix,
                      "@50 BF.EXISTS %s:__rand_filter__ key:__rand_int__" % prefix],
-                    clients=1, filters=count), {"filters": count})
+                    clients=1, filters=count, keys=SCALE_CAPACITY), {"filters": count})
 
         ctx.results.add(GROUP, section, "RSS after the workloads above", "kB", "lower", peer.label,
                         {label: s if isinstance(s, str) else [{"value": s.rss_kb()}]
