@@ -206,16 +206,17 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
     };
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
-        let old: Option<Result<Vec<u8>, String>> = tx
-            .get(db, key)
-            .map(|e| string_of(engine, e).map(|s| s.into_owned()));
-        if flags.get {
-            if let Some(Err(e)) = &old {
-                return out.error(e);
+        // Only SET ... GET needs the old bytes: copying them (or, for a large
+        // value, reading them back from the log) on every plain SET is waste.
+        let (found, old_val) = if flags.get {
+            match tx.get(db, key).map(|e| string_of(engine, e).map(|s| s.into_owned())) {
+                Some(Err(e)) => return out.error(&e),
+                Some(Ok(v)) => (true, Some(v)),
+                None => (false, None),
             }
-        }
-        let found = old.is_some();
-        let old_val = old.and_then(|o| o.ok());
+        } else {
+            (tx.get(db, key).is_some(), None)
+        };
         if (flags.nx && found) || (flags.xx && !found) {
             if flags.get {
                 out.bulk_opt(old_val.as_deref());
