@@ -2,12 +2,47 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Milliseconds since the Unix epoch.
+use std::cell::Cell;
+
+thread_local! {
+    /// Non-zero while this thread runs one batch of pipelined commands: the time
+    /// read when the batch started. Redis reads its clock once per command, not at
+    /// every expiry check; a profile of pipelined SET had clock_gettime at 6%.
+    static BATCH_NOW: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Milliseconds since the Unix epoch (the batch's time while one is running).
 pub fn now_ms() -> u64 {
+    match BATCH_NOW.get() {
+        0 => read_clock_ms(),
+        pinned => pinned,
+    }
+}
+
+fn read_clock_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// Reads the clock once for a batch of commands this thread is about to run;
+/// [`now_ms`] returns that time until the guard is dropped.
+pub fn batch() -> BatchClock {
+    let now = read_clock_ms();
+    BATCH_NOW.set(now);
+    BatchClock { now }
+}
+
+/// See [`batch`].
+pub struct BatchClock {
+    pub now: u64,
+}
+
+impl Drop for BatchClock {
+    fn drop(&mut self) {
+        BATCH_NOW.set(0);
+    }
 }
 
 /// Microseconds since the Unix epoch (for TIME).

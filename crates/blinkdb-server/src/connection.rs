@@ -6,7 +6,7 @@ use crate::commands::dispatch;
 use crate::protocol::{Out, RequestLimits, RequestParser};
 use crate::state::Shared;
 use blinkdb_engine::aof::AofError;
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use std::future::Future;
 use std::io;
 use std::sync::atomic::Ordering;
@@ -94,7 +94,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => break,
         }
-        let now = shared.clock();
+        let clock = blinkdb_engine::clock::batch();
+        let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
         let close = run_commands(
@@ -105,6 +106,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             &mut out,
             &mut logged_replies,
         );
+        drop(clock);
         if inbuf.len() > client.settings(&shared).client_query_buffer_limit {
             tracing::warn!(
                 "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
@@ -156,8 +158,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     shared.unregister(client.id);
 }
 
-/// Runs every complete command in `inbuf`; returns true if the connection
-/// must close once the replies are written.
+/// Runs every complete command in `inbuf`, then drops their bytes from it;
+/// returns true if the connection must close once the replies are written.
 fn run_commands(
     shared: &Shared,
     client: &mut Client,
@@ -167,30 +169,36 @@ fn run_commands(
     logged_replies: &mut Vec<(usize, usize)>,
 ) -> bool {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
-    loop {
+    let mut consumed = 0;
+    let close = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
             authenticated: client.authenticated,
         };
-        match parser.next(inbuf, limits) {
-            Ok(Some(args)) => {
+        match parser.parse(&inbuf[consumed..], limits) {
+            Ok(parsed) => {
+                consumed += parsed.consumed;
+                let Some(args) = parsed.args else {
+                    break false;
+                };
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
                 dispatch(shared, client, out, &args);
                 if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
                 if client.close_after_reply {
-                    return true;
+                    break true;
                 }
             }
-            Ok(None) => return false,
             Err(e) => {
                 tracing::debug!("Protocol error from client id={}: {}", client.id, e.0);
                 out.error(&format!("ERR {}", e.0));
-                return true;
+                break true;
             }
         }
-    }
+    };
+    inbuf.advance(consumed);
+    close
 }
 
 /// The batch's replies with each reply in `logged` (ascending, disjoint ranges)

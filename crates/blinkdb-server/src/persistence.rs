@@ -157,20 +157,21 @@ fn replay(
     if has_blob && (name.eq_ignore_ascii_case(b"set") || name.eq_ignore_ascii_case(b"mset")) {
         return replay_blob_set(shared, client.db, &name, &cmd.args);
     }
-    let mut args = Args::new();
+    let mut owned = Vec::with_capacity(cmd.args.len());
     for a in cmd.args {
-        args.push(match a {
+        owned.push(match a {
             Arg::Inline(b) => b,
             Arg::Blob(r) => log.read_blob(&r).map_err(|e| e.to_string())?,
         });
     }
+    let args: Args = owned.iter().map(|b| &b[..]).collect();
     // Internal records (filter bindings) exist only in the log; clients
     // never reach that table.
-    let internal = || crate::commands::table::lookup_internal(&args[0]);
-    let Some(spec) = lookup(&args[0]).or_else(internal) else {
+    let internal = || crate::commands::table::lookup_internal(args[0]);
+    let Some(spec) = lookup(args[0]).or_else(internal) else {
         return Err(format!(
             "Unknown command '{}' reading the append only file",
-            String::from_utf8_lossy(&args[0])
+            String::from_utf8_lossy(args[0])
         ));
     };
     let mut ctx = crate::commands::Ctx {

@@ -273,7 +273,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
         Ok(s) => s,
         Err(e) => return ctx.out.error(&e.to_string()),
     };
-    add_items(ctx, &args[1], &[&args[2]], Some(spec), true);
+    add_items(ctx, args[1], &[args[2]], Some(spec), true);
 }
 
 pub fn madd(ctx: &mut Ctx, args: &Args) {
@@ -285,7 +285,7 @@ pub fn madd(ctx: &mut Ctx, args: &Args) {
         Err(e) => return ctx.out.error(&e.to_string()),
     };
     let items: Vec<&[u8]> = args[2..].iter().map(|a| &a[..]).collect();
-    add_items(ctx, &args[1], &items, Some(spec), false);
+    add_items(ctx, args[1], &items, Some(spec), false);
 }
 
 pub fn insert(ctx: &mut Ctx, args: &Args) {
@@ -302,15 +302,15 @@ pub fn insert(ctx: &mut Ctx, args: &Args) {
         Ok(p) => p,
         Err(e) => return ctx.out.error(&e.to_string()),
     };
-    add_items(ctx, &args[1], &items, (!nocreate).then_some(spec), false);
+    add_items(ctx, args[1], &items, (!nocreate).then_some(spec), false);
 }
 
 pub fn exists(ctx: &mut Ctx, args: &Args) {
     if args.len() != 3 {
         return ctx.arity_error("bf.exists");
     }
-    match read_filter(ctx, &args[1]) {
-        Ok(Some(f)) => match f.exists(&args[2]) {
+    match read_filter(ctx, args[1]) {
+        Ok(Some(f)) => match f.exists(args[2]) {
             Ok(b) => ctx.out.boolean(b),
             Err(e) => ctx.out.error(&e.to_string()),
         },
@@ -324,7 +324,7 @@ pub fn mexists(ctx: &mut Ctx, args: &Args) {
         return ctx.arity_error("bf.mexists");
     }
     let items = args[2..].iter().map(|a| &a[..]);
-    let answers = match read_filter(ctx, &args[1]) {
+    let answers = match read_filter(ctx, args[1]) {
         Ok(Some(f)) => f.mexists(items),
         // RedisBloom answers 0s for a missing key and for a key of another type.
         _ => Ok(vec![false; args.len() - 2]),
@@ -344,7 +344,7 @@ pub fn card(ctx: &mut Ctx, args: &Args) {
     if args.len() != 2 {
         return ctx.arity_error("bf.card");
     }
-    match read_filter(ctx, &args[1]) {
+    match read_filter(ctx, args[1]) {
         Err(()) => ctx.out.error(ERR_WRONGTYPE),
         Ok(f) => ctx.out.int(f.map_or(0, |f| f.card()) as i64),
     }
@@ -361,7 +361,7 @@ pub fn info(ctx: &mut Ctx, args: &Args) {
     if !(2..=3).contains(&args.len()) {
         return ctx.arity_error("bf.info");
     }
-    let filter = match read_filter(ctx, &args[1]) {
+    let filter = match read_filter(ctx, args[1]) {
         Err(()) => return ctx.out.error(ERR_WRONGTYPE),
         Ok(None) => return ctx.out.error(&BloomError::NotFound.to_string()),
         Ok(Some(f)) => f,
@@ -416,12 +416,12 @@ pub fn scandump(ctx: &mut Ctx, args: &Args) {
     if args.len() != 3 {
         return ctx.arity_error("bf.scandump");
     }
-    let filter = match read_filter(ctx, &args[1]) {
+    let filter = match read_filter(ctx, args[1]) {
         Err(()) => return ctx.out.error(ERR_WRONGTYPE),
         Ok(None) => return ctx.out.error(&BloomError::NotFound.to_string()),
         Ok(Some(f)) => f,
     };
-    let Some(cursor) = parse_i64(&args[2]) else {
+    let Some(cursor) = parse_i64(args[2]) else {
         return ctx.out.error(ERR_CURSOR);
     };
     match filter.scandump(cursor) {
@@ -438,7 +438,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
     if args.len() != 4 {
         return ctx.arity_error("bf.loadchunk");
     }
-    let Some(cursor) = parse_i64(&args[2]) else {
+    let Some(cursor) = parse_i64(args[2]) else {
         return ctx.out.error(&format!("ERR {ERR_CURSOR}"));
     };
     let (key, data) = (&args[1], &args[3]);
@@ -463,7 +463,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
             Ok(None) => Err(BloomError::NotFound),
             Ok(Some(_)) if cursor == 1 => Err(BloomError::ItemExists),
             Ok(Some(f)) => f.load_chunk(cursor, data, replay).inspect(|_| {
-                tx.log(db, &[b"BF.LOADCHUNK", key, &args[2], data]);
+                tx.log(db, &[b"BF.LOADCHUNK", key, args[2], data]);
             }),
         };
         match result {

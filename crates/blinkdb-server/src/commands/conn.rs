@@ -7,17 +7,17 @@ use crate::protocol::Args;
 pub fn ping(ctx: &mut Ctx, args: &Args) {
     match args.len() {
         1 => ctx.out.simple("PONG"),
-        2 => ctx.out.bulk(&args[1]),
+        2 => ctx.out.bulk(args[1]),
         _ => ctx.arity_error("ping"),
     }
 }
 
 pub fn echo(ctx: &mut Ctx, args: &Args) {
-    ctx.out.bulk(&args[1]);
+    ctx.out.bulk(args[1]);
 }
 
 pub fn select(ctx: &mut Ctx, args: &Args) {
-    if let Some(db) = super::keys::parse_db(ctx, &args[1]) {
+    if let Some(db) = super::keys::parse_db(ctx, args[1]) {
         ctx.client.set_db(db);
         ctx.out.ok();
     }
@@ -58,9 +58,9 @@ pub fn auth(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
     }
     let (user, pass): (&[u8], &[u8]) = if args.len() == 2 {
-        (b"default", &args[1])
+        (b"default", args[1])
     } else {
-        (&args[1], &args[2])
+        (args[1], args[2])
     };
     if password_ok(ctx, user, pass) {
         ctx.client.authenticated = true;
@@ -78,7 +78,7 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     let mut proto = ctx.client.proto;
     let mut j = 1;
     if args.len() >= 2 {
-        match parse_i64(&args[1]) {
+        match parse_i64(args[1]) {
             None => {
                 return ctx
                     .out
@@ -94,19 +94,19 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     let mut setname: Option<&[u8]> = None;
     while j < args.len() {
         let more = args.len() - j - 1;
-        if eq_ic(&args[j], "auth") && more >= 2 {
-            if !password_ok(ctx, &args[j + 1], &args[j + 2]) {
+        if eq_ic(args[j], "auth") && more >= 2 {
+            if !password_ok(ctx, args[j + 1], args[j + 2]) {
                 return ctx.out.error(WRONGPASS);
             }
             ctx.client.authenticated = true;
             j += 3;
-        } else if eq_ic(&args[j], "setname") && more >= 1 {
-            setname = Some(&args[j + 1]);
+        } else if eq_ic(args[j], "setname") && more >= 1 {
+            setname = Some(args[j + 1]);
             j += 2;
         } else {
             return ctx.out.error(&format!(
                 "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&args[j])
+                String::from_utf8_lossy(args[j])
             ));
         }
     }
@@ -142,7 +142,7 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn client(ctx: &mut Ctx, args: &Args) {
-    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     let arity_ok = match sub.as_str() {
         "id" | "getname" | "info" => args.len() == 2,
         "setname" => args.len() == 3,
@@ -165,7 +165,7 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
             }
         }
         "setname" => {
-            if !valid_name(&args[2]) {
+            if !valid_name(args[2]) {
                 return ctx.out.error(
                     "ERR Client names cannot contain spaces, newlines or special characters.",
                 );
@@ -207,26 +207,26 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(args[1])
         )),
     }
 }
 
 fn client_setinfo(ctx: &mut Ctx, args: &Args) {
-    let attr = String::from_utf8_lossy(&args[2]).to_ascii_lowercase();
+    let attr = String::from_utf8_lossy(args[2]).to_ascii_lowercase();
     if attr != "lib-name" && attr != "lib-ver" {
         return ctx.out.error(&format!(
             "ERR Unrecognized option '{}'",
-            String::from_utf8_lossy(&args[2])
+            String::from_utf8_lossy(args[2])
         ));
     }
-    if !valid_name(&args[3]) {
+    if !valid_name(args[3]) {
         return ctx.out.error(&format!(
             "ERR {} cannot contain spaces, newlines or special characters.",
             attr.to_ascii_uppercase()
         ));
     }
-    let value = String::from_utf8_lossy(&args[3]).into_owned();
+    let value = String::from_utf8_lossy(args[3]).into_owned();
     ctx.client.info.set_lib(attr == "lib-name", value);
     ctx.out.ok();
 }
@@ -235,8 +235,8 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
     let mut ids: Option<Vec<u64>> = None;
     let mut j = 2;
     while j < args.len() {
-        if eq_ic(&args[j], "type") && j + 1 < args.len() {
-            let t = String::from_utf8_lossy(&args[j + 1]).to_ascii_lowercase();
+        if eq_ic(args[j], "type") && j + 1 < args.len() {
+            let t = String::from_utf8_lossy(args[j + 1]).to_ascii_lowercase();
             if !matches!(t.as_str(), "normal" | "master" | "replica" | "pubsub") {
                 return ctx.out.error(&format!("ERR Unknown client type '{t}'"));
             }
@@ -244,7 +244,7 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
                 ids = Some(vec![]);
             }
             j += 2;
-        } else if eq_ic(&args[j], "id") && j + 1 < args.len() {
+        } else if eq_ic(args[j], "id") && j + 1 < args.len() {
             let mut list = vec![];
             for a in &args[j + 1..] {
                 match parse_i64(a).filter(|n| *n > 0) {
@@ -272,7 +272,7 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
 
 fn client_kill(ctx: &mut Ctx, args: &Args) {
     if args.len() == 3 {
-        let addr = String::from_utf8_lossy(&args[2]);
+        let addr = String::from_utf8_lossy(args[2]);
         let n = ctx.shared.kill_clients(|c| c.addr == addr, None);
         return if n > 0 {
             ctx.out.ok()
@@ -288,17 +288,17 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let mut laddr: Option<String> = None;
     let mut skipme = true;
     for pair in args[2..].chunks(2) {
-        let v = String::from_utf8_lossy(&pair[1]).into_owned();
-        if eq_ic(&pair[0], "id") {
-            match parse_i64(&pair[1]).filter(|n| *n > 0) {
+        let v = String::from_utf8_lossy(pair[1]).into_owned();
+        if eq_ic(pair[0], "id") {
+            match parse_i64(pair[1]).filter(|n| *n > 0) {
                 Some(n) => id = Some(n as u64),
                 None => return ctx.out.error("ERR client-id should be greater than 0"),
             }
-        } else if eq_ic(&pair[0], "addr") {
+        } else if eq_ic(pair[0], "addr") {
             addr = Some(v);
-        } else if eq_ic(&pair[0], "laddr") {
+        } else if eq_ic(pair[0], "laddr") {
             laddr = Some(v);
-        } else if eq_ic(&pair[0], "skipme") {
+        } else if eq_ic(pair[0], "skipme") {
             skipme = match v.to_ascii_lowercase().as_str() {
                 "yes" => true,
                 "no" => false,

@@ -33,7 +33,7 @@ pub fn exists(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn type_(ctx: &mut Ctx, args: &Args) {
-    let t = ctx.shared.engine.read(ctx.db(), &args[1], |e| {
+    let t = ctx.shared.engine.read(ctx.db(), args[1], |e| {
         e.map_or("none", |e| e.value().type_name())
     });
     ctx.out.simple(t);
@@ -70,10 +70,10 @@ fn expire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, absolute: bool) {
             .out
             .error("ERR GT and LT options at the same time are not compatible");
     }
-    let Some(mut when) = parse_i64(&args[2]) else {
+    let Some(mut when) = parse_i64(args[2]) else {
         return ctx.out.error(ERR_NOT_INT);
     };
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     let invalid = format!("ERR invalid expire time in '{name}' command");
     if seconds {
         if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
@@ -133,7 +133,7 @@ fn ttl_generic(ctx: &mut Ctx, args: &Args, ms: bool, absolute: bool) {
     let at = ctx
         .shared
         .engine
-        .read(ctx.db(), &args[1], |e| e.map(|e| e.expire_at as i64));
+        .read(ctx.db(), args[1], |e| e.map(|e| e.expire_at as i64));
     let reply = match at {
         None => -2,
         Some(0) => -1,
@@ -175,7 +175,7 @@ pub fn persist(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn keys(ctx: &mut Ctx, args: &Args) {
-    let pattern = &args[1][..];
+    let pattern = args[1];
     let all = pattern == b"*";
     let mut found: Vec<Box<[u8]>> = Vec::new();
     let mut cursor = 0;
@@ -196,7 +196,7 @@ pub fn keys(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn scan(ctx: &mut Ctx, args: &Args) {
-    let Some(cursor) = parse_cursor(&args[1]) else {
+    let Some(cursor) = parse_cursor(args[1]) else {
         return ctx.out.error("ERR invalid cursor");
     };
     let mut count = 10usize;
@@ -205,18 +205,18 @@ pub fn scan(ctx: &mut Ctx, args: &Args) {
     let mut i = 2;
     while i < args.len() {
         let has_value = args.len() - i >= 2;
-        if eq_ic(&args[i], "count") && has_value {
-            match parse_i64(&args[i + 1]) {
+        if eq_ic(args[i], "count") && has_value {
+            match parse_i64(args[i + 1]) {
                 None => return ctx.out.error(ERR_NOT_INT),
                 Some(n) if n < 1 => return ctx.syntax_error(),
                 Some(n) => count = n as usize,
             }
-        } else if eq_ic(&args[i], "match") && has_value {
+        } else if eq_ic(args[i], "match") && has_value {
             pattern = Some(&args[i + 1])
                 .filter(|p| &p[..] != b"*")
                 .map(|p| &p[..]);
-        } else if eq_ic(&args[i], "type") && has_value {
-            type_name = Some(&args[i + 1]);
+        } else if eq_ic(args[i], "type") && has_value {
+            type_name = Some(args[i + 1]);
         } else {
             return ctx.syntax_error();
         }
@@ -325,10 +325,10 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
     let mut replace = false;
     let mut j = 3;
     while j < args.len() {
-        if eq_ic(&args[j], "replace") {
+        if eq_ic(args[j], "replace") {
             replace = true;
-        } else if eq_ic(&args[j], "db") && j + 1 < args.len() {
-            match parse_db(ctx, &args[j + 1]) {
+        } else if eq_ic(args[j], "db") && j + 1 < args.len() {
+            match parse_db(ctx, args[j + 1]) {
                 Some(d) => dst_db = d,
                 None => return,
             }
@@ -380,7 +380,7 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn move_(ctx: &mut Ctx, args: &Args) {
-    let Some(dst_db) = parse_db(ctx, &args[2]) else {
+    let Some(dst_db) = parse_db(ctx, args[2]) else {
         return;
     };
     let src_db = ctx.db();
@@ -399,7 +399,7 @@ pub fn move_(ctx: &mut Ctx, args: &Args) {
         }
         let entry = tx.remove(src_db, key).expect("checked above");
         tx.insert(dst_db, key, entry);
-        tx.log(src_db, &[b"MOVE", key, &args[2]]);
+        tx.log(src_db, &[b"MOVE", key, args[2]]);
         out.int(1);
     });
 }
@@ -413,8 +413,8 @@ pub fn dbsize(ctx: &mut Ctx, _args: &Args) {
 fn flush_mode(args: &Args) -> Option<bool> {
     match args.len() {
         1 => Some(false),
-        2 if eq_ic(&args[1], "async") => Some(true),
-        2 if eq_ic(&args[1], "sync") => Some(false),
+        2 if eq_ic(args[1], "async") => Some(true),
+        2 if eq_ic(args[1], "sync") => Some(false),
         _ => None,
     }
 }

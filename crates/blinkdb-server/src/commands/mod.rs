@@ -85,7 +85,7 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
         rest.extend_from_slice(b"' ");
     }
     let mut msg = b"ERR unknown command '".to_vec();
-    msg.extend_from_slice(c_str(&args[0], 128));
+    msg.extend_from_slice(c_str(args[0], 128));
     msg.extend_from_slice(b"', with args beginning with: ");
     msg.extend_from_slice(&rest);
     msg
@@ -94,7 +94,7 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
 /// Runs one command. Returns false when the connection must close after
 /// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
-    let Some(spec) = lookup(&args[0]) else {
+    let Some(spec) = lookup(args[0]) else {
         out.error_bytes(&unknown_command(args));
         return;
     };

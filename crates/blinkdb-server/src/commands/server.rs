@@ -45,13 +45,13 @@ pub fn command(ctx: &mut Ctx, args: &Args) {
         }
         return;
     }
-    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     match sub.as_str() {
         "count" if args.len() == 2 => ctx.out.int(COMMANDS.len() as i64),
         "list" => {
             let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
-            if args.len() == 5 && eq_ic(&args[2], "filterby") && eq_ic(&args[3], "pattern") {
-                names.retain(|n| glob_match(&args[4], n.as_bytes(), true));
+            if args.len() == 5 && eq_ic(args[2], "filterby") && eq_ic(args[3], "pattern") {
+                names.retain(|n| glob_match(args[4], n.as_bytes(), true));
             } else if args.len() != 2 {
                 return ctx.syntax_error();
             }
@@ -86,13 +86,13 @@ pub fn command(ctx: &mut Ctx, args: &Args) {
         "count" | "getkeys" => ctx.arity_error(&format!("command|{sub}")),
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(args[1])
         )),
     }
 }
 
 fn command_getkeys(ctx: &mut Ctx, args: &Args) {
-    let Some(c) = super::lookup(&args[2]) else {
+    let Some(c) = super::lookup(args[2]) else {
         return ctx.out.error("ERR Invalid command specified");
     };
     let argv = &args[2..];
@@ -118,7 +118,7 @@ fn command_getkeys(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn config(ctx: &mut Ctx, args: &Args) {
-    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     match sub.as_str() {
         "get" if args.len() >= 3 => {
             let cfg = ctx.shared.config();
@@ -143,8 +143,8 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 .chunks(2)
                 .map(|p| {
                     (
-                        String::from_utf8_lossy(&p[0]).to_ascii_lowercase(),
-                        String::from_utf8_lossy(&p[1]).into_owned(),
+                        String::from_utf8_lossy(p[0]).to_ascii_lowercase(),
+                        String::from_utf8_lossy(p[1]).into_owned(),
                     )
                 })
                 .collect();
@@ -192,7 +192,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try CONFIG HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(args[1])
         )),
     }
 }
@@ -232,13 +232,13 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn memory(ctx: &mut Ctx, args: &Args) {
-    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     match sub.as_str() {
         "usage" if args.len() >= 3 => {
             let mut j = 3;
             while j < args.len() {
-                if eq_ic(&args[j], "samples") && j + 1 < args.len() {
-                    if parse_i64(&args[j + 1]).is_none() {
+                if eq_ic(args[j], "samples") && j + 1 < args.len() {
+                    if parse_i64(args[j + 1]).is_none() {
                         return ctx.out.error(ERR_NOT_INT);
                     }
                     j += 2;
@@ -269,7 +269,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try MEMORY HELP.",
-            String::from_utf8_lossy(&args[1])
+            String::from_utf8_lossy(args[1])
         )),
     }
 }

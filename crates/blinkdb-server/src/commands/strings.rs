@@ -38,7 +38,7 @@ fn parse_set_flags(args: &Args, from: usize, is_set: bool) -> Result<SetFlags, &
     let mut f = SetFlags::default();
     let mut j = from;
     while j < args.len() {
-        let opt = &args[j][..];
+        let opt = args[j];
         let has_next = j + 1 < args.len();
         let timed = f.expire.map(|(k, _)| k);
         if eq_ic(opt, "nx") && !f.xx && is_set {
@@ -91,7 +91,7 @@ fn expire_at(kind: u8, raw: &[u8], now: u64, cmd: &str) -> Result<u64, String> {
 
 fn expiry_of(f: &SetFlags, args: &Args, now: u64, cmd: &str) -> Result<Expiry, String> {
     Ok(match f.expire {
-        Some((kind, i)) => Expiry::At(expire_at(kind, &args[i], now, cmd)?),
+        Some((kind, i)) => Expiry::At(expire_at(kind, args[i], now, cmd)?),
         None if f.keepttl => Expiry::Keep,
         None if f.persist => Expiry::Persist,
         None => Expiry::None,
@@ -150,7 +150,7 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
     // between (rewrite or eviction finished): then the key is looked up again.
     for _ in 0..3 {
         let mut blob = None;
-        let hit = engine.read(ctx.client.db, &args[1], |e| match e {
+        let hit = engine.read(ctx.client.db, args[1], |e| match e {
             None => {
                 out.null();
                 false
@@ -195,7 +195,7 @@ pub fn set(ctx: &mut Ctx, args: &Args) {
         Ok(f) => f,
         Err(e) => return ctx.out.error(e),
     };
-    set_with(ctx, &args[1], &args[2], flags, args, "set");
+    set_with(ctx, args[1], args[2], flags, args, "set");
 }
 
 fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args, cmd: &str) {
@@ -209,7 +209,10 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
         // Only SET ... GET needs the old bytes: copying them (or, for a large
         // value, reading them back from the log) on every plain SET is waste.
         let (found, old_val) = if flags.get {
-            match tx.get(db, key).map(|e| string_of(engine, e).map(|s| s.into_owned())) {
+            match tx
+                .get(db, key)
+                .map(|e| string_of(engine, e).map(|s| s.into_owned()))
+            {
                 Some(Err(e)) => return out.error(&e),
                 Some(Ok(v)) => (true, Some(v)),
                 None => (false, None),
@@ -251,7 +254,7 @@ fn setex_generic(ctx: &mut Ctx, args: &Args, kind: u8, cmd: &str) {
         expire: Some((kind, 2)),
         ..Default::default()
     };
-    set_with(ctx, &args[1], &args[3], flags, args, cmd);
+    set_with(ctx, args[1], args[3], flags, args, cmd);
 }
 
 pub fn setex(ctx: &mut Ctx, args: &Args) {
@@ -267,7 +270,7 @@ pub fn getset(ctx: &mut Ctx, args: &Args) {
         get: true,
         ..Default::default()
     };
-    set_with(ctx, &args[1], &args[2], flags, args, "getset");
+    set_with(ctx, args[1], args[2], flags, args, "getset");
 }
 
 pub fn mget(ctx: &mut Ctx, args: &Args) {
@@ -307,9 +310,9 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         for (i, pair) in args[1..].chunks(2).enumerate() {
             let value = match refs.get(2 * i + 2).copied().flatten() {
                 Some(r) => Value::blob(r),
-                None => Value::str(&pair[1][..]),
+                None => Value::str(pair[1]),
             };
-            tx.insert_after_log(db, &pair[0], Entry::new(value));
+            tx.insert_after_log(db, pair[0], Entry::new(value));
         }
         if nx {
             out.int(1);
@@ -411,24 +414,22 @@ pub fn append(ctx: &mut Ctx, args: &Args) {
 
 pub fn strlen(ctx: &mut Ctx, args: &Args) {
     let out = &mut *ctx.out;
-    ctx.shared
-        .engine
-        .read(ctx.client.db, &args[1], |e| match e {
-            None => out.int(0),
-            Some(e) => match e.value().str_len() {
-                Some(n) if e.value().is_string() => out.int(n as i64),
-                _ => out.error(ERR_WRONGTYPE),
-            },
-        });
+    ctx.shared.engine.read(ctx.client.db, args[1], |e| match e {
+        None => out.int(0),
+        Some(e) => match e.value().str_len() {
+            Some(n) if e.value().is_string() => out.int(n as i64),
+            _ => out.error(ERR_WRONGTYPE),
+        },
+    });
 }
 
 pub fn getrange(ctx: &mut Ctx, args: &Args) {
-    let (Some(mut start), Some(mut end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
+    let (Some(mut start), Some(mut end)) = (parse_i64(args[2]), parse_i64(args[3])) else {
         return ctx.out.error(ERR_NOT_INT);
     };
     let out = &mut *ctx.out;
     let engine = &ctx.shared.engine;
-    engine.read(ctx.client.db, &args[1], |e| {
+    engine.read(ctx.client.db, args[1], |e| {
         let s: Cow<[u8]> = match e {
             None => Cow::Borrowed(b""),
             Some(e) => match string_of(engine, e) {
@@ -460,7 +461,7 @@ pub fn getrange(ctx: &mut Ctx, args: &Args) {
 
 pub fn setrange(ctx: &mut Ctx, args: &Args) {
     let key = &args[1];
-    let Some(offset) = parse_i64(&args[2]) else {
+    let Some(offset) = parse_i64(args[2]) else {
         return ctx.out.error(ERR_NOT_INT);
     };
     if offset < 0 {
@@ -490,7 +491,7 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
         }
         v[offset as usize..end].copy_from_slice(val);
         let new_len = v.len();
-        tx.log(db, &[b"SETRANGE", key, &args[2], val]);
+        tx.log(db, &[b"SETRANGE", key, args[2], val]);
         tx.insert(db, key, Entry::string_expiring(v, expire_at));
         out.int(new_len as i64);
     });
@@ -521,24 +522,24 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
 }
 
 pub fn incr(ctx: &mut Ctx, args: &Args) {
-    incr_generic(ctx, &args[1], 1);
+    incr_generic(ctx, args[1], 1);
 }
 
 pub fn decr(ctx: &mut Ctx, args: &Args) {
-    incr_generic(ctx, &args[1], -1);
+    incr_generic(ctx, args[1], -1);
 }
 
 pub fn incrby(ctx: &mut Ctx, args: &Args) {
-    match parse_i64(&args[2]) {
-        Some(by) => incr_generic(ctx, &args[1], by),
+    match parse_i64(args[2]) {
+        Some(by) => incr_generic(ctx, args[1], by),
         None => ctx.out.error(ERR_NOT_INT),
     }
 }
 
 pub fn decrby(ctx: &mut Ctx, args: &Args) {
-    match parse_i64(&args[2]) {
+    match parse_i64(args[2]) {
         Some(i64::MIN) => ctx.out.error("ERR decrement would overflow"),
-        Some(by) => incr_generic(ctx, &args[1], -by),
+        Some(by) => incr_generic(ctx, args[1], -by),
         None => ctx.out.error(ERR_NOT_INT),
     }
 }
@@ -555,7 +556,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
                 None => return out.error(ERR_NOT_FLOAT),
             },
         };
-        let text = match incr_by_float(cur.as_deref(), &args[2]) {
+        let text = match incr_by_float(cur.as_deref(), args[2]) {
             Ok(t) => t,
             Err(e) => return out.error(e),
         };
