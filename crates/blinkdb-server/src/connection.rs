@@ -118,7 +118,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
-            match shared.durable(lsn).await {
+            match crate::flusher::durable(&shared, lsn).await {
                 Ok(()) => {}
                 Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
                     // Not durable: every write of the batch answers MISCONF instead

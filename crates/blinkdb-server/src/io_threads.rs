@@ -74,6 +74,7 @@ pub fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
 }
 
 async fn run(mut jobs: UnboundedReceiver<Job>) {
+    crate::flusher::install();
     while let Some(job) = jobs.recv().await {
         let Job { sock, shared, info } = job;
         let started = match sock {

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod eviction;
+pub mod flusher;
 pub mod info;
 pub mod info_bloom;
 pub mod io_threads;

@@ -219,6 +219,17 @@ impl Aof {
         self.syncer.wait_synced(&self.inner, lsn).await
     }
 
+    /// Makes `lsn` as durable as the fsync policy asks, on the calling thread: under
+    /// `always` a write+fdatasync (or, while another thread is syncing, a hand-off to it),
+    /// otherwise a write(). A connection thread calls it once for all the replies it has
+    /// ready, like Redis before it sends them.
+    pub async fn flush_inline(&self, lsn: Lsn) -> Result<()> {
+        if self.inner.opts.fsync != FsyncPolicy::Always {
+            return self.commit(lsn);
+        }
+        self.syncer.sync_inline(&self.inner, lsn).await
+    }
+
     /// Err while the AOF cannot write (disk full, EIO): the server should refuse write
     /// commands with this error's text, like Redis's `-MISCONF` reply.
     pub fn write_status(&self) -> Result<()> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 use tokio::sync::watch;
 
 use super::error::{AofError, Result};
@@ -34,10 +34,10 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
-    fn of(e: AofError) -> Failure {
+    fn of_ref(e: &AofError) -> Failure {
         match e {
-            AofError::WriteFailed { reason } => Failure::Write(reason),
-            AofError::SyncFailed { reason } => Failure::Sync(reason),
+            AofError::WriteFailed { reason } => Failure::Write(reason.clone()),
+            AofError::SyncFailed { reason } => Failure::Sync(reason.clone()),
             AofError::Closed => Failure::Closed,
             other => Failure::Sync(other.to_string()),
         }
@@ -62,6 +62,8 @@ pub(crate) struct Syncer {
     request: Mutex<Request>,
     wake: Condvar,
     published: watch::Sender<SyncState>,
+    /// Held around each write+fdatasync: syncs never overlap.
+    syncing: Mutex<()>,
 }
 
 impl Syncer {
@@ -70,6 +72,7 @@ impl Syncer {
             request: Mutex::new(Request::default()),
             wake: Condvar::new(),
             published: watch::channel(SyncState::default()).0,
+            syncing: Mutex::new(()),
         })
     }
 
@@ -108,24 +111,62 @@ impl Syncer {
                     return;
                 }
             }
-            let result = inner.sync_now();
-            let synced = inner.synced_lsn.load(Ordering::Acquire);
-            let failed = match result {
-                Ok(()) => None,
-                Err(e) => {
-                    tracing::warn!("AOF fsync failed: {e}");
-                    if policy == FsyncPolicy::Always {
-                        // Avoid a hot loop while the disk keeps failing.
-                        std::thread::sleep(Duration::from_millis(100));
-                    }
-                    Some(Failure::of(e))
+            let failed = self.sync_and_publish(inner, self.syncing.lock()).is_err();
+            if failed && policy == FsyncPolicy::Always {
+                // Avoid a hot loop while the disk keeps failing.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// One write+fdatasync of everything appended so far, then published to every
+    /// waiter. It publishes only after letting go of `syncing`: a thread that found the
+    /// lock taken waits for the next publication, which must therefore come after.
+    fn sync_and_publish(&self, inner: &Inner, guard: MutexGuard<'_, ()>) -> Result<()> {
+        let result = inner.sync_now();
+        drop(guard);
+        let synced = inner.synced_lsn.load(Ordering::Acquire);
+        let failed = match &result {
+            Ok(()) => None,
+            Err(e) => {
+                tracing::warn!("AOF fsync failed: {e}");
+                Some(Failure::of_ref(e))
+            }
+        };
+        self.published.send_modify(|s| {
+            s.synced = s.synced.max(synced);
+            s.attempt += 1;
+            s.failed = failed;
+        });
+        result
+    }
+
+    /// Under `always`: makes `lsn` durable with a write+fdatasync on the calling thread,
+    /// as Redis does before it replies. A connection thread calls this once for all the
+    /// replies it has ready, so one fdatasync serves them all. Syncs never overlap: while
+    /// another thread syncs, this one waits (asynchronously) for it to finish, since that
+    /// sync may already cover `lsn`, and syncs itself only if it did not.
+    pub async fn sync_inline(&self, inner: &Inner, lsn: Lsn) -> Result<()> {
+        loop {
+            if inner.synced_lsn.load(Ordering::Acquire) >= lsn.0 {
+                return Ok(());
+            }
+            let mut rx = self.published.subscribe();
+            let seen = rx.borrow().attempt;
+            if let Some(guard) = self.syncing.try_lock() {
+                let result = self.sync_and_publish(inner, guard);
+                if result.is_err() {
+                    // The sync thread retries (with a pause), so that the bytes land
+                    // once the disk is back even if no other write comes.
+                    let mut req = self.request.lock();
+                    req.wanted = req.wanted.max(lsn.0);
+                    self.wake.notify_one();
                 }
-            };
-            self.published.send_modify(|s| {
-                s.synced = synced;
-                s.attempt += 1;
-                s.failed = failed;
-            });
+                return result;
+            }
+            rx.wait_for(|s| s.attempt > seen)
+                .await
+                .map_err(|_| AofError::Closed)?;
         }
     }
 
