@@ -75,8 +75,11 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+    // 0: half the cores, at least one. The other half is left to clients and the
+    // kernel's network work (measured on 2 cores: one loop served pipelined strings
+    // and BF.* as fast as two, and `appendfsync always` 10-20% faster; docs/design.md).
     let threads = match settings.io_threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
         n => n,
     };
     if let Err(e) = blinkdb_server::io_threads::start(threads) {
