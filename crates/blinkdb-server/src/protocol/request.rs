@@ -378,7 +378,10 @@ mod tests {
         }
         let parsed = p.parse(&input[20..], LIMITS).unwrap();
         assert!(parsed.args.is_none());
-        assert_eq!(parsed.consumed, 0, "an incomplete command stays in the buffer");
+        assert_eq!(
+            parsed.consumed, 0,
+            "an incomplete command stays in the buffer"
+        );
     }
 
     #[test]
