@@ -12,8 +12,9 @@ use super::geometry::Geometry;
 use super::layout::{
     checksum60, Header, HEADER_BYTES, LINE_BITS, LINE_BIT_BYTES, LINE_BYTES, LINE_WORDS64,
 };
+use super::memory::FilterMemory;
 use super::probe::ItemHash;
-use memmap2::{MmapOptions, MmapRaw};
+use memmap2::MmapOptions;
 use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -86,7 +87,7 @@ pub struct FilterStats {
 /// callers that already hold the filter exclusively (per-key filters).
 pub struct BloomFile {
     path: PathBuf,
-    map: MmapRaw,
+    map: FilterMemory,
     geometry: Geometry,
     stripes: Box<[Mutex<()>]>,
     items: AtomicU64,
@@ -130,12 +131,10 @@ impl BloomFile {
     /// (a BF.RESERVE + DEL pair creates and unlinks nothing), and `flush` refuses it.
     pub fn create_in_memory(path: &Path, geometry: Geometry) -> Result<BloomFile, FilterError> {
         let geometry = Geometry::new(geometry.lines, geometry.hashes)?;
-        let map = MmapOptions::new()
-            .len(geometry.file_len() as usize)
-            .map_anon()
-            .map_err(FilterError::io(path, "mmap anonymous"))?;
-        let filter =
-            BloomFile::from_map(path, map.into(), None, geometry, LogPosition::default(), 0);
+        let map = FilterMemory::heap(geometry.file_len() as usize).ok_or_else(|| {
+            FilterError::io(path, "allocate")(std::io::Error::from(std::io::ErrorKind::OutOfMemory))
+        })?;
+        let filter = BloomFile::from_map(path, map, None, geometry, LogPosition::default(), 0);
         filter.init_empty()?;
         Ok(filter)
     }
@@ -175,7 +174,7 @@ impl BloomFile {
         })();
         match written {
             Ok((file, map)) => {
-                self.map = map;
+                self.map = FilterMemory::Mapped(map);
                 self.file = Some(file);
                 Ok(())
             }
@@ -270,14 +269,21 @@ impl BloomFile {
             .len(geometry.file_len() as usize)
             .map_raw(&file)
             .map_err(FilterError::io(path, "mmap"))?;
-        let mut filter = BloomFile::from_map(path, map, Some(file), geometry, checkpoint, items);
+        let mut filter = BloomFile::from_map(
+            path,
+            FilterMemory::Mapped(map),
+            Some(file),
+            geometry,
+            checkpoint,
+            items,
+        );
         filter.corrupt_at_open = corrupt_at_open;
         Ok(filter)
     }
 
     fn from_map(
         path: &Path,
-        map: MmapRaw,
+        map: FilterMemory,
         file: Option<File>,
         geometry: Geometry,
         checkpoint: LogPosition,

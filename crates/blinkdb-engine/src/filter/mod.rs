@@ -9,6 +9,7 @@ mod error;
 mod file;
 mod geometry;
 pub mod layout;
+mod memory;
 mod probe;
 
 pub use error::FilterError;
