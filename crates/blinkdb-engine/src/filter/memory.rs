@@ -1,8 +1,9 @@
-//! Where a filter's bytes live: a shared mapping of its file, or, before the file
-//! exists, 64-byte-aligned heap memory. The heap case exists because a filter that is
-//! created and dropped between two flushes (BF.RESERVE + DEL) then costs a malloc and
-//! a free instead of mmap, a page fault and munmap: three of the eleven system calls
-//! of such a pair, measured with strace.
+//! Where a filter's bytes live: a mapping (of its file, or anonymous before the file
+//! exists), or, for a small filter before its file exists, 64-byte-aligned heap memory.
+//! The heap case exists because a small filter that is created and dropped between two
+//! flushes (BF.RESERVE + DEL) then costs a malloc and a free instead of mmap, a page
+//! fault and munmap: three of the eleven system calls of such a pair, measured with
+//! strace.
 
 use super::layout::LINE_BYTES;
 use memmap2::MmapRaw;
