@@ -220,9 +220,9 @@ impl Aof {
     }
 
     /// Makes `lsn` as durable as the fsync policy asks, on the calling thread: under
-    /// `always` a write+fdatasync (or, while another thread is syncing, a hand-off to it),
-    /// otherwise a write(). A connection thread calls it once for all the replies it has
-    /// ready, like Redis before it sends them.
+    /// `always` a write+fdatasync (while another thread is syncing, it first waits for
+    /// that sync, which may cover `lsn`), otherwise a write(). A connection thread calls
+    /// it once for all the replies it has ready, like Redis before it sends them.
     pub async fn flush_inline(&self, lsn: Lsn) -> Result<()> {
         if self.inner.opts.fsync != FsyncPolicy::Always {
             return self.commit(lsn);
