@@ -2,9 +2,8 @@
 with persistence off, at full size even with --quick (about 4 minutes). The full run has the
 same cells in `strings`, so the default group list leaves this one out: run it with
 `--only headline`."""
-from ..cells import alternate, pick
 from ..context import running
-from .strings import runner
+from .strings import headline
 
 GROUP = "headline"
 REQUESTS = 1_000_000
@@ -15,14 +14,4 @@ def run(ctx):
     labels = [c.label for c in contestants]
     with running(ctx, contestants, appendonly=False) as servers:
         for pipeline in (1, 16):
-            table = alternate(
-                [(label, runner(server, clients=50, requests=REQUESTS, pipeline=pipeline,
-                                tests=["SET", "GET"]))
-                 for label, server in servers],
-                ctx.rounds, ctx.warmups)
-            for test in ("SET", "GET"):
-                ctx.results.add(GROUP, "persistence off",
-                                "%s -c 50 -n %d -P %d" % (test, REQUESTS, pipeline),
-                                "req/s", "higher", ctx.redis.label, pick(table, test, labels),
-                                {"test": test, "clients": 50, "pipeline": pipeline,
-                                 "headline": True, "appendonly": False})
+            headline(ctx, GROUP, "persistence off", servers, labels, pipeline, REQUESTS, False)

@@ -40,15 +40,20 @@ def run(ctx):
                                     {"test": test, "clients": clients, "pipeline": pipeline,
                                      "value_size": size, "appendonly": appendonly})
             for pipeline in (1, 16):
-                requests = ctx.size("headline_requests_p%d" % pipeline)
-                table = alternate(
-                    [(label, runner(server, clients=50, requests=requests, pipeline=pipeline,
-                                    tests=["SET", "GET"]))
-                     for label, server in servers],
-                    ctx.rounds, ctx.warmups)
-                for test in ("SET", "GET"):
-                    ctx.results.add(GROUP, section,
-                                    "headline %s -c 50 -n %d -P %d" % (test, requests, pipeline),
-                                    "req/s", "higher", ctx.redis.label, pick(table, test, labels),
-                                    {"test": test, "clients": 50, "pipeline": pipeline,
-                                     "headline": True, "appendonly": appendonly})
+                headline(ctx, GROUP, section, servers, labels, pipeline,
+                         ctx.size("headline_requests_p%d" % pipeline), appendonly)
+
+
+def headline(ctx, group, section, servers, labels, pipeline, requests, appendonly):
+    """The `-c 50 -n <requests> -t set,get -P <pipeline>` cells (issue #2's yardstick)."""
+    table = alternate(
+        [(label, runner(server, clients=50, requests=requests, pipeline=pipeline,
+                        tests=["SET", "GET"]))
+         for label, server in servers],
+        ctx.rounds, ctx.warmups)
+    for test in ("SET", "GET"):
+        ctx.results.add(group, section,
+                        "headline %s -c 50 -n %d -P %d" % (test, requests, pipeline),
+                        "req/s", "higher", ctx.redis.label, pick(table, test, labels),
+                        {"test": test, "clients": 50, "pipeline": pipeline,
+                         "headline": True, "appendonly": appendonly})

@@ -10,7 +10,7 @@
 //! connections of the same round missed it and waited for the next one.
 
 use crate::state::Shared;
-use blinkdb_engine::aof::{AofError, Lsn};
+use blinkdb_engine::aof::{AofError, Failure, Lsn};
 use blinkdb_engine::persist::Log;
 use parking_lot::Mutex;
 use std::cell::RefCell;
@@ -24,32 +24,6 @@ struct Round {
     /// Log position every byte before which is durable.
     covered: u64,
     failure: Option<Failure>,
-}
-
-/// A failed round's error, kept so that every waiter can be given its own copy.
-#[derive(Clone)]
-enum Failure {
-    Write(String),
-    Sync(String),
-    Other,
-}
-
-impl Failure {
-    fn of(e: &AofError) -> Failure {
-        match e {
-            AofError::WriteFailed { reason } => Failure::Write(reason.clone()),
-            AofError::SyncFailed { reason } => Failure::Sync(reason.clone()),
-            _ => Failure::Other,
-        }
-    }
-
-    fn into_error(self) -> AofError {
-        match self {
-            Failure::Write(reason) => AofError::WriteFailed { reason },
-            Failure::Sync(reason) => AofError::SyncFailed { reason },
-            Failure::Other => AofError::Closed,
-        }
-    }
 }
 
 #[derive(Default)]
@@ -97,7 +71,7 @@ async fn run(flusher: Arc<ThreadFlusher>) {
                     round.covered = round.covered.max(lsn);
                     round.failure = None;
                 }
-                Err(e) => round.failure = Some(Failure::of(e)),
+                Err(e) => round.failure = Some(Failure::of_ref(e)),
             }
         });
     }

@@ -47,6 +47,7 @@ pub use options::{AofOptions, FsyncPolicy};
 pub use record::BATCH_TAG;
 pub use rewrite::RewriteBase;
 pub use storage::{LogFile, OsStorage, Storage};
+pub use sync::Failure;
 pub use types::{BlobRef, FileId, Lsn};
 pub use writer::RecordWriter;
 

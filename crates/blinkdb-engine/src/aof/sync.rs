@@ -24,17 +24,17 @@ pub(crate) struct SyncState {
     pub failed: Option<Failure>,
 }
 
-/// Why the last sync attempt failed, kept apart so a waiter gets the same
-/// `MISCONF` text a direct commit would have given.
+/// Why a write or sync attempt failed, in a form that can be handed to every waiter
+/// (AofError is not Clone), so each gets the `MISCONF` text a direct commit would have given.
 #[derive(Debug, Clone)]
-pub(crate) enum Failure {
+pub enum Failure {
     Write(String),
     Sync(String),
     Closed,
 }
 
 impl Failure {
-    fn of_ref(e: &AofError) -> Failure {
+    pub fn of_ref(e: &AofError) -> Failure {
         match e {
             AofError::WriteFailed { reason } => Failure::Write(reason.clone()),
             AofError::SyncFailed { reason } => Failure::Sync(reason.clone()),
@@ -43,7 +43,7 @@ impl Failure {
         }
     }
 
-    fn into_error(self) -> AofError {
+    pub fn into_error(self) -> AofError {
         match self {
             Failure::Write(reason) => AofError::WriteFailed { reason },
             Failure::Sync(reason) => AofError::SyncFailed { reason },
