@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, FsyncPolicy};
-use common::{load_all, options};
+use common::{load_all, options, write_from_threads};
 
 #[test]
 fn concurrent_waiters_share_fdatasyncs() {
@@ -23,28 +23,11 @@ fn concurrent_waiters_share_fdatasyncs() {
         .unwrap();
     let (threads, per_thread) = (16, 200);
     let syncs_before = storage.sync_count();
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let aof = aof.clone();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap();
-                for i in 0..per_thread {
-                    let key = format!("t{t}:{i}");
-                    let (lsn, _) = aof
-                        .append(|w| w.command(&[b"SET", key.as_bytes(), b"v"]))
-                        .unwrap();
-                    aof.commit(lsn).unwrap();
-                    rt.block_on(aof.wait_synced(lsn)).unwrap();
-                    assert!(aof.stats().synced_lsn >= lsn);
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    write_from_threads(&aof, threads, per_thread, |aof, lsn, rt| {
+        aof.commit(lsn).unwrap();
+        rt.block_on(aof.wait_synced(lsn)).unwrap();
+        assert!(aof.stats().synced_lsn >= lsn);
+    });
     let acked = (threads * per_thread) as u64;
     let syncs = storage.sync_count() - syncs_before;
     let stats = aof.stats();

@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, AofError, FsyncPolicy};
-use common::{load_all, options};
+use common::{load_all, options, write_from_threads};
 
 fn always(dir: &std::path::Path, storage: &FaultStorage) -> Arc<Aof> {
     let mut opts = options(dir);
@@ -20,44 +19,26 @@ fn always(dir: &std::path::Path, storage: &FaultStorage) -> Arc<Aof> {
     aof
 }
 
+/// Every command in the log, read back by a fresh `Aof` (the fsync policy plays no part in
+/// loading).
+fn reload(dir: &std::path::Path) -> Vec<Vec<Vec<u8>>> {
+    load_all(&Aof::open(options(dir)).unwrap()).0
+}
+
 #[test]
 fn threads_syncing_inline_cover_every_acknowledged_write() {
     let dir = tempfile::tempdir().unwrap();
     let storage = FaultStorage::new();
     let aof = always(dir.path(), &storage);
     let (threads, per_thread) = (8, 300);
-    let acked = Arc::new(AtomicU64::new(0));
-    let handles: Vec<_> = (0..threads)
-        .map(|t| {
-            let (aof, acked) = (aof.clone(), acked.clone());
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap();
-                for i in 0..per_thread {
-                    let key = format!("t{t}:{i}");
-                    let (lsn, _) = aof
-                        .append(|w| w.command(&[b"SET", key.as_bytes(), b"v"]))
-                        .unwrap();
-                    rt.block_on(aof.flush_inline(lsn)).unwrap();
-                    assert!(aof.stats().synced_lsn >= lsn, "acknowledged before synced");
-                    acked.fetch_add(1, Ordering::Relaxed);
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    let acked = acked.load(Ordering::Relaxed);
-    assert_eq!(acked, (threads * per_thread) as u64);
+    write_from_threads(&aof, threads, per_thread, |aof, lsn, rt| {
+        rt.block_on(aof.flush_inline(lsn)).unwrap();
+        assert!(aof.stats().synced_lsn >= lsn, "acknowledged before synced");
+    });
+    let acked = (threads * per_thread) as u64;
     assert!(storage.sync_count() <= acked, "at most one sync per write");
-    let dir_path = dir.path().to_path_buf();
     drop(aof);
-    let mut opts = options(&dir_path);
-    opts.fsync = FsyncPolicy::Always;
-    let (cmds, _) = load_all(&Aof::open(opts).unwrap());
-    assert_eq!(cmds.len() as u64, acked);
+    assert_eq!(reload(dir.path()).len() as u64, acked);
 }
 
 #[test]
@@ -97,12 +78,8 @@ fn a_full_disk_fails_every_waiter_and_later_writes_land() {
         .append(|w| w.command(&[b"SET", b"after", b"v"]))
         .unwrap();
     rt.block_on(aof.flush_inline(lsn)).unwrap();
-    let dir_path = dir.path().to_path_buf();
     drop(aof);
-    let mut opts = options(&dir_path);
-    opts.fsync = FsyncPolicy::Always;
-    let (cmds, _) = load_all(&Aof::open(opts).unwrap());
-    let keys: Vec<_> = cmds.iter().map(|c| c[1].clone()).collect();
+    let keys: Vec<_> = reload(dir.path()).iter().map(|c| c[1].clone()).collect();
     for k in ["full0", "full1", "full2", "full3", "after"] {
         assert!(keys.contains(&k.as_bytes().to_vec()), "{k} lost: {keys:?}");
     }

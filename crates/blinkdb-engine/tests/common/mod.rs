@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use blinkdb_engine::aof::{Aof, AofOptions, Arg, FsyncPolicy, LoadStats, LoadedCommand};
+use blinkdb_engine::aof::{Aof, AofOptions, Arg, FsyncPolicy, LoadStats, LoadedCommand, Lsn};
 
 pub fn options(dir: &Path) -> AofOptions {
     let mut o = AofOptions::new(dir.join("appendonlydir"));
@@ -40,6 +40,37 @@ pub fn load_all(aof: &Aof) -> (Vec<Vec<Vec<u8>>>, LoadStats) {
         })
         .collect();
     (resolved, stats)
+}
+
+/// `threads` threads each append `per_thread` SETs (keys `t<thread>:<i>`) and hand each
+/// record's position to `acknowledge`, on the thread's own current-thread runtime; returns
+/// once all are done (a failed acknowledgement panics its thread, and so this call).
+pub fn write_from_threads(
+    aof: &std::sync::Arc<Aof>,
+    threads: usize,
+    per_thread: usize,
+    acknowledge: fn(&Aof, Lsn, &tokio::runtime::Runtime),
+) {
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let aof = aof.clone();
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                for i in 0..per_thread {
+                    let key = format!("t{t}:{i}");
+                    let (lsn, _) = aof
+                        .append(|w| w.command(&[b"SET", key.as_bytes(), b"v"]))
+                        .unwrap();
+                    acknowledge(&aof, lsn, &rt);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
 }
 
 pub fn cmd(args: &[&[u8]]) -> Vec<Vec<u8>> {
