@@ -50,29 +50,14 @@ fn a_full_disk_fails_every_waiter_and_later_writes_land() {
         .build()
         .unwrap();
     storage.set_disk_full(Some(0));
-    let handles: Vec<_> = (0..4)
-        .map(|t| {
-            let aof = aof.clone();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .unwrap();
-                let key = format!("full{t}");
-                let (lsn, _) = aof
-                    .append(|w| w.command(&[b"SET", key.as_bytes(), b"v"]))
-                    .unwrap();
-                match rt.block_on(aof.flush_inline(lsn)) {
-                    Err(AofError::WriteFailed { reason }) => {
-                        assert!(reason.contains("No space left"), "{reason}")
-                    }
-                    other => panic!("a write on a full disk was acknowledged: {other:?}"),
-                }
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+    write_from_threads(&aof, 4, 1, |aof, lsn, rt| {
+        match rt.block_on(aof.flush_inline(lsn)) {
+            Err(AofError::WriteFailed { reason }) => {
+                assert!(reason.contains("No space left"), "{reason}")
+            }
+            other => panic!("a write on a full disk was acknowledged: {other:?}"),
+        }
+    });
     storage.set_disk_full(None);
     let (lsn, _) = aof
         .append(|w| w.command(&[b"SET", b"after", b"v"]))
@@ -80,7 +65,7 @@ fn a_full_disk_fails_every_waiter_and_later_writes_land() {
     rt.block_on(aof.flush_inline(lsn)).unwrap();
     drop(aof);
     let keys: Vec<_> = reload(dir.path()).iter().map(|c| c[1].clone()).collect();
-    for k in ["full0", "full1", "full2", "full3", "after"] {
+    for k in ["t0:0", "t1:0", "t2:0", "t3:0", "after"] {
         assert!(keys.contains(&k.as_bytes().to_vec()), "{k} lost: {keys:?}");
     }
 }
