@@ -116,12 +116,15 @@ def test_rewrite_under_load_keeps_data_and_shrinks(blinkdb_binary, tmp_path):
                 preload(conn, generation, keys)
         before = aof_bytes(directory)
         stop, writers = start_writers(srv.port, histories, WRITERS, seed)
+        # Large values overwritten and deleted while the rewrite copies the old ones.
+        big_stop, big_writers = start_writers(srv.port, histories, 2, seed, prefix="big",
+                                              value_size=20_000, n_keys=4)
         time.sleep(0.2)
         with srv.connect() as conn:
             bgrewriteaof(conn)
             fields = wait_rewrite_done(conn)
         time.sleep(0.2)
-        acked = stop_writers(stop, writers)
+        acked = stop_writers(stop, writers) + stop_writers(big_stop, big_writers)
         assert fields["aof_last_bgrewrite_status"] == "ok", fields
         after = aof_bytes(directory)
         print(f"AOF {before} bytes before the rewrite, {after} after; {acked} writes during it")

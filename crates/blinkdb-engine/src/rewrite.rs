@@ -26,6 +26,12 @@ pub(crate) struct RewriteState {
     selected: Option<usize>,
     /// Large values copied into the base: (db, key, old ref, new ref).
     moved: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, BlobRef)>,
+    /// Large values seen in a shard snapshot but not yet copied: (db, key,
+    /// ref, expiry). The rewrite thread copies them after the shard pass, with
+    /// no shard lock held, so neither readers nor the writer that triggered a
+    /// snapshot wait for megabytes of disk reads. The old files stay until the
+    /// rewrite finishes (it holds the maintenance lock), so the refs stay valid.
+    blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, Option<String>)>,
     /// First error writing the base; the rewrite is abandoned if set.
     failed: Option<String>,
     /// Keys written to the base.
@@ -37,6 +43,16 @@ pub(crate) struct RewriteState {
 pub struct RewriteReport {
     pub keys: u64,
     pub base_bytes: u64,
+}
+
+/// `SET key value [PXAT at]`: how the base records a string.
+fn set_args<'a>(key: &'a [u8], value: &'a [u8], at: Option<&'a str>) -> Vec<&'a [u8]> {
+    let mut args: Vec<&[u8]> = vec![b"SET", key, value];
+    if let Some(at) = at {
+        args.push(b"PXAT");
+        args.push(at.as_bytes());
+    }
+    args
 }
 
 static EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -91,29 +107,41 @@ impl Engine {
                 state.keys += 1;
                 continue;
             }
-            let value = match entry.value() {
-                Value::Str(s, _) => std::borrow::Cow::Borrowed(&s[..]),
-                Value::Blob(..) => match self.string_bytes(entry.value()) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        state.failed = Some(e);
-                        continue;
-                    }
-                },
+            match entry.value() {
+                Value::Str(value, _) => {
+                    state.emit(db, &set_args(key, value, at.as_deref()));
+                }
+                Value::Blob(r, _) => state.blobs.push((db, key.clone(), **r, at)),
                 Value::Bloom(..) => unreachable!("handled above"),
-            };
-            let mut args: Vec<&[u8]> = vec![b"SET", key, &value];
-            if let Some(at) = &at {
-                args.push(b"PXAT");
-                args.push(at.as_bytes());
-            }
-            let refs = state.emit(db, &args);
-            if let (Value::Blob(old, _), Some(new)) = (entry.value(), refs.last()) {
-                state.moved.push((db, key.clone(), **old, *new));
             }
             state.keys += 1;
         }
         shard.snapshot_epoch = epoch;
+    }
+
+    /// Copies the large values the shard pass set aside into the base. Every
+    /// shard is snapshotted by now, so no writer touches the rewrite state.
+    fn copy_snapshot_blobs(&self, log: &crate::persist::Log) {
+        let mut guard = self.rewrite.lock();
+        let Some(state) = guard.as_mut() else {
+            return;
+        };
+        for (db, key, old, at) in std::mem::take(&mut state.blobs) {
+            if state.failed.is_some() {
+                break;
+            }
+            let value = match log.read_blob(&old) {
+                Ok(v) => v,
+                Err(e) => {
+                    state.failed = Some(format!("reading a large value for the rewrite: {e}"));
+                    break;
+                }
+            };
+            let refs = state.emit(db, &set_args(&key, &value, at.as_deref()));
+            if let Some(new) = refs.last() {
+                state.moved.push((db, key, old, *new));
+            }
+        }
     }
 
     pub(crate) fn lock_all(&self) -> Vec<parking_lot::RwLockWriteGuard<'_, Shard>> {
@@ -136,6 +164,7 @@ impl Engine {
                 base,
                 selected: None,
                 moved: Vec::new(),
+                blobs: Vec::new(),
                 failed: None,
                 keys: 0,
             });
@@ -147,6 +176,7 @@ impl Engine {
                 self.snapshot_before_write(db, &mut shard, epoch);
             }
         }
+        self.copy_snapshot_blobs(&log);
         let mut all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);
         let state = self.rewrite.lock().take().ok_or("rewrite state vanished")?;
