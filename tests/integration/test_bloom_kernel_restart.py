@@ -1,11 +1,14 @@
 """Kernel filters across server restarts (run as root): a restart reopens the
 pinned map (same map id, nothing rebuilt); a pin removed by hand is rebuilt
-from the log with every item present; DEL after that unpins."""
+from the log with every item present, even after an AOF rewrite and with the
+filter's side log gone too; DEL after that unpins."""
 
+import glob
 import os
 
 import pytest
 
+from aof_helpers import bgrewriteaof, wait_rewrite_done
 from bloom_support import start_blinkdb
 from test_bloom_kernel import map_show, pin_root  # noqa: F401  (fixture)
 
@@ -42,11 +45,19 @@ def test_restart_reuses_pin_and_missing_pin_is_rebuilt(blinkdb_binary, tmp_path,
         c = srv.connect()
         assert info_field(c, "k", b"Map id") == first_id
         assert all(v for _, v in c.call("BF.MEXISTS", "k", *items).value)
+        # The rewritten base must carry every stored value (three records' worth).
+        bgrewriteaof(c)
+        assert wait_rewrite_done(c)["aof_last_bgrewrite_status"] == "ok"
     finally:
         srv.stop()
 
-    # A pin removed by hand (as after a reboot): rebuilt from the log.
+    # A pin removed by hand (as after a reboot), and the side log with it:
+    # rebuilt from the rewritten AOF.
     os.unlink(pinned)
+    side_logs = glob.glob(os.path.join(directory, "**", "*.klog"), recursive=True)
+    assert side_logs, "no kernel side log found"
+    for path in side_logs:
+        os.unlink(path)
     srv = start(blinkdb_binary, directory, pin_root)
     try:
         c = srv.connect()

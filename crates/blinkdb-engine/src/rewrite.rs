@@ -32,6 +32,14 @@ pub(crate) struct RewriteState {
     /// snapshot wait for megabytes of disk reads. The old files stay until the
     /// rewrite finishes (it holds the maintenance lock), so the refs stay valid.
     blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, Option<String>)>,
+    /// Filter keys seen in a shard snapshot, written after the shard pass for
+    /// the same reason: a filter's logged values can be millions of digests.
+    filters: Vec<(
+        usize,
+        crate::keyspace::InlineBytes,
+        crate::bfkeys::FilterRewrite,
+        Option<String>,
+    )>,
     /// First error writing the base; the rewrite is abandoned if set.
     failed: Option<String>,
     /// Keys written to the base.
@@ -96,13 +104,11 @@ impl Engine {
             }
             let at = (entry.expire_at != 0).then(|| entry.expire_at.to_string());
             if let Value::Bloom(filter, _) = entry.value() {
-                // A filter is re-bound to its files, never copied bit by bit.
-                for record in crate::bfkeys::rewrite_records(key, filter) {
-                    let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
-                    state.emit(db, &args);
-                }
-                if let Some(at) = &at {
-                    state.emit(db, &[b"PEXPIREAT", key, at.as_bytes()]);
+                // A filter is re-bound to its files, never copied bit by bit;
+                // its logged values are read after the shard pass.
+                match crate::bfkeys::rewrite_snapshot(key, filter) {
+                    Ok(snapshot) => state.filters.push((db, key.clone(), snapshot, at)),
+                    Err(e) => state.failed = Some(format!("filter {e}")),
                 }
                 state.keys += 1;
                 continue;
@@ -119,27 +125,41 @@ impl Engine {
         shard.snapshot_epoch = epoch;
     }
 
-    /// Copies the large values the shard pass set aside into the base. Every
-    /// shard is snapshotted by now, so no writer touches the rewrite state.
-    fn copy_snapshot_blobs(&self, log: &crate::persist::Log) {
+    /// Writes the large values and filter values the shard pass set aside.
+    /// Every shard is snapshotted by now, so no writer touches the rewrite state.
+    fn write_deferred(&self, log: &crate::persist::Log) {
         let mut guard = self.rewrite.lock();
         let Some(state) = guard.as_mut() else {
             return;
         };
         for (db, key, old, at) in std::mem::take(&mut state.blobs) {
             if state.failed.is_some() {
-                break;
+                return;
             }
             let value = match log.read_blob(&old) {
                 Ok(v) => v,
                 Err(e) => {
                     state.failed = Some(format!("reading a large value for the rewrite: {e}"));
-                    break;
+                    return;
                 }
             };
             let refs = state.emit(db, &set_args(&key, &value, at.as_deref()));
             if let Some(new) = refs.last() {
                 state.moved.push((db, key, old, *new));
+            }
+        }
+        for (db, key, filter, at) in std::mem::take(&mut state.filters) {
+            if state.failed.is_some() {
+                return;
+            }
+            if let Err(e) = filter.write(&key, |record| {
+                state.emit(db, record);
+            }) {
+                state.failed = Some(format!("reading a filter's values for the rewrite: {e}"));
+                return;
+            }
+            if let Some(at) = &at {
+                state.emit(db, &[b"PEXPIREAT", &key, at.as_bytes()]);
             }
         }
     }
@@ -165,6 +185,7 @@ impl Engine {
                 selected: None,
                 moved: Vec::new(),
                 blobs: Vec::new(),
+                filters: Vec::new(),
                 failed: None,
                 keys: 0,
             });
@@ -176,7 +197,7 @@ impl Engine {
                 self.snapshot_before_write(db, &mut shard, epoch);
             }
         }
-        self.copy_snapshot_blobs(&log);
+        self.write_deferred(&log);
         let mut all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);
         let state = self.rewrite.lock().take().ok_or("rewrite state vanished")?;

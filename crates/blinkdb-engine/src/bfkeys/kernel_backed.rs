@@ -2,7 +2,7 @@
 //! (`<id:016x>.klog`, see `side_log.rs`) of every value pushed into it, because
 //! the kernel cannot enumerate a bloom map and a missing pin must be rebuilt.
 
-use super::side_log::{open_side_log, read_values, storage};
+use super::side_log::{open_side_log, read_values, storage, ValuesSnapshot};
 use crate::bloom::BloomError;
 use crate::kernel::{FilterSpec, KernelFilter, KernelFilterInfo, OpenOutcome, PinLocation};
 use std::fs::File;
@@ -189,6 +189,11 @@ impl KernelBloom {
     /// Every stored value, in order.
     pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
         read_values(&self.path, self.value_size(), self.entries)
+    }
+
+    /// Every value stored so far, read later (AOF rewrite).
+    pub(crate) fn snapshot(&self) -> Result<ValuesSnapshot, BloomError> {
+        ValuesSnapshot::open(&self.path, self.value_size(), self.entries)
     }
 
     pub(crate) fn value_size(&self) -> usize {

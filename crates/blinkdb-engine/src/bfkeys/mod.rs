@@ -17,4 +17,6 @@ mod value;
 
 pub use record::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND, VALUES_COMMAND};
 pub use store::{BloomStore, BloomStoreStats};
-pub use value::{rewrite_records, BackendSpec, BloomValue, KeyFilterInfo, KeyFilterSpec};
+pub use value::{
+    rewrite_snapshot, BackendSpec, BloomValue, FilterRewrite, KeyFilterInfo, KeyFilterSpec,
+};

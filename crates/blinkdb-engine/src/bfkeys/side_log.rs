@@ -52,6 +52,56 @@ pub(crate) fn read_values(
         .collect())
 }
 
+/// The first `entries` values of a side log as they are now, read later in
+/// chunks: the file is append-only, and the handle opened now keeps it
+/// readable even if the filter is deleted (and its log unlinked) meanwhile.
+pub struct ValuesSnapshot {
+    file: File,
+    path: PathBuf,
+    value_size: usize,
+    entries: u64,
+}
+
+impl ValuesSnapshot {
+    pub(crate) fn open(
+        path: &Path,
+        value_size: usize,
+        entries: u64,
+    ) -> Result<ValuesSnapshot, BloomError> {
+        let file = File::open(path).map_err(storage("open", path))?;
+        Ok(ValuesSnapshot {
+            file,
+            path: path.to_path_buf(),
+            value_size,
+            entries,
+        })
+    }
+
+    /// Calls `f` with the values in order, at most `per_call` at a time,
+    /// through one reused buffer.
+    pub fn for_each_chunk(
+        &self,
+        per_call: usize,
+        mut f: impl FnMut(&[&[u8]]),
+    ) -> Result<(), BloomError> {
+        use std::os::unix::fs::FileExt;
+        let size = self.value_size.max(1);
+        let mut buf = vec![0u8; per_call * size];
+        let mut done = 0u64;
+        while done < self.entries {
+            let n = (self.entries - done).min(per_call as u64) as usize;
+            let chunk = &mut buf[..n * size];
+            self.file
+                .read_exact_at(chunk, HEADER + done * size as u64)
+                .map_err(storage("read", &self.path))?;
+            let values: Vec<&[u8]> = chunk.chunks_exact(size).collect();
+            f(&values);
+            done += n as u64;
+        }
+        Ok(())
+    }
+}
+
 /// Opens the side log for appending, writing its header if new and cutting a
 /// torn last value; returns it and the number of whole values.
 pub(crate) fn open_side_log(path: &Path, value_size: u32) -> Result<(File, u64), BloomError> {
@@ -197,6 +247,16 @@ impl ItemLog {
             return Ok(Vec::new());
         }
         read_values(&self.path, DIGEST as usize, state.entries)
+    }
+
+    /// The digests logged so far, written out and read later (AOF rewrite).
+    pub(crate) fn snapshot(&self) -> Result<Option<ValuesSnapshot>, BloomError> {
+        let mut state = self.inner.lock();
+        self.write_out(&mut state)?;
+        if state.file.is_none() {
+            return Ok(None);
+        }
+        ValuesSnapshot::open(&self.path, DIGEST as usize, state.entries).map(Some)
     }
 
     /// Writes the buffered digests and fdatasyncs the file.

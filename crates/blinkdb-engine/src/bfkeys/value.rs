@@ -2,7 +2,7 @@
 
 use super::kernel_backed::KernelBloom;
 use super::record::{Binding, VALUES_COMMAND};
-use super::side_log::ItemLog;
+use super::side_log::{ItemLog, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
     dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen, ScalableBloom,
@@ -621,63 +621,77 @@ impl BloomValue {
 /// Kernel values per `BLINKDB.BFVALUES` record written by a rewrite.
 const VALUES_PER_RECORD: usize = 1024;
 
-/// The records an AOF rewrite writes for one filter key, without filter bits:
-/// user filters are flushed and bound with their current count; kernel filters
-/// are bound from zero and followed by every stored value from their side log.
-pub fn rewrite_records(key: &[u8], v: &BloomValue) -> Vec<Vec<Vec<u8>>> {
+/// What an AOF rewrite writes for one filter key, without filter bits: user
+/// filters are flushed and bound with their current count; kernel filters (and
+/// user filters with a complete item log) are bound from zero and followed by
+/// every stored value. Taken under the shard lock; the values are read from the
+/// side log later by [`write`](Self::write), so the lock is not held for a
+/// read proportional to the filter's item count.
+pub struct FilterRewrite {
+    binding: Vec<Vec<u8>>,
+    values: Option<ValuesSnapshot>,
+}
+
+pub fn rewrite_snapshot(key: &[u8], v: &BloomValue) -> Result<FilterRewrite, BloomError> {
     if let Err(e) = v.flush(LogPosition::default()) {
         tracing::warn!(id = v.id(), "flush before rewrite failed: {e}");
     }
     let bound = v.binding(0);
     let state = v.0.state.read();
-    match &state.backend {
-        Backend::Kernel(k) => {
-            let values = match k.values() {
-                Ok(values) => values,
-                Err(e) => {
-                    tracing::warn!(
-                        id = v.id(),
-                        "kernel filter side log unreadable at rewrite: {e}"
-                    );
-                    Vec::new()
-                }
-            };
-            debug_assert!(values.iter().all(|x| x.len() == k.value_size()));
-            values_records(key, bound, &values)
-        }
-        Backend::User(f) => match state
-            .items
-            .as_ref()
-            .map(|log| (log.is_complete(), log.values()))
-        {
-            Some((true, Ok(digests))) => values_records(key, bound, &digests),
-            other => {
-                if let Some((_, Err(e))) = other {
+    let (binding, values) = match &state.backend {
+        Backend::Kernel(k) => (bound, Some(k.snapshot()?)),
+        Backend::User(f) => {
+            let items = match &state.items {
+                Some(log) if log.is_complete() => log.snapshot().unwrap_or_else(|e| {
                     tracing::warn!(id = v.id(), "item log unreadable at rewrite: {e}");
-                }
+                    None
+                }),
+                _ => None,
+            };
+            match items {
+                Some(values) => (bound, Some(values)),
                 // No item list (BF.LOADCHUNK, or files from before item logs):
                 // the files alone carry the items bound so far.
-                vec![Binding {
-                    base: f.card(),
-                    ..bound
-                }
-                .encode(key)]
+                None => (
+                    Binding {
+                        base: f.card(),
+                        ..bound
+                    },
+                    None,
+                ),
             }
-        },
-        Backend::Gone => Vec::new(),
-    }
+        }
+        Backend::Gone => {
+            return Ok(FilterRewrite {
+                binding: Vec::new(),
+                values: None,
+            })
+        }
+    };
+    Ok(FilterRewrite {
+        binding: binding.encode(key),
+        values,
+    })
 }
 
-/// A binding from zero followed by every stored value, `VALUES_PER_RECORD` a record.
-fn values_records(key: &[u8], binding: Binding, values: &[Vec<u8>]) -> Vec<Vec<Vec<u8>>> {
-    let mut records = vec![binding.encode(key)];
-    for chunk in values.chunks(VALUES_PER_RECORD) {
-        let mut record = vec![
-            VALUES_COMMAND.to_ascii_uppercase().into_bytes(),
-            key.to_vec(),
-        ];
-        record.extend(chunk.iter().cloned());
-        records.push(record);
+impl FilterRewrite {
+    /// Emits the binding record, then the values `VALUES_PER_RECORD` a record.
+    pub fn write(&self, key: &[u8], mut emit: impl FnMut(&[&[u8]])) -> Result<(), BloomError> {
+        if self.binding.is_empty() {
+            return Ok(());
+        }
+        let binding: Vec<&[u8]> = self.binding.iter().map(|a| &a[..]).collect();
+        emit(&binding);
+        let Some(values) = &self.values else {
+            return Ok(());
+        };
+        let command = VALUES_COMMAND.to_ascii_uppercase();
+        values.for_each_chunk(VALUES_PER_RECORD, |chunk| {
+            let mut record: Vec<&[u8]> = Vec::with_capacity(chunk.len() + 2);
+            record.push(command.as_bytes());
+            record.push(key);
+            record.extend_from_slice(chunk);
+            emit(&record);
+        })
     }
-    records
 }
