@@ -58,6 +58,37 @@ impl Socket for tokio::net::UnixStream {
 }
 
 const READ_CHUNK: usize = 16 * 1024;
+/// Read buffers an event-loop thread keeps for its connections to borrow.
+const SPARE_READ_BUFFERS: usize = 64;
+
+thread_local! {
+    /// Read buffers of connections that went idle. An idle connection holds no
+    /// buffer (10k idle clients cost little), and a busy one borrows one from
+    /// here instead of a fresh 16 KB allocation per request: that malloc/free
+    /// pair (with glibc's fastbin consolidation) was measurable per round trip.
+    static SPARE_INBUFS: std::cell::RefCell<Vec<BytesMut>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn borrow_read_buffer() -> BytesMut {
+    SPARE_INBUFS
+        .with(|spare| spare.borrow_mut().pop())
+        .unwrap_or_else(|| BytesMut::with_capacity(READ_CHUNK))
+}
+
+fn return_read_buffer(mut buf: BytesMut) {
+    buf.clear();
+    // Empty and unshared, so this moves the start back instead of allocating.
+    buf.reserve(READ_CHUNK);
+    if buf.capacity() > 4 * READ_CHUNK {
+        return; // grown by a big request: not kept
+    }
+    SPARE_INBUFS.with(|spare| {
+        let mut spare = spare.borrow_mut();
+        if spare.len() < SPARE_READ_BUFFERS {
+            spare.push(buf);
+        }
+    });
+}
 
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
     let mut client = Client::new(info.clone(), &shared);
@@ -68,8 +99,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut logged_replies = Vec::new();
     loop {
         if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
-            // Idle connections hold no buffer (10k idle clients cost little).
-            inbuf = BytesMut::new();
+            return_read_buffer(std::mem::take(&mut inbuf));
         }
         let timeout = client.settings(&shared).timeout_secs;
         let idle = async {
@@ -85,7 +115,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             _ = info.kill_signal.notified() => break,
             _ = idle => break,
         }
-        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+        if inbuf.capacity() == 0 {
+            inbuf = borrow_read_buffer();
+        } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
             inbuf.reserve(READ_CHUNK);
         }
         match sock.read_now(&mut inbuf) {
