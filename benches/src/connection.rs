@@ -195,7 +195,7 @@ fn parse_len(line: &[u8]) -> Result<i64, String> {
     std::str::from_utf8(line)
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
-        .filter(|&n| n >= -1 && n <= 512 * 1024 * 1024)
+        .filter(|n| (-1..=512 * 1024 * 1024).contains(n))
         .ok_or_else(|| {
             format!(
                 "bad reply from server: length {:?}",
