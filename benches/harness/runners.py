@@ -6,6 +6,7 @@ several named measures (redis-benchmark -t set,get gives one per test).
 import csv
 import io
 import json
+import os
 import resource
 import subprocess
 
@@ -24,11 +25,13 @@ def measure(value, p50=None, p99=None):
     return {"value": float(value), "p50": p50, "p99": p99}
 
 
-def run_tool(argv, timeout):
-    """subprocess.run, plus the CPU seconds (user + system) the tool used. The tools run one
-    at a time, so the growth of RUSAGE_CHILDREN across the call is this tool's."""
+def run_tool(argv, timeout, cpu=None):
+    """subprocess.run (on CPU `cpu` only, if given), plus the CPU seconds (user + system) the
+    tool used. The tools run one at a time, so the growth of RUSAGE_CHILDREN across the call
+    is this tool's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=pin)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc.cpu_seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return proc
@@ -72,7 +75,7 @@ def first_line_with(text, needle):
 
 def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=None, keys=None,
             value_size=None, set_ratio=None, miss_ratio=None, preload=False, commands=(),
-            items=None, filters=None, seed=1, timeout=3600, allow_errors=False):
+            items=None, filters=None, seed=1, timeout=3600, allow_errors=False, cpu=None):
     """Runs blinkdb-loadgen --json and returns its report (a dict).
 
     Error replies make the cell not applicable when they say a command is unknown; any
@@ -89,7 +92,7 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
         argv.append("--preload")
     for template in commands:
         argv += ["--command", template]
-    proc = run_tool(argv, timeout)
+    proc = run_tool(argv, timeout, cpu)
     if proc.returncode != 0:
         text = proc.stderr.strip()
         if is_unsupported(text):

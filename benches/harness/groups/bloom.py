@@ -1,8 +1,10 @@
 """`bloom`: the BF.* workloads of bloomd's table against RedisBloom 2.8: single add/check,
 batches of 8/32/128, a 90/10 mix, the create/drop control cycle, filter-scale, cold start,
 restart and RSS. BlinkDB's user backend, and its kernel backend when bpffs is usable."""
+import contextlib
 import os
 
+from .. import cpupin
 from ..cells import alternate, pick
 from ..context import running
 from ..runners import NotApplicable, loadgen, loadgen_measure, measure, redis_benchmark
@@ -100,9 +102,14 @@ def run(ctx):
 
         def lg(commands, clients=50, pipeline=1, items=None, filters=None, per="ops", keys=ITEMS):
             def fn(server):
-                report = loadgen(ctx.loadgen, server.port, clients=clients, pipeline=pipeline,
-                                 duration=ctx.size("bloom_seconds"), keys=keys,
-                                 commands=commands, items=items, filters=filters)
+                # A single client is pinned across CPUs from the server (harness/cpupin.py).
+                pin = cpupin.server_pinned(server.proc.pid) if clients == 1 \
+                    else contextlib.nullcontext(None)
+                with pin as cpu:
+                    report = loadgen(ctx.loadgen, server.port, clients=clients,
+                                     pipeline=pipeline, duration=ctx.size("bloom_seconds"),
+                                     keys=keys, commands=commands, items=items,
+                                     filters=filters, cpu=cpu)
                 return loadgen_measure(report, per)
             return fn
 
@@ -113,6 +120,12 @@ def run(ctx):
                  lg(["BF.MADD bf __items__"], items=n, per="items"), {"items": n})
             cell("BF.MEXISTS %d items c50" % n, "items/s",
                  lg(["BF.MEXISTS bf __items__"], items=n, per="items"), {"items": n})
+        # The same at -P 16, as the single-item cells: at -P 1 every 128-item command
+        # also pays a round of socket syscalls, which costs both servers alike.
+        cell("BF.MADD 128 items c50 P16", "items/s",
+             lg(["BF.MADD bf __items__"], items=128, pipeline=16, per="items"), {"items": 128})
+        cell("BF.MEXISTS 128 items c50 P16", "items/s",
+             lg(["BF.MEXISTS bf __items__"], items=128, pipeline=16, per="items"), {"items": 128})
         cell("mixed 90% BF.EXISTS / 10% BF.ADD c50 P16", "ops/s",
              lg(["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"],
                 pipeline=16))
