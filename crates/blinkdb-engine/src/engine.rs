@@ -186,14 +186,19 @@ impl Engine {
         }
     }
 
-    /// Reads a large value into `dst` (`r.len` bytes) outside any shard lock.
-    /// `Ok(false)`: its file was dropped meanwhile (a rewrite or an eviction
-    /// finished between the lookup and the read); look the key up again.
-    pub fn read_blob_into(&self, r: &BlobRef, dst: &mut [u8]) -> Result<bool, String> {
+    /// Reads a large value into `dst` (`r.len` bytes, uninitialised) outside any
+    /// shard lock and returns it. `Ok(None)`: its file was dropped meanwhile (a
+    /// rewrite or an eviction finished between the lookup and the read); look
+    /// the key up again.
+    pub fn read_blob_into<'a>(
+        &self,
+        r: &BlobRef,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<Option<&'a mut [u8]>, String> {
         let log = self.log.get().ok_or("large value without a log")?;
         match log.read_blob_into(r, dst) {
-            Ok(()) => Ok(true),
-            Err(crate::aof::AofError::FileGone(_)) => Ok(false),
+            Ok(filled) => Ok(Some(filled)),
+            Err(crate::aof::AofError::FileGone(_)) => Ok(None),
             Err(e) => {
                 tracing::error!("Reading a large value failed: {e}");
                 Err(format!(

@@ -46,7 +46,11 @@ impl Log {
         self.aof.read_blob(r, self.verify_blobs)
     }
 
-    pub fn read_blob_into(&self, r: &BlobRef, dst: &mut [u8]) -> Result<()> {
+    pub fn read_blob_into<'a>(
+        &self,
+        r: &BlobRef,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<&'a mut [u8]> {
         self.aof.read_blob_into(r, self.verify_blobs, dst)
     }
 }

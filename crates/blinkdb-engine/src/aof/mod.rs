@@ -240,14 +240,24 @@ impl Aof {
     /// Reads a blob's bytes with pread on a cached fd. If they are still only in memory,
     /// commits first. With `verify`, checks the xxh3 recorded in the ref.
     pub fn read_blob(&self, r: &BlobRef, verify: bool) -> Result<Bytes> {
-        let mut buf = vec![0u8; r.len as usize];
-        self.read_blob_into(r, verify, &mut buf)?;
+        let len = r.len as usize;
+        let mut buf = Vec::with_capacity(len);
+        let filled = self
+            .read_blob_into(r, verify, &mut buf.spare_capacity_mut()[..len])?
+            .len();
+        // SAFETY: `read_blob_into` succeeds only once it has initialised all `len` bytes.
+        unsafe { buf.set_len(filled) };
         Ok(Bytes::from(buf))
     }
 
     /// Reads a large value into `dst` (exactly `r.len` bytes), so a GET can read it
     /// straight into its reply buffer instead of through an intermediate copy.
-    pub fn read_blob_into(&self, r: &BlobRef, verify: bool, dst: &mut [u8]) -> Result<()> {
+    pub fn read_blob_into<'a>(
+        &self,
+        r: &BlobRef,
+        verify: bool,
+        dst: &'a mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<&'a mut [u8]> {
         debug_assert_eq!(dst.len() as u64, r.len);
         if !r.file.is_base() {
             let end = Lsn::new(r.file.seq(), r.offset + r.len);
@@ -262,16 +272,16 @@ impl Aof {
             .get(&r.file)
             .cloned()
             .ok_or_else(|| AofError::FileGone(r.file.to_string()))?;
-        let got = read_full_at(&*file, dst, r.offset)
+        let filled = storage::read_full_at_uninit(&*file, dst, r.offset)
             .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
-        if got != dst.len() || (verify && xxh3_64(dst) != r.checksum) {
+        if filled.len() as u64 != r.len || (verify && xxh3_64(filled) != r.checksum) {
             return Err(AofError::BlobChecksum {
                 file: r.file.to_string(),
                 offset: r.offset,
                 len: r.len,
             });
         }
-        Ok(())
+        Ok(filled)
     }
 
     /// Writes everything appended so far and, unless `appendfsync no`,

@@ -3,6 +3,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::mem::MaybeUninit;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
@@ -12,6 +13,21 @@ pub trait LogFile: Send + Sync {
     /// One pwrite() at `offset`; may be short.
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    /// One read into uninitialised memory (a large value read straight into a
+    /// reply buffer, which zeroing first would cost a memset per GET); returns
+    /// the filled prefix of `buf`. The default zeroes `buf`, then `read_at`.
+    fn read_at_uninit<'a>(
+        &self,
+        buf: &'a mut [MaybeUninit<u8>],
+        offset: u64,
+    ) -> io::Result<&'a mut [u8]> {
+        buf.fill(MaybeUninit::new(0));
+        // SAFETY: every byte of `buf` was just initialised to 0.
+        let buf =
+            unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), buf.len()) };
+        let n = self.read_at(buf, offset)?;
+        Ok(&mut buf[..n])
+    }
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// fdatasync(2).
     fn sync_data(&self) -> io::Result<()>;
@@ -45,6 +61,29 @@ impl LogFile for OsFile {
     }
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.0.read_at(buf, offset)
+    }
+    fn read_at_uninit<'a>(
+        &self,
+        buf: &'a mut [MaybeUninit<u8>],
+        offset: u64,
+    ) -> io::Result<&'a mut [u8]> {
+        let offset = libc::off_t::try_from(offset)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: pread writes at most `buf.len()` bytes into `buf`, which is valid
+        // for writes of that length, and returns how many it wrote.
+        let n = unsafe {
+            libc::pread(
+                std::os::fd::AsRawFd::as_raw_fd(&self.0),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                offset,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: pread just initialised the first `n` (<= buf.len()) bytes.
+        Ok(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), n as usize) })
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
@@ -120,6 +159,38 @@ pub(crate) fn write_all_at(
 }
 
 /// Reads exactly `buf.len()` bytes unless EOF comes first; returns the count read.
+/// `read_full_at` into uninitialised memory; returns the filled prefix (all of
+/// `buf` unless the file ended first).
+pub(crate) fn read_full_at_uninit<'a>(
+    file: &dyn LogFile,
+    buf: &'a mut [MaybeUninit<u8>],
+    offset: u64,
+) -> io::Result<&'a mut [u8]> {
+    let mut done = 0;
+    while done < buf.len() {
+        let tail = &mut buf[done..];
+        let start = tail.as_ptr().cast::<u8>();
+        match file.read_at_uninit(tail, offset + done as u64) {
+            Ok([]) => break,
+            Ok(filled) => {
+                // What makes the bytes below initialised: each step handed back a
+                // `&mut [u8]` over the start of the part it was given.
+                assert_eq!(
+                    filled.as_ptr(),
+                    start,
+                    "read_at_uninit returned other memory"
+                );
+                done += filled.len();
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // SAFETY: the first `done` bytes were returned as initialised `&mut [u8]`
+    // prefixes of consecutive parts of `buf` (checked above).
+    Ok(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), done) })
+}
+
 pub(crate) fn read_full_at(file: &dyn LogFile, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {

@@ -171,8 +171,8 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
         };
         let mut gone = false;
         let read = out.bulk_in_place(r.len as usize, |dst| match engine.read_blob_into(&r, dst) {
-            Ok(true) => Ok(()),
-            Ok(false) => {
+            Ok(Some(filled)) => Ok(filled),
+            Ok(None) => {
                 gone = true;
                 Err(String::new())
             }

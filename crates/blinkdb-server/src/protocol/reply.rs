@@ -110,7 +110,7 @@ impl Out {
     pub fn bulk_in_place<E: AsRef<str>>(
         &mut self,
         len: usize,
-        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+        fill: impl FnOnce(&mut [std::mem::MaybeUninit<u8>]) -> Result<&mut [u8], E>,
     ) -> Result<(), E> {
         let start = self.buf.len();
         self.buf.extend_from_slice(b"$");
@@ -118,9 +118,16 @@ impl Out {
             .extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
         self.buf.extend_from_slice(b"\r\n");
         let at = self.buf.len();
-        self.buf.resize(at + len, 0);
-        match fill(&mut self.buf[at..]) {
-            Ok(()) => {
+        self.buf.reserve(len + 2);
+        let spare = &mut self.buf.spare_capacity_mut()[..len];
+        let base = spare.as_ptr().cast::<u8>();
+        match fill(spare) {
+            Ok(filled) => {
+                // What makes the bytes initialised: `fill` handed back a `&mut [u8]`
+                // over exactly the `len` spare bytes it was given.
+                assert!(filled.as_ptr() == base && filled.len() == len);
+                // SAFETY: checked just above: bytes at..at + len are initialised.
+                unsafe { self.buf.set_len(at + len) };
                 self.buf.extend_from_slice(b"\r\n");
                 Ok(())
             }
