@@ -40,6 +40,8 @@ pub(crate) struct RewriteState {
         crate::bfkeys::FilterRewrite,
         Option<String>,
     )>,
+    /// How many of `filters` hold an open side log.
+    held_logs: usize,
     /// First error writing the base; the rewrite is abandoned if set.
     failed: Option<String>,
     /// Keys written to the base.
@@ -62,6 +64,9 @@ fn set_args<'a>(key: &'a [u8], value: &'a [u8], at: Option<&'a str>) -> Vec<&'a 
     }
     args
 }
+
+/// Side logs a rewrite may keep open between the shard pass and the base write.
+const MAX_HELD_LOGS: usize = 256;
 
 static EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -106,8 +111,15 @@ impl Engine {
             if let Value::Bloom(filter, _) = entry.value() {
                 // A filter is re-bound to its files, never copied bit by bit;
                 // its logged values are read after the shard pass.
-                match crate::bfkeys::rewrite_snapshot(key, filter) {
-                    Ok(snapshot) => state.filters.push((db, key.clone(), snapshot, at)),
+                // At most MAX_HELD_LOGS large logs wait with an open descriptor;
+                // past that they are read now, so a keyspace of many filters
+                // cannot run the process out of descriptors.
+                let hold_open = state.held_logs < MAX_HELD_LOGS;
+                match crate::bfkeys::rewrite_snapshot(key, filter, hold_open) {
+                    Ok(snapshot) => {
+                        state.held_logs += usize::from(snapshot.holds_file());
+                        state.filters.push((db, key.clone(), snapshot, at))
+                    }
                     Err(e) => state.failed = Some(format!("filter {e}")),
                 }
                 state.keys += 1;
@@ -186,6 +198,7 @@ impl Engine {
                 moved: Vec::new(),
                 blobs: Vec::new(),
                 filters: Vec::new(),
+                held_logs: 0,
                 failed: None,
                 keys: 0,
             });

@@ -158,7 +158,6 @@ pub(crate) fn write_all_at(
     Ok(())
 }
 
-/// Reads exactly `buf.len()` bytes unless EOF comes first; returns the count read.
 /// `read_full_at` into uninitialised memory; returns the filled prefix (all of
 /// `buf` unless the file ended first).
 pub(crate) fn read_full_at_uninit<'a>(
@@ -191,6 +190,7 @@ pub(crate) fn read_full_at_uninit<'a>(
     Ok(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), done) })
 }
 
+/// Reads exactly `buf.len()` bytes unless EOF comes first; returns the count read.
 pub(crate) fn read_full_at(file: &dyn LogFile, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {

@@ -191,9 +191,9 @@ impl KernelBloom {
         read_values(&self.path, self.value_size(), self.entries)
     }
 
-    /// Every value stored so far, read later (AOF rewrite).
-    pub(crate) fn snapshot(&self) -> Result<ValuesSnapshot, BloomError> {
-        ValuesSnapshot::open(&self.path, self.value_size(), self.entries)
+    /// Every value stored so far (AOF rewrite; see `ValuesSnapshot`).
+    pub(crate) fn snapshot(&self, hold_open: bool) -> Result<ValuesSnapshot, BloomError> {
+        ValuesSnapshot::open(&self.path, self.value_size(), self.entries, hold_open)
     }
 
     pub(crate) fn value_size(&self) -> usize {

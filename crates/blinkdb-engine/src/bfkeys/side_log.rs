@@ -52,14 +52,24 @@ pub(crate) fn read_values(
         .collect())
 }
 
-/// The first `entries` values of a side log as they are now, read later in
-/// chunks: the file is append-only, and the handle opened now keeps it
-/// readable even if the filter is deleted (and its log unlinked) meanwhile.
+/// Logs up to this size are read at once when snapshotted (no descriptor held).
+const SNAPSHOT_READ_NOW_BYTES: u64 = 64 * 1024;
+
+/// The first `entries` values of a side log as they are now. A small log (or
+/// one snapshotted with `hold_open` false) is read at once into one buffer; a
+/// large one is read later in chunks through a handle opened now: the file is
+/// append-only, and the handle keeps it readable even if the filter is deleted
+/// (and its log unlinked) meanwhile.
 pub struct ValuesSnapshot {
-    file: File,
+    source: SnapshotSource,
     path: PathBuf,
     value_size: usize,
     entries: u64,
+}
+
+enum SnapshotSource {
+    File(File),
+    Read(Vec<u8>),
 }
 
 impl ValuesSnapshot {
@@ -67,18 +77,35 @@ impl ValuesSnapshot {
         path: &Path,
         value_size: usize,
         entries: u64,
+        hold_open: bool,
     ) -> Result<ValuesSnapshot, BloomError> {
+        use std::os::unix::fs::FileExt;
         let file = File::open(path).map_err(storage("open", path))?;
+        let bytes = entries.saturating_mul(value_size as u64);
+        let source = if hold_open && bytes > SNAPSHOT_READ_NOW_BYTES {
+            SnapshotSource::File(file)
+        } else {
+            let len = usize::try_from(bytes)
+                .map_err(|_| BloomError::Storage(format!("{}: too large", path.display())))?;
+            let mut raw = vec![0u8; len];
+            file.read_exact_at(&mut raw, HEADER)
+                .map_err(storage("read", path))?;
+            SnapshotSource::Read(raw)
+        };
         Ok(ValuesSnapshot {
-            file,
+            source,
             path: path.to_path_buf(),
             value_size,
             entries,
         })
     }
 
-    /// Calls `f` with the values in order, at most `per_call` at a time,
-    /// through one reused buffer.
+    /// Whether this snapshot holds a file descriptor until it is written.
+    pub fn holds_file(&self) -> bool {
+        matches!(self.source, SnapshotSource::File(_))
+    }
+
+    /// Calls `f` with the values in order, at most `per_call` at a time.
     pub fn for_each_chunk(
         &self,
         per_call: usize,
@@ -86,14 +113,25 @@ impl ValuesSnapshot {
     ) -> Result<(), BloomError> {
         use std::os::unix::fs::FileExt;
         let size = self.value_size.max(1);
-        let mut buf = vec![0u8; per_call * size];
+        let mut buf = match self.source {
+            SnapshotSource::File(_) => vec![0u8; per_call * size],
+            SnapshotSource::Read(_) => Vec::new(),
+        };
         let mut done = 0u64;
         while done < self.entries {
             let n = (self.entries - done).min(per_call as u64) as usize;
-            let chunk = &mut buf[..n * size];
-            self.file
-                .read_exact_at(chunk, HEADER + done * size as u64)
-                .map_err(storage("read", &self.path))?;
+            let chunk: &[u8] = match &self.source {
+                SnapshotSource::File(file) => {
+                    let chunk = &mut buf[..n * size];
+                    file.read_exact_at(chunk, HEADER + done * size as u64)
+                        .map_err(storage("read", &self.path))?;
+                    chunk
+                }
+                SnapshotSource::Read(raw) => {
+                    let at = done as usize * size;
+                    &raw[at..at + n * size]
+                }
+            };
             let values: Vec<&[u8]> = chunk.chunks_exact(size).collect();
             f(&values);
             done += n as u64;
@@ -249,14 +287,14 @@ impl ItemLog {
         read_values(&self.path, DIGEST as usize, state.entries)
     }
 
-    /// The digests logged so far, written out and read later (AOF rewrite).
-    pub(crate) fn snapshot(&self) -> Result<Option<ValuesSnapshot>, BloomError> {
+    /// The digests logged so far, written out (AOF rewrite; see `ValuesSnapshot`).
+    pub(crate) fn snapshot(&self, hold_open: bool) -> Result<Option<ValuesSnapshot>, BloomError> {
         let mut state = self.inner.lock();
         self.write_out(&mut state)?;
         if state.file.is_none() {
             return Ok(None);
         }
-        ValuesSnapshot::open(&self.path, DIGEST as usize, state.entries).map(Some)
+        ValuesSnapshot::open(&self.path, DIGEST as usize, state.entries, hold_open).map(Some)
     }
 
     /// Writes the buffered digests and fdatasyncs the file.

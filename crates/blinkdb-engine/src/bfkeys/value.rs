@@ -624,25 +624,29 @@ const VALUES_PER_RECORD: usize = 1024;
 /// What an AOF rewrite writes for one filter key, without filter bits: user
 /// filters are flushed and bound with their current count; kernel filters (and
 /// user filters with a complete item log) are bound from zero and followed by
-/// every stored value. Taken under the shard lock; the values are read from the
-/// side log later by [`write`](Self::write), so the lock is not held for a
-/// read proportional to the filter's item count.
+/// every stored value. Taken under the shard lock; with `hold_open`, a large
+/// side log is read later by [`write`](Self::write), so the lock is not held
+/// for a read proportional to the filter's item count.
 pub struct FilterRewrite {
     binding: Vec<Vec<u8>>,
     values: Option<ValuesSnapshot>,
 }
 
-pub fn rewrite_snapshot(key: &[u8], v: &BloomValue) -> Result<FilterRewrite, BloomError> {
+pub fn rewrite_snapshot(
+    key: &[u8],
+    v: &BloomValue,
+    hold_open: bool,
+) -> Result<FilterRewrite, BloomError> {
     if let Err(e) = v.flush(LogPosition::default()) {
         tracing::warn!(id = v.id(), "flush before rewrite failed: {e}");
     }
     let bound = v.binding(0);
     let state = v.0.state.read();
     let (binding, values) = match &state.backend {
-        Backend::Kernel(k) => (bound, Some(k.snapshot()?)),
+        Backend::Kernel(k) => (bound, Some(k.snapshot(hold_open)?)),
         Backend::User(f) => {
             let items = match &state.items {
-                Some(log) if log.is_complete() => log.snapshot().unwrap_or_else(|e| {
+                Some(log) if log.is_complete() => log.snapshot(hold_open).unwrap_or_else(|e| {
                     tracing::warn!(id = v.id(), "item log unreadable at rewrite: {e}");
                     None
                 }),
@@ -675,6 +679,11 @@ pub fn rewrite_snapshot(key: &[u8], v: &BloomValue) -> Result<FilterRewrite, Blo
 }
 
 impl FilterRewrite {
+    /// Whether a file descriptor stays open until [`write`](Self::write).
+    pub fn holds_file(&self) -> bool {
+        self.values.as_ref().is_some_and(ValuesSnapshot::holds_file)
+    }
+
     /// Emits the binding record, then the values `VALUES_PER_RECORD` a record.
     pub fn write(&self, key: &[u8], mut emit: impl FnMut(&[&[u8]])) -> Result<(), BloomError> {
         if self.binding.is_empty() {
