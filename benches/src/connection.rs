@@ -122,8 +122,11 @@ pub fn classify_reply(buf: &[u8]) -> Result<Option<(ReplyKind, usize)>, String> 
         let Some(line_end) = find_crlf(buf, at) else {
             return Ok(None);
         };
+        if line_end == at {
+            return Err("bad reply from server: empty line".into());
+        }
+        let tag = buf[at];
         let line = &buf[at + 1..line_end];
-        let tag = *buf.get(at).ok_or("empty reply")?;
         at = line_end + 2;
         let this = match tag {
             b'+' | b':' => ReplyKind::Value,
@@ -297,7 +300,14 @@ mod tests {
                 assert_eq!(classify_reply(&reply[..cut]).unwrap(), None, "prefix {cut}");
             }
         }
-        for bad in [&b"?x\r\n"[..], b"$abc\r\n", b"*-7\r\n", b"$3\r\nabcde\r\n"] {
+        for bad in [
+            &b"?x\r\n"[..],
+            b"$abc\r\n",
+            b"*-7\r\n",
+            b"$3\r\nabcde\r\n",
+            b"\r\n",
+            b"*1\r\n\r\n",
+        ] {
             assert!(
                 classify_reply(bad).is_err(),
                 "{:?}",
