@@ -2,12 +2,15 @@
 //! (`<id:016x>.klog`, see `side_log.rs`) of every value pushed into it, because
 //! the kernel cannot enumerate a bloom map and a missing pin must be rebuilt.
 
-use super::side_log::{open_side_log, read_values, storage, ValuesSnapshot};
+use super::side_log::{open_side_log, storage, ValuesSnapshot};
 use crate::bloom::BloomError;
 use crate::kernel::{FilterSpec, KernelFilter, KernelFilterInfo, OpenOutcome, PinLocation};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// Side-log values read per chunk when a map is refilled.
+const REFILL_CHUNK: usize = 1024;
 
 pub(crate) fn side_log_path(dir: &Path, id: u64) -> PathBuf {
     dir.join(format!("{id:016x}.klog"))
@@ -74,15 +77,15 @@ impl KernelBloom {
             return Ok(false);
         }
         let (filter, outcome) = KernelFilter::open_or_create(&self.location, &self.spec)?;
-        let values = self.values()?;
         let rebuilt = outcome == OpenOutcome::Created && self.entries > 0;
         // A reopened map holds everything the last run added; values replayed
         // from the AOF into the side log are pushed again (idempotent) in case
         // the map missed them.
         let from = if rebuilt { 0 } else { self.detached_from };
-        for value in values.iter().skip(from as usize) {
-            filter.insert_value(value)?;
-        }
+        self.snapshot(true)?
+            .for_each_chunk(from, REFILL_CHUNK, |values| {
+                Ok(values.iter().try_for_each(|v| filter.insert_value(v))?)
+            })?;
         if rebuilt {
             tracing::warn!(pin = %self.location.path().display(), entries = self.entries,
                 "kernel filter pin was missing; rebuilt from its side log");
@@ -186,12 +189,7 @@ impl KernelBloom {
         bits / 8
     }
 
-    /// Every stored value, in order.
-    pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
-        read_values(&self.path, self.value_size(), self.entries)
-    }
-
-    /// Every value stored so far (AOF rewrite; see `ValuesSnapshot`).
+    /// Every value stored so far (refill, AOF rewrite; see `ValuesSnapshot`).
     pub(crate) fn snapshot(&self, hold_open: bool) -> Result<ValuesSnapshot, BloomError> {
         ValuesSnapshot::open(&self.path, self.value_size(), self.entries, hold_open)
     }

@@ -33,25 +33,6 @@ pub(crate) fn storage(op: &'static str, path: &Path) -> impl FnOnce(std::io::Err
     move |e| BloomError::Storage(format!("{op} {path}: {e}"))
 }
 
-/// The first `entries` values of a side log.
-pub(crate) fn read_values(
-    path: &Path,
-    value_size: usize,
-    entries: u64,
-) -> Result<Vec<Vec<u8>>, BloomError> {
-    let mut raw = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut raw))
-        .map_err(storage("read", path))?;
-    Ok(raw
-        .get(HEADER as usize..)
-        .unwrap_or_default()
-        .chunks_exact(value_size)
-        .take(entries as usize)
-        .map(<[u8]>::to_vec)
-        .collect())
-}
-
 /// Logs up to this size are read at once when snapshotted (no descriptor held).
 const SNAPSHOT_READ_NOW_BYTES: u64 = 64 * 1024;
 
@@ -105,11 +86,13 @@ impl ValuesSnapshot {
         matches!(self.source, SnapshotSource::File(_))
     }
 
-    /// Calls `f` with the values in order, at most `per_call` at a time.
+    /// Calls `f` with the values from number `from` on, in order, at most
+    /// `per_call` at a time; stops at the first error.
     pub fn for_each_chunk(
         &self,
+        from: u64,
         per_call: usize,
-        mut f: impl FnMut(&[&[u8]]),
+        mut f: impl FnMut(&[&[u8]]) -> Result<(), BloomError>,
     ) -> Result<(), BloomError> {
         use std::os::unix::fs::FileExt;
         let size = self.value_size.max(1);
@@ -117,7 +100,7 @@ impl ValuesSnapshot {
             SnapshotSource::File(_) => vec![0u8; per_call * size],
             SnapshotSource::Read(_) => Vec::new(),
         };
-        let mut done = 0u64;
+        let mut done = from;
         while done < self.entries {
             let n = (self.entries - done).min(per_call as u64) as usize;
             let chunk: &[u8] = match &self.source {
@@ -133,7 +116,7 @@ impl ValuesSnapshot {
                 }
             };
             let values: Vec<&[u8]> = chunk.chunks_exact(size).collect();
-            f(&values);
+            f(&values)?;
             done += n as u64;
         }
         Ok(())
@@ -278,16 +261,7 @@ impl ItemLog {
         self.inner.lock().file.is_some()
     }
 
-    pub(crate) fn values(&self) -> Result<Vec<Vec<u8>>, BloomError> {
-        let mut state = self.inner.lock();
-        self.write_out(&mut state)?;
-        if state.file.is_none() {
-            return Ok(Vec::new());
-        }
-        read_values(&self.path, DIGEST as usize, state.entries)
-    }
-
-    /// The digests logged so far, written out (AOF rewrite; see `ValuesSnapshot`).
+    /// The digests logged so far, written out (rebuild, AOF rewrite; see `ValuesSnapshot`).
     pub(crate) fn snapshot(&self, hold_open: bool) -> Result<Option<ValuesSnapshot>, BloomError> {
         let mut state = self.inner.lock();
         self.write_out(&mut state)?;

@@ -147,12 +147,20 @@ impl Cell {
                         let mut filter =
                             ScalableBloom::create_deferred(&dir, id, binding.spec.config, limits)?;
                         // A rebuild starts from the item log; the AOF replays the rest.
-                        let logged = if fresh { Vec::new() } else { log.values()? };
-                        for digest in &logged {
-                            let digest = digest[..].try_into().expect("16-byte digests");
-                            filter.replay_add_hash(ItemHash::from_digest(digest), limits)?;
+                        let mut logged = 0u64;
+                        let digests = if fresh { None } else { log.snapshot(true)? };
+                        if let Some(digests) = digests {
+                            digests.for_each_chunk(0, VALUES_PER_RECORD, |chunk| {
+                                logged += chunk.len() as u64;
+                                chunk.iter().try_for_each(|digest| {
+                                    let digest = (*digest).try_into().expect("16-byte digests");
+                                    filter
+                                        .replay_add_hash(ItemHash::from_digest(digest), limits)
+                                        .map(drop)
+                                })
+                            })?;
                         }
-                        (Backend::User(filter), logged.len() as u64, false)
+                        (Backend::User(filter), logged, false)
                     }
                 };
                 items = Some(log);
@@ -695,12 +703,13 @@ impl FilterRewrite {
             return Ok(());
         };
         let command = VALUES_COMMAND.to_ascii_uppercase();
-        values.for_each_chunk(VALUES_PER_RECORD, |chunk| {
+        values.for_each_chunk(0, VALUES_PER_RECORD, |chunk| {
             let mut record: Vec<&[u8]> = Vec::with_capacity(chunk.len() + 2);
             record.push(command.as_bytes());
             record.push(key);
             record.extend_from_slice(chunk);
             emit(&record);
+            Ok(())
         })
     }
 }
