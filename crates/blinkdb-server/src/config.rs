@@ -56,6 +56,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("tcp-backlog", "511", false, Kind::Int(0, i32::MAX as i64)),
     opt("tcp-keepalive", "300", true, Kind::Int(0, i32::MAX as i64)),
     opt("io-threads", "0", false, Kind::Int(0, 1024)),
+    opt("busy-poll-us", "50", false, Kind::Int(0, 1_000_000)),
     opt("unixsocket", "", false, Kind::Str),
     opt("unixsocketperm", "0", false, Kind::Octal),
     opt("proto-max-bulk-len", "512mb", true, Kind::Memory),
@@ -317,6 +318,7 @@ impl Config {
             maxclients: self.int("maxclients") as usize,
             timeout_secs: self.int("timeout") as u64,
             io_threads: self.int("io-threads") as usize,
+            busy_poll_us: self.int("busy-poll-us") as u64,
             tcp_backlog: self.int("tcp-backlog") as u32,
             unixsocket: opt_str("unixsocket").map(PathBuf::from),
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
@@ -412,8 +414,10 @@ pub struct Settings {
     pub protected_mode: bool,
     pub maxclients: usize,
     pub timeout_secs: u64,
-    /// Connection-serving threads; 0 = one per CPU core.
+    /// Connection-serving threads; 0 = half the CPU cores, at least one.
     pub io_threads: usize,
+    /// How long a connection thread polls its sockets before it sleeps.
+    pub busy_poll_us: u64,
     pub tcp_backlog: u32,
     pub unixsocket: Option<PathBuf>,
     pub unixsocketperm: u32,

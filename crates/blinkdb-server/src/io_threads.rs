@@ -8,8 +8,10 @@
 use crate::client::ClientInfo;
 use crate::connection::serve;
 use crate::state::Shared;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 /// An accepted socket on its way to a connection thread (detached from the
@@ -32,17 +34,27 @@ struct Pool {
 
 static POOL: OnceLock<Pool> = OnceLock::new();
 
-/// Starts `n` connection threads (once per process).
-pub fn start(n: usize) -> std::io::Result<()> {
+/// Starts `n` connection threads (once per process), each polling its sockets
+/// for up to `busy_poll` before it sleeps (`busy_poll.rs`).
+pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
     let mut threads = Vec::with_capacity(n);
     for i in 0..n.max(1) {
         let (tx, rx) = unbounded_channel();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+        let mut builder = tokio::runtime::Builder::new_current_thread();
+        builder.enable_all();
+        if !busy_poll.is_zero() {
+            builder.on_thread_park(move || {
+                if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                    crate::busy_poll::before_park(busy_poll, &handle);
+                }
+            });
+        }
+        let runtime = builder.build()?;
         std::thread::Builder::new()
             .name(format!("blinkdb-io-{i}"))
-            .spawn(move || runtime.block_on(run(rx)))?;
+            // A spawned task, not the block_on future itself: a wake from another
+            // thread then goes through the queue that busy polling watches.
+            .spawn(move || runtime.block_on(async { tokio::spawn(run(rx)).await }))?;
         threads.push(tx);
     }
     let _ = POOL.set(Pool {
@@ -77,6 +89,11 @@ async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::flusher::install();
     while let Some(job) = jobs.recv().await {
         let Job { sock, shared, info } = job;
+        let fd = match &sock {
+            Handoff::Tcp(s) => s.as_raw_fd(),
+            Handoff::Unix(s) => s.as_raw_fd(),
+        };
+        crate::busy_poll::register(fd);
         let started = match sock {
             Handoff::Tcp(s) => tokio::net::TcpStream::from_std(s)
                 .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),

@@ -2,6 +2,7 @@
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
 pub mod bloom_flush;
+pub mod busy_poll;
 pub mod client;
 pub mod commands;
 pub mod config;

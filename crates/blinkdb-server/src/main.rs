@@ -82,7 +82,10 @@ fn main() -> ExitCode {
         0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
         n => n,
     };
-    if let Err(e) = blinkdb_server::io_threads::start(threads) {
+    if let Err(e) = blinkdb_server::io_threads::start(
+        threads,
+        std::time::Duration::from_micros(settings.busy_poll_us),
+    ) {
         eprintln!("Can't start the connection threads: {e}");
         return ExitCode::FAILURE;
     }

@@ -1,0 +1,106 @@
+"""Busy polling (`busy-poll-us`): a connection thread that polls its sockets before it
+sleeps must still notice every kind of wake-up at once. With a 1 s polling window, a
+wake-up the poll loop missed would delay its reply by up to a second, so each step
+below is bounded well under that."""
+
+import os
+import threading
+import time
+
+from resp import plain
+
+LONG_POLL = ("--busy-poll-us", "1000000", "--io-threads", "2")
+PROMPT = 0.5  # seconds; a missed wake-up costs up to 1 s
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_default_is_50_us(blinkdb):
+    with blinkdb.connect() as c:
+        reply = c.call("CONFIG", "GET", "busy-poll-us")
+        assert plain((reply.kind, reply.value)) == [b"busy-poll-us", b"50"]
+
+
+def test_requests_arriving_while_polling_are_served_at_once(server_factory):
+    srv = server_factory(*LONG_POLL)
+    with srv.connect() as c:
+        c.call("PING")
+        for i in range(20):
+            time.sleep(0.005)  # the thread is polling, not asleep, when this arrives
+            t0 = time.monotonic()
+            assert c.call("SET", "k%d" % i, "v").value == b"OK"
+            assert time.monotonic() - t0 < PROMPT
+
+
+def test_wakes_from_another_thread_are_noticed(server_factory):
+    srv = server_factory(*LONG_POLL)
+    # Round robin over two threads: a and b are served by different ones.
+    a, b = srv.connect(), srv.connect()
+    try:
+        b_id = b.call("CLIENT", "ID").value
+        assert a.call("PING").value == b"PONG"
+        b.call("PING")  # b's thread now polls for up to a second
+        t0 = time.monotonic()
+        assert a.call("CLIENT", "KILL", "ID", str(b_id)).value == 1
+        b.wait_closed(timeout=PROMPT)
+        assert time.monotonic() - t0 < PROMPT
+        # A new connection is handed over by the accepting thread while both poll.
+        t0 = time.monotonic()
+        with srv.connect() as c:
+            assert c.call("PING").value == b"PONG"
+        assert time.monotonic() - t0 < PROMPT
+    finally:
+        a.close()
+        b.close()
+
+
+def test_fsync_always_waits_across_threads(server_factory):
+    # Under `always` a thread that finds the other one syncing waits for it, and is
+    # woken by it: writes from both threads must keep flowing.
+    srv = server_factory(*LONG_POLL, "--appendfsync", "always")
+    slowest = []
+
+    def writer(n):
+        worst = 0.0
+        with srv.connect() as c:
+            for i in range(100):
+                t0 = time.monotonic()
+                assert c.call("SET", "w%d:%d" % (n, i), "x").value == b"OK"
+                worst = max(worst, time.monotonic() - t0)
+        slowest.append(worst)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(slowest) == 4 and max(slowest) < PROMPT, slowest
+    with srv.connect() as c:
+        assert c.call("DBSIZE").value == 400
+
+
+def test_an_idle_server_does_not_poll(server_factory):
+    srv = server_factory(*LONG_POLL)
+    with srv.connect() as c:
+        c.call("SET", "k", "v")
+        time.sleep(1.5)  # past the polling window
+        before = cpu_seconds(srv.proc.pid)
+        time.sleep(1.0)
+        assert cpu_seconds(srv.proc.pid) - before < 0.1
+        assert c.call("GET", "k").value == b"v"
+
+
+def test_polling_window_burns_cpu_only_after_activity(server_factory):
+    # The other side of the trade: right after a request the thread polls (uses CPU)
+    # for the window, which is what makes it answer without a wake-up.
+    srv = server_factory(*LONG_POLL)
+    with srv.connect() as c:
+        time.sleep(0.2)
+        before = cpu_seconds(srv.proc.pid)
+        c.call("PING")
+        time.sleep(1.0)
+        assert cpu_seconds(srv.proc.pid) - before > 0.5
