@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rand::rngs::StdRng;
+use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use connection::{run_client, Budget, Connection};
@@ -82,7 +82,7 @@ async fn run(options: &Options) -> Result<(), String> {
     for (client_id, connection) in connections.into_iter().enumerate() {
         let mut workload = Workload::new(options, client_id)?;
         let mut rng =
-            StdRng::seed_from_u64(options.seed.wrapping_mul(1_000_003) + client_id as u64);
+            SmallRng::seed_from_u64(options.seed.wrapping_mul(1_000_003) + client_id as u64);
         let budget = Arc::clone(&budget);
         let pipeline = options.pipeline;
         tasks.push(tokio::spawn(async move {
