@@ -129,6 +129,18 @@ def run(ctx):
         cell("mixed 90% BF.EXISTS / 10% BF.ADD c50 P16", "ops/s",
              lg(["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"],
                 pipeline=16))
+        # The seed's own table (bloomd vs RedisBloom) is one client issuing one command
+        # at a time: the same rows with one client, pinned (harness/cpupin.py).
+        cell("single add, 1 client", "ops/s", lg(["BF.ADD bf key:__rand_int__"], clients=1))
+        cell("single check, 1 client", "ops/s", lg(["BF.EXISTS bf key:__rand_int__"], clients=1))
+        for n in (8, 32, 128):
+            cell("batch-%d add (BF.MADD), 1 client" % n, "items/s",
+                 lg(["BF.MADD bf __items__"], clients=1, items=n, per="items"), {"items": n})
+            cell("batch-%d check (BF.MEXISTS), 1 client" % n, "items/s",
+                 lg(["BF.MEXISTS bf __items__"], clients=1, items=n, per="items"), {"items": n})
+        cell("mixed 90/10, 1 client", "ops/s",
+             lg(["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"],
+                clients=1))
         cell("control cycle BF.RESERVE + DEL, 1 client", "cycles/s",
              lg(["BF.RESERVE ctl:__seq__ 0.01 1000 ; DEL ctl:__seq__"], clients=1))
         for count in (1, 64, 256, 512):
