@@ -18,6 +18,8 @@ CAPACITY = 2_000_000
 # space of the same size, so a non-scaling (kernel) filter never fills up however long a run is.
 SCALE_CAPACITY = 10_000
 PROBE_ITEM = "restart-probe"
+# The seed's mixed row: 90% checks, 10% adds.
+MIXED_90_10 = ["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"]
 
 
 def bpffs_mounted():
@@ -127,8 +129,7 @@ def run(ctx):
         cell("BF.MEXISTS 128 items c50 P16", "items/s",
              lg(["BF.MEXISTS bf __items__"], items=128, pipeline=16, per="items"), {"items": 128})
         cell("mixed 90% BF.EXISTS / 10% BF.ADD c50 P16", "ops/s",
-             lg(["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"],
-                pipeline=16))
+             lg(MIXED_90_10, pipeline=16))
         # The seed's own table (bloomd vs RedisBloom) is one client issuing one command
         # at a time: the same rows with one client, pinned (harness/cpupin.py).
         cell("single add, 1 client", "ops/s", lg(["BF.ADD bf key:__rand_int__"], clients=1))
@@ -138,9 +139,7 @@ def run(ctx):
                  lg(["BF.MADD bf __items__"], clients=1, items=n, per="items"), {"items": n})
             cell("batch-%d check (BF.MEXISTS), 1 client" % n, "items/s",
                  lg(["BF.MEXISTS bf __items__"], clients=1, items=n, per="items"), {"items": n})
-        cell("mixed 90/10, 1 client", "ops/s",
-             lg(["@90 BF.EXISTS bf key:__rand_int__", "@10 BF.ADD bf key:__rand_int__"],
-                clients=1))
+        cell("mixed 90/10, 1 client", "ops/s", lg(MIXED_90_10, clients=1))
         cell("control cycle BF.RESERVE + DEL, 1 client", "cycles/s",
              lg(["BF.RESERVE ctl:__seq__ 0.01 1000 ; DEL ctl:__seq__"], clients=1))
         for count in (1, 64, 256, 512):
