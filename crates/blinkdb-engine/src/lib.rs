@@ -6,6 +6,7 @@
 pub mod aof;
 pub mod bfkeys;
 pub mod bloom;
+pub mod checksum;
 pub mod clock;
 pub mod engine;
 pub mod evict;

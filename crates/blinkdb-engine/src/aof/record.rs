@@ -13,7 +13,7 @@
 //! xxh3-64 of those bytes. Other `#` lines (Redis's `#TS:`) are part of the batch bytes.
 //! The annotation is at most 41 bytes; Redis's loader and redis-check-aof skip `#` lines.
 
-use xxhash_rust::xxh3::xxh3_64;
+use crate::checksum::xxh3_64_large;
 
 use super::types::{BlobRef, FileId};
 
@@ -58,7 +58,7 @@ pub fn encode_command(
                 file,
                 offset: base + out.len() as u64,
                 len: arg.len() as u64,
-                checksum: xxh3_64(arg),
+                checksum: xxh3_64_large(arg),
             });
         }
         out.extend_from_slice(arg);
@@ -70,7 +70,7 @@ pub fn encode_command(
 /// Appends the `#BK` annotation closing the batch `out[batch_start..]`.
 pub fn seal_batch(out: &mut Vec<u8>, batch_start: usize) {
     let batch = &out[batch_start..];
-    let (len, sum) = (batch.len() as u64, xxh3_64(batch));
+    let (len, sum) = (batch.len() as u64, xxh3_64_large(batch));
     out.extend_from_slice(BATCH_TAG);
     push_decimal(out, len);
     out.push(b':');
@@ -91,6 +91,7 @@ pub fn parse_batch_annotation(line: &[u8]) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xxhash_rust::xxh3::xxh3_64;
 
     #[test]
     fn encodes_resp_and_points_blobs_at_payload() {
