@@ -1,8 +1,11 @@
-"""GET of large values (read from the log straight into the reply buffer): pipelined with
-small values, in RESP2 and RESP3, and with a corrupted payload, which must give an error
-reply in its place while the replies around it and the connection stay intact."""
+"""GET of large values (read from the log when the replies are sent): pipelined with
+small values, in RESP2 and RESP3, from the page cache and from the disk (read on a
+blocking thread), and with a corrupted payload, which must give an error reply in its
+place while the replies around it and the connection stay intact."""
 
 import os
+import shutil
+import subprocess
 
 from aof_helpers import incr_files, start_aof_server
 
@@ -56,5 +59,62 @@ def test_corrupt_blob_is_an_error_reply_between_good_ones(blinkdb_binary, tmp_pa
             assert replies[0].value == good and replies[2].value == good
             assert replies[1].raw.startswith(b"-ERR reading a large value from the log failed")
             assert conn.call("PING").value == b"PONG"
+    finally:
+        srv.stop()
+
+
+def thread_count(pid):
+    return len(os.listdir("/proc/%d/task" % pid))
+
+
+def evict_from_page_cache(path):
+    """Drops the file's clean pages from the page cache; True if none are left
+    (checked with fincore where util-linux has it)."""
+    with open(path, "rb") as f:
+        os.fsync(f.fileno())
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    if shutil.which("fincore") is None:
+        return False
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", path],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    return out == "0"
+
+
+def test_values_read_from_the_disk_keep_their_place_and_are_checked(blinkdb_binary, tmp_path):
+    directory = str(tmp_path / "data")
+    # One connection thread: the reads that wait for the disk go to its blocking pool.
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always",
+                           "--io-threads", "1")
+    try:
+        with srv.connect(timeout=30.0) as conn:
+            size = 256 * 1024
+            values = {k: (k.encode() * size)[:size] for k in ("c1", "c2", "c3", "bad")}
+            mid = (b"m" * 20000)  # a large value under the blocking-read size
+            for k, v in values.items():
+                assert conn.call("SET", k, v).value == b"OK"
+            assert conn.call("SET", "mid", mid).value == b"OK"
+            assert conn.call("SET", "s", "small").value == b"OK"
+            path = incr_files(directory)[-1]
+            with open(path, "r+b") as f:
+                data = f.read()
+                at = data.index(values["bad"]) + size // 3
+                f.seek(at)
+                f.write(bytes([data[at] ^ 0x01]))
+            threads_before = thread_count(srv.pid)
+            all_evicted = evict_from_page_cache(path)
+            replies = conn.pipeline([("GET", "c1"), ("SET", "x", "1"), ("GET", "s"),
+                                     ("GET", "bad"), ("GET", "mid"), ("GET", "c2"),
+                                     ("PING",), ("GET", "c3"), ("GET", "c1")])
+            assert [r.value for r in replies[:3]] == [values["c1"], b"OK", b"small"]
+            assert replies[3].raw.startswith(b"-ERR reading a large value from the log failed")
+            assert [r.value for r in replies[4:]] == [mid, values["c2"], b"PONG",
+                                                      values["c3"], values["c1"]]
+            if all_evicted:
+                # The uncached reads ran on the connection thread's blocking pool.
+                assert thread_count(srv.pid) > threads_before
+            # Read again, now from the page cache, on the connection thread.
+            again = conn.pipeline([("GET", "c2"), ("GET", "bad"), ("GET", "c3")])
+            assert again[0].value == values["c2"] and again[2].value == values["c3"]
+            assert again[1].raw.startswith(b"-ERR reading a large value from the log failed")
     finally:
         srv.stop()

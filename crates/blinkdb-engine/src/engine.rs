@@ -186,25 +186,16 @@ impl Engine {
         }
     }
 
-    /// Reads a large value into `dst` (`r.len` bytes, uninitialised) outside any
-    /// shard lock and returns it. `Ok(None)`: its file was dropped meanwhile (a
-    /// rewrite or an eviction finished between the lookup and the read); look
-    /// the key up again.
-    pub fn read_blob_into<'a>(
-        &self,
-        r: &BlobRef,
-        dst: &'a mut [std::mem::MaybeUninit<u8>],
-    ) -> Result<Option<&'a mut [u8]>, String> {
+    /// The open file of a large value, found outside any shard lock; the reply
+    /// reads the value from it. `Ok(None)`: its file was dropped meanwhile (a
+    /// rewrite or an eviction finished between the lookup and this); look the key
+    /// up again.
+    pub fn blob_source(&self, r: &BlobRef) -> Result<Option<crate::aof::BlobSource>, String> {
         let log = self.log.get().ok_or("large value without a log")?;
-        match log.read_blob_into(r, dst) {
-            Ok(filled) => Ok(Some(filled)),
+        match log.blob_source(r) {
+            Ok(src) => Ok(Some(src)),
             Err(crate::aof::AofError::FileGone(_)) => Ok(None),
-            Err(e) => {
-                tracing::error!("Reading a large value failed: {e}");
-                Err(format!(
-                    "ERR reading a large value from the log failed: {e}"
-                ))
-            }
+            Err(e) => Err(blob_read_error(&e)),
         }
     }
 
@@ -598,6 +589,12 @@ impl<'a> Tx<'a> {
     pub fn logging(&self) -> bool {
         self.engine.log.get().is_some()
     }
+}
+
+/// The error reply for a large value that could not be read (and logs it).
+pub fn blob_read_error(e: &crate::aof::AofError) -> String {
+    tracing::error!("Reading a large value failed: {e}");
+    format!("ERR reading a large value from the log failed: {e}")
 }
 
 #[cfg(test)]

@@ -46,11 +46,9 @@ impl Log {
         self.aof.read_blob(r, self.verify_blobs)
     }
 
-    pub fn read_blob_into<'a>(
-        &self,
-        r: &BlobRef,
-        dst: &'a mut [std::mem::MaybeUninit<u8>],
-    ) -> Result<&'a mut [u8]> {
-        self.aof.read_blob_into(r, self.verify_blobs, dst)
+    /// A large value's open file, read (and checked, unless `verify-blobs-on-read
+    /// no`) when the reply is sent.
+    pub fn blob_source(&self, r: &BlobRef) -> Result<crate::aof::BlobSource> {
+        self.aof.blob_source(r, self.verify_blobs)
     }
 }

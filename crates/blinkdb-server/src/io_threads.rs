@@ -42,6 +42,9 @@ pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
         let (tx, rx) = unbounded_channel();
         let mut builder = tokio::runtime::Builder::new_current_thread();
         builder.enable_all();
+        // The blocking pool reads large values for replies (`connection.rs`): up
+        // to this many at once per connection thread, the rest queue.
+        builder.max_blocking_threads(16);
         if !busy_poll.is_zero() {
             builder.on_thread_park(move || {
                 if let Ok(handle) = tokio::runtime::Handle::try_current() {

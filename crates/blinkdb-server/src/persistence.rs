@@ -180,7 +180,7 @@ fn replay(
         out,
     };
     (spec.handler)(&mut ctx, &args);
-    out.buf.clear();
+    out.clear();
     Ok(())
 }
 

@@ -109,6 +109,13 @@ impl LogFile for FaultFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
         self.inner.read_at(buf, offset)
     }
+    fn read_cached_uninit<'a>(
+        &self,
+        buf: &'a mut [std::mem::MaybeUninit<u8>],
+        offset: u64,
+    ) -> io::Result<&'a mut [u8]> {
+        self.inner.read_cached_uninit(buf, offset)
+    }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.storage.step()?;
         self.inner.set_len(len)

@@ -35,9 +35,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
+use crate::checksum::xxh3_64_large;
 use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
-use xxhash_rust::xxh3::xxh3_64;
 
 pub use error::{AofError, Result};
 pub use evict::OldestSegment;
@@ -240,48 +240,34 @@ impl Aof {
     /// Reads a blob's bytes with pread on a cached fd. If they are still only in memory,
     /// commits first. With `verify`, checks the xxh3 recorded in the ref.
     pub fn read_blob(&self, r: &BlobRef, verify: bool) -> Result<Bytes> {
-        let len = r.len as usize;
-        let mut buf = Vec::with_capacity(len);
-        let filled = self
-            .read_blob_into(r, verify, &mut buf.spare_capacity_mut()[..len])?
-            .len();
-        // SAFETY: `read_blob_into` succeeds only once it has initialised all `len` bytes.
-        unsafe { buf.set_len(filled) };
-        Ok(Bytes::from(buf))
+        self.blob_source(r, verify)?.read().map(Bytes::from)
     }
 
-    /// Reads a large value into `dst` (exactly `r.len` bytes), so a GET can read it
-    /// straight into its reply buffer instead of through an intermediate copy.
-    pub fn read_blob_into<'a>(
-        &self,
-        r: &BlobRef,
-        verify: bool,
-        dst: &'a mut [std::mem::MaybeUninit<u8>],
-    ) -> Result<&'a mut [u8]> {
-        debug_assert_eq!(dst.len() as u64, r.len);
+    /// A large value's open file, to read it later and elsewhere (a GET's reply reads
+    /// it on a blocking thread). Holding the source keeps the file open, so a rewrite
+    /// or an eviction that drops the file meanwhile does not matter.
+    pub fn blob_source(&self, r: &BlobRef, verify: bool) -> Result<BlobSource> {
+        Ok(BlobSource {
+            file: self.blob_file(r)?,
+            blob: *r,
+            verify,
+        })
+    }
+
+    /// The open file holding `r`, after making sure its bytes were written to it.
+    fn blob_file(&self, r: &BlobRef) -> Result<Arc<dyn LogFile>> {
         if !r.file.is_base() {
             let end = Lsn::new(r.file.seq(), r.offset + r.len);
             if end.0 > self.inner.written_lsn.load(Ordering::Acquire) {
                 self.commit(end)?;
             }
         }
-        let file = self
-            .inner
+        self.inner
             .files
             .read()
             .get(&r.file)
             .cloned()
-            .ok_or_else(|| AofError::FileGone(r.file.to_string()))?;
-        let filled = storage::read_full_at_uninit(&*file, dst, r.offset)
-            .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
-        if filled.len() as u64 != r.len || (verify && xxh3_64(filled) != r.checksum) {
-            return Err(AofError::BlobChecksum {
-                file: r.file.to_string(),
-                offset: r.offset,
-                len: r.len,
-            });
-        }
-        Ok(filled)
+            .ok_or_else(|| AofError::FileGone(r.file.to_string()))
     }
 
     /// Writes everything appended so far and, unless `appendfsync no`,
@@ -381,5 +367,96 @@ impl Drop for Aof {
         if let Err(e) = self.shutdown() {
             tracing::warn!("AOF close: {e}");
         }
+    }
+}
+
+/// Reads `r` from `file` into `dst` (`r.len` bytes) and, with `verify`, checks its xxh3.
+fn read_verified_into<'a>(
+    file: &dyn LogFile,
+    r: &BlobRef,
+    verify: bool,
+    dst: &'a mut [std::mem::MaybeUninit<u8>],
+) -> Result<&'a mut [u8]> {
+    let filled = storage::read_full_at_uninit(file, dst, r.offset)
+        .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
+    check_blob(r, verify, filled)?;
+    Ok(filled)
+}
+
+/// Err unless `bytes` are all of `r` and (with `verify`) have its xxh3.
+fn check_blob(r: &BlobRef, verify: bool, bytes: &[u8]) -> Result<()> {
+    if bytes.len() as u64 != r.len || (verify && xxh3_64_large(bytes) != r.checksum) {
+        return Err(AofError::BlobChecksum {
+            file: r.file.to_string(),
+            offset: r.offset,
+            len: r.len,
+        });
+    }
+    Ok(())
+}
+
+/// A large value in an open log file (see [`Aof::blob_source`]).
+#[derive(Clone)]
+pub struct BlobSource {
+    file: Arc<dyn LogFile>,
+    blob: BlobRef,
+    verify: bool,
+}
+
+impl BlobSource {
+    /// Length of the value in bytes.
+    pub fn len(&self) -> u64 {
+        self.blob.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.blob.len == 0
+    }
+
+    /// Reads the value with pread and checks it (unless `verify-blobs-on-read no`).
+    pub fn read(&self) -> Result<Vec<u8>> {
+        let len = self.blob.len as usize;
+        let mut buf = Vec::with_capacity(len);
+        let filled = read_verified_into(
+            &*self.file,
+            &self.blob,
+            self.verify,
+            &mut buf.spare_capacity_mut()[..len],
+        )?
+        .len();
+        // SAFETY: `read_verified_into` succeeds only once all `len` bytes are initialised.
+        unsafe { buf.set_len(filled) };
+        Ok(buf)
+    }
+}
+
+impl BlobSource {
+    /// The value (read and checked here) if the page cache holds all of it; None if
+    /// reading it would wait for the disk.
+    pub fn read_cached(&self) -> Option<Result<Vec<u8>>> {
+        let len = self.blob.len as usize;
+        let mut buf = Vec::with_capacity(len);
+        let filled = match self
+            .file
+            .read_cached_uninit(&mut buf.spare_capacity_mut()[..len], self.blob.offset)
+        {
+            Ok(filled) if filled.len() == len => filled,
+            // Partly cached: read it all where waiting is fine.
+            Ok(_) => return None,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return None,
+            Err(e) => return Some(Err(AofError::io("pread", self.blob.file.to_string(), e))),
+        };
+        if let Err(e) = check_blob(&self.blob, self.verify, filled) {
+            return Some(Err(e));
+        }
+        // SAFETY: preadv2 initialised all `len` bytes (checked above).
+        unsafe { buf.set_len(len) };
+        Some(Ok(buf))
+    }
+}
+
+impl std::fmt::Debug for BlobSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlobSource({:?})", self.blob)
     }
 }

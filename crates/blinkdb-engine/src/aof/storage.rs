@@ -28,6 +28,16 @@ pub trait LogFile: Send + Sync {
         let n = self.read_at(buf, offset)?;
         Ok(&mut buf[..n])
     }
+    /// Like `read_at_uninit`, but only what the page cache holds (preadv2 with
+    /// RWF_NOWAIT): `WouldBlock` when the first bytes would have to come from the
+    /// disk. The default always answers `WouldBlock`.
+    fn read_cached_uninit<'a>(
+        &self,
+        _buf: &'a mut [MaybeUninit<u8>],
+        _offset: u64,
+    ) -> io::Result<&'a mut [u8]> {
+        Err(io::ErrorKind::WouldBlock.into())
+    }
     fn set_len(&self, len: u64) -> io::Result<()>;
     /// fdatasync(2).
     fn sync_data(&self) -> io::Result<()>;
@@ -55,6 +65,40 @@ pub struct OsStorage;
 
 struct OsFile(File);
 
+impl OsFile {
+    /// One preadv2(2) into `buf` with `flags` (0: the same as pread); returns the
+    /// filled prefix.
+    fn preadv2<'a>(
+        &self,
+        buf: &'a mut [MaybeUninit<u8>],
+        offset: u64,
+        flags: libc::c_int,
+    ) -> io::Result<&'a mut [u8]> {
+        let offset = libc::off_t::try_from(offset)
+            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: one iovec over `buf`, valid for writes of its length; preadv2
+        // writes at most that many bytes and returns how many it wrote.
+        let n = unsafe {
+            libc::preadv2(
+                std::os::fd::AsRawFd::as_raw_fd(&self.0),
+                &iov,
+                1,
+                offset,
+                flags,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: preadv2 just initialised the first `n` (<= buf.len()) bytes.
+        Ok(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), n as usize) })
+    }
+}
+
 impl LogFile for OsFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         self.0.write_at(buf, offset)
@@ -67,23 +111,20 @@ impl LogFile for OsFile {
         buf: &'a mut [MaybeUninit<u8>],
         offset: u64,
     ) -> io::Result<&'a mut [u8]> {
-        let offset = libc::off_t::try_from(offset)
-            .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        // SAFETY: pread writes at most `buf.len()` bytes into `buf`, which is valid
-        // for writes of that length, and returns how many it wrote.
-        let n = unsafe {
-            libc::pread(
-                std::os::fd::AsRawFd::as_raw_fd(&self.0),
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                offset,
-            )
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: pread just initialised the first `n` (<= buf.len()) bytes.
-        Ok(unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), n as usize) })
+        self.preadv2(buf, offset, 0)
+    }
+    fn read_cached_uninit<'a>(
+        &self,
+        buf: &'a mut [MaybeUninit<u8>],
+        offset: u64,
+    ) -> io::Result<&'a mut [u8]> {
+        // EOPNOTSUPP: a file system without RWF_NOWAIT; the caller reads where
+        // waiting is fine, as for data that is not cached.
+        self.preadv2(buf, offset, libc::RWF_NOWAIT)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::EAGAIN | libc::EOPNOTSUPP) => io::ErrorKind::WouldBlock.into(),
+                _ => e,
+            })
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)

@@ -146,8 +146,9 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
     let out = &mut *ctx.out;
     let engine = &ctx.shared.engine;
     // A large value is read after the shard lock is released (the design's "no lock
-    // around file access"), straight into the reply buffer. Its file can vanish in
-    // between (rewrite or eviction finished): then the key is looked up again.
+    // around file access"), when the replies are sent. Its file can vanish between
+    // the lookup and taking hold of the file (rewrite or eviction finished): then the
+    // key is looked up again.
     for _ in 0..3 {
         let mut blob = None;
         let hit = engine.read(ctx.client.db, args[1], |e| match e {
@@ -169,18 +170,12 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
         let Some(r) = blob else {
             return ctx.client.count_lookup(hit);
         };
-        let mut gone = false;
-        let read = out.bulk_in_place(r.len as usize, |dst| match engine.read_blob_into(&r, dst) {
-            Ok(Some(filled)) => Ok(filled),
-            Ok(None) => {
-                gone = true;
-                Err(String::new())
+        match engine.blob_source(&r) {
+            Ok(Some(src)) => {
+                out.bulk_file(src);
+                return ctx.client.count_lookup(true);
             }
-            Err(e) => Err(e),
-        });
-        match read {
-            Ok(()) => return ctx.client.count_lookup(true),
-            Err(_) if gone => continue,
+            Ok(None) => continue,
             Err(e) => {
                 out.error(&e);
                 return ctx.client.count_lookup(true);

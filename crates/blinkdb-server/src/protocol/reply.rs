@@ -3,6 +3,7 @@
 //! (`*n`, `%n`, `~n`) are written directly so that large arrays stream into
 //! the buffer instead of being built as frame trees first.
 
+use blinkdb_engine::aof::BlobSource;
 use bytes::BytesMut;
 use redis_protocol::resp2::{
     encode::extend_encode_borrowed as encode2, types::BorrowedFrame as F2,
@@ -13,6 +14,10 @@ use redis_protocol::resp3::{
 
 pub struct Out {
     pub buf: BytesMut,
+    /// Large values still to be read from their log file when the replies are
+    /// sent, each with its position in `buf` (ascending): the value's whole bulk
+    /// reply goes there.
+    pub files: Vec<(usize, BlobSource)>,
     /// 2 or 3.
     pub proto: u8,
 }
@@ -21,8 +26,20 @@ impl Out {
     pub fn new(proto: u8) -> Self {
         Out {
             buf: BytesMut::new(),
+            files: Vec::new(),
             proto,
         }
+    }
+
+    /// Nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty() && self.files.is_empty()
+    }
+
+    /// Forgets what was sent.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.files.clear();
     }
 
     pub fn resp3(&self) -> bool {
@@ -104,38 +121,12 @@ impl Out {
         }
     }
 
-    /// A bulk string of `len` bytes that `fill` writes in place (a large value read
-    /// from the log straight into the reply). Same bytes as `bulk` in RESP2 and RESP3.
-    /// If `fill` fails, what it wrote is dropped and its error is sent instead.
-    pub fn bulk_in_place<E: AsRef<str>>(
-        &mut self,
-        len: usize,
-        fill: impl FnOnce(&mut [std::mem::MaybeUninit<u8>]) -> Result<&mut [u8], E>,
-    ) -> Result<(), E> {
-        let start = self.buf.len();
-        self.buf.extend_from_slice(b"$");
-        self.buf
-            .extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
-        self.buf.extend_from_slice(b"\r\n");
-        let at = self.buf.len();
-        self.buf.reserve(len + 2);
-        let spare = &mut self.buf.spare_capacity_mut()[..len];
-        let base = spare.as_ptr().cast::<u8>();
-        match fill(spare) {
-            Ok(filled) => {
-                // What makes the bytes initialised: `fill` handed back a `&mut [u8]`
-                // over exactly the `len` spare bytes it was given.
-                assert!(filled.as_ptr() == base && filled.len() == len);
-                // SAFETY: checked just above: bytes at..at + len are initialised.
-                unsafe { self.buf.set_len(at + len) };
-                self.buf.extend_from_slice(b"\r\n");
-                Ok(())
-            }
-            Err(e) => {
-                self.buf.truncate(start);
-                Err(e)
-            }
-        }
+    /// The bulk reply of a large value, read from its log file when the replies
+    /// are sent (`connection.rs`), not now: a read waiting for the disk then does
+    /// not hold up the connection thread. Same bytes as `bulk` in RESP2 and RESP3,
+    /// or the error reply if the read fails.
+    pub fn bulk_file(&mut self, src: BlobSource) {
+        self.files.push((self.buf.len(), src));
     }
 
     pub fn bulk_opt(&mut self, b: Option<&[u8]>) {
