@@ -49,14 +49,25 @@ def test_full_disk_write_gets_misconf_and_connection_stays(blinkdb_binary, tmp_p
     unacked = {}  # written but refused: may or may not survive, never with another value
     try:
         with srv.connect(timeout=30.0) as conn:
+            # Two values above blob-threshold (16 KB), kept in the log, not in memory.
+            for key, size in (("big:32k", 32 * 1024), ("big:96k", 96 * 1024)):
+                value = (key.encode() * size)[:size]
+                assert conn.call("SET", key, value).raw == b"+OK\r\n"
+                acked[key] = value
             i = 0
             first_refusal = None
             while i < 2000:
                 key = f"key:{i}"
+                # Each write between two reads of large values, so the write that first
+                # fails is refused inside a batch whose other replies must keep their place.
                 try:
-                    reply = conn.call("SET", key, value_for(i))
+                    around = conn.pipeline([["GET", "big:32k"], ["SET", key, value_for(i)],
+                                            ["GET", "big:96k"]])
                 except ConnectionClosed:
                     pytest.fail(f"connection closed by a write on a full disk (write {i})")
+                assert around[0].value == acked["big:32k"], f"write {i}"
+                assert around[2].value == acked["big:96k"], f"write {i}"
+                reply = around[1]
                 if reply.is_error():
                     first_refusal = reply.raw
                     unacked[key] = value_for(i)
@@ -75,15 +86,20 @@ def test_full_disk_write_gets_misconf_and_connection_stays(blinkdb_binary, tmp_p
                 unacked[f"key:{i}"] = value_for(i)
                 i += 1
                 assert reply.raw == MISCONF, reply.raw
-            # A pipeline mixing reads and a write: reads answer, the write is refused.
-            early = next(iter(acked))
-            replies = conn.pipeline([["GET", early], ["SET", f"key:{i}", value_for(i)],
-                                     ["GET", early]])
+            # A pipeline mixing reads and a write: reads answer, the write is refused;
+            # large values (read from the log when the replies are sent) keep their place.
+            early = next(k for k in acked if k.startswith("key:"))
+            replies = conn.pipeline([["GET", "big:32k"], ["GET", early],
+                                     ["SET", f"key:{i}", value_for(i)], ["GET", "big:96k"],
+                                     ["GET", early], ["GET", "big:32k"]])
             unacked[f"key:{i}"] = value_for(i)
             i += 1
-            assert replies[0].value == acked[early]
-            assert replies[1].raw == MISCONF
-            assert replies[2].value == acked[early]
+            assert replies[0].value == acked["big:32k"]
+            assert replies[1].value == acked[early]
+            assert replies[2].raw == MISCONF
+            assert replies[3].value == acked["big:96k"]
+            assert replies[4].value == acked[early]
+            assert replies[5].value == acked["big:32k"]
             for key, value in acked.items():
                 assert conn.call("GET", key).value == value, key
 
