@@ -1,16 +1,15 @@
 """`validate`: blinkdb-loadgen against redis-benchmark on the same redis-server, same clients,
 pipeline, value size and keyspace.
 
-The 10% agreement criterion applies where the server is the bottleneck for both tools: the
-server is held to a fixed share of one CPU (a cgroup CFS quota, 10 ms period), and the judged
-cells are -P 16 at 50 clients and -P 1 at 1000 clients. At -P 1 with 50 clients redis-benchmark
-spends more client CPU per request than the server does, so even the throttled server runs dry
-within its slices under redis-benchmark (it sleeps 0.02-0.03 times per request, against
-0.001-0.002 under the loadgen): that cell measures the client, is reported, and is not judged.
-1000 clients queue about 5 ms of work per throttled slice of 2.5 ms, so the server never waits
-for either tool. Unthrottled, on a 2-core machine where the client shares the cores, each tool
-measures mostly its own cost per request; that comparison is kept as information, with both
-tools' CPU per request."""
+The 10% agreement criterion applies to SET and GET at 50 clients, -P 1 and -P 16, with the server
+held to a fixed share of one CPU (a cgroup CFS quota, 10 ms period) so that both tools measure
+the same server capacity. At -P 1, redis-benchmark spends more client CPU per request (6.4-6.8
+us) than the server needs (~5 us), so the throttled server still runs dry within its slices
+under redis-benchmark and the loadgen reads 11-15% higher (benches/README.md). The full run
+adds -P 1 at 1000 clients, for information: there both tools spend 9-12 us per request and
+agree (0.95-0.99 in full runs), which supports that reading. Unthrottled, on a 2-core machine
+where the client shares the cores, each tool measures mostly its own cost per request; that
+comparison is kept as information, with both tools' CPU per request."""
 from ..cells import alternate, pick
 from ..context import running
 from ..cpulimit import Unavailable, limited
@@ -22,8 +21,9 @@ TOLERANCE = 0.10
 SERVER_CPU_SHARE = 0.25
 THROTTLED = "server held to %d%% of one CPU (the criterion)" % (SERVER_CPU_SHARE * 100)
 THROTTLED_REQUESTS = {1: 40_000, 16: 200_000}
-# (clients, pipeline, judged when throttled); the unthrottled comparison runs the c50 cells.
-THROTTLED_CELLS = [(50, 1, False), (1000, 1, True), (50, 16, True)]
+# (clients, pipeline, judged) with the server throttled. The 1000-client cell runs only in the
+# full run (quick runs of 40 requests per client read 14-17% low for the loadgen).
+THROTTLED_CELLS = [(50, 1, True), (50, 16, True), (1000, 1, False)]
 FREE_CELLS = [(50, 1, False), (50, 16, False)]
 FREE = "server unthrottled (information: client cost differs)"
 
@@ -45,7 +45,10 @@ def run(ctx):
 
 
 def compare(ctx, server, section, judged):
-    for clients, pipeline, judge in (THROTTLED_CELLS if judged else FREE_CELLS):
+    cells = THROTTLED_CELLS if judged else FREE_CELLS
+    if ctx.quick:
+        cells = [cell for cell in cells if cell[0] == 50]
+    for clients, pipeline, judge in cells:
         requests = ctx.size("strings_requests_p%d" % pipeline)
         if judged:
             # About a second per run at the throttled rate: shorter runs are dominated by
@@ -76,7 +79,7 @@ def compare(ctx, server, section, judged):
             elif judge:
                 verdict = "within 10%" if abs(r - 1) <= TOLERANCE else "OUTSIDE 10%"
             elif judged:
-                verdict = "not judged: redis-benchmark lets the server run dry"
+                verdict = "information: both clients cost about the same per request here"
             else:
                 verdict = "not judged: client-bound"
             cpu = ["%s %s" % (label, "-" if result.get("client_cpu_us") is None
