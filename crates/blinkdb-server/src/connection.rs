@@ -270,7 +270,7 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
             (pos, read)
         })
         .collect();
-    // Per value: the bulk header (or the whole error reply) and the bytes.
+    // Per value: the bulk header and the bytes, or the whole error reply and None.
     let mut replies = Vec::with_capacity(reads.len());
     for (pos, read) in reads {
         let read = match read {
@@ -283,7 +283,7 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
             },
         };
         replies.push(match read {
-            Ok(value) => (pos, format!("${}\r\n", value.len()), value),
+            Ok(value) => (pos, format!("${}\r\n", value.len()), Some(value)),
             Err(e) => {
                 let mut line = String::with_capacity(e.len() + 3);
                 line.push('-');
@@ -292,7 +292,7 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
                         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c }),
                 );
                 line.push_str("\r\n");
-                (pos, line, Vec::new())
+                (pos, line, None)
             }
         });
     }
@@ -301,7 +301,7 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
     for (pos, head, value) in &replies {
         slices.push(IoSlice::new(&out.buf[at..*pos]));
         slices.push(IoSlice::new(head.as_bytes()));
-        if !head.starts_with('-') {
+        if let Some(value) = value {
             slices.push(IoSlice::new(value));
             slices.push(IoSlice::new(b"\r\n"));
         }
@@ -342,7 +342,6 @@ fn refuse_writes<T>(
         }
         rebuilt.extend_from_slice(&replies[at..start]);
         while files.next_if(|(pos, _)| *pos < end).is_some() {}
-        {}
         rebuilt.extend_from_slice(b"-");
         rebuilt.extend_from_slice(error.as_bytes());
         rebuilt.extend_from_slice(b"\r\n");

@@ -370,19 +370,6 @@ impl Drop for Aof {
     }
 }
 
-/// Reads `r` from `file` into `dst` (`r.len` bytes) and, with `verify`, checks its xxh3.
-fn read_verified_into<'a>(
-    file: &dyn LogFile,
-    r: &BlobRef,
-    verify: bool,
-    dst: &'a mut [std::mem::MaybeUninit<u8>],
-) -> Result<&'a mut [u8]> {
-    let filled = storage::read_full_at_uninit(file, dst, r.offset)
-        .map_err(|e| AofError::io("pread", r.file.to_string(), e))?;
-    check_blob(r, verify, filled)?;
-    Ok(filled)
-}
-
 /// Err unless `bytes` are all of `r` and (with `verify`) have its xxh3.
 fn check_blob(r: &BlobRef, verify: bool, bytes: &[u8]) -> Result<()> {
     if bytes.len() as u64 != r.len || (verify && xxh3_64_large(bytes) != r.checksum) {
@@ -417,20 +404,19 @@ impl BlobSource {
     pub fn read(&self) -> Result<Vec<u8>> {
         let len = self.blob.len as usize;
         let mut buf = Vec::with_capacity(len);
-        let filled = read_verified_into(
+        let filled = storage::read_full_at_uninit(
             &*self.file,
-            &self.blob,
-            self.verify,
             &mut buf.spare_capacity_mut()[..len],
-        )?
-        .len();
-        // SAFETY: `read_verified_into` succeeds only once all `len` bytes are initialised.
-        unsafe { buf.set_len(filled) };
+            self.blob.offset,
+        )
+        .map_err(|e| AofError::io("pread", self.blob.file.to_string(), e))?;
+        check_blob(&self.blob, self.verify, filled)?;
+        // SAFETY: read_full_at_uninit initialised the `len` bytes it returned (checked
+        // to be all of them just above).
+        unsafe { buf.set_len(len) };
         Ok(buf)
     }
-}
 
-impl BlobSource {
     /// The value (read and checked here) if the page cache holds all of it; None if
     /// reading it would wait for the disk.
     pub fn read_cached(&self) -> Option<Result<Vec<u8>>> {
