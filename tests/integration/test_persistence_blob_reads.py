@@ -5,7 +5,9 @@ place while the replies around it and the connection stay intact."""
 
 import os
 import shutil
+import socket
 import subprocess
+import time
 
 from aof_helpers import incr_files, start_aof_server
 
@@ -116,5 +118,47 @@ def test_values_read_from_the_disk_keep_their_place_and_are_checked(blinkdb_bina
             again = conn.pipeline([("GET", "c2"), ("GET", "bad"), ("GET", "c3")])
             assert again[0].value == values["c2"] and again[2].value == values["c3"]
             assert again[1].raw.startswith(b"-ERR reading a large value from the log failed")
+    finally:
+        srv.stop()
+
+
+def peak_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+def test_a_pipeline_of_large_gets_holds_a_bounded_window_in_memory(blinkdb_binary, tmp_path):
+    # 100 GETs of a 4 MB value are 400 MB of replies. The server reads values at most
+    # 32 MB ahead of the socket, so while the client reads nothing its peak RSS grows
+    # by tens of MB, not by the 400 MB that reading every value up front would take.
+    srv = start_aof_server(blinkdb_binary, str(tmp_path / "data"), "--io-threads", "1")
+    try:
+        size, count = 4 * 1024 * 1024, 100
+        value = bytes(range(256)) * (size // 256)
+        with srv.connect(timeout=60.0) as conn:
+            assert conn.call("SET", "big", value).value == b"OK"
+            assert conn.call("GET", "big").value == value
+        before = peak_rss_kb(srv.pid)
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=60.0) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            sock.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n" * count)
+            time.sleep(1.5)  # the server reads ahead until its window is full, then waits
+            stalled = peak_rss_kb(srv.pid)
+            reply = b"$%d\r\n%s\r\n" % (size, value)
+            received = bytearray()
+            for _ in range(count):
+                while len(received) < len(reply):
+                    chunk = sock.recv(1 << 20)
+                    assert chunk, "server closed the connection"
+                    received += chunk
+                assert received[:len(reply)] == reply
+                del received[:len(reply)]
+            assert not received
+        grown_mb = (stalled - before) / 1024
+        print("peak RSS grew by %.0f MB while the client read nothing" % grown_mb)
+        assert grown_mb < 120, "peak RSS grew by %.0f MB" % grown_mb
     finally:
         srv.stop()

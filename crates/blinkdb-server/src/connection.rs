@@ -5,8 +5,9 @@ use crate::client::{Client, ClientInfo};
 use crate::commands::dispatch;
 use crate::protocol::{Out, RequestLimits, RequestParser};
 use crate::state::Shared;
-use blinkdb_engine::aof::AofError;
+use blinkdb_engine::aof::{AofError, BlobSource};
 use bytes::{Buf, BytesMut};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io::{self, IoSlice};
 use std::sync::atomic::Ordering;
@@ -249,41 +250,68 @@ fn run_commands(
 /// copy then reads it from the other core's cache. Shorter values are always read inline.
 const BLOCKING_READ_MIN: u64 = 64 * 1024;
 
-/// Writes `out`, reading each of its large values from the log first (those that
-/// wait for the disk all at once on the blocking pool); a value that cannot be read
-/// is answered with an error reply in its place. Returns the bytes written.
-async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<usize> {
-    enum Read {
-        Now(blinkdb_engine::aof::Result<Vec<u8>>),
-        Later(tokio::task::JoinHandle<blinkdb_engine::aof::Result<Vec<u8>>>),
+/// Bytes of large values a connection reads ahead of the socket. A pipeline of GETs
+/// of large values holds at most this much (or one value, if larger) in memory,
+/// however many GETs it has: the values live on disk and may add up to more than RAM.
+const READ_AHEAD_BYTES: u64 = 32 << 20;
+
+/// A large value's read, started: done inline, or running on the blocking pool.
+enum Read {
+    Now(blinkdb_engine::aof::Result<Vec<u8>>),
+    Later(tokio::task::JoinHandle<blinkdb_engine::aof::Result<Vec<u8>>>),
+}
+
+impl Read {
+    fn start(src: BlobSource) -> Read {
+        if src.len() < BLOCKING_READ_MIN {
+            Read::Now(src.read())
+        } else if let Some(cached) = src.read_cached() {
+            Read::Now(cached)
+        } else {
+            Read::Later(tokio::task::spawn_blocking(move || src.read()))
+        }
     }
-    let reads: Vec<(usize, Read)> = std::mem::take(&mut out.files)
-        .into_iter()
-        .map(|(pos, src)| {
-            let read = if src.len() < BLOCKING_READ_MIN {
-                Read::Now(src.read())
-            } else if let Some(cached) = src.read_cached() {
-                Read::Now(cached)
-            } else {
-                Read::Later(tokio::task::spawn_blocking(move || src.read()))
-            };
-            (pos, read)
-        })
-        .collect();
-    // Per value: the bulk header and the bytes, or the whole error reply and None.
-    let mut replies = Vec::with_capacity(reads.len());
-    for (pos, read) in reads {
-        let read = match read {
-            Read::Now(r) => r.map_err(|e| blinkdb_engine::engine::blob_read_error(&e)),
+
+    /// The value, or the error reply's text.
+    async fn finish(self) -> Result<Vec<u8>, String> {
+        let read = match self {
+            Read::Now(r) => r,
             Read::Later(task) => match task.await {
-                Ok(r) => r.map_err(|e| blinkdb_engine::engine::blob_read_error(&e)),
-                Err(e) => Err(format!(
-                    "ERR reading a large value from the log failed: {e}"
-                )),
+                Ok(r) => r,
+                Err(e) => {
+                    return Err(format!(
+                        "ERR reading a large value from the log failed: {e}"
+                    ))
+                }
             },
         };
-        replies.push(match read {
-            Ok(value) => (pos, format!("${}\r\n", value.len()), Some(value)),
+        read.map_err(|e| blinkdb_engine::engine::blob_read_error(&e))
+    }
+}
+
+/// Writes `out`, reading each of its large values from the log on the way, in order,
+/// up to `READ_AHEAD_BYTES` ahead of the socket (reads that wait for the disk run at
+/// once on the blocking pool); a value that cannot be read is answered with an error
+/// reply in its place. Returns the bytes written.
+async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<usize> {
+    let mut files = std::mem::take(&mut out.files).into_iter().peekable();
+    let mut started: VecDeque<(usize, u64, Read)> = VecDeque::new();
+    let mut ahead = 0u64;
+    let (mut at, mut total) = (0, 0);
+    loop {
+        while let Some((_, src)) = files.peek() {
+            if !started.is_empty() && ahead + src.len() > READ_AHEAD_BYTES {
+                break;
+            }
+            let (pos, src) = files.next().expect("peeked");
+            ahead += src.len();
+            started.push_back((pos, src.len(), Read::start(src)));
+        }
+        let Some((pos, len, read)) = started.pop_front() else {
+            break;
+        };
+        let (head, value) = match read.finish().await {
+            Ok(value) => (format!("${}\r\n", value.len()), Some(value)),
             Err(e) => {
                 let mut line = String::with_capacity(e.len() + 3);
                 line.push('-');
@@ -292,26 +320,33 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
                         .map(|c| if c == '\r' || c == '\n' { ' ' } else { c }),
                 );
                 line.push_str("\r\n");
-                (pos, line, None)
+                (line, None)
             }
-        });
-    }
-    let mut slices = Vec::with_capacity(replies.len() * 4 + 1);
-    let mut at = 0;
-    for (pos, head, value) in &replies {
-        slices.push(IoSlice::new(&out.buf[at..*pos]));
-        slices.push(IoSlice::new(head.as_bytes()));
-        if let Some(value) = value {
+        };
+        let mut slices = vec![
+            IoSlice::new(&out.buf[at..pos]),
+            IoSlice::new(head.as_bytes()),
+        ];
+        if let Some(value) = &value {
             slices.push(IoSlice::new(value));
             slices.push(IoSlice::new(b"\r\n"));
         }
-        at = *pos;
+        total += write_all_vectored(sock, &mut slices).await?;
+        ahead -= len;
+        at = pos;
     }
-    slices.push(IoSlice::new(&out.buf[at..]));
-    slices.retain(|s| !s.is_empty());
+    sock.write_all(&out.buf[at..]).await?;
+    Ok(total + out.buf.len() - at)
+}
+
+/// Writes every byte of `slices` (writev, as often as the socket needs); returns the count.
+async fn write_all_vectored<S: Socket>(
+    sock: &mut S,
+    slices: &mut [IoSlice<'_>],
+) -> io::Result<usize> {
     let total = slices.iter().map(|s| s.len()).sum();
-    let mut rest = &mut slices[..];
-    while !rest.is_empty() {
+    let mut rest = slices;
+    while rest.iter().any(|s| !s.is_empty()) {
         let n = sock.write_vectored(rest).await?;
         if n == 0 {
             return Err(io::ErrorKind::WriteZero.into());
