@@ -592,7 +592,7 @@ impl<'a> Tx<'a> {
 }
 
 /// The error reply for a large value that could not be read (and logs it).
-pub fn blob_read_error(e: &crate::aof::AofError) -> String {
+pub fn blob_read_error(e: &dyn std::fmt::Display) -> String {
     tracing::error!("Reading a large value failed: {e}");
     format!("ERR reading a large value from the log failed: {e}")
 }

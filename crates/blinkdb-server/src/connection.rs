@@ -3,9 +3,10 @@
 
 use crate::client::{Client, ClientInfo};
 use crate::commands::dispatch;
-use crate::protocol::{Out, RequestLimits, RequestParser};
+use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
 use blinkdb_engine::aof::{AofError, BlobSource};
+use blinkdb_engine::engine::blob_read_error;
 use bytes::{Buf, BytesMut};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -278,14 +279,10 @@ impl Read {
             Read::Now(r) => r,
             Read::Later(task) => match task.await {
                 Ok(r) => r,
-                Err(e) => {
-                    return Err(format!(
-                        "ERR reading a large value from the log failed: {e}"
-                    ))
-                }
+                Err(e) => return Err(blob_read_error(&e)),
             },
         };
-        read.map_err(|e| blinkdb_engine::engine::blob_read_error(&e))
+        read.map_err(|e| blob_read_error(&e))
     }
 }
 
@@ -311,22 +308,14 @@ async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<
             break;
         };
         let (head, value) = match read.finish().await {
-            Ok(value) => (format!("${}\r\n", value.len()), Some(value)),
+            Ok(value) => (format!("${}\r\n", value.len()).into_bytes(), Some(value)),
             Err(e) => {
-                let mut line = String::with_capacity(e.len() + 3);
-                line.push('-');
-                line.extend(
-                    e.chars()
-                        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c }),
-                );
-                line.push_str("\r\n");
+                let mut line = Vec::with_capacity(e.len() + 3);
+                push_error_line(&mut line, e.as_bytes());
                 (line, None)
             }
         };
-        let mut slices = vec![
-            IoSlice::new(&out.buf[at..pos]),
-            IoSlice::new(head.as_bytes()),
-        ];
+        let mut slices = vec![IoSlice::new(&out.buf[at..pos]), IoSlice::new(&head)];
         if let Some(value) = &value {
             slices.push(IoSlice::new(value));
             slices.push(IoSlice::new(b"\r\n"));
@@ -377,9 +366,7 @@ fn refuse_writes<T>(
         }
         rebuilt.extend_from_slice(&replies[at..start]);
         while files.next_if(|(pos, _)| *pos < end).is_some() {}
-        rebuilt.extend_from_slice(b"-");
-        rebuilt.extend_from_slice(error.as_bytes());
-        rebuilt.extend_from_slice(b"\r\n");
+        push_error_line(&mut rebuilt, error.as_bytes());
         at = end;
     }
     for (pos, src) in files {

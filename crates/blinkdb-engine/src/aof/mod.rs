@@ -383,7 +383,6 @@ fn check_blob(r: &BlobRef, verify: bool, bytes: &[u8]) -> Result<()> {
 }
 
 /// A large value in an open log file (see [`Aof::blob_source`]).
-#[derive(Clone)]
 pub struct BlobSource {
     file: Arc<dyn LogFile>,
     blob: BlobRef,
@@ -438,11 +437,5 @@ impl BlobSource {
         // SAFETY: preadv2 initialised all `len` bytes (checked above).
         unsafe { buf.set_len(len) };
         Some(Ok(buf))
-    }
-}
-
-impl std::fmt::Debug for BlobSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "BlobSource({:?})", self.blob)
     }
 }

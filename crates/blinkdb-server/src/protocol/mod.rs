@@ -3,5 +3,5 @@
 pub mod reply;
 pub mod request;
 
-pub use reply::Out;
+pub use reply::{push_error_line, Out};
 pub use request::{Args, ProtocolError, RequestLimits, RequestParser};

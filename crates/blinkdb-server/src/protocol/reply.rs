@@ -22,6 +22,17 @@ pub struct Out {
     pub proto: u8,
 }
 
+/// `-<msg>\r\n` with line breaks in `msg` turned into spaces, as Redis does: the
+/// error line of `Out::error_bytes`, also for replies built outside an `Out`.
+pub fn push_error_line(dst: &mut impl Extend<u8>, msg: &[u8]) {
+    dst.extend([b'-']);
+    dst.extend(
+        msg.iter()
+            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
+    );
+    dst.extend(*b"\r\n");
+}
+
 impl Out {
     pub fn new(proto: u8) -> Self {
         Out {
@@ -80,12 +91,7 @@ impl Out {
     /// line is the same in RESP2 and RESP3.
     pub fn error_bytes(&mut self, msg: &[u8]) {
         self.buf.reserve(msg.len() + 3);
-        self.buf.extend_from_slice(b"-");
-        self.buf.extend(
-            msg.iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
-        self.buf.extend_from_slice(b"\r\n");
+        push_error_line(&mut self.buf, msg);
     }
 
     /// `:n\r\n`, the same line in RESP2 and RESP3. Written directly: through the
