@@ -2,6 +2,8 @@
 
 use super::geometry::MAX_HASHES;
 use super::layout::{BIT_WORDS, LINE_BITS, LINE_WORDS64};
+#[cfg(target_arch = "x86_64")]
+use std::sync::atomic::AtomicU64;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// 2^64 / golden ratio, odd: an LCG multiplier with full period and good high bits.
@@ -47,6 +49,12 @@ impl ItemHash {
         ItemHash(u128::from_le_bytes(digest))
     }
 
+    /// The high 64 bits, which seed the in-line probes.
+    #[inline]
+    pub(crate) fn seed(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+
     /// Line index in `0..lines`: multiply-high range reduction of the low 64 bits,
     /// which has no modulo bias worth measuring and no division.
     #[inline]
@@ -63,7 +71,7 @@ impl ItemHash {
     /// The k bit positions (0..480) inside the line, in probe order.
     #[inline]
     pub(crate) fn probe_bits(self, hashes: u32) -> impl Iterator<Item = u64> {
-        let seed = (self.0 >> 64) as u64;
+        let seed = self.seed();
         let hashes = (hashes as usize).min(MAX_HASHES as usize);
         STEP_MUL[..hashes]
             .iter()
@@ -92,6 +100,156 @@ impl ItemHash {
         }
         masks
     }
+}
+
+/// Whether every probe bit of `seed` (the hash's high 64 bits) is set in `line`
+/// (eight little-endian u64 words), eight probes at a time.
+/// Same bits as [`ItemHash::probe_bits`]: the 64-bit generator state is built from
+/// 32-bit multiplies (AVX2 has no 64-bit one), and the line's sixteen u32 words are
+/// looked up in registers (two 8-lane permutes), so a probe costs no scalar multiply,
+/// load or variable shift. Hand-written because no crate probes this file format.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(crate) unsafe fn covers_avx2(line: &[AtomicU64; LINE_WORDS64], seed: u64, hashes: u32) -> bool {
+    use core::arch::x86_64::*;
+    let hashes = (hashes as usize).min(MAX_HASHES as usize);
+    let (low_words, high_words): (__m256i, __m256i);
+    // SAFETY: `line` is 64 readable bytes; see `load_line_avx512` for why a vector
+    // load of the atomics is sound.
+    core::arch::asm!(
+        "vmovdqu {low}, ymmword ptr [{line}]",
+        "vmovdqu {high}, ymmword ptr [{line} + 32]",
+        line = in(reg) line.as_ptr(),
+        low = out(ymm_reg) low_words,
+        high = out(ymm_reg) high_words,
+        options(nostack, preserves_flags, readonly),
+    );
+    let seed_low = _mm256_set1_epi64x(seed as i64);
+    let seed_high = _mm256_srli_epi64::<32>(seed_low);
+    let line_bits = _mm256_set1_epi64x(LINE_BITS as i64);
+    // Four probes' bit positions (0..480) in the low halves of four u64 lanes.
+    // SAFETY (loads): STEP_* have MAX_HASHES entries, and first + 4 <= chunk + 8 <=
+    // MAX_HASHES because chunk is a multiple of 8 below hashes <= 64.
+    let positions = |first: usize| {
+        let mul = _mm256_loadu_si256(STEP_MUL.as_ptr().add(first) as *const __m256i);
+        let add = _mm256_loadu_si256(STEP_ADD.as_ptr().add(first) as *const __m256i);
+        let low = _mm256_mul_epu32(seed_low, mul);
+        let cross = _mm256_add_epi64(
+            _mm256_mul_epu32(seed_high, mul),
+            _mm256_mul_epu32(seed_low, _mm256_srli_epi64::<32>(mul)),
+        );
+        let state = _mm256_add_epi64(_mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross)), add);
+        _mm256_srli_epi64::<32>(_mm256_mul_epu32(_mm256_srli_epi64::<32>(state), line_bits))
+    };
+    let mut chunk = 0;
+    while chunk < hashes {
+        // u32 lane 2j holds probe chunk+j, lane 2j+1 probe chunk+4+j.
+        let bit = _mm256_or_si256(
+            positions(chunk),
+            _mm256_slli_epi64::<32>(positions(chunk + 4)),
+        );
+        let word = _mm256_srli_epi32::<5>(bit);
+        let from_low = _mm256_permutevar8x32_epi32(low_words, word);
+        let from_high = _mm256_permutevar8x32_epi32(high_words, word);
+        let in_high = _mm256_cmpgt_epi32(word, _mm256_set1_epi32(7));
+        let value = _mm256_blendv_epi8(from_low, from_high, in_high);
+        let shifted = _mm256_srlv_epi32(value, _mm256_and_si256(bit, _mm256_set1_epi32(31)));
+        let clear = _mm256_cmpeq_epi32(
+            _mm256_and_si256(shifted, _mm256_set1_epi32(1)),
+            _mm256_setzero_si256(),
+        );
+        let clear = _mm256_movemask_ps(_mm256_castsi256_ps(clear)) as u32;
+        if clear & live_lanes((hashes - chunk).min(8), 4) != 0 {
+            return false;
+        }
+        chunk += 8;
+    }
+    true
+}
+
+/// Whether every probe bit of `seed` is set in `line`, sixteen probes at a time:
+/// [`covers_avx2`] with 64-bit multiplies and the whole line in one register.
+///
+/// # Safety
+/// The CPU must support AVX-512F and AVX-512DQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+pub(crate) unsafe fn covers_avx512(
+    line: &[AtomicU64; LINE_WORDS64],
+    seed: u64,
+    hashes: u32,
+) -> bool {
+    use core::arch::x86_64::*;
+    let hashes = (hashes as usize).min(MAX_HASHES as usize);
+    let words = load_line_avx512(line);
+    let seed = _mm512_set1_epi64(seed as i64);
+    let line_bits = _mm512_set1_epi64(LINE_BITS as i64);
+    // SAFETY (loads): chunk + 16 <= MAX_HASHES, as chunk is a multiple of 16 below
+    // hashes <= 64.
+    let positions = |first: usize| {
+        let mul = _mm512_loadu_si512(STEP_MUL.as_ptr().add(first) as *const _);
+        let add = _mm512_loadu_si512(STEP_ADD.as_ptr().add(first) as *const _);
+        let state = _mm512_add_epi64(_mm512_mullo_epi64(seed, mul), add);
+        _mm512_srli_epi64::<32>(_mm512_mul_epu32(_mm512_srli_epi64::<32>(state), line_bits))
+    };
+    let mut chunk = 0;
+    while chunk < hashes {
+        // u32 lane 2j holds probe chunk+j, lane 2j+1 probe chunk+8+j.
+        let bit = _mm512_or_si512(
+            positions(chunk),
+            _mm512_slli_epi64::<32>(positions(chunk + 8)),
+        );
+        let value = _mm512_permutexvar_epi32(_mm512_srli_epi32::<5>(bit), words);
+        let shifted = _mm512_srlv_epi32(value, _mm512_and_si512(bit, _mm512_set1_epi32(31)));
+        let clear = _mm512_testn_epi32_mask(shifted, _mm512_set1_epi32(1)) as u32;
+        if clear & live_lanes((hashes - chunk).min(16), 8) != 0 {
+            return false;
+        }
+        chunk += 16;
+    }
+    true
+}
+
+/// The 64-byte line in one register. Its words are atomics that other threads may be
+/// setting bits in (under a stripe lock), so Rust must not read them with a plain
+/// load; the load is an `asm!` block, which the compiler treats as opaque, with the
+/// effect of eight relaxed loads: each aligned 8-byte part of a vector load is read
+/// whole on x86, and even a torn word could only lack bits of an insert still in
+/// progress, as a read made just before it would (bits are only ever added).
+/// Eight scalar loads put into a vector instead cost ~2 ns per probe in shuffles.
+///
+/// # Safety
+/// The CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn load_line_avx512(line: &[AtomicU64; LINE_WORDS64]) -> core::arch::x86_64::__m512i {
+    let words;
+    // SAFETY: `line` is 64 readable bytes, and the asm only reads them.
+    core::arch::asm!(
+        "vmovdqu64 {words}, zmmword ptr [{line}]",
+        line = in(reg) line.as_ptr(),
+        words = out(zmm_reg) words,
+        options(nostack, preserves_flags, readonly),
+    );
+    words
+}
+
+/// The lanes of a chunk in [`covers_avx2`] / [`covers_avx512`] that hold one of its
+/// first `remaining` probes, when lane 2j holds probe j and lane 2j+1 probe `half`+j.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+const fn live_lanes(remaining: usize, half: usize) -> u32 {
+    let low = if remaining < half { remaining } else { half };
+    let high = remaining - low;
+    // Even lanes 0, 2, .. for the first `low` probes, odd lanes for the next `high`.
+    (0x5555_5555 & ((1u64 << (2 * low)) - 1) as u32)
+        | (0xAAAA_AAAA & ((1u64 << (2 * high)) - 1) as u32)
 }
 
 #[cfg(test)]

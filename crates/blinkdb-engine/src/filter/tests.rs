@@ -281,3 +281,56 @@ fn batch_calls_match_one_by_one_calls() {
     shared.contains_hashes(&hashes, &mut found);
     assert!(found.iter().all(|&f| f));
 }
+
+/// The vector probes answer exactly as the scalar one, for every k the format allows,
+/// on lines from empty to full (random bits, so every word and bit position occurs).
+#[test]
+fn vector_probes_match_the_scalar_probe() {
+    let path = tempfile::tempdir().unwrap();
+    let mut state = 0x243F_6A88_85A3_08D3u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let isa = file::ProbeIsa::detect();
+    let mut checked = [0u64; 2];
+    for hashes in 1..=MAX_HASHES {
+        let geometry = Geometry::new(64, hashes).unwrap();
+        let filter = BloomFile::create(&path.path().join(format!("{hashes}")), geometry).unwrap();
+        for line in 0..64 {
+            // Density from ~0 to all ones: AND or OR of random words.
+            let words: [u64; 8] = std::array::from_fn(|_| match line % 4 {
+                0 => next() & next() & next(),
+                1 => next(),
+                2 => next() | next() | next(),
+                _ => !0,
+            });
+            filter.store_line_for_test(line, &words);
+        }
+        for _ in 0..4000 {
+            let hash =
+                ItemHash::from_digest((next() as u128 | (next() as u128) << 64).to_le_bytes());
+            let words = filter.words_for_test(hash);
+            let scalar = BloomFile::covers_scalar(words, hash, hashes);
+            checked[scalar as usize] += 1;
+            #[cfg(target_arch = "x86_64")]
+            {
+                if !matches!(isa, file::ProbeIsa::Scalar) {
+                    // SAFETY: AVX2 is implied by either vector level.
+                    let avx2 = unsafe { probe::covers_avx2(words, hash.seed(), hashes) };
+                    assert_eq!(avx2, scalar, "avx2, k {hashes}");
+                }
+                if matches!(isa, file::ProbeIsa::Avx512) {
+                    // SAFETY: just detected.
+                    let avx512 = unsafe { probe::covers_avx512(words, hash.seed(), hashes) };
+                    assert_eq!(avx512, scalar, "avx512, k {hashes}");
+                }
+            }
+        }
+    }
+    // Both answers occurred often (so a probe that always says yes or no would fail).
+    assert!(checked.iter().all(|&n| n > 20_000), "{checked:?}");
+    eprintln!("probe ISA on this machine: {:?}", isa);
+}
