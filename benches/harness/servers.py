@@ -56,18 +56,25 @@ class Ports:
 class Contestant:
     """One column of a table: a binary plus the flags that make it what it is."""
 
-    def __init__(self, label, binary, is_blinkdb, flags=(), standin=False):
+    def __init__(self, label, binary, is_blinkdb, flags=(), standin=False, prefix=()):
         self.label = label
         self.binary = binary
         self.is_blinkdb = is_blinkdb
         self.flags = list(flags)
         self.standin = standin
+        self.prefix = list(prefix)
 
     def with_flags(self, label, flags):
-        return Contestant(label, self.binary, self.is_blinkdb, self.flags + list(flags), self.standin)
+        return Contestant(label, self.binary, self.is_blinkdb, self.flags + list(flags),
+                          self.standin, self.prefix)
+
+    def under(self, label, prefix):
+        """The same server started through a wrapper command (e.g. valgrind)."""
+        return Contestant(label, self.binary, self.is_blinkdb, self.flags, self.standin,
+                          list(prefix) + self.prefix)
 
     def argv(self, port, data_dir, appendonly, appendfsync, extra=()):
-        argv = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir,
+        argv = self.prefix + [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir,
                 "--appendonly", "yes" if appendonly else "no", "--appendfsync", appendfsync]
         flags = self.flags + list(extra)
         if not self.is_blinkdb or self.standin:
