@@ -466,7 +466,7 @@ impl BloomFile {
     /// The CPU must support AVX-512F and AVX-512DQ.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq")]
-    unsafe fn contains_hashes_avx512(&self, hashes: &[ItemHash], found: &mut [bool]) {
+    pub(super) unsafe fn contains_hashes_avx512(&self, hashes: &[ItemHash], found: &mut [bool]) {
         self.contains_hashes_with(hashes, found, |words, hash, k| {
             // SAFETY: this function only runs where AVX-512F/DQ are available.
             unsafe { super::probe::covers_avx512(words, hash.seed(), k) }
@@ -480,7 +480,7 @@ impl BloomFile {
     /// The CPU must support AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn contains_hashes_avx2(&self, hashes: &[ItemHash], found: &mut [bool]) {
+    pub(super) unsafe fn contains_hashes_avx2(&self, hashes: &[ItemHash], found: &mut [bool]) {
         self.contains_hashes_with(hashes, found, |words, hash, k| {
             // SAFETY: this function only runs where AVX2 is available.
             unsafe { super::probe::covers_avx2(words, hash.seed(), k) }
@@ -488,7 +488,7 @@ impl BloomFile {
     }
 
     #[inline(always)]
-    fn contains_hashes_with(
+    pub(super) fn contains_hashes_with(
         &self,
         hashes: &[ItemHash],
         found: &mut [bool],

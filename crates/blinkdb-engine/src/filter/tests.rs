@@ -330,6 +330,33 @@ fn vector_probes_match_the_scalar_probe() {
             }
         }
     }
+    // The batch loops of every instruction set agree too, on a half-full filter.
+    let geometry = Geometry::for_items(20_000, 0.01).unwrap();
+    let filter = BloomFile::create(&path.path().join("batch"), geometry).unwrap();
+    filter.insert_many(&(0..10_000u64).map(key).collect::<Vec<_>>());
+    let hashes: Vec<ItemHash> = (0..20_000u64).map(|i| ItemHash::of(&key(i))).collect();
+    let batch = |run: &dyn Fn(&mut [bool])| {
+        let mut found = vec![false; hashes.len()];
+        run(&mut found);
+        found
+    };
+    let scalar = batch(&|f| filter.contains_hashes_with(&hashes, f, BloomFile::covers_scalar));
+    assert!(scalar[..10_000].iter().all(|&present| present));
+    assert!(scalar[10_000..].iter().any(|&present| !present));
+    assert_eq!(batch(&|f| filter.contains_hashes(&hashes, f)), scalar);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !matches!(isa, file::ProbeIsa::Scalar) {
+            // SAFETY: AVX2 is implied by either vector level.
+            let avx2 = batch(&|f| unsafe { filter.contains_hashes_avx2(&hashes, f) });
+            assert_eq!(avx2, scalar);
+        }
+        if matches!(isa, file::ProbeIsa::Avx512) {
+            // SAFETY: just detected.
+            let avx512 = batch(&|f| unsafe { filter.contains_hashes_avx512(&hashes, f) });
+            assert_eq!(avx512, scalar);
+        }
+    }
     // Both answers occurred often (so a probe that always says yes or no would fail).
     assert!(checked.iter().all(|&n| n > 20_000), "{checked:?}");
     eprintln!("probe ISA on this machine: {:?}", isa);
