@@ -6,8 +6,9 @@
 //!   hash first and prefetch lines ahead so misses overlap (throughput, per item).
 //!
 //! Also `bf_128`: BF.MADD / BF.MEXISTS of 128 items on a ~67 MB scalable filter, and
-//! `bloom_64KiB`: a filter that fits in L2, which shows the compute cost alone (it
-//! saturates during `add_shared`, so its later adds mostly find their bits set).
+//! `bloom_64KiB` / `bloom_64KiB_batch128`: a filter that fits in L2, which shows the
+//! compute cost alone (it saturates during `add_shared`, so its later adds mostly find
+//! their bits set).
 //!
 //! Run: cargo bench -p blinkdb-benches --bench bloom
 
@@ -30,8 +31,8 @@ fn keys(first: u64, step: u64, modulo: u64) -> [[u8; 8]; BATCH] {
 /// Times `run` over batches of keys made by `make` outside the timed loop (key
 /// generation divides per key, ~1 ns/item, which is not the filter's cost). Keys are
 /// made 1024 batches (1 MB) at a time, and each result is dropped at once, as a
-/// server drops its reply buffer; criterion's `iter_batched` keeps every output of a
-/// round alive, which added several ns/item of allocator work to BF.MADD.
+/// server drops its reply buffer. With criterion's `iter_batched` (which holds a whole
+/// round's inputs and outputs) BF.MADD read ~9 ns/item slower than with either.
 fn timed_batches<T>(
     b: &mut Bencher,
     mut make: impl FnMut() -> [[u8; 8]; BATCH],

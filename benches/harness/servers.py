@@ -74,8 +74,9 @@ class Contestant:
                           list(prefix) + self.prefix)
 
     def argv(self, port, data_dir, appendonly, appendfsync, extra=()):
-        argv = self.prefix + [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir,
-                "--appendonly", "yes" if appendonly else "no", "--appendfsync", appendfsync]
+        argv = self.prefix + [self.binary, "--port", str(port), "--bind", "127.0.0.1",
+                              "--dir", data_dir, "--appendonly", "yes" if appendonly else "no",
+                              "--appendfsync", appendfsync]
         flags = self.flags + list(extra)
         if not self.is_blinkdb or self.standin:
             argv += ["--save", ""]

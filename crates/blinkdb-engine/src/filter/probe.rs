@@ -221,7 +221,7 @@ pub(crate) unsafe fn covers_avx512(
 /// effect of eight relaxed loads: each aligned 8-byte part of a vector load is read
 /// whole on x86, and even a torn word could only lack bits of an insert still in
 /// progress, as a read made just before it would (bits are only ever added).
-/// Eight scalar loads put into a vector instead cost ~2 ns per probe in shuffles.
+/// Eight scalar loads put into a vector instead cost ~2 ns per lookup in shuffles.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
