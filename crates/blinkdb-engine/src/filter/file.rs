@@ -42,28 +42,11 @@ const SUM_WORD_BITS: u64 = u32::MAX as u64;
 /// One line as eight native-endian u64 words.
 type Line = [u64; LINE_WORDS64];
 
-/// The widest vector instructions the in-line probes can use on this CPU.
+/// Whether the in-line probes can use AVX2 here (std caches the CPUID answer).
 #[cfg(target_arch = "x86_64")]
-#[derive(Debug, Clone, Copy)]
-pub(super) enum ProbeIsa {
-    Avx512,
-    Avx2,
-    Scalar,
-}
-
-#[cfg(target_arch = "x86_64")]
-impl ProbeIsa {
-    /// std caches the CPUID answers, so this is a few loads.
-    #[inline]
-    pub(super) fn detect() -> ProbeIsa {
-        if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") {
-            ProbeIsa::Avx512
-        } else if std::is_x86_feature_detected!("avx2") {
-            ProbeIsa::Avx2
-        } else {
-            ProbeIsa::Scalar
-        }
-    }
+#[inline]
+pub(super) fn has_avx2() -> bool {
+    std::is_x86_feature_detected!("avx2")
 }
 
 /// An opaque log position supplied by the caller: "complete up to here".
@@ -451,26 +434,11 @@ impl BloomFile {
     pub fn contains_hashes(&self, hashes: &[ItemHash], found: &mut [bool]) {
         assert_eq!(hashes.len(), found.len(), "one result slot per hash");
         #[cfg(target_arch = "x86_64")]
-        match ProbeIsa::detect() {
-            // SAFETY: the ISA was just detected.
-            ProbeIsa::Avx512 => return unsafe { self.contains_hashes_avx512(hashes, found) },
-            ProbeIsa::Avx2 => return unsafe { self.contains_hashes_avx2(hashes, found) },
-            ProbeIsa::Scalar => {}
+        if has_avx2() {
+            // SAFETY: AVX2 was just detected.
+            return unsafe { self.contains_hashes_avx2(hashes, found) };
         }
         self.contains_hashes_with(hashes, found, Self::covers_scalar);
-    }
-
-    /// [`contains_hashes`](Self::contains_hashes) compiled for AVX-512.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F and AVX-512DQ.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512dq")]
-    pub(super) unsafe fn contains_hashes_avx512(&self, hashes: &[ItemHash], found: &mut [bool]) {
-        self.contains_hashes_with(hashes, found, |words, hash, k| {
-            // SAFETY: this function only runs where AVX-512F/DQ are available.
-            unsafe { super::probe::covers_avx512(words, hash.seed(), k) }
-        });
     }
 
     /// [`contains_hashes`](Self::contains_hashes) compiled for AVX2, so the vector
@@ -614,20 +582,14 @@ impl BloomFile {
         added
     }
 
-    /// True when every probed bit is already set (lock-free), with the widest vector
-    /// probe this CPU has (single items; batches pick theirs once per batch).
+    /// True when every probed bit is already set (lock-free), with the AVX2 probe where
+    /// the CPU has it (single items; batches choose once per batch).
     #[inline]
     fn covers(words: &[AtomicU64; LINE_WORDS64], hash: ItemHash, hashes: u32) -> bool {
         #[cfg(target_arch = "x86_64")]
-        match ProbeIsa::detect() {
-            // SAFETY: the ISA was just detected.
-            ProbeIsa::Avx512 => unsafe {
-                return super::probe::covers_avx512(words, hash.seed(), hashes);
-            },
-            ProbeIsa::Avx2 => unsafe {
-                return super::probe::covers_avx2(words, hash.seed(), hashes);
-            },
-            ProbeIsa::Scalar => {}
+        if has_avx2() {
+            // SAFETY: AVX2 was just detected.
+            return unsafe { super::probe::covers_avx2(words, hash.seed(), hashes) };
         }
         Self::covers_scalar(words, hash, hashes)
     }

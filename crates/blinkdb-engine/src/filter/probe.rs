@@ -108,6 +108,9 @@ impl ItemHash {
 /// 32-bit multiplies (AVX2 has no 64-bit one), and the line's sixteen u32 words are
 /// looked up in registers (two 8-lane permutes), so a probe costs no scalar multiply,
 /// load or variable shift. Hand-written because no crate probes this file format.
+/// AVX-512 (16 probes a step, one permute) was measured and dropped: faster in-process,
+/// but in the server every command got slower (BF.EXISTS -P 16 ~10%, BF.MEXISTS of 128
+/// ~9%), as 512-bit code slows the whole core (docs/bloom-file-format.md).
 ///
 /// # Safety
 /// The CPU must support AVX2.
@@ -117,9 +120,15 @@ impl ItemHash {
 pub(crate) unsafe fn covers_avx2(line: &[AtomicU64; LINE_WORDS64], seed: u64, hashes: u32) -> bool {
     use core::arch::x86_64::*;
     let hashes = (hashes as usize).min(MAX_HASHES as usize);
+    // The line in two registers. Its words are atomics that other threads may be setting
+    // bits in (under a stripe lock), so Rust must not read them with a plain load; the
+    // load is an `asm!` block, which the compiler treats as opaque, with the effect of
+    // eight relaxed loads: each aligned 8-byte part of a vector load is read whole on
+    // x86, and even a torn word could only lack bits of an insert still in progress, as a
+    // read made just before it would (bits are only ever added). Eight scalar loads put
+    // into vectors instead cost ~2 ns per lookup in shuffles.
     let (low_words, high_words): (__m256i, __m256i);
-    // SAFETY: `line` is 64 readable bytes; see `load_line_avx512` for why a vector
-    // load of the atomics is sound.
+    // SAFETY: `line` is 64 readable bytes, and the asm only reads them.
     core::arch::asm!(
         "vmovdqu {low}, ymmword ptr [{line}]",
         "vmovdqu {high}, ymmword ptr [{line} + 32]",
@@ -163,7 +172,7 @@ pub(crate) unsafe fn covers_avx2(line: &[AtomicU64; LINE_WORDS64], seed: u64, ha
             _mm256_setzero_si256(),
         );
         let clear = _mm256_movemask_ps(_mm256_castsi256_ps(clear)) as u32;
-        if clear & live_lanes((hashes - chunk).min(8), 4) != 0 {
+        if clear & live_lanes((hashes - chunk).min(8)) != 0 {
             return false;
         }
         chunk += 8;
@@ -171,85 +180,15 @@ pub(crate) unsafe fn covers_avx2(line: &[AtomicU64; LINE_WORDS64], seed: u64, ha
     true
 }
 
-/// Whether every probe bit of `seed` is set in `line`, sixteen probes at a time:
-/// [`covers_avx2`] with 64-bit multiplies and the whole line in one register.
-///
-/// # Safety
-/// The CPU must support AVX-512F and AVX-512DQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq")]
-#[inline]
-pub(crate) unsafe fn covers_avx512(
-    line: &[AtomicU64; LINE_WORDS64],
-    seed: u64,
-    hashes: u32,
-) -> bool {
-    use core::arch::x86_64::*;
-    let hashes = (hashes as usize).min(MAX_HASHES as usize);
-    let words = load_line_avx512(line);
-    let seed = _mm512_set1_epi64(seed as i64);
-    let line_bits = _mm512_set1_epi64(LINE_BITS as i64);
-    // SAFETY (loads): chunk + 16 <= MAX_HASHES, as chunk is a multiple of 16 below
-    // hashes <= 64.
-    let positions = |first: usize| {
-        let mul = _mm512_loadu_si512(STEP_MUL.as_ptr().add(first) as *const _);
-        let add = _mm512_loadu_si512(STEP_ADD.as_ptr().add(first) as *const _);
-        let state = _mm512_add_epi64(_mm512_mullo_epi64(seed, mul), add);
-        _mm512_srli_epi64::<32>(_mm512_mul_epu32(_mm512_srli_epi64::<32>(state), line_bits))
-    };
-    let mut chunk = 0;
-    while chunk < hashes {
-        // u32 lane 2j holds probe chunk+j, lane 2j+1 probe chunk+8+j.
-        let bit = _mm512_or_si512(
-            positions(chunk),
-            _mm512_slli_epi64::<32>(positions(chunk + 8)),
-        );
-        let value = _mm512_permutexvar_epi32(_mm512_srli_epi32::<5>(bit), words);
-        let shifted = _mm512_srlv_epi32(value, _mm512_and_si512(bit, _mm512_set1_epi32(31)));
-        let clear = _mm512_testn_epi32_mask(shifted, _mm512_set1_epi32(1)) as u32;
-        if clear & live_lanes((hashes - chunk).min(16), 8) != 0 {
-            return false;
-        }
-        chunk += 16;
-    }
-    true
-}
-
-/// The 64-byte line in one register. Its words are atomics that other threads may be
-/// setting bits in (under a stripe lock), so Rust must not read them with a plain
-/// load; the load is an `asm!` block, which the compiler treats as opaque, with the
-/// effect of eight relaxed loads: each aligned 8-byte part of a vector load is read
-/// whole on x86, and even a torn word could only lack bits of an insert still in
-/// progress, as a read made just before it would (bits are only ever added).
-/// Eight scalar loads put into a vector instead cost ~2 ns per lookup in shuffles.
-///
-/// # Safety
-/// The CPU must support AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-#[inline]
-unsafe fn load_line_avx512(line: &[AtomicU64; LINE_WORDS64]) -> core::arch::x86_64::__m512i {
-    let words;
-    // SAFETY: `line` is 64 readable bytes, and the asm only reads them.
-    core::arch::asm!(
-        "vmovdqu64 {words}, zmmword ptr [{line}]",
-        line = in(reg) line.as_ptr(),
-        words = out(zmm_reg) words,
-        options(nostack, preserves_flags, readonly),
-    );
-    words
-}
-
-/// The lanes of a chunk in [`covers_avx2`] / [`covers_avx512`] that hold one of its
-/// first `remaining` probes, when lane 2j holds probe j and lane 2j+1 probe `half`+j.
+/// The lanes of a chunk in [`covers_avx2`] that hold one of its first `remaining` (at
+/// most 8) probes: lane 2j holds probe j and lane 2j+1 probe 4+j.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-const fn live_lanes(remaining: usize, half: usize) -> u32 {
-    let low = if remaining < half { remaining } else { half };
+const fn live_lanes(remaining: usize) -> u32 {
+    let low = if remaining < 4 { remaining } else { 4 };
     let high = remaining - low;
     // Even lanes 0, 2, .. for the first `low` probes, odd lanes for the next `high`.
-    (0x5555_5555 & ((1u64 << (2 * low)) - 1) as u32)
-        | (0xAAAA_AAAA & ((1u64 << (2 * high)) - 1) as u32)
+    (0x55 & ((1u32 << (2 * low)) - 1)) | (0xAA & ((1u32 << (2 * high)) - 1))
 }
 
 #[cfg(test)]
