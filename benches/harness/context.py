@@ -1,5 +1,6 @@
 """Shared state of one harness run and the helper that brings servers up and down."""
 import contextlib
+import os
 
 from .resp import brief
 from .servers import Server, StartError
@@ -45,6 +46,15 @@ def running(ctx, contestants, appendonly=False, appendfsync="everysec", extra=No
         for _, server in started:
             if isinstance(server, Server):
                 server.discard()
+
+
+def persistence_modes(ctx, main):
+    """Whether each pass of a group runs with AOF (everysec) or with persistence off: both in
+    the full run, `main` first; `main` alone with --quick (its time budget), unless
+    BENCH_ALL_PERSISTENCE=1."""
+    if ctx.quick and os.environ.get("BENCH_ALL_PERSISTENCE") != "1":
+        return [main]
+    return [main, not main]
 
 
 def persistence_label(appendonly, appendfsync):

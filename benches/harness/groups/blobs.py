@@ -1,8 +1,9 @@
 """`blobs`: the BlobCache mix on 256 KB values: 10% SET, 45% GET hit, 45% GET miss, over a
 keyspace holding the configured total, both servers with AOF everysec; then GET hits only
-(issue #4's large-value GET goal) over the same keys; throughput and RSS."""
+(issue #4's large-value GET goal) over the same keys; throughput and RSS. The full run repeats
+it with persistence off, where BlinkDB too keeps large values in memory."""
 from ..cells import alternate, pick
-from ..context import running
+from ..context import persistence_label, persistence_modes, running
 from ..runners import loadgen, loadgen_measure
 
 GROUP = "blobs"
@@ -14,8 +15,14 @@ def run(ctx):
     keys = total // VALUE_SIZE
     contestants = [ctx.blinkdb, ctx.redis]
     labels = [c.label for c in contestants]
-    section = "%d x 256 KB values (%d MB), AOF everysec" % (keys, total >> 20)
-    with running(ctx, contestants, appendonly=True, appendfsync="everysec") as servers:
+    for appendonly in persistence_modes(ctx, True):
+        measure_pass(ctx, contestants, labels, keys, total, appendonly)
+
+
+def measure_pass(ctx, contestants, labels, keys, total, appendonly):
+    section = "%d x 256 KB values (%d MB), %s" % (keys, total >> 20,
+                                                  persistence_label(appendonly, "everysec"))
+    with running(ctx, contestants, appendonly=appendonly, appendfsync="everysec") as servers:
         for label, server in servers:
             if isinstance(server, str):
                 continue

@@ -1,12 +1,13 @@
 """`bloom`: the BF.* workloads of bloomd's table against RedisBloom 2.8: single add/check,
 batches of 8/32/128, a 90/10 mix, the create/drop control cycle, filter-scale, cold start,
-restart and RSS. BlinkDB's user backend, and its kernel backend when bpffs is usable."""
+restart and RSS, with AOF everysec. The full run repeats the 50-client cells with persistence
+off. BlinkDB's user backend, and its kernel backend when bpffs is usable."""
 import contextlib
 import os
 
 from .. import cpupin
 from ..cells import alternate, pick
-from ..context import running
+from ..context import persistence_label, persistence_modes, running
 from ..runners import NotApplicable, loadgen, loadgen_measure, measure, redis_benchmark
 from ..resp import ReplyError, brief, is_unsupported
 from ..servers import Server, StartError
@@ -77,8 +78,16 @@ def run(ctx):
     peer = ctx.redisbloom or ctx.redis.with_flags("RedisBloom 2.8", [])
     chosen = contestants(ctx) + [peer]
     labels = [c.label for c in chosen]
-    section = "AOF everysec"
-    with running(ctx, chosen, appendonly=True, appendfsync="everysec") as started:
+    for appendonly in persistence_modes(ctx, True):
+        measure_pass(ctx, chosen, peer, labels, appendonly)
+    restart(ctx, chosen, peer)
+
+
+def measure_pass(ctx, chosen, peer, labels, appendonly):
+    """The 50-client cells; with the AOF on also the seed's single-client rows, the control
+    cycle, filter-scale, RSS and cold start."""
+    section = persistence_label(appendonly, "everysec")
+    with running(ctx, chosen, appendonly=appendonly, appendfsync="everysec") as started:
         servers = []
         for label, server in started:
             if not isinstance(server, str):
@@ -130,6 +139,8 @@ def run(ctx):
              lg(["BF.MEXISTS bf __items__"], items=128, pipeline=16, per="items"), {"items": 128})
         cell("mixed 90% BF.EXISTS / 10% BF.ADD c50 P16", "ops/s",
              lg(MIXED_90_10, pipeline=16))
+        if not appendonly:
+            return
         # The seed's own table (bloomd vs RedisBloom) is one client issuing one command
         # at a time: the same rows with one client, pinned (harness/cpupin.py).
         cell("single add, 1 client", "ops/s", lg(["BF.ADD bf key:__rand_int__"], clients=1))
@@ -159,7 +170,6 @@ def run(ctx):
                         {label: s if isinstance(s, str) else [{"value": s.rss_kb()}]
                          for label, s in servers})
         cold_start(ctx, chosen, peer, dict(started))
-    restart(ctx, chosen, peer)
 
 
 def cold_start(ctx, chosen, peer, servers):
