@@ -455,6 +455,8 @@ impl BloomFile {
         });
     }
 
+    /// The batch loop, generic over the probe so that each instruction set gets its own
+    /// copy with the probe inlined.
     #[inline(always)]
     pub(super) fn contains_hashes_with(
         &self,
