@@ -44,10 +44,22 @@ SIZES = {
 }
 
 
+def group_list(text):
+    """`--only`'s value: one group or several, comma-separated."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in GROUPS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError("unknown group %s (choose from %s)"
+                                         % (", ".join(unknown) or "''", ", ".join(GROUPS)))
+    return list(dict.fromkeys(names))
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="reduced grid, short runs (< 5 min)")
-    parser.add_argument("--only", choices=sorted(GROUPS), help="run one workload group")
+    parser.add_argument("--only", type=group_list,
+                        help="run these workload groups, comma-separated, in this order (%s)"
+                        % ", ".join(GROUPS))
     parser.add_argument("--rounds", type=int, default=5, help="measured runs per cell (>= 5)")
     parser.add_argument("--warmups", type=int, default=1)
     parser.add_argument("--results-dir", default=os.path.join(BENCHES, "results"))
@@ -143,7 +155,7 @@ def main():
         }
         print("BlinkDB: %s%s" % (blinkdb_bin, " (stand-in redis-server)" if standin else ""), flush=True)
         default = [g for g in GROUPS if g not in ONLY_ON_REQUEST]
-        for name in ([args.only] if args.only else default):
+        for name in (args.only or default):
             print("== %s" % name, flush=True)
             group_began = time.monotonic()
             try:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # BlinkDB vs Redis 7 / RedisBloom 2.8 side by side: installs missing peers, builds, then runs
-# benches/compare.py. Usage: benches/compare.sh [--quick] [--only NAME] [--rounds N]
+# benches/compare.py. Usage: benches/compare.sh [--quick] [--only NAME[,NAME...]] [--rounds N]
 # Environment: BLINKDB_BIN (skip the build, use this server; a redis-server is detected as a
 # stand-in), BLINKDB_STANDIN_FLAGS, BENCH_PORT_BASE (default 17200), BENCH_TMPDIR,
 # BENCH_ALL_PERSISTENCE=1 (quick runs also do the second persistence pass of miss/bloom/blobs).
