@@ -52,9 +52,12 @@ pub struct Engine {
     pub stats: EngineStats,
     /// The rewrite in progress, if any (see rewrite.rs).
     pub(crate) rewrite: Mutex<Option<RewriteState>>,
-    /// Non-zero while a rewrite snapshots shards: writers copy a shard into
-    /// the new base before their first change to it.
+    /// Non-zero while a rewrite snapshots shards: writers copy a key into the
+    /// new base before their first change to it, unless its shard is copied.
     pub(crate) rewrite_epoch: AtomicU64,
+    /// Writers' copies of keys they are about to change, for the rewrite thread
+    /// to put into the base (see `preimage_before_write`).
+    pub(crate) rewrite_preimages: Mutex<Vec<crate::rewrite::Preimage>>,
     /// Filters owned by BF.* keys.
     pub blooms: Arc<BloomStore>,
     pub existence: Option<ExistenceFilter>,
@@ -74,6 +77,8 @@ pub struct Tx<'a> {
     now: u64,
     lsn: u64,
     expired: u64,
+    /// The running rewrite's epoch when the locks were taken (0: none).
+    rewrite_epoch: u64,
     /// Segments of the first and the last record this transaction logged
     /// (u64::MAX: none yet); fresh values are labeled from them.
     first_seg: u64,
@@ -90,6 +95,7 @@ impl Engine {
             stats: EngineStats::default(),
             rewrite: Mutex::new(None),
             rewrite_epoch: AtomicU64::new(0),
+            rewrite_preimages: Mutex::new(Vec::new()),
             blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
             existence: (opts.existence_filter_size > 0)
                 .then(|| ExistenceFilter::open(&opts.data_dir, opts.existence_filter_size))
@@ -253,22 +259,17 @@ impl Engine {
             .collect();
         order.sort_unstable();
         order.dedup();
-        let mut guards: SmallVec<[_; 2]> = order
+        let guards: SmallVec<[_; 2]> = order
             .into_iter()
             .map(|(db, s)| (db, s, self.dbs[db].shard(s).write()))
             .collect();
-        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
-        if epoch != 0 {
-            for (db, _, g) in guards.iter_mut() {
-                self.snapshot_before_write(*db, g, epoch);
-            }
-        }
         let mut tx = Tx {
             engine: self,
             guards,
             now: self.now(),
             lsn: 0,
             expired: 0,
+            rewrite_epoch: self.rewrite_epoch.load(Ordering::Acquire),
             first_seg: u64::MAX,
             last_seg: u64::MAX,
         };
@@ -440,8 +441,19 @@ impl<'a> Tx<'a> {
             .expect("key was not locked by this transaction")
     }
 
-    fn shard(&mut self, db: usize, key: &[u8]) -> &mut Shard {
+    /// Index of the guard holding `key`, for a change to it: during a rewrite,
+    /// the key's current value goes to the new base first.
+    fn changing(&mut self, db: usize, key: &[u8]) -> usize {
         let i = self.guard_index(db, key);
+        if self.rewrite_epoch != 0 {
+            self.engine
+                .preimage_before_write(db, &mut self.guards[i].2, key, self.rewrite_epoch);
+        }
+        i
+    }
+
+    fn shard(&mut self, db: usize, key: &[u8]) -> &mut Shard {
+        let i = self.changing(db, key);
         &mut self.guards[i].2
     }
 
@@ -461,7 +473,7 @@ impl<'a> Tx<'a> {
                 return None;
             }
         }
-        let i = self.guard_index(db, key);
+        let i = self.changing(db, key);
         let (entry, expired) = self.guards[i].2.get_mut(key, self.now);
         if expired {
             self.expired += 1;

@@ -175,10 +175,7 @@ impl Aof {
             append_seq: AtomicU64::new(last.seq),
             opts,
         });
-        {
-            let mut w = inner.writer.lock();
-            inner.delete_history(&mut w.manifest);
-        }
+        inner.drop_history();
         let syncer = Syncer::new();
         let sync_thread = syncer.spawn(inner.clone());
         Ok(Aof {
@@ -301,7 +298,22 @@ impl Aof {
     /// fdatasyncs the base, switches the manifest atomically, then deletes the old files.
     /// BlobRefs into the old files stop working once this returns Ok.
     pub fn finish_rewrite(&self, base: RewriteBase) -> Result<()> {
+        self.inner.finish_rewrite(base)?;
+        self.inner.drop_history();
+        Ok(())
+    }
+
+    /// `finish_rewrite` without deleting the old files: the engine switches with every
+    /// shard locked, then calls `drop_history` after unlocking, because the file system
+    /// can take a long time to free a large log.
+    pub fn switch_to_new_base(&self, base: RewriteBase) -> Result<()> {
         self.inner.finish_rewrite(base)
+    }
+
+    /// Deletes the files a finished rewrite retired (see `switch_to_new_base`), with no
+    /// lock held while they are unlinked; failures are logged and retried at the next open.
+    pub fn drop_history(&self) {
+        self.inner.drop_history()
     }
 
     /// Drops a rewrite's unfinished base; the extra incr file it opened stays in use.

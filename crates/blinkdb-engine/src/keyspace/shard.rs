@@ -11,6 +11,10 @@ pub type Key = super::InlineBytes;
 pub struct Shard {
     /// The rewrite epoch whose snapshot already holds this shard.
     pub snapshot_epoch: u64,
+    /// Keys a writer already copied into rewrite `preimage_epoch`'s base before
+    /// changing them, ahead of the shard's own copy (which skips them).
+    preimage_epoch: u64,
+    preimaged: hashbrown::HashSet<Key>,
     map: HashMap<Key, Entry>,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
@@ -132,6 +136,30 @@ impl Shard {
             removed.push(key);
         }
         removed
+    }
+
+    /// Records that `key`'s value as of rewrite `epoch`'s start has been taken care
+    /// of; false if it already was.
+    pub fn mark_preimaged(&mut self, key: &[u8], epoch: u64) -> bool {
+        if self.preimage_epoch != epoch {
+            self.preimaged.clear();
+            self.preimage_epoch = epoch;
+        }
+        if self.preimaged.contains(key) {
+            return false;
+        }
+        self.preimaged.insert(Key::from_slice(key))
+    }
+
+    /// The keys marked for rewrite `epoch` (empty for any other), handed over once:
+    /// the shard's own copy skips them.
+    pub fn take_preimaged(&mut self, epoch: u64) -> hashbrown::HashSet<Key> {
+        let marked = std::mem::take(&mut self.preimaged);
+        if self.preimage_epoch == epoch {
+            marked
+        } else {
+            hashbrown::HashSet::new()
+        }
     }
 
     pub fn clear(&mut self) {
