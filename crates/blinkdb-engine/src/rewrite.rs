@@ -284,6 +284,12 @@ impl Engine {
         {
             let _all = self.lock_all();
             let base = log.aof.begin_rewrite().map_err(|e| e.to_string())?;
+            // Each shard's copy empties the queue, so it is empty between rewrites; a
+            // leftover would put another rewrite's values into this base.
+            let mut leftover = self.rewrite_preimages.lock();
+            debug_assert!(leftover.is_empty(), "preimages left from a rewrite");
+            leftover.clear();
+            drop(leftover);
             *self.rewrite.lock() = Some(RewriteState {
                 epoch,
                 base,
