@@ -61,14 +61,25 @@ impl RewriteBase {
         self.offset + self.buf.len() as u64
     }
 
-    /// Writes what is buffered and fdatasyncs the base, so that `finish_rewrite`, which
-    /// the engine calls with every shard locked, has no data left to sync: the sync
-    /// of a large base (hundreds of ms per GB here) happens while clients run.
+    /// Writes what is buffered and fdatasyncs the base. The engine calls it before it
+    /// locks every shard for `finish_rewrite`, whose own call then finds nothing left to
+    /// sync: the sync of a large base (hundreds of ms per GB here) happens while
+    /// clients run.
     pub fn sync(&mut self) -> Result<()> {
         self.flush()?;
+        self.sync_written()
+    }
+
+    /// fdatasync of the bytes written so far, unless they are all synced already.
+    fn sync_written(&mut self) -> Result<()> {
+        if self.synced == self.offset {
+            return Ok(());
+        }
         self.file
             .sync_data()
-            .map_err(|e| AofError::io("fdatasync", &self.temp_name, e))
+            .map_err(|e| AofError::io("fdatasync", &self.temp_name, e))?;
+        self.synced = self.offset;
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
@@ -85,10 +96,7 @@ impl RewriteBase {
         // 1 GB base made the kernel throttle every writer of the file system, the
         // connection thread's AOF write() included (stalls of 250-500 ms).
         if self.offset - self.synced >= INCREMENTAL_SYNC {
-            self.file
-                .sync_data()
-                .map_err(|e| AofError::io("fdatasync", &self.temp_name, e))?;
-            self.synced = self.offset;
+            self.sync_written()?;
         }
         Ok(())
     }
@@ -153,11 +161,8 @@ impl Inner {
     }
 
     fn switch_to_base(&self, base: &mut RewriteBase) -> Result<()> {
-        base.flush()?;
+        base.sync()?;
         let temp = self.path(&base.temp_name);
-        base.file
-            .sync_data()
-            .map_err(|e| AofError::io("fdatasync", &temp, e))?;
         let name = base_name(&self.opts.basename, base.seq);
         let path = self.path(&name);
         self.storage
