@@ -85,6 +85,12 @@ fn crash_at_each_rewrite_step_leaves_a_loadable_set() {
         assert_eq!(storage.crashed(), step < total_ops, "step {step}");
         drop(aof); // the "crashed" process; its final flush fails too
         assert_eq!(final_state(&o), expected, "after crash at step {step}");
+        // Opening the directory (final_state did) removed an unfinished rewrite's base.
+        let leftover = std::fs::read_dir(&o.dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.starts_with("temp-rewrite-"));
+        assert_eq!(leftover, None, "step {step}");
         // The survivor can rewrite again and append.
         let aof = Aof::open(o.clone()).unwrap();
         load_all(&aof);

@@ -126,6 +126,20 @@ impl Aof {
                 });
             }
         }
+        // A rewrite cut short by a stop or a crash left its partial base under the name
+        // the next rewrite would use: never loaded, so it only takes disk space.
+        let stale = dir.join(rewrite::temp_base_name(
+            &opts.basename,
+            manifest.base_seq() + 1,
+        ));
+        if storage.exists(&stale) {
+            match storage.remove(&stale) {
+                Ok(()) => {
+                    tracing::info!("Removed an unfinished rewrite's base {}", stale.display())
+                }
+                Err(e) => tracing::warn!("Could not remove {}: {e}", stale.display()),
+            }
+        }
         if manifest.incr.is_empty() {
             let seq = 1;
             let name = incr_name(&opts.basename, seq);

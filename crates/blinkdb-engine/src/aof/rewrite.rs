@@ -24,6 +24,11 @@ const BASE_BATCH: usize = 1 << 20;
 /// Bytes of base written between two fdatasyncs (Redis: 4 MB).
 const INCREMENTAL_SYNC: u64 = 4 << 20;
 
+/// Name of the base a rewrite writes until it switches to it; `seq` is the next base's.
+pub(crate) fn temp_base_name(basename: &str, seq: u64) -> String {
+    format!("temp-rewrite-{}", base_name(basename, seq))
+}
+
 /// A base file being written by a rewrite.
 pub struct RewriteBase {
     file: Arc<dyn LogFile>,
@@ -129,7 +134,7 @@ impl Inner {
         };
         self.commit(Lsn::new(new_incr, 0))?;
         let seq = self.writer.lock().manifest.base_seq() + 1;
-        let temp_name = format!("temp-rewrite-{}", base_name(&self.opts.basename, seq));
+        let temp_name = temp_base_name(&self.opts.basename, seq);
         let path = self.path(&temp_name);
         let file = self
             .storage
