@@ -138,8 +138,9 @@ fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String>
     engine.string_bytes(e.value())
 }
 
-fn too_big(ctx: &mut Ctx, len: usize) -> bool {
-    len as i64 > ctx.client.settings(ctx.shared).proto_max_bulk_len
+/// Would a string of `len` bytes pass `proto-max-bulk-len`?
+fn too_big(ctx: &mut Ctx, len: u64) -> bool {
+    len > ctx.client.settings(ctx.shared).proto_max_bulk_len.max(0) as u64
 }
 
 pub fn get(ctx: &mut Ctx, args: &Args) {
@@ -463,8 +464,11 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(ERR_OFFSET);
     }
     let val = &args[3];
-    let end = offset as usize + val.len();
-    let too_long = too_big(ctx, end);
+    // Checked: offset + length can pass i64::MAX (and a plain cast of the sum
+    // wrapped negative, slipping under the limit into a huge allocation).
+    let end = (offset as u64).checked_add(val.len() as u64);
+    let too_long = end.is_none_or(|end| too_big(ctx, end));
+    let end = end.unwrap_or(u64::MAX) as usize;
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         let current = match tx.get(db, key) {
