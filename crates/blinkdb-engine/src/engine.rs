@@ -83,6 +83,9 @@ pub struct Tx<'a> {
     /// (u64::MAX: none yet); fresh values are labeled from them.
     first_seg: u64,
     last_seg: u64,
+    /// Whether this transaction changed the keyspace or logged: from then on
+    /// a panic would leave its command half-applied (see `Drop for Tx`).
+    mutated: bool,
 }
 
 impl Engine {
@@ -272,6 +275,7 @@ impl Engine {
             rewrite_epoch: self.rewrite_epoch.load(Ordering::Acquire),
             first_seg: u64::MAX,
             last_seg: u64::MAX,
+            mutated: false,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -432,6 +436,25 @@ impl Drop for Engine {
     }
 }
 
+/// A command that panics before its first change leaves nothing behind: its
+/// locks are released (parking_lot locks do not poison) and only its
+/// connection is closed. One that panics after a change may have applied part
+/// of it, with or without its log record; serving that state would break
+/// atomicity, so the process aborts and a restart rebuilds the keyspace from
+/// the log, which holds only whole records (docs/design.md, "Panics").
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.mutated && std::thread::panicking() {
+            tracing::error!(
+                "BUG: a write command panicked after changing the keyspace; aborting so that \
+                 a restart reloads a consistent dataset from the AOF"
+            );
+            eprintln!("BUG: a write command panicked midway; aborting (see the log)");
+            std::process::abort();
+        }
+    }
+}
+
 impl<'a> Tx<'a> {
     fn guard_index(&self, db: usize, key: &[u8]) -> usize {
         let s = Db::shard_index(key);
@@ -464,10 +487,16 @@ impl<'a> Tx<'a> {
 
     /// The live entry for `key`; an expired one is removed here.
     pub fn get(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
-        self.get_mut(db, key).map(|e| &*e)
+        self.lookup(db, key).map(|e| &*e)
     }
 
+    /// The live entry, to change in place.
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
+        self.mutated = true;
+        self.lookup(db, key)
+    }
+
+    fn lookup(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
         if let Some(filter) = &self.engine.existence {
             if !filter.may_contain(key) {
                 return None;
@@ -536,6 +565,7 @@ impl<'a> Tx<'a> {
     }
 
     fn insert_labeled(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
+        self.mutated = true;
         let now = self.now;
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
@@ -546,6 +576,7 @@ impl<'a> Tx<'a> {
 
     /// Removes `key`, returning the live entry that was there.
     pub fn remove(&mut self, db: usize, key: &[u8]) -> Option<Entry> {
+        self.mutated = true;
         let now = self.now;
         let old = self.shard(db, key).remove_any(key)?;
         if old.is_expired(now) {
@@ -560,6 +591,7 @@ impl<'a> Tx<'a> {
         if self.get(db, key).is_none() {
             return false;
         }
+        self.mutated = true;
         self.shard(db, key).set_expire(key, at)
     }
 
@@ -568,6 +600,7 @@ impl<'a> Tx<'a> {
     /// argument, where it lies in the log if it is large enough to be kept
     /// there instead of in memory (empty when no argument is).
     pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
+        self.mutated = true;
         let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
         let seg = if lsn != 0 {
@@ -680,6 +713,55 @@ mod tests {
         }
         let (hit, ..) = e.write1(0, b"key:5", |tx| tx.get(0, b"key:5").is_some());
         assert!(hit);
+    }
+
+    #[test]
+    fn panic_before_any_change_leaves_the_engine_usable() {
+        let e = Engine::new(EngineOptions::default());
+        e.write1(0, b"a", |tx| tx.insert(0, b"a", Entry::string(&b"1"[..])));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            e.write(&[(0, b"a"), (0, b"b")], |tx| {
+                assert!(tx.get(0, b"a").is_some());
+                panic!("a bug found while computing the reply");
+            })
+        }));
+        assert!(r.is_err());
+        // The locks were released and nothing changed.
+        e.write1(0, b"b", |tx| tx.insert(0, b"b", Entry::string(&b"2"[..])));
+        assert_eq!(e.db(0).len(), 2);
+    }
+
+    #[test]
+    fn panic_after_a_change_aborts_the_process() {
+        const CHILD: &str = "BLINKDB_TEST_PANIC_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            let e = Engine::new(EngineOptions::default());
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                e.write(&[(0, b"a"), (0, b"b")], |tx| {
+                    tx.insert(0, b"a", Entry::string(&b"1"[..]));
+                    panic!("midway: b not written");
+                })
+            }));
+            // Reached only if the half-applied write was allowed to stand.
+            std::process::exit(0);
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "engine::tests::panic_after_a_change_aborts_the_process",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGABRT),
+            "child: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -99,7 +99,9 @@ impl Scanner {
         keep: bool,
         mut blob: Option<&mut Xxh3>,
     ) -> std::io::Result<Option<Vec<u8>>> {
-        let mut out = Vec::with_capacity(if keep { n as usize } else { 0 });
+        // The length comes from the file: reserve at most 1 MB up front and grow as
+        // bytes actually arrive, so a corrupt header cannot ask for terabytes.
+        let mut out = Vec::with_capacity(if keep { n.min(1 << 20) as usize } else { 0 });
         let mut left = n;
         while left > 0 {
             if !self.fill()? {
