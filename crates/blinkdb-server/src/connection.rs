@@ -92,7 +92,18 @@ fn return_read_buffer(mut buf: BytesMut) {
     });
 }
 
+/// Removes a client from the registry when its task ends, also by a panic
+/// (a command that panics closes only its own connection: docs/design.md).
+struct Registered<'a>(&'a Shared, u64);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.unregister(self.1);
+    }
+}
+
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
+    let _registered = Registered(&shared, info.id);
     let mut client = Client::new(info.clone(), &shared);
     let mut parser = RequestParser::default();
     let mut inbuf = BytesMut::new();
@@ -198,7 +209,6 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
     }
     client.flush_stats(&shared, 0, true);
-    shared.unregister(client.id);
 }
 
 /// Runs every complete command in `inbuf`, then drops their bytes from it;
