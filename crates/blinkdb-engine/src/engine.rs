@@ -329,9 +329,7 @@ impl Engine {
         let mut old: Vec<Shard> = Vec::new();
         for (_, g) in guards.iter_mut() {
             if lazy {
-                let epoch = g.snapshot_epoch;
-                old.push(std::mem::take(&mut **g));
-                g.snapshot_epoch = epoch;
+                old.push(g.take_entries());
             } else {
                 g.clear();
             }
@@ -342,6 +340,62 @@ impl Engine {
             std::thread::spawn(move || drop(old));
         }
         lsn
+    }
+
+    /// SWAPDB: exchanges the contents of two databases atomically, logging
+    /// `cmd`. Watchers stay with their database number.
+    pub fn swap_dbs(&self, a: usize, b: usize, cmd: &[&[u8]]) -> u64 {
+        if a == b {
+            let (lsn, _) = self.log(a, cmd);
+            return lsn;
+        }
+        let (lo, hi) = (a.min(b), a.max(b));
+        let mut guards: Vec<_> = [lo, hi]
+            .iter()
+            .flat_map(|d| self.dbs[*d].shards().iter().map(move |s| (*d, s.write())))
+            .collect();
+        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
+        if epoch != 0 {
+            for (d, g) in guards.iter_mut() {
+                self.snapshot_before_write(*d, g, epoch);
+            }
+        }
+        let (first, second) = guards.split_at_mut(SHARDS);
+        for (x, y) in first.iter_mut().zip(second.iter_mut()) {
+            x.1.swap_entries(&mut y.1);
+        }
+        let (lsn, _) = self.log(a, cmd);
+        lsn
+    }
+
+    /// WATCH: `flag` becomes dirty when `key` of `db` changes.
+    pub fn watch(&self, db: usize, key: &[u8], flag: &Arc<crate::keyspace::WatchFlag>) {
+        let now = self.now();
+        self.dbs[db]
+            .shard(Db::shard_index(key))
+            .write()
+            .watch(key, flag, now);
+    }
+
+    pub fn unwatch(&self, db: usize, key: &[u8], flag: &Arc<crate::keyspace::WatchFlag>) {
+        self.dbs[db]
+            .shard(Db::shard_index(key))
+            .write()
+            .unwatch(key, flag);
+    }
+
+    /// Whether `key`, live when `flag` watched it, has expired since.
+    pub fn watched_key_expired(
+        &self,
+        db: usize,
+        key: &[u8],
+        flag: &Arc<crate::keyspace::WatchFlag>,
+    ) -> bool {
+        let now = self.now();
+        self.dbs[db]
+            .shard(Db::shard_index(key))
+            .read()
+            .watched_key_expired(key, flag, now)
     }
 
     /// One step of SCAN: visits whole shards starting at `cursor` until at
@@ -493,6 +547,8 @@ impl<'a> Tx<'a> {
     /// The live entry, to change in place.
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
         self.mutated = true;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.touch(key);
         self.lookup(db, key)
     }
 
@@ -514,6 +570,14 @@ impl<'a> Tx<'a> {
             e.origin_mut().mark_touched();
         }
         entry
+    }
+
+    /// A value changed through interior mutability (a Bloom filter's bits):
+    /// tells its watchers, as a change through `insert` would.
+    pub fn modified(&mut self, db: usize, key: &[u8]) {
+        self.mutated = true;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.touch(key);
     }
 
     pub fn exists(&mut self, db: usize, key: &[u8]) -> bool {

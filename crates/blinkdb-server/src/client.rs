@@ -108,6 +108,9 @@ pub struct Client {
     pub keyspace_misses: u64,
     pub net_in: u64,
     pub net_out: u64,
+    /// Open transaction (MULTI until EXEC or DISCARD).
+    pub multi: Option<crate::commands::multi::Transaction>,
+    pub watching: Option<crate::commands::multi::Watching>,
 }
 
 impl Client {
@@ -129,6 +132,8 @@ impl Client {
             keyspace_misses: 0,
             net_in: 0,
             net_out: 0,
+            multi: None,
+            watching: None,
         }
     }
 

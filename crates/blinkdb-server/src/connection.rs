@@ -209,6 +209,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
     }
     client.flush_stats(&shared, 0, true);
+    crate::commands::multi::unwatch_all(&shared, &mut client);
 }
 
 /// Runs every complete command in `inbuf`, then drops their bytes from it;
@@ -223,6 +224,8 @@ fn run_commands(
 ) -> bool {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     let mut consumed = 0;
+    // Held for the whole batch: an EXEC on another thread waits for its end.
+    let mut gate = Some(shared.gate.shared());
     let close = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
@@ -235,7 +238,16 @@ fn run_commands(
                     break false;
                 };
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
-                dispatch(shared, client, out, &args);
+                if is_exec(&args) {
+                    // Alone on every connection thread: no other command interleaves.
+                    drop(gate.take());
+                    let exclusive = shared.gate.exclusive();
+                    dispatch(shared, client, out, &args);
+                    drop(exclusive);
+                    gate = Some(shared.gate.shared());
+                } else {
+                    dispatch(shared, client, out, &args);
+                }
                 if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
@@ -250,8 +262,13 @@ fn run_commands(
             }
         }
     };
+    drop(gate);
     inbuf.advance(consumed);
     close
+}
+
+fn is_exec(args: &crate::protocol::Args) -> bool {
+    args[0].eq_ignore_ascii_case(b"exec")
 }
 
 /// A value at least this long that is not all in the page cache is read on the

@@ -110,6 +110,9 @@ pub fn cron(shared: &Shared) {
             .store(shared.engine.dataset_bytes(), Ordering::Relaxed);
     }
     if over(shared, &s).is_some() {
+        // Not inside a transaction (a command's own eviction runs under the
+        // gate its connection holds already).
+        let _gate = shared.gate.shared();
         evict_until_under(shared, &s, CRON_STEPS);
     }
 }

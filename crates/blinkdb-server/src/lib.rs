@@ -8,6 +8,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod eviction;
+pub mod exec_gate;
 pub mod flusher;
 pub mod info;
 pub mod info_bloom;

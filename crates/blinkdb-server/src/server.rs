@@ -176,6 +176,8 @@ async fn expire_cycle(shared: Arc<Shared>) {
         let budget = period / 4;
         let start = Instant::now();
         while start.elapsed() < budget {
+            // Not inside a transaction: EXEC sees no key vanish midway.
+            let _gate = shared.gate.shared();
             if shared.engine.active_expire(256, 64) == 0 {
                 break;
             }

@@ -63,6 +63,8 @@ pub struct Shared {
     pub loading: crate::persistence::LoadingState,
     pub rewrite: crate::persistence::RewriteStats,
     pub run_id: String,
+    /// Keeps other commands out while a transaction runs (exec_gate.rs).
+    pub gate: crate::exec_gate::ExecGate,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -94,6 +96,7 @@ impl Shared {
             loading: Default::default(),
             rewrite: Default::default(),
             run_id,
+            gate: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,

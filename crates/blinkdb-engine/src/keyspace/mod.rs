@@ -2,6 +2,7 @@
 
 mod entry;
 mod shard;
+mod watch;
 
 pub use entry::{Entry, Origin, Value};
 
@@ -10,6 +11,7 @@ pub use entry::{Entry, Origin, Value};
 /// on every lookup, the cache miss of following a pointer to it.
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
 pub use shard::Shard;
+pub use watch::WatchFlag;
 
 use parking_lot::RwLock;
 

@@ -1,8 +1,10 @@
 //! One shard: a hash map of keys plus an ordered index of expiry times.
 
+use super::watch::{WatchFlag, Watchers};
 use super::Entry;
 use hashbrown::HashMap;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 /// Keys are binary-safe byte strings; short ones live inside the table slot.
 pub type Key = super::InlineBytes;
@@ -21,6 +23,8 @@ pub struct Shard {
     expires: BTreeSet<(u64, Key)>,
     /// Sum of `Entry::accounted_bytes` over the map (cache mode's memory measure).
     bytes: usize,
+    /// Clients watching keys of this shard (WATCH); None while nobody does.
+    watchers: Option<Box<Watchers>>,
 }
 
 impl Shard {
@@ -75,6 +79,7 @@ impl Shard {
                 None
             }
         };
+        self.touched(key, true);
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
         if let Some(o) = &old {
             self.bytes -= o.accounted_bytes(key);
@@ -93,6 +98,7 @@ impl Shard {
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
+        self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
         if old.expire_at != 0 {
             self.expires.remove(&(old.expire_at, Key::from(key)));
@@ -108,6 +114,7 @@ impl Shard {
         self.bytes -= entry.accounted_bytes(key);
         let old_at = std::mem::replace(&mut entry.expire_at, at);
         self.bytes += entry.accounted_bytes(key);
+        self.touched(key, true);
         if old_at != at {
             if old_at != 0 {
                 self.expires.remove(&(old_at, Key::from(key)));
@@ -132,6 +139,7 @@ impl Shard {
             let (_, key) = self.expires.pop_first().expect("first exists");
             if let Some(old) = self.map.remove(&key) {
                 self.bytes -= old.accounted_bytes(&key);
+                self.touched(&key, false);
             }
             removed.push(key);
         }
@@ -163,6 +171,7 @@ impl Shard {
     }
 
     pub fn clear(&mut self) {
+        self.touch_all();
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
         self.bytes = 0;
@@ -193,6 +202,84 @@ impl Shard {
                 e.set_value(crate::keyspace::Value::blob(new));
             }
         }
+    }
+
+    /// Moves the entries out (lazy FLUSHALL frees them elsewhere), touching
+    /// their watchers; the rewrite snapshot mark and the watchers stay.
+    pub fn take_entries(&mut self) -> Shard {
+        self.touch_all();
+        Shard {
+            map: std::mem::take(&mut self.map),
+            expires: std::mem::take(&mut self.expires),
+            bytes: std::mem::take(&mut self.bytes),
+            preimaged: std::mem::take(&mut self.preimaged),
+            ..Shard::default()
+        }
+    }
+
+    /// Swaps the entries with another database's same shard (SWAPDB): watchers
+    /// stay with their database and see both sides' keys as changed.
+    pub fn swap_entries(&mut self, other: &mut Shard) {
+        fn touch_either(a: &mut Shard, theirs: &HashMap<Key, Entry>) {
+            if let Some(w) = a.watchers.as_mut() {
+                let mine = &a.map;
+                w.touch_present(|k| mine.contains_key(k) || theirs.contains_key(k));
+            }
+        }
+        touch_either(self, &other.map);
+        touch_either(other, &self.map);
+        std::mem::swap(&mut self.map, &mut other.map);
+        std::mem::swap(&mut self.expires, &mut other.expires);
+        std::mem::swap(&mut self.bytes, &mut other.bytes);
+    }
+
+    fn touch_all(&mut self) {
+        if let Some(w) = self.watchers.as_mut() {
+            let map = &self.map;
+            w.touch_present(|k| map.contains_key(k));
+        }
+    }
+
+    #[inline]
+    fn touched(&mut self, key: &[u8], exists: bool) {
+        if let Some(w) = self.watchers.as_mut() {
+            w.touch(key, exists);
+            if w.is_empty() {
+                self.watchers = None;
+            }
+        }
+    }
+
+    /// A value changed in place (not through insert/remove).
+    pub fn touch(&mut self, key: &[u8]) {
+        let exists = self.map.contains_key(key);
+        self.touched(key, exists);
+    }
+
+    /// WATCH `key` for `flag` (marking whether it was already expired).
+    pub fn watch(&mut self, key: &[u8], flag: &Arc<WatchFlag>, now: u64) {
+        let expired = self.map.get(key).is_some_and(|e| e.is_expired(now));
+        self.watchers
+            .get_or_insert_with(Default::default)
+            .add(key, flag, expired);
+    }
+
+    pub fn unwatch(&mut self, key: &[u8], flag: &Arc<WatchFlag>) {
+        if let Some(w) = self.watchers.as_mut() {
+            w.remove(key, flag);
+            if w.is_empty() {
+                self.watchers = None;
+            }
+        }
+    }
+
+    /// Whether a key `flag` watched while live has expired since (EXEC fails
+    /// then, even if nothing deleted it yet: Redis 7.0's rule).
+    pub fn watched_key_expired(&self, key: &[u8], flag: &Arc<WatchFlag>, now: u64) -> bool {
+        self.watchers
+            .as_ref()
+            .is_some_and(|w| w.watched_live(key, flag))
+            && self.map.get(key).is_some_and(|e| e.is_expired(now))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {

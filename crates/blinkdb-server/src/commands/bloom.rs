@@ -243,6 +243,8 @@ fn add_items(
             },
         };
         let results = filter.madd(items.iter().copied(), &limits);
+        // Opened for writing: watchers see a change, as RedisBloom's keys signal.
+        tx.modified(db, key);
         let cmd: &[u8] = if single { b"BF.ADD" } else { b"BF.MADD" };
         log_new_items(tx, db, cmd, key, items, &results);
         if single {
@@ -463,6 +465,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
             Ok(None) => Err(BloomError::NotFound),
             Ok(Some(_)) if cursor == 1 => Err(BloomError::ItemExists),
             Ok(Some(f)) => f.load_chunk(cursor, data, replay).inspect(|_| {
+                tx.modified(db, key);
                 tx.log(db, &[b"BF.LOADCHUNK", key, args[2], data]);
             }),
         };

@@ -29,6 +29,8 @@ pub fn quit(ctx: &mut Ctx, _args: &Args) {
 }
 
 pub fn reset(ctx: &mut Ctx, _args: &Args) {
+    ctx.client.multi = None;
+    super::multi::unwatch_all(ctx.shared, ctx.client);
     ctx.client.set_db(0);
     ctx.client.set_proto(2);
     ctx.out.proto = 2;

@@ -436,3 +436,23 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
+
+pub fn swapdb(ctx: &mut Ctx, args: &Args) {
+    let index = |raw: &[u8]| parse_i64(raw).filter(|n| i32::try_from(*n).is_ok());
+    let Some(a) = index(args[1]) else {
+        return ctx.out.error("ERR invalid first DB index");
+    };
+    let Some(b) = index(args[2]) else {
+        return ctx.out.error("ERR invalid second DB index");
+    };
+    let dbs = ctx.shared.engine.databases() as i64;
+    if !(0..dbs).contains(&a) || !(0..dbs).contains(&b) {
+        return ctx.out.error("ERR DB index is out of range");
+    }
+    let lsn = ctx
+        .shared
+        .engine
+        .swap_dbs(a as usize, b as usize, &[b"SWAPDB", args[1], args[2]]);
+    ctx.client.note_lsn(lsn);
+    ctx.out.ok();
+}

@@ -4,6 +4,7 @@ pub mod args;
 mod bloom;
 mod conn;
 mod keys;
+pub mod multi;
 mod server;
 mod strings;
 pub mod table;
@@ -95,11 +96,13 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
 /// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
     let Some(spec) = lookup(args[0]) else {
+        multi::flag_error(client);
         out.error_bytes(&unknown_command(args));
         return;
     };
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        multi::flag_error(client);
         out.error(&format!(
             "ERR wrong number of arguments for '{}' command",
             spec.name
@@ -107,25 +110,46 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
+        multi::flag_error(client);
         out.error("NOAUTH Authentication required.");
         return;
     }
+    if client.multi.is_some() && spec.has(table::NO_MULTI) {
+        multi::flag_error(client);
+        out.error("ERR Command not allowed inside a transaction");
+        return;
+    }
     if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
+        multi::flag_error(client);
         out.error("LOADING BlinkDB is loading the dataset in memory");
         return;
     }
-    if spec.has(table::WRITE) {
+    let flags = multi::effective_flags(spec, client);
+    if flags & table::WRITE != 0 {
         let settings = client.settings(shared);
-        if let Some(err) = shared.write_refusal(spec.has(table::DENYOOM), settings) {
-            out.error(&err);
+        if let Some(err) = shared.write_refusal(flags & table::DENYOOM != 0, settings) {
+            let mut ctx = Ctx {
+                shared,
+                client,
+                out,
+            };
+            if spec.name == "exec" {
+                return multi::exec_abort(&mut ctx, &err);
+            }
+            multi::flag_error(ctx.client);
+            ctx.out.error(&err);
             return;
         }
     }
-    client.commands_processed += 1;
     let mut ctx = Ctx {
         shared,
         client,
         out,
     };
+    if ctx.client.multi.is_some() && !spec.has(table::TX_CONTROL) {
+        multi::queue(&mut ctx, spec, args);
+        return;
+    }
+    ctx.client.commands_processed += 1;
     (spec.handler)(&mut ctx, args);
 }

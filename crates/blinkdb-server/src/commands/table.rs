@@ -1,7 +1,7 @@
 //! Every supported command with its Redis 7 arity, flags and key positions
 //! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
 
-use super::{bloom, conn, keys, server, strings, Handler};
+use super::{bloom, conn, keys, multi, server, strings, Handler};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -13,6 +13,10 @@ pub const NO_AUTH: u32 = 1 << 4;
 pub const LOADING_OK: u32 = 1 << 5;
 pub const ADMIN: u32 = 1 << 6;
 pub const STALE: u32 = 1 << 7;
+/// Runs at once inside MULTI instead of being queued (EXEC, DISCARD, MULTI,
+/// WATCH, QUIT, RESET).
+pub const TX_CONTROL: u32 = 1 << 8;
+pub const NO_MULTI: u32 = 1 << 9;
 
 const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
@@ -23,6 +27,7 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (LOADING_OK, "loading"),
     (STALE, "stale"),
     (FAST, "fast"),
+    (NO_MULTI, "no_multi"),
 ];
 
 pub struct CommandSpec {
@@ -123,11 +128,18 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushdb", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from the current database.", keys::flushdb),
     cmd!("flushall", -1, WRITE, NOKEYS, "server", "1.0.0", "Removes all keys from all databases.", keys::flushall),
     cmd!("select", 2, LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Changes the selected database.", conn::select),
+    // transactions
+    cmd!("multi", 1, LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
+    cmd!("exec", 1, LOADING_OK | STALE | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
+    cmd!("discard", 1, LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
+    cmd!("watch", -2, LOADING_OK | STALE | FAST | TX_CONTROL, ALLKEYS, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
+    cmd!("unwatch", 1, LOADING_OK | STALE | FAST, NOKEYS, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
+    cmd!("swapdb", 3, WRITE | FAST, NOKEYS, "server", "4.0.0", "Swaps two Redis databases.", keys::swapdb),
     // connection
     cmd!("ping", -1, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
     cmd!("echo", 2, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the given string.", conn::echo),
-    cmd!("quit", -1, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Closes the connection.", conn::quit),
-    cmd!("reset", 1, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "6.2.0", "Resets the connection.", conn::reset),
+    cmd!("quit", -1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "connection", "1.0.0", "Closes the connection.", conn::quit),
+    cmd!("reset", 1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "connection", "6.2.0", "Resets the connection.", conn::reset),
     cmd!("hello", -1, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
     cmd!("auth", -2, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
     cmd!("client", -2, LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "A container for client connection commands.", conn::client),
@@ -136,7 +148,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("config", -2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "A container for server configuration commands.", server::config),
     cmd!("info", -1, LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
     cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Returns the server time.", server::time),
-    cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
+    cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     cmd!("memory", -2, READONLY, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands.", server::memory),
     cmd!("bgrewriteaof", 1, ADMIN | STALE, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
     // Bloom filters: RedisBloom 2.8 registers them with arity -1 and checks counts itself.

@@ -1,0 +1,181 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH and UNWATCH, with Redis 7.0's
+//! replies. EXEC runs with every other connection held out (exec_gate.rs, taken
+//! by the connection before it dispatches EXEC); its writes reach the AOF
+//! wrapped in MULTI/EXEC when there is more than one, as Redis propagates them.
+
+use super::table::{self, CommandSpec};
+use super::{dispatch, Ctx};
+use crate::client::Client;
+use crate::protocol::Args;
+use crate::state::Shared;
+use blinkdb_engine::keyspace::WatchFlag;
+use std::sync::Arc;
+
+pub const ERR_EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+/// The commands queued since MULTI.
+#[derive(Default)]
+pub struct Transaction {
+    queue: Vec<Vec<Vec<u8>>>,
+    /// Union of the queued commands' flags (EXEC is refused as a write, or as
+    /// denyoom, if any queued command is one).
+    pub flags: u32,
+    /// A command was refused while queueing: EXEC must abort.
+    errored: bool,
+    bytes: usize,
+}
+
+/// The keys this client WATCHes, and the flag their shards mark.
+pub struct Watching {
+    flag: Arc<WatchFlag>,
+    keys: Vec<(usize, Box<[u8]>)>,
+}
+
+/// Marks the open transaction failed (a command was refused at queue time).
+pub fn flag_error(client: &mut Client) {
+    if let Some(tx) = client.multi.as_mut() {
+        tx.errored = true;
+    }
+}
+
+/// The flags a command is checked with before it runs: EXEC takes those of
+/// what it will run.
+pub fn effective_flags(spec: &CommandSpec, client: &Client) -> u32 {
+    match &client.multi {
+        Some(tx) if spec.name == "exec" => spec.flags | tx.flags,
+        _ => spec.flags,
+    }
+}
+
+/// Queues a command inside MULTI. Returns false when the queue outgrew
+/// `client-query-buffer-limit`: the connection is closed, as for a query buffer
+/// that does.
+pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
+    let limit = ctx.client.settings(ctx.shared).client_query_buffer_limit;
+    let tx = ctx.client.multi.as_mut().expect("queue outside MULTI");
+    tx.bytes += args.iter().map(|a| a.len() + 16).sum::<usize>();
+    if tx.bytes > limit {
+        tracing::warn!(
+            "Closing client that reached max query buffer length in MULTI: id={} (queued {} bytes)",
+            ctx.client.id,
+            tx.bytes
+        );
+        ctx.client.close_after_reply = true;
+        return false;
+    }
+    tx.flags |= spec.flags;
+    tx.queue.push(args.iter().map(|a| a.to_vec()).collect());
+    ctx.out.simple("QUEUED");
+    true
+}
+
+pub fn multi(ctx: &mut Ctx, _args: &Args) {
+    if ctx.client.multi.is_some() {
+        return ctx.out.error("ERR MULTI calls can not be nested");
+    }
+    ctx.client.multi = Some(Transaction::default());
+    ctx.out.ok();
+}
+
+pub fn discard(ctx: &mut Ctx, _args: &Args) {
+    if ctx.client.multi.take().is_none() {
+        return ctx.out.error("ERR DISCARD without MULTI");
+    }
+    unwatch_all(ctx.shared, ctx.client);
+    ctx.out.ok();
+}
+
+/// Ends the transaction with an error before running it (EXEC refused).
+pub fn exec_abort(ctx: &mut Ctx, reason: &str) {
+    ctx.client.multi = None;
+    unwatch_all(ctx.shared, ctx.client);
+    ctx.out.error(&format!(
+        "EXECABORT Transaction discarded because of: {reason}"
+    ));
+}
+
+pub fn exec(ctx: &mut Ctx, _args: &Args) {
+    let Some(tx) = ctx.client.multi.take() else {
+        return ctx.out.error("ERR EXEC without MULTI");
+    };
+    if tx.errored {
+        unwatch_all(ctx.shared, ctx.client);
+        return ctx.out.error(ERR_EXECABORT);
+    }
+    let touched = watched_key_changed(ctx.shared, ctx.client);
+    unwatch_all(ctx.shared, ctx.client);
+    if touched {
+        return ctx.out.null_array();
+    }
+    let writes = tx
+        .queue
+        .iter()
+        .filter(|c| table::lookup(&c[0]).is_some_and(|s| s.has(table::WRITE)))
+        .count();
+    let wrap = writes > 1;
+    if wrap {
+        log_marker(ctx, b"MULTI");
+    }
+    ctx.out.array(tx.queue.len());
+    for cmd in &tx.queue {
+        let args: Args = cmd.iter().map(|a| &a[..]).collect();
+        dispatch(ctx.shared, ctx.client, ctx.out, &args);
+    }
+    if wrap {
+        log_marker(ctx, b"EXEC");
+    }
+}
+
+fn log_marker(ctx: &mut Ctx, name: &[u8]) {
+    let (lsn, _) = ctx.shared.engine.log(ctx.client.db, &[name]);
+    ctx.client.note_lsn(lsn);
+}
+
+pub fn watch(ctx: &mut Ctx, args: &Args) {
+    if ctx.client.multi.is_some() {
+        return ctx.out.error("ERR WATCH inside MULTI is not allowed");
+    }
+    let db = ctx.client.db;
+    let watching = ctx.client.watching.get_or_insert_with(|| Watching {
+        flag: Arc::new(WatchFlag::default()),
+        keys: Vec::new(),
+    });
+    for key in &args[1..] {
+        if watching
+            .keys
+            .iter()
+            .any(|(d, k)| *d == db && &k[..] == *key)
+        {
+            continue;
+        }
+        ctx.shared.engine.watch(db, key, &watching.flag);
+        watching.keys.push((db, (*key).into()));
+    }
+    ctx.out.ok();
+}
+
+pub fn unwatch(ctx: &mut Ctx, _args: &Args) {
+    unwatch_all(ctx.shared, ctx.client);
+    ctx.out.ok();
+}
+
+/// Drops every WATCH of the client (EXEC, DISCARD, UNWATCH, RESET, disconnect).
+pub fn unwatch_all(shared: &Shared, client: &mut Client) {
+    if let Some(w) = client.watching.take() {
+        for (db, key) in &w.keys {
+            shared.engine.unwatch(*db, key, &w.flag);
+        }
+    }
+}
+
+/// Whether EXEC must fail: a watched key was changed, or has expired since
+/// it was watched live.
+fn watched_key_changed(shared: &Shared, client: &Client) -> bool {
+    let Some(w) = &client.watching else {
+        return false;
+    };
+    w.flag.is_dirty()
+        || w.keys
+            .iter()
+            .any(|(db, key)| shared.engine.watched_key_expired(*db, key, &w.flag))
+}
