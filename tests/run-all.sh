@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need
-# (Debian packages, Python packages, podman), then runs, in order:
+# (Debian packages and podman system-wide; Python packages into the virtual
+# environment target/venv, made by tests/venv.sh), then runs, in order:
 #   1. cargo fmt --check and clippy -D warnings
 #   2. cargo test (unit tests, engine scenario tests incl. AOF and kernel BPF)
 #   3. the black-box integration suites against the release binary
@@ -30,9 +31,11 @@ install_debian_packages() {
     systemctl stop redis-server >/dev/null 2>&1 || true
 }
 
+# Sets $python to the venv's interpreter, which runs the Python suites.
 install_python_packages() {
-    say "installing Python packages"
-    python3 -m pip install -q --disable-pip-version-check -r tests/integration/requirements.txt
+    say "installing Python packages into the virtual environment"
+    python=$(tests/venv.sh -r tests/integration/requirements.txt) ||
+        { echo "!!!! could not set up the Python virtual environment"; python=false; }
 }
 
 mount_bpffs() {
@@ -71,7 +74,7 @@ unit() {
 
 integration() {
     cargo build --release -p blinkdb-server &&
-        BLINKDB_BIN="$root/target/release/blinkdb" python3 -m pytest tests/integration -q -p no:cacheprovider -rs
+        BLINKDB_BIN="$root/target/release/blinkdb" "$python" -m pytest tests/integration -q -p no:cacheprovider -rs
 }
 
 clients() {

