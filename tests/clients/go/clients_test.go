@@ -218,3 +218,45 @@ func TestDefaultOptionsNegotiateResp3(t *testing.T) {
 		t.Fatalf("proto = %v, want 3", fields["proto"])
 	}
 }
+
+func TestTxPipelinedAndWatch(t *testing.T) {
+	rdb, ctx := newClient(t)
+	key := prefix + "tx"
+	var incr *redis.IntCmd
+	cmds, err := rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.Set(ctx, key, "10", 0)
+		incr = pipe.Incr(ctx, key)
+		return nil
+	})
+	if err != nil || len(cmds) != 2 || incr.Val() != 11 {
+		t.Fatalf("TxPipelined: %d cmds, incr %d, err %v", len(cmds), incr.Val(), err)
+	}
+	// Watch with retries: another client changes the key during the first attempt.
+	attempts := 0
+	other := redis.NewClient(&redis.Options{Addr: serverAddr()})
+	defer other.Close()
+	bump := func(tx *redis.Tx) error {
+		attempts++
+		n, err := tx.Get(ctx, key).Int()
+		if err != nil {
+			return err
+		}
+		if attempts == 1 {
+			other.Set(ctx, key, "100", 0)
+		}
+		_, err = tx.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+			pipe.Set(ctx, key, n+1, 0)
+			return nil
+		})
+		return err
+	}
+	for i := 0; i < 3; i++ {
+		err = rdb.Watch(ctx, bump, key)
+		if err != redis.TxFailedErr {
+			break
+		}
+	}
+	if err != nil || attempts != 2 || rdb.Get(ctx, key).Val() != "101" {
+		t.Fatalf("Watch: attempts %d, value %q, err %v", attempts, rdb.Get(ctx, key).Val(), err)
+	}
+}

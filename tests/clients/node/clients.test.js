@@ -121,6 +121,23 @@ test("BF.RESERVE/BF.ADD/BF.EXISTS/BF.INFO through call()", async () => {
   await assert.rejects(redis.call("BF.RESERVE", key, "0.01", "1000"), /^ReplyError: ERR item exists$/);
 });
 
+test("multi() runs atomically, and a WATCHed change aborts exec()", async () => {
+  const key = prefix + "tx";
+  const replies = await redis.multi().set(key, "10").incr(key).get(key).exec();
+  assert.deepEqual(replies, [[null, "OK"], [null, 11], [null, "11"]]);
+  const other = new Redis({ host: redis.options.host, port: redis.options.port });
+  try {
+    await redis.watch(key);
+    await other.set(key, "changed");
+    assert.equal(await redis.multi().set(key, "mine").exec(), null);
+    assert.equal(await redis.get(key), "changed");
+  } finally {
+    other.disconnect();
+  }
+  await assert.rejects(redis.multi().set(key, "x").call("NOSUCHCMD").exec(), /EXECABORT/);
+  assert.equal(await redis.get(key), "changed");
+});
+
 test("reconnects after the server restarts", async () => {
   const restart = (process.env.BLINKDB_RESTART_CMD || "").split(/\s+/).filter(Boolean);
   assert.ok(restart.length > 0, "BLINKDB_RESTART_CMD is not set; the reconnection test needs it");

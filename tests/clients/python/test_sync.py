@@ -117,6 +117,27 @@ def test_bloom_commands_through_bf_helper(client):
         bf.reserve(key, 0.01, 1000)
 
 
+def test_transactional_pipeline_and_watch(client):
+    r, prefix = client
+    key = prefix + "tx"
+    with r.pipeline() as p:  # transaction=True: MULTI ... EXEC
+        assert p.set(key, 10).incr(key).execute() == [True, 11]
+    other = redis.Redis(host=HOST, port=PORT)
+    calls = []
+
+    def bump(pipe):
+        value = int(pipe.get(key))
+        calls.append(value)
+        if len(calls) == 1:
+            other.set(key, 100)  # the first attempt must fail and retry
+        pipe.multi()
+        pipe.set(key, value + 1)
+
+    r.transaction(bump, key)
+    other.close()
+    assert calls == [11, 100] and r.get(key) == b"101"
+
+
 def test_reconnects_after_server_restart(client):
     r, p = client
     r.set(p + "durable", "kept")

@@ -123,3 +123,27 @@ fn bloom_commands_through_bf_helpers() {
     let err = con.bf_reserve::<_, ()>(&bloom, 0.01, 1000).unwrap_err();
     assert_server_error(err, "item exists");
 }
+
+#[test]
+fn atomic_pipeline_and_watch() {
+    let mut con = connect();
+    let (set, n): (String, i64) = redis::pipe()
+        .atomic()
+        .set(key("tx"), 10)
+        .incr(key("tx"), 1)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!((set.as_str(), n), ("OK", 11));
+    // A WATCHed key changed by another connection: EXEC answers nil.
+    let mut other = connect();
+    redis::cmd("WATCH").arg(key("tx")).exec(&mut con).unwrap();
+    let () = other.set(key("tx"), "changed").unwrap();
+    let aborted: Option<(String,)> = redis::pipe()
+        .atomic()
+        .set(key("tx"), "mine")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(aborted, None);
+    let value: String = con.get(key("tx")).unwrap();
+    assert_eq!(value, "changed");
+}

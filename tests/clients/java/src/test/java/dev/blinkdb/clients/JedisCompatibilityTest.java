@@ -60,6 +60,24 @@ class JedisCompatibilityTest {
   }
 
   @Test
+  void transactionsAndWatch() {
+    try (var tx = jedis.multi()) {
+      tx.set(PREFIX + "tx", "10");
+      tx.incr(PREFIX + "tx");
+      assertEquals(List.of("OK", 11L), tx.exec());
+    }
+    try (var conn = new redis.clients.jedis.Jedis(ServerUnderTest.host(), ServerUnderTest.port());
+        var other = new redis.clients.jedis.Jedis(ServerUnderTest.host(), ServerUnderTest.port())) {
+      conn.watch(PREFIX + "tx");
+      other.set(PREFIX + "tx", "changed");
+      var tx = conn.multi();
+      tx.set(PREFIX + "tx", "mine");
+      assertNull(tx.exec());
+    }
+    assertEquals("changed", jedis.get(PREFIX + "tx"));
+  }
+
+  @Test
   void binaryValuesRoundTrip() {
     byte[] value = allBytesValue();
     assertEquals("OK", jedis.set(key("bin"), value));
