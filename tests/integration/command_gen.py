@@ -124,7 +124,45 @@ class CommandGenerator:
         return args, kind
 
     def batch(self, size):
-        return [self.command() for _ in range(size)]
+        out = []
+        while len(out) < size:
+            if self.rng.random() < 0.04:
+                out += self.transaction()
+            else:
+                out.append(self.command())
+        return out
+
+    def transaction(self):
+        """A whole MULTI ... EXEC|DISCARD unit (never left open across batches),
+        maybe after WATCH of keys that its own commands or earlier ones touch.
+        Queued commands have exact replies only, so EXEC's arrays compare as bytes."""
+        unit = []
+        if self.rng.random() < 0.5:
+            keys = self.rng.sample(KEY_ALPHABET, self.rng.randint(1, 3))
+            unit.append((["WATCH", *keys], EXACT))
+            for _ in range(self.rng.randint(0, 2)):
+                unit.append(self.exact_command())
+        if self.rng.random() < 0.1:
+            unit.append((["UNWATCH"], EXACT))
+        unit.append((["MULTI"], EXACT))
+        for _ in range(self.rng.randint(0, 8)):
+            r = self.rng.random()
+            if r < 0.03:
+                unit.append((["MULTI"], EXACT))  # nested: an error, not queued
+            elif r < 0.06:
+                unit.append((["WATCH", self.key()], EXACT))  # refused inside MULTI
+            elif r < 0.08:
+                unit.append((["SWAPDB", "0", self.rng.choice(DB_CHOICES)], EXACT))
+            else:
+                unit.append(self.exact_command())
+        unit.append((["DISCARD" if self.rng.random() < 0.15 else "EXEC"], EXACT))
+        return unit
+
+    def exact_command(self):
+        while True:
+            args, kind = self.command()
+            if kind == EXACT:
+                return args, kind
 
     def batch_size(self):
         r = self.rng.random()
