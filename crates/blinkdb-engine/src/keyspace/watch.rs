@@ -41,14 +41,15 @@ pub struct Watchers {
 }
 
 impl Watchers {
+    /// The caller adds each (client, key) once (the client keeps a set).
     pub fn add(&mut self, key: &[u8], flag: &Arc<WatchFlag>, expired: bool) {
-        let list = self.keys.entry(Key::from_slice(key)).or_default();
-        if !list.iter().any(|w| w.flag.as_ptr() == Arc::as_ptr(flag)) {
-            list.push(Watcher {
+        self.keys
+            .entry(Key::from_slice(key))
+            .or_default()
+            .push(Watcher {
                 flag: Arc::downgrade(flag),
                 expired_at_watch: expired,
             });
-        }
     }
 
     pub fn remove(&mut self, key: &[u8], flag: &Arc<WatchFlag>) {

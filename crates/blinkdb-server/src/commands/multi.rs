@@ -28,7 +28,8 @@ pub struct Transaction {
 /// The keys this client WATCHes, and the flag their shards mark.
 pub struct Watching {
     flag: Arc<WatchFlag>,
-    keys: Vec<(usize, Box<[u8]>)>,
+    /// A set: WATCH of many keys stays linear.
+    keys: hashbrown::HashSet<(usize, Box<[u8]>)>,
 }
 
 /// Marks the open transaction failed (a command was refused at queue time).
@@ -138,18 +139,12 @@ pub fn watch(ctx: &mut Ctx, args: &Args) {
     let db = ctx.client.db;
     let watching = ctx.client.watching.get_or_insert_with(|| Watching {
         flag: Arc::new(WatchFlag::default()),
-        keys: Vec::new(),
+        keys: hashbrown::HashSet::new(),
     });
     for key in &args[1..] {
-        if watching
-            .keys
-            .iter()
-            .any(|(d, k)| *d == db && &k[..] == *key)
-        {
-            continue;
+        if watching.keys.insert((db, (*key).into())) {
+            ctx.shared.engine.watch(db, key, &watching.flag);
         }
-        ctx.shared.engine.watch(db, key, &watching.flag);
-        watching.keys.push((db, (*key).into()));
     }
     ctx.out.ok();
 }
