@@ -141,6 +141,7 @@ def main():
                   root=root, loadgen=loadgen_bin, blinkdb=blinkdb, redis=redis,
                   redisbloom=redisbloom, results=results, sizes=SIZES)
     started = datetime.datetime.now()
+    loadavg_start = "%.2f %.2f %.2f" % os.getloadavg()
     began = time.monotonic()
     interrupted = False
     versions = {}
@@ -177,6 +178,7 @@ def main():
     run = {"quick": args.quick, "elapsed_s": time.monotonic() - began, "cells": results.cells,
            "notes": results.notes,
            "meta": {"started": started.strftime("%Y-%m-%d %H:%M"), "machine": report.machine_facts(),
+                    "loadavg_start": loadavg_start, "loadavg_end": "%.2f %.2f %.2f" % os.getloadavg(),
                     "versions": versions, "rounds": args.rounds, "warmups": args.warmups,
                     "standin": standin, "blinkdb_bin": blinkdb_bin,
                     "command": " ".join(["benches/compare.sh"] + sys.argv[1:])}}
