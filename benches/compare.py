@@ -21,12 +21,13 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, headline, miss, strings, system, validate  # noqa: E402
+from harness.groups import blobs, bloom, busypoll, headline, miss, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
-          "blobs": blobs, "system": system, "headline": headline}
-# Run only when named with --only (their cells are part of another group's full run).
-ONLY_ON_REQUEST = {"headline"}
+          "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll}
+# Run only when named with --only (headline's cells are part of another group's full run;
+# busypoll studies one option of BlinkDB's).
+ONLY_ON_REQUEST = {"headline", "busypoll"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,

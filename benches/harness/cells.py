@@ -28,8 +28,12 @@ class Results:
             cpu = [r.get("server_cpu_us") for r in runs]
             if any(c is not None for c in cpu):
                 entry["server_cpu_us_runs"] = cpu
-            for key in ("p50", "p99", "client_cpu_us", "server_cpu_us", "server_stat_cpu_us",
-                        "server_idle_cpu"):
+            # The server's CPU share while it had no run of its own, over all its gaps.
+            gaps = [(r["server_idle_cpu_s"], r["server_idle_wall_s"]) for r in runs
+                    if r.get("server_idle_wall_s")]
+            if gaps and sum(w for _, w in gaps) > 0:
+                entry["server_idle_cpu"] = sum(c for c, _ in gaps) / sum(w for _, w in gaps)
+            for key in ("p50", "p99", "client_cpu_us", "server_cpu_us", "server_stat_cpu_us"):
                 lat = [r[key] for r in runs if r.get(key) is not None]
                 entry[key] = statistics.median(lat) if lat else None
             results[label] = entry

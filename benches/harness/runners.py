@@ -60,7 +60,8 @@ def add_server_cpu(m, window, units):
         return m
     m["server_cpu_us"] = window.seconds * 1e6 / units
     m["server_stat_cpu_us"] = window.stat_seconds * 1e6 / units
-    m["server_idle_cpu"] = window.idle_share
+    m["server_idle_cpu_s"] = window.idle_cpu
+    m["server_idle_wall_s"] = window.idle_wall
     return m
 
 

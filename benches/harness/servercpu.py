@@ -7,8 +7,10 @@ stime, which that file rounds to clock ticks (10 ms); a 0.2 s quick run would re
 Busy polling is CPU time like any other, so it counts; so does whatever the server spends
 while no request is in flight (its timers, its background threads).
 
-Each window also reports the server's CPU rate while it was idle since the previous window
-(the other server's run, the harness's own pauses), so idle cost is visible on its own.
+Each window also reports the server's CPU and the wall time since the previous window of
+the same process (the other servers' runs, the harness's own pauses), so idle cost is visible
+on its own; a cell sums them over its runs (a median of per-gap shares would be skewed by the
+back-to-back runs that alternation gives the last server of a round).
 """
 import os
 import time
@@ -46,21 +48,21 @@ def cpu_seconds(pid):
 
 
 class Window:
-    """`with Window(pid) as w:` ... then w.seconds (CPU used inside), w.idle_share (CPU
-    per wall second since the previous window of this process, None on the first one) and
-    w.stat_seconds (the same window read from /proc/PID/stat, as a cross-check)."""
+    """`with Window(pid) as w:` ... then w.seconds (CPU used inside), w.idle_cpu and
+    w.idle_wall (CPU and wall seconds since the previous window of this process, None on the
+    first one) and w.stat_seconds (the same window read from /proc/PID/stat, a cross-check)."""
 
     def __init__(self, pid):
         self.pid = pid
-        self.seconds = self.idle_share = self.stat_seconds = None
+        self.seconds = self.idle_cpu = self.idle_wall = self.stat_seconds = None
 
     def __enter__(self):
         self.key = (self.pid, start_time(self.pid))
         self.cpu0, self.stat0, self.wall0 = cpu_seconds(self.pid), stat_seconds(self.pid), \
             time.monotonic()
         last = _last.get(self.key)
-        if last and self.wall0 > last[1]:
-            self.idle_share = (self.cpu0 - last[0]) / (self.wall0 - last[1])
+        if last:
+            self.idle_cpu, self.idle_wall = self.cpu0 - last[0], self.wall0 - last[1]
         return self
 
     def __exit__(self, *exc):
