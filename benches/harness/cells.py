@@ -32,7 +32,9 @@ class Results:
             gaps = [(r["server_idle_cpu_s"], r["server_idle_wall_s"]) for r in runs
                     if r.get("server_idle_wall_s")]
             if gaps and sum(w for _, w in gaps) > 0:
-                entry["server_idle_cpu"] = sum(c for c, _ in gaps) / sum(w for _, w in gaps)
+                entry["server_idle_cpu_s"] = sum(c for c, _ in gaps)
+                entry["server_idle_wall_s"] = sum(w for _, w in gaps)
+                entry["server_idle_cpu"] = entry["server_idle_cpu_s"] / entry["server_idle_wall_s"]
             for key in ("p50", "p99", "client_cpu_us", "server_cpu_us", "server_stat_cpu_us"):
                 lat = [r[key] for r in runs if r.get(key) is not None]
                 entry[key] = statistics.median(lat) if lat else None

@@ -67,17 +67,20 @@ def unit_name(cells):
 
 
 def idle_text(cells):
-    """Median server CPU while it had no load-tool run (the other server's turn), per column."""
-    shares = {}
+    """Server CPU while it had no load-tool run of its own (the other servers' turns, the
+    harness's pauses), over every gap of the section, per column. A gap right after a run
+    also holds what the server did after the tool exited (closing its connections)."""
+    sums = {}
     for cell in cells:
         for label, result in cell["results"].items():
-            if result.get("server_idle_cpu") is not None:
-                shares.setdefault(label, []).append(result["server_idle_cpu"])
-    if not shares:
+            if result.get("server_idle_wall_s"):
+                cpu, wall = sums.get(label, (0.0, 0.0))
+                sums[label] = (cpu + result["server_idle_cpu_s"], wall + result["server_idle_wall_s"])
+    if not sums:
         return ""
-    return "Server CPU between its own runs (idle, median over cells, % of one core): " + \
-        ", ".join("%s %.2f%%" % (label, 100 * sorted(v)[len(v) // 2])
-                  for label, v in shares.items())
+    return "Server CPU between its own runs (idle, % of one core, over %s): " % \
+        "the section's gaps" + ", ".join("%s %.2f%% over %.0f s" % (label, 100 * c / w, w)
+                                         for label, (c, w) in sums.items())
 
 
 def table(cells):
