@@ -186,9 +186,10 @@ def main():
     os.makedirs(args.results_dir, exist_ok=True)
     stem = os.path.join(args.results_dir, "%s-%s" % (started.strftime("%Y-%m-%d-%H%M"),
                                                      run["meta"]["machine"]["host"]))
-    text = report.markdown(run)
+    # The JSON first: a failure while formatting must not lose the measurements.
     with open(stem + ".json", "w") as f:
         json.dump(run, f, indent=1)
+    text = report.markdown(run)
     chart = subprocess.run([sys.executable, os.path.join(BENCHES, "chart.py"), stem + ".json",
                             stem + ".png"], capture_output=True, text=True)
     if chart.returncode == 0:

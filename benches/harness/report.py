@@ -78,9 +78,8 @@ def idle_text(cells):
                 sums[label] = (cpu + result["server_idle_cpu_s"], wall + result["server_idle_wall_s"])
     if not sums:
         return ""
-    return "Server CPU between its own runs (idle, % of one core, over %s): " % \
-        "the section's gaps" + ", ".join("%s %.2f%% over %.0f s" % (label, 100 * c / w, w)
-                                         for label, (c, w) in sums.items())
+    return "Server CPU between its own runs (idle, % of one core, over the section's gaps): " + \
+        ", ".join("%s %.2f%% over %.0f s" % (label, 100 * c / w, w) for label, (c, w) in sums.items())
 
 
 def table(cells):
