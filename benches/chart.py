@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws a compare.py result file: throughput by workload, and throughput by client count.
+"""Draws a compare.py result file: throughput by workload, server CPU per operation (or item)
+by workload, and throughput by client count.
 
 usage: chart.py RESULTS.json OUT.png
 """
@@ -19,7 +20,8 @@ def rate_cells(run):
             and any("median" in r for r in c["results"].values())]
 
 
-def by_workload(ax, cells):
+def by_workload(ax, cells, key="median", xlabel="median throughput (log scale)",
+                title="Throughput by workload"):
     labels = []
     for cell in cells:
         for label in cell["results"]:
@@ -28,7 +30,7 @@ def by_workload(ax, cells):
     colors = {label: "C%d" % (i % 10) for i, label in enumerate(labels)}
     seen = set()
     for row, cell in enumerate(cells):
-        present = [(label, r["median"]) for label, r in cell["results"].items() if "median" in r]
+        present = [(label, r[key]) for label, r in cell["results"].items() if r.get(key)]
         height = 0.8 / max(1, len(cell["results"]))
         for i, (label, value) in enumerate(present):
             ax.barh(row - 0.4 + height * (i + 0.5), value, height=height, color=colors[label],
@@ -39,8 +41,8 @@ def by_workload(ax, cells):
                         for c in cells], fontsize=7)
     ax.set_ylim(len(cells) - 0.5, -0.5)
     ax.set_xscale("log")
-    ax.set_xlabel("median throughput (log scale)")
-    ax.set_title("Throughput by workload")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
     ax.legend(fontsize=8, loc="lower right")
 
 
@@ -75,12 +77,19 @@ def main():
     with open(sys.argv[1]) as f:
         run = json.load(f)
     cells = rate_cells(run)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 4 + 0.28 * max(len(cells), 4) + 5),
-                                      gridspec_kw={"height_ratios": [max(len(cells), 4) * 0.28, 5]})
+    cpu_cells = [c for c in cells if any(r.get("server_cpu_us") for r in c["results"].values())]
+    rows = [max(len(cells), 4) * 0.28] + ([max(len(cpu_cells), 4) * 0.28] if cpu_cells else [])
+    fig, axes = plt.subplots(len(rows) + 1, 1, figsize=(12, 4 + sum(rows) + 5),
+                             gridspec_kw={"height_ratios": rows + [5]})
+    top, bottom = axes[0], axes[-1]
     if cells:
         by_workload(top, cells)
     else:
         top.text(0.5, 0.5, "no throughput results", ha="center", transform=top.transAxes)
+    if cpu_cells:
+        by_workload(axes[1], cpu_cells, "server_cpu_us",
+                    "median server CPU, us per op (per item in items/s cells; log scale, "
+                    "shorter is cheaper)", "Server CPU per operation by workload")
     by_clients(bottom, run)
     meta = run["meta"]
     fig.suptitle("BlinkDB comparison %s on %s (%d cores)%s" % (

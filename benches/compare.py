@@ -21,12 +21,13 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, headline, miss, strings, system, validate  # noqa: E402
+from harness.groups import blobs, bloom, busypoll, headline, miss, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
-          "blobs": blobs, "system": system, "headline": headline}
-# Run only when named with --only (their cells are part of another group's full run).
-ONLY_ON_REQUEST = {"headline"}
+          "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll}
+# Run only when named with --only (headline's cells are part of another group's full run;
+# busypoll studies one option of BlinkDB's).
+ONLY_ON_REQUEST = {"headline", "busypoll"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
@@ -141,6 +142,7 @@ def main():
                   root=root, loadgen=loadgen_bin, blinkdb=blinkdb, redis=redis,
                   redisbloom=redisbloom, results=results, sizes=SIZES)
     started = datetime.datetime.now()
+    loadavg_start = "%.2f %.2f %.2f" % os.getloadavg()
     began = time.monotonic()
     interrupted = False
     versions = {}
@@ -177,15 +179,17 @@ def main():
     run = {"quick": args.quick, "elapsed_s": time.monotonic() - began, "cells": results.cells,
            "notes": results.notes,
            "meta": {"started": started.strftime("%Y-%m-%d %H:%M"), "machine": report.machine_facts(),
+                    "loadavg_start": loadavg_start, "loadavg_end": "%.2f %.2f %.2f" % os.getloadavg(),
                     "versions": versions, "rounds": args.rounds, "warmups": args.warmups,
                     "standin": standin, "blinkdb_bin": blinkdb_bin,
                     "command": " ".join(["benches/compare.sh"] + sys.argv[1:])}}
     os.makedirs(args.results_dir, exist_ok=True)
     stem = os.path.join(args.results_dir, "%s-%s" % (started.strftime("%Y-%m-%d-%H%M"),
                                                      run["meta"]["machine"]["host"]))
-    text = report.markdown(run)
+    # The JSON first: a failure while formatting must not lose the measurements.
     with open(stem + ".json", "w") as f:
         json.dump(run, f, indent=1)
+    text = report.markdown(run)
     chart = subprocess.run([sys.executable, os.path.join(BENCHES, "chart.py"), stem + ".json",
                             stem + ".png"], capture_output=True, text=True)
     if chart.returncode == 0:

@@ -1,4 +1,5 @@
 """Alternated runs, medians and the result cells that tables and charts are built from."""
+import os
 import statistics
 
 from .runners import NotApplicable
@@ -24,15 +25,28 @@ class Results:
                 continue
             values = [r["value"] for r in runs]
             entry = {"median": statistics.median(values), "runs": values}
-            for key in ("p50", "p99", "client_cpu_us"):
+            cpu = [r.get("server_cpu_us") for r in runs]
+            if any(c is not None for c in cpu):
+                entry["server_cpu_us_runs"] = cpu
+            # The server's CPU share while it had no run of its own, over all its gaps.
+            gaps = [(r["server_idle_cpu_s"], r["server_idle_wall_s"]) for r in runs
+                    if r.get("server_idle_wall_s")]
+            if gaps and sum(w for _, w in gaps) > 0:
+                entry["server_idle_cpu_s"] = sum(c for c, _ in gaps)
+                entry["server_idle_wall_s"] = sum(w for _, w in gaps)
+                entry["server_idle_cpu"] = entry["server_idle_cpu_s"] / entry["server_idle_wall_s"]
+            for key in ("p50", "p99", "client_cpu_us", "server_cpu_us", "server_stat_cpu_us"):
                 lat = [r[key] for r in runs if r.get(key) is not None]
                 entry[key] = statistics.median(lat) if lat else None
             results[label] = entry
         cell = {"group": group, "section": section, "workload": workload, "unit": unit,
-                "better": better, "peer": peer, "params": params or {}, "results": results}
+                "better": better, "peer": peer, "params": params or {}, "results": results,
+                "loadavg": list(os.getloadavg())}
         cell["ratios"] = ratios(cell)
+        cell["cpu_ratios"] = cpu_ratios(cell)
         self.cells.append(cell)
-        shown = ", ".join("%s %s" % (label, short(r)) for label, r in results.items())
+        shown = ", ".join("%s %s%s" % (label, short(r), cpu_short(r))
+                          for label, r in results.items())
         print("  %-44s %s" % (workload, shown), flush=True)
         return cell
 
@@ -41,6 +55,18 @@ def short(result):
     if "na" in result:
         return "n/a"
     return format_value(result["median"])
+
+
+def cpu_short(result):
+    cpu = result.get("server_cpu_us")
+    return "" if cpu is None else " (%s us)" % format_cpu(cpu)
+
+
+def format_cpu(us):
+    """Server CPU microseconds per unit, to three significant digits."""
+    if us is None:
+        return "-"
+    return "{:,.0f}".format(us) if us >= 100 else "{:.3g}".format(us)
 
 
 def format_value(v):
@@ -64,6 +90,17 @@ def ratios(cell):
             out[label] = result["median"] / peer["median"]
         else:
             out[label] = peer["median"] / result["median"]
+    return out
+
+
+def cpu_ratios(cell):
+    """label -> peer's server CPU per unit / this contestant's: > 1 means it costs less."""
+    peer = cell["results"].get(cell["peer"], {}).get("server_cpu_us")
+    out = {}
+    for label, result in cell["results"].items():
+        if label != cell["peer"]:
+            mine = result.get("server_cpu_us")
+            out[label] = peer / mine if peer and mine else None
     return out
 
 

@@ -4,7 +4,7 @@ import platform
 import socket
 import subprocess
 
-from .cells import format_value
+from .cells import format_cpu, format_value
 
 
 def sh(*argv):
@@ -54,11 +54,44 @@ def value_text(result):
     return format_value(result["median"])
 
 
+def cpu_text(result):
+    if not result or "na" in result:
+        return "-"
+    return format_cpu(result.get("server_cpu_us"))
+
+
+def unit_name(cells):
+    """What one unit of these cells' throughput is: an item for items/s, else a request."""
+    units = {c["unit"] for c in cells}
+    return "item" if units == {"items/s"} else "op"
+
+
+def idle_text(cells):
+    """Server CPU while it had no load-tool run of its own (the other servers' turns, the
+    harness's pauses), over every gap of the section, per column. A gap right after a run
+    also holds what the server did after the tool exited (closing its connections)."""
+    sums = {}
+    for cell in cells:
+        for label, result in cell["results"].items():
+            if result.get("server_idle_wall_s"):
+                cpu, wall = sums.get(label, (0.0, 0.0))
+                sums[label] = (cpu + result["server_idle_cpu_s"], wall + result["server_idle_wall_s"])
+    if not sums:
+        return ""
+    return "Server CPU between its own runs (idle, % of one core, over the section's gaps): " + \
+        ", ".join("%s %.2f%% over %.0f s" % (label, 100 * c / w, w) for label, (c, w) in sums.items())
+
+
 def table(cells):
     labels = list(cells[0]["results"])
     ratio_labels = [label for label in labels if label != cells[0]["peer"]]
     with_latency = any(r.get("p50") is not None for c in cells for r in c["results"].values())
-    head = ["workload", "unit"] + labels + ["%s vs %s" % (label, cells[0]["peer"]) for label in ratio_labels]
+    with_cpu = any(r.get("server_cpu_us") is not None for c in cells for r in c["results"].values())
+    peer = cells[0]["peer"]
+    head = ["workload", "unit"] + labels + ["%s vs %s" % (label, peer) for label in ratio_labels]
+    if with_cpu:
+        head += ["CPU us/%s %s" % (unit_name(cells), label) for label in labels]
+        head += ["CPU %s vs %s (peer us / its us)" % (label, peer) for label in ratio_labels]
     if with_latency:
         head += ["p50 / p99 ms %s" % label for label in labels]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -66,6 +99,9 @@ def table(cells):
         row = [cell["workload"], cell["unit"]]
         row += [value_text(cell["results"].get(label)) for label in labels]
         row += [ratio_text(cell["ratios"].get(label)) for label in ratio_labels]
+        if with_cpu:
+            row += [cpu_text(cell["results"].get(label)) for label in labels]
+            row += [ratio_text(cell.get("cpu_ratios", {}).get(label)) for label in ratio_labels]
         if with_latency:
             row += [latency_text(cell["results"].get(label)) for label in labels]
         lines.append("| " + " | ".join(row) + " |")
@@ -86,6 +122,21 @@ def markdown(run):
                    meta["warmups"]))
     out.append("- ratio: > 1.00x means the named column beats the peer (throughput: it / peer; "
                "times and RSS: peer / it)")
+    out.append("- server CPU (`CPU us/op`, `CPU us/item`): user + system time of the server "
+               "process, all threads, from its CPU clock (what /proc/PID/stat sums as utime + "
+               "stime, at ns resolution) around each load-tool run, divided by the requests, "
+               "operations or items of that run (the cell's unit); median of the runs. It "
+               "includes busy polling and time without a request in flight. CPU ratio: peer "
+               "us / its us, so **> 1.00x means the named column uses less CPU per unit**")
+    loads = [c["loadavg"] for c in run["cells"] if c.get("loadavg")]
+    if loads:
+        out.append("- machine load while measuring (1-minute load average when each cell "
+                   "ended): %.2f to %.2f, median %.2f, on %d cores%s" % (
+                       min(x[0] for x in loads), max(x[0] for x in loads),
+                       sorted(x[0] for x in loads)[len(loads) // 2], meta["machine"]["cores"],
+                       "; 1/5/15-minute averages at start %s, at end %s" % (
+                           meta["loadavg_start"], meta.get("loadavg_end"))
+                       if meta.get("loadavg_start") else ""))
     out.append("- total time: %.0f s" % run["elapsed_s"])
     if meta.get("standin"):
         out.append("- **BlinkDB column is a stand-in (%s), not BlinkDB**" % meta["blinkdb_bin"])
@@ -113,6 +164,9 @@ def markdown(run):
                 chunk.append(cell)
             if chunk:
                 out += ["", "### %s" % section, "", table(chunk)]
+            idle = idle_text(cells)
+            if idle:
+                out += ["", idle]
         notes = [n["text"] for n in run["notes"] if n["group"] == group]
         if notes:
             out += [""] + ["- " + n for n in notes]

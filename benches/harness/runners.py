@@ -7,9 +7,11 @@ import csv
 import io
 import json
 import os
+import contextlib
 import resource
 import subprocess
 
+from . import servercpu, servers
 from .resp import brief, is_unsupported
 
 
@@ -25,32 +27,69 @@ def measure(value, p50=None, p99=None):
     return {"value": float(value), "p50": p50, "p99": p99}
 
 
-def run_tool(argv, timeout, cpu=None):
+def server_window(port):
+    """A servercpu.Window on the server this harness runs on `port` (a null context for a
+    server it did not start)."""
+    pid = servers.pid_on_port(port)
+    if pid is None:
+        return contextlib.nullcontext(None)
+    try:
+        return servercpu.Window(pid)
+    except OSError:
+        return contextlib.nullcontext(None)
+
+
+def run_tool(argv, timeout, cpu=None, port=None):
     """subprocess.run (on CPU `cpu` only, if given), plus the CPU seconds (user + system) the
-    tool used. The tools run one at a time, so the growth of RUSAGE_CHILDREN across the call
-    is this tool's."""
+    tool used, and (`port` given) those the server on that port used meanwhile. The tools run
+    one at a time, so the growth of RUSAGE_CHILDREN across the call is this tool's."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {cpu}))
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, preexec_fn=pin)
+    with server_window(port) as window:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              preexec_fn=pin)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc.cpu_seconds = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    proc.server = window
     return proc
+
+
+def add_server_cpu(m, window, units):
+    """Server CPU per unit of the measure (request, operation or item), in microseconds."""
+    if window is None or window.seconds is None or not units:
+        return m
+    m["server_cpu_us"] = window.seconds * 1e6 / units
+    m["server_stat_cpu_us"] = window.stat_seconds * 1e6 / units
+    m["server_idle_cpu_s"] = window.idle_cpu
+    m["server_idle_wall_s"] = window.idle_wall
+    return m
 
 
 def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=None,
                     value_size=None, command=None, timeout=900):
-    """Runs redis-benchmark --csv; returns {test name: measure in requests/s}."""
+    """Runs redis-benchmark --csv; returns {test name: measure in requests/s}. Several tests
+    run one invocation each (redis-benchmark opens its clients anew for every test anyway),
+    so that each test's server CPU is its own."""
+    out = {}
+    for test in tests or [None]:
+        out.update(redis_benchmark_once(port, clients, requests, pipeline, test, keyspace,
+                                        value_size, command, timeout))
+    return out
+
+
+def redis_benchmark_once(port, clients, requests, pipeline, test, keyspace, value_size, command,
+                         timeout):
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
             "-n", str(requests), "-P", str(pipeline), "--csv"]
     if keyspace:
         argv += ["-r", str(keyspace)]
     if value_size:
         argv += ["-d", str(value_size)]
-    if tests:
-        argv += ["-t", ",".join(tests)]
+    if test:
+        argv += ["-t", test]
     if command:
         argv += list(command)
-    proc = run_tool(argv, timeout)
+    proc = run_tool(argv, timeout, port=port)
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     problem = (proc.stderr + proc.stdout).strip()
     if not rows or proc.returncode != 0:
@@ -63,6 +102,7 @@ def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=No
            for row in rows}
     for m in out.values():
         m["client_cpu_us"] = proc.cpu_seconds * 1e6 / (requests * len(rows))
+        add_server_cpu(m, proc.server, requests * len(rows))
     return out
 
 
@@ -92,7 +132,7 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
         argv.append("--preload")
     for template in commands:
         argv += ["--command", template]
-    proc = run_tool(argv, timeout, cpu)
+    proc = run_tool(argv, timeout, cpu, port=port)
     if proc.returncode != 0:
         text = proc.stderr.strip()
         if is_unsupported(text):
@@ -100,6 +140,7 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
         raise ToolError("blinkdb-loadgen failed (rc %d): %s" % (proc.returncode, text[-300:]))
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     report["client_cpu_seconds"] = proc.cpu_seconds
+    report["server_window"] = proc.server
     if report["errors"]:
         if is_unsupported(report["first_error"]):
             raise NotApplicable(brief(report["first_error"]))
@@ -115,4 +156,7 @@ def loadgen_measure(report, per="ops"):
     out = measure(value, lat["p50"] / 1000.0, lat["p99"] / 1000.0)
     if report.get("ops"):
         out["client_cpu_us"] = report["client_cpu_seconds"] * 1e6 / report["ops"]
+    # Per unit of the cell's throughput: per item for items/s cells, else per operation.
+    add_server_cpu(out, report.get("server_window"),
+                   report.get("items") if per == "items" else report.get("ops"))
     return out

@@ -34,6 +34,15 @@ def kill_all():
         server.stop(graceful=False)
 
 
+def pid_on_port(port):
+    """The pid of the running server this harness started on `port`, or None. It is the
+    server process itself: a wrapper such as valgrind execs into the program it runs."""
+    for server in _running:
+        if server.port == port and server.proc is not None and server.proc.poll() is None:
+            return server.proc.pid
+    return None
+
+
 class Ports:
     """Hands out free loopback ports from [base, base+span)."""
 

@@ -104,3 +104,36 @@ def test_polling_window_burns_cpu_only_after_activity(server_factory):
         c.call("PING")
         time.sleep(1.0)
         assert cpu_seconds(srv.proc.pid) - before > 0.5
+
+
+def cpu_clock(pid):
+    # The process's CPU clock (ns resolution; /proc/PID/stat rounds to 10 ms ticks).
+    return time.clock_gettime(((~pid) << 3) | 2)
+
+
+def test_polling_stops_for_sparse_requests_and_resumes_under_load(server_factory):
+    # A 20 ms window and a request every 100 ms: every poll runs out its window for
+    # nothing, so after a few the thread must sleep at once (busy_poll.rs, Governor).
+    srv = server_factory("--busy-poll-us", "20000")
+    pid = srv.proc.pid
+    with srv.connect() as c:
+        for _ in range(5):
+            c.call("PING")
+            time.sleep(0.1)
+        before = cpu_clock(pid)
+        for _ in range(10):
+            c.call("PING")
+            time.sleep(0.1)
+        sparse = cpu_clock(pid) - before
+        # Polling after each of them would burn 10 x 20 ms.
+        assert sparse < 0.05, sparse
+        # Back-to-back requests: each sleep is far shorter than the window, so polling
+        # resumes; then requests 5 ms apart are caught by polls, which burn CPU meanwhile.
+        for _ in range(200):
+            c.call("PING")
+        before = cpu_clock(pid)
+        for _ in range(10):
+            c.call("PING")
+            time.sleep(0.005)
+        dense = cpu_clock(pid) - before
+        assert dense > 0.02, dense

@@ -113,7 +113,17 @@ def latency(ctx):
 def latency_measures(port, requests):
     rows = redis_benchmark(port, clients=50, requests=requests, tests=["SET", "GET"],
                            keyspace=1_000_000)
-    return {"%s %s" % (test, q): measure(rows[test][q]) for test in rows for q in ("p50", "p99")}
+    out = {}
+    for test in rows:
+        for q in ("p50", "p99"):
+            m = measure(rows[test][q])
+            # The latency cells come from the same run as its server CPU per request.
+            for key in ("server_cpu_us", "server_stat_cpu_us", "server_idle_cpu_s",
+                        "server_idle_wall_s"):
+                if key in rows[test]:
+                    m[key] = rows[test][key]
+            out["%s %s" % (test, q)] = m
+    return out
 
 
 def run(ctx):

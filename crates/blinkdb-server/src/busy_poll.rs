@@ -14,14 +14,103 @@
 //! timeout consumes nothing, so tokio's own `epoll_wait` still finds the event.
 //! Work woken from another thread lands in tokio's injection queue, which the
 //! loop checks too.
+//!
+//! Polling adapts to the load (`Governor`): a poll that runs out its window
+//! without finding work is pure cost, so after `MISSES_TO_STOP` such polls in a
+//! row the thread sleeps at once, as with `busy-poll-us 0`. While it does, each
+//! wake-up says whether a poll would have paid: a sleep shorter than twice the
+//! window means the next request came soon after the last reply. After enough
+//! short sleeps in a row polling resumes. A resumed streak that again only
+//! missed doubles the number of short sleeps asked for next time, so a load
+//! whose gaps sit just past the window pays for a few polls, not one per
+//! request. Measured in docs/design.md, "Busy polling".
 
 use std::cell::Cell;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
+/// Polls in a row that found nothing before this thread stops polling.
+const MISSES_TO_STOP: u32 = 3;
+/// Short sleeps in a row that resume polling, at first and at most.
+const SHORT_SLEEPS_FIRST: u32 = 2;
+const SHORT_SLEEPS_MAX: u32 = 64;
+
+/// Whether a connection thread polls before it sleeps, from what its recent
+/// polls and sleeps found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Governor {
+    polling: bool,
+    /// Polls in a row that ran out the window (while polling).
+    misses: u32,
+    /// Whether any poll found work since polling last resumed.
+    hit_since_resume: bool,
+    /// Sleeps in a row shorter than twice the window (while not polling).
+    short_sleeps: u32,
+    /// Short sleeps in a row needed to resume.
+    resume_after: u32,
+}
+
+impl Default for Governor {
+    fn default() -> Self {
+        Governor {
+            polling: true,
+            misses: 0,
+            hit_since_resume: true,
+            short_sleeps: 0,
+            resume_after: SHORT_SLEEPS_FIRST,
+        }
+    }
+}
+
+impl Governor {
+    pub fn polling(&self) -> bool {
+        self.polling
+    }
+
+    /// A poll ended: `hit` if it found work before the window ran out.
+    pub fn polled(&mut self, hit: bool) {
+        if hit {
+            self.misses = 0;
+            self.hit_since_resume = true;
+            self.resume_after = SHORT_SLEEPS_FIRST;
+            return;
+        }
+        self.misses += 1;
+        if self.misses >= MISSES_TO_STOP {
+            if !self.hit_since_resume {
+                // Resumed for nothing: ask for longer evidence next time.
+                self.resume_after = (self.resume_after * 2).min(SHORT_SLEEPS_MAX);
+            }
+            self.polling = false;
+            self.short_sleeps = 0;
+        }
+    }
+
+    /// The thread slept (without polling) for `slept`; `window` is busy-poll-us.
+    pub fn slept(&mut self, slept: Duration, window: Duration) {
+        if self.polling {
+            return;
+        }
+        // Twice the window: the measured sleep includes the wake-up itself.
+        if slept < window * 2 {
+            self.short_sleeps += 1;
+            if self.short_sleeps >= self.resume_after {
+                self.polling = true;
+                self.misses = 0;
+                self.hit_since_resume = false;
+            }
+        } else {
+            self.short_sleeps = 0;
+        }
+    }
+}
+
 thread_local! {
     /// This thread's epoll set of connections (-1: none yet, or it failed).
     static SET: Cell<RawFd> = const { Cell::new(-1) };
+    static GOVERNOR: Cell<Governor> = Cell::new(Governor::default());
+    /// When this thread went to sleep without polling (None: it did not).
+    static ASLEEP_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
 fn set() -> RawFd {
@@ -49,24 +138,145 @@ pub fn register(fd: RawFd) {
     unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) };
 }
 
-/// Called by tokio just before this thread parks: returns as soon as one of its
-/// sockets is readable, another thread queued work for it, or `budget` passed.
+/// Called by tokio just before this thread parks: while polling pays (see
+/// `Governor`), returns as soon as one of its sockets is readable, another
+/// thread queued work for it, or `budget` passed; otherwise at once.
 pub fn before_park(budget: Duration, handle: &tokio::runtime::Handle) {
     let ep = SET.with(Cell::get);
     if ep < 0 {
         return;
     }
+    let mut governor = GOVERNOR.with(Cell::get);
+    if !governor.polling() {
+        ASLEEP_SINCE.with(|a| a.set(Some(Instant::now())));
+        return;
+    }
+    let hit = poll(ep, budget, handle);
+    governor.polled(hit);
+    GOVERNOR.with(|g| g.set(governor));
+}
+
+/// Called by tokio when this thread wakes: a sleep without polling tells the
+/// governor how soon work came.
+pub fn after_unpark(budget: Duration) {
+    if let Some(since) = ASLEEP_SINCE.with(|a| a.take()) {
+        let mut governor = GOVERNOR.with(Cell::get);
+        governor.slept(since.elapsed(), budget);
+        GOVERNOR.with(|g| g.set(governor));
+    }
+}
+
+/// Polls until work comes (true) or `budget` passes (false).
+fn poll(ep: RawFd, budget: Duration, handle: &tokio::runtime::Handle) -> bool {
     let start = Instant::now();
     let mut ev = [libc::epoll_event { events: 0, u64: 0 }];
     loop {
         // SAFETY: one-element buffer, zero timeout.
-        if unsafe { libc::epoll_wait(ep, ev.as_mut_ptr(), 1, 0) } != 0 {
-            return; // an event (or an error: stop polling this round)
+        match unsafe { libc::epoll_wait(ep, ev.as_mut_ptr(), 1, 0) } {
+            0 => {}
+            n => return n > 0, // an event; an error stops polling this round
         }
-        if handle.metrics().global_queue_depth() > 0 || start.elapsed() >= budget {
-            return;
+        if handle.metrics().global_queue_depth() > 0 {
+            return true;
+        }
+        if start.elapsed() >= budget {
+            return false;
         }
         // Lets a runnable client sharing this CPU go first.
         std::thread::yield_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WINDOW: Duration = Duration::from_micros(50);
+    const SHORT: Duration = Duration::from_micros(60);
+    const LONG: Duration = Duration::from_micros(500);
+
+    fn stopped() -> Governor {
+        let mut g = Governor::default();
+        for _ in 0..MISSES_TO_STOP {
+            assert!(g.polling());
+            g.polled(false);
+        }
+        assert!(!g.polling());
+        g
+    }
+
+    #[test]
+    fn polls_while_polls_find_work() {
+        let mut g = Governor::default();
+        for _ in 0..1000 {
+            g.polled(false);
+            g.polled(false);
+            g.polled(true); // two misses then a hit: never three in a row
+        }
+        assert!(g.polling());
+    }
+
+    #[test]
+    fn stops_after_misses_in_a_row_and_long_sleeps_keep_it_stopped() {
+        let mut g = stopped();
+        for _ in 0..100 {
+            g.slept(LONG, WINDOW);
+        }
+        assert!(!g.polling());
+        // Short sleeps broken by a long one do not add up.
+        g.slept(SHORT, WINDOW);
+        g.slept(LONG, WINDOW);
+        g.slept(SHORT, WINDOW);
+        assert!(!g.polling());
+    }
+
+    #[test]
+    fn short_sleeps_in_a_row_resume() {
+        let mut g = stopped();
+        for _ in 0..SHORT_SLEEPS_FIRST {
+            g.slept(SHORT, WINDOW);
+        }
+        assert!(g.polling());
+    }
+
+    #[test]
+    fn a_resume_that_finds_nothing_asks_for_twice_the_evidence() {
+        let mut g = stopped();
+        let mut needed = SHORT_SLEEPS_FIRST;
+        for _ in 0..10 {
+            for _ in 0..needed - 1 {
+                g.slept(SHORT, WINDOW);
+            }
+            assert!(!g.polling(), "resumed before {needed} short sleeps");
+            g.slept(SHORT, WINDOW);
+            assert!(g.polling());
+            for _ in 0..MISSES_TO_STOP {
+                g.polled(false);
+            }
+            assert!(!g.polling());
+            needed = (needed * 2).min(SHORT_SLEEPS_MAX);
+        }
+        assert_eq!(needed, SHORT_SLEEPS_MAX);
+        // One hit after a resume restores the first threshold.
+        for _ in 0..SHORT_SLEEPS_MAX {
+            g.slept(SHORT, WINDOW);
+        }
+        assert!(g.polling());
+        g.polled(true);
+        for _ in 0..MISSES_TO_STOP {
+            g.polled(false);
+        }
+        for _ in 0..SHORT_SLEEPS_FIRST {
+            g.slept(SHORT, WINDOW);
+        }
+        assert!(g.polling());
+    }
+
+    #[test]
+    fn sleeps_while_polling_change_nothing() {
+        let mut g = Governor::default();
+        let before = g;
+        g.slept(LONG, WINDOW);
+        assert_eq!(g, before);
     }
 }

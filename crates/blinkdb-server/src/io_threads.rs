@@ -51,6 +51,7 @@ pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
                     crate::busy_poll::before_park(busy_poll, &handle);
                 }
             });
+            builder.on_thread_unpark(move || crate::busy_poll::after_unpark(busy_poll));
         }
         let runtime = builder.build()?;
         std::thread::Builder::new()

@@ -1,0 +1,76 @@
+"""CPU time of a server process around one load-tool run (issue 17: cost per operation).
+
+The reading is the process's CPU clock (clock_gettime on the clock id of another process,
+what clock_getcpuclockid(3) returns): user plus system time of every thread the process has
+or had, in nanoseconds. It is the same sum the kernel reports in /proc/PID/stat as utime +
+stime, which that file rounds to clock ticks (10 ms); a 0.2 s quick run would read to 5%.
+Busy polling is CPU time like any other, so it counts; so does whatever the server spends
+while no request is in flight (its timers, its background threads).
+
+Each window also reports the server's CPU and the wall time since the previous window of
+the same process (the other servers' runs, the harness's own pauses), so idle cost is visible
+on its own; a cell sums them over its runs (a median of per-gap shares would be skewed by the
+back-to-back runs that alternation gives the last server of a round).
+"""
+import os
+import time
+
+# Per (pid, start time): (CPU seconds, monotonic seconds) at the end of the last window.
+_last = {}
+
+
+def _clock_id(pid):
+    # The kernel's encoding of "process-wide scheduler clock of pid" (CPUCLOCK_SCHED = 2).
+    return ((~pid) << 3) | 2
+
+
+def _stat(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        # Fields after the command name, which is in parentheses and may hold spaces.
+        return f.read().rsplit(")", 1)[1].split()
+
+
+def start_time(pid):
+    return int(_stat(pid)[19])
+
+
+def stat_seconds(pid):
+    """utime + stime from /proc/PID/stat (whole process, clock-tick resolution)."""
+    fields = _stat(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid):
+    try:
+        return time.clock_gettime(_clock_id(pid))
+    except OSError:
+        return stat_seconds(pid)
+
+
+class Window:
+    """`with Window(pid) as w:` ... then w.seconds (CPU used inside), w.idle_cpu and
+    w.idle_wall (CPU and wall seconds since the previous window of this process, None on the
+    first one) and w.stat_seconds (the same window read from /proc/PID/stat, a cross-check)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.seconds = self.idle_cpu = self.idle_wall = self.stat_seconds = None
+
+    def __enter__(self):
+        self.key = (self.pid, start_time(self.pid))
+        self.cpu0, self.stat0, self.wall0 = cpu_seconds(self.pid), stat_seconds(self.pid), \
+            time.monotonic()
+        last = _last.get(self.key)
+        if last:
+            self.idle_cpu, self.idle_wall = self.cpu0 - last[0], self.wall0 - last[1]
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            cpu, stat, wall = cpu_seconds(self.pid), stat_seconds(self.pid), time.monotonic()
+        except OSError:
+            return False  # the server died; the tool's own error says why
+        self.seconds = cpu - self.cpu0
+        self.stat_seconds = stat - self.stat0
+        _last[self.key] = (cpu, wall)
+        return False
