@@ -12,6 +12,10 @@ pub struct ClientInfo {
     pub id: u64,
     pub addr: String,
     pub laddr: String,
+    /// The socket's descriptor (stays the same when the socket moves to a
+    /// connection thread); -1 for the log replay's pseudo-client, as Redis's
+    /// AOF client.
+    pub fd: i32,
     pub created_ms: u64,
     pub last_active_ms: AtomicU64,
     pub db: AtomicUsize,
@@ -24,11 +28,12 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    pub fn new(id: u64, addr: String, laddr: String, now_ms: u64) -> Self {
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, now_ms: u64) -> Self {
         ClientInfo {
             id,
             addr,
             laddr,
+            fd,
             created_ms: now_ms,
             last_active_ms: AtomicU64::new(now_ms),
             db: AtomicUsize::new(0),
@@ -74,10 +79,11 @@ impl ClientInfo {
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd=-1 name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
+            self.fd,
             self.name.lock(),
             now_ms.saturating_sub(self.created_ms) / 1000,
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,

@@ -19,7 +19,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// A stream socket (TCP or unix) that can be polled for readability and
 /// read without awaiting, so idle connections hold no read buffer.
-pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send {
+pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
 
     /// Detaches the socket from this runtime, to be served by a connection thread.

@@ -78,6 +78,7 @@ async fn start<S: Socket + 'static>(
         shared.next_client_id(),
         addr,
         laddr,
+        sock.as_raw_fd(),
         shared.clock(),
     ));
     shared.register(info.clone());

@@ -71,6 +71,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         0,
         "aof".into(),
         "aof".into(),
+        -1,
         shared.clock(),
     ));
     let mut client = Client::new(info, shared);

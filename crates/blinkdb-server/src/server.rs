@@ -82,8 +82,9 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
     }
     tracing::info!(
-        "BlinkDB {} started: pid={}, listening on {}, config file: {}",
+        "BlinkDB {} (Redis {} compatible) started: pid={}, listening on {}, config file: {}",
         env!("CARGO_PKG_VERSION"),
+        crate::REDIS_COMPAT_VERSION,
         std::process::id(),
         listening.join(", "),
         config_file

@@ -193,7 +193,9 @@ impl BloomStore {
     }
 
     /// Once the log is replayed: opens every kernel filter's pin at its key's
-    /// final place, rebuilding missing ones from their side logs. Returns the
+    /// final place, rebuilding missing ones from their side logs, and reports
+    /// the user filters rebuilt because their files were unusable (only those
+    /// still there: the log may delete a filter after binding it). Returns the
     /// first error, after trying every filter (a failed one answers errors).
     pub fn attach_all(&self) -> Result<(), BloomError> {
         let cells: Vec<Arc<Cell>> = self

@@ -5,7 +5,8 @@ use super::record::{Binding, VALUES_COMMAND};
 use super::side_log::{ItemLog, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
-    dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen, ScalableBloom,
+    dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
+    ChainRebuildReason, ScalableBloom,
 };
 use crate::filter::{ItemHash, LogPosition};
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
@@ -79,6 +80,18 @@ struct State {
     items: Option<ItemLog>,
     /// Replay: the filter was reopened (not rebuilt), so LOADCHUNK data is already in.
     reopened: bool,
+    /// Replay: why the files could not be reopened. Reported only if the filter
+    /// is still there when the log ends: a filter the log deletes later (DEL,
+    /// FLUSHALL, SET over it) had its files removed on purpose, and its rebuild
+    /// is no loss worth a warning.
+    unusable: Option<Unusable>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Unusable {
+    reason: ChainRebuildReason,
+    /// Opened by a BF.LOADCHUNK header record rather than a binding.
+    loaded: bool,
 }
 
 pub(crate) struct Cell {
@@ -98,6 +111,7 @@ impl Cell {
         let dir = store.dir().to_path_buf();
         let id = binding.id;
         let mut items = None;
+        let mut unusable = None;
         let (backend, durable_items, reopened) = match binding.spec.backend {
             BackendSpec::User => {
                 let reopened = if fresh {
@@ -116,15 +130,10 @@ impl Cell {
                             Some(filter)
                         }
                         ChainOpen::Rebuild(reason) => {
-                            tracing::warn!(
-                                id,
-                                ?reason,
-                                "bloom filter files unusable; rebuilding from the log"
-                            );
-                            store
-                                .stats
-                                .rebuilds
-                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            unusable = Some(Unusable {
+                                reason,
+                                loaded: false,
+                            });
                             None
                         }
                     }
@@ -188,6 +197,7 @@ impl Cell {
                 durable_items,
                 items,
                 reopened,
+                unusable,
             }),
         })
     }
@@ -202,19 +212,15 @@ impl Cell {
         let dir = store.dir().to_path_buf();
         let header_items = dump_header_items(data).ok_or(BloomError::BadData)?;
         let mut found = None;
+        let mut unusable = None;
         if !fresh {
             match ScalableBloom::open(&dir, id)? {
                 ChainOpen::Ready { filter, .. } => found = Some(filter),
                 ChainOpen::Rebuild(reason) => {
-                    tracing::warn!(
-                        id,
-                        ?reason,
-                        "loaded bloom filter unusable; rebuilding from the log"
-                    );
-                    store
-                        .stats
-                        .rebuilds
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    unusable = Some(Unusable {
+                        reason,
+                        loaded: true,
+                    })
                 }
             }
         }
@@ -245,6 +251,7 @@ impl Cell {
                 durable_items,
                 items: Some(ItemLog::incomplete(&dir, id)?),
                 reopened,
+                unusable,
             }),
         })
     }
@@ -584,6 +591,7 @@ impl BloomValue {
                 durable_items: 0,
                 items,
                 reopened: false,
+                unusable: None,
             }),
         };
         let cell = Arc::new(cell);
@@ -618,8 +626,20 @@ impl BloomValue {
 
     /// After replay: opens a kernel filter's pin where its key ended up
     /// (rebuilding it from the side log if gone). Returns whether it was rebuilt.
+    /// Also reports a user filter whose files could not be reopened, now that
+    /// it is known to have survived the log.
     pub(crate) fn attach(&self) -> Result<bool, BloomError> {
-        match &mut self.0.state.write().backend {
+        let state = &mut *self.0.state.write();
+        if let Some(Unusable { reason, loaded }) = state.unusable.take() {
+            let what = if loaded {
+                "loaded bloom filter unusable; rebuilt from the log"
+            } else {
+                "bloom filter files unusable; rebuilt from the log"
+            };
+            tracing::warn!(id = self.0.id, ?reason, "{what}");
+            return Ok(true);
+        }
+        match &mut state.backend {
             Backend::Kernel(k) => k.attach(),
             _ => Ok(false),
         }
