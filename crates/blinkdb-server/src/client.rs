@@ -25,6 +25,7 @@ pub struct ClientInfo {
     last_cmd: Mutex<String>,
     killed: AtomicBool,
     pub kill_signal: Notify,
+    pub subs: crate::pubsub::SubCounts,
 }
 
 impl ClientInfo {
@@ -43,6 +44,7 @@ impl ClientInfo {
             last_cmd: Mutex::new("NULL".into()),
             killed: AtomicBool::new(false),
             kill_signal: Notify::new(),
+            subs: Default::default(),
         }
     }
 
@@ -79,7 +81,7 @@ impl ClientInfo {
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -87,7 +89,11 @@ impl ClientInfo {
             self.name.lock(),
             now_ms.saturating_sub(self.created_ms) / 1000,
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
+            if self.subs.active() { "P" } else { "N" },
             self.db.load(Ordering::Relaxed),
+            self.subs.channels.load(Ordering::Relaxed),
+            self.subs.patterns.load(Ordering::Relaxed),
+            self.subs.shard.load(Ordering::Relaxed),
             self.last_cmd.lock(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
@@ -117,6 +123,8 @@ pub struct Client {
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
+    /// Pub/Sub subscriptions, while there are any.
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
 }
 
 impl Client {
@@ -140,6 +148,7 @@ impl Client {
             net_out: 0,
             multi: None,
             watching: None,
+            pubsub: None,
         }
     }
 
@@ -174,6 +183,9 @@ impl Client {
     pub fn set_proto(&mut self, proto: u8) {
         self.proto = proto;
         self.info.proto.store(proto, Ordering::Relaxed);
+        if let Some(subs) = &self.pubsub {
+            subs.mailbox.set_proto(proto);
+        }
     }
 
     pub fn set_name(&mut self, name: Option<&[u8]>) {

@@ -17,6 +17,9 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// File permission bits, written in octal as in redis.conf.
     Octal,
+    /// `client-output-buffer-limit`: classes with limits; a value replaces only
+    /// the classes it names (`pubsub/limits.rs`).
+    OutputLimits,
 }
 
 pub struct OptionDef {
@@ -61,6 +64,12 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("unixsocketperm", "0", false, Kind::Octal),
     opt("proto-max-bulk-len", "512mb", true, Kind::Memory),
     opt("client-query-buffer-limit", "1gb", true, Kind::Memory),
+    opt(
+        "client-output-buffer-limit",
+        crate::pubsub::limits::DEFAULT,
+        true,
+        Kind::OutputLimits,
+    ),
     opt("hz", "10", true, Kind::Int(1, 500)),
     opt("save", "", false, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
@@ -185,6 +194,10 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             Ok(n) if n <= 0o777 => Ok(format!("{n:o}")),
             _ => Err("argument must be an octal permission mask (0-777)".into()),
         },
+        Kind::OutputLimits => {
+            crate::pubsub::limits::OutputLimits::parse_over(crate::pubsub::limits::DEFAULT, value)
+                .map(|l| l.format())
+        }
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
@@ -267,7 +280,9 @@ impl Config {
     fn set_startup(&mut self, name: &str, value: &str) -> Result<(), String> {
         let def = find(name)
             .ok_or_else(|| format!("Bad directive or wrong number of arguments: '{name}'"))?;
-        let v = validate(def, value).map_err(|e| format!("'{name} {value}': {e}"))?;
+        let v = self
+            .validate_over(def, value)
+            .map_err(|e| format!("'{name} {value}': {e}"))?;
         self.values.insert(def.name, v);
         Ok(())
     }
@@ -278,9 +293,20 @@ impl Config {
         if !def.mutable {
             return Err("can't set immutable config".into());
         }
-        let v = validate(def, value)?;
+        let v = self.validate_over(def, value)?;
         self.values.insert(def.name, v);
         Ok(())
+    }
+
+    /// `validate`, except that an option set in parts is merged with its current value.
+    fn validate_over(&self, def: &OptionDef, value: &str) -> Result<String, String> {
+        match def.kind {
+            Kind::OutputLimits => {
+                crate::pubsub::limits::OutputLimits::parse_over(self.get(def.name), value)
+                    .map(|l| l.format())
+            }
+            _ => validate(def, value),
+        }
     }
 
     pub fn get(&self, name: &str) -> &str {
@@ -324,6 +350,9 @@ impl Config {
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.int("proto-max-bulk-len"),
             client_query_buffer_limit: self.int("client-query-buffer-limit") as usize,
+            output_limits: crate::pubsub::limits::OutputLimits::parse_canonical(
+                self.get("client-output-buffer-limit"),
+            ),
             hz: self.int("hz") as u32,
             appendonly: self.flag("appendonly"),
             appendfsync: self.get("appendfsync").to_string(),
@@ -423,6 +452,7 @@ pub struct Settings {
     pub unixsocketperm: u32,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: usize,
+    pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,
     pub appendonly: bool,
     pub appendfsync: String,

@@ -110,11 +110,17 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut out = Out::new(2);
     // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
     let mut logged_replies = Vec::new();
+    // When this client's replies went over the soft output limit (0: they are not).
+    let mut soft_since = 0u64;
     loop {
         if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
             return_read_buffer(std::mem::take(&mut inbuf));
         }
-        let timeout = client.settings(&shared).timeout_secs;
+        // Subscribers never time out, as in Redis.
+        let timeout = match client.pubsub {
+            Some(_) => 0,
+            None => client.settings(&shared).timeout_secs,
+        };
         let idle = async {
             if timeout == 0 {
                 std::future::pending::<()>().await
@@ -123,11 +129,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
         };
         // Shutdown and CLIENT KILL both arrive through the kill signal.
-        tokio::select! {
-            r = sock.readable() => if r.is_err() { break },
+        let readable = tokio::select! {
+            r = sock.readable() => if r.is_err() { break } else { true },
+            _ = crate::pubsub::messages_ready(&client) => false,
             _ = info.kill_signal.notified() => break,
             _ = idle => break,
-        }
+        };
         if inbuf.capacity() == 0 {
             inbuf = borrow_read_buffer();
         } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
@@ -136,6 +143,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         match sock.read_now(&mut inbuf) {
             Ok(0) => break,
             Ok(n) => client.net_in += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => break,
         }
@@ -185,10 +193,25 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 }
             }
         }
+        if crate::pubsub::limits::replies_over_limit(
+            &mut client,
+            &shared,
+            &out,
+            &mut soft_since,
+            now,
+        ) {
+            break;
+        }
+        let messages = crate::pubsub::take_messages(&client, &mut out.buf);
         if !out.is_empty() {
             let sent = if out.files.is_empty() {
                 client.net_out += out.buf.len() as u64;
-                sock.write_all(&out.buf).await
+                // A client that does not read is closed at its output limit
+                // (`pubsub/mailbox.rs`) through the kill signal.
+                tokio::select! {
+                    r = sock.write_all(&out.buf) => r,
+                    _ = info.kill_signal.notified() => break,
+                }
             } else {
                 write_with_files(&mut sock, &mut out)
                     .await
@@ -196,6 +219,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             };
             if sent.is_err() {
                 break;
+            }
+            if let Some((mailbox, n)) = messages {
+                mailbox.written(n);
             }
             out.clear();
             if out.buf.capacity() > 1 << 20 {
@@ -210,6 +236,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     }
     client.flush_stats(&shared, 0, true);
     crate::commands::multi::unwatch_all(&shared, &mut client);
+    crate::pubsub::unsubscribe_all(&shared, &mut client);
 }
 
 /// Runs every complete command in `inbuf`, then drops their bytes from it;

@@ -65,6 +65,8 @@ pub struct Shared {
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
+    /// Pub/Sub subscriptions of every connection.
+    pub pubsub: crate::pubsub::Registry,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -97,6 +99,7 @@ impl Shared {
             rewrite: Default::default(),
             run_id,
             gate: Default::default(),
+            pubsub: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,

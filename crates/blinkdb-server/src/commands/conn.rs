@@ -5,6 +5,12 @@ use super::Ctx;
 use crate::protocol::Args;
 
 pub fn ping(ctx: &mut Ctx, args: &Args) {
+    if args.len() <= 2 && crate::pubsub::in_resp2_context(ctx.client) {
+        // A RESP2 subscriber reads only arrays, so PING answers with one.
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        return ctx.out.bulk(args.get(1).copied().unwrap_or(b""));
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(args[1]),
@@ -31,6 +37,7 @@ pub fn quit(ctx: &mut Ctx, _args: &Args) {
 pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.client.multi = None;
     super::multi::unwatch_all(ctx.shared, ctx.client);
+    crate::pubsub::unsubscribe_all(ctx.shared, ctx.client);
     ctx.client.set_db(0);
     ctx.client.set_proto(2);
     ctx.out.proto = 2;
@@ -235,6 +242,7 @@ fn client_setinfo(ctx: &mut Ctx, args: &Args) {
 
 fn client_list(ctx: &mut Ctx, args: &Args) {
     let mut ids: Option<Vec<u64>> = None;
+    let mut pubsub_type: Option<bool> = None;
     let mut j = 2;
     while j < args.len() {
         if eq_ic(args[j], "type") && j + 1 < args.len() {
@@ -242,8 +250,10 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
             if !matches!(t.as_str(), "normal" | "master" | "replica" | "pubsub") {
                 return ctx.out.error(&format!("ERR Unknown client type '{t}'"));
             }
-            if t != "normal" {
-                ids = Some(vec![]);
+            match t.as_str() {
+                "normal" => pubsub_type = Some(false),
+                "pubsub" => pubsub_type = Some(true),
+                _ => ids = Some(vec![]),
             }
             j += 2;
         } else if eq_ic(args[j], "id") && j + 1 < args.len() {
@@ -264,6 +274,9 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
     let mut text = String::new();
     for info in ctx.shared.clients_snapshot() {
         if ids.as_ref().is_some_and(|l| !l.contains(&info.id)) {
+            continue;
+        }
+        if pubsub_type.is_some_and(|p| p != info.subs.active()) {
             continue;
         }
         text.push_str(&info.describe(&now));

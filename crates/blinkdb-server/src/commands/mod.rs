@@ -5,6 +5,7 @@ mod bloom;
 mod conn;
 mod keys;
 pub mod multi;
+mod pubsub;
 mod server;
 mod strings;
 pub mod table;
@@ -140,6 +141,11 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             ctx.out.error(&err);
             return;
         }
+    }
+    if let Some(err) = crate::pubsub::context_refusal(client, spec.name, args) {
+        multi::flag_error(client);
+        out.error(&err);
+        return;
     }
     let mut ctx = Ctx {
         shared,

@@ -1,7 +1,7 @@
 //! Every supported command with its Redis 7 arity, flags and key positions
 //! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
 
-use super::{bloom, conn, keys, multi, server, strings, Handler};
+use super::{bloom, conn, keys, multi, pubsub, server, strings, Handler};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -162,6 +162,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("bf.card", -1, READONLY | FAST, KEY1, "bf", "2.4.4", "Returns the cardinality of a Bloom filter", bloom::card),
     cmd!("bf.scandump", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Begins an incremental save of the bloom filter", bloom::scandump),
     cmd!("bf.loadchunk", -1, W, KEY1, "bf", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk),
+    // pub/sub
+    cmd!("subscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
+    cmd!("unsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
+    cmd!("psubscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
+    cmd!("punsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
+    cmd!("ssubscribe", -2, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listens for messages published to shard channels.", pubsub::ssubscribe),
+    cmd!("sunsubscribe", -1, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", pubsub::sunsubscribe),
+    cmd!("publish", 3, LOADING_OK | STALE | FAST, NOKEYS, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
+    cmd!("spublish", 3, LOADING_OK | STALE | FAST, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish),
+    cmd!("pubsub", -2, 0, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
 
