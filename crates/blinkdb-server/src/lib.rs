@@ -20,6 +20,7 @@ pub mod protocol;
 pub mod pubsub;
 pub mod server;
 pub mod state;
+pub mod tracking;
 
 /// The Redis version BlinkDB's commands, replies and test suite match (the
 /// oracle the integration tests compare against), reported by INFO, HELLO,
