@@ -304,6 +304,7 @@ impl Engine {
     /// Runs `f` with exclusive access to the shards of all `keys`, atomically.
     /// Returns `f`'s result and the log position of the last write it logged
     /// (0 if none).
+    #[inline]
     pub fn write<R>(&self, keys: &[(usize, &[u8])], f: impl FnOnce(&mut Tx) -> R) -> (R, u64) {
         let mut order: SmallVec<[(usize, usize); 4]> = keys
             .iter()
@@ -719,8 +720,23 @@ impl<'a> Tx<'a> {
             filter.insert(key);
         }
         let old = self.shard(db, key).insert(key, entry);
-        let live = match old {
+        if self.interest != 0 {
+            return self.report_insert(db, key, old);
+        }
+        match old {
             Some(e) if e.is_expired(now) => {
+                self.expired += 1;
+                None
+            }
+            old => old,
+        }
+    }
+
+    /// `insert_labeled`'s reports, out of its way when nothing is wanted.
+    #[cold]
+    fn report_insert(&mut self, db: usize, key: &[u8], old: Option<Entry>) -> Option<Entry> {
+        let live = match old {
+            Some(e) if e.is_expired(self.now) => {
                 self.expired += 1;
                 self.engine.report_expired(self.interest, db, key);
                 None

@@ -35,6 +35,7 @@ impl Ctx<'_> {
 
     /// Runs a write on one key of the current database, remembering the log
     /// position so the reply waits for it as the fsync policy requires.
+    #[inline]
     pub fn write1<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Tx, usize, &mut Out) -> R) -> R {
         let (db, id) = (self.client.db, self.client.id);
         let out = &mut *self.out;
