@@ -152,6 +152,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
+        // Messages that arrived before these commands were read go out before
+        // their replies, as they would from Redis's output buffer.
+        crate::pubsub::flush_mailbox(&client, &mut out);
         let close = run_commands(
             &shared,
             &mut client,
