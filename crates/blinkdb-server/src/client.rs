@@ -117,6 +117,12 @@ pub struct Client {
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
+    /// The script this client runs, while it is paused past the busy
+    /// threshold (scripting/run.rs).
+    pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// Exclusive mode taken by the connection for the script command it is
+    /// about to dispatch; the script keeps it until it ends.
+    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
 }
 
 impl Client {
@@ -140,6 +146,8 @@ impl Client {
             net_out: 0,
             multi: None,
             watching: None,
+            script: None,
+            script_gate: None,
         }
     }
 

@@ -17,6 +17,7 @@ pub mod logging;
 pub mod network;
 pub mod persistence;
 pub mod protocol;
+pub mod scripting;
 pub mod server;
 pub mod state;
 

@@ -65,6 +65,7 @@ pub struct Shared {
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
+    pub scripting: crate::scripting::Scripting,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -97,6 +98,7 @@ impl Shared {
             rewrite: Default::default(),
             run_id,
             gate: Default::default(),
+            scripting: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,

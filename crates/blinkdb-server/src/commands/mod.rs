@@ -5,6 +5,7 @@ mod bloom;
 mod conn;
 mod keys;
 pub mod multi;
+mod scripting;
 mod server;
 mod strings;
 pub mod table;
