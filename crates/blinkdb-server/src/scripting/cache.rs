@@ -89,7 +89,10 @@ mod tests {
 
     #[test]
     fn sha1_of_empty_and_known_text() {
-        assert_eq!(&sha1hex(b"")[..], b"da39a3ee5e6b4b0d3255bfef95601890afd80709");
+        assert_eq!(
+            &sha1hex(b"")[..],
+            b"da39a3ee5e6b4b0d3255bfef95601890afd80709"
+        );
         assert_eq!(
             &sha1hex(b"Pizza & Mandolino")[..],
             b"74822d82031af7493c20eefa13bd07ec4fada82f"

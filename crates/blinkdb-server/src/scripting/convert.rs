@@ -39,7 +39,9 @@ pub fn fmt_g17(x: f64) -> String {
 /// C's `(long long)` of a double as x86 computes it: out of range and NaN
 /// give i64::MIN.
 pub fn truncate(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223_372_036_854_775_807e18 || x < -9.223_372_036_854_775_808e18 {
+    // 2^63 as a double: the first value past i64::MAX.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -175,7 +177,7 @@ fn write_value(out: &mut Out, v: &Value, script_resp: u8, depth: usize) {
                 out.boolean(*b)
             }
         }
-        Value::Integer(i) => out.int(*i as i64),
+        Value::Integer(i) => out.int(*i),
         Value::Number(n) => out.int(truncate(*n)),
         Value::Table(t) => {
             if depth >= MAX_DEPTH {

@@ -90,7 +90,10 @@ impl Scripting {
 
     /// Scripts in the cache (INFO's number_of_cached_scripts).
     pub fn cached(&self) -> usize {
-        self.vm.lock().as_ref().map_or(0, |vm| vm.scripts.lock().len())
+        self.vm
+            .lock()
+            .as_ref()
+            .map_or(0, |vm| vm.scripts.lock().len())
     }
 }
 
@@ -142,7 +145,8 @@ fn vm_for(ctx: &mut Ctx) -> Option<Arc<Vm>> {
     match ctx.shared.scripting.vm(limit) {
         Ok(vm) => Some(vm),
         Err(e) => {
-            ctx.out.error(&format!("ERR can't start the Lua interpreter: {e}"));
+            ctx.out
+                .error(&format!("ERR can't start the Lua interpreter: {e}"));
             None
         }
     }

@@ -62,6 +62,8 @@ struct ScriptSide {
     may_pause: bool,
     shared: Arc<Shared>,
     sha: Sha,
+    /// The kill was seen (logged once, hook made per-instruction).
+    kill_seen: Cell<bool>,
 }
 
 thread_local! {
@@ -102,7 +104,7 @@ pub fn set_resp(resp: u8) {
     with_side(|side| side.resp.set(resp));
 }
 
-fn hook(lua: &mlua::Lua, _: mlua::Debug) -> mlua::Result<VmState> {
+fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
     let killed = with_side(|side| {
         let state = &side.shared.scripting;
         if !state.killed() && !state.busy.load(Ordering::Acquire) {
@@ -124,10 +126,17 @@ fn hook(lua: &mlua::Lua, _: mlua::Debug) -> mlua::Result<VmState> {
     })
     .unwrap_or(false);
     if killed {
-        tracing::warn!("Lua script killed by user with SCRIPT KILL.");
-        // From now on every instruction fails, so that pcall cannot catch
-        // the kill and go on.
-        lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook);
+        // Only the script's own code fails: the sandbox's error handler
+        // must still run to report where the script stopped.
+        if debug.source().source.as_deref() != Some("@user_script") {
+            return Ok(VmState::Continue);
+        }
+        if with_side(|side| !side.kill_seen.replace(true)).unwrap_or(false) {
+            tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+            // From now on every instruction of the script fails, so that
+            // pcall cannot catch the kill and go on.
+            lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook);
+        }
         return Err(mlua::Error::runtime(
             "Script killed by user with SCRIPT KILL...",
         ));
@@ -189,6 +198,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             may_pause: launch.may_pause,
             shared: shared_arc,
             sha,
+            kill_seen: Cell::new(false),
         };
         SIDE.with(|s| s.set(&side as *const _));
         let reply = execute_script(&side, &launch);
@@ -263,10 +273,30 @@ fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
     let mut out = Out::new(launch.client_proto);
     let result = (|| -> mlua::Result<(bool, Value)> {
         let g = lua.globals();
-        g.raw_set("KEYS", lua.create_sequence_from(launch.keys.iter().map(|k| lua.create_string(k)).collect::<mlua::Result<Vec<_>>>()?)?)?;
-        g.raw_set("ARGV", lua.create_sequence_from(launch.argv.iter().map(|k| lua.create_string(k)).collect::<mlua::Result<Vec<_>>>()?)?)?;
+        g.raw_set(
+            "KEYS",
+            lua.create_sequence_from(
+                launch
+                    .keys
+                    .iter()
+                    .map(|k| lua.create_string(k))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?,
+        )?;
+        g.raw_set(
+            "ARGV",
+            lua.create_sequence_from(
+                launch
+                    .argv
+                    .iter()
+                    .map(|k| lua.create_string(k))
+                    .collect::<mlua::Result<Vec<_>>>()?,
+            )?,
+        )?;
         lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
-        let r = vm.driver.call::<(bool, Value)>(launch.compiled.func.clone());
+        let r = vm
+            .driver
+            .call::<(bool, Value)>(launch.compiled.func.clone());
         lua.remove_hook();
         r
     })();
@@ -311,7 +341,7 @@ fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
     });
     if matches!(lua.used_memory(), m if m > vm.memory_limit / 2 && vm.memory_limit > 0) {
         let _ = lua.gc_collect();
-    } else if runs % GC_PERIOD == 0 {
+    } else if runs.is_multiple_of(GC_PERIOD) {
         let _ = lua.gc_step_kbytes(GC_PERIOD as i32);
     }
     out.buf.to_vec()
