@@ -26,7 +26,14 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "errtext",
-        lua.create_function(|_, v: Value| Ok(value_error_text(&v)))?,
+        lua.create_function(|_, v: Value| {
+            // Errors raised by native library functions get the script's
+            // position, as luaL_error gives Redis's C libraries; SCRIPT
+            // KILL's does not.
+            let text = value_error_text(&v);
+            let positioned = matches!(v, Value::Error(_)) && text != super::run::KILLED;
+            Ok((text, positioned))
+        })?,
     )?;
     t.set(
         "sha1hex",

@@ -37,6 +37,8 @@ const FIBER_STACK: usize = 4 << 20;
 /// does, so that no single script pays for a full cycle.
 const GC_PERIOD: u64 = 50;
 
+pub const KILLED: &str = "Script killed by user with SCRIPT KILL...";
+
 /// What the script's side asks of the caller's side.
 pub enum Request {
     /// Run this command with this protocol and send back its reply.
@@ -137,9 +139,7 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
             // pcall cannot catch the kill and go on.
             lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook);
         }
-        return Err(mlua::Error::runtime(
-            "Script killed by user with SCRIPT KILL...",
-        ));
+        return Err(mlua::Error::runtime(KILLED));
     }
     Ok(VmState::Continue)
 }

@@ -172,7 +172,7 @@ local function fix_pcall(ok, ...)
   if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then
     return false, rawget(e, 'err')
   elseif type(e) == 'userdata' then
-    return false, native.errtext(e)
+    return false, (native.errtext(e))
   end
   return false, e
 end
@@ -277,7 +277,11 @@ local function handler(e)
     level = level + 1
   end
   if type(e) ~= 'table' or protected[e] then
-    e = {err = 'ERR ' .. native.errtext(e)}
+    local text, positioned = native.errtext(e)
+    if positioned and line then
+      text = sub(source, 2) .. ':' .. line .. ': ' .. text
+    end
+    e = {err = 'ERR ' .. text}
   end
   if source then
     rawset(e, 'source', source)
