@@ -125,6 +125,12 @@ pub struct Client {
     pub watching: Option<crate::commands::multi::Watching>,
     /// Pub/Sub subscriptions, while there are any.
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The script this client runs, while it is paused past the busy
+    /// threshold (scripting/run.rs).
+    pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// Exclusive mode taken by the connection for the script command it is
+    /// about to dispatch; the script keeps it until it ends.
+    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
 }
 
 impl Client {
@@ -149,6 +155,8 @@ impl Client {
             multi: None,
             watching: None,
             pubsub: None,
+            script: None,
+            script_gate: None,
         }
     }
 

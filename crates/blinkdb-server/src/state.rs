@@ -67,6 +67,7 @@ pub struct Shared {
     pub gate: crate::exec_gate::ExecGate,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: crate::pubsub::Registry,
+    pub scripting: crate::scripting::Scripting,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -100,6 +101,7 @@ impl Shared {
             run_id,
             gate: Default::default(),
             pubsub: Default::default(),
+            scripting: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,
