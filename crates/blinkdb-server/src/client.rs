@@ -187,6 +187,12 @@ pub struct Client {
     /// Running the commands of EXEC: replies of nested commands are parts of
     /// EXEC's, so nothing else may be written between them.
     pub in_exec: bool,
+    /// The script this client runs, while it is paused past the busy
+    /// threshold (scripting/run.rs).
+    pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// Exclusive mode taken by the connection for the script command it is
+    /// about to dispatch; the script keeps it until it ends.
+    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
 }
 
 impl Client {
@@ -213,6 +219,8 @@ impl Client {
             pubsub: None,
             tracking: None,
             in_exec: false,
+            script: None,
+            script_gate: None,
         }
     }
 

@@ -120,9 +120,18 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
     opt("existence-filter-size", "0", false, Kind::Memory),
+    opt("busy-reply-threshold", "5000", true, Kind::Int(0, i64::MAX)),
+    opt("lua-memory-limit", "1gb", true, Kind::Memory),
 ];
 
+/// Older names Redis still accepts for an option.
+const ALIASES: &[(&str, &str)] = &[("lua-time-limit", "busy-reply-threshold")];
+
 pub fn find(name: &str) -> Option<&'static OptionDef> {
+    let name = ALIASES
+        .iter()
+        .find(|(old, _)| old.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, new)| new);
     OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
 }
 
@@ -402,6 +411,8 @@ impl Config {
             bf_max_memory: self.int("bf-max-memory") as u64,
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
             bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
+            busy_reply_threshold_ms: self.int("busy-reply-threshold") as u64,
+            lua_memory_limit: self.int("lua-memory-limit") as usize,
             existence_filter_size: self.int("existence-filter-size") as u64,
         }
     }
@@ -514,6 +525,11 @@ pub struct Settings {
     pub bpf_pin_root: PathBuf,
     /// Bytes of the key-existence filter (0: off).
     pub existence_filter_size: u64,
+    /// A script running longer than this makes other clients get BUSY (and
+    /// lets them send SCRIPT KILL); 0: never.
+    pub busy_reply_threshold_ms: u64,
+    /// Bytes the Lua interpreter may allocate (0: no limit).
+    pub lua_memory_limit: usize,
 }
 
 #[cfg(test)]

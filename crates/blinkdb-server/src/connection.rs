@@ -155,7 +155,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
-        let close = run_commands(
+        let mut close = run_commands(
             &shared,
             &mut client,
             &mut parser,
@@ -164,6 +164,36 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             &mut logged_replies,
         );
         drop(clock);
+        while client.script.is_some() {
+            // A script past its busy threshold paused: the other connections
+            // of this thread get their turn (BUSY, SCRIPT KILL), then it goes on.
+            let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
+            while client.script.is_some() {
+                tokio::task::yield_now().await;
+                crate::scripting::run::resume(&shared, &mut client, &mut out);
+            }
+            // What the script changed: invalidations after its reply.
+            shared.notify.tracking.broadcast();
+            if client.tracking.is_some() {
+                crate::pubsub::flush_mailbox(&client, &mut out);
+            }
+            if client.pending_lsn > lsn_before {
+                logged_replies.push((reply_start, out.buf.len()));
+            }
+            if close {
+                break;
+            }
+            // The commands pipelined after the script.
+            let _clock = blinkdb_engine::clock::batch();
+            close = run_commands(
+                &shared,
+                &mut client,
+                &mut parser,
+                &mut inbuf,
+                &mut out,
+                &mut logged_replies,
+            );
+        }
         if inbuf.len() > client.settings(&shared).client_query_buffer_limit {
             tracing::warn!(
                 "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
@@ -265,7 +295,9 @@ fn run_commands(
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
-    let mut gate = Some(shared.gate.shared());
+    // None while a script is past its busy threshold: commands get BUSY.
+    let busy = &shared.scripting.busy;
+    let mut gate = shared.gate.shared_unless(busy);
     let close = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
@@ -278,13 +310,35 @@ fn run_commands(
                     break false;
                 };
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
-                if is_exec(&args) {
+                if gate.is_none() {
+                    gate = shared.gate.shared_unless(busy);
+                }
+                if gate.is_none() {
+                    // A script is past its busy threshold.
+                    if crate::scripting::allowed_when_busy(&args) {
+                        dispatch(shared, client, out, &args);
+                    } else {
+                        crate::commands::multi::flag_error(client);
+                        out.error(crate::scripting::ERR_BUSY);
+                    }
+                } else if is_exec(&args) {
                     // Alone on every connection thread: no other command interleaves.
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
                     dispatch(shared, client, out, &args);
                     drop(exclusive);
-                    gate = Some(shared.gate.shared());
+                    gate = shared.gate.shared_unless(busy);
+                } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
+                    // Alone too; the script keeps the exclusive mode if it
+                    // pauses past its busy threshold (scripting/run.rs).
+                    drop(gate.take());
+                    client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
+                    dispatch(shared, client, out, &args);
+                    client.script_gate = None;
+                    if client.script.is_some() {
+                        break false;
+                    }
+                    gate = shared.gate.shared_unless(busy);
                 } else {
                     dispatch(shared, client, out, &args);
                 }

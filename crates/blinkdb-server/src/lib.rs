@@ -18,6 +18,7 @@ pub mod network;
 pub mod persistence;
 pub mod protocol;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod state;
 pub mod tracking;

@@ -184,7 +184,9 @@ async fn expire_cycle(shared: Arc<Shared>) {
         let start = Instant::now();
         while start.elapsed() < budget {
             // Not inside a transaction: EXEC sees no key vanish midway.
-            let _gate = shared.gate.shared();
+            let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) else {
+                break;
+            };
             if shared.engine.active_expire(256, 64) == 0 {
                 break;
             }

@@ -71,6 +71,7 @@ pub struct Shared {
     pub notify: Arc<crate::pubsub::notify::Notifier>,
     /// Serializes updates of the engine's interest mask.
     interest_update: Mutex<()>,
+    pub scripting: crate::scripting::Scripting,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -109,6 +110,7 @@ impl Shared {
             pubsub,
             notify,
             interest_update: Mutex::new(()),
+            scripting: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,

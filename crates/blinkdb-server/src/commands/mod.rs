@@ -6,6 +6,7 @@ mod conn;
 mod keys;
 pub mod multi;
 mod pubsub;
+mod scripting;
 mod server;
 mod strings;
 pub mod table;

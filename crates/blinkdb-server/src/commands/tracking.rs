@@ -260,6 +260,20 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     }
 }
 
+/// A read-only command run by a script: its caller may cache the keys the
+/// script declared (Redis tracks those, not the ones the script read).
+pub fn remember_script_keys(shared: &Shared, client: &Client, keys: &[Vec<u8>]) {
+    if client
+        .tracking
+        .as_deref()
+        .is_some_and(|t| t.remembers_reads())
+    {
+        let tracking = &shared.notify.tracking;
+        tracking.remember(client.id, keys.iter().map(|k| &k[..]));
+        tracking.limit_used_slots();
+    }
+}
+
 /// The key arguments of `args` by the command's key positions.
 fn key_args<'a>(spec: &CommandSpec, args: &Args<'a>) -> Vec<&'a [u8]> {
     let argc = args.len() as i32;
