@@ -184,8 +184,8 @@ pub struct Client {
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
     /// Client-side caching, while CLIENT TRACKING is on.
     pub tracking: Option<Box<crate::tracking::ClientTracking>>,
-    /// Running the commands of EXEC: replies of nested commands are parts of
-    /// EXEC's, so nothing else may be written between them.
+    /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
+    /// for all of them).
     pub in_exec: bool,
     /// The script this client runs, while it is paused past the busy
     /// threshold (scripting/run.rs).

@@ -345,6 +345,11 @@ fn run_commands(
                 if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
+                if client.tracking.is_some() {
+                    // Invalidations this command caused to this client come after
+                    // its reply (and after a transaction's whole reply), as in Redis.
+                    crate::pubsub::flush_mailbox(client, out);
+                }
                 if client.close_after_reply {
                     break true;
                 }

@@ -238,10 +238,9 @@ pub fn trackinginfo(ctx: &mut Ctx) {
 }
 
 /// After each command of a tracking client: remember the keys a read-only
-/// command read (unless OPTIN/OPTOUT say otherwise), forget CLIENT CACHING
-/// once a command other than CLIENT ran outside a transaction, and write the
-/// invalidations this command caused after its reply (not between the
-/// replies of a transaction's commands).
+/// command read (unless OPTIN/OPTOUT say otherwise), and forget CLIENT CACHING
+/// once a command other than CLIENT ran outside a transaction. (The
+/// invalidations it caused are written after its reply by `run_commands`.)
 pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     let (in_tx, in_exec) = (ctx.client.multi.is_some(), ctx.client.in_exec);
     let Some(t) = ctx.client.tracking.as_deref_mut() else {
@@ -254,9 +253,6 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     }
     if spec.name != "client" && !in_tx && !in_exec {
         t.caching = false;
-    }
-    if !in_exec {
-        crate::pubsub::flush_mailbox(ctx.client, ctx.out);
     }
 }
 
