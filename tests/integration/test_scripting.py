@@ -217,6 +217,33 @@ def test_busy_script_and_script_kill(server_factory):
     t.join(5)
 
 
+def test_exec_during_a_busy_script_is_aborted(server_factory):
+    # Redis's multi.tcl 'EXEC and script timeout': a command queued while a script is busy
+    # gets BUSY and dooms the transaction; EXEC then answers EXECABORT ... BUSY and leaves
+    # MULTI, and nothing of the transaction runs.
+    srv = server_factory("--busy-reply-threshold", "10")
+    r = redis.Redis(port=srv.port)
+    r.set("xx", 1)
+    tx = srv.connect()
+    assert raw(tx, "MULTI") == b"+OK\r\n"
+    assert raw(tx, "INCR", "xx") == b"+QUEUED\r\n"
+    t = threading.Thread(target=lambda: _eval_until_killed(srv.port))
+    t.start()
+    time.sleep(0.3)
+    assert raw(tx, "INCR", "xx").startswith(b"-BUSY")
+    assert raw(tx, "EXEC").startswith(b"-EXECABORT Transaction discarded because of: BUSY")
+    assert r.script_kill()
+    t.join(5)
+    assert r.get("xx") == b"1"
+    assert raw(tx, "PING", "asdf") == b"$4\r\nasdf\r\n"
+    tx.close()
+
+
+def _eval_until_killed(port):
+    with pytest.raises(redis.exceptions.ResponseError, match="Script killed"):
+        redis.Redis(port=port).eval("while true do end", 0)
+
+
 def test_pcall_cannot_swallow_script_kill(server_factory):
     srv = server_factory("--busy-reply-threshold", "100")
     out = {}
