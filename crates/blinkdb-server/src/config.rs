@@ -20,6 +20,9 @@ pub enum Kind {
     /// `client-output-buffer-limit`: classes with limits; a value replaces only
     /// the classes it names (`pubsub/limits.rs`).
     OutputLimits,
+    /// `notify-keyspace-events`: Redis's flag letters, shown in its canonical
+    /// order (`pubsub/notify.rs`).
+    KeyspaceEvents,
 }
 
 pub struct OptionDef {
@@ -71,6 +74,13 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::OutputLimits,
     ),
     opt("hz", "10", true, Kind::Int(1, 500)),
+    opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
+    opt(
+        "tracking-table-max-keys",
+        "1000000",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
     opt("save", "", false, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
@@ -207,6 +217,11 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             crate::pubsub::limits::OutputLimits::parse_over(crate::pubsub::limits::DEFAULT, value)
                 .map(|l| l.format())
         }
+        // Stored with every letter (Redis's own form, shown by `shown`, drops
+        // `n` next to `A`, though the flag stays on).
+        Kind::KeyspaceEvents => crate::pubsub::notify::parse_flags(value)
+            .map(crate::pubsub::notify::letters)
+            .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
@@ -322,6 +337,16 @@ impl Config {
         self.values.get(name).map(|s| s.as_str()).unwrap_or("")
     }
 
+    /// An option's value as CONFIG GET and CONFIG REWRITE show it.
+    pub fn shown(name: &str, stored: &str) -> String {
+        match find(name).map(|d| d.kind) {
+            Some(Kind::KeyspaceEvents) => crate::pubsub::notify::format_flags(
+                crate::pubsub::notify::parse_flags(stored).unwrap_or(0),
+            ),
+            _ => stored.to_string(),
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
         self.values.iter().map(|(k, v)| (*k, v.as_str()))
     }
@@ -363,6 +388,11 @@ impl Config {
                 self.get("client-output-buffer-limit"),
             ),
             hz: self.int("hz") as u32,
+            notify_keyspace_events: crate::pubsub::notify::parse_flags(
+                self.get("notify-keyspace-events"),
+            )
+            .unwrap_or(0),
+            tracking_table_max_keys: self.int("tracking-table-max-keys") as u64,
             appendonly: self.flag("appendonly"),
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
@@ -407,7 +437,8 @@ impl Config {
             let first = line.split_whitespace().next().unwrap_or("");
             match find(first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
-                    out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+                    let value = Self::shown(def.name, self.get(def.name));
+                    out.push_str(&format!("{} {}\n", def.name, quote(&value)));
                 }
                 Some(_) => {}
                 None => {
@@ -418,7 +449,8 @@ impl Config {
         }
         for def in OPTIONS {
             if !written.contains(def.name) && self.get(def.name) != def.default {
-                out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+                let value = Self::shown(def.name, self.get(def.name));
+                out.push_str(&format!("{} {}\n", def.name, quote(&value)));
             }
         }
         out
@@ -465,6 +497,10 @@ pub struct Settings {
     pub client_query_buffer_limit: usize,
     pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,
+    /// `notify-keyspace-events` as Redis's flag bits (blinkdb_engine::notify).
+    pub notify_keyspace_events: u32,
+    /// Keys the tracking table holds at most (0: no limit).
+    pub tracking_table_max_keys: u64,
     pub appendonly: bool,
     pub appendfsync: String,
     pub appenddirname: String,

@@ -128,11 +128,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 tokio::time::sleep(Duration::from_secs(timeout)).await
             }
         };
-        // Shutdown and CLIENT KILL both arrive through the kill signal.
+        // Shutdown and CLIENT KILL both arrive through the kill signal; so does
+        // the news that another connection made this client's inbox.
         let readable = tokio::select! {
             r = sock.readable() => if r.is_err() { break } else { true },
             _ = crate::pubsub::messages_ready(&client) => false,
-            _ = info.kill_signal.notified() => break,
+            _ = info.kill_signal.notified() => if info.is_killed() { break } else { false },
             _ = idle => break,
         };
         if inbuf.capacity() == 0 {
@@ -151,6 +152,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
+        // Messages that arrived before these commands were read go out before
+        // their replies, as they would from Redis's output buffer.
+        crate::pubsub::flush_mailbox(&client, &mut out);
         let mut close = run_commands(
             &shared,
             &mut client,
@@ -232,10 +236,18 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             let sent = if out.files.is_empty() {
                 client.net_out += out.buf.len() as u64;
                 // A client that does not read is closed at its output limit
-                // (`pubsub/mailbox.rs`) through the kill signal.
-                tokio::select! {
-                    r = sock.write_all(&out.buf) => r,
-                    _ = info.kill_signal.notified() => break,
+                // (`pubsub/mailbox.rs`) through the kill signal (which also
+                // carries wake-ups: see `ClientInfo::inbox`).
+                let mut write = std::pin::pin!(sock.write_all(&out.buf));
+                let written = loop {
+                    tokio::select! {
+                        r = &mut write => break Some(r),
+                        _ = info.kill_signal.notified() => if info.is_killed() { break None },
+                    }
+                };
+                match written {
+                    Some(r) => r,
+                    None => break,
                 }
             } else {
                 write_with_files(&mut sock, &mut out)
@@ -262,6 +274,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     client.flush_stats(&shared, 0, true);
     crate::commands::multi::unwatch_all(&shared, &mut client);
     crate::pubsub::unsubscribe_all(&shared, &mut client);
+    crate::commands::tracking::disable(&shared, &mut client);
 }
 
 /// Runs every complete command in `inbuf`, then drops their bytes from it;
@@ -342,6 +355,9 @@ fn run_commands(
         }
     };
     drop(gate);
+    // BCAST invalidations of keys this batch changed (Redis sends them before
+    // its event loop sleeps).
+    shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
     close
 }

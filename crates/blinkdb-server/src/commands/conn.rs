@@ -38,6 +38,7 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.client.multi = None;
     super::multi::unwatch_all(ctx.shared, ctx.client);
     crate::pubsub::unsubscribe_all(ctx.shared, ctx.client);
+    super::tracking::disable(ctx.shared, ctx.client);
     ctx.client.set_db(0);
     ctx.client.set_proto(2);
     ctx.out.proto = 2;
@@ -153,8 +154,9 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
 pub fn client(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     let arity_ok = match sub.as_str() {
-        "id" | "getname" | "info" => args.len() == 2,
-        "setname" => args.len() == 3,
+        "id" | "getname" | "info" | "getredir" | "trackinginfo" => args.len() == 2,
+        "setname" | "caching" => args.len() == 3,
+        "tracking" => args.len() >= 3,
         "setinfo" => args.len() == 4,
         "list" | "kill" => true,
         "help" => args.len() == 2,
@@ -190,9 +192,17 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         }
         "list" => client_list(ctx, args),
         "kill" => client_kill(ctx, args),
+        "tracking" => super::tracking::tracking(ctx, args),
+        "caching" => super::tracking::caching(ctx, args),
+        "getredir" => super::tracking::getredir(ctx),
+        "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => {
             let lines = [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "CACHING (YES|NO)",
+                "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                "GETREDIR",
+                "    Return the client ID we are redirecting to when tracking is enabled.",
                 "GETNAME",
                 "    Return the name of the current connection.",
                 "ID",
@@ -209,6 +219,11 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "SETNAME <name>",
                 "    Assign the name <name> to the current connection.",
+                "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                "         [OPTIN] [OPTOUT] [NOLOOP]",
+                "    Control server assisted client side caching.",
+                "TRACKINGINFO",
+                "    Report tracking status for the current connection.",
                 "HELP",
                 "    Print this help.",
             ];

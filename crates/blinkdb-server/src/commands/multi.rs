@@ -124,10 +124,12 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
         log_marker(ctx, b"MULTI");
     }
     ctx.out.array(tx.queue.len());
+    ctx.client.in_exec = true;
     for cmd in &tx.queue {
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
         dispatch(ctx.shared, ctx.client, ctx.out, &args);
     }
+    ctx.client.in_exec = false;
     if wrap {
         log_marker(ctx, b"EXEC");
     }

@@ -1,5 +1,6 @@
-//! A subscriber's inbox: the messages published to it that its connection has not
-//! written yet, filled by publishers on any connection thread.
+//! A client's inbox: the messages published to it (Pub/Sub messages, keyspace
+//! events, tracking invalidations) that its connection has not written yet,
+//! filled by publishers on any connection thread.
 //!
 //! Publishers append the encoded frame straight into one growing buffer (no
 //! allocation per message once it has grown), and wake the connection only when
@@ -12,13 +13,14 @@ use crate::client::ClientInfo;
 use bytes::BytesMut;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use tokio::sync::Notify;
 
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
     wake: Notify,
-    pub info: Arc<ClientInfo>,
+    /// Weak: the client's info holds its inbox.
+    info: Weak<ClientInfo>,
     /// The subscriber's RESP version: messages are `*` arrays in RESP2, `>` pushes in RESP3.
     proto: AtomicU8,
 }
@@ -36,7 +38,7 @@ struct Inbox {
 }
 
 impl Mailbox {
-    pub fn new(info: Arc<ClientInfo>, proto: u8) -> Arc<Mailbox> {
+    pub fn new(info: Weak<ClientInfo>, proto: u8) -> Arc<Mailbox> {
         Arc::new(Mailbox {
             inbox: Mutex::new(Inbox::default()),
             wake: Notify::new(),
@@ -55,17 +57,33 @@ impl Mailbox {
     /// does, and what it had pending is freed at once.
     pub fn deliver(&self, frame: &[u8], limit: &ClassLimit, now_ms: u64) {
         let push = self.proto.load(Ordering::Relaxed) == 3;
+        self.append(limit, now_ms, |buf| {
+            if push {
+                buf.extend_from_slice(b">");
+                buf.extend_from_slice(&frame[1..]);
+            } else {
+                buf.extend_from_slice(frame);
+            }
+        });
+    }
+
+    /// Appends bytes already encoded for this client (tracking's messages,
+    /// whose shape depends on more than the protocol), under `limit`.
+    pub fn deliver_raw(&self, parts: &[&[u8]], limit: &ClassLimit, now_ms: u64) {
+        self.append(limit, now_ms, |buf| {
+            for p in parts {
+                buf.extend_from_slice(p);
+            }
+        });
+    }
+
+    fn append(&self, limit: &ClassLimit, now_ms: u64, write: impl FnOnce(&mut BytesMut)) {
         let mut inbox = self.inbox.lock();
         if inbox.closed {
             return;
         }
         let was_empty = inbox.buf.is_empty();
-        if push {
-            inbox.buf.extend_from_slice(b">");
-            inbox.buf.extend_from_slice(&frame[1..]);
-        } else {
-            inbox.buf.extend_from_slice(frame);
-        }
+        write(&mut inbox.buf);
         if !limit.is_unlimited() {
             let pending = inbox.buf.len() + inbox.in_flight;
             let soft_since = &mut inbox.soft_since_ms;
@@ -84,11 +102,14 @@ impl Mailbox {
     }
 
     fn close_for_limit(&self) {
+        let Some(info) = self.info.upgrade() else {
+            return;
+        };
         tracing::warn!(
             "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            self.info.describe(&blinkdb_engine::clock::now_ms())
+            info.describe(&blinkdb_engine::clock::now_ms())
         );
-        self.info.kill();
+        info.kill();
     }
 
     /// Resolves when messages may be waiting (a permit is kept if none waits).

@@ -5,6 +5,7 @@
 
 pub mod limits;
 pub mod mailbox;
+pub mod notify;
 pub mod registry;
 
 use crate::client::{Client, ClientInfo};
@@ -44,9 +45,9 @@ pub struct Subscriptions {
 }
 
 impl Subscriptions {
-    fn new(info: Arc<ClientInfo>, proto: u8) -> Self {
+    fn new(info: &Arc<ClientInfo>) -> Self {
         Subscriptions {
-            mailbox: Mailbox::new(info, proto),
+            mailbox: info.inbox().clone(),
             channels: HashSet::new(),
             patterns: Vec::new(),
             shard: HashSet::new(),
@@ -131,9 +132,9 @@ fn confirm(out: &mut Out, verb: &[u8], name: Option<&[u8]>, count: usize) {
 /// Moves messages already delivered to this client ahead of what comes next in
 /// `out`, so a confirmation never overtakes a message published before it.
 pub fn flush_mailbox(client: &Client, out: &mut Out) {
-    if let Some(s) = &client.pubsub {
+    if let Some(inbox) = client.info.inbox_if_any() {
         // Now part of the batch's replies, which are bounded per batch.
-        s.mailbox.take_into(&mut out.buf, false);
+        inbox.take_into(&mut out.buf, false);
     }
 }
 
@@ -148,10 +149,10 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
 /// (P|S)SUBSCRIBE: one confirmation per name, subscribed or already so.
 pub fn subscribe(shared: &Shared, client: &mut Client, out: &mut Out, kind: Kind, names: &[&[u8]]) {
     flush_mailbox(client, out);
-    let (info, proto) = (client.info.clone(), client.proto);
+    let info = client.info.clone();
     let subs = client
         .pubsub
-        .get_or_insert_with(|| Box::new(Subscriptions::new(info, proto)));
+        .get_or_insert_with(|| Box::new(Subscriptions::new(&info)));
     for &name in names {
         if !subs.has(kind, name) {
             let name = Bytes::copy_from_slice(name);
@@ -255,10 +256,10 @@ pub fn context_refusal(client: &Client, name: &str, args: &Args) -> Option<Strin
 }
 
 /// Resolves when this connection may have messages to write; never without
-/// subscriptions.
+/// an inbox.
 pub async fn messages_ready(client: &Client) {
-    match &client.pubsub {
-        Some(s) => s.mailbox.ready().await,
+    match client.info.inbox_if_any() {
+        Some(inbox) => inbox.ready().await,
         None => std::future::pending().await,
     }
 }
@@ -266,7 +267,7 @@ pub async fn messages_ready(client: &Client) {
 /// Appends waiting messages to the reply buffer before a write; returns the
 /// mailbox and byte count to report once written (`Mailbox::written`).
 pub fn take_messages(client: &Client, buf: &mut BytesMut) -> Option<(Arc<Mailbox>, usize)> {
-    let s = client.pubsub.as_ref()?;
-    let n = s.mailbox.take_into(buf, true);
-    (n > 0).then(|| (s.mailbox.clone(), n))
+    let inbox = client.info.inbox_if_any()?;
+    let n = inbox.take_into(buf, true);
+    (n > 0).then(|| (inbox.clone(), n))
 }
