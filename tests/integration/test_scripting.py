@@ -113,6 +113,11 @@ BAD_INPUT = [
     ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
     ["SCRIPT", "FLUSH", "ASYNC"],
     ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
+    # Lua 5.1.5's own unpack would overflow its stack check and crash.
+    ["EVAL", "return {unpack({1,2,3}, -2, 2147483647)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -2147483648, -2)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -1, -2)}", "0"],
+    ["EVAL", "local a = {} for i=1,7999 do a[i] = 1 end return #{unpack(a)}", "0"],
 ]
 
 
