@@ -113,6 +113,11 @@ BAD_INPUT = [
     ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
     ["SCRIPT", "FLUSH", "ASYNC"],
     ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
+    # Lua 5.1.5's own unpack would overflow its stack check and crash.
+    ["EVAL", "return {unpack({1,2,3}, -2, 2147483647)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -2147483648, -2)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -1, -2)}", "0"],
+    ["EVAL", "local a = {} for i=1,7999 do a[i] = 1 end return #{unpack(a)}", "0"],
 ]
 
 
@@ -215,6 +220,33 @@ def test_busy_script_and_script_kill(server_factory):
         pass
     srv.proc.wait(10)
     t.join(5)
+
+
+def test_exec_during_a_busy_script_is_aborted(server_factory):
+    # Redis's multi.tcl 'EXEC and script timeout': a command queued while a script is busy
+    # gets BUSY and dooms the transaction; EXEC then answers EXECABORT ... BUSY and leaves
+    # MULTI, and nothing of the transaction runs.
+    srv = server_factory("--busy-reply-threshold", "10")
+    r = redis.Redis(port=srv.port)
+    r.set("xx", 1)
+    tx = srv.connect()
+    assert raw(tx, "MULTI") == b"+OK\r\n"
+    assert raw(tx, "INCR", "xx") == b"+QUEUED\r\n"
+    t = threading.Thread(target=lambda: _eval_until_killed(srv.port))
+    t.start()
+    time.sleep(0.3)
+    assert raw(tx, "INCR", "xx").startswith(b"-BUSY")
+    assert raw(tx, "EXEC").startswith(b"-EXECABORT Transaction discarded because of: BUSY")
+    assert r.script_kill()
+    t.join(5)
+    assert r.get("xx") == b"1"
+    assert raw(tx, "PING", "asdf") == b"$4\r\nasdf\r\n"
+    tx.close()
+
+
+def _eval_until_killed(port):
+    with pytest.raises(redis.exceptions.ResponseError, match="Script killed"):
+        redis.Redis(port=port).eval("while true do end", 0)
 
 
 def test_pcall_cannot_swallow_script_kill(server_factory):

@@ -182,17 +182,17 @@ pub struct Client {
     pub watching: Option<crate::commands::multi::Watching>,
     /// Pub/Sub subscriptions, while there are any.
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
-    /// Client-side caching, while CLIENT TRACKING is on.
-    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
-    /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
-    /// for all of them).
-    pub in_exec: bool,
     /// The script this client runs, while it is paused past the busy
     /// threshold (scripting/run.rs).
     pub script: Option<Box<crate::scripting::run::RunState>>,
     /// Exclusive mode taken by the connection for the script command it is
     /// about to dispatch; the script keeps it until it ends.
     pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
+    /// Client-side caching, while CLIENT TRACKING is on.
+    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
+    /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
+    /// for all of them).
+    pub in_exec: bool,
 }
 
 impl Client {
@@ -217,10 +217,10 @@ impl Client {
             multi: None,
             watching: None,
             pubsub: None,
-            tracking: None,
-            in_exec: false,
             script: None,
             script_gate: None,
+            tracking: None,
+            in_exec: false,
         }
     }
 

@@ -317,6 +317,9 @@ fn run_commands(
                     // A script is past its busy threshold.
                     if crate::scripting::allowed_when_busy(&args) {
                         dispatch(shared, client, out, &args);
+                    } else if is_exec(&args) {
+                        let busy = crate::scripting::ERR_BUSY;
+                        crate::commands::multi::refuse_exec(shared, client, out, busy);
                     } else {
                         crate::commands::multi::flag_error(client);
                         out.error(crate::scripting::ERR_BUSY);

@@ -67,11 +67,11 @@ pub struct Shared {
     pub gate: crate::exec_gate::ExecGate,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
+    pub scripting: crate::scripting::Scripting,
     /// Keyspace events and client-side caching: the engine's observer.
     pub notify: Arc<crate::pubsub::notify::Notifier>,
     /// Serializes updates of the engine's interest mask.
     interest_update: Mutex<()>,
-    pub scripting: crate::scripting::Scripting,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -108,9 +108,9 @@ impl Shared {
             run_id,
             gate: Default::default(),
             pubsub,
+            scripting: Default::default(),
             notify,
             interest_update: Mutex::new(()),
-            scripting: Default::default(),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,

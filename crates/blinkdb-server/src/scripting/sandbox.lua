@@ -227,6 +227,17 @@ keep.setmetatable = cwrap(function(t, mt)
   return setmetatable(t, mt)
 end)
 keep.getmetatable = getmetatable
+-- Lua 5.1.5's unpack overflows its stack check for huge ranges and brings
+-- the process down; Redis's patched Lua refuses them.
+local real_unpack = unpack
+keep.unpack = cwrap(function(t, i, j, ...)
+  local first = tonumber(i) or 1
+  local last = tonumber(j) or (type(t) == 'table' and #t or 0)
+  if last - first + 1 > 8000 then error('too many results to unpack', 0) end
+  if j ~= nil then return real_unpack(t, i, j, ...) end
+  if i ~= nil then return real_unpack(t, i) end
+  return real_unpack(t)
+end)
 keep.rawset = cwrap(function(t, k, v)
   if protected[t] then error(READONLY, 0) end
   return rawset(t, k, v)
