@@ -188,6 +188,9 @@ pub struct Client {
     /// Exclusive mode taken by the connection for the script command it is
     /// about to dispatch; the script keeps it until it ends.
     pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
+    /// The script this client runs called a read-only command: a tracking
+    /// client then remembers the keys the script declared, as Redis does.
+    pub script_read: bool,
     /// Client-side caching, while CLIENT TRACKING is on.
     pub tracking: Option<Box<crate::tracking::ClientTracking>>,
     /// Running the commands of EXEC: replies of nested commands are parts of
@@ -219,6 +222,7 @@ impl Client {
             pubsub: None,
             script: None,
             script_gate: None,
+            script_read: false,
             tracking: None,
             in_exec: false,
         }

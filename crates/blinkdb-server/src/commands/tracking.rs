@@ -244,12 +244,19 @@ pub fn trackinginfo(ctx: &mut Ctx) {
 /// replies of a transaction's commands).
 pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     let (in_tx, in_exec) = (ctx.client.multi.is_some(), ctx.client.in_exec);
+    let script_read = std::mem::take(&mut ctx.client.script_read);
     let Some(t) = ctx.client.tracking.as_deref_mut() else {
         return;
     };
-    if spec.has(READONLY) && spec.first_key > 0 && t.remembers_reads() {
+    // A script's own read-only flag does not count: the commands it ran do, and
+    // then the keys it declared are remembered (Redis's call() with script_caller).
+    let read_keys = match declared_script_keys(spec, args) {
+        Some(keys) => script_read.then_some(keys),
+        None => (spec.has(READONLY) && spec.first_key > 0).then(|| key_args(spec, args)),
+    };
+    if let Some(keys) = read_keys.filter(|_| t.remembers_reads()) {
         let tracking = &ctx.shared.notify.tracking;
-        tracking.remember(ctx.client.id, key_args(spec, args).into_iter());
+        tracking.remember(ctx.client.id, keys.into_iter());
         tracking.limit_used_slots();
     }
     if spec.name != "client" && !in_tx && !in_exec {
@@ -258,6 +265,21 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     if !in_exec {
         crate::pubsub::flush_mailbox(ctx.client, ctx.out);
     }
+}
+
+/// For EVAL, EVALSHA, FCALL and their _RO forms, the keys the call declares.
+fn declared_script_keys<'a>(spec: &CommandSpec, args: &Args<'a>) -> Option<Vec<&'a [u8]>> {
+    if !matches!(
+        spec.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    ) {
+        return None;
+    }
+    let numkeys = args
+        .get(2)
+        .and_then(|n| std::str::from_utf8(n).ok()?.parse::<usize>().ok())
+        .unwrap_or(0);
+    Some(args.iter().skip(3).take(numkeys).copied().collect())
 }
 
 /// The key arguments of `args` by the command's key positions.

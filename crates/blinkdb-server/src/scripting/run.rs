@@ -175,6 +175,7 @@ pub struct Launch {
 /// or pauses (then `client.script` holds it and the caller must `resume` it
 /// after letting its event loop run).
 pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState, launch: Launch) {
+    client.script_read = false;
     let shared_arc = shared.arc();
     let sha = run.sha;
     let stack = STACKS
@@ -397,6 +398,7 @@ fn execute(
     let args: Args = argv.iter().map(|a| &a[..]).collect();
     let mut out = Out::new(resp);
     client.commands_processed += 1;
+    client.script_read |= spec.has(table::READONLY);
     (spec.handler)(
         &mut Ctx {
             shared,
