@@ -125,7 +125,8 @@ mod tests {
 
     #[test]
     fn backslash_x_without_two_hex_digits_is_an_escaped_x() {
-        // Redis 7.0: `ECHO "\xZZ"` replies "xZZ" (found by the splitargs fuzz target).
+        // Redis 7.0: `ECHO "\xZZ"` replies "xZZ" (found writing the splitargs
+        // fuzz target's model).
         assert_eq!(split_args(br#""\xZZ""#).unwrap(), vec![b"xZZ".to_vec()]);
         assert_eq!(split_args(br#""\x4""#).unwrap(), vec![b"x4".to_vec()]);
         assert_eq!(split_args(br#""\x""#).unwrap(), vec![b"x".to_vec()]);

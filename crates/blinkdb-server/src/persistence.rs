@@ -423,7 +423,8 @@ mod tests {
     #[test]
     fn a_record_with_too_few_arguments_is_refused_not_run() {
         // `*1 SET` reached the SET handler, which indexes args[1] and args[2]:
-        // a panic at startup (found by the aof_load fuzz target).
+        // a panic at startup (found reading the replay path for the aof_load
+        // fuzz target).
         for record in [
             &b"*1\r\n$3\r\nSET\r\n"[..],
             b"*2\r\n$6\r\nEXPIRE\r\n$1\r\nk\r\n",

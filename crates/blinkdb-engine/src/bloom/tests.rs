@@ -134,8 +134,8 @@ fn redisbloom_reply_texts_for_bad_arguments() {
 #[test]
 fn numbers_are_read_like_redisbloom() {
     // RedisBloom 2.8 reads integers with string2ll and rates with strtod (Redis's
-    // string2d); each reply here was taken from redisbloom.so (found by the
-    // numbers fuzz target, which compares with models of both).
+    // string2d); each reply here was taken from redisbloom.so (found writing the
+    // numbers fuzz target's models of both).
     let r = |a: &[&str]| {
         parse_reserve(&a.iter().map(|s| s.as_bytes()).collect::<Vec<_>>())
             .map(|c| (c.error_rate, c.capacity))

@@ -323,7 +323,7 @@ mod tests {
             "Protocol error: invalid bulk length"
         );
         // Lengths are read with Redis's string2ll: "-0" is not a number
-        // (found by the numbers fuzz target).
+        // (found writing the numbers fuzz target's model of string2ll).
         assert_eq!(err(b"*-0\r\n"), "Protocol error: invalid multibulk length");
         assert_eq!(err(b"*1\r\n$-0\r\n"), "Protocol error: invalid bulk length");
         assert_eq!(err(b"*+1\r\n"), "Protocol error: invalid multibulk length");
