@@ -11,8 +11,8 @@ use blinkdb_fuzz::Cursor;
 use blinkdb_server::config::{parse_memory, Config, OPTIONS};
 use libfuzzer_sys::fuzz_target;
 
-/// Redis 7.0's `memtoull`, except that a value past u64 is refused (Redis
-/// wraps it around).
+/// Redis 7.0's `memtoull`, except that a unit pushing the value past u64 is
+/// refused (Redis wraps it around).
 fn memtoull(s: &[u8]) -> Option<u64> {
     if s.first() == Some(&b'-') {
         return None;
@@ -34,10 +34,13 @@ fn memtoull(s: &[u8]) -> Option<u64> {
     if digits >= 128 {
         return None;
     }
-    let n: u64 = if digits == 0 {
-        0
-    } else {
-        std::str::from_utf8(&s[..digits]).ok()?.parse().ok()?
+    // strtoull: "" is 0, too many digits give ULLONG_MAX.
+    let n: u64 = match digits {
+        0 => 0,
+        _ => std::str::from_utf8(&s[..digits])
+            .ok()?
+            .parse()
+            .unwrap_or(u64::MAX),
     };
     n.checked_mul(mul)
 }
