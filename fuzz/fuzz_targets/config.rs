@@ -97,8 +97,8 @@ fuzz_target!(|data: &[u8]| {
                     _ => name.into_owned(),
                 };
                 let _ = cfg.set_runtime(&name, &value);
-                check_settings(&cfg);
             }
+            check_settings(&cfg);
         }
         _ => {
             let Ok(s) = std::str::from_utf8(rest) else {

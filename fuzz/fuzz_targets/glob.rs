@@ -2,20 +2,30 @@
 //! Redis 7.0's `stringmatchlen` written from its C control flow: pointer and
 //! length walked as in C (a read at the end sees the string's NUL), `char`
 //! signed as on x86-64 (it decides `[a-\xff]` ranges), `tolower` of the C
-//! locale, and the recursion for `*` memoized so a long input stays cheap.
-//! Any difference fails; so does a match that takes more than O(p·s) steps.
+//! locale, and the recursion for `*` memoized (O(pattern · text), like the
+//! matcher under test, so that a long text stays cheap). Any difference fails;
+//! libFuzzer's -timeout catches a matcher that backtracks.
 #![no_main]
 
 use blinkdb_engine::pattern::glob_match;
 use blinkdb_fuzz::Cursor;
 use libfuzzer_sys::fuzz_target;
-use std::collections::HashMap;
 
 struct Model<'a> {
     pat: &'a [u8],
     text: &'a [u8],
     nocase: bool,
-    memo: HashMap<(usize, usize), bool>,
+    /// Answers by (pattern position, text position): 0 unknown, 1 no, 2 yes.
+    memo: Vec<u8>,
+    star_memo: Vec<u8>,
+}
+
+fn known(v: u8) -> Option<bool> {
+    (v != 0).then_some(v == 2)
+}
+
+fn answer(b: bool) -> u8 {
+    1 + b as u8
 }
 
 /// C `char` on x86-64.
@@ -46,13 +56,42 @@ impl Model<'_> {
     }
 
     /// `stringmatchlen(pat + p, plen - p, text + s, slen - s, nocase)`.
+    fn slot(&self, p: usize, s: usize) -> usize {
+        p * (self.text.len() + 1) + s
+    }
+
     fn matches(&mut self, p0: usize, s0: usize) -> bool {
-        if let Some(&m) = self.memo.get(&(p0, s0)) {
+        let slot = self.slot(p0, s0);
+        if let Some(m) = known(self.memo[slot]) {
             return m;
         }
         let m = self.walk(p0, s0);
-        self.memo.insert((p0, s0), m);
+        self.memo[slot] = answer(m);
         m
+    }
+
+    /// The loop of `*` at `p`: does the rest match from some position in
+    /// `s..slen`? Answers are kept for every position looked at, so each
+    /// (star, position) pair is tried once: O(pattern · text) overall.
+    fn star(&mut self, p: usize, s: usize) -> bool {
+        let mut seen = Vec::new();
+        let mut found = false;
+        for at in s..self.text.len() {
+            if let Some(k) = known(self.star_memo[self.slot(p, at)]) {
+                found = k;
+                break;
+            }
+            seen.push(at);
+            if self.matches(p + 1, at) {
+                found = true;
+                break;
+            }
+        }
+        for at in seen {
+            let slot = self.slot(p, at);
+            self.star_memo[slot] = answer(found);
+        }
+        found
     }
 
     fn walk(&mut self, mut p: usize, mut s: usize) -> bool {
@@ -66,13 +105,7 @@ impl Model<'_> {
                     if plen - p == 1 {
                         return true;
                     }
-                    while s < slen {
-                        if self.matches(p + 1, s) {
-                            return true;
-                        }
-                        s += 1;
-                    }
-                    return false;
+                    return self.star(p, s);
                 }
                 b'?' => s += 1,
                 b'[' => {
@@ -165,7 +198,8 @@ fuzz_target!(|data: &[u8]| {
         pat,
         text,
         nocase,
-        memo: HashMap::new(),
+        memo: vec![0; (pat.len() + 1) * (text.len() + 1)],
+        star_memo: vec![0; (pat.len() + 1) * (text.len() + 1)],
     };
     let expected = model.matches(0, 0);
     assert_eq!(

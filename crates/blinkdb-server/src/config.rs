@@ -401,8 +401,15 @@ impl Config {
         let mut written = std::collections::HashSet::new();
         let mut out = String::new();
         for line in old.lines() {
-            let first = line.split_whitespace().next().unwrap_or("");
-            match find(first).filter(|_| !line.trim_start().starts_with('#')) {
+            // The directive as `apply_text` reads it (quotes, a NUL ends the
+            // line): a line read as an option must be replaced, or it would
+            // override the rewritten value at the next start.
+            let words = split_args(line.trim().as_bytes()).unwrap_or_default();
+            let first = words
+                .first()
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .unwrap_or_default();
+            match find(&first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
                     out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
                 }
@@ -414,7 +421,9 @@ impl Config {
             }
         }
         for def in OPTIONS {
-            if !written.contains(def.name) && self.get(def.name) != def.default {
+            // Defaults compare in their canonical form ("512mb" is 536870912).
+            let default = validate(def, def.default).unwrap_or_default();
+            if !written.contains(def.name) && self.get(def.name) != default {
                 out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
             }
         }
@@ -599,5 +608,22 @@ mod tests {
         assert!(text.contains("# hello\n"));
         assert!(text.contains("maxclients 50\n"));
         assert!(c.set_runtime("port", "1").is_err());
+    }
+
+    #[test]
+    fn rewrite_replaces_every_line_the_reader_takes_for_the_option() {
+        // `"maxclients" 7` and `maxclients\0...` are read as maxclients lines; left
+        // in place after the rewritten line, they won at the next start (found
+        // by the config fuzz target: a rewritten file read back differently).
+        let mut c = Config::default();
+        c.set_runtime("maxclients", "50").unwrap();
+        let old = "maxclients 10\n\"maxclients\" 7\nmaxclients\0junk 8\n";
+        let text = c.rewritten_text(old);
+        assert_eq!(text, "maxclients 50\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("blinkdb.conf");
+        std::fs::write(&path, &text).unwrap();
+        let again = Config::from_args(&[path.to_str().unwrap().to_string()]).unwrap();
+        assert_eq!(again.get("maxclients"), "50");
     }
 }
