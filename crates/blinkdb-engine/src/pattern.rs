@@ -134,15 +134,17 @@ fn match_class(mut p: &[u8], ch: u8, nocase: bool) -> (bool, &[u8]) {
                 break;
             }
             [lo, b'-', hi, rest @ ..] => {
-                let (mut lo, mut hi, mut c) = (*lo, *hi, ch);
+                // Redis compares range ends as C `char`s, signed on x86-64: bytes
+                // from 0x80 sort below 0, so `[a-\xff]` is the range -1..='a'.
+                let signed = |b: u8| {
+                    let b = if nocase { b.to_ascii_lowercase() } else { b };
+                    b as i8
+                };
+                let (mut lo, mut hi) = (*lo as i8, *hi as i8);
                 if lo > hi {
                     std::mem::swap(&mut lo, &mut hi);
                 }
-                if nocase {
-                    lo = lo.to_ascii_lowercase();
-                    hi = hi.to_ascii_lowercase();
-                    c = c.to_ascii_lowercase();
-                }
+                let (lo, hi, c) = (signed(lo as u8), signed(hi as u8), signed(ch));
                 if c >= lo && c <= hi {
                     matched = true;
                 }
@@ -275,6 +277,21 @@ mod tests {
             &b"*a".repeat(1001),
             false
         ));
+    }
+
+    #[test]
+    fn ranges_compare_signed_chars_like_redis_on_x86_64() {
+        // Redis 7.0 on x86-64: KEYS [a-\xff] matches "A" and "\xff", not "b" or
+        // "\xfe" (found writing the glob fuzz target's model of stringmatchlen).
+        let p = b"[a-\xff]";
+        assert!(glob_match(p, b"A", false));
+        assert!(glob_match(p, b"\xff", false));
+        assert!(glob_match(p, b"\x00", false));
+        assert!(!glob_match(p, b"b", false));
+        assert!(!glob_match(p, b"\xfe", false));
+        assert!(glob_match(b"[\x80-\xff]", b"\x90", false));
+        assert!(!glob_match(b"[\x80-\xff]", b"a", false));
+        assert!(glob_match(b"[\x80-a]", b"\x00", true));
     }
 
     #[test]

@@ -282,6 +282,20 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     crate::commands::tracking::disable(&shared, &mut client);
 }
 
+/// [`run_commands`] for the fuzz targets (fuzz/): one read's worth of bytes through
+/// the parser and dispatch as a connection runs them, without a socket.
+#[doc(hidden)]
+pub fn run_commands_for_fuzzing(
+    shared: &Shared,
+    client: &mut Client,
+    parser: &mut RequestParser,
+    inbuf: &mut BytesMut,
+    out: &mut Out,
+) -> bool {
+    let _clock = blinkdb_engine::clock::batch();
+    run_commands(shared, client, parser, inbuf, out, &mut Vec::new())
+}
+
 /// Runs every complete command in `inbuf`, then drops their bytes from it;
 /// returns true if the connection must close once the replies are written.
 fn run_commands(

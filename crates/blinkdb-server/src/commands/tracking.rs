@@ -246,7 +246,10 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     let Some(t) = ctx.client.tracking.as_deref_mut() else {
         return;
     };
-    if spec.has(READONLY) && spec.first_key > 0 && t.remembers_reads() {
+    // A read-only script's own flag does not count, as in Redis: the commands
+    // it runs do (`remember_script_keys`).
+    let script = matches!(spec.name, "eval_ro" | "evalsha_ro" | "fcall_ro");
+    if spec.has(READONLY) && !script && spec.first_key > 0 && t.remembers_reads() {
         let tracking = &ctx.shared.notify.tracking;
         tracking.remember(ctx.client.id, key_args(spec, args).into_iter());
         tracking.limit_used_slots();
@@ -256,8 +259,9 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     }
 }
 
-/// A read-only command run by a script: its caller may cache the keys the
-/// script declared (Redis tracks those, not the ones the script read).
+/// A read-only command run by a script (`scripting/run.rs`): its caller may
+/// cache the keys the script declared (Redis's call() remembers those for the
+/// script's caller, not the keys the script read), each time, as Redis does.
 pub fn remember_script_keys(shared: &Shared, client: &Client, keys: &[Vec<u8>]) {
     if client
         .tracking
