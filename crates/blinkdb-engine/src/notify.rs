@@ -117,3 +117,95 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineOptions;
+    use crate::keyspace::Entry;
+    use parking_lot::Mutex;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Observer for Recorder {
+        fn event(&self, _class: u32, event: &'static str, db: usize, key: &[u8]) {
+            let key = String::from_utf8_lossy(key);
+            self.0.lock().push(format!("{event}@{db}:{key}"));
+        }
+        fn modified(&self, key: &[u8], by: u64) {
+            let key = String::from_utf8_lossy(key);
+            self.0.lock().push(format!("changed:{key} by {by}"));
+        }
+        fn flushed(&self, by: u64) {
+            self.0.lock().push(format!("flushed by {by}"));
+        }
+    }
+
+    fn engine() -> (Engine, Arc<Recorder>) {
+        let e = Engine::new(EngineOptions::default());
+        let r = Arc::new(Recorder::default());
+        e.set_observer(r.clone());
+        (e, r)
+    }
+
+    fn take(r: &Recorder) -> Vec<String> {
+        std::mem::take(&mut *r.0.lock())
+    }
+
+    #[test]
+    fn nothing_is_reported_without_interest() {
+        let (e, r) = engine();
+        e.write1(0, b"k", |tx| {
+            tx.insert(0, b"k", Entry::string(&b"v"[..]));
+            tx.notify(STRING, "set", 0, b"k");
+        });
+        e.read(0, b"missing", |_| ());
+        e.flush(None, &[b"FLUSHALL"], false, 1);
+        assert!(take(&r).is_empty());
+    }
+
+    #[test]
+    fn changes_are_reported_in_order() {
+        let (e, r) = engine();
+        e.set_interest(ALL | NEW | KEY_MISS | TRACKING);
+        e.write1(0, b"k", |tx| {
+            tx.set_client(7);
+            tx.insert(0, b"k", Entry::string(&b"v"[..]));
+            tx.notify(STRING, "set", 0, b"k");
+            tx.insert(0, b"k", Entry::string(&b"w"[..]));
+        });
+        assert_eq!(
+            take(&r),
+            ["new@0:k", "changed:k by 7", "set@0:k", "changed:k by 7"]
+        );
+        // An expired entry written over: expired, then new.
+        e.write1(0, b"x", |tx| {
+            let mut old = Entry::string(&b"v"[..]);
+            old.expire_at = 1;
+            tx.insert(0, b"x", old);
+        });
+        take(&r);
+        e.write1(0, b"x", |tx| tx.insert(0, b"x", Entry::string(&b"v"[..])));
+        assert_eq!(
+            take(&r),
+            ["expired@0:x", "changed:x by 0", "new@0:x", "changed:x by 0"]
+        );
+        e.read(0, b"nope", |_| ());
+        e.flush(Some(0), &[b"FLUSHDB"], false, 3);
+        assert_eq!(take(&r), ["keymiss@0:nope", "flushed by 3"]);
+    }
+
+    #[test]
+    fn active_expiry_reports_each_key() {
+        let (e, r) = engine();
+        e.write1(0, b"gone", |tx| {
+            let mut en = Entry::string(&b"v"[..]);
+            en.expire_at = 1;
+            tx.insert(0, b"gone", en);
+        });
+        e.set_interest(EXPIRED);
+        e.active_expire(crate::keyspace::SHARDS * 16, 100);
+        assert_eq!(take(&r), ["expired@0:gone"]);
+    }
+}
