@@ -233,7 +233,7 @@ local real_unpack = unpack
 keep.unpack = cwrap(function(t, i, j, ...)
   local first = tonumber(i) or 1
   local last = tonumber(j) or (type(t) == 'table' and #t or 0)
-  if last - first + 1 > 8000 then error('too many results to unpack', 0) end
+  if last - first + 1 > 8000 then error('too many results to unpack', 3) end
   if j ~= nil then return real_unpack(t, i, j, ...) end
   if i ~= nil then return real_unpack(t, i) end
   return real_unpack(t)
