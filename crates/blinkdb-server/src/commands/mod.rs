@@ -2,10 +2,12 @@
 
 pub mod args;
 mod bloom;
+mod command;
 mod conn;
 mod keys;
 pub mod multi;
 mod server;
+pub mod spec;
 mod strings;
 pub mod table;
 
@@ -92,13 +94,36 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
     msg
 }
 
+/// Redis's reply to a container command with an unknown subcommand.
+pub fn unknown_subcommand(ctx: &mut Ctx, args: &Args) {
+    ctx.out.error_bytes(&unknown_subcommand_text(args));
+}
+
+fn unknown_subcommand_text(args: &Args) -> Vec<u8> {
+    let sub = args.get(1).copied().unwrap_or_default();
+    let mut msg = b"ERR unknown subcommand '".to_vec();
+    msg.extend_from_slice(&sub[..sub.len().min(128)]);
+    msg.extend_from_slice(b"'. Try ");
+    msg.extend(args[0].to_ascii_uppercase());
+    msg.extend_from_slice(b" HELP.");
+    msg
+}
+
 /// Runs one command. Returns false when the connection must close after
 /// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
-    let Some(spec) = lookup(args[0]) else {
-        multi::flag_error(client);
-        out.error_bytes(&unknown_command(args));
-        return;
+    let spec = match table::resolve(args) {
+        Some(Ok(spec)) => spec,
+        Some(Err(_container)) => {
+            multi::flag_error(client);
+            out.error_bytes(&unknown_subcommand_text(args));
+            return;
+        }
+        None => {
+            multi::flag_error(client);
+            out.error_bytes(&unknown_command(args));
+            return;
+        }
     };
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
