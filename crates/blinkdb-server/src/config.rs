@@ -101,6 +101,32 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
     opt("existence-filter-size", "0", false, Kind::Memory),
+    opt(
+        "slowlog-log-slower-than",
+        "10000",
+        true,
+        Kind::Int(-1, i64::MAX),
+    ),
+    opt("slowlog-max-len", "128", true, Kind::Int(0, i64::MAX)),
+    opt(
+        "latency-monitor-threshold",
+        "0",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
+    opt("latency-tracking", "yes", true, Kind::Bool),
+    opt(
+        "latency-tracking-info-percentiles",
+        "50 99 99.9",
+        true,
+        Kind::Str,
+    ),
+    opt(
+        "enable-debug-command",
+        "no",
+        false,
+        Kind::Enum(&["no", "yes", "local"]),
+    ),
 ];
 
 pub fn find(name: &str) -> Option<&'static OptionDef> {
@@ -189,9 +215,30 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
             }
+            if def.name == "latency-tracking-info-percentiles" {
+                return parse_percentiles(value).map(|p| {
+                    p.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
+            }
             Ok(value.to_string())
         }
     }
+}
+
+/// Space-separated percentiles, each within 0..100 (Redis's text for a bad one).
+fn parse_percentiles(value: &str) -> Result<Vec<f64>, String> {
+    value
+        .split_whitespace()
+        .map(|w| {
+            w.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        })
+        .collect()
 }
 
 #[derive(Clone)]
@@ -344,6 +391,13 @@ impl Config {
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
             bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
             existence_filter_size: self.int("existence-filter-size") as u64,
+            slowlog_log_slower_than: self.int("slowlog-log-slower-than"),
+            slowlog_max_len: self.int("slowlog-max-len") as usize,
+            latency_monitor_threshold_ms: self.int("latency-monitor-threshold") as u64,
+            latency_tracking: self.flag("latency-tracking"),
+            latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
+                .unwrap_or_default(),
+            enable_debug_command: self.get("enable-debug-command").to_string(),
         }
     }
 
@@ -448,6 +502,18 @@ pub struct Settings {
     pub bpf_pin_root: PathBuf,
     /// Bytes of the key-existence filter (0: off).
     pub existence_filter_size: u64,
+    /// Commands running at least this many microseconds go to the slow log
+    /// (negative: none; 0: all).
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: usize,
+    /// Events lasting at least this many milliseconds are kept by LATENCY
+    /// (0: monitor off).
+    pub latency_monitor_threshold_ms: u64,
+    /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    pub latency_percentiles: Vec<f64>,
+    /// no, yes or local (from loopback and unix-socket clients only).
+    pub enable_debug_command: String,
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub mod bloom_flush;
 pub mod busy_poll;
 pub mod client;
+pub mod cmdstats;
 pub mod commands;
 pub mod config;
 pub mod connection;

@@ -109,8 +109,17 @@ fn unknown_subcommand_text(args: &Args) -> Vec<u8> {
     msg
 }
 
-/// Runs one command. Returns false when the connection must close after
-/// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
+/// Refuses a command before it runs: counted as rejected, and an open
+/// transaction is marked failed.
+fn reject(client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
+    multi::flag_error(client);
+    if let Some(i) = spec.index() {
+        crate::cmdstats::record_rejected(i);
+    }
+    out.error(msg);
+}
+
+/// Runs one command, or queues it inside MULTI.
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
     let spec = match table::resolve(args) {
         Some(Ok(spec)) => spec,
@@ -127,43 +136,44 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     };
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        multi::flag_error(client);
-        out.error(&format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.name
-        ));
-        return;
+        let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
+        return reject(client, out, spec, &msg);
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
-        multi::flag_error(client);
-        out.error("NOAUTH Authentication required.");
-        return;
+        return reject(client, out, spec, "NOAUTH Authentication required.");
     }
     if client.multi.is_some() && spec.has(table::NO_MULTI) {
-        multi::flag_error(client);
-        out.error("ERR Command not allowed inside a transaction");
-        return;
+        return reject(
+            client,
+            out,
+            spec,
+            "ERR Command not allowed inside a transaction",
+        );
     }
     if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
-        multi::flag_error(client);
-        out.error("LOADING BlinkDB is loading the dataset in memory");
-        return;
+        return reject(
+            client,
+            out,
+            spec,
+            "LOADING BlinkDB is loading the dataset in memory",
+        );
     }
     let flags = multi::effective_flags(spec, client);
     if flags & table::WRITE != 0 {
         let settings = client.settings(shared);
         if let Some(err) = shared.write_refusal(flags & table::DENYOOM != 0, settings) {
-            let mut ctx = Ctx {
-                shared,
-                client,
-                out,
-            };
             if spec.name == "exec" {
+                if let Some(i) = spec.index() {
+                    crate::cmdstats::record_rejected(i);
+                }
+                let mut ctx = Ctx {
+                    shared,
+                    client,
+                    out,
+                };
                 return multi::exec_abort(&mut ctx, &err);
             }
-            multi::flag_error(ctx.client);
-            ctx.out.error(&err);
-            return;
+            return reject(client, out, spec, &err);
         }
     }
     let mut ctx = Ctx {
@@ -176,5 +186,14 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     ctx.client.commands_processed += 1;
+    ctx.out.errors_accounted = ctx.out.errors;
+    let timer = crate::cmdstats::Timer::start();
     (spec.handler)(&mut ctx, args);
+    let nanos = timer.elapsed_nanos();
+    let failed = ctx.out.errors > ctx.out.errors_accounted;
+    ctx.out.errors_accounted = ctx.out.errors;
+    if let Some(i) = spec.index() {
+        let histogram = ctx.client.settings(shared).latency_tracking;
+        crate::cmdstats::record_call(i, nanos, failed, histogram);
+    }
 }

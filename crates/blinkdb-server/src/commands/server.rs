@@ -48,6 +48,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
         }
         "resetstat" if args.len() == 2 => {
             ctx.shared.stats.reset();
+            crate::cmdstats::reset();
             let engine = &ctx.shared.engine.stats;
             engine
                 .evicted_keys

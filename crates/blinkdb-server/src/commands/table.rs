@@ -117,6 +117,9 @@ pub mod doc {
 
 /// The only module whose commands BlinkDB serves natively (RedisBloom's name).
 pub const MODULE_NAME: &str = "bf";
+/// The RedisBloom version whose replies BF.* follows (2.8.2), as MODULE LIST
+/// and INFO modules report it.
+pub const MODULE_VERSION: u32 = 20802;
 
 pub struct CommandSpec {
     /// Lowercase; `container|sub` for a subcommand.
