@@ -3,9 +3,33 @@
 
 use crate::state::Shared;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
+
+/// Where a client connects from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Peer {
+    Tcp(std::net::IpAddr),
+    /// The unix socket's path.
+    Unix(String),
+    /// The log replay's pseudo-client.
+    Internal,
+}
+
+impl Peer {
+    /// A loopback address or the unix socket (`enable-debug-command local`).
+    pub fn is_local(&self) -> bool {
+        match self {
+            Peer::Tcp(ip) => ip.is_loopback(),
+            Peer::Unix(_) | Peer::Internal => true,
+        }
+    }
+}
+
+/// CLIENT LIST flags other connections can see.
+pub const FLAG_MONITOR: u8 = 1;
+pub const FLAG_NO_EVICT: u8 = 1 << 1;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -16,31 +40,43 @@ pub struct ClientInfo {
     /// connection thread); -1 for the log replay's pseudo-client, as Redis's
     /// AOF client.
     pub fd: i32,
+    pub peer: Peer,
     pub created_ms: u64,
     pub last_active_ms: AtomicU64,
     pub db: AtomicUsize,
     pub proto: AtomicU8,
     name: Mutex<String>,
     lib: Mutex<(String, String)>,
-    last_cmd: Mutex<String>,
+    /// Table index of the last command run (u32::MAX: none yet).
+    last_cmd: AtomicU32,
+    /// `FLAG_*` bits.
+    pub flags: AtomicU8,
+    /// Unprocessed input bytes (the running command's included) and the
+    /// room left in the read buffer: CLIENT LIST `qbuf` and `qbuf-free`.
+    pub qbuf: AtomicU64,
+    pub qbuf_free: AtomicU64,
     killed: AtomicBool,
     pub kill_signal: Notify,
 }
 
 impl ClientInfo {
-    pub fn new(id: u64, addr: String, laddr: String, fd: i32, now_ms: u64) -> Self {
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, peer: Peer, now_ms: u64) -> Self {
         ClientInfo {
             id,
             addr,
             laddr,
             fd,
+            peer,
             created_ms: now_ms,
             last_active_ms: AtomicU64::new(now_ms),
             db: AtomicUsize::new(0),
             proto: AtomicU8::new(2),
             name: Mutex::new(String::new()),
             lib: Mutex::new((String::new(), String::new())),
-            last_cmd: Mutex::new("NULL".into()),
+            last_cmd: AtomicU32::new(u32::MAX),
+            flags: AtomicU8::new(0),
+            qbuf: AtomicU64::new(0),
+            qbuf_free: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill_signal: Notify::new(),
         }
@@ -59,11 +95,40 @@ impl ClientInfo {
         }
     }
 
-    pub fn set_last_cmd(&self, cmd: &str) {
-        let mut c = self.last_cmd.lock();
-        if c.as_str() != cmd {
-            *c = cmd.to_string();
+    /// Remembers the command being run (CLIENT LIST `cmd=`): one store.
+    pub fn set_last_cmd(&self, index: usize) {
+        self.last_cmd.store(index as u32, Ordering::Relaxed);
+    }
+
+    fn last_cmd_name(&self) -> &'static str {
+        let i = self.last_cmd.load(Ordering::Relaxed) as usize;
+        crate::commands::table::COMMANDS
+            .get(i)
+            .map_or("NULL", |c| c.name)
+    }
+
+    pub fn set_flag(&self, flag: u8, on: bool) {
+        if on {
+            self.flags.fetch_or(flag, Ordering::Relaxed);
+        } else {
+            self.flags.fetch_and(!flag, Ordering::Relaxed);
         }
+    }
+
+    /// CLIENT LIST's `flags=` letters.
+    fn flag_letters(&self) -> String {
+        let f = self.flags.load(Ordering::Relaxed);
+        let mut s = String::new();
+        if f & FLAG_MONITOR != 0 {
+            s.push('O');
+        }
+        if f & FLAG_NO_EVICT != 0 {
+            s.push('e');
+        }
+        if s.is_empty() {
+            s.push('N');
+        }
+        s
     }
 
     pub fn kill(&self) {
@@ -79,7 +144,7 @@ impl ClientInfo {
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -87,8 +152,11 @@ impl ClientInfo {
             self.name.lock(),
             now_ms.saturating_sub(self.created_ms) / 1000,
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
+            self.flag_letters(),
             self.db.load(Ordering::Relaxed),
-            self.last_cmd.lock(),
+            self.qbuf.load(Ordering::Relaxed),
+            self.qbuf_free.load(Ordering::Relaxed),
+            self.last_cmd_name(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
             lib.1,
@@ -117,6 +185,30 @@ pub struct Client {
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
+    /// Set by MONITOR: the lines this connection streams.
+    pub monitor: Option<std::sync::Arc<crate::commands::monitor::Sink>>,
+    /// CLIENT REPLY OFF.
+    pub reply_off: bool,
+    /// The reply of the command now running is dropped (CLIENT REPLY SKIP
+    /// was the command before).
+    pub reply_skip: bool,
+    /// Set by CLIENT REPLY SKIP: drop the next command's reply.
+    pub reply_skip_next: bool,
+    /// Set by a command that makes the connection wait before its reply.
+    pub block: Option<Block>,
+    /// Running inside EXEC (or a script): commands that would block answer
+    /// at once instead, as for Redis's CLIENT_DENY_BLOCKING.
+    pub deny_blocking: bool,
+}
+
+/// Why a connection waits before answering (and runs nothing else meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Block {
+    /// WAIT for replicas, which never come (there is no replication): `:0`
+    /// once the deadline passes (None: never, until the client goes away).
+    Replicas {
+        deadline: Option<tokio::time::Instant>,
+    },
 }
 
 impl Client {
@@ -140,6 +232,12 @@ impl Client {
             net_out: 0,
             multi: None,
             watching: None,
+            monitor: None,
+            reply_off: false,
+            reply_skip: false,
+            reply_skip_next: false,
+            block: None,
+            deny_blocking: false,
         }
     }
 

@@ -1,8 +1,8 @@
 //! One client connection: read what is there, run every complete command,
 //! then write all replies at once (pipelining never flushes per reply).
 
-use crate::client::{Client, ClientInfo};
-use crate::commands::dispatch;
+use crate::client::{Block, Client, ClientInfo};
+use crate::commands::{dispatch, paused};
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
 use blinkdb_engine::aof::{AofError, BlobSource};
@@ -102,6 +102,18 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// What the connection does after a batch of commands.
+enum Next {
+    /// Read more.
+    Read,
+    /// Close once the replies are written.
+    Close,
+    /// CLIENT PAUSE holds back the next command: wait, then run the rest.
+    Paused,
+    /// The last command waits before it answers (`Client::block`).
+    Blocked,
+}
+
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
     let _registered = Registered(&shared, info.id);
     let mut client = Client::new(info.clone(), &shared);
@@ -110,40 +122,62 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut out = Out::new(2);
     // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
     let mut logged_replies = Vec::new();
+    // Commands already in `inbuf` that a pause or a block held back.
+    let mut held = false;
     loop {
-        if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
-            return_read_buffer(std::mem::take(&mut inbuf));
-        }
-        let timeout = client.settings(&shared).timeout_secs;
-        let idle = async {
-            if timeout == 0 {
-                std::future::pending::<()>().await
-            } else {
-                tokio::time::sleep(Duration::from_secs(timeout)).await
+        if !held {
+            if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
+                return_read_buffer(std::mem::take(&mut inbuf));
             }
-        };
-        // Shutdown and CLIENT KILL both arrive through the kill signal.
-        tokio::select! {
-            r = sock.readable() => if r.is_err() { break },
-            _ = info.kill_signal.notified() => break,
-            _ = idle => break,
+            // A monitor is never closed for idleness, as Redis's replicas.
+            let timeout = match client.monitor {
+                Some(_) => 0,
+                None => client.settings(&shared).timeout_secs,
+            };
+            let idle = async {
+                if timeout == 0 {
+                    std::future::pending::<()>().await
+                } else {
+                    tokio::time::sleep(Duration::from_secs(timeout)).await
+                }
+            };
+            let monitor = client.monitor.clone();
+            let monitor_lines = async {
+                match &monitor {
+                    Some(sink) => sink.ready.notified().await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            // Shutdown and CLIENT KILL both arrive through the kill signal.
+            tokio::select! {
+                r = sock.readable() => if r.is_err() { break },
+                _ = info.kill_signal.notified() => break,
+                _ = idle => break,
+                _ = monitor_lines => {
+                    if !send_monitor_lines(&mut sock, &mut client).await {
+                        break;
+                    }
+                    continue;
+                }
+            }
+            if inbuf.capacity() == 0 {
+                inbuf = borrow_read_buffer();
+            } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+                inbuf.reserve(READ_CHUNK);
+            }
+            match sock.read_now(&mut inbuf) {
+                Ok(0) => break,
+                Ok(n) => client.net_in += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(_) => break,
+            }
         }
-        if inbuf.capacity() == 0 {
-            inbuf = borrow_read_buffer();
-        } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
-        }
-        match sock.read_now(&mut inbuf) {
-            Ok(0) => break,
-            Ok(n) => client.net_in += n as u64,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(_) => break,
-        }
+        held = false;
         let clock = blinkdb_engine::clock::batch();
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
-        let close = run_commands(
+        let next = run_commands(
             &shared,
             &mut client,
             &mut parser,
@@ -185,25 +219,49 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 }
             }
         }
-        if !out.is_empty() {
-            let sent = if out.files.is_empty() {
-                client.net_out += out.buf.len() as u64;
-                sock.write_all(&out.buf).await
-            } else {
-                write_with_files(&mut sock, &mut out)
-                    .await
-                    .map(|n| client.net_out += n as u64)
-            };
-            if sent.is_err() {
-                break;
-            }
-            out.clear();
-            if out.buf.capacity() > 1 << 20 {
-                out.buf = BytesMut::new();
-            }
+        if !send_replies(&mut sock, &mut client, &mut out).await {
+            break;
         }
         client.flush_stats(&shared, now, false);
-        if close || info.is_killed() {
+        if client.monitor.is_some() && !send_monitor_lines(&mut sock, &mut client).await {
+            break;
+        }
+        match next {
+            Next::Close => {
+                let _ = sock.shutdown().await;
+                break;
+            }
+            Next::Read => {}
+            Next::Paused => {
+                let pause = shared.pause.wait();
+                if !hold(&mut sock, &mut inbuf, &info, &mut client, pause).await {
+                    break;
+                }
+                held = true;
+            }
+            Next::Blocked => {
+                let Some(Block::Replicas { deadline }) = client.block.take() else {
+                    continue;
+                };
+                let until = async {
+                    match deadline {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                if !hold(&mut sock, &mut inbuf, &info, &mut client, until).await {
+                    break;
+                }
+                if !client.reply_off {
+                    out.int(0);
+                }
+                if !send_replies(&mut sock, &mut client, &mut out).await {
+                    break;
+                }
+                held = true;
+            }
+        }
+        if info.is_killed() {
             let _ = sock.shutdown().await;
             break;
         }
@@ -212,8 +270,77 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     crate::commands::multi::unwatch_all(&shared, &mut client);
 }
 
-/// Runs every complete command in `inbuf`, then drops their bytes from it;
-/// returns true if the connection must close once the replies are written.
+/// Writes the gathered replies; false if the socket failed.
+async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Out) -> bool {
+    if out.is_empty() {
+        return true;
+    }
+    let sent = if out.files.is_empty() {
+        client.net_out += out.buf.len() as u64;
+        sock.write_all(&out.buf).await
+    } else {
+        write_with_files(sock, out)
+            .await
+            .map(|n| client.net_out += n as u64)
+    };
+    out.clear();
+    if out.buf.capacity() > 1 << 20 {
+        out.buf = BytesMut::new();
+    }
+    sent.is_ok()
+}
+
+/// Writes the lines MONITOR gathered for this connection; false if it must
+/// close (the socket failed, or it fell too far behind).
+async fn send_monitor_lines<S: Socket>(sock: &mut S, client: &mut Client) -> bool {
+    let Some(sink) = &client.monitor else {
+        return true;
+    };
+    if sink.overflowed() {
+        return false;
+    }
+    let lines = sink.take();
+    if lines.is_empty() {
+        return true;
+    }
+    client.net_out += lines.len() as u64;
+    sock.write_all(&lines).await.is_ok()
+}
+
+/// Waits for `until` while the connection holds commands back, still
+/// reading what the client sends (kept for later) so that a client that goes
+/// away, or is killed, is noticed. False when the connection must close.
+async fn hold<S: Socket>(
+    sock: &mut S,
+    inbuf: &mut BytesMut,
+    info: &ClientInfo,
+    client: &mut Client,
+    until: impl Future<Output = ()>,
+) -> bool {
+    tokio::pin!(until);
+    loop {
+        tokio::select! {
+            _ = &mut until => return true,
+            _ = info.kill_signal.notified() => return false,
+            r = sock.readable() => {
+                if r.is_err() {
+                    return false;
+                }
+                if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+                    inbuf.reserve(READ_CHUNK);
+                }
+                match sock.read_now(inbuf) {
+                    Ok(0) => return false,
+                    Ok(n) => client.net_in += n as u64,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return false,
+                }
+            }
+        }
+    }
+}
+
+/// Runs every complete command in `inbuf`, then drops their bytes from it.
 fn run_commands(
     shared: &Shared,
     client: &mut Client,
@@ -221,23 +348,33 @@ fn run_commands(
     inbuf: &mut BytesMut,
     out: &mut Out,
     logged_replies: &mut Vec<(usize, usize)>,
-) -> bool {
+) -> Next {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
     let mut gate = Some(shared.gate.shared());
-    let close = loop {
+    let next = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
             authenticated: client.authenticated,
         };
         match parser.parse(&inbuf[consumed..], limits) {
             Ok(parsed) => {
-                consumed += parsed.consumed;
                 let Some(args) = parsed.args else {
-                    break false;
+                    consumed += parsed.consumed;
+                    break Next::Read;
                 };
+                if shared.pause.mode() != crate::pause::NONE && paused(shared, client, &args) {
+                    break Next::Paused; // not consumed: it runs after the pause
+                }
+                let info = &client.info;
+                info.qbuf
+                    .store((inbuf.len() - consumed) as u64, Ordering::Relaxed);
+                let free = (inbuf.capacity() - inbuf.len()) as u64;
+                info.qbuf_free.store(free, Ordering::Relaxed);
+                consumed += parsed.consumed;
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
+                let files_before = out.files.len();
                 if is_exec(&args) {
                     // Alone on every connection thread: no other command interleaves.
                     drop(gate.take());
@@ -248,23 +385,35 @@ fn run_commands(
                 } else {
                     dispatch(shared, client, out, &args);
                 }
-                if client.pending_lsn > lsn_before {
+                if client.reply_off || client.reply_skip {
+                    // CLIENT REPLY OFF / SKIP: the reply is dropped.
+                    out.buf.truncate(reply_start);
+                    out.files.truncate(files_before);
+                } else if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
+                client.reply_skip = std::mem::take(&mut client.reply_skip_next);
                 if client.close_after_reply {
-                    break true;
+                    break Next::Close;
+                }
+                if client.block.is_some() {
+                    break Next::Blocked;
                 }
             }
             Err(e) => {
                 tracing::debug!("Protocol error from client id={}: {}", client.id, e.0);
                 out.error(&format!("ERR {}", e.0));
-                break true;
+                break Next::Close;
             }
         }
     };
     drop(gate);
     inbuf.advance(consumed);
-    close
+    let info = &client.info;
+    info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+    let free = inbuf.capacity() - inbuf.len();
+    info.qbuf_free.store(free as u64, Ordering::Relaxed);
+    next
 }
 
 fn is_exec(args: &crate::protocol::Args) -> bool {

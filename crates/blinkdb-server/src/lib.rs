@@ -16,6 +16,7 @@ pub mod info_bloom;
 pub mod io_threads;
 pub mod logging;
 pub mod network;
+pub mod pause;
 pub mod persistence;
 pub mod protocol;
 pub mod server;

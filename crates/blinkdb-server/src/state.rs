@@ -65,6 +65,12 @@ pub struct Shared {
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
+    pub slowlog: crate::commands::slowlog::SlowLog,
+    pub latency: crate::commands::latency::LatencyMonitor,
+    pub monitors: crate::commands::monitor::Monitors,
+    pub pause: crate::pause::Pause,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
+    pub active_expire: std::sync::atomic::AtomicBool,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -97,6 +103,11 @@ impl Shared {
             rewrite: Default::default(),
             run_id,
             gate: Default::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
+            monitors: Default::default(),
+            pause: Default::default(),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,
@@ -162,6 +173,7 @@ impl Shared {
     }
 
     pub fn unregister(&self, id: u64) {
+        self.monitors.remove(id);
         if self.clients.lock().remove(&id).is_some() {
             self.connected.fetch_sub(1, Ordering::AcqRel);
         }

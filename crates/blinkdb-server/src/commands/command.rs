@@ -404,6 +404,6 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "GETKEYSANDFLAGS <full-command>",
         "    Return the keys and the access flags from a full Redis command.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     ]);
 }

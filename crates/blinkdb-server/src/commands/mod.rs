@@ -4,9 +4,14 @@ pub mod args;
 mod bloom;
 mod command;
 mod conn;
+mod debug;
 mod keys;
+pub mod latency;
+pub mod monitor;
 pub mod multi;
+mod object;
 mod server;
+pub mod slowlog;
 pub mod spec;
 mod strings;
 pub mod table;
@@ -94,6 +99,18 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
     msg
 }
 
+/// Redis's addReplySubcommandSyntaxError: a subcommand's own argument count
+/// check failed.
+pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &Args) {
+    let sub = args.get(1).copied().unwrap_or_default();
+    let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    msg.extend_from_slice(&sub[..sub.len().min(128)]);
+    msg.extend_from_slice(b"'. Try ");
+    msg.extend(args[0].to_ascii_uppercase());
+    msg.extend_from_slice(b" HELP.");
+    ctx.out.error_bytes(&msg);
+}
+
 /// Redis's reply to a container command with an unknown subcommand.
 pub fn unknown_subcommand(ctx: &mut Ctx, args: &Args) {
     ctx.out.error_bytes(&unknown_subcommand_text(args));
@@ -134,10 +151,17 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             return;
         }
     };
+    let index = spec.index();
+    if let Some(i) = index {
+        client.info.set_last_cmd(i);
+    }
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
         let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
         return reject(client, out, spec, &msg);
+    }
+    if spec.has(table::PROTECTED) && !debug_allowed(shared, client) {
+        return reject(client, out, spec, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
         return reject(client, out, spec, "NOAUTH Authentication required.");
@@ -156,6 +180,16 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             out,
             spec,
             "LOADING BlinkDB is loading the dataset in memory",
+        );
+    }
+    if client.monitor.is_some()
+        && spec.flags & (table::READONLY | table::WRITE | table::MAY_REPLICATE) != 0
+    {
+        return reject(
+            client,
+            out,
+            spec,
+            "ERR Replica can't interact with the keyspace",
         );
     }
     let flags = multi::effective_flags(spec, client);
@@ -192,8 +226,79 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     let nanos = timer.elapsed_nanos();
     let failed = ctx.out.errors > ctx.out.errors_accounted;
     ctx.out.errors_accounted = ctx.out.errors;
-    if let Some(i) = spec.index() {
-        let histogram = ctx.client.settings(shared).latency_tracking;
+    after_call(&mut ctx, spec, index, args, nanos, failed);
+}
+
+/// What Redis does after a command ran: statistics, the slow log, the
+/// latency monitor and MONITOR's feed.
+fn after_call(
+    ctx: &mut Ctx,
+    spec: &CommandSpec,
+    index: Option<usize>,
+    args: &Args,
+    nanos: u64,
+    failed: bool,
+) {
+    let settings = ctx.client.settings(ctx.shared);
+    let (histogram, slower_than, max_len, threshold) = (
+        settings.latency_tracking,
+        settings.slowlog_log_slower_than,
+        settings.slowlog_max_len,
+        settings.latency_monitor_threshold_ms,
+    );
+    if let Some(i) = index {
         crate::cmdstats::record_call(i, nanos, failed, histogram);
+    }
+    let micros = nanos / 1000;
+    if slower_than >= 0
+        && micros >= slower_than as u64
+        && max_len > 0
+        && !spec.has(table::SKIP_SLOWLOG)
+    {
+        let info = &ctx.client.info;
+        ctx.shared.slowlog.push(info, spec, args, micros, max_len);
+    }
+    if threshold > 0 {
+        let event = if spec.has(table::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        ctx.shared
+            .latency
+            .add_if_needed(event, nanos / 1_000_000, threshold);
+    }
+    if ctx.shared.monitors.active() && !spec.has(table::SKIP_MONITOR | table::ADMIN) {
+        let db = ctx.client.db;
+        monitor::feed(&ctx.shared.monitors, &ctx.client.info, db, spec, args);
+    }
+}
+
+/// `enable-debug-command`: yes, or local for a loopback or unix-socket client.
+fn debug_allowed(shared: &Shared, client: &mut Client) -> bool {
+    match client.settings(shared).enable_debug_command.as_str() {
+        "yes" => true,
+        "local" => client.info.peer.is_local(),
+        _ => false,
+    }
+}
+
+/// Whether CLIENT PAUSE holds this command back: every command under ALL,
+/// those that may write under WRITE (EXEC when it would run one). A command
+/// Redis rejects before that check (unknown, wrong arity) is not held.
+pub fn paused(shared: &Shared, client: &Client, args: &Args) -> bool {
+    let Some(Ok(spec)) = table::resolve(args) else {
+        return false;
+    };
+    let argc = args.len() as i32;
+    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        return false;
+    }
+    match shared.pause.mode() {
+        crate::pause::ALL => true,
+        crate::pause::WRITE => {
+            multi::effective_flags(spec, client) & (table::WRITE | table::MAY_REPLICATE) != 0
+        }
+        _ => false,
     }
 }

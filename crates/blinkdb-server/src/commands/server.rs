@@ -75,7 +75,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 "REWRITE",
                 "    Rewrite the configuration file.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
@@ -152,7 +152,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
                 "USAGE <key> [SAMPLES <count>]",
                 "    Return memory in bytes used by <key> and its value.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
@@ -174,4 +174,66 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
 
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
+}
+
+/// One MODULE LIST entry: the Bloom commands BlinkDB serves itself, named
+/// and versioned as RedisBloom, so that tools checking for the `bf` module
+/// find it (its path is this server's executable).
+pub fn reply_module(out: &mut crate::protocol::Out) {
+    let path = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    out.map(4);
+    out.bulk(b"name");
+    out.bulk(super::table::MODULE_NAME.as_bytes());
+    out.bulk(b"ver");
+    out.int(super::table::MODULE_VERSION as i64);
+    out.bulk(b"path");
+    out.bulk(path.as_bytes());
+    out.bulk(b"args");
+    out.array(0);
+}
+
+pub fn module_list(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.array(1);
+    reply_module(ctx.out);
+}
+
+pub fn module_help(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.help(&[
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}
+
+/// ROLE: a master without replicas (BlinkDB has no replication yet).
+pub fn role(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.int(0);
+    ctx.out.array(0);
+}
+
+/// WAIT numreplicas timeout: with no replicas none acknowledges, so it
+/// answers 0 at once when that is enough (or inside MULTI), else after the
+/// timeout (never, for 0), as Redis does with no replica connected.
+pub fn wait(ctx: &mut Ctx, args: &Args) {
+    let Some(wanted) = parse_i64(args[1]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    let end = match super::conn::timeout_ms(args[2]) {
+        Ok(end) => end,
+        Err(e) => return ctx.out.error(e),
+    };
+    if wanted <= 0 || ctx.client.deny_blocking {
+        return ctx.out.int(0);
+    }
+    let deadline = (end > 0).then(|| {
+        let left = end.saturating_sub(blinkdb_engine::clock::now_ms());
+        tokio::time::Instant::now() + std::time::Duration::from_millis(left)
+    });
+    ctx.client.block = Some(crate::client::Block::Replicas { deadline });
 }

@@ -4,7 +4,10 @@
 //! entries of their own named `container|sub`, right after their container.
 //! The key-spec and argument syntax is described in `spec.rs`.
 
-use super::{bloom, command, conn, keys, multi, server, strings, Handler};
+use super::{
+    bloom, command, conn, debug, keys, latency, monitor, multi, object, server, slowlog, strings,
+    Handler,
+};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -565,9 +568,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "connection-name:string"),
+    // Redis 7.2's (7.0.15 lacks it; clients such as redis-py send it at connect).
+    cmd!("client|setinfo", 4, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.2.0", "Sets information specific to the client or connection.", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
     cmd!("client|help", 2, LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Show helpful text about the different subcommands", conn::client;
         acl: acl::CONNECTION,
         complexity: "O(1)"),
+    cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.0.0", "Set client eviction mode for the current connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "enabled:oneof(on:ON off:OFF)"),
+    cmd!("client|pause", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.9.50", "Stop processing commands from clients for some time", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "timeout:integer mode:oneof?^6.2.0(write:WRITE all:ALL)",
+        history: &[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]),
+    cmd!("client|unpause", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Resume processing of clients that were paused", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(N) Where N is the number of paused clients"),
+    cmd!("client|reply", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "3.2.0", "Instruct the server whether to reply to commands", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "on_off_skip:oneof(on:ON off:OFF skip:SKIP)"),
     cmd!("command", -1, LOADING_OK | STALE | CONTAINER, NOKEYS, "server", "2.8.13", "Get array of Redis command details", command::command;
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the total number of Redis commands",
@@ -644,6 +669,90 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)",
         tips: &["nondeterministic_output"]),
+    cmd!("object", -2, CONTAINER, NOKEYS, "generic", "2.2.3", "A container for object introspection commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("object|encoding", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Inspect the internal encoding of a Redis object", object::encoding_cmd;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|freq", 3, READONLY, (2, 2, 1), "generic", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", object::freq;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|refcount", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the number of references to the value of the key", object::refcount;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|help", 2, LOADING_OK | STALE, NOKEYS, "generic", "6.2.0", "Show helpful text about the different subcommands", object::help;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)"),
+    cmd!("slowlog", -2, CONTAINER, NOKEYS, "server", "2.2.12", "A container for slow log commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("slowlog|get", -2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's entries", slowlog::get;
+        complexity: "O(N) where N is the number of entries returned",
+        args: "count:integer?",
+        history: &[("4.0.0", "Added client IP address, port and name to the reply.")],
+        tips: &["request_policy:all_nodes", "nondeterministic_output"]),
+    cmd!("slowlog|len", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's length", slowlog::len;
+        complexity: "O(1)",
+        tips: &["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+    cmd!("slowlog|reset", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Clear all entries from the slow log", slowlog::reset;
+        complexity: "O(N) where N is the number of entries in the slowlog",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("slowlog|help", 2, LOADING_OK | STALE, NOKEYS, "server", "6.2.0", "Show helpful text about the different subcommands", slowlog::help;
+        complexity: "O(1)"),
+    cmd!("latency", -2, CONTAINER, NOKEYS, "server", "2.8.13", "A container for latency diagnostics commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("latency|latest", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return the latest latency samples for all events.", latency::latest;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|history", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return timestamp-latency samples for the event.", latency::history;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|reset", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Reset latency data for one or more events.", latency::reset;
+        complexity: "O(1)",
+        args: "event:string?*",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("latency|doctor", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a human readable latency analysis report.", latency::doctor;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|graph", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a latency graph for the event.", latency::graph;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|histogram", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Return the cumulative distribution of latencies of a subset of commands or all.", latency::histogram;
+        complexity: "O(N) where N is the number of commands with latency information being retrieved.",
+        args: "COMMAND:string?*",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|help", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Show helpful text about the different subcommands.", latency::help;
+        complexity: "O(1)"),
+    cmd!("module", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for module commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("module|list", 2, ADMIN | NOSCRIPT, NOKEYS, "server", "4.0.0", "List all modules loaded by the server", server::module_list;
+        complexity: "O(N) where N is the number of loaded modules.",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("module|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", server::module_help;
+        complexity: "O(1)"),
+    cmd!("monitor", 1, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Listen for all requests received by the server in real time", monitor::monitor;
+        history: &[]),
+    cmd!("wait", 3, NOSCRIPT, NOKEYS, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", server::wait;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "numreplicas:integer timeout:integer",
+        tips: &["request_policy:all_shards", "response_policy:agg_min"]),
+    cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", server::role;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)"),
+    cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug::debug;
+        complexity: "Depends on subcommand.",
+        doc_flags: doc::SYSCMD),
     // Bloom filters, as redis-server with RedisBloom 2.8 lists them: module
     // commands (group "module", no ACL categories), arity -1 (they check counts
     // themselves), RW key specs even for reads. BACKEND and RAW are BlinkDB's.
