@@ -129,6 +129,64 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
 ];
 
+/// The shipped configuration file, which documents every option.
+const SHIPPED_CONF: &str = include_str!("../../../config/blinkdb.conf");
+
+/// The description config/blinkdb.conf gives an option: the comment block
+/// above its `# name default` line, first sentence only.
+fn described(name: &str) -> Option<String> {
+    for block in SHIPPED_CONF.split("\n\n") {
+        let lines: Vec<&str> = block.lines().map(str::trim).collect();
+        let documents = lines.iter().any(|l| {
+            l.strip_prefix("# ")
+                .and_then(|rest| rest.split_whitespace().next())
+                .is_some_and(|w| w == name)
+        });
+        if !documents {
+            continue;
+        }
+        let text: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix('#'))
+            .map(str::trim)
+            .take_while(|l| {
+                let first = l.split_whitespace().next().unwrap_or("");
+                find(first).is_none()
+            })
+            .collect();
+        let text = text.join(" ");
+        // The first sentence: up to a ". " that a capital letter follows.
+        let end = text
+            .match_indices(". ")
+            .find(|(i, _)| text[i + 2..].starts_with(|c: char| c.is_ascii_uppercase()))
+            .map_or(text.len(), |(i, _)| i + 1);
+        let sentence = text[..end].trim_end_matches(" [runtime]");
+        return Some(sentence.to_string());
+    }
+    None
+}
+
+/// `blinkdb --help`'s option list: every option with its default, and its
+/// description from config/blinkdb.conf.
+pub fn options_help() -> String {
+    let mut out = String::from(
+        "Options (a config-file line `name value`, or `--name value` on the command line;\n[runtime]: CONFIG SET changes it while the server runs):\n",
+    );
+    for def in OPTIONS {
+        let default = if def.default.is_empty() || def.default.contains(' ') {
+            format!("\"{}\"", def.default)
+        } else {
+            def.default.to_string()
+        };
+        let runtime = if def.mutable { " [runtime]" } else { "" };
+        out.push_str(&format!("  --{} {default}{runtime}\n", def.name));
+        if let Some(text) = described(def.name).filter(|t| !t.is_empty()) {
+            out.push_str(&format!("      {text}\n"));
+        }
+    }
+    out
+}
+
 pub fn find(name: &str) -> Option<&'static OptionDef> {
     OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
 }
@@ -556,6 +614,25 @@ mod tests {
         assert_eq!(parse_memory("1k"), Some(1000));
         assert_eq!(parse_memory("1gb"), Some(1 << 30));
         assert_eq!(parse_memory("x"), None);
+    }
+
+    #[test]
+    fn help_lists_every_option_with_its_default_and_description() {
+        let help = options_help();
+        for def in OPTIONS {
+            let quoted = format!("  --{} \"{}\"", def.name, def.default);
+            let plain = format!("  --{} {}", def.name, def.default);
+            assert!(
+                help.contains(&plain) || help.contains(&quoted),
+                "--help lacks {}",
+                def.name
+            );
+            assert!(
+                described(def.name).is_some_and(|t| t.len() > 10),
+                "config/blinkdb.conf gives {} no description",
+                def.name
+            );
+        }
     }
 
     #[test]
