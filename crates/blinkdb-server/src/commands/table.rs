@@ -729,7 +729,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
     cmd!("latency|histogram", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Return the cumulative distribution of latencies of a subset of commands or all.", latency::histogram;
         complexity: "O(N) where N is the number of commands with latency information being retrieved.",
-        args: "COMMAND:string?*",
+        args: "command:string?*",
         tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
     cmd!("latency|help", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Show helpful text about the different subcommands.", latency::help;
         complexity: "O(1)"),
