@@ -7,9 +7,10 @@
 #   3. the black-box integration suites against the release binary
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
+#   6. Redis 7.0.15's own test suite against BlinkDB (tests/redis-suite)
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages.
-# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker)
+# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker redis-suite)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -20,7 +21,7 @@ want() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
 say() { printf '\n==== %s ====\n' "$*"; }
 
 install_debian_packages() {
-    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps)
+    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl dpkg-dev)
     local missing=()
     for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -85,6 +86,10 @@ docker_image() {
     tests/docker/run.sh
 }
 
+redis_suite() {
+    cargo build --release -p blinkdb-server && tests/redis-suite/run.sh
+}
+
 install_debian_packages
 install_python_packages
 mount_bpffs
@@ -93,6 +98,7 @@ stage unit unit
 stage integration integration
 stage clients clients
 stage docker docker_image
+stage redis-suite redis_suite
 
 say "summary"
 [ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"

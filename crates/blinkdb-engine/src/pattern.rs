@@ -12,6 +12,10 @@
 /// could only reach states the latest one reaches too). A backtracking matcher
 /// is exponential in the number of stars (`a*a*a*...b`).
 pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
+    // Each nested star group needs at least two bytes of pattern.
+    if pattern.len() > 2 * MAX_NESTED_STARS && too_many_nested_stars(pattern) {
+        return false;
+    }
     // Redis's loop runs only while both are non-empty: `*` does not match "".
     if text.is_empty() {
         return pattern.is_empty();
@@ -53,6 +57,37 @@ pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
             None => return false,
         }
     }
+}
+
+/// Redis's matcher recurses once per star group it passes and gives up beyond this depth
+/// (`nesting > 1000`), so a pattern with more star groups than this before its end matches
+/// nothing there. Every such group precedes a token that takes a byte, so a match has to pass
+/// all of them, and the answer depends on the pattern alone.
+const MAX_NESTED_STARS: usize = 1000;
+
+fn too_many_nested_stars(pattern: &[u8]) -> bool {
+    let (mut p, mut groups) = (0, 0);
+    while p < pattern.len() {
+        match pattern[p] {
+            b'*' => {
+                while pattern.get(p + 1) == Some(&b'*') {
+                    p += 1;
+                }
+                if p + 1 == pattern.len() {
+                    return false; // a final star group matches the rest without recursing
+                }
+                groups += 1;
+                if groups > MAX_NESTED_STARS {
+                    return true;
+                }
+                p += 1;
+            }
+            b'[' => p = pattern.len() - match_class(&pattern[p + 1..], 0, false).1.len(),
+            b'\\' if p + 1 < pattern.len() => p += 2,
+            _ => p += 1,
+        }
+    }
+    false
 }
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
@@ -99,15 +134,17 @@ fn match_class(mut p: &[u8], ch: u8, nocase: bool) -> (bool, &[u8]) {
                 break;
             }
             [lo, b'-', hi, rest @ ..] => {
-                let (mut lo, mut hi, mut c) = (*lo, *hi, ch);
+                // Redis compares range ends as C `char`s, signed on x86-64: bytes
+                // from 0x80 sort below 0, so `[a-\xff]` is the range -1..='a'.
+                let signed = |b: u8| {
+                    let b = if nocase { b.to_ascii_lowercase() } else { b };
+                    b as i8
+                };
+                let (mut lo, mut hi) = (*lo as i8, *hi as i8);
                 if lo > hi {
                     std::mem::swap(&mut lo, &mut hi);
                 }
-                if nocase {
-                    lo = lo.to_ascii_lowercase();
-                    hi = hi.to_ascii_lowercase();
-                    c = c.to_ascii_lowercase();
-                }
+                let (lo, hi, c) = (signed(lo as u8), signed(hi as u8), signed(ch));
                 if c >= lo && c <= hi {
                     matched = true;
                 }
@@ -213,6 +250,48 @@ mod tests {
         assert!(glob_match(b"a[bc", b"ac", false));
         assert!(!glob_match(b"a[", b"ab", false));
         assert!(glob_match(b"a[^", b"ab", false));
+    }
+
+    #[test]
+    fn more_than_a_thousand_nested_stars_match_nothing_as_in_redis() {
+        // Redis 7.0's keyspace test: KEYS of 50000 `*?` against a 50000-byte key is empty.
+        let text = vec![b'a'; 50_000];
+        assert!(!glob_match(&b"*?".repeat(50_000), &text, false));
+        assert!(glob_match(&b"*?".repeat(1000), &text[..1000], false));
+        assert!(!glob_match(&b"*?".repeat(1001), &text[..1001], false));
+        // A final star group does not nest; stars in a class or escaped are not stars.
+        assert!(glob_match(&b"a*".repeat(1001), &text[..1001], false));
+        let mut literal = b"[*]?".repeat(1001);
+        literal.extend_from_slice(b"*?");
+        assert!(glob_match(
+            &literal,
+            &b"*a"
+                .repeat(1001)
+                .into_iter()
+                .chain(*b"a")
+                .collect::<Vec<_>>(),
+            false
+        ));
+        assert!(glob_match(
+            &b"\\*?".repeat(1001),
+            &b"*a".repeat(1001),
+            false
+        ));
+    }
+
+    #[test]
+    fn ranges_compare_signed_chars_like_redis_on_x86_64() {
+        // Redis 7.0 on x86-64: KEYS [a-\xff] matches "A" and "\xff", not "b" or
+        // "\xfe" (found writing the glob fuzz target's model of stringmatchlen).
+        let p = b"[a-\xff]";
+        assert!(glob_match(p, b"A", false));
+        assert!(glob_match(p, b"\xff", false));
+        assert!(glob_match(p, b"\x00", false));
+        assert!(!glob_match(p, b"b", false));
+        assert!(!glob_match(p, b"\xfe", false));
+        assert!(glob_match(b"[\x80-\xff]", b"\x90", false));
+        assert!(!glob_match(b"[\x80-\xff]", b"a", false));
+        assert!(glob_match(b"[\x80-a]", b"\x00", true));
     }
 
     #[test]

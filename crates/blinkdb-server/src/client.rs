@@ -1,10 +1,11 @@
 //! Per-connection state, and the registry entry other connections see
 //! (CLIENT LIST / KILL).
 
+use crate::pubsub::Mailbox;
 use crate::state::Shared;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
 
 /// Where a client connects from.
@@ -57,6 +58,14 @@ pub struct ClientInfo {
     pub qbuf_free: AtomicU64,
     killed: AtomicBool,
     pub kill_signal: Notify,
+    pub subs: crate::pubsub::SubCounts,
+    /// Messages for this client from other connections (Pub/Sub, keyspace
+    /// events, tracking invalidations); made when first needed.
+    inbox: OnceLock<Arc<Mailbox>>,
+    /// Set when the connection has ended (a tracking redirection is broken).
+    gone: AtomicBool,
+    /// Client-side caching as CLIENT LIST shows it (`tracking.rs`).
+    pub tracking: crate::tracking::TrackingFlags,
 }
 
 impl ClientInfo {
@@ -79,7 +88,43 @@ impl ClientInfo {
             qbuf_free: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill_signal: Notify::new(),
+            subs: Default::default(),
+            inbox: OnceLock::new(),
+            gone: AtomicBool::new(false),
+            tracking: Default::default(),
         }
+    }
+
+    /// This client's inbox, made on first use by its own connection.
+    pub fn inbox(self: &Arc<Self>) -> &Arc<Mailbox> {
+        self.inbox
+            .get_or_init(|| Mailbox::new(Arc::downgrade(self), self.proto.load(Ordering::Relaxed)))
+    }
+
+    /// The inbox, for another connection writing to it. If this makes it, the
+    /// owner's loop (which waits on an inbox only once it exists) is woken
+    /// through the kill signal, which it takes as a wake-up unless killed.
+    pub fn inbox_from_elsewhere(self: &Arc<Self>) -> &Arc<Mailbox> {
+        if let Some(inbox) = self.inbox.get() {
+            return inbox;
+        }
+        let inbox = self.inbox();
+        self.kill_signal.notify_one();
+        inbox
+    }
+
+    /// The inbox if it exists.
+    pub fn inbox_if_any(&self) -> Option<&Arc<Mailbox>> {
+        self.inbox.get()
+    }
+
+    /// The connection ended (its registry entry is gone).
+    pub fn mark_gone(&self) {
+        self.gone.store(true, Ordering::Release);
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
     }
 
     pub fn name(&self) -> String {
@@ -116,21 +161,6 @@ impl ClientInfo {
     }
 
     /// CLIENT LIST's `flags=` letters.
-    fn flag_letters(&self) -> String {
-        let f = self.flags.load(Ordering::Relaxed);
-        let mut s = String::new();
-        if f & FLAG_MONITOR != 0 {
-            s.push('O');
-        }
-        if f & FLAG_NO_EVICT != 0 {
-            s.push('e');
-        }
-        if s.is_empty() {
-            s.push('N');
-        }
-        s
-    }
-
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Release);
         self.kill_signal.notify_one();
@@ -140,11 +170,31 @@ impl ClientInfo {
         self.killed.load(Ordering::Acquire)
     }
 
+    /// CLIENT LIST's flags, in Redis's order (N when none).
+    fn flag_letters(&self) -> String {
+        let bits = self.flags.load(Ordering::Relaxed);
+        let mut f = String::new();
+        if bits & FLAG_MONITOR != 0 {
+            f.push('O');
+        }
+        if self.subs.active() {
+            f.push('P');
+        }
+        f.push_str(&self.tracking.letters());
+        if bits & FLAG_NO_EVICT != 0 {
+            f.push('e');
+        }
+        if f.is_empty() {
+            f.push('N');
+        }
+        f
+    }
+
     /// One CLIENT LIST line, with Redis's field names.
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -154,9 +204,13 @@ impl ClientInfo {
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
             self.flag_letters(),
             self.db.load(Ordering::Relaxed),
+            self.subs.channels.load(Ordering::Relaxed),
+            self.subs.patterns.load(Ordering::Relaxed),
+            self.subs.shard.load(Ordering::Relaxed),
             self.qbuf.load(Ordering::Relaxed),
             self.qbuf_free.load(Ordering::Relaxed),
             self.last_cmd_name(),
+            self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
             lib.1,
@@ -199,6 +253,22 @@ pub struct Client {
     /// Running inside EXEC (or a script): commands that would block answer
     /// at once instead, as for Redis's CLIENT_DENY_BLOCKING.
     pub deny_blocking: bool,
+    /// Pub/Sub subscriptions, while there are any.
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The script this client runs, while it is paused past the busy
+    /// threshold (scripting/run.rs).
+    pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// Exclusive mode taken by the connection for the script command it is
+    /// about to dispatch; the script keeps it until it ends.
+    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
+    /// The script this client runs called a read-only command: a tracking
+    /// client then remembers the keys the script declared, as Redis does.
+    pub script_read: bool,
+    /// Client-side caching, while CLIENT TRACKING is on.
+    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
+    /// Running the commands of EXEC: replies of nested commands are parts of
+    /// EXEC's, so nothing else may be written between them.
+    pub in_exec: bool,
 }
 
 /// Why a connection waits before answering (and runs nothing else meanwhile).
@@ -238,6 +308,12 @@ impl Client {
             reply_skip_next: false,
             block: None,
             deny_blocking: false,
+            pubsub: None,
+            script: None,
+            script_gate: None,
+            script_read: false,
+            tracking: None,
+            in_exec: false,
         }
     }
 
@@ -272,6 +348,9 @@ impl Client {
     pub fn set_proto(&mut self, proto: u8) {
         self.proto = proto;
         self.info.proto.store(proto, Ordering::Relaxed);
+        if let Some(inbox) = self.info.inbox_if_any() {
+            inbox.set_proto(proto);
+        }
     }
 
     pub fn set_name(&mut self, name: Option<&[u8]>) {

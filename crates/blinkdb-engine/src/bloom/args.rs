@@ -39,12 +39,54 @@ impl InfoField {
     }
 }
 
+/// RedisModule_StringToDouble, i.e. Redis's `string2d`: glibc `strtod` must read
+/// the whole argument (so hex floats and "inf" pass, a leading space, a '\0' or
+/// trailing bytes do not), and an overflow, an underflow to zero or NaN is refused.
 fn parse_f64(arg: &[u8]) -> Option<f64> {
-    std::str::from_utf8(arg).ok()?.parse().ok()
+    if arg.is_empty() || matches!(arg[0], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        return None;
+    }
+    let text = std::ffi::CString::new(arg).ok()?;
+    let mut end: *mut libc::c_char = std::ptr::null_mut();
+    // SAFETY: `text` is NUL-terminated and outlives the call; errno is this
+    // thread's, read right after it.
+    let (v, errno) = unsafe {
+        *libc::__errno_location() = 0;
+        let v = libc::strtod(text.as_ptr(), &mut end);
+        (v, *libc::__errno_location())
+    };
+    let used = end as usize - text.as_ptr() as usize;
+    let out_of_range = errno == libc::ERANGE && (v.is_infinite() || v == 0.0);
+    (used == arg.len() && !out_of_range && !v.is_nan()).then_some(v)
 }
 
+/// RedisModule_StringToLongLong, i.e. Redis's `string2ll`: an optional '-' and
+/// digits, no '+', no leading zero, no spaces.
 fn parse_i64(arg: &[u8]) -> Option<i64> {
-    std::str::from_utf8(arg).ok()?.parse().ok()
+    if arg == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match arg.strip_prefix(b"-") {
+        Some(d) => (true, d),
+        None => (false, arg),
+    };
+    if digits.len() > 19 || !matches!(digits.first(), Some(b'1'..=b'9')) {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        let d = (c - b'0') as i64;
+        v = v.checked_mul(10)?;
+        v = if neg {
+            v.checked_sub(d)?
+        } else {
+            v.checked_add(d)?
+        };
+    }
+    Some(v)
 }
 
 /// BF.RESERVE arguments after the key: `error_rate capacity [EXPANSION n] [NONSCALING]`.

@@ -30,7 +30,8 @@ impl ScalableBloom {
         if cursor == 0 {
             return (1, self.meta(true).encode(DUMP_MAGIC));
         }
-        let Ok(offset) = u64::try_from(cursor - 1) else {
+        // The cursor is the client's: i64::MIN - 1 must not overflow.
+        let Some(offset) = cursor.checked_sub(1).and_then(|c| u64::try_from(c).ok()) else {
             return (0, Vec::new());
         };
         if !offset.is_multiple_of(LINE_BYTES as u64) {
@@ -81,7 +82,10 @@ impl ScalableBloom {
         if cursor == 1 {
             return Err(BloomError::BadData);
         }
-        let end = u64::try_from(cursor - 1).map_err(|_| BloomError::InvalidOffset)?;
+        let end = cursor
+            .checked_sub(1)
+            .and_then(|c| u64::try_from(c).ok())
+            .ok_or(BloomError::InvalidOffset)?;
         let start = end
             .checked_sub(data.len() as u64)
             .ok_or(BloomError::InvalidOffset)?;

@@ -132,6 +132,56 @@ fn redisbloom_reply_texts_for_bad_arguments() {
 }
 
 #[test]
+fn numbers_are_read_like_redisbloom() {
+    // RedisBloom 2.8 reads integers with string2ll and rates with strtod (Redis's
+    // string2d); each reply here was taken from redisbloom.so (found writing the
+    // numbers fuzz target's models of both).
+    let r = |a: &[&str]| {
+        parse_reserve(&a.iter().map(|s| s.as_bytes()).collect::<Vec<_>>())
+            .map(|c| (c.error_rate, c.capacity))
+            .map_err(text)
+    };
+    assert_eq!(r(&["0.01", "+100"]).unwrap_err(), "ERR bad capacity");
+    assert_eq!(r(&["0.01", "0100"]).unwrap_err(), "ERR bad capacity");
+    assert_eq!(r(&["0.01", " 100"]).unwrap_err(), "ERR bad capacity");
+    assert_eq!(r(&["1e-400", "100"]).unwrap_err(), "ERR bad error rate");
+    assert_eq!(r(&["1e400", "100"]).unwrap_err(), "ERR bad error rate");
+    assert_eq!(r(&["nan", "100"]).unwrap_err(), "ERR bad error rate");
+    assert_eq!(r(&[" 0.5", "100"]).unwrap_err(), "ERR bad error rate");
+    assert_eq!(r(&["0.5\0", "100"]).unwrap_err(), "ERR bad error rate");
+    assert_eq!(
+        r(&["inf", "100"]).unwrap_err(),
+        "ERR (0 < error rate range < 1) "
+    );
+    assert_eq!(r(&["0x1p-4", "100"]).unwrap(), (0.0625, 100));
+    assert_eq!(r(&[".5", "10"]).unwrap(), (0.5, 10));
+    assert_eq!(
+        r(&["0.01", "9223372036854775807"]).unwrap(),
+        (0.01, i64::MAX as u64)
+    );
+    assert_eq!(
+        r(&["0.01", "100", "EXPANSION", "+2"]).unwrap_err(),
+        "ERR bad expansion"
+    );
+    let i = |a: &[&str]| {
+        let args: Vec<&[u8]> = a.iter().map(|s| s.as_bytes()).collect();
+        parse_insert(&args).map(drop).map_err(text)
+    };
+    assert_eq!(
+        i(&["CAPACITY", "+5", "ITEMS", "a"]).unwrap_err(),
+        "Bad capacity"
+    );
+    assert_eq!(
+        i(&["ERROR", "1e-400", "ITEMS", "a"]).unwrap_err(),
+        "Bad error rate"
+    );
+    assert_eq!(
+        i(&["EXPANSION", "02", "ITEMS", "a"]).unwrap_err(),
+        "Bad expansion"
+    );
+}
+
+#[test]
 fn reserve_add_exists_info_card_follow_redisbloom() {
     let dir = tempfile::tempdir().unwrap();
     let mut f = ScalableBloom::create(dir.path(), 1, BloomConfig::default(), &LIMITS).unwrap();
@@ -393,6 +443,13 @@ fn scandump_then_loadchunk_reproduces_the_filter() {
     ));
     assert!((0..50_000).all(|i| copy.exists(&item(i))));
     assert_eq!(f.scandump(-1), (0, Vec::new()));
+    // Cursors are the client's: i64::MIN - 1 overflowed (panics with overflow
+    // checks, as in the fuzz build that found it).
+    assert_eq!(f.scandump(i64::MIN), (0, Vec::new()));
+    assert!(matches!(
+        copy.load_chunk(i64::MIN, data),
+        Err(BloomError::InvalidOffset)
+    ));
 }
 
 fn measured_fp(f: &ScalableBloom, probes: u64) -> f64 {

@@ -10,11 +10,14 @@ pub mod latency;
 pub mod monitor;
 pub mod multi;
 mod object;
+mod pubsub;
+mod scripting;
 mod server;
 pub mod slowlog;
 pub mod spec;
 mod strings;
 pub mod table;
+pub mod tracking;
 
 use crate::client::Client;
 use crate::protocol::{Args, Out};
@@ -40,10 +43,14 @@ impl Ctx<'_> {
 
     /// Runs a write on one key of the current database, remembering the log
     /// position so the reply waits for it as the fsync policy requires.
+    #[inline]
     pub fn write1<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Tx, usize, &mut Out) -> R) -> R {
-        let db = self.client.db;
+        let (db, id) = (self.client.db, self.client.id);
         let out = &mut *self.out;
-        let (r, lsn) = self.shared.engine.write1(db, key, |tx| f(tx, db, out));
+        let (r, lsn) = self.shared.engine.write1(db, key, |tx| {
+            tx.set_client(id);
+            f(tx, db, out)
+        });
         self.client.note_lsn(lsn);
         r
     }
@@ -54,8 +61,11 @@ impl Ctx<'_> {
         keys: &[(usize, &[u8])],
         f: impl FnOnce(&mut Tx, &mut Out) -> R,
     ) -> R {
-        let out = &mut *self.out;
-        let (r, lsn) = self.shared.engine.write(keys, |tx| f(tx, out));
+        let (out, id) = (&mut *self.out, self.client.id);
+        let (r, lsn) = self.shared.engine.write(keys, |tx| {
+            tx.set_client(id);
+            f(tx, out)
+        });
         self.client.note_lsn(lsn);
         r
     }
@@ -210,6 +220,9 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             return reject(client, out, spec, &err);
         }
     }
+    if let Some(err) = crate::pubsub::context_refusal(client, spec.base_name(), args) {
+        return reject(client, out, spec, &err);
+    }
     let mut ctx = Ctx {
         shared,
         client,
@@ -226,6 +239,9 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     let nanos = timer.elapsed_nanos();
     let failed = ctx.out.errors > ctx.out.errors_accounted;
     ctx.out.errors_accounted = ctx.out.errors;
+    if ctx.client.tracking.is_some() {
+        tracking::after_command(&mut ctx, spec, args);
+    }
     after_call(&mut ctx, spec, index, args, nanos, failed);
 }
 

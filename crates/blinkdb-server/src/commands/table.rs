@@ -5,8 +5,8 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bloom, command, conn, debug, keys, latency, monitor, multi, object, server, slowlog, strings,
-    Handler,
+    bloom, command, conn, debug, keys, latency, monitor, multi, object, pubsub, scripting, server,
+    slowlog, strings, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -593,6 +593,20 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "on_off_skip:oneof(on:ON off:OFF skip:SKIP)"),
+    cmd!("client|tracking", -3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Enable or disable server assisted client side caching support", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1). Some options may introduce additional complexity.",
+        args: "status:oneof(on:ON off:OFF) client-id:integer=REDIRECT? prefix:string=PREFIX?*+ bcast:BCAST? optin:OPTIN? optout:OPTOUT? noloop:NOLOOP?"),
+    cmd!("client|caching", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Instruct the server about tracking or not keys in the next request", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "mode:oneof(yes:YES no:NO)"),
+    cmd!("client|getredir", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Get tracking notifications redirection client ID if any", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("client|trackinginfo", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Return information about server assisted client side caching for the current connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
     cmd!("command", -1, LOADING_OK | STALE | CONTAINER, NOKEYS, "server", "2.8.13", "Get array of Redis command details", command::command;
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the total number of Redis commands",
@@ -791,6 +805,98 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("bf.loadchunk", -1, W | MODULE, KEY1, "module", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk;
         complexity: "O(n), where n is the capacity",
         args: "key:key iterator:integer data:string"),
+    // pub/sub
+    cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", pubsub::subscribe;
+        complexity: "O(N) where N is the number of channels to subscribe to.",
+        args: "channel:string*"),
+    cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", pubsub::unsubscribe;
+        complexity: "O(N) where N is the number of clients already subscribed to a channel.",
+        args: "channel:string?*"),
+    cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", pubsub::psubscribe;
+        complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
+        args: "pattern:block*(pattern:pattern)"),
+    cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", pubsub::punsubscribe;
+        complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+        args: "pattern:pattern?*"),
+    cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", pubsub::ssubscribe;
+        complexity: "O(N) where N is the number of shard channels to subscribe to.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string*"),
+    cmd!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stop listening for messages posted to the given shard channels", pubsub::sunsubscribe;
+        complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string?*"),
+    cmd!("publish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, NOKEYS, "pubsub", "2.0.0", "Post a message to a channel", pubsub::publish;
+        complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+        args: "channel:string message:string"),
+    cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish;
+        complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+        keys: "not_key index:1 range:0:1:0",
+        args: "shardchannel:string message:string"),
+    cmd!("pubsub", -2, CONTAINER, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("pubsub|channels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "List active channels", pubsub::pubsub;
+        complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|help", 2, LOADING_OK | STALE, NOKEYS, "pubsub", "6.2.0", "Show helpful text about the different subcommands", pubsub::pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numpat", 2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of unique patterns pattern subscriptions", pubsub::pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of subscribers for channels", pubsub::pubsub;
+        complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+        args: "channel:string?*"),
+    cmd!("pubsub|shardchannels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "List active shard channels", pubsub::pubsub;
+        complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|shardnumsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "Get the count of subscribers for shard channels", pubsub::pubsub;
+        complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+        args: "shardchannel:string?*"),
+    // scripting
+    cmd!("eval", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::eval;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+        args: "script:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("evalsha", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::evalsha;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1",
+        args: "sha1:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("eval_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::eval_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+        args: "script:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("evalsha_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::evalsha_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1",
+        args: "sha1:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("script", -2, CONTAINER, NOKEYS, "scripting", "2.6.0", "A container for Lua scripts management commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("script|exists", -3, NOSCRIPT, NOKEYS, "scripting", "2.6.0", "Check existence of scripts in the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+        args: "sha1:string*",
+        tips: &["request_policy:all_shards", "response_policy:agg_logical_and"]),
+    cmd!("script|flush", -2, NOSCRIPT, NOKEYS, "scripting", "2.6.0", "Remove all the scripts from the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the number of scripts in cache",
+        args: "async:oneof?^6.2.0(async:ASYNC sync:SYNC)",
+        history: &[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("script|help", 2, LOADING_OK | STALE, NOKEYS, "scripting", "5.0.0", "Show helpful text about the different subcommands", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)"),
+    cmd!("script|kill", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "2.6.0", "Kill the script currently in execution.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"]),
+    cmd!("script|load", 3, NOSCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Load the specified Lua script into the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the length in bytes of the script body.",
+        args: "script:string",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
 ];
 
 /// Records only the log replay may run (clients get "unknown command"):

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Writes the hand-made and server-made seeds of fuzz/corpus/<target>/seed-*.
+
+Real artifacts where a target reads files: AOF directories written by BlinkDB
+(with blobs, several incr files, a rewrite's base, MULTI/EXEC, Bloom records)
+and by redis-server 7, Bloom filter files and SCANDUMP chunks written by
+BlinkDB, the shipped config file. Each seed is packed in its target's input
+format (see the comment at the top of each fuzz_targets/*.rs).
+
+Usage: fuzz/make_seeds.py [BLINKDB_BIN]   (default target/release/blinkdb;
+redis-server from Debian for the Redis-written AOF). Rerunning rewrites the
+seed-* files; the other corpus files come from `cargo fuzz cmin`.
+"""
+
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "fuzz", "corpus")
+SEP = b"\n#--\n"
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def read_reply(sock, buf):
+    """Reads one RESP2 reply; returns (value, rest of buffer)."""
+    while b"\r\n" not in buf:
+        more = sock.recv(65536)
+        if not more:
+            raise ConnectionError("closed")
+        buf += more
+    line, rest = buf.split(b"\r\n", 1)
+    kind, body = line[:1], line[1:]
+    if kind in (b"+", b"-"):
+        return body, rest
+    if kind == b":":
+        return int(body), rest
+    if kind == b"$":
+        n = int(body)
+        if n < 0:
+            return None, rest
+        while len(rest) < n + 2:
+            rest += sock.recv(65536)
+        return rest[:n], rest[n + 2:]
+    if kind == b"*":
+        items = []
+        for _ in range(int(body)):
+            item, rest = read_reply(sock, rest)
+            items.append(item)
+        return items, rest
+    raise ValueError(line)
+
+
+class Client:
+    def __init__(self, port):
+        for _ in range(200):
+            try:
+                self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                time.sleep(0.05)
+        self.buf = b""
+        # A server that is still loading its log answers -LOADING.
+        while self.call("PING") != b"PONG":
+            time.sleep(0.05)
+
+    def shutdown(self):
+        """SHUTDOWN closes the connection instead of replying."""
+        self.sock.sendall(resp("SHUTDOWN"))
+        self.sock.recv(1)
+
+    def call(self, *args):
+        self.sock.sendall(resp(*args))
+        value, self.buf = read_reply(self.sock, self.buf)
+        return value
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data)
+
+
+# Commands that leave every kind of record in a log.
+WORKLOAD = [
+    ("SET", "k", "v"),
+    ("SET", "big", "x" * 200),
+    ("SET", "t", "1", "EX", "1000"),
+    ("SET", "t2", "1", "PXAT", "99999999999999"),
+    ("APPEND", "k", "more"),
+    ("INCR", "n"),
+    ("INCRBYFLOAT", "f", "1.5"),
+    ("MSET", "a", "1", "b", "2"),
+    ("EXPIRE", "a", "100"),
+    ("SETRANGE", "k", "10", "zz"),
+    ("DEL", "b"),
+    ("MULTI",),
+    ("SET", "m1", "1"),
+    ("INCRBY", "m2", "5"),
+    ("EXEC",),
+    ("SELECT", "1"),
+    ("SET", "db1", "x"),
+    ("SELECT", "0"),
+    ("RENAME", "n", "n2"),
+    ("COPY", "k", "kcopy"),
+    ("BF.RESERVE", "bf", "0.01", "20"),
+    ("BF.ADD", "bf", "item-1"),
+    ("BF.MADD", "bf", "item-2", "item-3", "item-4"),
+    ("BF.INSERT", "bf2", "CAPACITY", "10", "ITEMS", "a", "b", "c"),
+    ("BF.RESERVE", "bfns", "0.1", "5", "NONSCALING"),
+    ("BF.ADD", "bfns", "x"),
+    ("PERSIST", "t"),
+    ("GETDEL", "kcopy"),
+]
+
+
+def pack_aof_dir(aof_dir):
+    """Parts in manifest order (base first) and the generated-manifest flags."""
+    manifest = open(os.path.join(aof_dir, "appendonly.aof.manifest"), "rb").read()
+    base, incrs = None, []
+    for line in manifest.decode().splitlines():
+        words = line.split()
+        if len(words) >= 6 and words[0] == "file":
+            kind = words[words.index("type") + 1]
+            data = open(os.path.join(aof_dir, words[1]), "rb").read()
+            if kind == "b":
+                base = data
+            elif kind == "i":
+                incrs.append(data)
+    parts = ([base] if base is not None else []) + incrs
+    flags = 1 | (8 if base is not None else 0)
+    return manifest, flags, parts
+
+
+def blinkdb_seeds(binary):
+    work = tempfile.mkdtemp(prefix="blinkdb-seeds-")
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+         "--appendonly", "yes", "--save", "", "--blob-threshold", "64",
+         "--segment-size", "4096"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        c = Client(port)
+        for cmd in WORKLOAD:
+            reply = c.call(*cmd)
+            assert not (isinstance(reply, bytes) and reply.startswith(b"ERR")), (cmd, reply)
+        # Dump chunks for the bloom_file target's LOADCHUNK parts.
+        nxt, header = c.call("BF.SCANDUMP", "bf", "0")
+        nxt2, chunk = c.call("BF.SCANDUMP", "bf", str(nxt))
+        aof_dir = os.path.join(work, "appendonlydir")
+        time.sleep(1.5)  # the Bloom flush cycle writes the filter files
+        manifest, flags, parts = pack_aof_dir(aof_dir)
+        write("aof_load", "blinkdb-incr-files", bytes([flags]) + SEP.join(parts))
+        c.call("BGREWRITEAOF")
+        for _ in range(100):
+            info = c.call("INFO", "persistence")
+            if b"aof_rewrite_in_progress:0" in info:
+                break
+            time.sleep(0.05)
+        c.call("SET", "after", "rewrite")
+        c.call("BF.ADD", "bf", "after-rewrite")
+        time.sleep(1.5)
+        manifest, flags, parts = pack_aof_dir(aof_dir)
+        write("aof_load", "blinkdb-base-and-incr", bytes([flags]) + SEP.join(parts))
+        # The same files under a manifest of the seed's own (flag 4): the base as
+        # NAMES[0], incr files as NAMES[1..].
+        own = b"file appendonly.aof.1.base.aof seq 1 type b\n"
+        for i in range(1, len(parts)):
+            own += b"file appendonly.aof.%d.incr.aof seq %d type i\n" % (i, i)
+        write("aof_load", "blinkdb-own-manifest", bytes([4 | 1]) + SEP.join([own] + parts))
+        bloom_dir = os.path.join(work, "bloom")
+        c.shutdown()
+    finally:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    chains = sorted(f for f in os.listdir(bloom_dir) if f.endswith(".chain"))
+    for n, chain in enumerate(chains):
+        stem = chain[:-len(".chain")]
+
+        def file(name):
+            p = os.path.join(bloom_dir, name)
+            return open(p, "rb").read() if os.path.exists(p) else b""
+
+        links = [file(f"{stem}.{i}.bloom") for i in range(3)]
+        ilog = file(f"{stem}.ilog")
+        dump = [header, struct.pack("<q", nxt2) + chunk]
+        parts = [file(chain)] + links + [ilog] + dump
+        for flags, what in [(0, "as-written"), (1 | 2 | 0x40, "sealed-adds")]:
+            write("bloom_file", f"filter{n}-{what}", bytes([flags]) + struct.pack("<H", 0) + SEP.join(parts))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def redis_seeds():
+    if not shutil.which("redis-server"):
+        print("redis-server missing: no Redis-written AOF seed", file=sys.stderr)
+        return
+    work = tempfile.mkdtemp(prefix="redis-seeds-")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+         "--appendonly", "yes", "--save", "", "--aof-use-rdb-preamble", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        c = Client(port)
+        for cmd in WORKLOAD:
+            if not cmd[0].startswith("BF."):
+                c.call(*cmd)
+        time.sleep(1.2)
+        manifest, flags, parts = pack_aof_dir(os.path.join(work, "appendonlydir"))
+        write("aof_load", "redis7-written", bytes([flags]) + SEP.join(parts))
+        c.shutdown()
+    finally:
+        proc.wait(timeout=20)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def protocol_seeds():
+    pipeline = b"".join(resp(*cmd) for cmd in WORKLOAD[:12])
+    write("resp_request", "pipeline", b"\x00" + pipeline)
+    write("resp_request", "pipeline-in-reads", bytes([0x7c]) + bytes(range(1, 32)) + pipeline)
+    write("resp_request", "inline", b"\x00PING\r\nSET k \"a b\\x41\" 'c\\'d'\nGET k\r\n\r\n")
+    write("resp_request", "huge-bulk-header", b"\x01*1\r\n$1099511627776\r\nab")
+    write("resp_request", "huge-count", b"\x00*2147483647\r\n$1\r\na\r\n")
+    write("resp_request", "unauthenticated", b"\x02*11\r\n" + b"$1\r\na\r\n" * 11)
+    write("resp_request", "empty-requests", b"\x00*0\r\n*-1\r\n\r\n\n*1\r\n$4\r\nPING\r\n")
+    write("resp_request", "errors", b"\x00*1\r\nx\r\n")
+
+
+def text_seeds():
+    lines = [b"set \"a b\" 'c d' \"\\x41\\n\" x", b"ECHO \"\\xZZ\"", b"'it\\'s'",
+             b"file appendonly.aof.1.incr.aof seq 1 type i",
+             b"file \"name with spaces\\x00.aof\" seq 2 type b", b"a\tb\x0bc\x0cd", b"\"unterminated"]
+    conf = open(os.path.join(ROOT, "config", "blinkdb.conf"), "rb").read()
+    for line in conf.splitlines():
+        if line.startswith(b"# ") and re.match(rb"# [a-z-]+ ", line):
+            lines.append(line[2:])
+    for i, line in enumerate(lines[:30]):
+        write("splitargs", f"line{i:02}", line)
+    globs = [(b"*", b"anything"), (b"h?llo", b"hello"), (b"h[^e]llo", b"hallo"),
+             (b"h[a-b]llo", b"hbllo"), (b"[a-\xff]", b"A"), (b"a*a*a*a*b", b"a" * 40),
+             (b"\\*x", b"*x"), (b"[\\]a]", b"]"), (b"*max*", b"maxclients"), (b"a[", b"a[")]
+    for i, (p, t) in enumerate(globs):
+        for flags in (0, 1, 2):
+            write("glob", f"pattern{i}-{flags}", bytes([flags, len(p)]) + p + t)
+    numbers = [b"0", b"-1", b"9223372036854775807", b"-9223372036854775808", b"01", b"+1",
+               b"-0", b"1e3", b"0.01", b"0x1p-4", b"inf", b"nan", b"1e-400", b"1.5"]
+    for i, a in enumerate(numbers):
+        for which in range(6):
+            b = numbers[(i + which) % len(numbers)]
+            write("numbers", f"n{i:02}-{which}", bytes([which, len(a)]) + a + b)
+    write("config", "shipped", b"\x00" + conf)
+    write("config", "small", b"\x00port 7000\nmaxmemory 100mb\nbind 127.0.0.1 ::1\n"
+          b"requirepass \"a b\"\nsave \"\"\nhz 1000\n")
+    write("config", "set-pairs", b"\x01maxmemory\x00100mb\x00hz\x00+5\x00proto-max-bulk-len\x000"
+          b"\x00loglevel\x00warning\x00\x05\x009223372036854775807")
+    for i, m in enumerate([b"512mb", b"1GB", b"", b"kb", b" 5mb", b"99999999999999999999999"]):
+        write("config", f"memory{i}", b"\x02" + m)
+
+
+def commands_seeds():
+    names = re.findall(r'cmd!\("([a-z.]+)"',
+                       open(os.path.join(ROOT, "crates/blinkdb-server/src/commands/table.rs")).read())
+    src = open(os.path.join(ROOT, "fuzz/fuzz_targets/commands.rs")).read()
+    start = src.index("const WORDS")
+    words = re.findall(r'"((?:[^"\\]|\\.)*)"', src[start:src.index("];", start)])
+    words = [w.encode().decode("unicode_escape") for w in words]
+
+    def word(w):
+        return bytes([words.index(w)])
+
+    def raw(b):
+        return bytes([192, len(b)]) + b
+
+    def cmd(name, *args, who=0, now=True):
+        head = (who << 7) | (0x40 if now else 0) | len(args)
+        out = bytes([head, names.index(name)])
+        for a in args:
+            out += word(a) if a in words else raw(a.encode() if isinstance(a, str) else a)
+        return out
+
+    write("commands", "strings", cmd("set", "k", "v1") + cmd("get", "k") + cmd("append", "k", "x")
+          + cmd("setrange", "k", "1048575", "x") + cmd("getrange", "k", "0", "-1")
+          + cmd("incrbyfloat", "k1", "1.5") + cmd("set", "k2", "1", "EX", "1000", "GET"))
+    write("commands", "expire", cmd("set", "k", "v") + cmd("expire", "k", "9223372036854775807")
+          + cmd("pexpire", "k", "100", "GT") + cmd("ttl", "k") + cmd("persist", "k"))
+    write("commands", "transaction", cmd("watch", "k") + cmd("multi") + cmd("set", "k", "v", now=False)
+          + cmd("set", "k", "w", who=1) + cmd("exec"))
+    write("commands", "bloom", cmd("bf.reserve", "k", "0.01", "100") + cmd("bf.add", "k", "a")
+          + cmd("bf.madd", "k", "b", "c") + cmd("bf.scandump", "k", "0") + cmd("bf.info", "k")
+          + cmd("bf.insert", "k1", "CAPACITY", "10", "ITEMS", "a"))
+    write("commands", "keyspace", cmd("mset", "k", "1", "k1", "2") + cmd("keys", "*")
+          + cmd("scan", "0", "MATCH", "k*", "COUNT", "1000") + cmd("rename", "k", "k2")
+          + cmd("copy", "k1", "k", "DB", "1") + cmd("swapdb", "0", "1") + cmd("flushall"))
+    write("commands", "server", cmd("config", "SET", "maxmemory", "1") + cmd("info", "everything")
+          + cmd("client", "LIST") + cmd("command", "DOCS") + cmd("hello", "3")
+          + cmd("get", "k") + cmd("client", "KILL", "ID", "3"))
+
+
+if __name__ == "__main__":
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "blinkdb")
+    protocol_seeds()
+    text_seeds()
+    commands_seeds()
+    blinkdb_seeds(binary)
+    redis_seeds()
+    for t in sorted(os.listdir(CORPUS)):
+        files = os.listdir(os.path.join(CORPUS, t))
+        print(f"{t}: {len(files)} files")
