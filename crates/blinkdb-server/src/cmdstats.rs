@@ -250,3 +250,33 @@ mod tests {
         assert_eq!(percentile_micros(&h, 100.0), 1048.576);
     }
 }
+
+/// What timing and counting add per command:
+/// `cargo test --release -p blinkdb-server --lib overhead -- --ignored --nocapture`.
+#[cfg(test)]
+mod overhead {
+    #[test]
+    #[ignore]
+    fn per_command_overhead() {
+        let n = 20_000_000u64;
+        let per_op = |t: std::time::Instant| t.elapsed().as_nanos() as f64 / n as f64;
+        let mut acc = 0;
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            let timer = super::Timer::start();
+            acc += std::hint::black_box(i) & 1;
+            super::record_call((i % 3) as usize, timer.elapsed_nanos(), false, true);
+        }
+        eprintln!("timer + record: {:.1} ns/command", per_op(t));
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            super::record_call((i % 3) as usize, i & 1023, false, true);
+        }
+        eprintln!("record only: {:.1} ns/command", per_op(t));
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            acc += std::hint::black_box(i) & 1;
+        }
+        eprintln!("empty loop: {:.1} ns ({acc})", per_op(t));
+    }
+}
