@@ -4,9 +4,33 @@
 use crate::pubsub::Mailbox;
 use crate::state::Shared;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
+
+/// Where a client connects from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Peer {
+    Tcp(std::net::IpAddr),
+    /// The unix socket's path.
+    Unix(String),
+    /// The log replay's pseudo-client.
+    Internal,
+}
+
+impl Peer {
+    /// A loopback address or the unix socket (`enable-debug-command local`).
+    pub fn is_local(&self) -> bool {
+        match self {
+            Peer::Tcp(ip) => ip.is_loopback(),
+            Peer::Unix(_) | Peer::Internal => true,
+        }
+    }
+}
+
+/// CLIENT LIST flags other connections can see.
+pub const FLAG_MONITOR: u8 = 1;
+pub const FLAG_NO_EVICT: u8 = 1 << 1;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -17,13 +41,21 @@ pub struct ClientInfo {
     /// connection thread); -1 for the log replay's pseudo-client, as Redis's
     /// AOF client.
     pub fd: i32,
+    pub peer: Peer,
     pub created_ms: u64,
     pub last_active_ms: AtomicU64,
     pub db: AtomicUsize,
     pub proto: AtomicU8,
     name: Mutex<String>,
     lib: Mutex<(String, String)>,
-    last_cmd: Mutex<String>,
+    /// Table index of the last command run (u32::MAX: none yet).
+    last_cmd: AtomicU32,
+    /// `FLAG_*` bits.
+    pub flags: AtomicU8,
+    /// Unprocessed input bytes (the running command's included) and the
+    /// room left in the read buffer: CLIENT LIST `qbuf` and `qbuf-free`.
+    pub qbuf: AtomicU64,
+    pub qbuf_free: AtomicU64,
     killed: AtomicBool,
     pub kill_signal: Notify,
     pub subs: crate::pubsub::SubCounts,
@@ -37,19 +69,23 @@ pub struct ClientInfo {
 }
 
 impl ClientInfo {
-    pub fn new(id: u64, addr: String, laddr: String, fd: i32, now_ms: u64) -> Self {
+    pub fn new(id: u64, addr: String, laddr: String, fd: i32, peer: Peer, now_ms: u64) -> Self {
         ClientInfo {
             id,
             addr,
             laddr,
             fd,
+            peer,
             created_ms: now_ms,
             last_active_ms: AtomicU64::new(now_ms),
             db: AtomicUsize::new(0),
             proto: AtomicU8::new(2),
             name: Mutex::new(String::new()),
             lib: Mutex::new((String::new(), String::new())),
-            last_cmd: Mutex::new("NULL".into()),
+            last_cmd: AtomicU32::new(u32::MAX),
+            flags: AtomicU8::new(0),
+            qbuf: AtomicU64::new(0),
+            qbuf_free: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill_signal: Notify::new(),
             subs: Default::default(),
@@ -104,13 +140,27 @@ impl ClientInfo {
         }
     }
 
-    pub fn set_last_cmd(&self, cmd: &str) {
-        let mut c = self.last_cmd.lock();
-        if c.as_str() != cmd {
-            *c = cmd.to_string();
+    /// Remembers the command being run (CLIENT LIST `cmd=`): one store.
+    pub fn set_last_cmd(&self, index: usize) {
+        self.last_cmd.store(index as u32, Ordering::Relaxed);
+    }
+
+    fn last_cmd_name(&self) -> &'static str {
+        let i = self.last_cmd.load(Ordering::Relaxed) as usize;
+        crate::commands::table::COMMANDS
+            .get(i)
+            .map_or("NULL", |c| c.name)
+    }
+
+    pub fn set_flag(&self, flag: u8, on: bool) {
+        if on {
+            self.flags.fetch_or(flag, Ordering::Relaxed);
+        } else {
+            self.flags.fetch_and(!flag, Ordering::Relaxed);
         }
     }
 
+    /// CLIENT LIST's `flags=` letters.
     pub fn kill(&self) {
         self.killed.store(true, Ordering::Release);
         self.kill_signal.notify_one();
@@ -121,12 +171,19 @@ impl ClientInfo {
     }
 
     /// CLIENT LIST's flags, in Redis's order (N when none).
-    fn flags(&self) -> String {
+    fn flag_letters(&self) -> String {
+        let bits = self.flags.load(Ordering::Relaxed);
         let mut f = String::new();
+        if bits & FLAG_MONITOR != 0 {
+            f.push('O');
+        }
         if self.subs.active() {
             f.push('P');
         }
         f.push_str(&self.tracking.letters());
+        if bits & FLAG_NO_EVICT != 0 {
+            f.push('e');
+        }
         if f.is_empty() {
             f.push('N');
         }
@@ -137,7 +194,7 @@ impl ClientInfo {
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -145,12 +202,14 @@ impl ClientInfo {
             self.name.lock(),
             now_ms.saturating_sub(self.created_ms) / 1000,
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
-            self.flags(),
+            self.flag_letters(),
             self.db.load(Ordering::Relaxed),
             self.subs.channels.load(Ordering::Relaxed),
             self.subs.patterns.load(Ordering::Relaxed),
             self.subs.shard.load(Ordering::Relaxed),
-            self.last_cmd.lock(),
+            self.qbuf.load(Ordering::Relaxed),
+            self.qbuf_free.load(Ordering::Relaxed),
+            self.last_cmd_name(),
             self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
@@ -180,6 +239,20 @@ pub struct Client {
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
+    /// Set by MONITOR: the lines this connection streams.
+    pub monitor: Option<std::sync::Arc<crate::commands::monitor::Sink>>,
+    /// CLIENT REPLY OFF.
+    pub reply_off: bool,
+    /// The reply of the command now running is dropped (CLIENT REPLY SKIP
+    /// was the command before).
+    pub reply_skip: bool,
+    /// Set by CLIENT REPLY SKIP: drop the next command's reply.
+    pub reply_skip_next: bool,
+    /// Set by a command that makes the connection wait before its reply.
+    pub block: Option<Block>,
+    /// Running inside EXEC (or a script): commands that would block answer
+    /// at once instead, as for Redis's CLIENT_DENY_BLOCKING.
+    pub deny_blocking: bool,
     /// Pub/Sub subscriptions, while there are any.
     pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
     /// The script this client runs, while it is paused past the busy
@@ -193,6 +266,16 @@ pub struct Client {
     /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
     /// for all of them).
     pub in_exec: bool,
+}
+
+/// Why a connection waits before answering (and runs nothing else meanwhile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Block {
+    /// WAIT for replicas, which never come (there is no replication): `:0`
+    /// once the deadline passes (None: never, until the client goes away).
+    Replicas {
+        deadline: Option<tokio::time::Instant>,
+    },
 }
 
 impl Client {
@@ -216,6 +299,12 @@ impl Client {
             net_out: 0,
             multi: None,
             watching: None,
+            monitor: None,
+            reply_off: false,
+            reply_skip: false,
+            reply_skip_next: false,
+            block: None,
+            deny_blocking: false,
             pubsub: None,
             script: None,
             script_gate: None,

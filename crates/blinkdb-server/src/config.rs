@@ -138,10 +138,94 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("existence-filter-size", "0", false, Kind::Memory(0, U64)),
     opt("busy-reply-threshold", "5000", true, Kind::Int(0, i64::MAX)),
     opt("lua-memory-limit", "1gb", true, Kind::Memory(0, U64)),
+    opt(
+        "slowlog-log-slower-than",
+        "10000",
+        true,
+        Kind::Int(-1, i64::MAX),
+    ),
+    opt("slowlog-max-len", "128", true, Kind::Int(0, i64::MAX)),
+    opt(
+        "latency-monitor-threshold",
+        "0",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
+    opt("latency-tracking", "yes", true, Kind::Bool),
+    opt(
+        "latency-tracking-info-percentiles",
+        "50 99 99.9",
+        true,
+        Kind::Str,
+    ),
+    opt(
+        "enable-debug-command",
+        "no",
+        false,
+        Kind::Enum(&["no", "yes", "local"]),
+    ),
 ];
 
 /// Older names Redis still accepts for an option.
 const ALIASES: &[(&str, &str)] = &[("lua-time-limit", "busy-reply-threshold")];
+
+/// The shipped configuration file, which documents every option.
+const SHIPPED_CONF: &str = include_str!("../../../config/blinkdb.conf");
+
+/// The description config/blinkdb.conf gives an option: the comment block
+/// above its `# name default` line, first sentence only.
+fn described(name: &str) -> Option<String> {
+    for block in SHIPPED_CONF.split("\n\n") {
+        let lines: Vec<&str> = block.lines().map(str::trim).collect();
+        let documents = lines.iter().any(|l| {
+            l.strip_prefix("# ")
+                .and_then(|rest| rest.split_whitespace().next())
+                .is_some_and(|w| w == name)
+        });
+        if !documents {
+            continue;
+        }
+        let text: Vec<&str> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix('#'))
+            .map(str::trim)
+            .take_while(|l| {
+                let first = l.split_whitespace().next().unwrap_or("");
+                find(first).is_none()
+            })
+            .collect();
+        let text = text.join(" ");
+        // The first sentence: up to a ". " that a capital letter follows.
+        let end = text
+            .match_indices(". ")
+            .find(|(i, _)| text[i + 2..].starts_with(|c: char| c.is_ascii_uppercase()))
+            .map_or(text.len(), |(i, _)| i + 1);
+        let sentence = text[..end].trim_end_matches(" [runtime]");
+        return Some(sentence.to_string());
+    }
+    None
+}
+
+/// `blinkdb --help`'s option list: every option with its default, and its
+/// description from config/blinkdb.conf.
+pub fn options_help() -> String {
+    let mut out = String::from(
+        "Options (a config-file line `name value`, or `--name value` on the command line;\n[runtime]: CONFIG SET changes it while the server runs):\n",
+    );
+    for def in OPTIONS {
+        let default = if def.default.is_empty() || def.default.contains(' ') {
+            format!("\"{}\"", def.default)
+        } else {
+            def.default.to_string()
+        };
+        let runtime = if def.mutable { " [runtime]" } else { "" };
+        out.push_str(&format!("  --{} {default}{runtime}\n", def.name));
+        if let Some(text) = described(def.name).filter(|t| !t.is_empty()) {
+            out.push_str(&format!("      {text}\n"));
+        }
+    }
+    out
+}
 
 pub fn find(name: &str) -> Option<&'static OptionDef> {
     let name = ALIASES
@@ -258,9 +342,30 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
             }
+            if def.name == "latency-tracking-info-percentiles" {
+                return parse_percentiles(value).map(|p| {
+                    p.iter()
+                        .map(|v| v.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
+            }
             Ok(value.to_string())
         }
     }
+}
+
+/// Space-separated percentiles, each within 0..100 (Redis's text for a bad one).
+fn parse_percentiles(value: &str) -> Result<Vec<f64>, String> {
+    value
+        .split_whitespace()
+        .map(|w| {
+            w.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        })
+        .collect()
 }
 
 #[derive(Clone)]
@@ -451,6 +556,13 @@ impl Config {
             busy_reply_threshold_ms: self.int("busy-reply-threshold") as u64,
             lua_memory_limit: self.bytes("lua-memory-limit") as usize,
             existence_filter_size: self.bytes("existence-filter-size"),
+            slowlog_log_slower_than: self.int("slowlog-log-slower-than"),
+            slowlog_max_len: self.int("slowlog-max-len") as usize,
+            latency_monitor_threshold_ms: self.int("latency-monitor-threshold") as u64,
+            latency_tracking: self.flag("latency-tracking"),
+            latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
+                .unwrap_or_default(),
+            enable_debug_command: self.get("enable-debug-command").to_string(),
         }
     }
 
@@ -571,6 +683,18 @@ pub struct Settings {
     pub bpf_pin_root: PathBuf,
     /// Bytes of the key-existence filter (0: off).
     pub existence_filter_size: u64,
+    /// Commands running at least this many microseconds go to the slow log
+    /// (negative: none; 0: all).
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: usize,
+    /// Events lasting at least this many milliseconds are kept by LATENCY
+    /// (0: monitor off).
+    pub latency_monitor_threshold_ms: u64,
+    /// Per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
+    pub latency_percentiles: Vec<f64>,
+    /// no, yes or local (from loopback and unix-socket clients only).
+    pub enable_debug_command: String,
     /// A script running longer than this makes other clients get BUSY (and
     /// lets them send SCRIPT KILL); 0: never.
     pub busy_reply_threshold_ms: u64,
@@ -663,6 +787,25 @@ mod tests {
         // segment-size past what a log position holds used to abort at startup.
         let big = ["--segment-size".to_string(), "1000gb".to_string()];
         assert!(Config::from_args(&big).is_err());
+    }
+
+    #[test]
+    fn help_lists_every_option_with_its_default_and_description() {
+        let help = options_help();
+        for def in OPTIONS {
+            let quoted = format!("  --{} \"{}\"", def.name, def.default);
+            let plain = format!("  --{} {}", def.name, def.default);
+            assert!(
+                help.contains(&plain) || help.contains(&quoted),
+                "--help lacks {}",
+                def.name
+            );
+            assert!(
+                described(def.name).is_some_and(|t| t.len() > 10),
+                "config/blinkdb.conf gives {} no description",
+                def.name
+            );
+        }
     }
 
     #[test]

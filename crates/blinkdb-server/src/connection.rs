@@ -1,8 +1,8 @@
 //! One client connection: read what is there, run every complete command,
 //! then write all replies at once (pipelining never flushes per reply).
 
-use crate::client::{Client, ClientInfo};
-use crate::commands::dispatch;
+use crate::client::{Block, Client, ClientInfo};
+use crate::commands::{dispatch, paused};
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
 use blinkdb_engine::aof::{AofError, BlobSource};
@@ -102,6 +102,18 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// What the connection does after a batch of commands.
+enum Next {
+    /// Read more.
+    Read,
+    /// Close once the replies are written.
+    Close,
+    /// CLIENT PAUSE holds back the next command: wait, then run the rest.
+    Paused,
+    /// The last command waits before it answers (`Client::block`).
+    Blocked,
+}
+
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
     let _registered = Registered(&shared, info.id);
     let mut client = Client::new(info.clone(), &shared);
@@ -112,42 +124,60 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut logged_replies = Vec::new();
     // When this client's replies went over the soft output limit (0: they are not).
     let mut soft_since = 0u64;
+    // Commands already in `inbuf` that a pause or a block held back.
+    let mut held = false;
     loop {
-        if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
-            return_read_buffer(std::mem::take(&mut inbuf));
-        }
-        // Subscribers never time out, as in Redis.
-        let timeout = match client.pubsub {
-            Some(_) => 0,
-            None => client.settings(&shared).timeout_secs,
-        };
-        let idle = async {
-            if timeout == 0 {
-                std::future::pending::<()>().await
-            } else {
-                tokio::time::sleep(Duration::from_secs(timeout)).await
+        if !held {
+            if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
+                return_read_buffer(std::mem::take(&mut inbuf));
             }
-        };
-        // Shutdown and CLIENT KILL both arrive through the kill signal; so does
-        // the news that another connection made this client's inbox.
-        let readable = tokio::select! {
-            r = sock.readable() => if r.is_err() { break } else { true },
-            _ = crate::pubsub::messages_ready(&client) => false,
-            _ = info.kill_signal.notified() => if info.is_killed() { break } else { false },
-            _ = idle => break,
-        };
-        if inbuf.capacity() == 0 {
-            inbuf = borrow_read_buffer();
-        } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
+            // Subscribers and monitors never time out, as in Redis.
+            let timeout = match (&client.pubsub, &client.monitor) {
+                (None, None) => client.settings(&shared).timeout_secs,
+                _ => 0,
+            };
+            let idle = async {
+                if timeout == 0 {
+                    std::future::pending::<()>().await
+                } else {
+                    tokio::time::sleep(Duration::from_secs(timeout)).await
+                }
+            };
+            let monitor = client.monitor.clone();
+            let monitor_lines = async {
+                match &monitor {
+                    Some(sink) => sink.ready.notified().await,
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            // Shutdown and CLIENT KILL both arrive through the kill signal; so
+            // does the news that another connection made this client's inbox.
+            let readable = tokio::select! {
+                r = sock.readable() => if r.is_err() { break } else { true },
+                _ = crate::pubsub::messages_ready(&client) => false,
+                _ = info.kill_signal.notified() => if info.is_killed() { break } else { false },
+                _ = idle => break,
+                _ = monitor_lines => {
+                    if !send_monitor_lines(&mut sock, &mut client).await {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            if inbuf.capacity() == 0 {
+                inbuf = borrow_read_buffer();
+            } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+                inbuf.reserve(READ_CHUNK);
+            }
+            match sock.read_now(&mut inbuf) {
+                Ok(0) => break,
+                Ok(n) => client.net_in += n as u64,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(_) => break,
+            }
         }
-        match sock.read_now(&mut inbuf) {
-            Ok(0) => break,
-            Ok(n) => client.net_in += n as u64,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-            Err(_) => break,
-        }
+        held = false;
         let clock = blinkdb_engine::clock::batch();
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
@@ -155,7 +185,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
-        let mut close = run_commands(
+        let mut next = run_commands(
             &shared,
             &mut client,
             &mut parser,
@@ -180,12 +210,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             if client.pending_lsn > lsn_before {
                 logged_replies.push((reply_start, out.buf.len()));
             }
-            if close {
+            if matches!(next, Next::Close) {
                 break;
             }
             // The commands pipelined after the script.
             let _clock = blinkdb_engine::clock::batch();
-            close = run_commands(
+            next = run_commands(
                 &shared,
                 &mut client,
                 &mut parser,
@@ -236,42 +266,49 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         ) {
             break;
         }
-        let messages = crate::pubsub::take_messages(&client, &mut out.buf);
-        if !out.is_empty() {
-            let sent = if out.files.is_empty() {
-                client.net_out += out.buf.len() as u64;
-                // A client that does not read is closed at its output limit
-                // (`pubsub/mailbox.rs`) through the kill signal (which also
-                // carries wake-ups: see `ClientInfo::inbox`).
-                let mut write = std::pin::pin!(sock.write_all(&out.buf));
-                let written = loop {
-                    tokio::select! {
-                        r = &mut write => break Some(r),
-                        _ = info.kill_signal.notified() => if info.is_killed() { break None },
-                    }
-                };
-                match written {
-                    Some(r) => r,
-                    None => break,
-                }
-            } else {
-                write_with_files(&mut sock, &mut out)
-                    .await
-                    .map(|n| client.net_out += n as u64)
-            };
-            if sent.is_err() {
-                break;
-            }
-            if let Some((mailbox, n)) = messages {
-                mailbox.written(n);
-            }
-            out.clear();
-            if out.buf.capacity() > 1 << 20 {
-                out.buf = BytesMut::new();
-            }
+        if !send_replies(&mut sock, &mut client, &mut out).await {
+            break;
         }
         client.flush_stats(&shared, now, false);
-        if close || info.is_killed() {
+        if client.monitor.is_some() && !send_monitor_lines(&mut sock, &mut client).await {
+            break;
+        }
+        match next {
+            Next::Close => {
+                let _ = sock.shutdown().await;
+                break;
+            }
+            Next::Read => {}
+            Next::Paused => {
+                let pause = shared.pause.wait();
+                if !hold(&mut sock, &mut inbuf, &info, &mut client, pause).await {
+                    break;
+                }
+                held = true;
+            }
+            Next::Blocked => {
+                let Some(Block::Replicas { deadline }) = client.block.take() else {
+                    continue;
+                };
+                let until = async {
+                    match deadline {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending::<()>().await,
+                    }
+                };
+                if !hold(&mut sock, &mut inbuf, &info, &mut client, until).await {
+                    break;
+                }
+                if !client.reply_off {
+                    out.int(0);
+                }
+                if !send_replies(&mut sock, &mut client, &mut out).await {
+                    break;
+                }
+                held = true;
+            }
+        }
+        if info.is_killed() {
             let _ = sock.shutdown().await;
             break;
         }
@@ -293,11 +330,103 @@ pub fn run_commands_for_fuzzing(
     out: &mut Out,
 ) -> bool {
     let _clock = blinkdb_engine::clock::batch();
-    run_commands(shared, client, parser, inbuf, out, &mut Vec::new())
+    let next = run_commands(shared, client, parser, inbuf, out, &mut Vec::new());
+    matches!(next, Next::Close)
 }
 
-/// Runs every complete command in `inbuf`, then drops their bytes from it;
-/// returns true if the connection must close once the replies are written.
+/// Writes the gathered replies, with the messages waiting for this client;
+/// false if the connection must close.
+async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Out) -> bool {
+    let messages = crate::pubsub::take_messages(client, &mut out.buf);
+    if out.is_empty() {
+        return true;
+    }
+    let sent = if out.files.is_empty() {
+        client.net_out += out.buf.len() as u64;
+        // A client that does not read is closed at its output limit
+        // (`pubsub/mailbox.rs`) through the kill signal (which also carries
+        // wake-ups: see `ClientInfo::inbox`).
+        let info = &client.info;
+        let mut write = std::pin::pin!(sock.write_all(&out.buf));
+        let written = loop {
+            tokio::select! {
+                r = &mut write => break Some(r),
+                _ = info.kill_signal.notified() => if info.is_killed() { break None },
+            }
+        };
+        match written {
+            Some(r) => r,
+            None => return false,
+        }
+    } else {
+        write_with_files(sock, out)
+            .await
+            .map(|n| client.net_out += n as u64)
+    };
+    if sent.is_err() {
+        return false;
+    }
+    if let Some((mailbox, n)) = messages {
+        mailbox.written(n);
+    }
+    out.clear();
+    if out.buf.capacity() > 1 << 20 {
+        out.buf = BytesMut::new();
+    }
+    true
+}
+
+/// Writes the lines MONITOR gathered for this connection; false if it must
+/// close (the socket failed, or it fell too far behind).
+async fn send_monitor_lines<S: Socket>(sock: &mut S, client: &mut Client) -> bool {
+    let Some(sink) = &client.monitor else {
+        return true;
+    };
+    if sink.overflowed() {
+        return false;
+    }
+    let lines = sink.take();
+    if lines.is_empty() {
+        return true;
+    }
+    client.net_out += lines.len() as u64;
+    sock.write_all(&lines).await.is_ok()
+}
+
+/// Waits for `until` while the connection holds commands back, still
+/// reading what the client sends (kept for later) so that a client that goes
+/// away, or is killed, is noticed. False when the connection must close.
+async fn hold<S: Socket>(
+    sock: &mut S,
+    inbuf: &mut BytesMut,
+    info: &ClientInfo,
+    client: &mut Client,
+    until: impl Future<Output = ()>,
+) -> bool {
+    tokio::pin!(until);
+    loop {
+        tokio::select! {
+            _ = &mut until => return true,
+            _ = info.kill_signal.notified() => if info.is_killed() { return false },
+            r = sock.readable() => {
+                if r.is_err() {
+                    return false;
+                }
+                if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+                    inbuf.reserve(READ_CHUNK);
+                }
+                match sock.read_now(inbuf) {
+                    Ok(0) => return false,
+                    Ok(n) => client.net_in += n as u64,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(_) => return false,
+                }
+            }
+        }
+    }
+}
+
+/// Runs every complete command in `inbuf`, then drops their bytes from it.
 fn run_commands(
     shared: &Shared,
     client: &mut Client,
@@ -305,25 +434,35 @@ fn run_commands(
     inbuf: &mut BytesMut,
     out: &mut Out,
     logged_replies: &mut Vec<(usize, usize)>,
-) -> bool {
+) -> Next {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
     // None while a script is past its busy threshold: commands get BUSY.
     let busy = &shared.scripting.busy;
     let mut gate = shared.gate.shared_unless(busy);
-    let close = loop {
+    let next = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
             authenticated: client.authenticated,
         };
         match parser.parse(&inbuf[consumed..], limits) {
             Ok(parsed) => {
-                consumed += parsed.consumed;
                 let Some(args) = parsed.args else {
-                    break false;
+                    consumed += parsed.consumed;
+                    break Next::Read;
                 };
+                if shared.pause.mode() != crate::pause::NONE && paused(shared, client, &args) {
+                    break Next::Paused; // not consumed: it runs after the pause
+                }
+                let info = &client.info;
+                info.qbuf
+                    .store((inbuf.len() - consumed) as u64, Ordering::Relaxed);
+                let free = (inbuf.capacity() - inbuf.len()) as u64;
+                info.qbuf_free.store(free, Ordering::Relaxed);
+                consumed += parsed.consumed;
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
+                let files_before = out.files.len();
                 if gate.is_none() {
                     gate = shared.gate.shared_unless(busy);
                 }
@@ -353,13 +492,17 @@ fn run_commands(
                     dispatch(shared, client, out, &args);
                     client.script_gate = None;
                     if client.script.is_some() {
-                        break false;
+                        break Next::Read;
                     }
                     gate = shared.gate.shared_unless(busy);
                 } else {
                     dispatch(shared, client, out, &args);
                 }
-                if client.pending_lsn > lsn_before {
+                if client.reply_off || client.reply_skip {
+                    // CLIENT REPLY OFF / SKIP: the reply is dropped.
+                    out.buf.truncate(reply_start);
+                    out.files.truncate(files_before);
+                } else if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
                 if client.tracking.is_some() {
@@ -367,14 +510,18 @@ fn run_commands(
                     // its reply (and after a transaction's whole reply), as in Redis.
                     crate::pubsub::flush_mailbox(client, out);
                 }
+                client.reply_skip = std::mem::take(&mut client.reply_skip_next);
                 if client.close_after_reply {
-                    break true;
+                    break Next::Close;
+                }
+                if client.block.is_some() {
+                    break Next::Blocked;
                 }
             }
             Err(e) => {
                 tracing::debug!("Protocol error from client id={}: {}", client.id, e.0);
                 out.error(&format!("ERR {}", e.0));
-                break true;
+                break Next::Close;
             }
         }
     };
@@ -383,7 +530,11 @@ fn run_commands(
     // its event loop sleeps).
     shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
-    close
+    let info = &client.info;
+    info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+    let free = inbuf.capacity() - inbuf.len();
+    info.qbuf_free.store(free as u64, Ordering::Relaxed);
+    next
 }
 
 fn is_exec(args: &crate::protocol::Args) -> bool {

@@ -1,20 +1,28 @@
 //! INFO output, with Redis's section and field names so that tools parsing
 //! it (redis-cli, ioredis's ready check, monitoring agents) work.
 
+use crate::commands::table::COMMANDS;
 use crate::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "keyspace",
-    "bloom",
+/// Every section, in Redis's order (BlinkDB's `bloom` last), and whether a
+/// plain INFO (or "default") shows it; "all" shows every one.
+const SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("cpu", true),
+    ("modules", true),
+    ("commandstats", false),
+    ("errorstats", true),
+    ("latencystats", false),
+    ("cluster", true),
+    ("keyspace", true),
+    ("bloom", true),
 ];
 
 pub fn rss_bytes() -> u64 {
@@ -45,6 +53,19 @@ fn human(bytes: u64) -> String {
     }
 }
 
+/// An error code as INFO may show it: no characters that break its lines.
+fn info_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if matches!(c, ':' | '\r' | '\n') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn cpu_times() -> (f64, f64) {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
@@ -53,18 +74,17 @@ fn cpu_times() -> (f64, f64) {
     (t(ru.ru_stime), t(ru.ru_utime))
 }
 
-/// Renders the requested sections ("all", "everything", "default" or names).
+/// Renders the requested sections ("all", "everything", "default" or names,
+/// lowercase).
 pub fn render(shared: &Shared, requested: &[String]) -> String {
     let all = requested.iter().any(|s| s == "all" || s == "everything");
-    let wanted: Vec<&str> =
-        if all || requested.is_empty() || requested.iter().any(|s| s == "default") {
-            DEFAULT_SECTIONS.to_vec()
-        } else {
-            requested.iter().map(|s| s.as_str()).collect()
-        };
+    let defaults = requested.is_empty() || requested.iter().any(|s| s == "default");
     let mut out = String::new();
-    for section in DEFAULT_SECTIONS {
-        if !wanted.contains(section) {
+    for (section, default) in SECTIONS {
+        let named = requested
+            .iter()
+            .any(|s| s == section || (*section == "modules" && s == "module_list"));
+        if !(all || named || (defaults && *default)) {
             continue;
         }
         if !out.is_empty() {
@@ -131,7 +151,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
             let _ = write!(
                 o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
                 l(&stats.connections_received),
                 l(&stats.commands),
                 l(&stats.net_input_bytes),
@@ -144,6 +164,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 tracked_keys,
                 tracked_items,
                 prefixes,
+                crate::cmdstats::total_error_replies(),
             );
         }
         "replication" => {
@@ -159,6 +180,60 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "bloom" => crate::info_bloom::section(shared, o),
+        "modules" => {
+            o.push_str("# Modules\r\n");
+            let _ = write!(
+                o,
+                "module:name={},ver={},api=1,filters=0,usedby=[],using=[],options=[]\r\n",
+                crate::commands::table::MODULE_NAME,
+                crate::commands::table::MODULE_VERSION
+            );
+        }
+        "commandstats" => {
+            o.push_str("# Commandstats\r\n");
+            let totals = crate::cmdstats::totals();
+            for (c, t) in COMMANDS.iter().zip(&totals) {
+                if t.calls == 0 && t.rejected == 0 && t.failed == 0 {
+                    continue;
+                }
+                let usec = t.nanos / 1000;
+                let per_call = if t.calls == 0 {
+                    0.0
+                } else {
+                    t.nanos as f64 / 1000.0 / t.calls as f64
+                };
+                let _ = write!(
+                    o,
+                    "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+                    c.name, t.calls, t.rejected, t.failed
+                );
+            }
+        }
+        "errorstats" => {
+            o.push_str("# Errorstats\r\n");
+            for (code, n) in crate::cmdstats::error_counts() {
+                let _ = write!(o, "errorstat_{}:count={n}\r\n", info_safe(&code));
+            }
+        }
+        "latencystats" => {
+            o.push_str("# Latencystats\r\n");
+            if settings.latency_tracking {
+                let totals = crate::cmdstats::totals();
+                for (c, t) in COMMANDS.iter().zip(&totals) {
+                    if t.histogram.iter().all(|n| *n == 0) {
+                        continue;
+                    }
+                    let _ = write!(o, "latency_percentiles_usec_{}:", c.name);
+                    for (i, p) in settings.latency_percentiles.iter().enumerate() {
+                        let v = crate::cmdstats::percentile_micros(&t.histogram, *p);
+                        let sep = if i > 0 { "," } else { "" };
+                        let _ = write!(o, "{sep}p{p}={v:.3}");
+                    }
+                    o.push_str("\r\n");
+                }
+            }
+        }
+        "cluster" => o.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
         "keyspace" => {
             o.push_str("# Keyspace\r\n");
             for i in 0..engine.databases() {

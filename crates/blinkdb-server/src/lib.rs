@@ -4,6 +4,7 @@
 pub mod bloom_flush;
 pub mod busy_poll;
 pub mod client;
+pub mod cmdstats;
 pub mod commands;
 pub mod config;
 pub mod connection;
@@ -15,6 +16,7 @@ pub mod info_bloom;
 pub mod io_threads;
 pub mod logging;
 pub mod network;
+pub mod pause;
 pub mod persistence;
 pub mod protocol;
 pub mod pubsub;

@@ -53,7 +53,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some("-h" | "--help") => {
-            println!("{USAGE}");
+            println!("{USAGE}\n\n{}", blinkdb_server::config::options_help());
             return ExitCode::SUCCESS;
         }
         Some("--ping") => return ping(args.get(1).map_or("127.0.0.1:6379", String::as_str)),

@@ -74,11 +74,16 @@ async fn start<S: Socket + 'static>(
         });
         return;
     }
+    let origin = match peer {
+        Some(ip) => crate::client::Peer::Tcp(ip),
+        None => crate::client::Peer::Unix(addr.strip_suffix(":0").unwrap_or(&addr).to_string()),
+    };
     let info = Arc::new(ClientInfo::new(
         shared.next_client_id(),
         addr,
         laddr,
         sock.as_raw_fd(),
+        origin,
         shared.clock(),
     ));
     shared.register(info.clone());

@@ -72,6 +72,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         "aof".into(),
         "aof".into(),
         -1,
+        crate::client::Peer::Internal,
         shared.clock(),
     ));
     let mut client = Client::new(info, shared);

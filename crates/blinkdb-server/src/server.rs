@@ -180,6 +180,13 @@ async fn expire_cycle(shared: Arc<Shared>) {
             _ = tokio::time::sleep(period) => {}
             _ = stop.changed() => return,
         }
+        // Off by DEBUG SET-ACTIVE-EXPIRE 0, and while CLIENT PAUSE holds
+        // writes back (an expiry is a write), as in Redis.
+        if !shared.active_expire.load(Ordering::Relaxed)
+            || shared.pause.mode() != crate::pause::NONE
+        {
+            continue;
+        }
         let budget = period / 4;
         let start = Instant::now();
         while start.elapsed() < budget {
@@ -191,6 +198,9 @@ async fn expire_cycle(shared: Arc<Shared>) {
                 break;
             }
         }
+        let threshold = shared.settings().latency_monitor_threshold_ms;
+        let ms = start.elapsed().as_millis() as u64;
+        shared.latency.add_if_needed("expire-cycle", ms, threshold);
         // BCAST invalidations of the keys that expired.
         shared.notify.tracking.broadcast();
     }

@@ -65,6 +65,12 @@ pub struct Shared {
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
+    pub slowlog: crate::commands::slowlog::SlowLog,
+    pub latency: crate::commands::latency::LatencyMonitor,
+    pub monitors: crate::commands::monitor::Monitors,
+    pub pause: crate::pause::Pause,
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
+    pub active_expire: std::sync::atomic::AtomicBool,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
     pub scripting: crate::scripting::Scripting,
@@ -107,6 +113,11 @@ impl Shared {
             rewrite: Default::default(),
             run_id,
             gate: Default::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
+            monitors: Default::default(),
+            pause: Default::default(),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
             pubsub,
             scripting: Default::default(),
             notify,
@@ -197,6 +208,7 @@ impl Shared {
     }
 
     pub fn unregister(&self, id: u64) {
+        self.monitors.remove(id);
         if let Some(info) = self.clients.lock().remove(&id) {
             info.mark_gone();
             self.connected.fetch_sub(1, Ordering::AcqRel);

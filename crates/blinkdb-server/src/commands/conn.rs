@@ -44,6 +44,16 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.out.proto = 2;
     ctx.client.set_name(None);
     ctx.client.authenticated = ctx.shared.settings().requirepass.is_none();
+    if ctx.client.monitor.take().is_some() {
+        ctx.shared.monitors.remove(ctx.client.id);
+    }
+    ctx.client.reply_off = false;
+    ctx.client.reply_skip_next = false;
+    let info = &ctx.client.info;
+    info.set_flag(
+        crate::client::FLAG_MONITOR | crate::client::FLAG_NO_EVICT,
+        false,
+    );
     ctx.out.simple("RESET");
 }
 
@@ -148,7 +158,8 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     out.bulk(b"role");
     out.bulk(b"master");
     out.bulk(b"modules");
-    out.array(0);
+    out.array(1);
+    super::server::reply_module(out);
 }
 
 pub fn client(ctx: &mut Ctx, args: &Args) {
@@ -192,6 +203,24 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         }
         "list" => client_list(ctx, args),
         "kill" => client_kill(ctx, args),
+        "pause" => client_pause(ctx, args),
+        "unpause" => {
+            ctx.shared.pause.unpause();
+            ctx.out.ok();
+        }
+        "reply" => client_reply(ctx, args),
+        "no-evict" => {
+            let on = if eq_ic(args[2], "on") {
+                true
+            } else if eq_ic(args[2], "off") {
+                false
+            } else {
+                return ctx.syntax_error();
+            };
+            // BlinkDB never evicts clients: the flag shows in CLIENT LIST.
+            ctx.client.info.set_flag(crate::client::FLAG_NO_EVICT, on);
+            ctx.out.ok();
+        }
         "tracking" => super::tracking::tracking(ctx, args),
         "caching" => super::tracking::caching(ctx, args),
         "getredir" => super::tracking::getredir(ctx),
@@ -215,6 +244,12 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME.",
                 "LIST [TYPE normal] [ID <id> [<id> ...]]",
                 "    Return information about client connections.",
+                "UNPAUSE",
+                "    Stop the current client pause, resuming traffic.",
+                "PAUSE <timeout> [WRITE|ALL]",
+                "    Suspend all, or just write, clients for <timeout> milliseconds.",
+                "REPLY (ON|OFF|SKIP)",
+                "    Control the replies sent to the current connection.",
                 "SETINFO <option> <value>",
                 "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "SETNAME <name>",
@@ -224,8 +259,10 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Control server assisted client side caching.",
                 "TRACKINGINFO",
                 "    Report tracking status for the current connection.",
+                "NO-EVICT (ON|OFF)",
+                "    Protect current client connection from eviction.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
@@ -233,6 +270,57 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
             "ERR unknown subcommand '{}'. Try CLIENT HELP.",
             String::from_utf8_lossy(args[1])
         )),
+    }
+}
+
+/// A timeout in milliseconds as Redis reads one: the absolute end time (0
+/// for 0), or the error reply's text.
+pub fn timeout_ms(arg: &[u8]) -> Result<u64, &'static str> {
+    match parse_i64(arg) {
+        None => Err("ERR timeout is not an integer or out of range"),
+        Some(n) if n < 0 => Err("ERR timeout is negative"),
+        Some(0) => Ok(0),
+        Some(n) => (n as u64)
+            .checked_add(blinkdb_engine::clock::now_ms())
+            .filter(|end| *end <= i64::MAX as u64)
+            .ok_or("ERR timeout is out of range"),
+    }
+}
+
+fn client_pause(ctx: &mut Ctx, args: &Args) {
+    let mut mode = crate::pause::ALL;
+    if args.len() == 4 {
+        if eq_ic(args[3], "write") {
+            mode = crate::pause::WRITE;
+        } else if !eq_ic(args[3], "all") {
+            return ctx.out.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+        }
+    } else if args.len() > 4 {
+        return super::subcommand_syntax_error(ctx, args);
+    }
+    match timeout_ms(args[2]) {
+        Ok(end) => {
+            ctx.shared.pause.pause(mode, end);
+            ctx.out.ok();
+        }
+        Err(e) => ctx.out.error(e),
+    }
+}
+
+fn client_reply(ctx: &mut Ctx, args: &Args) {
+    let c = &mut *ctx.client;
+    if eq_ic(args[2], "on") {
+        c.reply_off = false;
+        c.reply_skip = false;
+        ctx.out.ok();
+    } else if eq_ic(args[2], "off") {
+        c.reply_off = true;
+    } else if eq_ic(args[2], "skip") {
+        if !c.reply_off {
+            c.reply_skip_next = true;
+        }
+    } else {
+        ctx.syntax_error();
     }
 }
 
@@ -317,9 +405,21 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let mut addr: Option<String> = None;
     let mut laddr: Option<String> = None;
     let mut skipme = true;
+    let mut normal = true;
     for pair in args[2..].chunks(2) {
         let v = String::from_utf8_lossy(pair[1]).into_owned();
-        if eq_ic(pair[0], "id") {
+        if eq_ic(pair[0], "type") {
+            // Every BlinkDB client is a normal one (no replicas, no pub/sub).
+            match v.to_ascii_lowercase().as_str() {
+                "normal" => {}
+                "master" | "replica" | "slave" | "pubsub" => normal = false,
+                _ => return ctx.out.error(&format!("ERR Unknown client type '{v}'")),
+            }
+        } else if eq_ic(pair[0], "user") {
+            if v != "default" {
+                return ctx.out.error(&format!("ERR No such user '{v}'"));
+            }
+        } else if eq_ic(pair[0], "id") {
             match parse_i64(pair[1]).filter(|n| *n > 0) {
                 Some(n) => id = Some(n as u64),
                 None => return ctx.out.error("ERR client-id should be greater than 0"),
@@ -341,7 +441,8 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let me = skipme.then_some(ctx.client.id);
     let n = ctx.shared.kill_clients(
         |c| {
-            id.is_none_or(|i| c.id == i)
+            normal
+                && id.is_none_or(|i| c.id == i)
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
         },

@@ -2,12 +2,19 @@
 
 pub mod args;
 mod bloom;
+mod command;
 mod conn;
+mod debug;
 mod keys;
+pub mod latency;
+pub mod monitor;
 pub mod multi;
+mod object;
 mod pubsub;
 mod scripting;
 mod server;
+pub mod slowlog;
+pub mod spec;
 mod strings;
 pub mod table;
 pub mod tracking;
@@ -102,59 +109,119 @@ pub fn unknown_command(args: &Args) -> Vec<u8> {
     msg
 }
 
-/// Runs one command. Returns false when the connection must close after
-/// the replies gathered so far are written (QUIT, SHUTDOWN, killed).
+/// Redis's addReplySubcommandSyntaxError: a subcommand's own argument count
+/// check failed.
+pub fn subcommand_syntax_error(ctx: &mut Ctx, args: &Args) {
+    let sub = args.get(1).copied().unwrap_or_default();
+    let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    msg.extend_from_slice(&sub[..sub.len().min(128)]);
+    msg.extend_from_slice(b"'. Try ");
+    msg.extend(args[0].to_ascii_uppercase());
+    msg.extend_from_slice(b" HELP.");
+    ctx.out.error_bytes(&msg);
+}
+
+/// Redis's reply to a container command with an unknown subcommand.
+pub fn unknown_subcommand(ctx: &mut Ctx, args: &Args) {
+    ctx.out.error_bytes(&unknown_subcommand_text(args));
+}
+
+fn unknown_subcommand_text(args: &Args) -> Vec<u8> {
+    let sub = args.get(1).copied().unwrap_or_default();
+    let mut msg = b"ERR unknown subcommand '".to_vec();
+    msg.extend_from_slice(&sub[..sub.len().min(128)]);
+    msg.extend_from_slice(b"'. Try ");
+    msg.extend(args[0].to_ascii_uppercase());
+    msg.extend_from_slice(b" HELP.");
+    msg
+}
+
+/// Refuses a command before it runs: counted as rejected, and an open
+/// transaction is marked failed.
+fn reject(client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
+    multi::flag_error(client);
+    if let Some(i) = spec.index() {
+        crate::cmdstats::record_rejected(i);
+    }
+    out.error(msg);
+}
+
+/// Runs one command, or queues it inside MULTI.
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
-    let Some(spec) = lookup(args[0]) else {
-        multi::flag_error(client);
-        out.error_bytes(&unknown_command(args));
-        return;
+    let spec = match table::resolve(args) {
+        Some(Ok(spec)) => spec,
+        Some(Err(_container)) => {
+            multi::flag_error(client);
+            out.error_bytes(&unknown_subcommand_text(args));
+            return;
+        }
+        None => {
+            multi::flag_error(client);
+            out.error_bytes(&unknown_command(args));
+            return;
+        }
     };
+    let index = spec.index();
+    if let Some(i) = index {
+        client.info.set_last_cmd(i);
+    }
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        multi::flag_error(client);
-        out.error(&format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.name
-        ));
-        return;
+        let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
+        return reject(client, out, spec, &msg);
+    }
+    if spec.has(table::PROTECTED) && !debug_allowed(shared, client) {
+        return reject(client, out, spec, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
-        multi::flag_error(client);
-        out.error("NOAUTH Authentication required.");
-        return;
+        return reject(client, out, spec, "NOAUTH Authentication required.");
     }
     if client.multi.is_some() && spec.has(table::NO_MULTI) {
-        multi::flag_error(client);
-        out.error("ERR Command not allowed inside a transaction");
-        return;
+        return reject(
+            client,
+            out,
+            spec,
+            "ERR Command not allowed inside a transaction",
+        );
     }
     if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
-        multi::flag_error(client);
-        out.error("LOADING BlinkDB is loading the dataset in memory");
-        return;
+        return reject(
+            client,
+            out,
+            spec,
+            "LOADING BlinkDB is loading the dataset in memory",
+        );
+    }
+    if client.monitor.is_some()
+        && spec.flags & (table::READONLY | table::WRITE | table::MAY_REPLICATE) != 0
+    {
+        return reject(
+            client,
+            out,
+            spec,
+            "ERR Replica can't interact with the keyspace",
+        );
     }
     let flags = multi::effective_flags(spec, client);
     if flags & table::WRITE != 0 {
         let settings = client.settings(shared);
         if let Some(err) = shared.write_refusal(flags & table::DENYOOM != 0, settings) {
-            let mut ctx = Ctx {
-                shared,
-                client,
-                out,
-            };
             if spec.name == "exec" {
+                if let Some(i) = spec.index() {
+                    crate::cmdstats::record_rejected(i);
+                }
+                let mut ctx = Ctx {
+                    shared,
+                    client,
+                    out,
+                };
                 return multi::exec_abort(&mut ctx, &err);
             }
-            multi::flag_error(ctx.client);
-            ctx.out.error(&err);
-            return;
+            return reject(client, out, spec, &err);
         }
     }
-    if let Some(err) = crate::pubsub::context_refusal(client, spec.name, args) {
-        multi::flag_error(client);
-        out.error(&err);
-        return;
+    if let Some(err) = crate::pubsub::context_refusal(client, spec.base_name(), args) {
+        return reject(client, out, spec, &err);
     }
     let mut ctx = Ctx {
         shared,
@@ -166,8 +233,88 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return;
     }
     ctx.client.commands_processed += 1;
+    ctx.out.errors_accounted = ctx.out.errors;
+    let timer = crate::cmdstats::Timer::start();
     (spec.handler)(&mut ctx, args);
+    let nanos = timer.elapsed_nanos();
+    let failed = ctx.out.errors > ctx.out.errors_accounted;
+    ctx.out.errors_accounted = ctx.out.errors;
     if ctx.client.tracking.is_some() {
         tracking::after_command(&mut ctx, spec, args);
+    }
+    after_call(&mut ctx, spec, index, args, nanos, failed);
+}
+
+/// What Redis does after a command ran: statistics, the slow log, the
+/// latency monitor and MONITOR's feed.
+fn after_call(
+    ctx: &mut Ctx,
+    spec: &CommandSpec,
+    index: Option<usize>,
+    args: &Args,
+    nanos: u64,
+    failed: bool,
+) {
+    let settings = ctx.client.settings(ctx.shared);
+    let (histogram, slower_than, max_len, threshold) = (
+        settings.latency_tracking,
+        settings.slowlog_log_slower_than,
+        settings.slowlog_max_len,
+        settings.latency_monitor_threshold_ms,
+    );
+    if let Some(i) = index {
+        crate::cmdstats::record_call(i, nanos, failed, histogram);
+    }
+    let micros = nanos / 1000;
+    if slower_than >= 0
+        && micros >= slower_than as u64
+        && max_len > 0
+        && !spec.has(table::SKIP_SLOWLOG)
+    {
+        let info = &ctx.client.info;
+        ctx.shared.slowlog.push(info, spec, args, micros, max_len);
+    }
+    if threshold > 0 {
+        let event = if spec.has(table::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        ctx.shared
+            .latency
+            .add_if_needed(event, nanos / 1_000_000, threshold);
+    }
+    if ctx.shared.monitors.active() && !spec.has(table::SKIP_MONITOR | table::ADMIN) {
+        let db = ctx.client.db;
+        monitor::feed(&ctx.shared.monitors, &ctx.client.info, db, spec, args);
+    }
+}
+
+/// `enable-debug-command`: yes, or local for a loopback or unix-socket client.
+fn debug_allowed(shared: &Shared, client: &mut Client) -> bool {
+    match client.settings(shared).enable_debug_command.as_str() {
+        "yes" => true,
+        "local" => client.info.peer.is_local(),
+        _ => false,
+    }
+}
+
+/// Whether CLIENT PAUSE holds this command back: every command under ALL,
+/// those that may write under WRITE (EXEC when it would run one). A command
+/// Redis rejects before that check (unknown, wrong arity) is not held.
+pub fn paused(shared: &Shared, client: &Client, args: &Args) -> bool {
+    let Some(Ok(spec)) = table::resolve(args) else {
+        return false;
+    };
+    let argc = args.len() as i32;
+    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
+        return false;
+    }
+    match shared.pause.mode() {
+        crate::pause::ALL => true,
+        crate::pause::WRITE => {
+            multi::effective_flags(spec, client) & (table::WRITE | table::MAY_REPLICATE) != 0
+        }
+        _ => false,
     }
 }

@@ -124,11 +124,13 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
         log_marker(ctx, b"MULTI");
     }
     ctx.out.array(tx.queue.len());
+    let deny_blocking = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.in_exec = true;
     for cmd in &tx.queue {
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
         dispatch(ctx.shared, ctx.client, ctx.out, &args);
     }
+    ctx.client.deny_blocking = deny_blocking;
     ctx.client.in_exec = false;
     if wrap {
         log_marker(ctx, b"EXEC");

@@ -1,121 +1,9 @@
-//! Server commands: COMMAND, CONFIG, INFO, TIME, SHUTDOWN, MEMORY, LASTSAVE.
+//! Server commands: CONFIG, INFO, TIME, SHUTDOWN, MEMORY, LASTSAVE.
 
 use super::args::*;
-use super::table::{CommandSpec, COMMANDS};
 use super::Ctx;
-use crate::protocol::{Args, Out};
+use crate::protocol::Args;
 use blinkdb_engine::pattern::glob_match;
-
-fn reply_command_info(out: &mut Out, c: &CommandSpec) {
-    out.array(10);
-    out.bulk(c.name.as_bytes());
-    out.int(c.arity as i64);
-    let flags = c.flag_names();
-    out.set(flags.len());
-    for f in flags {
-        out.simple(f);
-    }
-    out.int(c.first_key as i64);
-    out.int(c.last_key as i64);
-    out.int(c.step as i64);
-    let cat = format!("@{}", c.group);
-    out.set(1);
-    out.simple(&cat);
-    out.array(0); // tips
-    out.array(0); // key specs
-    out.array(0); // subcommands
-}
-
-fn reply_command_docs(out: &mut Out, c: &CommandSpec) {
-    out.bulk(c.name.as_bytes());
-    out.map(3);
-    out.bulk(b"summary");
-    out.bulk(c.summary.as_bytes());
-    out.bulk(b"since");
-    out.bulk(c.since.as_bytes());
-    out.bulk(b"group");
-    out.bulk(c.group.as_bytes());
-}
-
-pub fn command(ctx: &mut Ctx, args: &Args) {
-    if args.len() == 1 {
-        ctx.out.array(COMMANDS.len());
-        for c in COMMANDS {
-            reply_command_info(ctx.out, c);
-        }
-        return;
-    }
-    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
-    match sub.as_str() {
-        "count" if args.len() == 2 => ctx.out.int(COMMANDS.len() as i64),
-        "list" => {
-            let mut names: Vec<&str> = COMMANDS.iter().map(|c| c.name).collect();
-            if args.len() == 5 && eq_ic(args[2], "filterby") && eq_ic(args[3], "pattern") {
-                names.retain(|n| glob_match(args[4], n.as_bytes(), true));
-            } else if args.len() != 2 {
-                return ctx.syntax_error();
-            }
-            ctx.out.strs(names.iter().map(|n| n.as_bytes()));
-        }
-        "info" => {
-            let specs: Vec<_> = if args.len() == 2 {
-                COMMANDS.iter().map(Some).collect()
-            } else {
-                args[2..].iter().map(|n| super::lookup(n)).collect()
-            };
-            ctx.out.array(specs.len());
-            for s in specs {
-                match s {
-                    Some(c) => reply_command_info(ctx.out, c),
-                    None => ctx.out.null_array(),
-                }
-            }
-        }
-        "docs" => {
-            let specs: Vec<_> = if args.len() == 2 {
-                COMMANDS.iter().collect()
-            } else {
-                args[2..].iter().filter_map(|n| super::lookup(n)).collect()
-            };
-            ctx.out.map(specs.len());
-            for c in specs {
-                reply_command_docs(ctx.out, c);
-            }
-        }
-        "getkeys" if args.len() >= 3 => command_getkeys(ctx, args),
-        "count" | "getkeys" => ctx.arity_error(&format!("command|{sub}")),
-        _ => ctx.out.error(&format!(
-            "ERR unknown subcommand '{}'. Try COMMAND HELP.",
-            String::from_utf8_lossy(args[1])
-        )),
-    }
-}
-
-fn command_getkeys(ctx: &mut Ctx, args: &Args) {
-    let Some(c) = super::lookup(args[2]) else {
-        return ctx.out.error("ERR Invalid command specified");
-    };
-    let argv = &args[2..];
-    let argc = argv.len() as i32;
-    if (c.arity > 0 && argc != c.arity) || argc < -c.arity {
-        return ctx
-            .out
-            .error("ERR Invalid number of arguments specified for command");
-    }
-    if c.first_key == 0 {
-        return ctx.out.error("ERR The command has no key arguments");
-    }
-    let last = if c.last_key < 0 {
-        argc + c.last_key
-    } else {
-        c.last_key
-    };
-    let keys: Vec<&[u8]> = (c.first_key..=last)
-        .step_by(c.step.max(1) as usize)
-        .filter_map(|i| argv.get(i as usize).map(|a| &a[..]))
-        .collect();
-    ctx.out.strs(keys.into_iter());
-}
 
 pub fn config(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
@@ -160,6 +48,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
         }
         "resetstat" if args.len() == 2 => {
             ctx.shared.stats.reset();
+            crate::cmdstats::reset();
             let engine = &ctx.shared.engine.stats;
             engine
                 .evicted_keys
@@ -186,7 +75,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 "REWRITE",
                 "    Rewrite the configuration file.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
@@ -263,7 +152,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
                 "USAGE <key> [SAMPLES <count>]",
                 "    Return memory in bytes used by <key> and its value.",
                 "HELP",
-                "    Print this help.",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
@@ -285,4 +174,66 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
 
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
+}
+
+/// One MODULE LIST entry: the Bloom commands BlinkDB serves itself, named
+/// and versioned as RedisBloom, so that tools checking for the `bf` module
+/// find it (its path is this server's executable).
+pub fn reply_module(out: &mut crate::protocol::Out) {
+    let path = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    out.map(4);
+    out.bulk(b"name");
+    out.bulk(super::table::MODULE_NAME.as_bytes());
+    out.bulk(b"ver");
+    out.int(super::table::MODULE_VERSION as i64);
+    out.bulk(b"path");
+    out.bulk(path.as_bytes());
+    out.bulk(b"args");
+    out.array(0);
+}
+
+pub fn module_list(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.array(1);
+    reply_module(ctx.out);
+}
+
+pub fn module_help(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.help(&[
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}
+
+/// ROLE: a master without replicas (BlinkDB has no replication yet).
+pub fn role(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.int(0);
+    ctx.out.array(0);
+}
+
+/// WAIT numreplicas timeout: with no replicas none acknowledges, so it
+/// answers 0 at once when that is enough (or inside MULTI), else after the
+/// timeout (never, for 0), as Redis does with no replica connected.
+pub fn wait(ctx: &mut Ctx, args: &Args) {
+    let Some(wanted) = parse_i64(args[1]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    let end = match super::conn::timeout_ms(args[2]) {
+        Ok(end) => end,
+        Err(e) => return ctx.out.error(e),
+    };
+    if wanted <= 0 || ctx.client.deny_blocking {
+        return ctx.out.int(0);
+    }
+    let deadline = (end > 0).then(|| {
+        let left = end.saturating_sub(blinkdb_engine::clock::now_ms());
+        tokio::time::Instant::now() + std::time::Duration::from_millis(left)
+    });
+    ctx.client.block = Some(crate::client::Block::Replicas { deadline });
 }

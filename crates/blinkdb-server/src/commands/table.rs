@@ -1,7 +1,13 @@
-//! Every supported command with its Redis 7 arity, flags and key positions
-//! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
+//! Every supported command, one `cmd!` entry each, with what Redis 7.0.15's
+//! COMMAND reports about it: arity, flags, key positions and key specs, ACL
+//! categories, docs (summary, complexity, history, arguments). Subcommands are
+//! entries of their own named `container|sub`, right after their container.
+//! The key-spec and argument syntax is described in `spec.rs`.
 
-use super::{bloom, conn, keys, multi, pubsub, scripting, server, strings, Handler};
+use super::{
+    bloom, command, conn, debug, keys, latency, monitor, multi, object, pubsub, scripting, server,
+    slowlog, strings, Handler,
+};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -17,26 +23,109 @@ pub const STALE: u32 = 1 << 7;
 /// WATCH, QUIT, RESET).
 pub const TX_CONTROL: u32 = 1 << 8;
 pub const NO_MULTI: u32 = 1 << 9;
-/// Refused inside scripts ("This Redis command is not allowed from script").
-pub const NO_SCRIPT: u32 = 1 << 10;
-/// Runs while a script is past its busy threshold (others get BUSY).
-pub const ALLOW_BUSY: u32 = 1 << 11;
+pub const MODULE: u32 = 1 << 10;
+pub const PUBSUB: u32 = 1 << 11;
+pub const NOSCRIPT: u32 = 1 << 12;
+pub const BLOCKING: u32 = 1 << 13;
+pub const SKIP_MONITOR: u32 = 1 << 14;
+pub const SKIP_SLOWLOG: u32 = 1 << 15;
+pub const ASKING: u32 = 1 << 16;
+/// Not listed by COMMAND (as in Redis), but paused by CLIENT PAUSE WRITE.
+pub const MAY_REPLICATE: u32 = 1 << 17;
+pub const NO_MANDATORY_KEYS: u32 = 1 << 18;
+pub const NO_ASYNC_LOADING: u32 = 1 << 19;
+pub const ALLOW_BUSY: u32 = 1 << 20;
+/// Needs `enable-debug-command` (DEBUG); not listed by COMMAND, as in Redis.
+pub const PROTECTED: u32 = 1 << 21;
+/// Has subcommands: the entry that runs is the `name|sub` one.
+pub const CONTAINER: u32 = 1 << 22;
+const W: u32 = WRITE | DENYOOM;
 
+/// The flags COMMAND lists, in Redis's order (`movablekeys` is computed).
 const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
     (READONLY, "readonly"),
     (DENYOOM, "denyoom"),
+    (MODULE, "module"),
     (ADMIN, "admin"),
-    (NO_AUTH, "no_auth"),
+    (PUBSUB, "pubsub"),
+    (NOSCRIPT, "noscript"),
+    (BLOCKING, "blocking"),
     (LOADING_OK, "loading"),
     (STALE, "stale"),
+    (SKIP_MONITOR, "skip_monitor"),
+    (SKIP_SLOWLOG, "skip_slowlog"),
+    (ASKING, "asking"),
     (FAST, "fast"),
+    (NO_AUTH, "no_auth"),
+    (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+    (NO_ASYNC_LOADING, "no_async_loading"),
     (NO_MULTI, "no_multi"),
-    (NO_SCRIPT, "noscript"),
-    (ALLOW_BUSY, "allow_busy"),
 ];
 
+/// ACL categories, in the order Redis lists them.
+#[allow(dead_code)]
+pub mod acl {
+    pub const KEYSPACE: u32 = 1;
+    pub const READ: u32 = 1 << 1;
+    pub const WRITE: u32 = 1 << 2;
+    pub const SET: u32 = 1 << 3;
+    pub const SORTEDSET: u32 = 1 << 4;
+    pub const LIST: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
+    pub const HYPERLOGLOG: u32 = 1 << 9;
+    pub const GEO: u32 = 1 << 10;
+    pub const STREAM: u32 = 1 << 11;
+    pub const PUBSUB: u32 = 1 << 12;
+    pub const ADMIN: u32 = 1 << 13;
+    pub const FAST: u32 = 1 << 14;
+    pub const SLOW: u32 = 1 << 15;
+    pub const BLOCKING: u32 = 1 << 16;
+    pub const DANGEROUS: u32 = 1 << 17;
+    pub const CONNECTION: u32 = 1 << 18;
+    pub const TRANSACTION: u32 = 1 << 19;
+    pub const SCRIPTING: u32 = 1 << 20;
+    pub const NAMES: [&str; 21] = [
+        "keyspace",
+        "read",
+        "write",
+        "set",
+        "sortedset",
+        "list",
+        "hash",
+        "string",
+        "bitmap",
+        "hyperloglog",
+        "geo",
+        "stream",
+        "pubsub",
+        "admin",
+        "fast",
+        "slow",
+        "blocking",
+        "dangerous",
+        "connection",
+        "transaction",
+        "scripting",
+    ];
+}
+
+/// Doc flags (COMMAND DOCS `doc_flags`).
+pub mod doc {
+    pub const DEPRECATED: u8 = 1;
+    pub const SYSCMD: u8 = 2;
+}
+
+/// The only module whose commands BlinkDB serves natively (RedisBloom's name).
+pub const MODULE_NAME: &str = "bf";
+/// The RedisBloom version whose replies BF.* follows (2.8.2), as MODULE LIST
+/// and INFO modules report it.
+pub const MODULE_VERSION: u32 = 20802;
+
 pub struct CommandSpec {
+    /// Lowercase; `container|sub` for a subcommand.
     pub name: &'static str,
     /// Redis arity: n means exactly n arguments, -n means at least n.
     pub arity: i32,
@@ -48,9 +137,48 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub summary: &'static str,
     pub handler: Handler,
+    /// ACL categories besides those the flags imply (`acl::*`).
+    pub acl: u32,
+    pub complexity: &'static str,
+    /// Key specs (`spec.rs`); empty: one spec derived from the key range and flags.
+    pub keys: &'static str,
+    /// Argument docs (`spec.rs`).
+    pub args: &'static str,
+    pub history: &'static [(&'static str, &'static str)],
+    pub tips: &'static [&'static str],
+    pub doc_flags: u8,
+    pub deprecated_since: &'static str,
+    pub replaced_by: &'static str,
+}
+
+fn no_handler(ctx: &mut super::Ctx, args: &crate::protocol::Args) {
+    super::unknown_subcommand(ctx, args);
 }
 
 impl CommandSpec {
+    /// What an entry holds unless its `cmd!` line says otherwise.
+    pub const BASE: CommandSpec = CommandSpec {
+        name: "",
+        arity: 0,
+        flags: 0,
+        first_key: 0,
+        last_key: 0,
+        step: 0,
+        group: "",
+        since: "",
+        summary: "",
+        handler: no_handler,
+        acl: 0,
+        complexity: "",
+        keys: "",
+        args: "",
+        history: &[],
+        tips: &[],
+        doc_flags: 0,
+        deprecated_since: "",
+        replaced_by: "",
+    };
+
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
     }
@@ -62,10 +190,54 @@ impl CommandSpec {
             .map(|(_, n)| *n)
             .collect()
     }
+
+    /// Explicit categories plus those Redis derives from the flags (module
+    /// commands have none, as RedisBloom registers them).
+    pub fn acl_categories(&self) -> u32 {
+        if self.has(MODULE) {
+            return self.acl;
+        }
+        let mut c = self.acl;
+        for (flag, cat) in [
+            (WRITE, acl::WRITE),
+            (ADMIN, acl::ADMIN | acl::DANGEROUS),
+            (PUBSUB, acl::PUBSUB),
+            (FAST, acl::FAST),
+            (BLOCKING, acl::BLOCKING),
+        ] {
+            if self.has(flag) {
+                c |= cat;
+            }
+        }
+        if self.has(READONLY) && c & acl::SCRIPTING == 0 {
+            c |= acl::READ;
+        }
+        if c & acl::FAST == 0 {
+            c |= acl::SLOW;
+        }
+        c
+    }
+
+    pub fn is_subcommand(&self) -> bool {
+        self.name.contains('|')
+    }
+
+    /// The container's name for a subcommand, else the name.
+    pub fn base_name(&self) -> &'static str {
+        self.name.split('|').next().unwrap_or(self.name)
+    }
+
+    /// Position in [`COMMANDS`] (per-command statistics are kept by it);
+    /// None for an entry of another table.
+    pub fn index(&self) -> Option<usize> {
+        let offset = (self as *const CommandSpec as usize).wrapping_sub(COMMANDS.as_ptr() as usize);
+        let at = offset / std::mem::size_of::<CommandSpec>();
+        (at < COMMANDS.len()).then_some(at)
+    }
 }
 
 macro_rules! cmd {
-    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $since:literal, $summary:literal, $h:path) => {
+    ($name:literal, $arity:expr, $flags:expr, $keys:expr, $group:literal, $since:literal, $summary:literal, $h:path $(; $($field:ident : $val:expr),* $(,)?)?) => {
         CommandSpec {
             name: $name,
             arity: $arity,
@@ -77,6 +249,8 @@ macro_rules! cmd {
             since: $since,
             summary: $summary,
             handler: $h,
+            $($($field: $val,)*)?
+            ..CommandSpec::BASE
         }
     };
 }
@@ -84,107 +258,645 @@ macro_rules! cmd {
 const NOKEYS: (i32, i32, i32) = (0, 0, 0);
 const KEY1: (i32, i32, i32) = (1, 1, 1);
 const ALLKEYS: (i32, i32, i32) = (1, -1, 1);
-const W: u32 = WRITE | DENYOOM;
 
+#[rustfmt::skip]
 pub static COMMANDS: &[CommandSpec] = &[
-    // strings
-    cmd!("get", 2, READONLY | FAST, KEY1, "string", "1.0.0", "Returns the string value of a key.", strings::get),
-    cmd!("set", -3, W, KEY1, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", strings::set),
-    cmd!("setnx", 3, W | FAST, KEY1, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", strings::setnx),
-    cmd!("setex", 4, W, KEY1, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", strings::setex),
-    cmd!("psetex", 4, W, KEY1, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", strings::psetex),
-    cmd!("mget", -2, READONLY | FAST, ALLKEYS, "string", "1.0.0", "Atomically returns the string values of one or more keys.", strings::mget),
-    cmd!("mset", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", strings::mset),
-    cmd!("msetnx", -3, W, (1, -1, 2), "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", strings::msetnx),
-    cmd!("getset", 3, W | FAST, KEY1, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", strings::getset),
-    cmd!("getdel", 2, WRITE | FAST, KEY1, "string", "6.2.0", "Returns the string value of a key after deleting the key.", strings::getdel),
-    cmd!("getex", -2, WRITE | FAST, KEY1, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", strings::getex),
-    cmd!("append", 3, W | FAST, KEY1, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", strings::append),
-    cmd!("strlen", 2, READONLY | FAST, KEY1, "string", "2.2.0", "Returns the length of a string value.", strings::strlen),
-    cmd!("getrange", 4, READONLY, KEY1, "string", "2.4.0", "Returns a substring of the string stored at a key.", strings::getrange),
-    cmd!("substr", 4, READONLY, KEY1, "string", "1.0.0", "Returns a substring from a string value.", strings::getrange),
-    cmd!("setrange", 4, W, KEY1, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", strings::setrange),
-    cmd!("incr", 2, W | FAST, KEY1, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::incr),
-    cmd!("decr", 2, W | FAST, KEY1, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", strings::decr),
-    cmd!("incrby", 3, W | FAST, KEY1, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrby),
-    cmd!("decrby", 3, W | FAST, KEY1, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", strings::decrby),
-    cmd!("incrbyfloat", 3, W | FAST, KEY1, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", strings::incrbyfloat),
-    // keyspace
-    cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Deletes one or more keys.", keys::del),
-    cmd!("unlink", -2, WRITE | FAST, ALLKEYS, "generic", "4.0.0", "Asynchronously deletes one or more keys.", keys::del),
-    cmd!("exists", -2, READONLY | FAST, ALLKEYS, "generic", "1.0.0", "Determines whether one or more keys exist.", keys::exists),
-    cmd!("type", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Determines the type of value stored at a key.", keys::type_),
-    cmd!("expire", -3, WRITE | FAST, KEY1, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", keys::expire),
-    cmd!("pexpire", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", keys::pexpire),
-    cmd!("expireat", -3, WRITE | FAST, KEY1, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", keys::expireat),
-    cmd!("pexpireat", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", keys::pexpireat),
-    cmd!("ttl", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", keys::ttl),
-    cmd!("pttl", 2, READONLY | FAST, KEY1, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", keys::pttl),
-    cmd!("expiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", keys::expiretime),
-    cmd!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", keys::pexpiretime),
-    cmd!("persist", 2, WRITE | FAST, KEY1, "generic", "2.2.0", "Removes the expiration time of a key.", keys::persist),
-    cmd!("keys", 2, READONLY, NOKEYS, "generic", "1.0.0", "Returns all key names that match a pattern.", keys::keys),
-    cmd!("scan", -2, READONLY, NOKEYS, "generic", "2.8.0", "Iterates over the key names in the database.", keys::scan),
-    cmd!("randomkey", 1, READONLY, NOKEYS, "generic", "1.0.0", "Returns a random key name from the database.", keys::randomkey),
-    cmd!("rename", 3, WRITE, (1, 2, 1), "generic", "1.0.0", "Renames a key and overwrites the destination.", keys::rename),
-    cmd!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", keys::renamenx),
-    cmd!("copy", -3, W, (1, 2, 1), "generic", "6.2.0", "Copies the value of a key to a new key.", keys::copy),
-    cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Moves a key to another database.", keys::move_),
-    cmd!("dbsize", 1, READONLY | FAST, NOKEYS, "server", "1.0.0", "Returns the number of keys in the database.", keys::dbsize),
-    cmd!("flushdb", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from the current database.", keys::flushdb),
-    cmd!("flushall", -1, WRITE, NOKEYS, "server", "1.0.0", "Removes all keys from all databases.", keys::flushall),
-    cmd!("select", 2, LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Changes the selected database.", conn::select),
-    // transactions
-    cmd!("multi", 1, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
-    cmd!("exec", 1, LOADING_OK | STALE | TX_CONTROL | NO_SCRIPT, NOKEYS, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
-    cmd!("discard", 1, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
-    cmd!("watch", -2, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, ALLKEYS, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
-    cmd!("unwatch", 1, LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
-    cmd!("swapdb", 3, WRITE | FAST, NOKEYS, "server", "4.0.0", "Swaps two Redis databases.", keys::swapdb),
-    // scripting
-    cmd!("eval", -3, NO_SCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Executes a server-side Lua script.", scripting::eval),
-    cmd!("evalsha", -3, NO_SCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", scripting::evalsha),
-    cmd!("eval_ro", -3, NO_SCRIPT | STALE | READONLY, NOKEYS, "scripting", "7.0.0", "Executes a read-only server-side Lua script.", scripting::eval_ro),
-    cmd!("evalsha_ro", -3, NO_SCRIPT | STALE | READONLY, NOKEYS, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.", scripting::evalsha_ro),
-    cmd!("script", -2, NO_SCRIPT, NOKEYS, "scripting", "2.6.0", "A container for Lua scripts management commands.", scripting::script),
-    // connection
-    cmd!("ping", -1, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
-    cmd!("echo", 2, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the given string.", conn::echo),
-    cmd!("quit", -1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Closes the connection.", conn::quit),
-    cmd!("reset", 1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "6.2.0", "Resets the connection.", conn::reset),
-    cmd!("hello", -1, NO_AUTH | LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
-    cmd!("auth", -2, NO_AUTH | LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
-    cmd!("client", -2, LOADING_OK | STALE | NO_SCRIPT, NOKEYS, "connection", "2.4.0", "A container for client connection commands.", conn::client),
-    // server
-    cmd!("command", -1, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Returns detailed information about all commands.", server::command),
-    cmd!("config", -2, ADMIN | LOADING_OK | STALE | NO_SCRIPT, NOKEYS, "server", "2.0.0", "A container for server configuration commands.", server::config),
-    cmd!("info", -1, LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
-    cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Returns the server time.", server::time),
-    cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE | NO_MULTI | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
-    cmd!("memory", -2, READONLY, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands.", server::memory),
-    cmd!("bgrewriteaof", 1, ADMIN | STALE | NO_SCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
-    // Bloom filters: RedisBloom 2.8 registers them with arity -1 and checks counts itself.
-    cmd!("bf.reserve", -1, W, KEY1, "bf", "1.0.0", "Creates a new Bloom Filter", bloom::reserve),
-    cmd!("bf.add", -1, W, KEY1, "bf", "1.0.0", "Adds an item to a Bloom Filter", bloom::add),
-    cmd!("bf.madd", -1, W, KEY1, "bf", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::madd),
-    cmd!("bf.insert", -1, W, KEY1, "bf", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::insert),
-    cmd!("bf.exists", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Checks whether an item exists in a Bloom Filter", bloom::exists),
-    cmd!("bf.mexists", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Checks whether one or more items exist in a Bloom Filter", bloom::mexists),
-    cmd!("bf.info", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Returns information about a Bloom Filter", bloom::info),
-    cmd!("bf.card", -1, READONLY | FAST, KEY1, "bf", "2.4.4", "Returns the cardinality of a Bloom filter", bloom::card),
-    cmd!("bf.scandump", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Begins an incremental save of the bloom filter", bloom::scandump),
-    cmd!("bf.loadchunk", -1, W, KEY1, "bf", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk),
+    cmd!("get", 2, READONLY | FAST, KEY1, "string", "1.0.0", "Get the value of a key", strings::get;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("set", -3, WRITE | DENYOOM, KEY1, "string", "1.0.0", "Set the string value of a key", strings::set;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,update,variable_flags index:1 range:0:1:0 | RW and ACCESS due to the optional `GET` argument",
+        args: "key:key value:string condition:oneof?^2.6.12(nx:NX xx:XX) get:GET?^6.2.0 expiration:oneof?(seconds:integer=EX^2.6.12 milliseconds:integer=PX^2.6.12 unix-time-seconds:unix-time=EXAT^6.2.0 unix-time-milliseconds:unix-time=PXAT^6.2.0 keepttl:KEEPTTL^6.0.0)",
+        history: &[("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."), ("6.0.0", "Added the `KEEPTTL` option."), ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."), ("7.0.0", "Allowed the `NX` and `GET` options to be used together.")]),
+    cmd!("setnx", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Set the value of a key, only if the key does not exist", strings::setnx;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,insert index:1 range:0:1:0",
+        args: "key:key value:string"),
+    cmd!("setex", 4, WRITE | DENYOOM, KEY1, "string", "2.0.0", "Set the value and expiration of a key", strings::setex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key seconds:integer value:string"),
+    cmd!("psetex", 4, WRITE | DENYOOM, KEY1, "string", "2.6.0", "Set the value and expiration in milliseconds of a key", strings::psetex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key milliseconds:integer value:string"),
+    cmd!("mget", -2, READONLY | FAST, ALLKEYS, "string", "1.0.0", "Get the values of all the given keys", strings::mget;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to retrieve.",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard"]),
+    cmd!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", "1.0.1", "Set multiple keys to multiple values", strings::mset;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to set.",
+        keys: "OW,update index:1 range:-1:2:0",
+        args: "key_value:block*(key:key value:string)",
+        tips: &["request_policy:multi_shard", "response_policy:all_succeeded"]),
+    cmd!("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), "string", "1.0.1", "Set multiple keys to multiple values, only if none of the keys exist", strings::msetnx;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to set.",
+        keys: "OW,insert index:1 range:-1:2:0",
+        args: "key_value:block*(key:key value:string)",
+        tips: &["request_policy:multi_shard", "response_policy:agg_min"]),
+    cmd!("getset", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Set the string value of a key and return its old value", strings::getset;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key value:string",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`SET` with the `!GET` argument"),
+    cmd!("getdel", 2, WRITE | FAST, KEY1, "string", "6.2.0", "Get the value of a key and delete the key", strings::getdel;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("getex", -2, WRITE | FAST, KEY1, "string", "6.2.0", "Get the value of a key and optionally set its expiration", strings::getex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0 | RW and UPDATE because it changes the TTL",
+        args: "key:key expiration:oneof?(seconds:integer=EX milliseconds:integer=PX unix-time-seconds:unix-time=EXAT unix-time-milliseconds:unix-time=PXAT persist:PERSIST)"),
+    cmd!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", "2.0.0", "Append a value to a key", strings::append;
+        acl: acl::STRING,
+        complexity: "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key value:string"),
+    cmd!("strlen", 2, READONLY | FAST, KEY1, "string", "2.2.0", "Get the length of the value stored in a key", strings::strlen;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("getrange", 4, READONLY, KEY1, "string", "2.4.0", "Get a substring of the string stored at a key", strings::getrange;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+        args: "key:key start:integer end:integer"),
+    cmd!("substr", 4, READONLY, KEY1, "string", "1.0.0", "Get a substring of the string stored at a key", strings::getrange;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+        args: "key:key start:integer end:integer",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "2.0.0",
+        replaced_by: "`GETRANGE`"),
+    cmd!("setrange", 4, WRITE | DENYOOM, KEY1, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", strings::setrange;
+        acl: acl::STRING,
+        complexity: "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key offset:integer value:string"),
+    cmd!("incr", 2, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Increment the integer value of a key by one", strings::incr;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Decrement the integer value of a key by one", strings::decr;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("incrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Increment the integer value of a key by the given amount", strings::incrby;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key increment:integer"),
+    cmd!("decrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Decrement the integer value of a key by the given number", strings::decrby;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key decrement:integer"),
+    cmd!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", "2.6.0", "Increment the float value of a key by the given amount", strings::incrbyfloat;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key increment:double"),
+    cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+        keys: "RM,delete index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("unlink", -2, WRITE | FAST, ALLKEYS, "generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", keys::del;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+        keys: "RM,delete index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("exists", -2, READONLY | FAST, ALLKEYS, "generic", "1.0.0", "Determine if a key exists", keys::exists;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys to check.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*",
+        history: &[("3.0.3", "Accepts multiple `key` arguments.")],
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("type", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Determine the type stored at key", keys::type_;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("expire", -3, WRITE | FAST, KEY1, "generic", "1.0.0", "Set a key's time to live in seconds", keys::expire;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key seconds:integer condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("pexpire", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Set a key's time to live in milliseconds", keys::pexpire;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key milliseconds:integer condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("expireat", -3, WRITE | FAST, KEY1, "generic", "1.2.0", "Set the expiration for a key as a UNIX timestamp", keys::expireat;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key unix-time-seconds:unix-time condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("pexpireat", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", keys::pexpireat;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key unix-time-milliseconds:unix-time condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("ttl", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Get the time to live for a key in seconds", keys::ttl;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key",
+        history: &[("2.8.0", "Added the -2 reply.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("pttl", 2, READONLY | FAST, KEY1, "generic", "2.6.0", "Get the time to live for a key in milliseconds", keys::pttl;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key",
+        history: &[("2.8.0", "Added the -2 reply.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("expiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key", keys::expiretime;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds", keys::pexpiretime;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("persist", 2, WRITE | FAST, KEY1, "generic", "2.2.0", "Remove the expiration from a key", keys::persist;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("keys", 2, READONLY, NOKEYS, "generic", "1.0.0", "Find all keys matching the given pattern", keys::keys;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+        args: "pattern:pattern",
+        tips: &["request_policy:all_shards", "nondeterministic_output_order"]),
+    cmd!("scan", -2, READONLY, NOKEYS, "generic", "2.8.0", "Incrementally iterate the keys space", keys::scan;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+        args: "cursor:integer pattern:pattern=MATCH? count:integer=COUNT? type:string=TYPE?^6.0.0",
+        history: &[("6.0.0", "Added the `TYPE` subcommand.")],
+        tips: &["nondeterministic_output", "request_policy:special"]),
+    cmd!("randomkey", 1, READONLY, NOKEYS, "generic", "1.0.0", "Return a random key from the keyspace", keys::randomkey;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "nondeterministic_output"]),
+    cmd!("rename", 3, WRITE, (1, 2, 1), "generic", "1.0.0", "Rename a key", keys::rename;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; OW,update index:2 range:0:1:0",
+        args: "key:key newkey:key#1",
+        history: &[]),
+    cmd!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", "1.0.0", "Rename a key, only if the new key does not exist", keys::renamenx;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; OW,insert index:2 range:0:1:0",
+        args: "key:key newkey:key#1",
+        history: &[("3.2.0", "The command no longer returns an error when source and destination names are the same.")]),
+    cmd!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", "6.2.0", "Copy a key", keys::copy;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+        keys: "RO,access index:1 range:0:1:0; OW,update index:2 range:0:1:0",
+        args: "source:key destination:key#1 destination-db:integer=DB? replace:REPLACE?"),
+    cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Move a key to another database", keys::move_;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key db:integer"),
+    cmd!("dbsize", 1, READONLY | FAST, NOKEYS, "server", "1.0.0", "Return the number of keys in the selected database", keys::dbsize;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:agg_sum"]),
+    cmd!("flushdb", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from the current database", keys::flushdb;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the number of keys in the selected database",
+        args: "async:oneof?(async:ASYNC^4.0.0 sync:SYNC^6.2.0)",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("flushall", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from all databases", keys::flushall;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the total number of keys in all databases",
+        args: "async:oneof?(async:ASYNC^4.0.0 sync:SYNC^6.2.0)",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("select", 2, LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Change the selected database for the current connection", conn::select;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "index:integer"),
+    cmd!("multi", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Mark the start of a transaction block", multi::multi;
+        acl: acl::TRANSACTION,
+        complexity: "O(1)"),
+    cmd!("exec", 1, NOSCRIPT | LOADING_OK | STALE | SKIP_SLOWLOG | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Execute all commands issued after MULTI", multi::exec;
+        acl: acl::TRANSACTION,
+        complexity: "Depends on commands in the transaction"),
+    cmd!("discard", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "2.0.0", "Discard all commands issued after MULTI", multi::discard;
+        acl: acl::TRANSACTION,
+        complexity: "O(N), when N is the number of queued commands"),
+    cmd!("watch", -2, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, ALLKEYS, "transactions", "2.2.0", "Watch the given keys to determine execution of the MULTI/EXEC block", multi::watch;
+        acl: acl::TRANSACTION,
+        complexity: "O(1) for every key.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*"),
+    cmd!("unwatch", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY, NOKEYS, "transactions", "2.2.0", "Forget about all watched keys", multi::unwatch;
+        acl: acl::TRANSACTION,
+        complexity: "O(1)"),
+    cmd!("swapdb", 3, WRITE | FAST, NOKEYS, "server", "4.0.0", "Swaps two Redis databases", keys::swapdb;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+        args: "index1:integer index2:integer"),
+    cmd!("ping", -1, FAST, NOKEYS, "connection", "1.0.0", "Ping the server", conn::ping;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "message:string?",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("echo", 2, LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Echo the given string", conn::echo;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "message:string"),
+    cmd!("quit", -1, ALLOW_BUSY | NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | TX_CONTROL, NOKEYS, "connection", "1.0.0", "Close the connection", conn::quit;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("reset", 1, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY | TX_CONTROL, NOKEYS, "connection", "6.2.0", "Reset the connection", conn::reset;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("hello", -1, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEYS, "connection", "6.0.0", "Handshake with Redis", conn::hello;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "arguments:block?(protover:integer username_password:block=AUTH?(username:string password:string) clientname:string=SETNAME?)",
+        history: &[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")]),
+    cmd!("auth", -2, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Authenticate to the server", conn::auth;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of passwords defined for the user",
+        args: "username:string?^6.0.0 password:string",
+        history: &[("6.0.0", "Added ACL style (username and password).")]),
+    cmd!("client", -2, CONTAINER, NOKEYS, "connection", "2.4.0", "A container for client connection commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("client|getname", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.6.9", "Get the current connection name", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("client|id", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Returns the client ID for the current connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("client|info", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Returns information about the current client connection.", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("client|kill", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Kill the connection of a client", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of client connections",
+        args: "filter:oneof(ip:port:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 normal_master_slave_pubsub:oneof=TYPE?^2.8.12(normal:NORMAL master:MASTER^3.2.0 slave:SLAVE replica:REPLICA^5.0.0 pubsub:PUBSUB) username:string=USER? ip:port:string=ADDR? ip:port:string=LADDR?^6.2.0 yes/no:string=SKIPME?))",
+        history: &[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option.")]),
+    cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Get the list of client connections", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of client connections",
+        args: "normal_master_replica_pubsub:oneof=TYPE?^5.0.0(normal:NORMAL master:MASTER replica:REPLICA pubsub:PUBSUB) id:block=ID?^6.2.0(client-id:integer*)",
+        history: &[("2.8.12", "Added unique client `id` field."), ("5.0.0", "Added optional `TYPE` filter."), ("6.0.0", "Added `user` field."), ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."), ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."), ("7.0.3", "Added `ssub` field.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("client|setname", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.6.9", "Set the current connection name", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "connection-name:string"),
+    // Redis 7.2's (7.0.15 lacks it; clients such as redis-py send it at connect).
+    cmd!("client|setinfo", 4, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.2.0", "Sets information specific to the client or connection.", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("client|help", 2, LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Show helpful text about the different subcommands", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.0.0", "Set client eviction mode for the current connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "enabled:oneof(on:ON off:OFF)"),
+    cmd!("client|pause", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.9.50", "Stop processing commands from clients for some time", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "timeout:integer mode:oneof?^6.2.0(write:WRITE all:ALL)",
+        history: &[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]),
+    cmd!("client|unpause", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Resume processing of clients that were paused", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(N) Where N is the number of paused clients"),
+    cmd!("client|reply", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "3.2.0", "Instruct the server whether to reply to commands", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "on_off_skip:oneof(on:ON off:OFF skip:SKIP)"),
+    cmd!("client|tracking", -3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Enable or disable server assisted client side caching support", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1). Some options may introduce additional complexity.",
+        args: "status:oneof(on:ON off:OFF) client-id:integer=REDIRECT? prefix:string=PREFIX?*+ bcast:BCAST? optin:OPTIN? optout:OPTOUT? noloop:NOLOOP?"),
+    cmd!("client|caching", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Instruct the server about tracking or not keys in the next request", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "mode:oneof(yes:YES no:NO)"),
+    cmd!("client|getredir", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Get tracking notifications redirection client ID if any", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("client|trackinginfo", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Return information about server assisted client side caching for the current connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("command", -1, LOADING_OK | STALE | CONTAINER, NOKEYS, "server", "2.8.13", "Get array of Redis command details", command::command;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the total number of Redis commands",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|count", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Get total number of Redis commands", command::count;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("command|docs", -2, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Get array of specific Redis command documentation", command::docs;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of commands to look up",
+        args: "command-name:string?*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|getkeys", -4, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Extract keys given a full Redis command", command::getkeys;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of arguments to the command"),
+    cmd!("command|getkeysandflags", -4, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Extract keys and access flags given a full Redis command", command::getkeysandflags;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of arguments to the command"),
+    cmd!("command|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", command::help;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("command|info", -2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Get array of specific Redis command details, or all when no argument is given.", command::info;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of commands to look up",
+        args: "command-name:string?*",
+        history: &[("7.0.0", "Allowed to be called with no argument to get info on all commands.")],
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|list", -2, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Get an array of Redis command names", command::list;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the total number of Redis commands",
+        args: "filterby:oneof=FILTERBY?(module-name:string=MODULE category:string=ACLCAT pattern:pattern=PATTERN)",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("config", -2, CONTAINER, NOKEYS, "server", "2.0.0", "A container for server configuration commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("config|get", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Get the values of configuration parameters", server::config;
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        args: "parameter:block*(parameter:string)",
+        history: &[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")]),
+    cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Set configuration parameters to the given values", server::config;
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        args: "parameter_value:block*(parameter:string value:string)",
+        history: &[("7.0.0", "Added the ability to set multiple parameters in one call.")],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Reset the stats returned by INFO", server::config;
+        complexity: "O(1)"),
+    cmd!("config|rewrite", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.0", "Rewrite the configuration file with the in memory configuration", server::config;
+        complexity: "O(1)"),
+    cmd!("config|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", server::config;
+        complexity: "O(1)"),
+    cmd!("info", -1, LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Get information and statistics about the server", server::info;
+        acl: acl::DANGEROUS,
+        complexity: "O(1)",
+        args: "section:string?*",
+        history: &[("7.0.0", "Added support for taking multiple section arguments.")],
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Return the current server time", server::time;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("shutdown", -1, ADMIN | NOSCRIPT | LOADING_OK | STALE | NO_MULTI | ALLOW_BUSY, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", server::shutdown;
+        complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        args: "nosave_save:oneof?(nosave:NOSAVE save:SAVE) now:NOW?^7.0.0 force:FORCE?^7.0.0 abort:ABORT?^7.0.0",
+        history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
+    cmd!("memory", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("memory|usage", -3, READONLY, (2, 2, 1), "server", "4.0.0", "Estimate the memory usage of a key", server::memory;
+        complexity: "O(N) where N is the number of samples.",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key count:integer=SAMPLES?"),
+    cmd!("memory|help", 2, LOADING_OK | STALE, NOKEYS, "server", "4.0.0", "Show helpful text about the different subcommands", server::memory;
+        complexity: "O(1)"),
+    cmd!("bgrewriteaof", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrite the append-only file", server::bgrewriteaof;
+        complexity: "O(1)"),
+    cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", server::lastsave;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("object", -2, CONTAINER, NOKEYS, "generic", "2.2.3", "A container for object introspection commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("object|encoding", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Inspect the internal encoding of a Redis object", object::encoding_cmd;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|freq", 3, READONLY, (2, 2, 1), "generic", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", object::freq;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|refcount", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the number of references to the value of the key", object::refcount;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|help", 2, LOADING_OK | STALE, NOKEYS, "generic", "6.2.0", "Show helpful text about the different subcommands", object::help;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)"),
+    cmd!("slowlog", -2, CONTAINER, NOKEYS, "server", "2.2.12", "A container for slow log commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("slowlog|get", -2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's entries", slowlog::get;
+        complexity: "O(N) where N is the number of entries returned",
+        args: "count:integer?",
+        history: &[("4.0.0", "Added client IP address, port and name to the reply.")],
+        tips: &["request_policy:all_nodes", "nondeterministic_output"]),
+    cmd!("slowlog|len", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's length", slowlog::len;
+        complexity: "O(1)",
+        tips: &["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+    cmd!("slowlog|reset", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Clear all entries from the slow log", slowlog::reset;
+        complexity: "O(N) where N is the number of entries in the slowlog",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("slowlog|help", 2, LOADING_OK | STALE, NOKEYS, "server", "6.2.0", "Show helpful text about the different subcommands", slowlog::help;
+        complexity: "O(1)"),
+    cmd!("latency", -2, CONTAINER, NOKEYS, "server", "2.8.13", "A container for latency diagnostics commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("latency|latest", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return the latest latency samples for all events.", latency::latest;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|history", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return timestamp-latency samples for the event.", latency::history;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|reset", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Reset latency data for one or more events.", latency::reset;
+        complexity: "O(1)",
+        args: "event:string?*",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("latency|doctor", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a human readable latency analysis report.", latency::doctor;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|graph", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a latency graph for the event.", latency::graph;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|histogram", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Return the cumulative distribution of latencies of a subset of commands or all.", latency::histogram;
+        complexity: "O(N) where N is the number of commands with latency information being retrieved.",
+        args: "command:string?*",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|help", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Show helpful text about the different subcommands.", latency::help;
+        complexity: "O(1)"),
+    cmd!("module", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for module commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("module|list", 2, ADMIN | NOSCRIPT, NOKEYS, "server", "4.0.0", "List all modules loaded by the server", server::module_list;
+        complexity: "O(N) where N is the number of loaded modules.",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("module|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", server::module_help;
+        complexity: "O(1)"),
+    cmd!("monitor", 1, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Listen for all requests received by the server in real time", monitor::monitor;
+        history: &[]),
+    cmd!("wait", 3, NOSCRIPT, NOKEYS, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", server::wait;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "numreplicas:integer timeout:integer",
+        tips: &["request_policy:all_shards", "response_policy:agg_min"]),
+    cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", server::role;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)"),
+    cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug::debug;
+        complexity: "Depends on subcommand.",
+        doc_flags: doc::SYSCMD),
+    // Bloom filters, as redis-server with RedisBloom 2.8 lists them: module
+    // commands (group "module", no ACL categories), arity -1 (they check counts
+    // themselves), RW key specs even for reads. BACKEND and RAW are BlinkDB's.
+    cmd!("bf.reserve", -1, W | MODULE, KEY1, "module", "1.0.0", "Creates a new Bloom Filter", bloom::reserve;
+        complexity: "O(1)",
+        args: "key:key error_rate:double capacity:integer expansion:integer=EXPANSION? nonscaling:NONSCALING? backend:oneof=BACKEND?(user:USER kernel:KERNEL) width:integer=RAW?"),
+    cmd!("bf.add", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds an item to a Bloom Filter", bloom::add;
+        complexity: "O(k), where k is the number of hash functions used by the last sub-filter",
+        args: "key:key item:string"),
+    cmd!("bf.madd", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::madd;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        args: "key:key item:string*"),
+    cmd!("bf.insert", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", bloom::insert;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        args: "key:key capacity:integer=CAPACITY? error:double=ERROR? expansion:integer=EXPANSION? nocreate:NOCREATE? nonscaling:NONSCALING? backend:oneof=BACKEND?(user:USER kernel:KERNEL) width:integer=RAW? items:ITEMS item:string*"),
+    cmd!("bf.exists", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Checks whether an item exists in a Bloom Filter", bloom::exists;
+        complexity: "O(k), where k is the number of hash functions used by the last sub-filter",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key item:string"),
+    cmd!("bf.mexists", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Checks whether one or more items exist in a Bloom Filter", bloom::mexists;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key item:string*"),
+    cmd!("bf.info", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Returns information about a Bloom Filter", bloom::info;
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key single_value:oneof?(capacity:CAPACITY size:SIZE filters:FILTERS items:ITEMS expansion:EXPANSION)"),
+    cmd!("bf.card", -1, READONLY | FAST | MODULE, KEY1, "module", "2.4.4", "Returns the cardinality of a Bloom filter", bloom::card;
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("bf.scandump", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Begins an incremental save of the bloom filter", bloom::scandump;
+        complexity: "O(n), where n is the capacity",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key iterator:integer"),
+    cmd!("bf.loadchunk", -1, W | MODULE, KEY1, "module", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk;
+        complexity: "O(n), where n is the capacity",
+        args: "key:key iterator:integer data:string"),
     // pub/sub
-    cmd!("subscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
-    cmd!("unsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
-    cmd!("psubscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
-    cmd!("punsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
-    cmd!("ssubscribe", -2, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listens for messages published to shard channels.", pubsub::ssubscribe),
-    cmd!("sunsubscribe", -1, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", pubsub::sunsubscribe),
-    cmd!("publish", 3, LOADING_OK | STALE | FAST, NOKEYS, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
-    cmd!("spublish", 3, LOADING_OK | STALE | FAST, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish),
-    cmd!("pubsub", -2, 0, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
-    cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
+    cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", pubsub::subscribe;
+        complexity: "O(N) where N is the number of channels to subscribe to.",
+        args: "channel:string*"),
+    cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", pubsub::unsubscribe;
+        complexity: "O(N) where N is the number of clients already subscribed to a channel.",
+        args: "channel:string?*"),
+    cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", pubsub::psubscribe;
+        complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
+        args: "pattern:block*(pattern:pattern)"),
+    cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", pubsub::punsubscribe;
+        complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+        args: "pattern:pattern?*"),
+    cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", pubsub::ssubscribe;
+        complexity: "O(N) where N is the number of shard channels to subscribe to.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string*"),
+    cmd!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stop listening for messages posted to the given shard channels", pubsub::sunsubscribe;
+        complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string?*"),
+    cmd!("publish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, NOKEYS, "pubsub", "2.0.0", "Post a message to a channel", pubsub::publish;
+        complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+        args: "channel:string message:string"),
+    cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish;
+        complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+        keys: "not_key index:1 range:0:1:0",
+        args: "shardchannel:string message:string"),
+    cmd!("pubsub", -2, CONTAINER, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("pubsub|channels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "List active channels", pubsub::pubsub;
+        complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|help", 2, LOADING_OK | STALE, NOKEYS, "pubsub", "6.2.0", "Show helpful text about the different subcommands", pubsub::pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numpat", 2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of unique patterns pattern subscriptions", pubsub::pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of subscribers for channels", pubsub::pubsub;
+        complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+        args: "channel:string?*"),
+    cmd!("pubsub|shardchannels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "List active shard channels", pubsub::pubsub;
+        complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|shardnumsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "Get the count of subscribers for shard channels", pubsub::pubsub;
+        complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+        args: "shardchannel:string?*"),
+    // scripting
+    cmd!("eval", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::eval;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+        args: "script:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("evalsha", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::evalsha;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1",
+        args: "sha1:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("eval_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::eval_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+        args: "script:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("evalsha_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::evalsha_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the script that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1",
+        args: "sha1:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("script", -2, CONTAINER, NOKEYS, "scripting", "2.6.0", "A container for Lua scripts management commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("script|exists", -3, NOSCRIPT, NOKEYS, "scripting", "2.6.0", "Check existence of scripts in the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+        args: "sha1:string*",
+        tips: &["request_policy:all_shards", "response_policy:agg_logical_and"]),
+    cmd!("script|flush", -2, NOSCRIPT, NOKEYS, "scripting", "2.6.0", "Remove all the scripts from the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the number of scripts in cache",
+        args: "async:oneof?^6.2.0(async:ASYNC sync:SYNC)",
+        history: &[("6.2.0", "Added the `ASYNC` and `SYNC` flushing mode modifiers.")],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("script|help", 2, LOADING_OK | STALE, NOKEYS, "scripting", "5.0.0", "Show helpful text about the different subcommands", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)"),
+    cmd!("script|kill", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "2.6.0", "Kill the script currently in execution.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"]),
+    cmd!("script|load", 3, NOSCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Load the specified Lua script into the script cache.", scripting::script;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) with N being the length in bytes of the script body.",
+        args: "script:string",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
 ];
 
 /// Records only the log replay may run (clients get "unknown command"):
@@ -229,19 +941,135 @@ pub fn lookup_internal(name: &[u8]) -> Option<&'static CommandSpec> {
         .find(|c| c.name.as_bytes().eq_ignore_ascii_case(name))
 }
 
-static INDEX: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+struct Index {
+    top: HashMap<&'static str, &'static CommandSpec>,
+    /// Subcommands by full name (`config|get`).
+    sub: HashMap<&'static str, &'static CommandSpec>,
+}
 
-/// Finds a command by name, ignoring ASCII case.
-pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
-    let index = INDEX.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect());
-    if name.len() > 32 {
-        return None;
-    }
-    let mut lower = [0u8; 32];
-    let lower = &mut lower[..name.len()];
+fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let (subs, tops): (Vec<_>, Vec<_>) = COMMANDS.iter().partition(|c| c.is_subcommand());
+        Index {
+            top: tops.into_iter().map(|c| (c.name, c)).collect(),
+            sub: subs.into_iter().map(|c| (c.name, c)).collect(),
+        }
+    })
+}
+
+/// `name` lowercased into `buf`, if it fits and is UTF-8.
+fn lowercase<'a>(name: &[u8], buf: &'a mut [u8; 64]) -> Option<&'a str> {
+    let lower = buf.get_mut(..name.len())?;
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    std::str::from_utf8(lower)
-        .ok()
-        .and_then(|n| index.get(n).copied())
+    std::str::from_utf8(lower).ok()
+}
+
+/// Finds a top-level command by name, ignoring ASCII case.
+pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    let mut buf = [0u8; 64];
+    lowercase(name, &mut buf).and_then(|n| index().top.get(n).copied())
+}
+
+/// Finds a subcommand of `container` by its name, ignoring ASCII case.
+pub fn lookup_sub(container: &CommandSpec, sub: &[u8]) -> Option<&'static CommandSpec> {
+    let mut full = [0u8; 64];
+    let base = container.name.len();
+    if base + 1 + sub.len() > full.len() {
+        return None;
+    }
+    full[..base].copy_from_slice(container.name.as_bytes());
+    full[base] = b'|';
+    full[base + 1..base + 1 + sub.len()].copy_from_slice(sub);
+    let mut buf = [0u8; 64];
+    lowercase(&full[..base + 1 + sub.len()], &mut buf).and_then(|n| index().sub.get(n).copied())
+}
+
+/// The command an argument vector runs: a container's subcommand when there
+/// is one (`Err(container)` when the subcommand is unknown).
+pub fn resolve(args: &[&[u8]]) -> Option<Result<&'static CommandSpec, &'static CommandSpec>> {
+    let spec = lookup(args.first()?)?;
+    if !spec.has(CONTAINER) || args.len() < 2 {
+        return Some(Ok(spec));
+    }
+    Some(lookup_sub(spec, args[1]).ok_or(spec))
+}
+
+/// A command by its full name (`get`, `config|get`), as COMMAND INFO takes it.
+pub fn lookup_full(name: &[u8]) -> Option<&'static CommandSpec> {
+    let mut parts = name.split(|&c| c == b'|');
+    let base = lookup(parts.next()?)?;
+    match (parts.next(), parts.next()) {
+        (None, _) => Some(base),
+        (Some(sub), None) if base.has(CONTAINER) => lookup_sub(base, sub),
+        _ => None,
+    }
+}
+
+/// The top-level commands (COMMAND, COMMAND COUNT).
+pub fn top_level() -> impl Iterator<Item = &'static CommandSpec> {
+    COMMANDS.iter().filter(|c| !c.is_subcommand())
+}
+
+/// A container's subcommands (they follow it in the table).
+pub fn subcommands(container: &'static CommandSpec) -> &'static [CommandSpec] {
+    let Some(at) = container.index() else {
+        return &[];
+    };
+    let rest = &COMMANDS[at + 1..];
+    let n = rest
+        .iter()
+        .take_while(|c| {
+            c.name
+                .strip_prefix(container.name)
+                .is_some_and(|s| s.starts_with('|'))
+        })
+        .count();
+    &rest[..n]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_parses_and_subcommands_follow_their_container() {
+        for c in COMMANDS {
+            assert_eq!(c.name, c.name.to_ascii_lowercase());
+            super::super::spec::parse_key_specs(c.keys)
+                .unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            super::super::spec::parse_args(c.args).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+            if c.is_subcommand() {
+                let container = lookup(c.base_name().as_bytes()).expect("container exists");
+                assert!(container.has(CONTAINER), "{}", c.name);
+                assert!(
+                    subcommands(container).iter().any(|s| s.name == c.name),
+                    "{} is not right after its container",
+                    c.name
+                );
+            }
+            if c.has(CONTAINER) {
+                assert!(!subcommands(c).is_empty(), "{}", c.name);
+            }
+        }
+        let names: std::collections::HashSet<_> = COMMANDS.iter().map(|c| c.name).collect();
+        assert_eq!(names.len(), COMMANDS.len(), "duplicate names");
+    }
+
+    #[test]
+    fn lookups() {
+        assert_eq!(lookup(b"GeT").unwrap().name, "get");
+        assert!(lookup(b"config|get").is_none());
+        let config = lookup(b"config").unwrap();
+        assert_eq!(lookup_sub(config, b"GET").unwrap().name, "config|get");
+        assert!(lookup_sub(config, b"nope").is_none());
+        assert_eq!(lookup_full(b"CONFIG|get").unwrap().name, "config|get");
+        assert!(lookup_full(b"get|key").is_none());
+        assert!(lookup_full(b"config|get|key").is_none());
+        let get = lookup(b"get").unwrap();
+        assert_eq!(COMMANDS[get.index().unwrap()].name, "get");
+        assert!(INTERNAL[0].index().is_none());
+        assert_eq!(get.acl_categories(), acl::READ | acl::STRING | acl::FAST);
+    }
 }

@@ -254,7 +254,7 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
         tracking.remember(ctx.client.id, key_args(spec, args).into_iter());
         tracking.limit_used_slots();
     }
-    if spec.name != "client" && !in_tx && !in_exec {
+    if spec.base_name() != "client" && !in_tx && !in_exec {
         t.caching = false;
     }
 }

@@ -20,6 +20,11 @@ pub struct Out {
     pub files: Vec<(usize, BlobSource)>,
     /// 2 or 3.
     pub proto: u8,
+    /// Error replies written so far (INFO errorstats counts them by code).
+    pub errors: u64,
+    /// `errors` when the last command's accounting ended: errors past it are
+    /// the running command's own (failed_calls), not those of commands it ran.
+    pub errors_accounted: u64,
 }
 
 /// `-<msg>\r\n` with line breaks in `msg` turned into spaces, as Redis does: the
@@ -39,6 +44,8 @@ impl Out {
             buf: BytesMut::new(),
             files: Vec::new(),
             proto,
+            errors: 0,
+            errors_accounted: 0,
         }
     }
 
@@ -90,6 +97,8 @@ impl Out {
     /// directly: the encoder's error frame only takes UTF-8 text, and the
     /// line is the same in RESP2 and RESP3.
     pub fn error_bytes(&mut self, msg: &[u8]) {
+        self.errors += 1;
+        crate::cmdstats::count_error(msg);
         self.buf.reserve(msg.len() + 3);
         push_error_line(&mut self.buf, msg);
     }

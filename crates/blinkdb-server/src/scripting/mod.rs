@@ -99,11 +99,10 @@ impl Scripting {
 
 /// Whether a command may run while a script is past the busy threshold.
 pub fn allowed_when_busy(args: &Args) -> bool {
-    let Some(spec) = crate::commands::lookup(args[0]) else {
+    let Some(Ok(spec)) = crate::commands::table::resolve(args) else {
         return false;
     };
     match spec.name {
-        "script" => args.len() == 2 && args[1].eq_ignore_ascii_case(b"kill"),
         "shutdown" => args[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave")),
         _ => spec.has(crate::commands::table::ALLOW_BUSY),
     }

@@ -16,7 +16,7 @@
 use super::cache::Sha;
 use super::vm::{Compiled, Vm};
 use crate::client::Client;
-use crate::commands::{lookup, table, Ctx};
+use crate::commands::{table, Ctx};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use corosensei::stack::DefaultStack;
@@ -366,14 +366,16 @@ fn execute(
     resp: u8,
 ) -> Vec<u8> {
     let err = |m: &str| format!("-ERR {m}\r\n").into_bytes();
-    let Some(spec) = lookup(&argv[0]) else {
+    let args: Args = argv.iter().map(|a| &a[..]).collect();
+    // A container's subcommand is the command (its flags and arity apply).
+    let Some(Ok(spec)) = table::resolve(&args) else {
         return err("Unknown Redis command called from script");
     };
     let argc = argv.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
         return err("Wrong number of args calling Redis command from script");
     }
-    if spec.has(table::NO_SCRIPT) {
+    if spec.has(table::NOSCRIPT) {
         return err("This Redis command is not allowed from script");
     }
     if spec.has(table::WRITE) {
@@ -397,7 +399,6 @@ fn execute(
             run.multi_logged = true;
         }
     }
-    let args: Args = argv.iter().map(|a| &a[..]).collect();
     let mut out = Out::new(resp);
     client.commands_processed += 1;
     (spec.handler)(

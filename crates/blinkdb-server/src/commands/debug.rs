@@ -1,0 +1,124 @@
+//! DEBUG, behind `enable-debug-command` as in Redis 7: the subcommands tools
+//! and Redis's test suite use that BlinkDB can honor.
+
+use super::args::eq_ic;
+use super::object::encoding;
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::Value;
+use std::sync::atomic::Ordering;
+
+/// Bytes Redis's RDB format would take for a string, uncompressed: an
+/// integer of up to 32 bits in 2/3/5 bytes, else a length prefix and the
+/// bytes (BlinkDB writes no RDB; rdbcompression's LZF is not applied).
+fn rdb_string_len(s: &[u8]) -> usize {
+    if s.len() <= 11 {
+        if let Some(n) = super::args::parse_i64(s) {
+            if i8::try_from(n).is_ok() {
+                return 2;
+            } else if i16::try_from(n).is_ok() {
+                return 3;
+            } else if i32::try_from(n).is_ok() {
+                return 5;
+            }
+        }
+    }
+    length_prefix(s.len()) + s.len()
+}
+
+/// Bytes of an RDB length of `n`.
+fn length_prefix(n: usize) -> usize {
+    match n {
+        0..=63 => 1,
+        64..=16383 => 2,
+        n if n <= u32::MAX as usize => 5,
+        _ => 9,
+    }
+}
+
+fn object(ctx: &mut Ctx, args: &Args) {
+    let found = ctx.shared.engine.read(ctx.client.db, args[2], |e| {
+        e.map(|e| {
+            let v = e.value();
+            let (enc, refcount) = encoding(v);
+            let len = match v {
+                Value::Str(s, _) => rdb_string_len(s),
+                Value::Blob(..) => {
+                    let n = v.str_len().unwrap_or(0);
+                    length_prefix(n) + n
+                }
+                Value::Bloom(b, _) => b.size_bytes(),
+            };
+            format!(
+                "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len}",
+                e as *const _
+            )
+        })
+    });
+    match found {
+        Some(line) => ctx.out.simple(&line),
+        None => ctx.out.error(super::args::ERR_NO_SUCH_KEY),
+    }
+}
+
+pub fn debug(ctx: &mut Ctx, args: &Args) {
+    let sub = args[1];
+    if eq_ic(sub, "help") && args.len() == 2 {
+        return ctx.out.help(&[
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "OBJECT <key>",
+            "    Show low level info about the <key> and associated value.",
+            "SET-ACTIVE-EXPIRE <0|1>",
+            "    Setting it to 0 disables expiring keys in background when they are not",
+            "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+            "    default.",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "HELP",
+            "    Prints this help.",
+        ]);
+    }
+    if eq_ic(sub, "sleep") && args.len() == 3 {
+        // strtod's reading: what does not parse sleeps 0.
+        let secs = std::str::from_utf8(args[2])
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(0.0);
+        std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "set-active-expire") && args.len() == 3 {
+        // atoi's reading: a leading integer, else 0.
+        let text = String::from_utf8_lossy(args[2]);
+        let digits: String = text
+            .trim_start()
+            .chars()
+            .enumerate()
+            .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
+            .map(|(_, c)| c)
+            .collect();
+        let on = digits.parse::<i64>().unwrap_or(0) != 0;
+        ctx.shared.active_expire.store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "object") && args.len() == 3 {
+        return object(ctx, args);
+    }
+    super::subcommand_syntax_error(ctx, args);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rdb_string_len;
+
+    #[test]
+    fn rdb_lengths() {
+        assert_eq!(rdb_string_len(b"12"), 2);
+        assert_eq!(rdb_string_len(b"1000"), 3);
+        assert_eq!(rdb_string_len(b"100000"), 5);
+        assert_eq!(rdb_string_len(b"12345678901"), 12);
+        assert_eq!(rdb_string_len(b"abc"), 4);
+        assert_eq!(rdb_string_len(&[b'a'; 100]), 102);
+    }
+}

@@ -1,0 +1,111 @@
+//! OBJECT: how a value is held, with Redis's encoding names.
+//!
+//! A string is "int" when it reads as a 64-bit integer of at most 20
+//! characters, "embstr" up to 44 bytes and "raw" beyond, the choice Redis
+//! makes for a value it stores from a command argument; a large value kept in
+//! the log, and a Bloom filter (as RedisBloom's module type), is "raw".
+//! IDLETIME is not served: entries keep no access clock.
+
+use super::args::parse_i64;
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::Value;
+
+/// Redis's OBJ_ENCODING_EMBSTR_SIZE_LIMIT.
+const EMBSTR_MAX: usize = 44;
+/// Integers Redis stores as shared objects (refcount INT_MAX).
+const SHARED_INTEGERS: i64 = 10_000;
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// Redis's encoding name for a value, and its refcount.
+pub fn encoding(v: &Value) -> (&'static str, i64) {
+    match v {
+        Value::Str(s, _) => {
+            let as_int = if s.len() <= 20 { parse_i64(s) } else { None };
+            match as_int {
+                Some(n) if (0..SHARED_INTEGERS).contains(&n) => ("int", SHARED_REFCOUNT),
+                Some(_) => ("int", 1),
+                None if s.len() <= EMBSTR_MAX => ("embstr", 1),
+                None => ("raw", 1),
+            }
+        }
+        Value::Blob(..) | Value::Bloom(..) => ("raw", 1),
+    }
+}
+
+/// Looks the key up (counting a hit or miss, as Redis's OBJECT does) and
+/// replies with `f` of its value, or null.
+fn with_value(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(&Value) -> (&'static str, i64),
+    text: bool,
+) {
+    let found = ctx
+        .shared
+        .engine
+        .read(ctx.client.db, key, |e| e.map(|e| f(e.value())));
+    ctx.client.count_lookup(found.is_some());
+    match found {
+        None => ctx.out.null(),
+        Some((name, _)) if text => ctx.out.bulk(name.as_bytes()),
+        Some((_, n)) => ctx.out.int(n),
+    }
+}
+
+pub fn encoding_cmd(ctx: &mut Ctx, args: &Args) {
+    with_value(ctx, args[2], encoding, true);
+}
+
+pub fn refcount(ctx: &mut Ctx, args: &Args) {
+    with_value(ctx, args[2], encoding, false);
+}
+
+/// FREQ needs an LFU policy, which BlinkDB never has: Redis's reply to a
+/// server without one.
+pub fn freq(ctx: &mut Ctx, args: &Args) {
+    let exists = ctx
+        .shared
+        .engine
+        .read(ctx.client.db, args[2], |e| e.is_some());
+    ctx.client.count_lookup(exists);
+    if !exists {
+        return ctx.out.null();
+    }
+    ctx.out.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
+pub fn help(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.help(&[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_as_redis_chooses_them() {
+        let enc = |s: &[u8]| encoding(&Value::str(s));
+        assert_eq!(enc(b"123"), ("int", SHARED_REFCOUNT));
+        assert_eq!(enc(b"10000"), ("int", 1));
+        assert_eq!(enc(b"-5"), ("int", 1));
+        assert_eq!(enc(b"-0"), ("embstr", 1));
+        assert_eq!(enc(b"007"), ("embstr", 1));
+        assert_eq!(enc(b"12345678901234567890123"), ("embstr", 1));
+        assert_eq!(enc(&[b'a'; 44]), ("embstr", 1));
+        assert_eq!(enc(&[b'a'; 45]), ("raw", 1));
+    }
+}

@@ -1,0 +1,135 @@
+//! SLOWLOG: the commands that ran for at least `slowlog-log-slower-than`
+//! microseconds, newest first, as Redis keeps them.
+
+use super::args::parse_i64;
+use super::table::CommandSpec;
+use super::Ctx;
+use crate::client::ClientInfo;
+use crate::protocol::Args;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+
+/// Arguments kept per entry (the last one then says how many more there were).
+const MAX_ARGS: usize = 32;
+/// Bytes kept per argument.
+const MAX_ARG_BYTES: usize = 128;
+
+struct Entry {
+    id: u64,
+    time_secs: u64,
+    micros: u64,
+    args: Vec<Vec<u8>>,
+    peer: String,
+    name: String,
+}
+
+#[derive(Default)]
+pub struct SlowLog {
+    inner: Mutex<Log>,
+}
+
+#[derive(Default)]
+struct Log {
+    next_id: u64,
+    /// Newest first.
+    entries: VecDeque<Entry>,
+}
+
+impl SlowLog {
+    /// Logs a command that took `micros`, trimmed and redacted as Redis does.
+    pub fn push(
+        &self,
+        info: &ClientInfo,
+        spec: &CommandSpec,
+        args: &Args,
+        micros: u64,
+        max_len: usize,
+    ) {
+        let hide = super::monitor::redacted(spec, args);
+        let kept = args.len().min(MAX_ARGS);
+        let mut logged = Vec::with_capacity(kept);
+        for (j, arg) in args.iter().take(kept).enumerate() {
+            if kept != args.len() && j == kept - 1 {
+                let more = args.len() - kept + 1;
+                logged.push(format!("... ({more} more arguments)").into_bytes());
+            } else if hide[j] {
+                logged.push(b"(redacted)".to_vec());
+            } else if arg.len() > MAX_ARG_BYTES {
+                let mut a = arg[..MAX_ARG_BYTES].to_vec();
+                let more = arg.len() - MAX_ARG_BYTES;
+                a.extend_from_slice(format!("... ({more} more bytes)").as_bytes());
+                logged.push(a);
+            } else {
+                logged.push(arg.to_vec());
+            }
+        }
+        let mut log = self.inner.lock();
+        let id = log.next_id;
+        log.next_id += 1;
+        log.entries.push_front(Entry {
+            id,
+            time_secs: blinkdb_engine::clock::now_ms() / 1000,
+            micros,
+            args: logged,
+            peer: info.addr.clone(),
+            name: info.name(),
+        });
+        log.entries.truncate(max_len);
+    }
+}
+
+pub fn get(ctx: &mut Ctx, args: &Args) {
+    let mut count = 10usize;
+    if args.len() == 3 {
+        match parse_i64(args[2]) {
+            Some(-1) => count = usize::MAX,
+            Some(n) if n >= 0 => count = n as usize,
+            _ => {
+                return ctx
+                    .out
+                    .error("ERR count should be greater than or equal to -1")
+            }
+        }
+    } else if args.len() > 3 {
+        return super::subcommand_syntax_error(ctx, args);
+    }
+    let log = ctx.shared.slowlog.inner.lock();
+    let n = count.min(log.entries.len());
+    ctx.out.array(n);
+    for e in log.entries.iter().take(n) {
+        ctx.out.array(6);
+        ctx.out.int(e.id as i64);
+        ctx.out.int(e.time_secs as i64);
+        ctx.out.int(e.micros as i64);
+        ctx.out.strs(e.args.iter().map(|a| &a[..]));
+        ctx.out.bulk(e.peer.as_bytes());
+        ctx.out.bulk(e.name.as_bytes());
+    }
+}
+
+pub fn len(ctx: &mut Ctx, _args: &Args) {
+    let n = ctx.shared.slowlog.inner.lock().entries.len();
+    ctx.out.int(n as i64);
+}
+
+pub fn reset(ctx: &mut Ctx, _args: &Args) {
+    ctx.shared.slowlog.inner.lock().entries.clear();
+    ctx.out.ok();
+}
+
+pub fn help(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.help(&[
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}

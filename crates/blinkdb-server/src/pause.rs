@@ -1,0 +1,69 @@
+//! CLIENT PAUSE: while a pause lasts, connections hold back the commands it
+//! covers (every command, or those that may write) until it ends.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use tokio::sync::Notify;
+
+pub const NONE: u8 = 0;
+pub const WRITE: u8 = 1;
+pub const ALL: u8 = 2;
+
+#[derive(Default)]
+pub struct Pause {
+    /// NONE, WRITE or ALL (a pause past its end still reads as set).
+    mode: AtomicU8,
+    /// Unix milliseconds when it ends.
+    end_ms: AtomicU64,
+    /// Woken when a pause is lifted early (CLIENT UNPAUSE).
+    lifted: Notify,
+    lock: parking_lot::Mutex<()>,
+}
+
+impl Pause {
+    /// The pause now in force (NONE once its time is over).
+    pub fn mode(&self) -> u8 {
+        match self.mode.load(Ordering::Acquire) {
+            NONE => NONE,
+            m if blinkdb_engine::clock::now_ms() < self.end_ms.load(Ordering::Acquire) => m,
+            _ => NONE,
+        }
+    }
+
+    /// Starts or extends a pause: the stricter mode and the later end win,
+    /// as when Redis merges pauses.
+    pub fn pause(&self, mode: u8, end_ms: u64) {
+        let _l = self.lock.lock();
+        if self.mode() == NONE {
+            self.mode.store(mode, Ordering::Release);
+            self.end_ms.store(end_ms, Ordering::Release);
+        } else {
+            self.mode.fetch_max(mode, Ordering::AcqRel);
+            self.end_ms.fetch_max(end_ms, Ordering::AcqRel);
+        }
+    }
+
+    pub fn unpause(&self) {
+        let _l = self.lock.lock();
+        self.mode.store(NONE, Ordering::Release);
+        self.lifted.notify_waiters();
+    }
+
+    /// Waits until the pause ends or is lifted (it may be extended meanwhile:
+    /// callers check again).
+    pub async fn wait(&self) {
+        let lifted = self.lifted.notified();
+        tokio::pin!(lifted);
+        lifted.as_mut().enable();
+        if self.mode() == NONE {
+            return;
+        }
+        let left = self
+            .end_ms
+            .load(Ordering::Acquire)
+            .saturating_sub(blinkdb_engine::clock::now_ms());
+        tokio::select! {
+            _ = lifted => {}
+            _ = tokio::time::sleep(std::time::Duration::from_millis(left)) => {}
+        }
+    }
+}
