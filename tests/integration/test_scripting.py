@@ -2,6 +2,7 @@
 with the oracle redis-server), redis-py's Script and Lock, atomicity across
 connection threads, BUSY and SCRIPT KILL, memory limit, and the AOF."""
 
+import hashlib
 import threading
 import time
 
@@ -220,6 +221,53 @@ def test_busy_script_and_script_kill(server_factory):
         pass
     srv.proc.wait(10)
     t.join(5)
+
+
+# Loops SCRIPT KILL must stop although they catch errors (Redis's unit/scripting
+# "Timedout script does not cause a false dead client" family): their periodic checks
+# can all land in the sandbox's Lua code, and the last one spends its time in commands
+# rather than in Lua instructions.
+KILL_RESISTANT_LOOPS = [
+    "local f = function() while 1 do redis.call('ping') end end while 1 do pcall(f) end",
+    "local f = function() while 1 do redis.pcall('ping') end end while 1 do pcall(f) end",
+    "local f = function() while 1 do redis.call('keys','*nomatch*') end end "
+    "while 1 do pcall(f) end",
+]
+
+
+@pytest.mark.parametrize("io_threads", ["1", "2"])
+def test_script_kill_stops_loops_that_catch_errors(server_factory, io_threads):
+    srv = server_factory("--io-threads", io_threads)
+    r = redis.Redis(port=srv.port, socket_timeout=2)
+    for i in range(0, 50000, 1000):
+        r.mset({f"k{j}": j for j in range(i, i + 1000)})
+    assert r.config_set("lua-time-limit", 10)
+    for body in KILL_RESISTANT_LOOPS:
+        result = {}
+
+        def run(body=body, result=result):
+            try:
+                result["reply"] = redis.Redis(port=srv.port).eval(body, 0)
+            except redis.exceptions.ResponseError as e:
+                result["error"] = str(e)
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(0.3)
+        third = redis.Redis(port=srv.port, socket_timeout=2)
+        with pytest.raises(redis.exceptions.ResponseError, match="BUSY"):
+            third.ping()
+        assert redis.Redis(port=srv.port, socket_timeout=2).script_kill()
+        t.join(5)
+        assert not t.is_alive()
+        sha = hashlib.sha1(body.encode()).hexdigest()
+        # Redis 7.0.15's reply, byte for byte.
+        assert result == {
+            "error": f"Script killed by user with SCRIPT KILL... script: {sha}, "
+                     "on @user_script:1."
+        }
+        assert third.ping()
+        assert r.ping()
 
 
 def test_exec_during_a_busy_script_is_aborted(server_factory):

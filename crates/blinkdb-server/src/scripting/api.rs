@@ -209,6 +209,7 @@ fn call(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
     }
     drop(args);
     let reply = run::call(argv);
+    run::after_call(lua);
     let mut at = 0;
     let v = reply_to_lua(lua, &reply, &mut at)?;
     Ok((v, reply.first() == Some(&b'-')))

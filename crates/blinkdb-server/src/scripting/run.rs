@@ -36,6 +36,9 @@ const FIBER_STACK: usize = 4 << 20;
 /// Lua garbage-collector steps are taken every this many scripts, as Redis
 /// does, so that no single script pays for a full cycle.
 const GC_PERIOD: u64 = 50;
+/// The least time between two checks made after redis.call (the count hook
+/// makes its own).
+const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
 
 pub const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 
@@ -66,6 +69,8 @@ struct ScriptSide {
     sha: Sha,
     /// The kill was seen (logged once, hook made per-instruction).
     kill_seen: Cell<bool>,
+    /// When `poll` last ran from after_call or paused the script.
+    last_poll: Cell<Instant>,
 }
 
 thread_local! {
@@ -106,38 +111,69 @@ pub fn set_resp(resp: u8) {
     with_side(|side| side.resp.set(resp));
 }
 
-fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
+/// The checks made every HOOK_PERIOD instructions and after redis.call:
+/// marks the script busy past its threshold, lets the event loop run while
+/// it is busy, and tells whether SCRIPT KILL came.
+fn poll(side: &ScriptSide) -> bool {
+    let state = &side.shared.scripting;
+    if !state.killed() && !state.busy.load(Ordering::Acquire) {
+        let elapsed = side.started.elapsed().as_millis() as u64;
+        if side.threshold_ms > 0 && elapsed >= side.threshold_ms {
+            tracing::warn!(
+                "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
+                String::from_utf8_lossy(&side.sha)
+            );
+            state.busy.store(true, Ordering::Release);
+        }
+    }
+    if state.busy.load(Ordering::Acquire) && side.may_pause && !state.killed() {
+        side.last_poll.set(Instant::now());
+        // SAFETY: as in `call`.
+        let yielder = unsafe { &*side.yielder };
+        yielder.suspend(Request::Pause);
+    }
+    state.killed()
+}
+
+/// SCRIPT KILL was seen: from now on every instruction is checked, so that
+/// the next one of the script's own fails and pcall cannot catch the kill
+/// and go on. This must happen wherever the kill is first seen: a loop that
+/// spends most of its instructions in the sandbox's Lua code (redis.call's
+/// wrapper, the globals' __index) can have every periodic check land there.
+fn note_kill(lua: &mlua::Lua) {
+    if with_side(|side| !side.kill_seen.replace(true)).unwrap_or(false) {
+        tracing::warn!("Lua script killed by user with SCRIPT KILL.");
+        lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook);
+    }
+}
+
+/// Called on the fiber after each redis.call returns: a script whose time
+/// goes into slow commands rather than Lua instructions must still pause
+/// for BUSY replies and see SCRIPT KILL (its next own instruction fails).
+pub fn after_call(lua: &mlua::Lua) {
     let killed = with_side(|side| {
-        let state = &side.shared.scripting;
-        if !state.killed() && !state.busy.load(Ordering::Acquire) {
-            let elapsed = side.started.elapsed().as_millis() as u64;
-            if side.threshold_ms > 0 && elapsed >= side.threshold_ms {
-                tracing::warn!(
-                    "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
-                    String::from_utf8_lossy(&side.sha)
-                );
-                state.busy.store(true, Ordering::Release);
-            }
+        if side.shared.scripting.killed() {
+            return true;
         }
-        if state.busy.load(Ordering::Acquire) && side.may_pause && !state.killed() {
-            // SAFETY: as in `call`.
-            let yielder = unsafe { &*side.yielder };
-            yielder.suspend(Request::Pause);
+        if side.last_poll.get().elapsed() < POLL_INTERVAL {
+            return false;
         }
-        state.killed()
+        side.last_poll.set(Instant::now());
+        poll(side)
     })
     .unwrap_or(false);
     if killed {
+        note_kill(lua);
+    }
+}
+
+fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
+    if with_side(poll).unwrap_or(false) {
+        note_kill(lua);
         // Only the script's own code fails: the sandbox's error handler
         // must still run to report where the script stopped.
         if debug.source().source.as_deref() != Some("@user_script") {
             return Ok(VmState::Continue);
-        }
-        if with_side(|side| !side.kill_seen.replace(true)).unwrap_or(false) {
-            tracing::warn!("Lua script killed by user with SCRIPT KILL.");
-            // From now on every instruction of the script fails, so that
-            // pcall cannot catch the kill and go on.
-            lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook);
         }
         return Err(mlua::Error::runtime(KILLED));
     }
@@ -202,6 +238,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             shared: shared_arc,
             sha,
             kill_seen: Cell::new(false),
+            last_poll: Cell::new(Instant::now()),
         };
         SIDE.with(|s| s.set(&side as *const _));
         let reply = execute_script(&side, &launch);
