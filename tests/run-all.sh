@@ -7,9 +7,11 @@
 #   3. the black-box integration suites against the release binary
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
+#   6. the fuzz targets, each from its committed corpus for a bounded time
+#      (tests/fuzz.sh; installs the nightly toolchain and cargo-fuzz if missing)
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages.
-# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker)
+# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker fuzz)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -85,6 +87,10 @@ docker_image() {
     tests/docker/run.sh
 }
 
+fuzz() {
+    tests/fuzz.sh
+}
+
 install_debian_packages
 install_python_packages
 mount_bpffs
@@ -93,6 +99,7 @@ stage unit unit
 stage integration integration
 stage clients clients
 stage docker docker_image
+stage fuzz fuzz
 
 say "summary"
 [ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"
