@@ -7,11 +7,12 @@
 #   3. the black-box integration suites against the release binary
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
-#   6. the fuzz targets, each from its committed corpus for a bounded time
+#   6. Redis 7.0.15's own test suite against BlinkDB (tests/redis-suite)
+#   7. the fuzz targets, each from its committed corpus for a bounded time
 #      (tests/fuzz.sh; installs the nightly toolchain and cargo-fuzz if missing)
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages.
-# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker fuzz)
+# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker redis-suite fuzz)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -22,7 +23,7 @@ want() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
 say() { printf '\n==== %s ====\n' "$*"; }
 
 install_debian_packages() {
-    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps)
+    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl dpkg-dev)
     local missing=()
     for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -87,6 +88,10 @@ docker_image() {
     tests/docker/run.sh
 }
 
+redis_suite() {
+    cargo build --release -p blinkdb-server && tests/redis-suite/run.sh
+}
+
 fuzz() {
     tests/fuzz.sh
 }
@@ -99,6 +104,7 @@ stage unit unit
 stage integration integration
 stage clients clients
 stage docker docker_image
+stage redis-suite redis_suite
 stage fuzz fuzz
 
 say "summary"

@@ -4,6 +4,7 @@ mod connection;
 mod options;
 mod preload;
 mod stats;
+mod subscribers;
 mod workload;
 
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ use rand::SeedableRng;
 use connection::{run_client, Budget, Connection};
 use options::{Options, StopAfter};
 use stats::Stats;
+use subscribers::Subscribers;
 use workload::Workload;
 
 fn main() -> ExitCode {
@@ -68,6 +70,20 @@ async fn run(options: &Options) -> Result<(), String> {
         preload_seconds = started.elapsed().as_secs_f64();
     }
 
+    let subscribers = if options.subscribers > 0 {
+        Some(
+            Subscribers::start(
+                &options.host,
+                options.port,
+                options.subscribers,
+                &options.subscribe_channel,
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
+
     // Every connection is open before the clock starts, so connect time is not throughput.
     let mut connections = Vec::with_capacity(options.clients);
     for _ in 0..options.clients {
@@ -107,6 +123,10 @@ async fn run(options: &Options) -> Result<(), String> {
     if let Some(e) = failure {
         return Err(e);
     }
+    let subscriber_messages = match &subscribers {
+        Some(subscribers) => settled_count(subscribers).await,
+        None => 0,
+    };
 
     if options.json {
         let mut report = total.to_json(seconds);
@@ -114,12 +134,31 @@ async fn run(options: &Options) -> Result<(), String> {
         report["pipeline"] = options.pipeline.into();
         report["preload_keys"] = if options.preload { options.keys } else { 0 }.into();
         report["preload_seconds"] = preload_seconds.into();
+        report["subscribers"] = options.subscribers.into();
+        report["subscriber_messages"] = subscriber_messages.into();
         println!("{report}");
     } else {
         if options.preload {
             println!("preloaded {} keys in {preload_seconds:.3} s", options.keys);
         }
         println!("{}", total.to_text(seconds));
+        if options.subscribers > 0 {
+            println!("subscribers received {subscriber_messages} messages");
+        }
     }
     Ok(())
+}
+
+/// The subscribers' message count once it has stopped growing for 200 ms (messages still in
+/// flight when the publishers finish arrive after the clock stopped).
+async fn settled_count(subscribers: &Subscribers) -> u64 {
+    let mut last = subscribers.received();
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let now = subscribers.received();
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
 }

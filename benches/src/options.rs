@@ -29,6 +29,8 @@ pub struct Options {
     pub commands: Vec<String>,
     pub items: usize,
     pub filters: u64,
+    pub subscribers: usize,
+    pub subscribe_channel: String,
 }
 
 fn command() -> Command {
@@ -143,6 +145,18 @@ fn command() -> Command {
                 .value_parser(value_parser!(u64))
                 .help("range of __rand_filter__"),
         )
+        .arg(
+            Arg::new("subscribers")
+                .long("subscribers")
+                .default_value("0")
+                .value_parser(value_parser!(usize))
+                .help("connections that SUBSCRIBE to --subscribe-channel before the run and count what they receive"),
+        )
+        .arg(
+            Arg::new("subscribe-channel")
+                .long("subscribe-channel")
+                .default_value("bench:channel"),
+        )
 }
 
 impl Options {
@@ -174,6 +188,11 @@ impl Options {
                 .unwrap_or_default(),
             items: *m.get_one("items").unwrap_or(&1),
             filters: *m.get_one("filters").unwrap_or(&1),
+            subscribers: *m.get_one("subscribers").unwrap_or(&0),
+            subscribe_channel: m
+                .get_one::<String>("subscribe-channel")
+                .cloned()
+                .unwrap_or_default(),
         };
         options.check()?;
         Ok(options)

@@ -387,6 +387,8 @@ mod tests {
             commands: commands.iter().map(|s| s.to_string()).collect(),
             items,
             filters: 4,
+            subscribers: 0,
+            subscribe_channel: String::new(),
         }
     }
 

@@ -7,13 +7,14 @@ use crate::clock::now_ms;
 use crate::existence::ExistenceFilter;
 use crate::filter::LogPosition;
 use crate::keyspace::{Db, Entry, Origin, Shard, Value, SHARDS};
+use crate::notify::{Observer, KEY_MISS, NEW};
 use crate::persist::Log;
 use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 #[derive(Debug, Clone)]
@@ -67,6 +68,10 @@ pub struct Engine {
     /// Held by a rewrite for its whole run and by a cache-mode eviction, so
     /// that neither sees the other's half-switched files.
     pub(crate) maintenance: Mutex<()>,
+    /// Where keyspace events and changed keys are reported (notify.rs).
+    pub(crate) observer: OnceLock<Arc<dyn Observer>>,
+    /// What the observer wants reported (notify.rs); 0: nothing.
+    pub(crate) interest: AtomicU32,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -86,6 +91,10 @@ pub struct Tx<'a> {
     /// Whether this transaction changed the keyspace or logged: from then on
     /// a panic would leave its command half-applied (see `Drop for Tx`).
     mutated: bool,
+    /// The observer's interest when the locks were taken (notify.rs).
+    interest: u32,
+    /// The client running the command (0: none), for NOLOOP tracking.
+    client: u64,
 }
 
 impl Engine {
@@ -108,6 +117,8 @@ impl Engine {
                 }),
             replay_seg: AtomicU64::new(0),
             maintenance: Mutex::new(()),
+            observer: OnceLock::new(),
+            interest: AtomicU32::new(0),
         }
     }
 
@@ -229,11 +240,32 @@ impl Engine {
     }
 
     /// Reads one key under a shared lock. An expired key reads as absent
-    /// and is deleted on the way (lazy expiry, as Redis does on access).
+    /// and is deleted on the way (lazy expiry, as Redis does on access); a
+    /// miss is reported as a `keymiss` event.
     #[inline]
     pub fn read<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
+        self.read_key(db, key, true, f)
+    }
+
+    /// `read` without the `keymiss` event (MEMORY USAGE, as Redis's
+    /// LOOKUP_NONOTIFY lookups).
+    pub fn peek<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
+        self.read_key(db, key, false, f)
+    }
+
+    #[inline]
+    fn read_key<R>(
+        &self,
+        db: usize,
+        key: &[u8],
+        report_miss: bool,
+        f: impl FnOnce(Option<&Entry>) -> R,
+    ) -> R {
         if let Some(filter) = &self.existence {
             if !filter.may_contain(key) {
+                if report_miss {
+                    self.emit(self.interest(), KEY_MISS, "keymiss", db, key);
+                }
                 return f(None);
             }
         }
@@ -243,11 +275,28 @@ impl Engine {
             let shard = lock.read();
             match shard.get_any(key) {
                 Some(e) if e.is_expired(now) => {}
+                None => {
+                    drop(shard);
+                    if report_miss {
+                        self.emit(self.interest(), KEY_MISS, "keymiss", db, key);
+                    }
+                    return f(None);
+                }
                 found => return f(found),
             }
         }
-        if lock.write().get_mut(key, now).1 {
+        let mut shard = lock.write();
+        let interest = self.interest();
+        let (entry, expired) = shard.get_mut(key, now);
+        if expired {
             self.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
+            self.report_expired(interest, db, key);
+        } else if let Some(e) = entry {
+            // Written again between the two locks.
+            return f(Some(&*e));
+        }
+        if report_miss {
+            self.emit(interest, KEY_MISS, "keymiss", db, key);
         }
         f(None)
     }
@@ -255,6 +304,7 @@ impl Engine {
     /// Runs `f` with exclusive access to the shards of all `keys`, atomically.
     /// Returns `f`'s result and the log position of the last write it logged
     /// (0 if none).
+    #[inline]
     pub fn write<R>(&self, keys: &[(usize, &[u8])], f: impl FnOnce(&mut Tx) -> R) -> (R, u64) {
         let mut order: SmallVec<[(usize, usize); 4]> = keys
             .iter()
@@ -276,6 +326,8 @@ impl Engine {
             first_seg: u64::MAX,
             last_seg: u64::MAX,
             mutated: false,
+            interest: self.interest(),
+            client: 0,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -311,7 +363,8 @@ impl Engine {
 
     /// Removes every key of `db` (all dbs when None), atomically, logging
     /// `cmd`. With `lazy`, the memory is released on a background thread.
-    pub fn flush(&self, db: Option<usize>, cmd: &[&[u8]], lazy: bool) -> u64 {
+    /// `by` is the client that asked (tracking's flush invalidation).
+    pub fn flush(&self, db: Option<usize>, cmd: &[&[u8]], lazy: bool, by: u64) -> u64 {
         let dbs: Vec<usize> = match db {
             Some(d) => vec![d],
             None => (0..self.dbs.len()).collect(),
@@ -335,6 +388,7 @@ impl Engine {
             }
         }
         let (lsn, _) = self.log(db.unwrap_or(0), cmd);
+        self.report_flush(by);
         drop(guards);
         if !old.is_empty() {
             std::thread::spawn(move || drop(old));
@@ -471,7 +525,15 @@ impl Engine {
             if lock.read().expires_len() == 0 {
                 continue;
             }
-            removed += lock.write().expire_due(now, per_shard).len();
+            let mut guard = lock.write();
+            let gone = guard.expire_due(now, per_shard);
+            let interest = self.interest();
+            if interest != 0 {
+                for key in &gone {
+                    self.report_expired(interest, db, key);
+                }
+            }
+            removed += gone.len();
         }
         self.stats
             .expired_keys
@@ -539,6 +601,24 @@ impl<'a> Tx<'a> {
         self.now
     }
 
+    /// Names the client whose command this is (NOLOOP tracking skips it).
+    pub fn set_client(&mut self, id: u64) {
+        self.client = id;
+    }
+
+    /// Reports the keyspace event `event` of `class` on `key` (Redis's
+    /// notifyKeyspaceEvent), if anyone wants that class.
+    #[inline]
+    pub fn notify(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        self.engine.emit(self.interest, class, event, db, key);
+    }
+
+    /// A change to `key` for tracking's invalidation.
+    #[inline]
+    fn changed(&self, key: &[u8]) {
+        self.engine.signal_modified(self.interest, key, self.client);
+    }
+
     /// The live entry for `key`; an expired one is removed here.
     pub fn get(&mut self, db: usize, key: &[u8]) -> Option<&Entry> {
         self.lookup(db, key).map(|e| &*e)
@@ -549,6 +629,7 @@ impl<'a> Tx<'a> {
         self.mutated = true;
         let i = self.guard_index(db, key);
         self.guards[i].2.touch(key);
+        self.changed(key);
         self.lookup(db, key)
     }
 
@@ -562,6 +643,7 @@ impl<'a> Tx<'a> {
         let (entry, expired) = self.guards[i].2.get_mut(key, self.now);
         if expired {
             self.expired += 1;
+            self.engine.report_expired(self.interest, db, key);
         }
         // A write command that looks at a key may log a record that needs
         // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
@@ -578,6 +660,7 @@ impl<'a> Tx<'a> {
         self.mutated = true;
         let i = self.guard_index(db, key);
         self.guards[i].2.touch(key);
+        self.changed(key);
     }
 
     pub fn exists(&mut self, db: usize, key: &[u8]) -> bool {
@@ -628,6 +711,8 @@ impl<'a> Tx<'a> {
         self.first_seg.min(self.engine.current_seg())
     }
 
+    /// Stores `entry`; a key that was absent (or expired) is reported `new`,
+    /// after `expired` for the expired one, as Redis's lookup then dbAdd do.
     fn insert_labeled(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
         self.mutated = true;
         let now = self.now;
@@ -635,7 +720,34 @@ impl<'a> Tx<'a> {
             filter.insert(key);
         }
         let old = self.shard(db, key).insert(key, entry);
-        old.filter(|e| !e.is_expired(now))
+        if self.interest != 0 {
+            return self.report_insert(db, key, old);
+        }
+        match old {
+            Some(e) if e.is_expired(now) => {
+                self.expired += 1;
+                None
+            }
+            old => old,
+        }
+    }
+
+    /// `insert_labeled`'s reports, out of its way when nothing is wanted.
+    #[cold]
+    fn report_insert(&mut self, db: usize, key: &[u8], old: Option<Entry>) -> Option<Entry> {
+        let live = match old {
+            Some(e) if e.is_expired(self.now) => {
+                self.expired += 1;
+                self.engine.report_expired(self.interest, db, key);
+                None
+            }
+            old => old,
+        };
+        if live.is_none() {
+            self.notify(NEW, "new", db, key);
+        }
+        self.changed(key);
+        live
     }
 
     /// Removes `key`, returning the live entry that was there.
@@ -645,8 +757,10 @@ impl<'a> Tx<'a> {
         let old = self.shard(db, key).remove_any(key)?;
         if old.is_expired(now) {
             self.expired += 1;
+            self.engine.report_expired(self.interest, db, key);
             return None;
         }
+        self.changed(key);
         Some(old)
     }
 
@@ -656,6 +770,7 @@ impl<'a> Tx<'a> {
             return false;
         }
         self.mutated = true;
+        self.changed(key);
         self.shard(db, key).set_expire(key, at)
     }
 

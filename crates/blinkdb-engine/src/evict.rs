@@ -7,6 +7,7 @@
 
 use crate::engine::Engine;
 use crate::keyspace::SHARDS;
+use crate::notify::EVICTED;
 use std::sync::atomic::Ordering;
 
 /// What one eviction step dropped.
@@ -54,6 +55,7 @@ impl Engine {
             // With every shard locked no command is between changing an
             // entry and logging it, so labels and the log agree.
             let mut all = self.lock_all();
+            let interest = self.interest();
             for (i, shard) in all.iter_mut().enumerate() {
                 let db = i / SHARDS;
                 let gone = shard.evict_where(|e| e.origin().seg() < victim.cutoff_seq);
@@ -62,6 +64,8 @@ impl Engine {
                         self.log(db, &[b"DEL", key]);
                         dels += 1;
                     }
+                    self.emit(interest, EVICTED, "evicted", db, key);
+                    self.signal_modified(interest, key, 0);
                 }
                 evicted.extend(gone);
             }

@@ -14,6 +14,7 @@ pub mod existence;
 pub mod filter;
 pub mod kernel;
 pub mod keyspace;
+pub mod notify;
 pub mod pattern;
 pub mod persist;
 pub mod rewrite;

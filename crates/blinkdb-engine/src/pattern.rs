@@ -12,6 +12,10 @@
 /// could only reach states the latest one reaches too). A backtracking matcher
 /// is exponential in the number of stars (`a*a*a*...b`).
 pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
+    // Each nested star group needs at least two bytes of pattern.
+    if pattern.len() > 2 * MAX_NESTED_STARS && too_many_nested_stars(pattern) {
+        return false;
+    }
     // Redis's loop runs only while both are non-empty: `*` does not match "".
     if text.is_empty() {
         return pattern.is_empty();
@@ -53,6 +57,37 @@ pub fn glob_match(pattern: &[u8], text: &[u8], nocase: bool) -> bool {
             None => return false,
         }
     }
+}
+
+/// Redis's matcher recurses once per star group it passes and gives up beyond this depth
+/// (`nesting > 1000`), so a pattern with more star groups than this before its end matches
+/// nothing there. Every such group precedes a token that takes a byte, so a match has to pass
+/// all of them, and the answer depends on the pattern alone.
+const MAX_NESTED_STARS: usize = 1000;
+
+fn too_many_nested_stars(pattern: &[u8]) -> bool {
+    let (mut p, mut groups) = (0, 0);
+    while p < pattern.len() {
+        match pattern[p] {
+            b'*' => {
+                while pattern.get(p + 1) == Some(&b'*') {
+                    p += 1;
+                }
+                if p + 1 == pattern.len() {
+                    return false; // a final star group matches the rest without recursing
+                }
+                groups += 1;
+                if groups > MAX_NESTED_STARS {
+                    return true;
+                }
+                p += 1;
+            }
+            b'[' => p = pattern.len() - match_class(&pattern[p + 1..], 0, false).1.len(),
+            b'\\' if p + 1 < pattern.len() => p += 2,
+            _ => p += 1,
+        }
+    }
+    false
 }
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
@@ -215,6 +250,33 @@ mod tests {
         assert!(glob_match(b"a[bc", b"ac", false));
         assert!(!glob_match(b"a[", b"ab", false));
         assert!(glob_match(b"a[^", b"ab", false));
+    }
+
+    #[test]
+    fn more_than_a_thousand_nested_stars_match_nothing_as_in_redis() {
+        // Redis 7.0's keyspace test: KEYS of 50000 `*?` against a 50000-byte key is empty.
+        let text = vec![b'a'; 50_000];
+        assert!(!glob_match(&b"*?".repeat(50_000), &text, false));
+        assert!(glob_match(&b"*?".repeat(1000), &text[..1000], false));
+        assert!(!glob_match(&b"*?".repeat(1001), &text[..1001], false));
+        // A final star group does not nest; stars in a class or escaped are not stars.
+        assert!(glob_match(&b"a*".repeat(1001), &text[..1001], false));
+        let mut literal = b"[*]?".repeat(1001);
+        literal.extend_from_slice(b"*?");
+        assert!(glob_match(
+            &literal,
+            &b"*a"
+                .repeat(1001)
+                .into_iter()
+                .chain(*b"a")
+                .collect::<Vec<_>>(),
+            false
+        ));
+        assert!(glob_match(
+            &b"\\*?".repeat(1001),
+            &b"*a".repeat(1001),
+            false
+        ));
     }
 
     #[test]

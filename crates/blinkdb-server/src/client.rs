@@ -1,10 +1,11 @@
 //! Per-connection state, and the registry entry other connections see
 //! (CLIENT LIST / KILL).
 
+use crate::pubsub::Mailbox;
 use crate::state::Shared;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
 
 /// What other connections may read or signal about a client.
@@ -25,6 +26,14 @@ pub struct ClientInfo {
     last_cmd: Mutex<String>,
     killed: AtomicBool,
     pub kill_signal: Notify,
+    pub subs: crate::pubsub::SubCounts,
+    /// Messages for this client from other connections (Pub/Sub, keyspace
+    /// events, tracking invalidations); made when first needed.
+    inbox: OnceLock<Arc<Mailbox>>,
+    /// Set when the connection has ended (a tracking redirection is broken).
+    gone: AtomicBool,
+    /// Client-side caching as CLIENT LIST shows it (`tracking.rs`).
+    pub tracking: crate::tracking::TrackingFlags,
 }
 
 impl ClientInfo {
@@ -43,7 +52,43 @@ impl ClientInfo {
             last_cmd: Mutex::new("NULL".into()),
             killed: AtomicBool::new(false),
             kill_signal: Notify::new(),
+            subs: Default::default(),
+            inbox: OnceLock::new(),
+            gone: AtomicBool::new(false),
+            tracking: Default::default(),
         }
+    }
+
+    /// This client's inbox, made on first use by its own connection.
+    pub fn inbox(self: &Arc<Self>) -> &Arc<Mailbox> {
+        self.inbox
+            .get_or_init(|| Mailbox::new(Arc::downgrade(self), self.proto.load(Ordering::Relaxed)))
+    }
+
+    /// The inbox, for another connection writing to it. If this makes it, the
+    /// owner's loop (which waits on an inbox only once it exists) is woken
+    /// through the kill signal, which it takes as a wake-up unless killed.
+    pub fn inbox_from_elsewhere(self: &Arc<Self>) -> &Arc<Mailbox> {
+        if let Some(inbox) = self.inbox.get() {
+            return inbox;
+        }
+        let inbox = self.inbox();
+        self.kill_signal.notify_one();
+        inbox
+    }
+
+    /// The inbox if it exists.
+    pub fn inbox_if_any(&self) -> Option<&Arc<Mailbox>> {
+        self.inbox.get()
+    }
+
+    /// The connection ended (its registry entry is gone).
+    pub fn mark_gone(&self) {
+        self.gone.store(true, Ordering::Release);
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
     }
 
     pub fn name(&self) -> String {
@@ -75,11 +120,24 @@ impl ClientInfo {
         self.killed.load(Ordering::Acquire)
     }
 
+    /// CLIENT LIST's flags, in Redis's order (N when none).
+    fn flags(&self) -> String {
+        let mut f = String::new();
+        if self.subs.active() {
+            f.push('P');
+        }
+        f.push_str(&self.tracking.letters());
+        if f.is_empty() {
+            f.push('N');
+        }
+        f
+    }
+
     /// One CLIENT LIST line, with Redis's field names.
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db={} sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -87,8 +145,13 @@ impl ClientInfo {
             self.name.lock(),
             now_ms.saturating_sub(self.created_ms) / 1000,
             now_ms.saturating_sub(self.last_active_ms.load(Ordering::Relaxed)) / 1000,
+            self.flags(),
             self.db.load(Ordering::Relaxed),
+            self.subs.channels.load(Ordering::Relaxed),
+            self.subs.patterns.load(Ordering::Relaxed),
+            self.subs.shard.load(Ordering::Relaxed),
             self.last_cmd.lock(),
+            self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
             lib.1,
@@ -117,6 +180,19 @@ pub struct Client {
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
+    /// Pub/Sub subscriptions, while there are any.
+    pub pubsub: Option<Box<crate::pubsub::Subscriptions>>,
+    /// The script this client runs, while it is paused past the busy
+    /// threshold (scripting/run.rs).
+    pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// Exclusive mode taken by the connection for the script command it is
+    /// about to dispatch; the script keeps it until it ends.
+    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
+    /// Client-side caching, while CLIENT TRACKING is on.
+    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
+    /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
+    /// for all of them).
+    pub in_exec: bool,
 }
 
 impl Client {
@@ -140,6 +216,11 @@ impl Client {
             net_out: 0,
             multi: None,
             watching: None,
+            pubsub: None,
+            script: None,
+            script_gate: None,
+            tracking: None,
+            in_exec: false,
         }
     }
 
@@ -174,6 +255,9 @@ impl Client {
     pub fn set_proto(&mut self, proto: u8) {
         self.proto = proto;
         self.info.proto.store(proto, Ordering::Relaxed);
+        if let Some(inbox) = self.info.inbox_if_any() {
+            inbox.set_proto(proto);
+        }
     }
 
     pub fn set_name(&mut self, name: Option<&[u8]>) {

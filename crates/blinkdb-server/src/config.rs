@@ -17,6 +17,12 @@ pub enum Kind {
     Enum(&'static [&'static str]),
     /// File permission bits, written in octal as in redis.conf.
     Octal,
+    /// `client-output-buffer-limit`: classes with limits; a value replaces only
+    /// the classes it names (`pubsub/limits.rs`).
+    OutputLimits,
+    /// `notify-keyspace-events`: Redis's flag letters, shown in its canonical
+    /// order (`pubsub/notify.rs`).
+    KeyspaceEvents,
 }
 
 pub struct OptionDef {
@@ -73,6 +79,19 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Memory(MIB, I64),
     ),
     opt("hz", "10", true, Kind::Int(0, i32::MAX as i64)),
+    opt(
+        "client-output-buffer-limit",
+        crate::pubsub::limits::DEFAULT,
+        true,
+        Kind::OutputLimits,
+    ),
+    opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
+    opt(
+        "tracking-table-max-keys",
+        "1000000",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
     opt("save", "", false, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
@@ -117,9 +136,18 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
     opt("existence-filter-size", "0", false, Kind::Memory(0, U64)),
+    opt("busy-reply-threshold", "5000", true, Kind::Int(0, i64::MAX)),
+    opt("lua-memory-limit", "1gb", true, Kind::Memory(0, U64)),
 ];
 
+/// Older names Redis still accepts for an option.
+const ALIASES: &[(&str, &str)] = &[("lua-time-limit", "busy-reply-threshold")];
+
 pub fn find(name: &str) -> Option<&'static OptionDef> {
+    let name = ALIASES
+        .iter()
+        .find(|(old, _)| old.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, new)| new);
     OPTIONS.iter().find(|o| o.name.eq_ignore_ascii_case(name))
 }
 
@@ -217,6 +245,15 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             Ok(n) if n <= 0o777 => Ok(format!("{n:o}")),
             _ => Err("argument must be an octal permission mask (0-777)".into()),
         },
+        Kind::OutputLimits => {
+            crate::pubsub::limits::OutputLimits::parse_over(crate::pubsub::limits::DEFAULT, value)
+                .map(|l| l.format())
+        }
+        // Stored with every letter (Redis's own form, shown by `shown`, drops
+        // `n` next to `A`, though the flag stays on).
+        Kind::KeyspaceEvents => crate::pubsub::notify::parse_flags(value)
+            .map(crate::pubsub::notify::letters)
+            .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
                 return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
@@ -299,7 +336,9 @@ impl Config {
     fn set_startup(&mut self, name: &str, value: &str) -> Result<(), String> {
         let def = find(name)
             .ok_or_else(|| format!("Bad directive or wrong number of arguments: '{name}'"))?;
-        let v = validate(def, value).map_err(|e| format!("'{name} {value}': {e}"))?;
+        let v = self
+            .validate_over(def, value)
+            .map_err(|e| format!("'{name} {value}': {e}"))?;
         self.values.insert(def.name, v);
         Ok(())
     }
@@ -310,13 +349,34 @@ impl Config {
         if !def.mutable {
             return Err("can't set immutable config".into());
         }
-        let v = validate(def, value)?;
+        let v = self.validate_over(def, value)?;
         self.values.insert(def.name, v);
         Ok(())
     }
 
+    /// `validate`, except that an option set in parts is merged with its current value.
+    fn validate_over(&self, def: &OptionDef, value: &str) -> Result<String, String> {
+        match def.kind {
+            Kind::OutputLimits => {
+                crate::pubsub::limits::OutputLimits::parse_over(self.get(def.name), value)
+                    .map(|l| l.format())
+            }
+            _ => validate(def, value),
+        }
+    }
+
     pub fn get(&self, name: &str) -> &str {
         self.values.get(name).map(|s| s.as_str()).unwrap_or("")
+    }
+
+    /// An option's value as CONFIG GET and CONFIG REWRITE show it.
+    pub fn shown(name: &str, stored: &str) -> String {
+        match find(name).map(|d| d.kind) {
+            Some(Kind::KeyspaceEvents) => crate::pubsub::notify::format_flags(
+                crate::pubsub::notify::parse_flags(stored).unwrap_or(0),
+            ),
+            _ => stored.to_string(),
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, &str)> {
@@ -361,7 +421,15 @@ impl Config {
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.bytes("proto-max-bulk-len") as i64,
             client_query_buffer_limit: self.bytes("client-query-buffer-limit") as usize,
+            output_limits: crate::pubsub::limits::OutputLimits::parse_canonical(
+                self.get("client-output-buffer-limit"),
+            ),
             hz: self.int("hz") as u32,
+            notify_keyspace_events: crate::pubsub::notify::parse_flags(
+                self.get("notify-keyspace-events"),
+            )
+            .unwrap_or(0),
+            tracking_table_max_keys: self.int("tracking-table-max-keys") as u64,
             appendonly: self.flag("appendonly"),
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
@@ -380,6 +448,8 @@ impl Config {
             bf_max_memory: self.bytes("bf-max-memory"),
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
             bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
+            busy_reply_threshold_ms: self.int("busy-reply-threshold") as u64,
+            lua_memory_limit: self.bytes("lua-memory-limit") as usize,
             existence_filter_size: self.bytes("existence-filter-size"),
         }
     }
@@ -411,7 +481,8 @@ impl Config {
                 .unwrap_or_default();
             match find(&first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
-                    out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+                    let value = Self::shown(def.name, self.get(def.name));
+                    out.push_str(&format!("{} {}\n", def.name, quote(&value)));
                 }
                 Some(_) => {}
                 None => {
@@ -424,7 +495,8 @@ impl Config {
             // Defaults compare in their canonical form ("512mb" is 536870912).
             let default = validate(def, def.default).unwrap_or_default();
             if !written.contains(def.name) && self.get(def.name) != default {
-                out.push_str(&format!("{} {}\n", def.name, quote(self.get(def.name))));
+                let value = Self::shown(def.name, self.get(def.name));
+                out.push_str(&format!("{} {}\n", def.name, quote(&value)));
             }
         }
         out
@@ -469,7 +541,12 @@ pub struct Settings {
     pub unixsocketperm: u32,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: usize,
+    pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,
+    /// `notify-keyspace-events` as Redis's flag bits (blinkdb_engine::notify).
+    pub notify_keyspace_events: u32,
+    /// Keys the tracking table holds at most (0: no limit).
+    pub tracking_table_max_keys: u64,
     pub appendonly: bool,
     pub appendfsync: String,
     pub appenddirname: String,
@@ -494,6 +571,11 @@ pub struct Settings {
     pub bpf_pin_root: PathBuf,
     /// Bytes of the key-existence filter (0: off).
     pub existence_filter_size: u64,
+    /// A script running longer than this makes other clients get BUSY (and
+    /// lets them send SCRIPT KILL); 0: never.
+    pub busy_reply_threshold_ms: u64,
+    /// Bytes the Lua interpreter may allocate (0: no limit).
+    pub lua_memory_limit: usize,
 }
 
 #[cfg(test)]

@@ -110,11 +110,17 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut out = Out::new(2);
     // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
     let mut logged_replies = Vec::new();
+    // When this client's replies went over the soft output limit (0: they are not).
+    let mut soft_since = 0u64;
     loop {
         if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
             return_read_buffer(std::mem::take(&mut inbuf));
         }
-        let timeout = client.settings(&shared).timeout_secs;
+        // Subscribers never time out, as in Redis.
+        let timeout = match client.pubsub {
+            Some(_) => 0,
+            None => client.settings(&shared).timeout_secs,
+        };
         let idle = async {
             if timeout == 0 {
                 std::future::pending::<()>().await
@@ -122,12 +128,14 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 tokio::time::sleep(Duration::from_secs(timeout)).await
             }
         };
-        // Shutdown and CLIENT KILL both arrive through the kill signal.
-        tokio::select! {
-            r = sock.readable() => if r.is_err() { break },
-            _ = info.kill_signal.notified() => break,
+        // Shutdown and CLIENT KILL both arrive through the kill signal; so does
+        // the news that another connection made this client's inbox.
+        let readable = tokio::select! {
+            r = sock.readable() => if r.is_err() { break } else { true },
+            _ = crate::pubsub::messages_ready(&client) => false,
+            _ = info.kill_signal.notified() => if info.is_killed() { break } else { false },
             _ = idle => break,
-        }
+        };
         if inbuf.capacity() == 0 {
             inbuf = borrow_read_buffer();
         } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
@@ -136,6 +144,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         match sock.read_now(&mut inbuf) {
             Ok(0) => break,
             Ok(n) => client.net_in += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => break,
         }
@@ -143,7 +152,10 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
-        let close = run_commands(
+        // Messages that arrived before these commands were read go out before
+        // their replies, as they would from Redis's output buffer.
+        crate::pubsub::flush_mailbox(&client, &mut out);
+        let mut close = run_commands(
             &shared,
             &mut client,
             &mut parser,
@@ -152,6 +164,36 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             &mut logged_replies,
         );
         drop(clock);
+        while client.script.is_some() {
+            // A script past its busy threshold paused: the other connections
+            // of this thread get their turn (BUSY, SCRIPT KILL), then it goes on.
+            let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
+            while client.script.is_some() {
+                tokio::task::yield_now().await;
+                crate::scripting::run::resume(&shared, &mut client, &mut out);
+            }
+            // What the script changed: invalidations after its reply.
+            shared.notify.tracking.broadcast();
+            if client.tracking.is_some() {
+                crate::pubsub::flush_mailbox(&client, &mut out);
+            }
+            if client.pending_lsn > lsn_before {
+                logged_replies.push((reply_start, out.buf.len()));
+            }
+            if close {
+                break;
+            }
+            // The commands pipelined after the script.
+            let _clock = blinkdb_engine::clock::batch();
+            close = run_commands(
+                &shared,
+                &mut client,
+                &mut parser,
+                &mut inbuf,
+                &mut out,
+                &mut logged_replies,
+            );
+        }
         if inbuf.len() > client.settings(&shared).client_query_buffer_limit {
             tracing::warn!(
                 "Closing client that reached max query buffer length: id={} addr={} (qbuf={})",
@@ -185,10 +227,33 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 }
             }
         }
+        if crate::pubsub::limits::replies_over_limit(
+            &mut client,
+            &shared,
+            &out,
+            &mut soft_since,
+            now,
+        ) {
+            break;
+        }
+        let messages = crate::pubsub::take_messages(&client, &mut out.buf);
         if !out.is_empty() {
             let sent = if out.files.is_empty() {
                 client.net_out += out.buf.len() as u64;
-                sock.write_all(&out.buf).await
+                // A client that does not read is closed at its output limit
+                // (`pubsub/mailbox.rs`) through the kill signal (which also
+                // carries wake-ups: see `ClientInfo::inbox`).
+                let mut write = std::pin::pin!(sock.write_all(&out.buf));
+                let written = loop {
+                    tokio::select! {
+                        r = &mut write => break Some(r),
+                        _ = info.kill_signal.notified() => if info.is_killed() { break None },
+                    }
+                };
+                match written {
+                    Some(r) => r,
+                    None => break,
+                }
             } else {
                 write_with_files(&mut sock, &mut out)
                     .await
@@ -196,6 +261,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             };
             if sent.is_err() {
                 break;
+            }
+            if let Some((mailbox, n)) = messages {
+                mailbox.written(n);
             }
             out.clear();
             if out.buf.capacity() > 1 << 20 {
@@ -210,6 +278,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     }
     client.flush_stats(&shared, 0, true);
     crate::commands::multi::unwatch_all(&shared, &mut client);
+    crate::pubsub::unsubscribe_all(&shared, &mut client);
+    crate::commands::tracking::disable(&shared, &mut client);
 }
 
 /// [`run_commands`] for the fuzz targets (fuzz/): one read's worth of bytes through
@@ -239,7 +309,9 @@ fn run_commands(
     let max_bulk = client.settings(shared).proto_max_bulk_len;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
-    let mut gate = Some(shared.gate.shared());
+    // None while a script is past its busy threshold: commands get BUSY.
+    let busy = &shared.scripting.busy;
+    let mut gate = shared.gate.shared_unless(busy);
     let close = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
@@ -252,18 +324,48 @@ fn run_commands(
                     break false;
                 };
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
-                if is_exec(&args) {
+                if gate.is_none() {
+                    gate = shared.gate.shared_unless(busy);
+                }
+                if gate.is_none() {
+                    // A script is past its busy threshold.
+                    if crate::scripting::allowed_when_busy(&args) {
+                        dispatch(shared, client, out, &args);
+                    } else if is_exec(&args) {
+                        let busy = crate::scripting::ERR_BUSY;
+                        crate::commands::multi::refuse_exec(shared, client, out, busy);
+                    } else {
+                        crate::commands::multi::flag_error(client);
+                        out.error(crate::scripting::ERR_BUSY);
+                    }
+                } else if is_exec(&args) {
                     // Alone on every connection thread: no other command interleaves.
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
                     dispatch(shared, client, out, &args);
                     drop(exclusive);
-                    gate = Some(shared.gate.shared());
+                    gate = shared.gate.shared_unless(busy);
+                } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
+                    // Alone too; the script keeps the exclusive mode if it
+                    // pauses past its busy threshold (scripting/run.rs).
+                    drop(gate.take());
+                    client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
+                    dispatch(shared, client, out, &args);
+                    client.script_gate = None;
+                    if client.script.is_some() {
+                        break false;
+                    }
+                    gate = shared.gate.shared_unless(busy);
                 } else {
                     dispatch(shared, client, out, &args);
                 }
                 if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
+                }
+                if client.tracking.is_some() {
+                    // Invalidations this command caused to this client come after
+                    // its reply (and after a transaction's whole reply), as in Redis.
+                    crate::pubsub::flush_mailbox(client, out);
                 }
                 if client.close_after_reply {
                     break true;
@@ -277,6 +379,9 @@ fn run_commands(
         }
     };
     drop(gate);
+    // BCAST invalidations of keys this batch changed (Redis sends them before
+    // its event loop sleeps).
+    shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
     close
 }

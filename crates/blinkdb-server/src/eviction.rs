@@ -112,8 +112,9 @@ pub fn cron(shared: &Shared) {
     if over(shared, &s).is_some() {
         // Not inside a transaction (a command's own eviction runs under the
         // gate its connection holds already).
-        let _gate = shared.gate.shared();
-        evict_until_under(shared, &s, CRON_STEPS);
+        if let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) {
+            evict_until_under(shared, &s, CRON_STEPS);
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! keys would miss commands that reach every shard: KEYS, FLUSHALL, SCAN.)
 
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// More slots than connection threads: threads beyond it share a slot, which
 /// is still correct (readers share; EXEC takes them all).
@@ -34,9 +36,64 @@ impl ExecGate {
         self.slots[MY_SLOT.with(|s| *s)].0.read()
     }
 
+    /// Runs ordinary commands unless a script is past its busy threshold
+    /// (`busy`): then returns None at once, or within a few milliseconds
+    /// for a thread already waiting, so that the caller can answer BUSY.
+    /// A script that pauses on this very thread would otherwise never be
+    /// resumed.
+    pub fn shared_unless(&self, busy: &AtomicBool) -> Option<RwLockReadGuard<'_, ()>> {
+        let slot = &self.slots[MY_SLOT.with(|s| *s)].0;
+        if let Some(g) = slot.try_read() {
+            return Some(g);
+        }
+        loop {
+            if busy.load(Ordering::Acquire) {
+                return None;
+            }
+            if let Some(g) = slot.try_read_for(Duration::from_millis(2)) {
+                return Some(g);
+            }
+        }
+    }
+
     /// Runs alone. The caller must not hold `shared` on this thread.
     pub fn exclusive(&self) -> Vec<RwLockWriteGuard<'_, ()>> {
         self.slots.iter().map(|s| s.0.write()).collect()
+    }
+
+    fn lock_all(&self) {
+        for s in &self.slots {
+            std::mem::forget(s.0.write());
+        }
+    }
+
+    /// # Safety
+    /// Only for the locks `lock_all` took and leaked.
+    unsafe fn unlock_all(&self) {
+        for s in &self.slots {
+            s.0.force_unlock_write();
+        }
+    }
+}
+
+/// The exclusive mode held by a script, which may outlive the call that
+/// took it (a script past its busy threshold is resumed on later turns of
+/// its connection's event loop). Released when dropped.
+pub struct ExclusiveToken(Arc<crate::state::Shared>);
+
+impl ExclusiveToken {
+    /// The caller must not hold `shared` on this thread.
+    pub fn take(shared: Arc<crate::state::Shared>) -> Self {
+        shared.gate.lock_all();
+        ExclusiveToken(shared)
+    }
+}
+
+impl Drop for ExclusiveToken {
+    fn drop(&mut self) {
+        // SAFETY: `take` locked every slot and leaked the guards; this
+        // token is their only owner and is dropped once.
+        unsafe { self.0.gate.unlock_all() }
     }
 }
 

@@ -105,9 +105,10 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "clients" => {
             let _ = write!(
                 o,
-                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:0\r\n",
+                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:{}\r\n",
                 shared.connected.load(Ordering::Relaxed),
-                settings.maxclients
+                settings.maxclients,
+                shared.notify.tracking.count(),
             );
         }
         "memory" => {
@@ -127,9 +128,10 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "persistence" => crate::persistence::info(shared, o),
         "stats" => {
             let l = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
             let _ = write!(
                 o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\n",
                 l(&stats.connections_received),
                 l(&stats.commands),
                 l(&stats.net_input_bytes),
@@ -139,6 +141,9 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 l(&engine.stats.evicted_keys),
                 l(&stats.keyspace_hits),
                 l(&stats.keyspace_misses),
+                tracked_keys,
+                tracked_items,
+                prefixes,
             );
         }
         "replication" => {

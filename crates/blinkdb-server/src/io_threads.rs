@@ -89,8 +89,19 @@ pub fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
     }
 }
 
+thread_local! {
+    static CONNECTION_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is a connection thread: its tasks never move to
+/// another thread, so a script may pause on it (scripting/run.rs).
+pub fn on_connection_thread() -> bool {
+    CONNECTION_THREAD.with(|c| c.get())
+}
+
 async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::flusher::install();
+    CONNECTION_THREAD.with(|c| c.set(true));
     while let Some(job) = jobs.recv().await {
         let Job { sock, shared, info } = job;
         let fd = match &sock {

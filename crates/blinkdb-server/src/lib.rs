@@ -17,8 +17,11 @@ pub mod logging;
 pub mod network;
 pub mod persistence;
 pub mod protocol;
+pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod state;
+pub mod tracking;
 
 /// The Redis version BlinkDB's commands, replies and test suite match (the
 /// oracle the integration tests compare against), reported by INFO, HELLO,

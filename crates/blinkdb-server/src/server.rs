@@ -157,6 +157,12 @@ async fn cron(shared: Arc<Shared>) {
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);
+        if shared.notify.tracking.count() > 0 {
+            // Also done after reads; here too so that a lowered limit
+            // applies while nobody reads.
+            shared.notify.tracking.limit_used_slots();
+        }
+        shared.notify.tracking.broadcast();
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_millis(100)) => {}
             _ = stop.changed() => return,
@@ -178,10 +184,14 @@ async fn expire_cycle(shared: Arc<Shared>) {
         let start = Instant::now();
         while start.elapsed() < budget {
             // Not inside a transaction: EXEC sees no key vanish midway.
-            let _gate = shared.gate.shared();
+            let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) else {
+                break;
+            };
             if shared.engine.active_expire(256, 64) == 0 {
                 break;
             }
         }
+        // BCAST invalidations of the keys that expired.
+        shared.notify.tracking.broadcast();
     }
 }

@@ -65,6 +65,13 @@ pub struct Shared {
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
+    /// Pub/Sub subscriptions of every connection.
+    pub pubsub: Arc<crate::pubsub::Registry>,
+    pub scripting: crate::scripting::Scripting,
+    /// Keyspace events and client-side caching: the engine's observer.
+    pub notify: Arc<crate::pubsub::notify::Notifier>,
+    /// Serializes updates of the engine's interest mask.
+    interest_update: Mutex<()>,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     on_loglevel: crate::logging::LevelSetter,
@@ -77,6 +84,9 @@ impl Shared {
         on_loglevel: crate::logging::LevelSetter,
     ) -> Self {
         let settings = Arc::new(config.settings());
+        let pubsub = Arc::new(crate::pubsub::Registry::default());
+        let notify = Arc::new(crate::pubsub::notify::Notifier::new(pubsub.clone()));
+        engine.set_observer(notify.clone());
         let run_id: String = (0..40)
             .map(|_| format!("{:x}", rand::random::<u8>() % 16))
             .collect();
@@ -97,6 +107,10 @@ impl Shared {
             rewrite: Default::default(),
             run_id,
             gate: Default::default(),
+            pubsub,
+            scripting: Default::default(),
+            notify,
+            interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             on_loglevel,
@@ -106,6 +120,7 @@ impl Shared {
     /// Wraps a new Shared in an Arc that it can hand out itself (for
     /// background jobs started by commands).
     pub fn into_arc(self) -> Arc<Shared> {
+        self.apply_notify_settings(&self.settings());
         let arc = Arc::new(self);
         let _ = arc.this.set(Arc::downgrade(&arc));
         arc
@@ -140,12 +155,32 @@ impl Shared {
         }
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
-        *self.settings.write() = Arc::new(cfg.settings());
+        let settings = Arc::new(cfg.settings());
+        *self.settings.write() = settings.clone();
         self.settings_version.fetch_add(1, Ordering::Release);
+        self.apply_notify_settings(&settings);
         if level_changed {
             (self.on_loglevel)(cfg.get("loglevel"));
         }
         Ok(())
+    }
+
+    /// Hands `notify-keyspace-events`, the output limits and
+    /// `tracking-table-max-keys` to the notifier.
+    fn apply_notify_settings(&self, s: &Settings) {
+        self.notify
+            .configure(s.notify_keyspace_events, s.output_limits.pubsub);
+        self.notify
+            .tracking
+            .set_limits(s.output_limits, s.tracking_table_max_keys);
+        self.refresh_interest();
+    }
+
+    /// Tells the engine what to report, after the event flags or the number
+    /// of tracking clients changed.
+    pub fn refresh_interest(&self) {
+        let _one = self.interest_update.lock();
+        self.engine.set_interest(self.notify.interest());
     }
 
     pub fn clock(&self) -> u64 {
@@ -162,9 +197,15 @@ impl Shared {
     }
 
     pub fn unregister(&self, id: u64) {
-        if self.clients.lock().remove(&id).is_some() {
+        if let Some(info) = self.clients.lock().remove(&id) {
+            info.mark_gone();
             self.connected.fetch_sub(1, Ordering::AcqRel);
         }
+    }
+
+    /// The live client with `id`, if any (CLIENT TRACKING REDIRECT).
+    pub fn client_by_id(&self, id: u64) -> Option<Arc<ClientInfo>> {
+        self.clients.lock().get(&id).cloned()
     }
 
     pub fn clients_snapshot(&self) -> Vec<Arc<ClientInfo>> {

@@ -260,3 +260,49 @@ func TestTxPipelinedAndWatch(t *testing.T) {
 		t.Fatalf("Watch: attempts %d, value %q, err %v", attempts, rdb.Get(ctx, key).Val(), err)
 	}
 }
+
+func TestSubscribeAndPSubscribe(t *testing.T) {
+	rdb, ctx := newClient(t)
+	channel := prefix + "news"
+	sub := rdb.Subscribe(ctx, channel)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the subscribe confirmation
+		t.Fatal(err)
+	}
+	psub := rdb.PSubscribe(ctx, prefix+"n*")
+	defer psub.Close()
+	if _, err := psub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := rdb.Publish(ctx, channel, "hello").Result()
+	if err != nil || n != 2 {
+		t.Fatalf("PUBLISH reached %d receivers, err %v; want 2", n, err)
+	}
+	msg, err := sub.ReceiveMessage(ctx)
+	if err != nil || msg.Channel != channel || msg.Payload != "hello" {
+		t.Fatalf("subscriber got %+v, err %v", msg, err)
+	}
+	pmsg, err := psub.ReceiveMessage(ctx)
+	if err != nil || pmsg.Pattern != prefix+"n*" || pmsg.Channel != channel || pmsg.Payload != "hello" {
+		t.Fatalf("pattern subscriber got %+v, err %v", pmsg, err)
+	}
+	// Go channel delivery keeps publish order.
+	for i := 0; i < 100; i++ {
+		rdb.Publish(ctx, channel, fmt.Sprint(i))
+	}
+	ch := sub.Channel()
+	for i := 0; i < 100; i++ {
+		select {
+		case m := <-ch:
+			if m.Payload != fmt.Sprint(i) {
+				t.Fatalf("message %d is %q", i, m.Payload)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("message %d did not arrive", i)
+		}
+	}
+	counts, err := rdb.PubSubNumSub(ctx, channel).Result()
+	if err != nil || counts[channel] != 1 {
+		t.Fatalf("PUBSUB NUMSUB = %v, err %v", counts, err)
+	}
+}

@@ -138,6 +138,28 @@ test("multi() runs atomically, and a WATCHed change aborts exec()", async () => 
   assert.equal(await redis.get(key), "changed");
 });
 
+test("subscriber mode: subscribe, psubscribe and messages in publish order", async () => {
+  const channel = prefix + "news";
+  const sub = new Redis({ host: redis.options.host, port: redis.options.port });
+  try {
+    const got = [];
+    const pgot = [];
+    sub.on("message", (ch, message) => got.push([ch, message]));
+    sub.on("pmessage", (pattern, ch, message) => pgot.push([pattern, ch, message]));
+    assert.equal(await sub.subscribe(channel), 1);
+    assert.equal(await sub.psubscribe(prefix + "n*"), 2);
+    assert.equal(await redis.publish(channel, "hello"), 2);
+    for (let i = 0; i < 100; i++) await redis.publish(channel, String(i));
+    for (let i = 0; i < 100 && got.length < 101; i++) await sleep(20);
+    assert.deepEqual(got[0], [channel, "hello"]);
+    assert.deepEqual(pgot[0], [prefix + "n*", channel, "hello"]);
+    assert.deepEqual(got.slice(1).map((m) => m[1]), [...Array(100).keys()].map(String));
+    assert.deepEqual(await redis.pubsub("NUMSUB", channel), [channel, 1]);
+  } finally {
+    sub.disconnect();
+  }
+});
+
 test("reconnects after the server restarts", async () => {
   const restart = (process.env.BLINKDB_RESTART_CMD || "").split(/\s+/).filter(Boolean);
   assert.ok(restart.length > 0, "BLINKDB_RESTART_CMD is not set; the reconnection test needs it");

@@ -4,6 +4,11 @@
 //! Log records: creating a filter logs `BLINKDB.BFBIND` (its id), and adds log
 //! only the items that were new (`BF.ADD key item` / `BF.MADD key item...`), so a
 //! replayed add re-applies exactly what was counted (see `bfkeys` docs).
+//!
+//! Keyspace events: creating a filter is a `new` key, as with RedisBloom. Each
+//! write that changes a filter is also a module-class (`d`) event named after
+//! its command (`bf.reserve`, `bf.add`, `bf.madd`, `bf.insert`, `bf.loadchunk`);
+//! RedisBloom 2.8 itself publishes none of these.
 
 use super::args::{parse_i64, ERR_WRONGTYPE};
 use super::Ctx;
@@ -11,6 +16,7 @@ use crate::protocol::{Args, Out};
 use blinkdb_engine::bfkeys::{BackendSpec, Binding, BloomValue, KeyFilterSpec};
 use blinkdb_engine::bloom::args::{parse_insert, parse_reserve, InfoField};
 use blinkdb_engine::bloom::{BloomConfig, BloomError, BloomLimits};
+use blinkdb_engine::notify::MODULE;
 use blinkdb_engine::{Entry, Tx, Value};
 
 const ERR_CURSOR: &str = "Second argument must be numeric";
@@ -211,20 +217,25 @@ pub fn reserve(ctx: &mut Ctx, args: &Args) {
             Ok(None) => {}
         }
         match create(shared, tx, db, key, spec, &limits) {
-            Ok(_) => out.ok(),
+            Ok(_) => {
+                tx.notify(MODULE, "bf.reserve", db, key);
+                out.ok()
+            }
             Err(e) => out.error(&e.to_string()),
         }
     });
 }
 
 /// BF.ADD, BF.MADD and BF.INSERT's shared body: find or create, add, log.
+/// `event` is the command's name, notified when an item was new.
 fn add_items(
     ctx: &mut Ctx,
     key: &[u8],
     items: &[&[u8]],
     create_spec: Option<KeyFilterSpec>,
-    single: bool,
+    event: &'static str,
 ) {
+    let single = event == "bf.add";
     if replaying(ctx) {
         return replay_adds(ctx, key, items);
     }
@@ -247,6 +258,9 @@ fn add_items(
         tx.modified(db, key);
         let cmd: &[u8] = if single { b"BF.ADD" } else { b"BF.MADD" };
         log_new_items(tx, db, cmd, key, items, &results);
+        if results.iter().any(|r| matches!(r, Ok(true))) {
+            tx.notify(MODULE, event, db, key);
+        }
         if single {
             match &results[0] {
                 Ok(b) => out.boolean(*b),
@@ -275,7 +289,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
         Ok(s) => s,
         Err(e) => return ctx.out.error(&e.to_string()),
     };
-    add_items(ctx, args[1], &[args[2]], Some(spec), true);
+    add_items(ctx, args[1], &[args[2]], Some(spec), "bf.add");
 }
 
 pub fn madd(ctx: &mut Ctx, args: &Args) {
@@ -287,7 +301,7 @@ pub fn madd(ctx: &mut Ctx, args: &Args) {
         Err(e) => return ctx.out.error(&e.to_string()),
     };
     let items: Vec<&[u8]> = args[2..].iter().map(|a| &a[..]).collect();
-    add_items(ctx, args[1], &items, Some(spec), false);
+    add_items(ctx, args[1], &items, Some(spec), "bf.madd");
 }
 
 pub fn insert(ctx: &mut Ctx, args: &Args) {
@@ -304,7 +318,13 @@ pub fn insert(ctx: &mut Ctx, args: &Args) {
         Ok(p) => p,
         Err(e) => return ctx.out.error(&e.to_string()),
     };
-    add_items(ctx, args[1], &items, (!nocreate).then_some(spec), false);
+    add_items(
+        ctx,
+        args[1],
+        &items,
+        (!nocreate).then_some(spec),
+        "bf.insert",
+    );
 }
 
 pub fn exists(ctx: &mut Ctx, args: &Args) {
@@ -470,7 +490,10 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
             }),
         };
         match result {
-            Ok(()) => out.ok(),
+            Ok(()) => {
+                tx.notify(MODULE, "bf.loadchunk", db, key);
+                out.ok()
+            }
             Err(e) => out.error(&e.to_string()),
         }
     });

@@ -5,6 +5,12 @@ use super::Ctx;
 use crate::protocol::Args;
 
 pub fn ping(ctx: &mut Ctx, args: &Args) {
+    if args.len() <= 2 && crate::pubsub::in_resp2_context(ctx.client) {
+        // A RESP2 subscriber reads only arrays, so PING answers with one.
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        return ctx.out.bulk(args.get(1).copied().unwrap_or(b""));
+    }
     match args.len() {
         1 => ctx.out.simple("PONG"),
         2 => ctx.out.bulk(args[1]),
@@ -31,6 +37,8 @@ pub fn quit(ctx: &mut Ctx, _args: &Args) {
 pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.client.multi = None;
     super::multi::unwatch_all(ctx.shared, ctx.client);
+    crate::pubsub::unsubscribe_all(ctx.shared, ctx.client);
+    super::tracking::disable(ctx.shared, ctx.client);
     ctx.client.set_db(0);
     ctx.client.set_proto(2);
     ctx.out.proto = 2;
@@ -146,8 +154,9 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
 pub fn client(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     let arity_ok = match sub.as_str() {
-        "id" | "getname" | "info" => args.len() == 2,
-        "setname" => args.len() == 3,
+        "id" | "getname" | "info" | "getredir" | "trackinginfo" => args.len() == 2,
+        "setname" | "caching" => args.len() == 3,
+        "tracking" => args.len() >= 3,
         "setinfo" => args.len() == 4,
         "list" | "kill" => true,
         "help" => args.len() == 2,
@@ -183,9 +192,17 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         }
         "list" => client_list(ctx, args),
         "kill" => client_kill(ctx, args),
+        "tracking" => super::tracking::tracking(ctx, args),
+        "caching" => super::tracking::caching(ctx, args),
+        "getredir" => super::tracking::getredir(ctx),
+        "trackinginfo" => super::tracking::trackinginfo(ctx),
         "help" => {
             let lines = [
                 "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "CACHING (YES|NO)",
+                "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+                "GETREDIR",
+                "    Return the client ID we are redirecting to when tracking is enabled.",
                 "GETNAME",
                 "    Return the name of the current connection.",
                 "ID",
@@ -202,6 +219,11 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "SETNAME <name>",
                 "    Assign the name <name> to the current connection.",
+                "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+                "         [OPTIN] [OPTOUT] [NOLOOP]",
+                "    Control server assisted client side caching.",
+                "TRACKINGINFO",
+                "    Report tracking status for the current connection.",
                 "HELP",
                 "    Print this help.",
             ];
@@ -235,6 +257,7 @@ fn client_setinfo(ctx: &mut Ctx, args: &Args) {
 
 fn client_list(ctx: &mut Ctx, args: &Args) {
     let mut ids: Option<Vec<u64>> = None;
+    let mut pubsub_type: Option<bool> = None;
     let mut j = 2;
     while j < args.len() {
         if eq_ic(args[j], "type") && j + 1 < args.len() {
@@ -242,8 +265,10 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
             if !matches!(t.as_str(), "normal" | "master" | "replica" | "pubsub") {
                 return ctx.out.error(&format!("ERR Unknown client type '{t}'"));
             }
-            if t != "normal" {
-                ids = Some(vec![]);
+            match t.as_str() {
+                "normal" => pubsub_type = Some(false),
+                "pubsub" => pubsub_type = Some(true),
+                _ => ids = Some(vec![]),
             }
             j += 2;
         } else if eq_ic(args[j], "id") && j + 1 < args.len() {
@@ -272,6 +297,9 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
     };
     let mut text = String::new();
     for info in listed {
+        if pubsub_type.is_some_and(|p| p != info.subs.active()) {
+            continue;
+        }
         text.push_str(&info.describe(&now));
         text.push('\n');
     }

@@ -3,6 +3,7 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
+use blinkdb_engine::notify::GENERIC;
 use blinkdb_engine::pattern::glob_match;
 use blinkdb_engine::{Tx, Value};
 
@@ -13,6 +14,7 @@ pub fn del(ctx: &mut Ctx, args: &Args) {
         let mut deleted: Vec<&[u8]> = vec![&args[0]];
         for (_, k) in &keys {
             if tx.remove(db, k).is_some() {
+                tx.notify(GENERIC, "del", db, k);
                 deleted.push(k);
             }
         }
@@ -107,9 +109,11 @@ fn expire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, absolute: bool) {
         if when <= now && now != 0 {
             tx.remove(db, key);
             tx.log(db, &[b"DEL", key]);
+            tx.notify(GENERIC, "del", db, key);
         } else {
             tx.set_expire(db, key, when as u64);
             tx.log(db, &[b"PEXPIREAT", key, when.to_string().as_bytes()]);
+            tx.notify(GENERIC, "expire", db, key);
         }
         out.int(1);
     });
@@ -171,6 +175,7 @@ pub fn persist(ctx: &mut Ctx, args: &Args) {
         if has_ttl {
             tx.set_expire(db, key, 0);
             tx.log(db, &[b"PERSIST", key]);
+            tx.notify(GENERIC, "persist", db, key);
         }
         out.int(has_ttl as i64);
     });
@@ -276,9 +281,14 @@ fn rename_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
         if let Err(e) = relocate_filter(tx, db, src, db, dst) {
             return out.error(&e.to_string());
         }
+        // The destination is deleted, then added: a `new` event even when it
+        // existed, as in Redis.
+        tx.remove(db, dst);
         let entry = tx.remove(db, src).expect("checked above");
         tx.insert(db, dst, entry);
         tx.log(db, &[if nx { b"RENAMENX" } else { b"RENAME" }, src, dst]);
+        tx.notify(GENERIC, "rename_from", db, src);
+        tx.notify(GENERIC, "rename_to", db, dst);
         if nx {
             out.int(1);
         } else {
@@ -358,6 +368,7 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
         if tx.exists(dst_db, dst) && !replace {
             return out.int(0);
         }
+
         // A filter is copied to new files and logged as a binding of those files.
         if let Some(filter) = entry.value().as_bloom() {
             let (copy, binding) = match filter.duplicate() {
@@ -367,14 +378,18 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
             // The copy's label stays the source's: replaying the COPY needs it.
             entry.set_value(Value::bloom(copy));
             let at = entry.expire_at;
+            // Replaced by deleting then adding: a `new` event, as in Redis.
+            tx.remove(dst_db, dst);
             tx.insert(dst_db, dst, entry);
             let record = binding.encode(dst);
             tx.log(dst_db, &record.iter().map(|a| &a[..]).collect::<Vec<_>>());
             if at != 0 {
                 tx.log(dst_db, &[b"PEXPIREAT", dst, at.to_string().as_bytes()]);
             }
+            tx.notify(GENERIC, "copy_to", dst_db, dst);
             return out.int(1);
         }
+        tx.remove(dst_db, dst);
         tx.insert(dst_db, dst, entry);
         let db_s = dst_db.to_string();
         let mut rec: Vec<&[u8]> = vec![b"COPY", src, dst, b"DB", db_s.as_bytes()];
@@ -382,6 +397,7 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
             rec.push(b"REPLACE");
         }
         tx.log(src_db, &rec);
+        tx.notify(GENERIC, "copy_to", dst_db, dst);
         out.int(1);
     });
 }
@@ -407,6 +423,8 @@ pub fn move_(ctx: &mut Ctx, args: &Args) {
         let entry = tx.remove(src_db, key).expect("checked above");
         tx.insert(dst_db, key, entry);
         tx.log(src_db, &[b"MOVE", key, args[2]]);
+        tx.notify(GENERIC, "move_from", src_db, key);
+        tx.notify(GENERIC, "move_to", dst_db, key);
         out.int(1);
     });
 }
@@ -430,7 +448,10 @@ pub fn flushdb(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(args) else {
         return ctx.syntax_error();
     };
-    let lsn = ctx.shared.engine.flush(Some(ctx.db()), &[b"FLUSHDB"], lazy);
+    let lsn = ctx
+        .shared
+        .engine
+        .flush(Some(ctx.db()), &[b"FLUSHDB"], lazy, ctx.client.id);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -439,7 +460,10 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(args) else {
         return ctx.syntax_error();
     };
-    let lsn = ctx.shared.engine.flush(None, &[b"FLUSHALL"], lazy);
+    let lsn = ctx
+        .shared
+        .engine
+        .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }

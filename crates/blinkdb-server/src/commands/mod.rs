@@ -5,9 +5,12 @@ mod bloom;
 mod conn;
 mod keys;
 pub mod multi;
+mod pubsub;
+mod scripting;
 mod server;
 mod strings;
 pub mod table;
+pub mod tracking;
 
 use crate::client::Client;
 use crate::protocol::{Args, Out};
@@ -33,10 +36,14 @@ impl Ctx<'_> {
 
     /// Runs a write on one key of the current database, remembering the log
     /// position so the reply waits for it as the fsync policy requires.
+    #[inline]
     pub fn write1<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Tx, usize, &mut Out) -> R) -> R {
-        let db = self.client.db;
+        let (db, id) = (self.client.db, self.client.id);
         let out = &mut *self.out;
-        let (r, lsn) = self.shared.engine.write1(db, key, |tx| f(tx, db, out));
+        let (r, lsn) = self.shared.engine.write1(db, key, |tx| {
+            tx.set_client(id);
+            f(tx, db, out)
+        });
         self.client.note_lsn(lsn);
         r
     }
@@ -47,8 +54,11 @@ impl Ctx<'_> {
         keys: &[(usize, &[u8])],
         f: impl FnOnce(&mut Tx, &mut Out) -> R,
     ) -> R {
-        let out = &mut *self.out;
-        let (r, lsn) = self.shared.engine.write(keys, |tx| f(tx, out));
+        let (out, id) = (&mut *self.out, self.client.id);
+        let (r, lsn) = self.shared.engine.write(keys, |tx| {
+            tx.set_client(id);
+            f(tx, out)
+        });
         self.client.note_lsn(lsn);
         r
     }
@@ -141,6 +151,11 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             return;
         }
     }
+    if let Some(err) = crate::pubsub::context_refusal(client, spec.name, args) {
+        multi::flag_error(client);
+        out.error(&err);
+        return;
+    }
     let mut ctx = Ctx {
         shared,
         client,
@@ -152,4 +167,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     }
     ctx.client.commands_processed += 1;
     (spec.handler)(&mut ctx, args);
+    if ctx.client.tracking.is_some() {
+        tracking::after_command(&mut ctx, spec, args);
+    }
 }

@@ -6,7 +6,7 @@
 use super::table::{self, CommandSpec};
 use super::{dispatch, Ctx};
 use crate::client::Client;
-use crate::protocol::Args;
+use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use blinkdb_engine::keyspace::WatchFlag;
 use std::sync::Arc;
@@ -88,9 +88,15 @@ pub fn discard(ctx: &mut Ctx, _args: &Args) {
 
 /// Ends the transaction with an error before running it (EXEC refused).
 pub fn exec_abort(ctx: &mut Ctx, reason: &str) {
-    ctx.client.multi = None;
-    unwatch_all(ctx.shared, ctx.client);
-    ctx.out.error(&format!(
+    refuse_exec(ctx.shared, ctx.client, ctx.out, reason);
+}
+
+/// EXEC refused before it runs (a busy script, no memory...): the transaction is discarded
+/// and the reply says why, as Redis's execCommandAbort does.
+pub fn refuse_exec(shared: &Shared, client: &mut Client, out: &mut Out, reason: &str) {
+    client.multi = None;
+    unwatch_all(shared, client);
+    out.error(&format!(
         "EXECABORT Transaction discarded because of: {reason}"
     ));
 }
@@ -118,10 +124,12 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
         log_marker(ctx, b"MULTI");
     }
     ctx.out.array(tx.queue.len());
+    ctx.client.in_exec = true;
     for cmd in &tx.queue {
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
         dispatch(ctx.shared, ctx.client, ctx.out, &args);
     }
+    ctx.client.in_exec = false;
     if wrap {
         log_marker(ctx, b"EXEC");
     }

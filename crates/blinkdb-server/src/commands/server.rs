@@ -129,7 +129,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                         .iter()
                         .any(|p| glob_match(p, name.as_bytes(), true))
                 })
-                .map(|(n, v)| (n, v.to_string()))
+                .map(|(n, v)| (n, crate::config::Config::shown(n, v)))
                 .collect();
             drop(cfg);
             ctx.out.map(pairs.len());
@@ -250,7 +250,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
             }
             let key = &args[2];
             // Key and value bytes, plus the map slot, entry and allocator headers.
-            let size = ctx.shared.engine.read(ctx.db(), key, |e| {
+            let size = ctx.shared.engine.peek(ctx.db(), key, |e| {
                 e.map(|e| key.len() + e.value().heap_size() + 72)
             });
             match size {

@@ -3,6 +3,7 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
+use blinkdb_engine::notify::{GENERIC, KEY_MISS, STRING};
 use blinkdb_engine::{Engine, Entry, Value};
 use std::borrow::Cow;
 
@@ -100,7 +101,8 @@ fn expiry_of(f: &SetFlags, args: &Args, now: u64, cmd: &str) -> Result<Expiry, S
 
 /// Stores a string and logs it as Redis propagates SET: with an absolute
 /// PXAT, or KEEPTTL. A value large enough to be kept in the log is indexed
-/// by its place there instead of being held in memory.
+/// by its place there instead of being held in memory. Notifies `set`, then
+/// `expire` when a time was given, as Redis's SET does.
 fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Expiry) {
     let expire_at = match exp {
         Expiry::At(at) => at,
@@ -126,6 +128,10 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
         tx.insert(db, key, entry);
     } else {
         tx.insert_after_log(db, key, entry);
+    }
+    tx.notify(STRING, "set", db, key);
+    if let Expiry::At(_) = exp {
+        tx.notify(GENERIC, "expire", db, key);
     }
 }
 
@@ -211,7 +217,11 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
             {
                 Some(Err(e)) => return out.error(&e),
                 Some(Ok(v)) => (true, Some(v)),
-                None => (false, None),
+                None => {
+                    // GET's lookup is a read: a miss is a `keymiss`.
+                    tx.notify(KEY_MISS, "keymiss", db, key);
+                    (false, None)
+                }
             }
         } else {
             (tx.get(db, key).is_some(), None)
@@ -309,6 +319,7 @@ fn mset_generic(ctx: &mut Ctx, args: &Args, nx: bool) {
                 None => Value::str(pair[1]),
             };
             tx.insert_after_log(db, pair[0], Entry::new(value));
+            tx.notify(STRING, "set", db, pair[0]);
         }
         if nx {
             out.int(1);
@@ -331,7 +342,10 @@ pub fn getdel(ctx: &mut Ctx, args: &Args) {
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         let val = match tx.get(db, key) {
-            None => return out.null(),
+            None => {
+                tx.notify(KEY_MISS, "keymiss", db, key);
+                return out.null();
+            }
             Some(e) => match string_of(engine, e) {
                 Err(err) => return out.error(&err),
                 Ok(s) => s.into_owned(),
@@ -339,6 +353,7 @@ pub fn getdel(ctx: &mut Ctx, args: &Args) {
         };
         tx.remove(db, key);
         tx.log(db, &[b"DEL", key]);
+        tx.notify(GENERIC, "del", db, key);
         out.bulk(&val);
     });
 }
@@ -354,6 +369,7 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
         // Redis answers a missing key or a wrong type before it looks at
         // the expiry argument.
         let Some(e) = tx.get(db, key) else {
+            tx.notify(KEY_MISS, "keymiss", db, key);
             return out.null();
         };
         let val = match string_of(engine, e) {
@@ -370,14 +386,17 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
             Expiry::At(at) if at <= now => {
                 tx.remove(db, key);
                 tx.log(db, &[b"DEL", key]);
+                tx.notify(GENERIC, "del", db, key);
             }
             Expiry::At(at) => {
                 tx.set_expire(db, key, at);
                 tx.log(db, &[b"PEXPIREAT", key, at.to_string().as_bytes()]);
+                tx.notify(GENERIC, "expire", db, key);
             }
             Expiry::Persist if had_ttl => {
                 tx.set_expire(db, key, 0);
                 tx.log(db, &[b"PERSIST", key]);
+                tx.notify(GENERIC, "persist", db, key);
             }
             _ => {}
         }
@@ -404,6 +423,7 @@ pub fn append(ctx: &mut Ctx, args: &Args) {
         let new_len = value.len();
         tx.log(db, &[b"APPEND", key, suffix]);
         tx.insert(db, key, Entry::string_expiring(value, expire_at));
+        tx.notify(STRING, "append", db, key);
         out.int(new_len as i64);
     });
 }
@@ -492,6 +512,7 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
         let new_len = v.len();
         tx.log(db, &[b"SETRANGE", key, args[2], val]);
         tx.insert(db, key, Entry::string_expiring(v, expire_at));
+        tx.notify(STRING, "setrange", db, key);
         out.int(new_len as i64);
     });
 }
@@ -516,6 +537,7 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
             db,
             &[b"INCRBY", key, itoa::Buffer::new().format(by).as_bytes()],
         );
+        tx.notify(STRING, "incrby", db, key);
         out.int(new);
     });
 }
@@ -561,6 +583,7 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
         };
         tx.insert(db, key, Entry::string_expiring(&text[..], ttl));
         tx.log(db, &[b"SET", key, &text, b"KEEPTTL"]);
+        tx.notify(STRING, "incrbyfloat", db, key);
         out.bulk(&text);
     });
 }

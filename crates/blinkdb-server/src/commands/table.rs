@@ -1,7 +1,7 @@
 //! Every supported command with its Redis 7 arity, flags and key positions
 //! (served by COMMAND so that redis-cli hints and cluster-aware clients work).
 
-use super::{bloom, conn, keys, multi, server, strings, Handler};
+use super::{bloom, conn, keys, multi, pubsub, scripting, server, strings, Handler};
 use hashbrown::HashMap;
 use std::sync::OnceLock;
 
@@ -17,6 +17,10 @@ pub const STALE: u32 = 1 << 7;
 /// WATCH, QUIT, RESET).
 pub const TX_CONTROL: u32 = 1 << 8;
 pub const NO_MULTI: u32 = 1 << 9;
+/// Refused inside scripts ("This Redis command is not allowed from script").
+pub const NO_SCRIPT: u32 = 1 << 10;
+/// Runs while a script is past its busy threshold (others get BUSY).
+pub const ALLOW_BUSY: u32 = 1 << 11;
 
 const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
@@ -28,6 +32,8 @@ const FLAG_NAMES: &[(u32, &str)] = &[
     (STALE, "stale"),
     (FAST, "fast"),
     (NO_MULTI, "no_multi"),
+    (NO_SCRIPT, "noscript"),
+    (ALLOW_BUSY, "allow_busy"),
 ];
 
 pub struct CommandSpec {
@@ -129,28 +135,34 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("flushall", -1, WRITE, NOKEYS, "server", "1.0.0", "Removes all keys from all databases.", keys::flushall),
     cmd!("select", 2, LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Changes the selected database.", conn::select),
     // transactions
-    cmd!("multi", 1, LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
-    cmd!("exec", 1, LOADING_OK | STALE | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
-    cmd!("discard", 1, LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
-    cmd!("watch", -2, LOADING_OK | STALE | FAST | TX_CONTROL, ALLKEYS, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
-    cmd!("unwatch", 1, LOADING_OK | STALE | FAST, NOKEYS, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
+    cmd!("multi", 1, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "1.2.0", "Starts a transaction.", multi::multi),
+    cmd!("exec", 1, LOADING_OK | STALE | TX_CONTROL | NO_SCRIPT, NOKEYS, "transactions", "1.2.0", "Executes all commands in a transaction.", multi::exec),
+    cmd!("discard", 1, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "2.0.0", "Discards a transaction.", multi::discard),
+    cmd!("watch", -2, LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, ALLKEYS, "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction.", multi::watch),
+    cmd!("unwatch", 1, LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "transactions", "2.2.0", "Forgets about watched keys of a transaction.", multi::unwatch),
     cmd!("swapdb", 3, WRITE | FAST, NOKEYS, "server", "4.0.0", "Swaps two Redis databases.", keys::swapdb),
+    // scripting
+    cmd!("eval", -3, NO_SCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Executes a server-side Lua script.", scripting::eval),
+    cmd!("evalsha", -3, NO_SCRIPT | STALE, NOKEYS, "scripting", "2.6.0", "Executes a server-side Lua script by SHA1 digest.", scripting::evalsha),
+    cmd!("eval_ro", -3, NO_SCRIPT | STALE | READONLY, NOKEYS, "scripting", "7.0.0", "Executes a read-only server-side Lua script.", scripting::eval_ro),
+    cmd!("evalsha_ro", -3, NO_SCRIPT | STALE | READONLY, NOKEYS, "scripting", "7.0.0", "Executes a read-only server-side Lua script by SHA1 digest.", scripting::evalsha_ro),
+    cmd!("script", -2, NO_SCRIPT, NOKEYS, "scripting", "2.6.0", "A container for Lua scripts management commands.", scripting::script),
     // connection
     cmd!("ping", -1, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the server's liveliness response.", conn::ping),
     cmd!("echo", 2, FAST | STALE, NOKEYS, "connection", "1.0.0", "Returns the given string.", conn::echo),
-    cmd!("quit", -1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "connection", "1.0.0", "Closes the connection.", conn::quit),
-    cmd!("reset", 1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL, NOKEYS, "connection", "6.2.0", "Resets the connection.", conn::reset),
-    cmd!("hello", -1, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
-    cmd!("auth", -2, NO_AUTH | LOADING_OK | STALE | FAST, NOKEYS, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
-    cmd!("client", -2, LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "A container for client connection commands.", conn::client),
+    cmd!("quit", -1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Closes the connection.", conn::quit),
+    cmd!("reset", 1, NO_AUTH | LOADING_OK | STALE | FAST | TX_CONTROL | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "6.2.0", "Resets the connection.", conn::reset),
+    cmd!("hello", -1, NO_AUTH | LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "6.0.0", "Handshakes with the Redis server.", conn::hello),
+    cmd!("auth", -2, NO_AUTH | LOADING_OK | STALE | FAST | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Authenticates the connection.", conn::auth),
+    cmd!("client", -2, LOADING_OK | STALE | NO_SCRIPT, NOKEYS, "connection", "2.4.0", "A container for client connection commands.", conn::client),
     // server
     cmd!("command", -1, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Returns detailed information about all commands.", server::command),
-    cmd!("config", -2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "A container for server configuration commands.", server::config),
+    cmd!("config", -2, ADMIN | LOADING_OK | STALE | NO_SCRIPT, NOKEYS, "server", "2.0.0", "A container for server configuration commands.", server::config),
     cmd!("info", -1, LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Returns information and statistics about the server.", server::info),
     cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Returns the server time.", server::time),
-    cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
+    cmd!("shutdown", -1, ADMIN | LOADING_OK | STALE | NO_MULTI | NO_SCRIPT | ALLOW_BUSY, NOKEYS, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", server::shutdown),
     cmd!("memory", -2, READONLY, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands.", server::memory),
-    cmd!("bgrewriteaof", 1, ADMIN | STALE, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
+    cmd!("bgrewriteaof", 1, ADMIN | STALE | NO_SCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrites the append-only file to disk.", server::bgrewriteaof),
     // Bloom filters: RedisBloom 2.8 registers them with arity -1 and checks counts itself.
     cmd!("bf.reserve", -1, W, KEY1, "bf", "1.0.0", "Creates a new Bloom Filter", bloom::reserve),
     cmd!("bf.add", -1, W, KEY1, "bf", "1.0.0", "Adds an item to a Bloom Filter", bloom::add),
@@ -162,6 +174,16 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("bf.card", -1, READONLY | FAST, KEY1, "bf", "2.4.4", "Returns the cardinality of a Bloom filter", bloom::card),
     cmd!("bf.scandump", -1, READONLY | FAST, KEY1, "bf", "1.0.0", "Begins an incremental save of the bloom filter", bloom::scandump),
     cmd!("bf.loadchunk", -1, W, KEY1, "bf", "1.0.0", "Restores a filter previously saved using SCANDUMP", bloom::loadchunk),
+    // pub/sub
+    cmd!("subscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels.", pubsub::subscribe),
+    cmd!("unsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages posted to channels.", pubsub::unsubscribe),
+    cmd!("psubscribe", -2, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listens for messages published to channels that match one or more patterns.", pubsub::psubscribe),
+    cmd!("punsubscribe", -1, LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stops listening to messages published to channels that match one or more patterns.", pubsub::punsubscribe),
+    cmd!("ssubscribe", -2, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listens for messages published to shard channels.", pubsub::ssubscribe),
+    cmd!("sunsubscribe", -1, LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stops listening to messages posted to shard channels.", pubsub::sunsubscribe),
+    cmd!("publish", 3, LOADING_OK | STALE | FAST, NOKEYS, "pubsub", "2.0.0", "Posts a message to a channel.", pubsub::publish),
+    cmd!("spublish", 3, LOADING_OK | STALE | FAST, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish),
+    cmd!("pubsub", -2, 0, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands.", pubsub::pubsub),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", server::lastsave),
 ];
 

@@ -78,6 +78,74 @@ class JedisCompatibilityTest {
   }
 
   @Test
+  void jedisPubSubReceivesMessagesInOrder() throws Exception {
+    String channel = PREFIX + "news";
+    var received = new java.util.concurrent.CopyOnWriteArrayList<String>();
+    var patterned = new java.util.concurrent.CopyOnWriteArrayList<String>();
+    var subscribed = new java.util.concurrent.CountDownLatch(2);
+    var done = new java.util.concurrent.CountDownLatch(1);
+    var listener =
+        new redis.clients.jedis.JedisPubSub() {
+          @Override
+          public void onSubscribe(String ch, int count) {
+            subscribed.countDown();
+          }
+
+          @Override
+          public void onPSubscribe(String pattern, int count) {
+            subscribed.countDown();
+          }
+
+          @Override
+          public void onMessage(String ch, String message) {
+            received.add(message);
+            if (received.size() == 101) {
+              done.countDown();
+            }
+          }
+
+          @Override
+          public void onPMessage(String pattern, String ch, String message) {
+            patterned.add(pattern + " " + ch + " " + message);
+          }
+        };
+    try (var sub = new redis.clients.jedis.Jedis(ServerUnderTest.host(), ServerUnderTest.port())) {
+      var thread =
+          new Thread(
+              () -> {
+                // subscribe() blocks until every subscription is gone; psubscribe is added from
+                // this thread once the first confirmation arrived.
+                sub.subscribe(listener, channel);
+              });
+      thread.start();
+      while (subscribed.getCount() == 2) {
+        Thread.sleep(10);
+      }
+      listener.psubscribe(PREFIX + "n*");
+      assertTrue(subscribed.await(5, java.util.concurrent.TimeUnit.SECONDS));
+      assertEquals(2L, jedis.publish(channel, "hello"));
+      for (int i = 0; i < 100; i++) {
+        jedis.publish(channel, String.valueOf(i));
+      }
+      assertTrue(done.await(5, java.util.concurrent.TimeUnit.SECONDS), "messages: " + received.size());
+      var want = new ArrayList<String>();
+      want.add("hello");
+      for (int i = 0; i < 100; i++) {
+        want.add(String.valueOf(i));
+      }
+      assertEquals(want, received);
+      assertEquals(PREFIX + "n* " + channel + " hello", patterned.get(0));
+      try (var plain = new redis.clients.jedis.Jedis(ServerUnderTest.host(), ServerUnderTest.port())) {
+        assertEquals(Map.of(channel, 1L), plain.pubsubNumSub(channel));
+      }
+      listener.unsubscribe();
+      listener.punsubscribe();
+      thread.join(5000);
+      assertFalse(thread.isAlive());
+    }
+  }
+
+  @Test
   void binaryValuesRoundTrip() {
     byte[] value = allBytesValue();
     assertEquals("OK", jedis.set(key("bin"), value));

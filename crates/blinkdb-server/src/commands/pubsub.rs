@@ -1,0 +1,124 @@
+//! Pub/Sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH, PUBSUB.
+
+use super::Ctx;
+use crate::protocol::Args;
+use crate::pubsub::{self, Kind};
+
+fn sub(ctx: &mut Ctx, args: &Args, kind: Kind) {
+    pubsub::subscribe(ctx.shared, ctx.client, ctx.out, kind, &args[1..]);
+}
+
+fn unsub(ctx: &mut Ctx, args: &Args, kind: Kind) {
+    pubsub::unsubscribe(ctx.shared, ctx.client, ctx.out, kind, &args[1..]);
+}
+
+pub fn subscribe(ctx: &mut Ctx, args: &Args) {
+    sub(ctx, args, Kind::Channel)
+}
+
+pub fn psubscribe(ctx: &mut Ctx, args: &Args) {
+    sub(ctx, args, Kind::Pattern)
+}
+
+pub fn ssubscribe(ctx: &mut Ctx, args: &Args) {
+    sub(ctx, args, Kind::Shard)
+}
+
+pub fn unsubscribe(ctx: &mut Ctx, args: &Args) {
+    unsub(ctx, args, Kind::Channel)
+}
+
+pub fn punsubscribe(ctx: &mut Ctx, args: &Args) {
+    unsub(ctx, args, Kind::Pattern)
+}
+
+pub fn sunsubscribe(ctx: &mut Ctx, args: &Args) {
+    unsub(ctx, args, Kind::Shard)
+}
+
+fn publish_to(ctx: &mut Ctx, args: &Args, shard: bool) {
+    let limit = ctx.client.settings(ctx.shared).output_limits.pubsub;
+    let now = blinkdb_engine::clock::now_ms();
+    let n = ctx
+        .shared
+        .pubsub
+        .publish(args[1], args[2], shard, &limit, now);
+    // A RESP3 client subscribed to the channel it publishes to sees the message
+    // before the reply, as in Redis (the message is written to it first).
+    pubsub::flush_mailbox(ctx.client, ctx.out);
+    ctx.out.int(n as i64);
+}
+
+pub fn publish(ctx: &mut Ctx, args: &Args) {
+    publish_to(ctx, args, false)
+}
+
+pub fn spublish(ctx: &mut Ctx, args: &Args) {
+    publish_to(ctx, args, true)
+}
+
+const HELP: &[&str] = &[
+    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
+    "HELP",
+    "    Prints this help.",
+];
+
+pub fn pubsub(ctx: &mut Ctx, args: &Args) {
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+    let argc = args.len();
+    // Redis 7 declares each subcommand with its own arity.
+    let arity_ok = match sub.as_str() {
+        "help" | "numpat" => argc == 2,
+        "channels" | "shardchannels" | "numsub" | "shardnumsub" => true,
+        _ => {
+            return ctx.out.error(&format!(
+                "ERR unknown subcommand '{}'. Try PUBSUB HELP.",
+                String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
+            ))
+        }
+    };
+    if !arity_ok {
+        return ctx.arity_error(&format!("pubsub|{sub}"));
+    }
+    let registry = &ctx.shared.pubsub;
+    match sub.as_str() {
+        "help" => ctx.out.help(HELP),
+        "channels" | "shardchannels" if argc <= 3 => {
+            let kind = if sub == "channels" {
+                Kind::Channel
+            } else {
+                Kind::Shard
+            };
+            let names = registry.names(kind, args.get(2).copied());
+            ctx.out.strs(names.iter().map(|n| &n[..]));
+        }
+        "numsub" | "shardnumsub" => {
+            let kind = if sub == "numsub" {
+                Kind::Channel
+            } else {
+                Kind::Shard
+            };
+            ctx.out.array((argc - 2) * 2);
+            for name in &args[2..] {
+                ctx.out.bulk(name);
+                ctx.out.int(registry.subscribers(kind, name) as i64);
+            }
+        }
+        "numpat" => ctx.out.int(registry.count(Kind::Pattern) as i64),
+        _ => ctx.out.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
+            String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
+        )),
+    }
+}

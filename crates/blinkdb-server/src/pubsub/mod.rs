@@ -1,0 +1,273 @@
+//! Pub/Sub: the server-wide registry of subscriptions (`registry.rs`), each
+//! subscriber's mailbox (`mailbox.rs`), output buffer limits (`limits.rs`) and
+//! keyspace notifications (`notify.rs`). This file holds a connection's own
+//! subscriptions and the hooks the connection loop and dispatch call.
+
+pub mod limits;
+pub mod mailbox;
+pub mod notify;
+pub mod registry;
+
+use crate::client::{Client, ClientInfo};
+use crate::protocol::{Args, Out};
+use crate::state::Shared;
+use bytes::{Bytes, BytesMut};
+use hashbrown::HashSet;
+pub use mailbox::Mailbox;
+pub use registry::{Kind, Registry};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Subscription counts other connections read (CLIENT LIST sub=, psub=, ssub=).
+#[derive(Default)]
+pub struct SubCounts {
+    pub channels: AtomicUsize,
+    pub patterns: AtomicUsize,
+    pub shard: AtomicUsize,
+}
+
+impl SubCounts {
+    /// In the pubsub context: CLIENT LIST flag P and the pubsub client class.
+    pub fn active(&self) -> bool {
+        self.channels.load(Ordering::Relaxed) > 0
+            || self.patterns.load(Ordering::Relaxed) > 0
+            || self.shard.load(Ordering::Relaxed) > 0
+    }
+}
+
+/// One connection's subscriptions; exists only while it has at least one.
+pub struct Subscriptions {
+    pub mailbox: Arc<Mailbox>,
+    channels: HashSet<Bytes>,
+    /// In subscription order, as Redis lists them when unsubscribing all.
+    patterns: Vec<Bytes>,
+    shard: HashSet<Bytes>,
+}
+
+impl Subscriptions {
+    fn new(info: &Arc<ClientInfo>) -> Self {
+        Subscriptions {
+            mailbox: info.inbox().clone(),
+            channels: HashSet::new(),
+            patterns: Vec::new(),
+            shard: HashSet::new(),
+        }
+    }
+
+    fn total(&self) -> usize {
+        self.channels.len() + self.patterns.len() + self.shard.len()
+    }
+
+    /// The count Redis puts in (un)subscribe replies: shard subscriptions for
+    /// the shard commands, channels plus patterns for the others.
+    fn count_for(&self, kind: Kind) -> usize {
+        match kind {
+            Kind::Shard => self.shard.len(),
+            _ => self.channels.len() + self.patterns.len(),
+        }
+    }
+
+    fn has(&self, kind: Kind, name: &[u8]) -> bool {
+        match kind {
+            Kind::Channel => self.channels.contains(name),
+            Kind::Shard => self.shard.contains(name),
+            Kind::Pattern => self.patterns.iter().any(|p| p[..] == *name),
+        }
+    }
+
+    fn insert(&mut self, kind: Kind, name: Bytes) {
+        match kind {
+            Kind::Channel => {
+                self.channels.insert(name);
+            }
+            Kind::Shard => {
+                self.shard.insert(name);
+            }
+            Kind::Pattern => self.patterns.push(name),
+        }
+    }
+
+    fn take(&mut self, kind: Kind, name: &[u8]) -> Option<Bytes> {
+        match kind {
+            Kind::Channel => self.channels.take(name),
+            Kind::Shard => self.shard.take(name),
+            Kind::Pattern => {
+                let i = self.patterns.iter().position(|p| p[..] == *name)?;
+                Some(self.patterns.remove(i))
+            }
+        }
+    }
+
+    fn all(&self, kind: Kind) -> Vec<Bytes> {
+        match kind {
+            Kind::Channel => self.channels.iter().cloned().collect(),
+            Kind::Shard => self.shard.iter().cloned().collect(),
+            Kind::Pattern => self.patterns.clone(),
+        }
+    }
+}
+
+fn publish_counts(client: &Client) {
+    let c = &client.info.subs;
+    let (ch, pa, sh) = client.pubsub.as_ref().map_or((0, 0, 0), |s| {
+        (s.channels.len(), s.patterns.len(), s.shard.len())
+    });
+    c.channels.store(ch, Ordering::Relaxed);
+    c.patterns.store(pa, Ordering::Relaxed);
+    c.shard.store(sh, Ordering::Relaxed);
+}
+
+/// Writes one (un)subscribe confirmation: an array in RESP2, a push in RESP3.
+fn confirm(out: &mut Out, verb: &[u8], name: Option<&[u8]>, count: usize) {
+    out.buf
+        .extend_from_slice(if out.resp3() { b">3\r\n" } else { b"*3\r\n" });
+    out.bulk(verb);
+    match name {
+        Some(n) => out.bulk(n),
+        None => out.null(),
+    }
+    out.int(count as i64);
+}
+
+/// Moves messages already delivered to this client ahead of what comes next in
+/// `out`, so a confirmation never overtakes a message published before it.
+pub fn flush_mailbox(client: &Client, out: &mut Out) {
+    if let Some(inbox) = client.info.inbox_if_any() {
+        // Now part of the batch's replies, which are bounded per batch.
+        inbox.take_into(&mut out.buf, false);
+    }
+}
+
+fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
+    match kind {
+        Kind::Channel => (b"subscribe", b"unsubscribe"),
+        Kind::Pattern => (b"psubscribe", b"punsubscribe"),
+        Kind::Shard => (b"ssubscribe", b"sunsubscribe"),
+    }
+}
+
+/// (P|S)SUBSCRIBE: one confirmation per name, subscribed or already so.
+pub fn subscribe(shared: &Shared, client: &mut Client, out: &mut Out, kind: Kind, names: &[&[u8]]) {
+    flush_mailbox(client, out);
+    let info = client.info.clone();
+    let subs = client
+        .pubsub
+        .get_or_insert_with(|| Box::new(Subscriptions::new(&info)));
+    for &name in names {
+        if !subs.has(kind, name) {
+            let name = Bytes::copy_from_slice(name);
+            shared.pubsub.add(kind, &name, &subs.mailbox);
+            subs.insert(kind, name);
+        }
+        confirm(out, verbs(kind).0, Some(name), subs.count_for(kind));
+    }
+    publish_counts(client);
+}
+
+/// (P|S)UNSUBSCRIBE: the named ones, or all of `kind` when none is named (with
+/// one confirmation carrying a null name if there were none).
+pub fn unsubscribe(
+    shared: &Shared,
+    client: &mut Client,
+    out: &mut Out,
+    kind: Kind,
+    names: &[&[u8]],
+) {
+    flush_mailbox(client, out);
+    let verb = verbs(kind).1;
+    let Some(subs) = client.pubsub.as_mut() else {
+        if names.is_empty() {
+            confirm(out, verb, None, 0);
+        }
+        for &name in names {
+            confirm(out, verb, Some(name), 0);
+        }
+        return;
+    };
+    let targets: Vec<Bytes> = if names.is_empty() {
+        subs.all(kind)
+    } else {
+        names.iter().map(|n| Bytes::copy_from_slice(n)).collect()
+    };
+    if targets.is_empty() {
+        confirm(out, verb, None, subs.count_for(kind));
+    }
+    for name in &targets {
+        if subs.take(kind, name).is_some() {
+            shared.pubsub.remove(kind, name, &subs.mailbox);
+        }
+        confirm(out, verb, Some(name), subs.count_for(kind));
+    }
+    if subs.total() == 0 {
+        client.pubsub = None;
+    }
+    publish_counts(client);
+}
+
+/// Leaves every subscription (RESET, disconnect) without replying.
+pub fn unsubscribe_all(shared: &Shared, client: &mut Client) {
+    let Some(subs) = client.pubsub.take() else {
+        return;
+    };
+    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+        for name in subs.all(kind) {
+            shared.pubsub.remove(kind, &name, &subs.mailbox);
+        }
+    }
+    publish_counts(client);
+}
+
+/// True in the RESP2 subscribed context, where replies change shape (PING).
+pub fn in_resp2_context(client: &Client) -> bool {
+    client.proto == 2 && client.pubsub.is_some()
+}
+
+/// Container commands whose subcommand Redis names in errors (`config|get`).
+const CONTAINERS: &[&str] = &[
+    "client", "config", "command", "memory", "pubsub", "object", "script", "function", "slowlog",
+    "latency", "xinfo", "cluster", "acl", "module",
+];
+
+const ALLOWED_IN_CONTEXT: &[&str] = &[
+    "ping",
+    "subscribe",
+    "ssubscribe",
+    "unsubscribe",
+    "sunsubscribe",
+    "psubscribe",
+    "punsubscribe",
+    "quit",
+    "reset",
+];
+
+/// The error for a command refused in the RESP2 subscribed context, if this is one.
+pub fn context_refusal(client: &Client, name: &str, args: &Args) -> Option<String> {
+    if !in_resp2_context(client) || ALLOWED_IN_CONTEXT.contains(&name) {
+        return None;
+    }
+    let full = if CONTAINERS.contains(&name) && args.len() > 1 {
+        format!("{name}|{}", String::from_utf8_lossy(args[1]).to_lowercase())
+    } else {
+        name.to_string()
+    };
+    Some(format!(
+        "ERR Can't execute '{full}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+    ))
+}
+
+/// Resolves when this connection may have messages to write; never without
+/// an inbox.
+pub async fn messages_ready(client: &Client) {
+    match client.info.inbox_if_any() {
+        Some(inbox) => inbox.ready().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Appends waiting messages to the reply buffer before a write; returns the
+/// mailbox and byte count to report once written (`Mailbox::written`).
+pub fn take_messages(client: &Client, buf: &mut BytesMut) -> Option<(Arc<Mailbox>, usize)> {
+    let inbox = client.info.inbox_if_any()?;
+    let n = inbox.take_into(buf, true);
+    (n > 0).then(|| (inbox.clone(), n))
+}

@@ -1,0 +1,199 @@
+//! Keyspace notifications (`notify-keyspace-events`) and the engine's observer.
+//!
+//! The engine reports events and changed keys (blinkdb_engine::notify) with
+//! the key's shard locked; this publishes the events as Redis does, on
+//! `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>`
+//! (message: the key), through the same registry as PUBLISH, and hands changed
+//! keys to client-side caching (`tracking`). With `notify-keyspace-events` empty
+//! and nobody tracking, the engine reports nothing (its interest mask is 0).
+
+use super::limits::ClassLimit;
+use super::registry::Registry;
+use crate::tracking::Tracking;
+use blinkdb_engine::notify::*;
+use parking_lot::Mutex;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// The flag letters Redis accepts, in its CONFIG SET error's order.
+pub const ERR_FLAGS: &str = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.";
+
+/// Parses `notify-keyspace-events` letters (Redis's keyspaceEventsStringToFlags).
+pub fn parse_flags(s: &str) -> Option<u32> {
+    let mut flags = 0;
+    for c in s.chars() {
+        flags |= match c {
+            'A' => ALL,
+            'g' => GENERIC,
+            '$' => STRING,
+            'l' => LIST,
+            's' => SET,
+            'h' => HASH,
+            'z' => ZSET,
+            'x' => EXPIRED,
+            'e' => EVICTED,
+            'K' => KEYSPACE,
+            'E' => KEYEVENT,
+            't' => STREAM,
+            'm' => KEY_MISS,
+            'd' => MODULE,
+            'n' => NEW,
+            _ => return None,
+        };
+    }
+    Some(flags)
+}
+
+/// Every letter of `flags`, without `A`: the stored form, which parses back
+/// to the same flags (Redis's shown form drops `n` next to `A`).
+pub fn letters(flags: u32) -> String {
+    render(flags, false)
+}
+
+/// The letters CONFIG GET shows for `flags` (Redis's keyspaceEventsFlagsToString):
+/// `A` for all classes, else each class in a fixed order, then K, E and m.
+pub fn format_flags(flags: u32) -> String {
+    render(flags, true)
+}
+
+fn render(flags: u32, collapse_all: bool) -> String {
+    let mut s = String::new();
+    if collapse_all && flags & ALL == ALL {
+        s.push('A');
+    } else {
+        for (bit, c) in [
+            (GENERIC, 'g'),
+            (STRING, '$'),
+            (LIST, 'l'),
+            (SET, 's'),
+            (HASH, 'h'),
+            (ZSET, 'z'),
+            (EXPIRED, 'x'),
+            (EVICTED, 'e'),
+            (STREAM, 't'),
+            (MODULE, 'd'),
+            (NEW, 'n'),
+        ] {
+            if flags & bit != 0 {
+                s.push(c);
+            }
+        }
+    }
+    for (bit, c) in [(KEYSPACE, 'K'), (KEYEVENT, 'E'), (KEY_MISS, 'm')] {
+        if flags & bit != 0 {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// The engine's observer: publishes keyspace events and feeds tracking.
+pub struct Notifier {
+    registry: Arc<Registry>,
+    pub tracking: Tracking,
+    /// `notify-keyspace-events`.
+    flags: AtomicU32,
+    /// The pubsub class's output limit, which events count against as PUBLISH's do.
+    limit: Mutex<ClassLimit>,
+}
+
+thread_local! {
+    /// The channel name being built (reused: no allocation per event once warm).
+    static CHANNEL: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(64));
+}
+
+impl Notifier {
+    pub fn new(registry: Arc<Registry>) -> Self {
+        Notifier {
+            registry,
+            tracking: Tracking::default(),
+            flags: AtomicU32::new(0),
+            limit: Mutex::new(ClassLimit::default()),
+        }
+    }
+
+    pub fn configure(&self, flags: u32, pubsub_limit: ClassLimit) {
+        *self.limit.lock() = pubsub_limit;
+        self.flags.store(flags, Ordering::Relaxed);
+    }
+
+    /// What the engine should report: the event classes that would be
+    /// published (none without K or E), and changed keys while anyone tracks.
+    pub fn interest(&self) -> u32 {
+        let flags = self.flags.load(Ordering::Relaxed);
+        let mut mask = if flags & (KEYSPACE | KEYEVENT) != 0 {
+            flags & !(KEYSPACE | KEYEVENT)
+        } else {
+            0
+        };
+        if self.tracking.count() > 0 {
+            mask |= TRACKING;
+        }
+        mask
+    }
+}
+
+fn channel(buf: &mut Vec<u8>, kind: &[u8], db: usize, name: &[u8]) {
+    buf.clear();
+    buf.extend_from_slice(kind);
+    buf.extend_from_slice(itoa::Buffer::new().format(db).as_bytes());
+    buf.extend_from_slice(b"__:");
+    buf.extend_from_slice(name);
+}
+
+impl Observer for Notifier {
+    fn event(&self, class: u32, event: &'static str, db: usize, key: &[u8]) {
+        let flags = self.flags.load(Ordering::Relaxed);
+        if flags & class == 0 {
+            return;
+        }
+        let limit = *self.limit.lock();
+        let now = blinkdb_engine::clock::now_ms();
+        CHANNEL.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            if flags & KEYSPACE != 0 {
+                channel(&mut buf, b"__keyspace@", db, key);
+                self.registry
+                    .publish(&buf, event.as_bytes(), false, &limit, now);
+            }
+            if flags & KEYEVENT != 0 {
+                channel(&mut buf, b"__keyevent@", db, event.as_bytes());
+                self.registry.publish(&buf, key, false, &limit, now);
+            }
+        });
+    }
+
+    fn modified(&self, key: &[u8], by: u64) {
+        self.tracking.invalidate(key, by);
+    }
+
+    fn flushed(&self, _by: u64) {
+        self.tracking.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_get_renders_as_redis() {
+        for (set, shown) in [
+            ("gKE", "gKE"),
+            ("$lshzxeKE", "$lshzxeKE"),
+            ("KA", "AK"),
+            ("EA", "AE"),
+            ("AKEmn", "AKEm"),
+            ("Ed", "dE"),
+            ("nE", "nE"),
+            ("", ""),
+            ("KEg$lshzxetd", "AKE"),
+        ] {
+            assert_eq!(format_flags(parse_flags(set).unwrap()), shown, "{set}");
+        }
+        assert_eq!(parse_flags("Kq"), None);
+        let all_new = parse_flags("AKEn").unwrap();
+        assert_eq!(parse_flags(&letters(all_new)), Some(all_new), "n kept");
+    }
+}

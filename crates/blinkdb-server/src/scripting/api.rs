@@ -1,0 +1,269 @@
+//! The native half of the `redis` API (sandbox.lua builds the Lua half):
+//! redis.call's argument checks and command round trip, error tables,
+//! sha1hex, log, setresp, and Redis's deterministic random generator.
+
+use super::convert::{fmt_g17, reply_to_lua};
+use super::run;
+use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Builds the table of native functions sandbox.lua receives.
+pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("call", lua.create_function(call)?)?;
+    t.set(
+        "cwrap",
+        lua.create_function(|lua, f: Function| {
+            // SAFETY: pushes one C closure over the one argument exec_raw
+            // put on the stack.
+            unsafe { lua.exec_raw::<Function>(f, |state| ffi::lua_pushcclosure(state, cwrap, 1)) }
+        })?,
+    )?;
+    t.set(
+        "error_table",
+        lua.create_function(|lua, msg: mlua::String| error_table(lua, &msg.as_bytes()))?,
+    )?;
+    t.set(
+        "errtext",
+        lua.create_function(|_, v: Value| {
+            // Errors raised by native library functions get the script's
+            // position, as luaL_error gives Redis's C libraries; SCRIPT
+            // KILL's does not.
+            let text = value_error_text(&v);
+            let positioned = matches!(v, Value::Error(_)) && text != super::run::KILLED;
+            Ok((text, positioned))
+        })?,
+    )?;
+    t.set(
+        "sha1hex",
+        lua.create_function(|_, v: Value| {
+            let bytes = match &v {
+                Value::String(s) => s.as_bytes().to_vec(),
+                Value::Integer(i) => i.to_string().into_bytes(),
+                Value::Number(n) => lua_number_text(*n).into_bytes(),
+                _ => Vec::new(),
+            };
+            let sha = super::cache::sha1hex(&bytes);
+            Ok(String::from_utf8_lossy(&sha).into_owned())
+        })?,
+    )?;
+    t.set(
+        "log",
+        lua.create_function(|_, (level, msg): (i64, mlua::String)| {
+            let msg = String::from_utf8_lossy(&msg.as_bytes()).into_owned();
+            match level {
+                0 | 1 => tracing::debug!("{msg}"),
+                2 => tracing::info!("{msg}"),
+                _ => tracing::warn!("{msg}"),
+            }
+            Ok(())
+        })?,
+    )?;
+    t.set(
+        "setresp",
+        lua.create_function(|_, resp: u8| {
+            run::set_resp(resp);
+            Ok(())
+        })?,
+    )?;
+    t.set(
+        "command_exists",
+        lua.create_function(|_, name: Value| {
+            Ok(match name {
+                Value::String(s) => crate::commands::lookup(&s.as_bytes()).is_some(),
+                _ => false,
+            })
+        })?,
+    )?;
+    t.set("rand", lua.create_function(|_, ()| Ok(rand_unit()))?)?;
+    t.set(
+        "srand",
+        lua.create_function(|_, seed: f64| {
+            srand48(seed as i64 as i32);
+            Ok(())
+        })?,
+    )?;
+    t.set("version", crate::REDIS_COMPAT_VERSION)?;
+    t.set("version_num", version_num() as f64)?;
+    Ok(t)
+}
+
+/// A C function that calls its upvalue with its arguments and returns what
+/// it returns. The API functions written in Lua go through it so that a
+/// script's `return redis.call(...)` is not a Lua tail call: the script's
+/// frame stays on the stack and errors name its line, as with Redis's C
+/// functions.
+unsafe extern "C-unwind" fn cwrap(state: *mut ffi::lua_State) -> c_int {
+    // Only Lua API calls here: an error raised by the callee unwinds
+    // through this frame, which owns nothing.
+    let n = ffi::lua_gettop(state);
+    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+    ffi::lua_insert(state, 1);
+    ffi::lua_call(state, n, ffi::LUA_MULTRET);
+    ffi::lua_gettop(state)
+}
+
+/// 7.0.15 → 0x00070f.
+fn version_num() -> u32 {
+    let mut parts = crate::REDIS_COMPAT_VERSION
+        .split('.')
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    let (a, b, c) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    (a << 16) | (b << 8) | c
+}
+
+/// Lua's own number to string (`%.14g`), for values Lua would print.
+fn lua_number_text(n: f64) -> String {
+    let mut buf = [0u8; 64];
+    // SAFETY: as in convert::fmt_g17.
+    let len = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut libc::c_char,
+            buf.len(),
+            c"%.14g".as_ptr(),
+            n,
+        )
+    };
+    String::from_utf8_lossy(&buf[..(len.max(0) as usize).min(63)]).into_owned()
+}
+
+/// `{err = "CODE message"}` from "-CODE message" or "message" (which gets the
+/// ERR code), with line breaks at the ends trimmed: how Redis shapes every
+/// error a script sees.
+pub fn error_table(lua: &Lua, msg: &[u8]) -> mlua::Result<Table> {
+    let (code, text): (&[u8], &[u8]) = match msg.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&c| c == b' ') {
+            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
+            None => (b"ERR", rest),
+        },
+        None => (b"ERR", msg),
+    };
+    let is_break = |c: &u8| *c == b'\r' || *c == b'\n';
+    let start = text.iter().position(|c| !is_break(c)).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|c| !is_break(c))
+        .map_or(start, |e| e + 1);
+    let mut full = code.to_vec();
+    full.push(b' ');
+    full.extend_from_slice(&text[start..end.max(start)]);
+    let t = lua.create_table_with_capacity(0, 1)?;
+    t.raw_set("err", lua.create_string(&full)?)?;
+    Ok(t)
+}
+
+/// The text of an error raised in Lua that is not an error table.
+fn value_error_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+        Value::Error(e) => error_text(e),
+        Value::Nil => "nil".into(),
+        Value::Boolean(b) => b.to_string(),
+        Value::Integer(i) => i.to_string(),
+        Value::Number(n) => lua_number_text(*n),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// The message of an mlua error without mlua's decorations (callback
+/// tracebacks, "runtime error:" prefixes).
+pub fn error_text(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => error_text(cause),
+        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::WithContext { cause, .. } => error_text(cause),
+        other => other.to_string(),
+    }
+}
+
+/// redis.call / redis.pcall: returns the reply and whether it is an error
+/// (redis.call raises it).
+fn call(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
+    if args.is_empty() {
+        let e = error_table(
+            lua,
+            b"Please specify at least one argument for this redis lib call",
+        )?;
+        return Ok((Value::Table(e), true));
+    }
+    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+    for a in args.iter() {
+        match a {
+            Value::String(s) => argv.push(s.as_bytes().to_vec()),
+            Value::Integer(i) => argv.push(i.to_string().into_bytes()),
+            Value::Number(n) => argv.push(fmt_g17(*n).into_bytes()),
+            _ => {
+                let e = error_table(
+                    lua,
+                    b"Lua redis lib command arguments must be strings or integers",
+                )?;
+                return Ok((Value::Table(e), true));
+            }
+        }
+    }
+    drop(args);
+    let reply = run::call(argv);
+    let mut at = 0;
+    let v = reply_to_lua(lua, &reply, &mut at)?;
+    Ok((v, reply.first() == Some(&b'-')))
+}
+
+// Redis's rand48: the 48-bit linear congruential generator of drand48, so a
+// seed gives the same sequence everywhere. One state for the server, as in
+// Redis.
+const RAND48_A: u64 = 0x5_DEEC_E66D;
+const RAND48_C: u64 = 0xB;
+const RAND48_MASK: u64 = (1 << 48) - 1;
+static RAND48: AtomicU64 = AtomicU64::new(0x1234_ABCD_330E);
+
+fn lrand48() -> i32 {
+    let x = RAND48.load(Ordering::Relaxed);
+    let next = (x.wrapping_mul(RAND48_A).wrapping_add(RAND48_C)) & RAND48_MASK;
+    RAND48.store(next, Ordering::Relaxed);
+    (next >> 17) as i32
+}
+
+fn srand48(seed: i32) {
+    RAND48.store(
+        (((seed as u32) as u64) << 16 | 0x330E) & RAND48_MASK,
+        Ordering::Relaxed,
+    );
+}
+
+/// A number in [0, 1): Redis's `(lrand48() % INT32_MAX) / INT32_MAX`.
+fn rand_unit() -> f64 {
+    (lrand48() % i32::MAX) as f64 / i32::MAX as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" {
+        fn srand48(seed: std::ffi::c_long);
+        fn lrand48() -> std::ffi::c_long;
+    }
+
+    #[test]
+    fn rand48_matches_libc_sequence() {
+        for seed in [0, 1, 42, -7, i32::MAX] {
+            super::srand48(seed);
+            // SAFETY: plain libc calls; only this test uses libc's generator.
+            unsafe { srand48(seed as std::ffi::c_long) };
+            for _ in 0..5 {
+                assert_eq!(super::lrand48() as i64, unsafe { lrand48() } as i64);
+            }
+        }
+    }
+
+    #[test]
+    fn version_number() {
+        assert_eq!(version_num(), 0x07000f);
+    }
+}

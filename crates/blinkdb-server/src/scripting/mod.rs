@@ -1,0 +1,341 @@
+//! Lua scripting with Redis 7.0's semantics: EVAL, EVALSHA and their _RO
+//! forms, and SCRIPT LOAD / EXISTS / FLUSH / KILL.
+//!
+//! - vm.rs: the interpreter, its sandbox (sandbox.lua) and compiled scripts
+//! - api.rs: the native half of the `redis` table
+//! - convert.rs: replies to Lua values and back
+//! - cache.rs: SHA1 names and `#!lua` flags
+//! - run.rs: one script's run, on a fiber, and the commands it calls
+//! - libs/: cjson, cmsgpack, bit and struct
+//!
+//! A script runs with every other command held out (the exec gate taken
+//! exclusively, as EXEC does). Past `busy-reply-threshold` other clients
+//! get BUSY and may send SCRIPT KILL (docs/design.md, "Scripting").
+
+mod api;
+pub mod cache;
+mod convert;
+mod libs;
+pub mod run;
+mod vm;
+
+use crate::commands::Ctx;
+use crate::protocol::Args;
+use cache::{ScriptFlags, Sha};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use vm::{Compiled, Vm};
+
+pub const ERR_NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+pub const ERR_BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+
+/// The scripting state shared by all connections.
+#[derive(Default)]
+pub struct Scripting {
+    vm: Mutex<Option<Arc<Vm>>>,
+    /// A script is running.
+    running: AtomicBool,
+    /// The running script is past busy-reply-threshold: other clients get
+    /// BUSY instead of waiting for it.
+    pub busy: AtomicBool,
+    /// SCRIPT KILL asked the running script to stop.
+    kill: AtomicBool,
+    /// The running script has written (SCRIPT KILL refuses it).
+    dirty: AtomicBool,
+}
+
+impl Scripting {
+    fn started(&self) {
+        self.kill.store(false, Ordering::Release);
+        self.dirty.store(false, Ordering::Release);
+        self.running.store(true, Ordering::Release);
+    }
+
+    fn ended(&self) {
+        self.running.store(false, Ordering::Release);
+        self.busy.store(false, Ordering::Release);
+        self.kill.store(false, Ordering::Release);
+        self.dirty.store(false, Ordering::Release);
+    }
+
+    fn wrote(&self) {
+        self.dirty.store(true, Ordering::Release);
+    }
+
+    fn killed(&self) -> bool {
+        self.kill.load(Ordering::Acquire)
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+
+    /// The interpreter, made on first use.
+    fn vm(&self, memory_limit: usize) -> Result<Arc<Vm>, String> {
+        let mut vm = self.vm.lock();
+        if let Some(vm) = vm.as_ref() {
+            return Ok(vm.clone());
+        }
+        let made = Arc::new(Vm::new(memory_limit).map_err(|e| api::error_text(&e))?);
+        *vm = Some(made.clone());
+        Ok(made)
+    }
+
+    /// Memory the interpreter uses (INFO's used_memory_lua).
+    pub fn memory(&self) -> usize {
+        self.vm.lock().as_ref().map_or(0, |vm| vm.memory())
+    }
+
+    /// Scripts in the cache (INFO's number_of_cached_scripts).
+    pub fn cached(&self) -> usize {
+        self.vm
+            .lock()
+            .as_ref()
+            .map_or(0, |vm| vm.scripts.lock().len())
+    }
+}
+
+/// Whether a command may run while a script is past the busy threshold.
+pub fn allowed_when_busy(args: &Args) -> bool {
+    let Some(spec) = crate::commands::lookup(args[0]) else {
+        return false;
+    };
+    match spec.name {
+        "script" => args.len() == 2 && args[1].eq_ignore_ascii_case(b"kill"),
+        "shutdown" => args[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave")),
+        _ => spec.has(crate::commands::table::ALLOW_BUSY),
+    }
+}
+
+/// Whether a command runs a script (its connection takes the gate for it).
+pub fn runs_script(args: &Args) -> bool {
+    let name = args[0];
+    name.len() >= 4
+        && name.len() <= 10
+        && (name.eq_ignore_ascii_case(b"eval")
+            || name.eq_ignore_ascii_case(b"evalsha")
+            || name.eq_ignore_ascii_case(b"eval_ro")
+            || name.eq_ignore_ascii_case(b"evalsha_ro"))
+}
+
+/// Finds a script by body, compiling it into the cache if new; the reply
+/// error text on failure.
+fn load(vm: &Vm, body: &[u8]) -> Result<(Sha, Arc<Compiled>), String> {
+    let sha = cache::sha1hex(body);
+    if let Some(c) = vm.get(&sha) {
+        return Ok((sha, c));
+    }
+    let (flags, skip) = cache::shebang(body).map_err(|e| format!("ERR {e}"))?;
+    let func = vm
+        .compile(&body[skip..])
+        .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
+    let compiled = Arc::new(Compiled {
+        func,
+        flags,
+        body_len: body.len(),
+    });
+    vm.scripts.lock().insert(sha, compiled.clone());
+    Ok((sha, compiled))
+}
+
+fn vm_for(ctx: &mut Ctx) -> Option<Arc<Vm>> {
+    let limit = ctx.client.settings(ctx.shared).lua_memory_limit;
+    match ctx.shared.scripting.vm(limit) {
+        Ok(vm) => Some(vm),
+        Err(e) => {
+            ctx.out
+                .error(&format!("ERR can't start the Lua interpreter: {e}"));
+            None
+        }
+    }
+}
+
+/// EVAL, EVALSHA, EVAL_RO and EVALSHA_RO.
+pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
+    let gate = ctx.client.script_gate.take();
+    if by_sha && args[1].len() != 40 {
+        return ctx.out.error(ERR_NOSCRIPT);
+    }
+    let Some(numkeys) = crate::commands::args::parse_i64(args[2]) else {
+        return ctx.out.error(crate::commands::args::ERR_NOT_INT);
+    };
+    if numkeys > args.len() as i64 - 3 {
+        return ctx
+            .out
+            .error("ERR Number of keys can't be greater than number of args");
+    }
+    if numkeys < 0 {
+        return ctx.out.error("ERR Number of keys can't be negative");
+    }
+    let Some(vm) = vm_for(ctx) else { return };
+    let (sha, compiled) = if by_sha {
+        let sha = cache::parse_sha(args[1]).expect("length checked");
+        match vm.get(&sha) {
+            Some(c) => (sha, c),
+            None => return ctx.out.error(ERR_NOSCRIPT),
+        }
+    } else {
+        match load(&vm, args[1]) {
+            Ok(found) => found,
+            Err(e) => return ctx.out.error(&e),
+        }
+    };
+    if let Err(e) = check_flags(ctx, compiled.flags, ro) {
+        return ctx.out.error(&e);
+    }
+    let numkeys = numkeys as usize;
+    let settings = ctx.client.settings(ctx.shared);
+    let threshold_ms = settings.busy_reply_threshold_ms;
+    let run = run::RunState {
+        sha,
+        read_only: ro || (compiled.flags.shebang && compiled.flags.no_writes),
+        allow_oom: compiled.flags.shebang && compiled.flags.allow_oom,
+        caller_db: ctx.client.db,
+        wrote: false,
+        multi_logged: false,
+        gate,
+        tracked_keys: match ctx.client.tracking {
+            Some(_) => args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
+            None => Vec::new(),
+        },
+    };
+    let may_pause = run.gate.is_some() && crate::io_threads::on_connection_thread();
+    let launch = run::Launch {
+        vm,
+        compiled,
+        keys: args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
+        argv: args[3 + numkeys..].iter().map(|a| a.to_vec()).collect(),
+        client_proto: ctx.out.proto,
+        may_pause,
+        threshold_ms,
+    };
+    run::start(ctx.shared, ctx.client, ctx.out, run, launch);
+}
+
+/// The checks Redis makes before running a script that has a shebang.
+fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result<(), String> {
+    if !flags.shebang {
+        return Ok(());
+    }
+    if !flags.no_writes {
+        let settings = ctx.client.settings(ctx.shared);
+        if let Some(e) = ctx.shared.write_refusal(false, settings) {
+            if e.starts_with("MISCONF") {
+                return Err("MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.".into());
+            }
+            return Err(e);
+        }
+        if ro {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+        if !flags.allow_oom {
+            let settings = ctx.client.settings(ctx.shared);
+            if ctx.shared.write_refusal(true, settings).is_some() {
+                return Err("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+const SCRIPT_HELP: &[&str] = &[
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// SCRIPT LOAD / EXISTS / FLUSH / KILL / HELP.
+pub fn script(ctx: &mut Ctx, args: &Args) {
+    let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
+    let arity = match sub.as_str() {
+        "help" | "kill" => 2,
+        "load" => 3,
+        "exists" => -3,
+        "flush" => -2,
+        _ => {
+            return ctx.out.error(&format!(
+                "ERR unknown subcommand '{}'. Try SCRIPT HELP.",
+                String::from_utf8_lossy(&args[1][..args[1].len().min(128)])
+            ))
+        }
+    };
+    let argc = args.len() as i32;
+    if (arity > 0 && argc != arity) || argc < -arity {
+        return ctx.out.error(&format!(
+            "ERR wrong number of arguments for 'script|{sub}' command"
+        ));
+    }
+    match (sub.as_str(), args.len()) {
+        ("help", 2) => ctx.out.help(SCRIPT_HELP),
+        ("load", 3) => {
+            let Some(vm) = vm_for(ctx) else { return };
+            match load(&vm, args[2]) {
+                Ok((sha, _)) => ctx.out.bulk(&sha),
+                Err(e) => ctx.out.error(&e),
+            }
+        }
+        ("exists", n) if n >= 3 => {
+            let vm = ctx.shared.scripting.vm.lock().clone();
+            ctx.out.array(n - 2);
+            for name in &args[2..] {
+                let found = match (&vm, cache::parse_sha(name)) {
+                    (Some(vm), Some(sha)) => vm.get(&sha).is_some(),
+                    _ => false,
+                };
+                ctx.out.int(found as i64);
+            }
+        }
+        ("flush", 2 | 3) => {
+            let is_async = match args.get(2) {
+                None => false,
+                Some(m) if m.eq_ignore_ascii_case(b"sync") => false,
+                Some(m) if m.eq_ignore_ascii_case(b"async") => true,
+                Some(_) => {
+                    return ctx
+                        .out
+                        .error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+                }
+            };
+            let old = ctx.shared.scripting.vm.lock().take();
+            if let Some(old) = old {
+                if is_async {
+                    std::thread::spawn(move || drop(old));
+                } else {
+                    drop(old);
+                }
+            }
+            ctx.out.ok();
+        }
+        ("kill", 2) => {
+            let s = &ctx.shared.scripting;
+            if !s.running.load(Ordering::Acquire) {
+                ctx.out.error("NOTBUSY No scripts in execution right now.");
+            } else if s.dirty.load(Ordering::Acquire) {
+                ctx.out.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+            } else {
+                s.kill.store(true, Ordering::Release);
+                ctx.out.ok();
+            }
+        }
+        _ => ctx.out.error(&format!(
+            "ERR Unknown subcommand or wrong number of arguments for '{}'. Try SCRIPT HELP.",
+            String::from_utf8_lossy(args[1])
+        )),
+    }
+}

@@ -1,0 +1,308 @@
+-- The environment EVAL scripts run in, built once per Lua VM (vm.rs).
+-- Called with the table of native (Rust) functions; returns the
+-- environment table scripts see as their globals and the function that
+-- runs one compiled script under the error handler.
+--
+-- Scripts read globals through a read-only view: reading a name that does
+-- not exist and writing any global are errors, and the library tables are
+-- read-only views too (Redis 7.0 makes them read-only tables).
+local native = ...
+local G = _G
+local getinfo = debug.getinfo
+local error, type, tostring, select, tonumber = error, type, tostring, select, tonumber
+local pairs, ipairs = pairs, ipairs
+local rawget, rawset, setmetatable, getmetatable = rawget, rawset, setmetatable, getmetatable
+local pcall, xpcall, setfenv, loadstring = pcall, xpcall, setfenv, loadstring
+local sub, byte, concat, floor = string.sub, string.byte, table.concat, math.floor
+
+local READONLY = 'Attempt to modify a readonly table'
+local protected = setmetatable({}, {__mode = 'k'})
+
+local function refuse()
+  error(READONLY, 2)
+end
+
+-- A read-only view of t. Its metatable, as getmetatable shows it, is a
+-- read-only table too, and it leads back to the view, never to t.
+local function readonly(t)
+  local view, face = {}, {}
+  setmetatable(face, {__index = {__index = view, __newindex = refuse},
+                      __newindex = refuse, __metatable = face})
+  setmetatable(view, {__index = t, __newindex = refuse, __metatable = face})
+  protected[view] = true
+  protected[face] = true
+  return view
+end
+
+local err = native.error_table
+
+local function raise(msg)
+  error(err(msg), 0)
+end
+
+-- redis.* ------------------------------------------------------------------
+local redis = {}
+local call = native.call
+
+redis.call = function(...)
+  local reply, failed = call(...)
+  if failed then error(reply, 0) end
+  return reply
+end
+
+redis.pcall = function(...)
+  return (call(...))
+end
+
+redis.error_reply = function(...)
+  local e = ...
+  if select('#', ...) ~= 1 or type(e) ~= 'string' then
+    return err('wrong number or type of arguments')
+  end
+  if sub(e, 1, 1) ~= '-' then e = '-' .. e end
+  return err(e)
+end
+
+redis.status_reply = function(...)
+  local s = ...
+  if select('#', ...) ~= 1 or type(s) ~= 'string' then
+    return err('wrong number or type of arguments')
+  end
+  return {ok = s}
+end
+
+redis.sha1hex = function(...)
+  if select('#', ...) ~= 1 then raise('wrong number of arguments') end
+  return native.sha1hex((...))
+end
+
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+
+redis.log = function(...)
+  local n = select('#', ...)
+  if n < 2 then raise('redis.log() requires two arguments or more.') end
+  local level = tonumber((...))
+  if not level then raise('First argument must be a number (log level).') end
+  level = floor(level)
+  if level < 0 or level > 3 then raise('Invalid debug level.') end
+  local parts = {}
+  for i = 2, n do
+    local v = select(i, ...)
+    local t = type(v)
+    if t == 'string' or t == 'number' then parts[#parts + 1] = tostring(v) end
+  end
+  native.log(level, concat(parts, ' '))
+end
+
+redis.setresp = function(...)
+  if select('#', ...) ~= 1 then raise('redis.setresp() requires one argument.') end
+  local resp = tonumber((...))
+  if resp ~= 2 and resp ~= 3 then raise('RESP version must be 2 or 3.') end
+  native.setresp(resp)
+end
+
+redis.acl_check_cmd = function(...)
+  if select('#', ...) == 0 then
+    raise('Please specify at least one argument for this redis lib call')
+  end
+  if not native.command_exists((...)) then
+    raise('Invalid command passed to redis.acl_check_cmd()')
+  end
+  -- Every connection is the default user, who may run every command.
+  return true
+end
+
+-- Redis 7 always replicates a script's effects; the debugger is never on.
+redis.replicate_commands = function() return true end
+redis.breakpoint = function() return false end
+redis.debug = function() end
+
+redis.REDIS_VERSION = native.version
+redis.REDIS_VERSION_NUM = native.version_num
+
+-- math.random and math.randomseed on Redis's own generator: the same
+-- sequence for the same seed on every platform.
+local function int_arg(i, name, v)
+  local n = tonumber(v)
+  if not n then
+    error("bad argument #" .. i .. " to '" .. name .. "' (number expected, got " ..
+          (v == nil and 'no value' or type(v)) .. ")", 0)
+  end
+  return n >= 0 and floor(n) or -floor(-n)
+end
+
+local math_random = function(...)
+  local r = native.rand()
+  local n = select('#', ...)
+  if n == 0 then return r end
+  local a, b = ...
+  if n == 1 then
+    local u = int_arg(1, 'random', a)
+    if u < 1 then error("bad argument #1 to 'random' (interval is empty)", 0) end
+    return floor(r * u) + 1
+  elseif n == 2 then
+    local l, u = int_arg(1, 'random', a), int_arg(2, 'random', b)
+    if l > u then error("bad argument #2 to 'random' (interval is empty)", 0) end
+    return floor(r * (u - l + 1)) + l
+  end
+  error('wrong number of arguments', 0)
+end
+
+local math_randomseed = function(seed)
+  native.srand(int_arg(1, 'randomseed', seed))
+end
+
+-- Lua-written API functions are called through a C function (see
+-- api.rs's cwrap) so that a script's error line survives tail calls.
+local cwrap = native.cwrap
+for _, name in ipairs({'call', 'pcall', 'error_reply', 'status_reply', 'sha1hex',
+                       'log', 'setresp', 'acl_check_cmd', 'replicate_commands',
+                       'breakpoint', 'debug'}) do
+  redis[name] = cwrap(redis[name])
+end
+math_random = cwrap(math_random)
+math_randomseed = cwrap(math_randomseed)
+
+-- The environment ------------------------------------------------------------
+local ENV = {}
+
+local function fix_pcall(ok, ...)
+  if ok then return true, ... end
+  local e = ...
+  if type(e) == 'table' and type(rawget(e, 'err')) == 'string' then
+    return false, rawget(e, 'err')
+  elseif type(e) == 'userdata' then
+    return false, (native.errtext(e))
+  end
+  return false, e
+end
+
+local function safe_loadstring(s, name)
+  if type(s) == 'string' and byte(s, 1) == 27 then
+    return nil, 'binary chunks are not allowed'
+  end
+  local f, e = loadstring(s, name)
+  if f then setfenv(f, ENV) end
+  return f, e
+end
+
+local function safe_load(reader, name)
+  local parts = {}
+  while true do
+    local piece = reader()
+    if piece == nil or piece == '' then break end
+    if type(piece) ~= 'string' then return nil, 'reader function must return a string' end
+    parts[#parts + 1] = piece
+  end
+  return safe_loadstring(concat(parts), name or '=(load)')
+end
+
+local allowed = {
+  'xpcall', 'tostring', 'next', 'assert', 'tonumber', 'rawequal', 'collectgarbage',
+  'rawget', 'type', 'select', 'unpack', 'gcinfo', 'pairs', 'ipairs', '_VERSION',
+  'error', 'coroutine', 'string', 'math', 'table', 'cjson', 'bit', 'cmsgpack', 'struct',
+}
+local keep = {}
+for _, name in ipairs(allowed) do keep[name] = G[name] end
+
+local libs = {coroutine = true, string = true, math = true, table = true,
+              cjson = true, bit = true, cmsgpack = true, struct = true}
+
+-- The real string table stays reachable through string values' metatable:
+-- that metatable now leads to the read-only view.
+local math_copy = {}
+for k, v in pairs(G.math) do math_copy[k] = v end
+math_copy.random, math_copy.randomseed = math_random, math_randomseed
+keep.math = math_copy
+
+for name in pairs(libs) do
+  if keep[name] then keep[name] = readonly(keep[name]) end
+end
+keep.redis = readonly(redis)
+keep.pcall = cwrap(function(f, ...) return fix_pcall(pcall(f, ...)) end)
+keep.loadstring = cwrap(safe_loadstring)
+keep.load = cwrap(safe_load)
+keep.setmetatable = cwrap(function(t, mt)
+  if protected[t] then error(READONLY, 0) end
+  return setmetatable(t, mt)
+end)
+keep.getmetatable = getmetatable
+-- Lua 5.1.5's unpack overflows its stack check for huge ranges and brings
+-- the process down; Redis's patched Lua refuses them.
+local real_unpack = unpack
+keep.unpack = cwrap(function(t, i, j, ...)
+  local first = tonumber(i) or 1
+  local last = tonumber(j) or (type(t) == 'table' and #t or 0)
+  if last - first + 1 > 8000 then error('too many results to unpack', 0) end
+  if j ~= nil then return real_unpack(t, i, j, ...) end
+  if i ~= nil then return real_unpack(t, i) end
+  return real_unpack(t)
+end)
+keep.rawset = cwrap(function(t, k, v)
+  if protected[t] then error(READONLY, 0) end
+  return rawset(t, k, v)
+end)
+keep._G = ENV
+
+local string_mt = getmetatable('')
+local string_face = {}
+setmetatable(string_face, {__index = {__index = keep.string, __newindex = refuse},
+                           __newindex = refuse, __metatable = string_face})
+protected[string_face] = true
+string_mt.__index = keep.string
+string_mt.__metatable = string_face
+
+-- Only the allowed names stay in the real globals table.
+for k in pairs(G) do rawset(G, k, nil) end
+for k, v in pairs(keep) do rawset(G, k, v) end
+
+local env_face = {}
+setmetatable(env_face, {__index = {__index = env_face, __newindex = refuse},
+                        __newindex = refuse, __metatable = env_face})
+setmetatable(ENV, {
+  __index = function(_, k)
+    local v = rawget(G, k)
+    if v == nil then
+      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+    end
+    return v
+  end,
+  __newindex = refuse,
+  __metatable = env_face,
+})
+protected[ENV] = true
+protected[env_face] = true
+
+-- Errors become {err=..., source=..., line=...}, where source and line are
+-- those of the script's own frame nearest the error.
+local function handler(e)
+  local source, line
+  local level = 2
+  while true do
+    local info = getinfo(level, 'Sl')
+    if not info then break end
+    if info.source == '@user_script' then
+      source, line = info.source, info.currentline
+      break
+    end
+    level = level + 1
+  end
+  if type(e) ~= 'table' or protected[e] then
+    local text, positioned = native.errtext(e)
+    if positioned and line then
+      text = sub(source, 2) .. ':' .. line .. ': ' .. text
+    end
+    e = {err = 'ERR ' .. text}
+  end
+  if source then
+    rawset(e, 'source', source)
+    rawset(e, 'line', line)
+  end
+  return e
+end
+
+local function run(f)
+  return xpcall(f, handler)
+end
+
+return ENV, run

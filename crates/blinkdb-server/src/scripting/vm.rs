@@ -1,0 +1,79 @@
+//! One Lua 5.1 interpreter with Redis's sandbox (sandbox.lua), its
+//! libraries, and the scripts compiled into it. SCRIPT FLUSH replaces the
+//! whole interpreter, as Redis does.
+
+use super::api;
+use super::cache::{ScriptFlags, Sha};
+use hashbrown::HashMap;
+use mlua::{ChunkMode, Function, Lua, LuaOptions, StdLib, Table};
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// A script compiled into the interpreter.
+pub struct Compiled {
+    pub func: Function,
+    pub flags: ScriptFlags,
+    pub body_len: usize,
+}
+
+pub struct Vm {
+    pub lua: Lua,
+    env: Table,
+    /// Runs a compiled script under the error handler: `(ok, result)`.
+    pub driver: Function,
+    pub scripts: Mutex<HashMap<Sha, Arc<Compiled>>>,
+    /// Bytes the interpreter may allocate (0: no limit).
+    pub memory_limit: usize,
+}
+
+impl Vm {
+    pub fn new(memory_limit: usize) -> mlua::Result<Vm> {
+        // SAFETY: the debug library is only used by sandbox.lua, which keeps
+        // getinfo for its error handler and removes `debug` from the globals.
+        let lua = unsafe {
+            Lua::unsafe_new_with(
+                StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
+                LuaOptions::new(),
+            )
+        };
+        super::libs::register(&lua)?;
+        let native = api::native_table(&lua)?;
+        let (env, driver): (Table, Function) = lua
+            .load(include_str!("sandbox.lua"))
+            .set_name("=sandbox")
+            .call(native)?;
+        if memory_limit > 0 {
+            lua.set_memory_limit(memory_limit)?;
+        }
+        Ok(Vm {
+            lua,
+            env,
+            driver,
+            scripts: Mutex::new(HashMap::new()),
+            memory_limit,
+        })
+    }
+
+    /// Compiles a script body (without its shebang line) as Redis does:
+    /// chunk name `@user_script`, text only, in the sandbox environment.
+    pub fn compile(&self, code: &[u8]) -> Result<Function, String> {
+        self.lua
+            .load(code)
+            .set_name("@user_script")
+            .set_mode(ChunkMode::Text)
+            .set_environment(self.env.clone())
+            .into_function()
+            .map_err(|e| match e {
+                mlua::Error::SyntaxError { message, .. } => message,
+                other => api::error_text(&other),
+            })
+    }
+
+    pub fn get(&self, sha: &Sha) -> Option<Arc<Compiled>> {
+        self.scripts.lock().get(sha).cloned()
+    }
+
+    pub fn memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+}

@@ -1,0 +1,325 @@
+"""Lua scripting: EVAL/EVALSHA/_RO and SCRIPT with Redis 7.0's replies (compared
+with the oracle redis-server), redis-py's Script and Lock, atomicity across
+connection threads, BUSY and SCRIPT KILL, memory limit, and the AOF."""
+
+import threading
+import time
+
+import pytest
+
+from aof_helpers import incr_files, start_aof_server
+from test_persistence_redis_interop import check_aof, redis_server
+
+redis = pytest.importorskip("redis")
+
+# Scripts whose replies (or errors) must be byte-for-byte Redis's.
+SCRIPTS = [
+    ("return {1,2,3,'ciao',{1,2}}", []),
+    ("return redis.call('set',KEYS[1],ARGV[1])", ["k", "v"]),
+    ("return redis.call('get',KEYS[1])", ["k"]),
+    ("return redis.call('incr',KEYS[1])", ["k"]),
+    ("return redis.pcall('incr',KEYS[1])", ["k"]),
+    ("return a", []),
+    ("a = 1", []),
+    ("return redis.call('nosuch')", []),
+    ("return redis.call('set','x')", []),
+    ("return redis.call()", []),
+    ("return redis.call({})", []),
+    ("return redis.call('multi')", []),
+    ("retur 1", []),
+    ("return 3.99", []),
+    ("return -3.99", []),
+    ("return {1,2,nil,4}", []),
+    ("return {true,false,nil}", []),
+    ("return true", []),
+    ("return false", []),
+    ("return nil", []),
+    ("return {err='My Error'}", []),
+    ("return {ok='FINE'}", []),
+    ("return redis.error_reply('CODE some text')", []),
+    ("return redis.status_reply('GOOD')", []),
+    ("return redis.sha1hex('Pizza & Mandolino')", []),
+    ("return {double=3.5}", []),
+    ("return {big_number='123456789012345678901234567890'}", []),
+    ("redis.setresp(3); return {map={a=1}}", []),
+    ("redis.setresp(3); return {set={a=true}}", []),
+    ("redis.setresp(3); return redis.call('get','nokey')", []),
+    ("redis.setresp(3); return type(redis.call('get','nokey'))", []),
+    ("return type(redis.call('get','nokey'))", []),
+    ("return redis.setresp(4)", []),
+    ("return redis.log()", []),
+    ("error('boom')", []),
+    ("error({err='CUSTOM failure'})", []),
+    ("return pcall(redis.call, 'nosuch')", []),
+    ("return {pcall(function() error({err='X y'}) end)}", []),
+    ("return redis.call('echo', 0.1)", []),
+    ("return redis.call('echo', 1e20)", []),
+    ("return print", []),
+    ("return os", []),
+    ("setmetatable(_G, {})", []),
+    ("redis.call = function() return 1 end", []),
+    ("getmetatable('').__index = function() return 1 end", []),
+    ("return loadstring(string.dump(function() return 1 end))()", []),
+    ("return redis.REDIS_VERSION", []),
+    ("return cjson.encode({a='x/y', b={1,2,{c=true}}})", []),
+    ("return cjson.decode('[1,2,\"x\"]')", []),
+    ("return cjson.decode('bad')", []),
+    ("return bit.tohex(65535, -2147483648)", []),
+    ("return {bit.band(7,3), bit.bor(1,2,4), bit.lshift(1,31), bit.bnot(0)}", []),
+    ("local e = cmsgpack.pack({1,'a',{x=1}}, -1099511627776, 0.1) "
+     "local h = '' for i=1,#e do h = h .. string.format('%02x', string.byte(e,i)) end "
+     "return h", []),
+    ("local t = cmsgpack.unpack(cmsgpack.pack({1,2,'abc'})) return t", []),
+    ("#!lua flags=no-writes\nreturn redis.call('set','a','b')", []),
+    ("#!lua flags=bad\nreturn 1", []),
+    ("local t = {}; for i = 1, 100 do t[i] = i end return t", []),
+]
+
+
+def raw(conn, *args):
+    return conn.call(*args).raw
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_replies_match_redis(blinkdb, oracle, resp):
+    with blinkdb.connect() as b, oracle.connect() as o:
+        if resp == 3:
+            b.call("HELLO", "3")
+            o.call("HELLO", "3")
+        for body, rest in SCRIPTS:
+            keys = [a for a in rest[:1]]
+            args = ["EVAL", body, str(len(keys)), *rest]
+            assert raw(b, *args) == raw(o, *args), body
+
+
+BAD_INPUT = [
+    ["EVAL", "return 1", "5"],
+    ["EVAL", "return 1", "-1"],
+    ["EVAL", "return 1", "x"],
+    ["EVAL", "return 1", "99999999999999999999999"],
+    ["EVAL", "return 1"],
+    ["EVALSHA", "a" * 40, "0"],
+    ["EVALSHA", "abc", "0"],
+    ["EVALSHA", "a" * 40, "7"],
+    ["EVAL_RO", "return redis.call('set','a','b')", "0"],
+    ["EVAL_RO", "#!lua\nreturn 1", "0"],
+    ["SCRIPT", "LOAD"],
+    ["SCRIPT", "FOO"],
+    ["SCRIPT", "EXISTS"],
+    ["SCRIPT", "FLUSH", "BAD"],
+    ["SCRIPT", "KILL"],
+    ["SCRIPT", "LOAD", "return 1"],
+    ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "ffff"],
+    ["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+    ["SCRIPT", "FLUSH", "ASYNC"],
+    ["SCRIPT", "EXISTS", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"],
+    # Lua 5.1.5's own unpack would overflow its stack check and crash.
+    ["EVAL", "return {unpack({1,2,3}, -2, 2147483647)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -2147483648, -2)}", "0"],
+    ["EVAL", "return {unpack({1,2,3}, -1, -2)}", "0"],
+    ["EVAL", "local a = {} for i=1,7999 do a[i] = 1 end return #{unpack(a)}", "0"],
+]
+
+
+def test_bad_input_and_script_command_match_redis(blinkdb, oracle):
+    with blinkdb.connect() as b, oracle.connect() as o:
+        for args in BAD_INPUT:
+            assert raw(b, *args) == raw(o, *args), args
+
+
+def test_redis_py_register_script_and_lock(blinkdb):
+    r = redis.Redis(port=blinkdb.port)
+    incr_by = r.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")
+    assert incr_by(keys=["n"], args=[5]) == 5  # EVALSHA fails with NOSCRIPT, then EVAL
+    r.script_flush()
+    assert incr_by(keys=["n"], args=[2]) == 7
+    assert r.script_exists(incr_by.sha) == [True]
+
+    lock = r.lock("resource", timeout=10)
+    assert lock.acquire(blocking=False)
+    assert not r.lock("resource").acquire(blocking=False)
+    assert lock.extend(5)
+    assert lock.owned()
+    lock.release()
+    assert r.get("resource") is None
+    with pytest.raises(redis.exceptions.LockError):
+        lock.release()
+
+
+def test_scripts_are_atomic_across_connection_threads(server_factory):
+    srv = server_factory("--io-threads", "2")
+    script = ("local v = tonumber(redis.call('get', KEYS[1]) or '0') "
+              "for i = 1, 200 do redis.call('set', KEYS[2], i) end "
+              "redis.call('set', KEYS[1], v + 1) return v")
+    stop = time.monotonic() + 3
+    seen = []
+
+    def writer():
+        r = redis.Redis(port=srv.port)
+        s = r.register_script(script)
+        while time.monotonic() < stop:
+            s(keys=["counter", "scratch"])
+
+    def reader():
+        r = redis.Redis(port=srv.port)
+        while time.monotonic() < stop:
+            # The scratch key is always 200 between scripts, never midway.
+            v = r.get("scratch")
+            seen.append(v)
+
+    threads = [threading.Thread(target=writer) for _ in range(3)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    r = redis.Redis(port=srv.port)
+    assert set(seen) <= {None, b"200"}
+    assert int(r.get("counter")) > 0
+
+
+def test_busy_script_and_script_kill(server_factory):
+    srv = server_factory("--busy-reply-threshold", "200")
+    r = redis.Redis(port=srv.port)
+    result = {}
+
+    def run(body):
+        try:
+            result["reply"] = redis.Redis(port=srv.port).eval(body, 0)
+        except redis.exceptions.ResponseError as e:
+            result["error"] = str(e)
+        except redis.exceptions.ConnectionError as e:  # SHUTDOWN NOSAVE
+            result["closed"] = str(e)
+
+    t = threading.Thread(target=run, args=("while true do end",))
+    t.start()
+    time.sleep(0.6)
+    with pytest.raises(redis.exceptions.ResponseError,
+                       match="BUSY Redis is busy running a script"):
+        r.get("x")
+    assert r.script_kill()
+    t.join(5)
+    assert not t.is_alive()
+    assert result["error"].startswith("Script killed by user with SCRIPT KILL...")
+    assert r.ping()
+    with pytest.raises(redis.exceptions.ResponseError, match="NOTBUSY"):
+        r.script_kill()
+
+    # A script that wrote can't be killed; SHUTDOWN NOSAVE is the way out.
+    result.clear()
+    t = threading.Thread(target=run, args=("redis.call('set','w','1') while true do end",))
+    t.start()
+    time.sleep(0.6)
+    with pytest.raises(redis.exceptions.ResponseError, match="UNKILLABLE"):
+        r.script_kill()
+    with pytest.raises(redis.exceptions.ResponseError, match="BUSY"):
+        r.shutdown()  # without NOSAVE
+    try:
+        r.shutdown(nosave=True)
+    except redis.exceptions.ConnectionError:
+        pass
+    srv.proc.wait(10)
+    t.join(5)
+
+
+def test_exec_during_a_busy_script_is_aborted(server_factory):
+    # Redis's multi.tcl 'EXEC and script timeout': a command queued while a script is busy
+    # gets BUSY and dooms the transaction; EXEC then answers EXECABORT ... BUSY and leaves
+    # MULTI, and nothing of the transaction runs.
+    srv = server_factory("--busy-reply-threshold", "10")
+    r = redis.Redis(port=srv.port)
+    r.set("xx", 1)
+    tx = srv.connect()
+    assert raw(tx, "MULTI") == b"+OK\r\n"
+    assert raw(tx, "INCR", "xx") == b"+QUEUED\r\n"
+    t = threading.Thread(target=lambda: _eval_until_killed(srv.port))
+    t.start()
+    time.sleep(0.3)
+    assert raw(tx, "INCR", "xx").startswith(b"-BUSY")
+    assert raw(tx, "EXEC").startswith(b"-EXECABORT Transaction discarded because of: BUSY")
+    assert r.script_kill()
+    t.join(5)
+    assert r.get("xx") == b"1"
+    assert raw(tx, "PING", "asdf") == b"$4\r\nasdf\r\n"
+    tx.close()
+
+
+def _eval_until_killed(port):
+    with pytest.raises(redis.exceptions.ResponseError, match="Script killed"):
+        redis.Redis(port=port).eval("while true do end", 0)
+
+
+def test_pcall_cannot_swallow_script_kill(server_factory):
+    srv = server_factory("--busy-reply-threshold", "100")
+    out = {}
+
+    def run():
+        try:
+            redis.Redis(port=srv.port).eval(
+                "while true do pcall(function() while true do end end) end", 0)
+        except redis.exceptions.ResponseError as e:
+            out["error"] = str(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(0.4)
+    assert redis.Redis(port=srv.port).script_kill()
+    t.join(5)
+    assert "Script killed by user" in out["error"]
+
+
+def test_unbounded_allocation_gets_an_error(server_factory):
+    srv = server_factory("--lua-memory-limit", "64mb")
+    r = redis.Redis(port=srv.port)
+    with pytest.raises(redis.exceptions.ResponseError, match="not enough memory"):
+        r.eval("local s = 'x' while true do s = s .. s end", 0)
+    with pytest.raises(redis.exceptions.ResponseError, match="not enough memory"):
+        r.eval("local t = {} local i = 0 while true do i = i + 1 t[i] = {i} end", 0)
+    assert r.eval("return 1", 0) == 1
+    assert srv.alive()
+
+
+def test_error_halfway_keeps_earlier_writes(blinkdb):
+    r = redis.Redis(port=blinkdb.port)
+    with pytest.raises(redis.exceptions.ResponseError):
+        r.eval("redis.call('set','a','1') redis.call('incr','nokey', 'x') "
+               "redis.call('set','b','2')", 0)
+    assert r.get("a") == b"1" and r.get("b") is None
+
+
+def test_select_inside_script_leaves_caller_db(blinkdb):
+    r = redis.Redis(port=blinkdb.port)
+    assert r.eval("redis.call('select', 5) redis.call('set','x','5') return 1", 0) == 1
+    assert r.get("x") is None
+    assert redis.Redis(port=blinkdb.port, db=5).get("x") == b"5"
+
+
+def test_eval_inside_multi(blinkdb):
+    r = redis.Redis(port=blinkdb.port)
+    with r.pipeline() as p:
+        p.set("m", 1).eval("return redis.call('incr', KEYS[1])", 1, "m")
+        assert p.execute() == [True, 2]
+
+
+def test_aof_records_script_effects_in_multi_exec(blinkdb_binary, tmp_path):
+    directory = str(tmp_path / "aof")
+    srv = start_aof_server(blinkdb_binary, directory)
+    r = redis.Redis(port=srv.port)
+    r.set("before", 1)
+    r.eval("redis.call('set','s1','1') redis.call('incr','s2') "
+           "redis.call('select', 2) redis.call('set','s3','x') return 1", 0)
+    r.eval("return redis.call('get', 'before')", 0)  # no write: nothing logged
+    srv.stop()
+    check_aof(directory)
+    data = open(incr_files(directory)[-1], "rb").read()
+    assert data.count(b"*1\r\n$5\r\nMULTI\r\n") == 1
+    multi, exec_ = data.index(b"*1\r\n$5\r\nMULTI\r\n"), data.index(b"*1\r\n$4\r\nEXEC\r\n")
+    assert multi < data.index(b"s1") < data.index(b"s2") < data.index(b"s3") < exec_
+    oracle = redis_server(directory, str(tmp_path / "oracle-log"))
+    with oracle.connect() as c:
+        assert c.call("MGET", "before", "s1", "s2").value == [(b"$", b"1")] * 3
+    oracle.stop()
+    srv = start_aof_server(blinkdb_binary, directory)
+    r = redis.Redis(port=srv.port, db=2)
+    assert r.get("s3") == b"x"
+    srv.stop()
