@@ -8,9 +8,11 @@
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
 #   6. Redis 7.0.15's own test suite against BlinkDB (tests/redis-suite)
+#   7. the fuzz targets, each from its committed corpus for a bounded time
+#      (tests/fuzz.sh; installs the nightly toolchain and cargo-fuzz if missing)
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages.
-# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker redis-suite)
+# Usage: tests/run-all.sh [--only STAGE ...]   (stages: lint unit integration clients docker redis-suite fuzz)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
@@ -90,6 +92,10 @@ redis_suite() {
     cargo build --release -p blinkdb-server && tests/redis-suite/run.sh
 }
 
+fuzz() {
+    tests/fuzz.sh
+}
+
 install_debian_packages
 install_python_packages
 mount_bpffs
@@ -99,6 +105,7 @@ stage integration integration
 stage clients clients
 stage docker docker_image
 stage redis-suite redis_suite
+stage fuzz fuzz
 
 say "summary"
 [ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"

@@ -49,14 +49,14 @@ fuzz_target!(|data: &[u8]| {
         total += parts.iter().map(|p| p.len()).sum::<usize>();
     } else {
         let mut manifest = String::new();
-        let mut files = parts.iter().take(4);
+        let mut files = parts.iter();
         if flags & 8 != 0 {
             let base = files.next().unwrap();
             std::fs::write(aof_dir.join(NAMES[0]), base).unwrap();
             manifest.push_str("file appendonly.aof.1.base.aof seq 1 type b\n");
             total += base.len();
         }
-        for (i, bytes) in files.enumerate() {
+        for (i, bytes) in files.take(NAMES.len() - 1).enumerate() {
             std::fs::write(aof_dir.join(NAMES[i + 1]), bytes).unwrap();
             manifest.push_str(&format!("file {} seq {} type i\n", NAMES[i + 1], i + 1));
             total += bytes.len();

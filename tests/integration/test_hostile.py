@@ -219,3 +219,213 @@ def test_timeout_closes_idle_clients(server_factory):
     finally:
         idle.close()
         busy.close()
+
+
+# Arithmetic on client-supplied integers and numbers at their limits (the audit
+# in docs/fuzzing.md). Every expected reply is redis-server 7.0.15's: run this
+# file with BLINKDB_BIN=/usr/bin/redis-server to check the expectations.
+
+I64_MAX = "9223372036854775807"
+I64_MIN = "-9223372036854775808"
+BAD_EXPIRE = "-ERR invalid expire time in '{}' command\r\n"
+
+
+def replies(server, *commands):
+    with server.connect() as conn:
+        return [conn.call(*c).raw for c in commands]
+
+
+def test_expire_arithmetic_overflow_is_an_error(blinkdb):
+    got = replies(
+        blinkdb,
+        ("SET", "k", "v"),
+        ("EXPIRE", "k", I64_MAX),
+        ("EXPIRE", "missing", I64_MAX),
+        ("EXPIRE", "k", I64_MIN),
+        ("PEXPIRE", "k", I64_MAX),
+        ("EXPIREAT", "k", I64_MAX),
+        ("SET", "k", "v", "EX", I64_MAX),
+        ("SET", "k", "v", "EX", "9223372036854775"),
+        ("SET", "k", "v", "PX", I64_MAX),
+        ("SETEX", "k", I64_MAX, "v"),
+        ("PSETEX", "k", I64_MAX, "v"),
+        ("GETEX", "k", "EX", I64_MAX),
+        ("TTL", "k"),
+    )
+    assert got == [
+        b"+OK\r\n",
+        BAD_EXPIRE.format("expire").encode(),
+        BAD_EXPIRE.format("expire").encode(),
+        BAD_EXPIRE.format("expire").encode(),
+        BAD_EXPIRE.format("pexpire").encode(),
+        BAD_EXPIRE.format("expireat").encode(),
+        BAD_EXPIRE.format("set").encode(),
+        BAD_EXPIRE.format("set").encode(),
+        BAD_EXPIRE.format("set").encode(),
+        BAD_EXPIRE.format("setex").encode(),
+        BAD_EXPIRE.format("psetex").encode(),
+        BAD_EXPIRE.format("getex").encode(),
+        b":-1\r\n",
+    ]
+
+
+def test_expire_time_at_the_largest_timestamp(blinkdb):
+    # ttl + 500 overflowed when rounding to seconds (EXPIRETIME answered negative).
+    got = replies(
+        blinkdb,
+        ("SET", "k", "v", "PXAT", I64_MAX),
+        ("EXPIRETIME", "k"),
+        ("PEXPIRETIME", "k"),
+        ("PEXPIREAT", "k", I64_MAX),
+        ("EXPIRETIME", "k"),
+    )
+    assert got == [b"+OK\r\n", b":9223372036854776\r\n", b":" + I64_MAX.encode() + b"\r\n",
+                   b":1\r\n", b":9223372036854776\r\n"]
+
+
+def test_counters_refuse_to_overflow(blinkdb):
+    got = replies(
+        blinkdb,
+        ("SET", "n", I64_MAX),
+        ("INCR", "n"),
+        ("INCRBY", "n", "1"),
+        ("DECRBY", "n", I64_MIN),
+        ("SET", "n", I64_MIN),
+        ("DECR", "n"),
+        ("DECRBY", "n", I64_MAX),
+        ("INCRBY", "n", "9223372036854775808"),
+        ("INCRBY", "n", "+1"),
+        ("SET", "f", "1e4932"),
+        ("INCRBYFLOAT", "f", "1e4932"),
+        ("INCRBYFLOAT", "f", "inf"),
+        ("GET", "f"),
+    )
+    overflow = b"-ERR increment or decrement would overflow\r\n"
+    not_int = b"-ERR value is not an integer or out of range\r\n"
+    assert got == [
+        b"+OK\r\n", overflow, overflow, b"-ERR decrement would overflow\r\n",
+        b"+OK\r\n", overflow, overflow, not_int, not_int,
+        b"+OK\r\n", b"-ERR increment would produce NaN or Infinity\r\n",
+        b"-ERR increment would produce NaN or Infinity\r\n", b"$6\r\n1e4932\r\n",
+    ]
+
+
+def test_string_ranges_at_the_limits(blinkdb):
+    too_big = b"-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n"
+    got = replies(
+        blinkdb,
+        ("SET", "s", "hello"),
+        ("GETRANGE", "s", "0", I64_MAX),
+        ("GETRANGE", "s", I64_MIN, "-1"),
+        ("GETRANGE", "s", I64_MAX, "0"),
+        ("GETRANGE", "s", I64_MIN, I64_MIN),
+        ("SETRANGE", "s", I64_MAX, "x"),
+        ("SETRANGE", "s", "536870912", "x"),
+        ("SETRANGE", "s", "-1", "x"),
+        ("SETRANGE", "new", I64_MAX, ""),
+        ("EXISTS", "new"),
+    )
+    assert got == [
+        b"+OK\r\n", b"$5\r\nhello\r\n", b"$5\r\nhello\r\n", b"$0\r\n\r\n", b"$1\r\nh\r\n",
+        too_big, too_big, b"-ERR offset is out of range\r\n", b":0\r\n", b":0\r\n",
+    ]
+
+
+def test_database_indexes_past_int_range(blinkdb):
+    out_of_range = b"-ERR value is out of range, value must between -2147483648 and 2147483647\r\n"
+    got = replies(
+        blinkdb,
+        ("SET", "k", "v"),
+        ("SELECT", "2147483648"),
+        ("SELECT", I64_MAX),
+        ("SELECT", "-1"),
+        ("MOVE", "k", "2147483648"),
+        ("COPY", "k", "k2", "DB", I64_MAX),
+        ("SWAPDB", "0", I64_MAX),
+    )
+    assert got == [
+        b"+OK\r\n", out_of_range, out_of_range, b"-ERR DB index is out of range\r\n",
+        out_of_range, out_of_range, b"-ERR invalid second DB index\r\n",
+    ]
+
+
+def test_counts_cursors_and_ids_at_the_limits(blinkdb):
+    got = replies(
+        blinkdb,
+        ("SET", "k", "v"),
+        ("SCAN", "0", "COUNT", I64_MAX),
+        ("SCAN", "0", "COUNT", "0"),
+        ("SCAN", "18446744073709551616"),
+        ("CLIENT", "LIST", "ID", "-1", "0", I64_MAX),
+        ("CLIENT", "KILL", "ID", "0"),
+        ("MEMORY", "USAGE", "k", "SAMPLES", "-1"),
+        ("MEMORY", "USAGE", "k", "SAMPLES", "9223372036854775808"),
+    )
+    assert got == [
+        b"+OK\r\n", b"*2\r\n$1\r\n0\r\n*1\r\n$1\r\nk\r\n", b"-ERR syntax error\r\n",
+        b"-ERR invalid cursor\r\n", b"$0\r\n\r\n", b"-ERR client-id should be greater than 0\r\n",
+        b"-ERR syntax error\r\n", b"-ERR value is not an integer or out of range\r\n",
+    ]
+
+
+def test_config_set_numbers_at_the_limits(blinkdb):
+    def failed(name, why):
+        return f"-ERR CONFIG SET failed (possibly related to argument '{name}') - {why}\r\n".encode()
+
+    got = replies(
+        blinkdb,
+        ("CONFIG", "SET", "proto-max-bulk-len", "0"),
+        ("CONFIG", "SET", "proto-max-bulk-len", "9223372036854775808"),
+        ("CONFIG", "SET", "client-query-buffer-limit", "18446744073709551615"),
+        ("CONFIG", "SET", "hz", "100000"),
+        ("CONFIG", "GET", "hz"),
+        ("CONFIG", "SET", "hz", "+5"),
+        ("CONFIG", "SET", "maxmemory", "18446744073709551616"),
+        ("CONFIG", "GET", "maxmemory"),
+        ("CONFIG", "SET", "maxmemory", " 5mb"),
+        ("CONFIG", "SET", "maxmemory", "0"),
+        ("CONFIG", "SET", "timeout", "2147483648"),
+        ("SET", "k", "still serving"),
+    )
+    bulk_range = "argument must be between 1048576 and 9223372036854775807 inclusive"
+    assert got == [
+        failed("proto-max-bulk-len", bulk_range),
+        failed("proto-max-bulk-len", bulk_range),
+        failed("client-query-buffer-limit", bulk_range),
+        b"+OK\r\n",
+        b"*2\r\n$2\r\nhz\r\n$3\r\n500\r\n",
+        failed("hz", "argument couldn't be parsed into an integer"),
+        b"+OK\r\n",
+        b"*2\r\n$9\r\nmaxmemory\r\n$20\r\n18446744073709551615\r\n",
+        failed("maxmemory", "argument must be a memory value"),
+        b"+OK\r\n",
+        failed("timeout", "argument must be between 0 and 2147483647 inclusive"),
+        b"+OK\r\n",
+    ]
+
+
+def test_protocol_numbers_and_inline_escapes_like_redis(blinkdb):
+    # "-0" is not a length (string2ll): the connection closes on the error.
+    for request, reply in [
+        (b"*-0\r\n", b"-ERR Protocol error: invalid multibulk length\r\n"),
+        (b"*1\r\n$-0\r\n", b"-ERR Protocol error: invalid bulk length\r\n"),
+    ]:
+        with blinkdb.connect() as conn:
+            conn.send_raw(request)
+            data, closed = conn.read_all_available(1.0)
+            assert (data, closed) == (reply, True)
+    # In an inline command, `\x` without two hex digits is an escaped x.
+    with blinkdb.connect() as conn:
+        conn.send_raw(b'ECHO "\\xZZ"\r\nECHO "\\x4"\r\nECHO "\\x41"\r\n')
+        got = [conn.read_reply().raw for _ in range(3)]
+    assert got == [b"$3\r\nxZZ\r\n", b"$2\r\nx4\r\n", b"$1\r\nA\r\n"]
+    assert_serving(blinkdb)
+
+
+def test_glob_ranges_compare_signed_chars(blinkdb):
+    # Redis on x86-64 compares range ends as signed chars: [a-\xff] is -1..'a'.
+    with blinkdb.connect() as conn:
+        for key in (b"A", b"b", b"\xfe", b"\xff"):
+            assert conn.call("SET", key, "1").raw == b"+OK\r\n"
+        found = conn.call("KEYS", b"[a-\xff]").value
+    assert sorted(v for _, v in found) == [b"A", b"\xff"]

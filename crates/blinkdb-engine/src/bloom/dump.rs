@@ -79,7 +79,8 @@ impl ScalableBloom {
     /// BF.LOADCHUNK with a data chunk. Validates placement and every line checksum
     /// before writing, so bad data leaves the filter untouched.
     pub fn load_chunk(&mut self, cursor: i64, data: &[u8]) -> Result<(), BloomError> {
-        if cursor == 1 {
+        // RedisBloom's first check: a cursor that cannot end a chunk this long.
+        if cursor <= 1 || (cursor as u64) < data.len() as u64 {
             return Err(BloomError::BadData);
         }
         let end = cursor

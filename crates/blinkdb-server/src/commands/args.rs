@@ -9,6 +9,9 @@ pub const ERR_NO_SUCH_KEY: &str = "ERR no such key";
 pub const ERR_DB_INDEX: &str = "ERR DB index is out of range";
 pub const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 pub const ERR_OFFSET: &str = "ERR offset is out of range";
+/// An integer argument that parses but does not fit a C int.
+pub const ERR_INT_RANGE: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
 
 /// Redis's `string2ll`: an optional '-', digits, no leading zeros or '+'.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {

@@ -360,10 +360,11 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
             }
             j += 2;
         } else if eq_ic(args[j], "id") && j + 1 < args.len() {
+            // Any integer (Redis lists no client for 0 or -1), in the order given.
             let mut list = vec![];
             for a in &args[j + 1..] {
-                match parse_i64(a).filter(|n| *n > 0) {
-                    Some(n) => list.push(n as u64),
+                match parse_i64(a) {
+                    Some(n) => list.extend(u64::try_from(n).ok()),
                     None => return ctx.out.error("ERR Invalid client ID"),
                 }
             }
@@ -374,11 +375,16 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
         }
     }
     let now = ctx.shared.clock();
+    let clients = ctx.shared.clients_snapshot();
+    let listed: Vec<&std::sync::Arc<crate::client::ClientInfo>> = match &ids {
+        None => clients.iter().collect(),
+        Some(ids) => ids
+            .iter()
+            .filter_map(|id| clients.iter().find(|c| c.id == *id))
+            .collect(),
+    };
     let mut text = String::new();
-    for info in ctx.shared.clients_snapshot() {
-        if ids.as_ref().is_some_and(|l| !l.contains(&info.id)) {
-            continue;
-        }
+    for info in listed {
         if pubsub_type.is_some_and(|p| p != info.subs.active()) {
             continue;
         }

@@ -146,7 +146,9 @@ fn ttl_generic(ctx: &mut Ctx, args: &Args, ms: bool, absolute: bool) {
             if ms {
                 ttl
             } else {
-                (ttl + 500) / 1000
+                // PEXPIREAT k 9223372036854775807 makes ttl + 500 overflow;
+                // Redis replies the exact quotient.
+                ((ttl as i128 + 500) / 1000) as i64
             }
         }
     };
@@ -318,10 +320,15 @@ pub fn renamenx(ctx: &mut Ctx, args: &Args) {
 }
 
 pub(super) fn parse_db(ctx: &mut Ctx, raw: &[u8]) -> Option<usize> {
-    let Some(n) = parse_i64(raw).filter(|n| *n >= i32::MIN as i64 && *n <= i32::MAX as i64) else {
+    // Redis's getIntFromObjectOrReply: an integer past i32 has its own text.
+    let Some(n) = parse_i64(raw) else {
         ctx.out.error(ERR_NOT_INT);
         return None;
     };
+    if i32::try_from(n).is_err() {
+        ctx.out.error(ERR_INT_RANGE);
+        return None;
+    }
     if n < 0 || n as usize >= ctx.shared.engine.databases() {
         ctx.out.error(ERR_DB_INDEX);
         return None;

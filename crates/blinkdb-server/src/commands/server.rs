@@ -127,8 +127,10 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
             let mut j = 3;
             while j < args.len() {
                 if eq_ic(args[j], "samples") && j + 1 < args.len() {
-                    if parse_i64(args[j + 1]).is_none() {
-                        return ctx.out.error(ERR_NOT_INT);
+                    match parse_i64(args[j + 1]) {
+                        None => return ctx.out.error(ERR_NOT_INT),
+                        Some(n) if n < 0 => return ctx.syntax_error(),
+                        Some(_) => {}
                     }
                     j += 2;
                 } else {
