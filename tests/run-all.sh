@@ -105,7 +105,9 @@ stage integration integration
 stage clients clients
 stage docker docker_image
 stage redis-suite redis_suite
-stage fuzz fuzz
+# The fuzz stage is not in the default run yet: tests/fuzz.sh has not been run
+# against the merged tree in CI (issue 24). Run it with: tests/run-all.sh --only fuzz
+[ ${#only[@]} -gt 0 ] && stage fuzz fuzz
 
 say "summary"
 [ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"
