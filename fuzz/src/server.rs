@@ -2,7 +2,7 @@
 //! whose bytes go through the same parser and dispatch as a socket's.
 
 use blinkdb_engine::{Engine, EngineOptions};
-use blinkdb_server::client::{Client, ClientInfo};
+use blinkdb_server::client::{Client, ClientInfo, Peer};
 use blinkdb_server::config::{validate, Config, OPTIONS};
 use blinkdb_server::connection::run_commands_for_fuzzing;
 use blinkdb_server::protocol::{Out, RequestParser};
@@ -63,6 +63,7 @@ impl Server {
             format!("127.0.0.1:{}", 40000 + id),
             "127.0.0.1:6379".into(),
             10 + id as i32,
+            Peer::Tcp(std::net::Ipv4Addr::LOCALHOST.into()),
             self.shared.clock(),
         ));
         self.shared.register(info.clone());

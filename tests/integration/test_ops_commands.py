@@ -216,6 +216,8 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
         ("SET", "foo", b'b"a\nr\x00\xff'), ("GET", "foo"), ("SELECT", "3"), ("SET", "x", "1"),
         ("MULTI",), ("SET", "y", "2"), ("EXEC",), ("MULTI",), ("NOSUCH",), ("EXEC",),
         ("AUTH", "secret"), ("HELLO", "2", "AUTH", "u", "p"), ("CONFIG", "GET", "port"),
+        ("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+         "1", "k", "v"),
         ("PING",),
     ]
     try:
@@ -225,13 +227,13 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
                 assert py(m.call("MONITOR")) == "OK"
                 for cmd in script:
                     c.call(*cmd)
-                lines = read_monitor(m, 12)
-                port = c.sock.getsockname()[1]
+                lines = read_monitor(m, 15)
+                port = str(c.sock.getsockname()[1])
                 shown = []
                 for line in lines:
-                    found = re.fullmatch(r"\d{10}\.\d{6} \[(\d+) 127\.0\.0\.1:(\d+)\] (.*)", line)
-                    assert found and int(found[2]) == port, line
-                    shown.append(f"{found[1]} {found[3]}")
+                    found = re.fullmatch(r"\d{10}\.\d{6} \[(\d+) (?:127\.0\.0\.1:(\d+)|lua)\] (.*)", line)
+                    assert found and found[2] in (port, None), line
+                    shown.append(f"{found[1]} {'lua ' if found[2] is None else ''}{found[3]}")
                 seen.append(shown)
                 # A monitor may not read or write keys; MONITOR again is ignored.
                 assert py(m.call("GET", "foo"))[1] == "ERR Replica can't interact with the keyspace"
@@ -241,6 +243,9 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
         assert '0 "SET" "foo" "b\\"a\\nr\\x00\\xff"' in seen[0]
         assert '3 "AUTH" "(redacted)"' in seen[0]
         assert '3 "HELLO" "2" "AUTH" "(redacted)" "(redacted)"' in seen[0]
+        # A script's commands follow it, from `lua`.
+        at = [i for i, line in enumerate(seen[0]) if line.startswith('3 "EVAL"')][0]
+        assert seen[0][at + 1:at + 3] == ['3 lua "set" "k" "v"', '3 lua "get" "k"']
     finally:
         redis.stop()
 
@@ -312,6 +317,25 @@ def test_client_reply(blinkdb, oracle):
             # Errors are silenced too.
             c.send_raw(b"CLIENT REPLY OFF\r\nNOSUCH\r\nCLIENT REPLY ON\r\n")
             assert py(c.read_reply()) == "OK"
+
+
+def test_client_reply_off_keeps_pubsub_frames(blinkdb, oracle):
+    # Subscribe confirmations and messages are not replies: REPLY OFF keeps
+    # them, in RESP2 and RESP3 alike.
+    for srv in (blinkdb, oracle):
+        for proto in (2, 3):
+            with srv.connect() as c, srv.connect() as p:
+                c.call("HELLO", str(proto))
+                c.send_raw(b"CLIENT REPLY OFF\r\nSUBSCRIBE ch\r\nPSUBSCRIBE c*\r\n")
+                assert py(c.read_reply()) == ["subscribe", "ch", 1]
+                assert py(c.read_reply()) == ["psubscribe", "c*", 2]
+                assert py(p.call("PUBLISH", "ch", "hi")) == 2
+                assert py(c.read_reply()) == ["message", "ch", "hi"]
+                assert py(c.read_reply()) == ["pmessage", "c*", "ch", "hi"]
+                # CLIENT is refused in a RESP2 subscriber, silently; RESET
+                # turns replies on again and answers.
+                c.send_raw(b"CLIENT REPLY ON\r\nRESET\r\n")
+                assert py(c.read_reply()) == ("OK" if proto == 3 else "RESET")
 
 
 def test_client_no_evict_and_list(blinkdb):

@@ -499,8 +499,9 @@ fn run_commands(
                     dispatch(shared, client, out, &args);
                 }
                 if client.reply_off || client.reply_skip {
-                    // CLIENT REPLY OFF / SKIP: the reply is dropped.
-                    out.buf.truncate(reply_start);
+                    // CLIENT REPLY OFF / SKIP: the reply is dropped, but not
+                    // the Pub/Sub frames the command wrote (as in Redis).
+                    out.buf.truncate(reply_start.max(out.pushed_to));
                     out.files.truncate(files_before);
                 } else if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));

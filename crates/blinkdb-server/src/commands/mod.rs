@@ -242,18 +242,20 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     if ctx.client.tracking.is_some() {
         tracking::after_command(&mut ctx, spec, args);
     }
-    after_call(&mut ctx, spec, index, args, nanos, failed);
+    after_call(&mut ctx, spec, index, args, nanos, failed, false);
 }
 
 /// What Redis does after a command ran: statistics, the slow log, the
-/// latency monitor and MONITOR's feed.
-fn after_call(
+/// latency monitor and MONITOR's feed (`by_script`: a script ran it, and
+/// MONITOR names it `lua`).
+pub(crate) fn after_call(
     ctx: &mut Ctx,
     spec: &CommandSpec,
     index: Option<usize>,
     args: &Args,
     nanos: u64,
     failed: bool,
+    by_script: bool,
 ) {
     let settings = ctx.client.settings(ctx.shared);
     let (histogram, slower_than, max_len, threshold) = (
@@ -285,8 +287,8 @@ fn after_call(
             .add_if_needed(event, nanos / 1_000_000, threshold);
     }
     if ctx.shared.monitors.active() && !spec.has(table::SKIP_MONITOR | table::ADMIN) {
-        let db = ctx.client.db;
-        monitor::feed(&ctx.shared.monitors, &ctx.client.info, db, spec, args);
+        let from = (!by_script).then_some(&*ctx.client.info);
+        monitor::feed(&ctx.shared.monitors, from, ctx.client.db, spec, args);
     }
 }
 

@@ -146,18 +146,28 @@ fn push_repr(line: &mut Vec<u8>, arg: &[u8]) {
 }
 
 /// Feeds the command a client just ran to every monitor:
-/// `+<unix time>.<micros> [<db> <peer>] "arg" ...`.
-pub fn feed(monitors: &Monitors, info: &ClientInfo, db: usize, spec: &CommandSpec, args: &Args) {
+/// `+<unix time>.<micros> [<db> <peer>] "arg" ...`, where the peer is `lua`
+/// for a command a script ran (`from` is None).
+pub fn feed(
+    monitors: &Monitors,
+    from: Option<&ClientInfo>,
+    db: usize,
+    spec: &CommandSpec,
+    args: &Args,
+) {
     let us = blinkdb_engine::clock::now_us();
     let mut head = String::with_capacity(48);
     let _ = write!(head, "+{}.{:06} [{db} ", us / 1_000_000, us % 1_000_000);
-    match &info.peer {
-        crate::client::Peer::Unix(path) => {
-            let _ = write!(head, "unix:{path}] ");
-        }
-        _ => {
-            let _ = write!(head, "{}] ", info.addr);
-        }
+    match from {
+        None => head.push_str("lua] "),
+        Some(info) => match &info.peer {
+            crate::client::Peer::Unix(path) => {
+                let _ = write!(head, "unix:{path}] ");
+            }
+            _ => {
+                let _ = write!(head, "{}] ", info.addr);
+            }
+        },
     }
     let mut line = head.into_bytes();
     let hide = redacted(spec, args);

@@ -25,6 +25,9 @@ pub struct Out {
     /// `errors` when the last command's accounting ended: errors past it are
     /// the running command's own (failed_calls), not those of commands it ran.
     pub errors_accounted: u64,
+    /// End of the last Pub/Sub frame (a message or an (un)subscribe
+    /// confirmation) in `buf`: CLIENT REPLY OFF and SKIP never drop those.
+    pub pushed_to: usize,
 }
 
 /// `-<msg>\r\n` with line breaks in `msg` turned into spaces, as Redis does: the
@@ -46,6 +49,7 @@ impl Out {
             proto,
             errors: 0,
             errors_accounted: 0,
+            pushed_to: 0,
         }
     }
 
@@ -58,6 +62,7 @@ impl Out {
     pub fn clear(&mut self) {
         self.buf.clear();
         self.files.clear();
+        self.pushed_to = 0;
     }
 
     pub fn resp3(&self) -> bool {

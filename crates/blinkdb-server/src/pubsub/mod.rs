@@ -127,6 +127,7 @@ fn confirm(out: &mut Out, verb: &[u8], name: Option<&[u8]>, count: usize) {
         None => out.null(),
     }
     out.int(count as i64);
+    out.pushed_to = out.buf.len();
 }
 
 /// Moves messages already delivered to this client ahead of what comes next in
@@ -135,6 +136,7 @@ pub fn flush_mailbox(client: &Client, out: &mut Out) {
     if let Some(inbox) = client.info.inbox_if_any() {
         // Now part of the batch's replies, which are bounded per batch.
         inbox.take_into(&mut out.buf, false);
+        out.pushed_to = out.buf.len();
     }
 }
 

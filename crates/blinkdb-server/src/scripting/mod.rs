@@ -154,6 +154,14 @@ fn vm_for(ctx: &mut Ctx) -> Option<Arc<Vm>> {
 /// EVAL, EVALSHA, EVAL_RO and EVALSHA_RO.
 pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let gate = ctx.client.script_gate.take();
+    if ctx.shared.monitors.active() {
+        // Before the script runs, so its commands follow it (EVAL skips
+        // MONITOR's feed after the call).
+        if let Some(Ok(spec)) = crate::commands::table::resolve(args) {
+            let (info, db) = (&*ctx.client.info, ctx.client.db);
+            crate::commands::monitor::feed(&ctx.shared.monitors, Some(info), db, spec, args);
+        }
+    }
     if by_sha && args[1].len() != 40 {
         return ctx.out.error(ERR_NOSCRIPT);
     }

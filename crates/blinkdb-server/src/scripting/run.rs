@@ -438,14 +438,18 @@ fn execute(
     }
     let mut out = Out::new(resp);
     client.commands_processed += 1;
-    (spec.handler)(
-        &mut Ctx {
-            shared,
-            client,
-            out: &mut out,
-        },
-        &args,
-    );
+    let mut ctx = Ctx {
+        shared,
+        client,
+        out: &mut out,
+    };
+    let timer = crate::cmdstats::Timer::start();
+    (spec.handler)(&mut ctx, &args);
+    let nanos = timer.elapsed_nanos();
+    // Counted as Redis counts a script's calls: INFO commandstats, the slow
+    // log, latency and MONITOR (as `lua`).
+    let failed = ctx.out.errors > 0;
+    crate::commands::after_call(&mut ctx, spec, spec.index(), &args, nanos, failed, true);
     if spec.has(table::READONLY) && !run.tracked_keys.is_empty() {
         crate::commands::tracking::remember_script_keys(shared, client, &run.tracked_keys);
     }
