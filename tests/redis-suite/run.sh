@@ -7,7 +7,8 @@
 # For every file in tests/redis-suite/files.tsv it starts a fresh BlinkDB on a
 # loopback port, runs the file, and counts [ok] and [err] lines and whether the
 # run ended early (an exception, or the per-file timeout SUITE_FILE_TIMEOUT,
-# 180 s). With --with-redis it runs redis-server the same way too; otherwise it
+# 180 s; SUITE_PORT_BASE, default 11000, moves its ports for runs side by side).
+# With --with-redis it runs redis-server the same way too; otherwise it
 # shows the redis-server counts recorded in files.tsv. Results go to
 # target/redis-suite/results.tsv. The stage fails when BlinkDB passes fewer
 # tests of a file than the floor recorded in files.tsv (a regression).
@@ -70,7 +71,7 @@ run_one() { # kind file port
     for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     (cd "$src" && timeout "${SUITE_FILE_TIMEOUT:-180}" tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" --single "$file" \
         --singledb --ignore-encoding --ignore-digest --durable --tags -needs:debug --tags -needs:repl \
-        --clients 1 --baseport $((13000 + (port - 11000) * 10)) --portcount 40 >"$dir/test.log" 2>&1)
+        --clients 1 --baseport $((13000 + (port - 11000) * 10 % 19000)) --portcount 40 >"$dir/test.log" 2>&1)
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     local ok err exc=no
     sed -i 's/\x1b\[[0-9;]*m//g' "$dir/test.log" # the helper colours its output even into a file
@@ -91,7 +92,7 @@ files=("$@")
 i=0
 for f in "${files[@]}"; do
     i=$((i + 1))
-    printf '%s %s\n' "$f" $((11000 + i * 10))
+    printf '%s %s\n' "$f" $((${SUITE_PORT_BASE:-11000} + i * 10))
 done | xargs -P "$jobs" -L 1 bash -c 'run_one blinkdb "$0" "$1"; [ "$with_redis" = 0 ] || run_one redis "$0" $(($1 + 1))' \
     >"$work/results.tsv"
 
