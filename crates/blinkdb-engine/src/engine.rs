@@ -200,9 +200,7 @@ impl Engine {
                         format!("ERR reading a large value from the log failed: {e}")
                     })
             }
-            Value::Bloom(..) => {
-                Err("WRONGTYPE Operation against a key holding the wrong kind of value".into())
-            }
+            _ => Err("WRONGTYPE Operation against a key holding the wrong kind of value".into()),
         }
     }
 
@@ -652,6 +650,20 @@ impl<'a> Tx<'a> {
             e.origin_mut().mark_touched();
         }
         entry
+    }
+
+    /// Changes the live entry of `key` in place (a collection's members)
+    /// through `f`, which may not change its expiry; its memory is counted
+    /// again after. None if the key is absent.
+    pub fn update<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
+        self.get_mut(db, key)?;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.modify(key, f)
     }
 
     /// A value changed through interior mutability (a Bloom filter's bits):

@@ -95,6 +95,18 @@ impl Shard {
         old
     }
 
+    /// Runs `f` on `key`'s entry and re-counts its memory after. `f` may
+    /// change the value in place but not the expiry (`set_expire` does).
+    pub fn modify<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let e = self.map.get_mut(key)?;
+        let before = e.accounted_bytes(key);
+        let at = e.expire_at;
+        let r = f(e);
+        debug_assert_eq!(at, e.expire_at, "modify changed an expiry");
+        self.bytes = self.bytes - before + e.accounted_bytes(key);
+        Some(r)
+    }
+
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;

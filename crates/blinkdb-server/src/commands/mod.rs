@@ -2,15 +2,18 @@
 
 pub mod args;
 mod bloom;
+pub mod collection;
 mod command;
 mod conn;
 mod debug;
+mod hash;
 mod keys;
 pub mod latency;
 pub mod monitor;
 pub mod multi;
 mod object;
 mod pubsub;
+mod random;
 mod scripting;
 mod server;
 pub mod slowlog;
