@@ -75,7 +75,7 @@ impl Node {
     }
 
     /// Inserts `slot` at `rank`; returns a new right sibling if this node split.
-    fn insert(&mut self, rank: usize, slot: u32) -> Option<Node> {
+    fn insert(&mut self, rank: usize, slot: u32, nodes: &mut Nodes) -> Option<Node> {
         match self {
             Node::Leaf(v) => {
                 if v.len() < LEAF_MAX {
@@ -100,13 +100,14 @@ impl Node {
                         right.insert(rank - at, slot);
                     }
                 }
+                nodes.leaves += 1;
                 Some(Node::Leaf(right))
             }
             Node::Inner(children) => {
                 let at_end = rank == children.iter().map(|ch| ch.count).sum::<usize>();
                 let (i, within) = locate_insert(children, rank);
                 let ch = &mut children[i];
-                let split = ch.node.insert(within, slot);
+                let split = ch.node.insert(within, slot, nodes);
                 ch.count = ch.node.count_hint(ch.count + 1, split.as_ref());
                 ch.first = ch.node.first();
                 if let Some(right) = split {
@@ -125,6 +126,7 @@ impl Node {
                 };
                 let mut right = Vec::with_capacity(INNER_MAX);
                 right.extend(children.drain(at..));
+                nodes.inners += 1;
                 Some(Node::Inner(right))
             }
         }
@@ -139,18 +141,18 @@ impl Node {
     }
 
     /// Removes and returns the slot at `rank`. The caller rebalances.
-    fn remove(&mut self, rank: usize) -> u32 {
+    fn remove(&mut self, rank: usize, nodes: &mut Nodes) -> u32 {
         match self {
             Node::Leaf(v) => v.remove(rank),
             Node::Inner(children) => {
                 let (i, within) = locate(children, rank);
                 let ch = &mut children[i];
-                let slot = ch.node.remove(within);
+                let slot = ch.node.remove(within, nodes);
                 ch.count -= 1;
                 if ch.count > 0 {
                     ch.first = ch.node.first();
                 }
-                rebalance(children, i);
+                rebalance(children, i, nodes);
                 slot
             }
         }
@@ -166,17 +168,6 @@ impl Node {
                     rank = within;
                     node = &children[i].node;
                 }
-            }
-        }
-    }
-
-    fn bytes(&self) -> usize {
-        match self {
-            Node::Leaf(v) => v.capacity() * 4 + std::mem::size_of::<Node>(),
-            Node::Inner(c) => {
-                c.capacity() * std::mem::size_of::<Child>()
-                    + std::mem::size_of::<Node>()
-                    + c.iter().map(|ch| ch.node.bytes()).sum::<usize>()
             }
         }
     }
@@ -220,9 +211,9 @@ fn locate_insert(children: &[Child], mut rank: usize) -> (usize, usize) {
 
 /// After a removal under `children[i]`: drops it if empty, or merges it with
 /// or refills it from a neighbour when it fell under a quarter full.
-fn rebalance(children: &mut Vec<Child>, i: usize) {
+fn rebalance(children: &mut Vec<Child>, i: usize, nodes: &mut Nodes) {
     if children[i].count == 0 {
-        children.remove(i);
+        nodes.drop(&children.remove(i).node);
         return;
     }
     let (max, len) = match &*children[i].node {
@@ -282,7 +273,23 @@ fn rebalance(children: &mut Vec<Child>, i: usize) {
         }
     }
     if children[r].count == 0 {
-        children.remove(r);
+        nodes.drop(&children.remove(r).node);
+    }
+}
+
+/// How many nodes of each kind a tree has (its memory, in O(1)).
+#[derive(Clone, Copy, Default)]
+struct Nodes {
+    leaves: usize,
+    inners: usize,
+}
+
+impl Nodes {
+    fn drop(&mut self, n: &Node) {
+        match n {
+            Node::Leaf(_) => self.leaves -= 1,
+            Node::Inner(_) => self.inners -= 1,
+        }
     }
 }
 
@@ -291,6 +298,7 @@ fn rebalance(children: &mut Vec<Child>, i: usize) {
 pub struct Ranked {
     root: Node,
     len: usize,
+    nodes: Nodes,
 }
 
 impl Default for Ranked {
@@ -298,6 +306,10 @@ impl Default for Ranked {
         Ranked {
             root: Node::Leaf(Vec::with_capacity(LEAF_MAX)),
             len: 0,
+            nodes: Nodes {
+                leaves: 1,
+                inners: 0,
+            },
         }
     }
 }
@@ -324,6 +336,10 @@ impl Ranked {
         if len == 0 {
             return Ranked::default();
         }
+        let mut nodes = Nodes {
+            leaves: level.len(),
+            inners: 0,
+        };
         while level.len() > 1 {
             let mut up = Vec::new();
             let mut group = Vec::with_capacity(INNER_MAX);
@@ -343,14 +359,21 @@ impl Ranked {
             if let [.., Node::Inner(_), Node::Inner(_)] = &up[..] {
                 let n = up.len();
                 let mut tail: Vec<Child> = up.drain(n - 2..).map(Node::child).collect();
-                rebalance(&mut tail, 1);
+                // Counted below, from what is left.
+                let mut scratch = Nodes {
+                    leaves: 0,
+                    inners: 2,
+                };
+                rebalance(&mut tail, 1, &mut scratch);
                 up.extend(tail.into_iter().map(|c| *c.node));
             }
+            nodes.inners += up.len();
             level = up;
         }
         Ranked {
             root: level.pop().expect("one root"),
             len,
+            nodes,
         }
     }
 
@@ -362,8 +385,12 @@ impl Ranked {
         self.len == 0
     }
 
+    /// Bytes held, counted in O(1) (each node is allocated at its full
+    /// capacity).
     pub fn bytes(&self) -> usize {
-        self.root.bytes()
+        let node = std::mem::size_of::<Node>();
+        self.nodes.leaves * (LEAF_MAX * 4 + node)
+            + self.nodes.inners * (INNER_MAX * std::mem::size_of::<Child>() + node)
     }
 
     /// How many leading slots satisfy `pred`, which must hold for a prefix
@@ -392,19 +419,20 @@ impl Ranked {
 
     pub fn insert_at(&mut self, rank: usize, slot: u32) {
         debug_assert!(rank <= self.len);
-        if let Some(right) = self.root.insert(rank, slot) {
+        if let Some(right) = self.root.insert(rank, slot, &mut self.nodes) {
             let left = std::mem::replace(&mut self.root, Node::Inner(Vec::new()));
             let mut children = Vec::with_capacity(INNER_MAX);
             children.push(Node::child(left));
             children.push(Node::child(right));
             self.root = Node::Inner(children);
+            self.nodes.inners += 1;
         }
         self.len += 1;
     }
 
     /// Removes and returns the slot at `rank` (< len).
     pub fn remove_at(&mut self, rank: usize) -> u32 {
-        let slot = self.root.remove(rank);
+        let slot = self.root.remove(rank, &mut self.nodes);
         self.len -= 1;
         // A root with one child gives way to it.
         while let Node::Inner(children) = &mut self.root {
@@ -413,6 +441,7 @@ impl Ranked {
             }
             let only = children.pop().expect("one child");
             self.root = *only.node;
+            self.nodes.inners -= 1;
         }
         if self.len == 0 {
             *self = Ranked::default();
@@ -547,6 +576,20 @@ mod tests {
             assert_eq!(t.partition_point(|x| x < s), r);
         }
         check_node(&t.root, true);
+        let (mut leaves, mut inners) = (0, 0);
+        count_nodes(&t.root, &mut leaves, &mut inners);
+        assert_eq!((t.nodes.leaves, t.nodes.inners), (leaves, inners));
+    }
+
+    fn count_nodes(n: &Node, leaves: &mut usize, inners: &mut usize) {
+        match n {
+            Node::Leaf(_) => *leaves += 1,
+            Node::Inner(c) => {
+                *inners += 1;
+                c.iter()
+                    .for_each(|ch| count_nodes(&ch.node, leaves, inners));
+            }
+        }
     }
 
     fn check_node(n: &Node, root: bool) {

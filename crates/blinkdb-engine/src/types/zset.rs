@@ -388,7 +388,10 @@ impl ZSetValue {
             ZSetValue::Sorted(s) => {
                 let (items, next) = s.table.scan(cursor, count);
                 (
-                    items.into_iter().map(|e| (&e.member[..], e.score)).collect(),
+                    items
+                        .into_iter()
+                        .map(|e| (&e.member[..], e.score))
+                        .collect(),
                     next,
                 )
             }

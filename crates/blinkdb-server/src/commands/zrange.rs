@@ -275,7 +275,11 @@ fn select<'z>(req: &Request, z: &'z ZSetValue, mut emit: impl FnMut(&'z [u8], f6
     } else {
         (req.limit as usize).min(in_range - offset)
     };
-    let from = if req.rev { len - last + offset } else { first + offset };
+    let from = if req.rev {
+        len - last + offset
+    } else {
+        first + offset
+    };
     for (m, sc) in z.range(from, req.rev).take(take) {
         emit(m, sc);
     }
@@ -425,11 +429,16 @@ fn remrange_generic(ctx: &mut Ctx, args: &Args, by: By) {
             };
             (
                 "zremrangebyrank",
-                Box::new(move |z: &ZSetValue| rank_span(start, end, z.len()).map_or((0, 0), |(s, e)| (s, e + 1))),
+                Box::new(move |z: &ZSetValue| {
+                    rank_span(start, end, z.len()).map_or((0, 0), |(s, e)| (s, e + 1))
+                }),
             )
         }
         By::Score => match ScoreRange::parse(lo, hi) {
-            Some(r) => ("zremrangebyscore", Box::new(move |z: &ZSetValue| r.ranks(z))),
+            Some(r) => (
+                "zremrangebyscore",
+                Box::new(move |z: &ZSetValue| r.ranks(z)),
+            ),
             None => return ctx.out.error(ERR_SCORE_RANGE),
         },
         By::Lex => match LexRange::parse(lo, hi) {

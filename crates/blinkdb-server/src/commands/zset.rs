@@ -298,7 +298,11 @@ fn pop_members(
 ) -> Vec<(Vec<u8>, f64)> {
     let popped = collection::modify(tx, db, key, false, |z: &mut ZSetValue| {
         let n = count.min(z.len());
-        let items: Vec<(Vec<u8>, f64)> = z.range(0, max).take(n).map(|(m, s)| (m.to_vec(), s)).collect();
+        let items: Vec<(Vec<u8>, f64)> = z
+            .range(0, max)
+            .take(n)
+            .map(|(m, s)| (m.to_vec(), s))
+            .collect();
         let len = z.len();
         if max {
             z.remove_ranks(len - n, len);

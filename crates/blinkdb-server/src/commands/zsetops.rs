@@ -275,10 +275,8 @@ fn generic(ctx: &mut Ctx, args: &Args, op: Op, store: bool, card: bool) {
             return out.int(count as i64);
         }
         if store {
-            let value = ZSetValue::build(
-                items.iter().map(|(m, s)| (&m[..], *s)).collect(),
-                &limits,
-            );
+            let value =
+                ZSetValue::build(items.iter().map(|(m, s)| (&m[..], *s)).collect(), &limits);
             let event = match op {
                 Op::Union => "zunionstore",
                 Op::Inter => "zinterstore",
@@ -377,14 +375,27 @@ mod tests {
 
     #[test]
     fn sets_count_as_score_one() {
-        let inputs = [zset(&[("a", 2.0), ("b", 3.0), ("x", 5.0)]), set(&["a", "x", "1"])];
-        let (items, n) = compute(Op::Inter, &request(2, &[2.0, 10.0], Aggregate::Sum), &inputs, false);
+        let inputs = [
+            zset(&[("a", 2.0), ("b", 3.0), ("x", 5.0)]),
+            set(&["a", "x", "1"]),
+        ];
+        let (items, n) = compute(
+            Op::Inter,
+            &request(2, &[2.0, 10.0], Aggregate::Sum),
+            &inputs,
+            false,
+        );
         assert_eq!(n, 2);
         assert_eq!(sorted(items), [("a".into(), 14.0), ("x".into(), 20.0)]);
         let (items, _) = compute(Op::Union, &request(2, &[], Aggregate::Max), &inputs, false);
         assert_eq!(
             sorted(items),
-            [("1".into(), 1.0), ("a".into(), 2.0), ("b".into(), 3.0), ("x".into(), 5.0)]
+            [
+                ("1".into(), 1.0),
+                ("a".into(), 2.0),
+                ("b".into(), 3.0),
+                ("x".into(), 5.0)
+            ]
         );
         let (items, _) = compute(Op::Diff, &request(2, &[], Aggregate::Sum), &inputs, false);
         assert_eq!(sorted(items), [("b".into(), 3.0)]);
@@ -394,10 +405,18 @@ mod tests {
 
     #[test]
     fn nan_products_and_sums_become_zero() {
-        let inputs = [zset(&[("a", f64::INFINITY)]), zset(&[("a", f64::NEG_INFINITY)])];
+        let inputs = [
+            zset(&[("a", f64::INFINITY)]),
+            zset(&[("a", f64::NEG_INFINITY)]),
+        ];
         let (items, _) = compute(Op::Union, &request(2, &[], Aggregate::Sum), &inputs, false);
         assert_eq!(sorted(items), [("a".into(), 0.0)]);
-        let (items, _) = compute(Op::Inter, &request(2, &[0.0, 1.0], Aggregate::Min), &inputs, false);
+        let (items, _) = compute(
+            Op::Inter,
+            &request(2, &[0.0, 1.0], Aggregate::Min),
+            &inputs,
+            false,
+        );
         assert_eq!(sorted(items), [("a".into(), f64::NEG_INFINITY)]);
     }
 }
