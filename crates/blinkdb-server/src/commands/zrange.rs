@@ -390,9 +390,12 @@ pub fn store_result(
     out.int(n as i64);
 }
 
+/// Where a parsed range lies in a set: its ranks `start..end`.
+type Ranks = Box<dyn Fn(&ZSetValue) -> (usize, usize)>;
+
 fn count_generic(ctx: &mut Ctx, args: &Args, lex: bool) {
     let (lo, hi) = (args[2], args[3]);
-    let ranks: Box<dyn Fn(&ZSetValue) -> (usize, usize)> = if lex {
+    let ranks: Ranks = if lex {
         match LexRange::parse(lo, hi) {
             Some(r) => Box::new(move |z: &ZSetValue| r.ranks(z)),
             None => return ctx.out.error(ERR_LEX_RANGE),
@@ -422,7 +425,7 @@ pub fn zlexcount(ctx: &mut Ctx, args: &Args) {
 
 fn remrange_generic(ctx: &mut Ctx, args: &Args, by: By) {
     let (lo, hi) = (args[2], args[3]);
-    let (event, ranks): (&str, Box<dyn Fn(&ZSetValue) -> (usize, usize)>) = match by {
+    let (event, ranks): (&str, Ranks) = match by {
         By::Rank => {
             let (Some(start), Some(end)) = (parse_i64(lo), parse_i64(hi)) else {
                 return ctx.out.error(ERR_NOT_INT);

@@ -90,7 +90,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &Args, mut flags: AddFlags) {
         at += 1;
     }
     let pairs = &args[at..];
-    if pairs.is_empty() || pairs.len() % 2 != 0 {
+    if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
         return ctx.out.error(ERR_SYNTAX);
     }
     let f = flags;
@@ -99,7 +99,7 @@ fn zadd_generic(ctx: &mut Ctx, args: &Args, mut flags: AddFlags) {
             .out
             .error("ERR XX and NX options at the same time are not compatible");
     }
-    if (f.gt && f.nx) || (f.lt && f.nx) || (f.gt && f.lt) {
+    if (f.nx && (f.gt || f.lt)) || (f.gt && f.lt) {
         return ctx
             .out
             .error("ERR GT, LT, and/or NX options at the same time are not compatible");

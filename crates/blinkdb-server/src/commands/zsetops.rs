@@ -173,13 +173,11 @@ fn inputs(tx: &mut Tx, db: usize, keys: &[&[u8]]) -> Result<Vec<Input>, ()> {
         .collect()
 }
 
+/// Members with their scores.
+type Items<'i> = Vec<(Cow<'i, [u8]>, f64)>;
+
 /// The result as (member, score), unordered; or only its size (ZINTERCARD).
-fn compute<'i>(
-    op: Op,
-    req: &Request,
-    inputs: &'i [Input],
-    card_only: bool,
-) -> (Vec<(Cow<'i, [u8]>, f64)>, usize) {
+fn compute<'i>(op: Op, req: &Request, inputs: &'i [Input], card_only: bool) -> (Items<'i>, usize) {
     let mut order: Vec<usize> = (0..inputs.len()).collect();
     if op != Op::Diff {
         // Smallest first (a stable sort, as glibc's qsort is here).
@@ -365,7 +363,7 @@ mod tests {
         }
     }
 
-    fn sorted(mut items: Vec<(Cow<'_, [u8]>, f64)>) -> Vec<(String, f64)> {
+    fn sorted(mut items: Items<'_>) -> Vec<(String, f64)> {
         items.sort_by(|a, b| String::from_utf8_lossy(&a.0).cmp(&String::from_utf8_lossy(&b.0)));
         items
             .into_iter()
