@@ -128,6 +128,19 @@ impl Sorted {
         Some(score)
     }
 
+    /// Removes ranks `start..end` (within the set).
+    fn remove_ranks(&mut self, start: usize, end: usize) {
+        for _ in start..end {
+            let slot = self.order.remove_at(start);
+            let member = self.table.at(slot).member.clone();
+            self.table.take(&member);
+        }
+        if self.table.is_sparse() {
+            let map = self.table.compact_map();
+            self.order.remap(|s| map[s as usize]);
+        }
+    }
+
     /// Built from unique members already in (score, member) order.
     fn from_sorted(items: &[(&[u8], f64)]) -> Self {
         let mut table = Table::with_capacity(items.len());
@@ -370,13 +383,7 @@ impl ZSetValue {
                     .expect("start < len");
                 p.remove_at(pos, 2 * (end - start));
             }
-            ZSetValue::Sorted(s) => {
-                for _ in start..end {
-                    let slot = s.order.get(start);
-                    let m = s.table.at(slot).member.clone();
-                    s.remove(&m);
-                }
-            }
+            ZSetValue::Sorted(s) => s.remove_ranks(start, end),
         }
         end - start
     }
