@@ -1,4 +1,4 @@
-"""Seeded random generator of string/keyspace command sequences.
+"""Seeded random generator of string/keyspace/sorted-set command sequences.
 
 Every command comes with a comparison class, because a few replies are
 legitimately different between two correct servers (key order, TTLs that
@@ -34,6 +34,10 @@ FLOATS = ["1.5", "-0.25", "3e2", "0.1", "-1.1", "10", "1e-3", "5.0e3", "0", "-0"
 PATTERNS = ["*", "k*", "k?", "k[0-2]", "k[^0]", "?", "*bin*", "\\xff*", "[", "k[1-",
             "\\*", "*\\?", "nomatch*"]
 CASE_VARIANTS = [str.upper, str.lower, str.title]
+MEMBERS = ["a", "b", "c", "d", "e", "", "m\x00n", "zz"]
+SCORES = ["1", "2", "-1", "0", "-0", "1.5", "inf", "-inf", "+inf", "1e17", "3"]
+SCORE_BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1.5", "3", "(inf", "nan", "x", "("]
+LEX_BOUNDS = ["-", "+", "[a", "(a", "[c", "(zz", "[", "a", "+x"]
 
 
 class CommandGenerator:
@@ -340,6 +344,88 @@ class CommandGenerator:
     def _ping(self):
         return self.rng.choice([["PING"], ["PING", self.value()], ["ECHO", self.value()]]), EXACT
 
+    # --- sorted sets (keys shared with strings: WRONGTYPE paths too) ---
+    def member(self):
+        return self.rng.choice(MEMBERS)
+
+    def score(self):
+        return self.rng.choice(SCORES if self.rng.random() < 0.9 else FLOATS)
+
+    def _zadd(self):
+        if self.rng.random() < 0.05:  # past zset-max-listpack-entries
+            args = ["ZADD", self.key()]
+            for i in range(self.rng.randint(129, 140)):
+                args += [str(self.rng.randint(-5, 5)), "big%d" % i]
+            return args, EXACT
+        opts = self.rng.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], self.rng.randint(0, 2))
+        pairs = []
+        for _ in range(self.rng.randint(1, 3)):
+            pairs += [self.score(), self.member()]
+        return ["ZADD", self.key(), *opts, *pairs], EXACT
+
+    def _zincrby(self):
+        return ["ZINCRBY", self.key(), self.score(), self.member()], EXACT
+
+    def _zrem(self):
+        return ["ZREM", self.key(), *[self.member() for _ in range(self.rng.randint(1, 3))]], EXACT
+
+    def _zread(self):
+        key = self.key()
+        return self.rng.choice([
+            ["ZCARD", key], ["ZSCORE", key, self.member()], ["ZRANK", key, self.member()],
+            ["ZREVRANK", key, self.member()], ["ZMSCORE", key, self.member(), self.member()],
+            ["ZCOUNT", key, self.rng.choice(SCORE_BOUNDS), self.rng.choice(SCORE_BOUNDS)],
+            ["ZLEXCOUNT", key, self.rng.choice(LEX_BOUNDS), self.rng.choice(LEX_BOUNDS)],
+        ]), EXACT
+
+    def _zrange(self):
+        key = self.key()
+        by = self.rng.choice(["", "BYSCORE", "BYLEX"])
+        if by == "BYSCORE":
+            lo, hi = self.rng.choice(SCORE_BOUNDS), self.rng.choice(SCORE_BOUNDS)
+        elif by == "BYLEX":
+            lo, hi = self.rng.choice(LEX_BOUNDS), self.rng.choice(LEX_BOUNDS)
+        else:
+            lo, hi = self.rng.choice(["0", "1", "-1", "-2", "5", "x"]), self.rng.choice(["-1", "2", "0"])
+        opts = [by] if by else []
+        if self.rng.random() < 0.3:
+            opts.append("REV")
+        if self.rng.random() < 0.4:
+            opts.append("WITHSCORES")
+        if self.rng.random() < 0.3:
+            opts += ["LIMIT", self.rng.choice(["0", "1", "-1"]), self.rng.choice(["1", "2", "-1"])]
+        if self.rng.random() < 0.2:
+            return ["ZRANGESTORE", self.key(), key, lo, hi, *[o for o in opts if o != "WITHSCORES"]], EXACT
+        return ["ZRANGE", key, lo, hi, *opts], EXACT
+
+    def _zremrange(self):
+        key = self.key()
+        return self.rng.choice([
+            ["ZREMRANGEBYRANK", key, self.rng.choice(["0", "-1", "1"]), self.rng.choice(["0", "-1", "2"])],
+            ["ZREMRANGEBYSCORE", key, self.rng.choice(SCORE_BOUNDS), self.rng.choice(SCORE_BOUNDS)],
+            ["ZREMRANGEBYLEX", key, self.rng.choice(LEX_BOUNDS), self.rng.choice(LEX_BOUNDS)],
+        ]), EXACT
+
+    def _zpop(self):
+        count = self.rng.choice([[], [], ["1"], ["2"], ["0"], ["-1"], ["x"]])
+        if self.rng.random() < 0.3:
+            return ["ZMPOP", "2", self.key(), self.key(), self.rng.choice(["MIN", "MAX"]),
+                    *(["COUNT", self.rng.choice(["1", "3", "0"])] if count else [])], EXACT
+        return [self.rng.choice(["ZPOPMIN", "ZPOPMAX"]), self.key(), *count], EXACT
+
+    def _zsetop(self):
+        op = self.rng.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE",
+                              "ZDIFFSTORE", "ZINTERCARD"])
+        keys = [self.key() for _ in range(self.rng.randint(1, 3))]
+        args = [op] + ([self.key()] if op.endswith("STORE") else []) + [str(len(keys)), *keys]
+        if op in ("ZUNION", "ZINTER", "ZUNIONSTORE", "ZINTERSTORE") and self.rng.random() < 0.4:
+            args += ["WEIGHTS", *[self.rng.choice(["1", "2", "0", "-1", "inf"]) for _ in keys]]
+        if op in ("ZUNION", "ZINTER", "ZUNIONSTORE", "ZINTERSTORE") and self.rng.random() < 0.4:
+            args += ["AGGREGATE", self.rng.choice(["SUM", "MIN", "MAX"])]
+        if op in ("ZUNION", "ZINTER", "ZDIFF") and self.rng.random() < 0.5:
+            args.append("WITHSCORES")
+        return args, EXACT
+
     def _unknown(self):
         return [self.rng.choice(["FOO", "GETT", "SETT"]), self.key(), self.value()[:20]], EXACT
 
@@ -350,6 +436,8 @@ class CommandGenerator:
         (2, _type), (6, _expire), (5, _ttl), (2, _persist), (1, _keys), (1, _scan),
         (1, _randomkey), (3, _rename), (2, _copy), (2, _dbsize), (0.3, _flushdb),
         (2, _select), (2, _move), (2, _ping), (0.5, _unknown),
+        (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
+        (2, _zpop), (3, _zsetop),
     ]
     _makers = [f for _, f in _table]
 

@@ -196,7 +196,8 @@ pub fn zincrby(ctx: &mut Ctx, args: &Args) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(z) => z.and_then(|z| z.score(member)),
         };
-        let new = by + cur.unwrap_or(0.0);
+        // A new member takes the increment itself (-0 stays -0).
+        let new = cur.map_or(by, |c| by + c);
         if new.is_nan() {
             return out.error(ERR_NAN);
         }
