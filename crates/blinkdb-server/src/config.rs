@@ -92,7 +92,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(0, i64::MAX),
     ),
-    opt("save", "", false, Kind::Str),
+    opt("save", "", true, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
         "appendfsync",

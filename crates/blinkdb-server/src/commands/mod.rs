@@ -16,6 +16,7 @@ mod pubsub;
 mod random;
 mod scripting;
 mod server;
+mod set;
 pub mod slowlog;
 pub mod spec;
 mod strings;
