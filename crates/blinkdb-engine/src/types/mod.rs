@@ -112,3 +112,31 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
         Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
     }
 }
+
+/// Members past which a dropped collection is freed by a background thread,
+/// as Redis's lazyfree does (LAZYFREE_THRESHOLD): DEL, an overwrite or an
+/// expiry of a 10M-member set must not stall the connection thread.
+pub const LAZYFREE_THRESHOLD: usize = 64;
+
+/// Hands `garbage` to the freeing thread (started on first use); frees it
+/// here if that thread cannot be reached.
+pub(crate) fn free_later<T: Send + 'static>(garbage: T) {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::{Mutex, OnceLock};
+    type Garbage = Box<dyn Send>;
+    static FREER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
+    let freer = FREER.get_or_init(|| {
+        let (tx, rx) = channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("lazyfree".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    if let Some(tx) = freer {
+        if let Ok(tx) = tx.lock() {
+            // On failure the value comes back inside the error and drops here.
+            let _ = tx.send(Box::new(garbage));
+        }
+    }
+}
