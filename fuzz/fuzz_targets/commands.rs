@@ -256,9 +256,15 @@ impl Client {
 }
 
 fn is_subscription(name: &[u8]) -> bool {
-    let name = name.to_ascii_lowercase();
-    let name = name.strip_prefix(b"p").or(name.strip_prefix(b"s")).unwrap_or(&name);
-    name == b"subscribe" || name == b"unsubscribe"
+    const NAMES: [&str; 6] = [
+        "subscribe",
+        "psubscribe",
+        "ssubscribe",
+        "unsubscribe",
+        "punsubscribe",
+        "sunsubscribe",
+    ];
+    NAMES.iter().any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
 /// One server for every input, emptied and reconfigured to its defaults
