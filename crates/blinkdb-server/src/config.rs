@@ -159,6 +159,13 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("zset-max-listpack-value", "64", true, Kind::Memory(0, I64)),
     opt(
+        "list-max-listpack-size",
+        "-2",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt("list-compress-depth", "0", true, Kind::Int(0, 0)),
+    opt(
         "slowlog-log-slower-than",
         "10000",
         true,
@@ -193,6 +200,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("hash-max-ziplist-value", "hash-max-listpack-value"),
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
 ];
 
 /// The shipped configuration file, which documents every option.
@@ -595,6 +603,7 @@ impl Config {
                 set_max_intset_entries: self.int("set-max-intset-entries") as usize,
                 zset_max_listpack_entries: self.int("zset-max-listpack-entries") as usize,
                 zset_max_listpack_value: self.bytes("zset-max-listpack-value") as usize,
+                list_max_listpack_size: self.int("list-max-listpack-size"),
             },
         }
     }

@@ -3,12 +3,14 @@
 //! full one past them, and knows how the AOF rewrite writes it back.
 
 pub mod hash;
+pub mod list;
 pub mod pack;
 pub mod set;
 pub mod table;
 pub mod zset;
 
 pub use hash::HashValue;
+pub use list::ListValue;
 pub use set::SetValue;
 pub use zset::ZSetValue;
 
@@ -22,6 +24,8 @@ pub struct Limits {
     pub set_max_intset_entries: usize,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    /// `list-max-listpack-size`: entries per list node, or -1..-5 for 4-64 KB.
+    pub list_max_listpack_size: i64,
 }
 
 impl Default for Limits {
@@ -33,6 +37,7 @@ impl Default for Limits {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
         }
     }
 }
@@ -65,7 +70,7 @@ pub fn fmt_double(x: f64) -> String {
 }
 
 /// Writes a collection as the commands that rebuild it, at most
-/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD or ZADD, as Redis's
+/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD, ZADD or RPUSH, as Redis's
 /// rewrite does.
 pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: impl FnMut(&[&[u8]])) {
     use crate::keyspace::Value;
@@ -108,6 +113,15 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
                 }
             }
             flush(b"ZADD", &mut batch);
+        }
+        Value::List(l, _) => {
+            for e in l.iter() {
+                batch.push(e.to_vec());
+                if batch.len() == REWRITE_ITEMS_PER_CMD {
+                    flush(b"RPUSH", &mut batch);
+                }
+            }
+            flush(b"RPUSH", &mut batch);
         }
         Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
     }

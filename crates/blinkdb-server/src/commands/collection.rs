@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::types::{HashValue, SetValue, ZSetValue};
+use blinkdb_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
 use blinkdb_engine::{Entry, Tx, Value};
 use std::sync::Arc;
 
@@ -47,6 +47,7 @@ macro_rules! collection {
 collection!(HashValue, Hash, hash);
 collection!(SetValue, Set, set);
 collection!(ZSetValue, ZSet, zset);
+collection!(ListValue, List, list);
 
 /// Reads `key`'s collection under the shard's read lock: `f(None)` when the
 /// key is absent; counts a keyspace hit or miss.

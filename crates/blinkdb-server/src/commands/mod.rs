@@ -9,6 +9,7 @@ mod debug;
 mod hash;
 mod keys;
 pub mod latency;
+mod list;
 pub mod monitor;
 pub mod multi;
 mod object;
