@@ -654,6 +654,22 @@ impl<'a> Tx<'a> {
         entry
     }
 
+    /// Runs `f` on the bytes of the live in-memory string at `key`, in place
+    /// (None: absent, expired, or not an in-memory string). Nothing is
+    /// reported: a command that changed the bytes calls `modified`, so one
+    /// that only looked (PFADD adding nothing new) wakes no watcher.
+    pub fn with_str_mut<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Vec<u8>) -> R,
+    ) -> Option<R> {
+        self.lookup(db, key)?;
+        self.mutated = true;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.with_str_mut(key, f)
+    }
+
     /// A value changed through interior mutability (a Bloom filter's bits):
     /// tells its watchers, as a change through `insert` would.
     pub fn modified(&mut self, db: usize, key: &[u8]) {
