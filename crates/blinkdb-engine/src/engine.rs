@@ -48,6 +48,9 @@ pub struct EngineStats {
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The log being replayed, before `log` is installed: replayed commands
+    /// that read a large value (APPEND, PFADD...) read it from here.
+    replay_log: OnceLock<Arc<Log>>,
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
@@ -102,6 +105,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
@@ -159,6 +163,17 @@ impl Engine {
         let _ = self.log.set(log);
     }
 
+    /// Lets the commands replayed from `log` read the large values it holds
+    /// (nothing they write is logged until `set_log`).
+    pub fn set_replay_log(&self, log: Arc<Log>) {
+        let _ = self.replay_log.set(log);
+    }
+
+    /// The log large values are read from: the live one, or the one loading.
+    fn blob_log(&self) -> Option<&Arc<Log>> {
+        self.log.get().or_else(|| self.replay_log.get())
+    }
+
     pub fn log_handle(&self) -> Option<&Arc<Log>> {
         self.log.get()
     }
@@ -192,7 +207,7 @@ impl Engine {
         match v {
             Value::Str(s, _) => Ok(Cow::Borrowed(s)),
             Value::Blob(r, _) => {
-                let log = self.log.get().ok_or("large value without a log")?;
+                let log = self.blob_log().ok_or("large value without a log")?;
                 log.read_blob(r)
                     .map(|b| Cow::Owned(b.to_vec()))
                     .map_err(|e| {
@@ -211,7 +226,7 @@ impl Engine {
     /// rewrite or an eviction finished between the lookup and this); look the key
     /// up again.
     pub fn blob_source(&self, r: &BlobRef) -> Result<Option<crate::aof::BlobSource>, String> {
-        let log = self.log.get().ok_or("large value without a log")?;
+        let log = self.blob_log().ok_or("large value without a log")?;
         match log.blob_source(r) {
             Ok(src) => Ok(Some(src)),
             Err(crate::aof::AofError::FileGone(_)) => Ok(None),

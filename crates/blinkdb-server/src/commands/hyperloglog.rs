@@ -110,6 +110,7 @@ pub fn pfadd(ctx: &mut Ctx, args: &Args) {
             // A new sketch counts as an update even with no elements.
             let mut v = hll::new_sparse();
             let _ = add_all(&mut v, &args[2..], max);
+            hll::invalidate_cache(&mut v);
             tx.insert(db, key, Entry::new(Value::str(v)));
             true
         };
