@@ -158,12 +158,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Str,
     ),
-    opt(
-        "hll-sparse-max-bytes",
-        "3000",
-        true,
-        Kind::Memory(0, I64),
-    ),
+    opt("hll-sparse-max-bytes", "3000", true, Kind::Memory(0, I64)),
     opt(
         "enable-debug-command",
         "no",
@@ -531,7 +526,8 @@ impl Config {
             unixsocket: opt_str("unixsocket").map(PathBuf::from),
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.bytes("proto-max-bulk-len") as i64,
-            hll_sparse_max_bytes: self.bytes("hll-sparse-max-bytes").min(usize::MAX as u64) as usize,
+            hll_sparse_max_bytes: self.bytes("hll-sparse-max-bytes").min(usize::MAX as u64)
+                as usize,
             client_query_buffer_limit: self.bytes("client-query-buffer-limit") as usize,
             output_limits: crate::pubsub::limits::OutputLimits::parse_canonical(
                 self.get("client-output-buffer-limit"),

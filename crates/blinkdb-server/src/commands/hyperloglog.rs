@@ -224,8 +224,7 @@ fn pfcount_union(ctx: &mut Ctx, args: &Args) {
             }
         }
     }
-    ctx.out
-        .int(hll::estimate(&hll::raw_histogram(&max)) as i64);
+    ctx.out.int(hll::estimate(&hll::raw_histogram(&max)) as i64);
 }
 
 pub fn pfmerge(ctx: &mut Ctx, args: &Args) {

@@ -5,8 +5,8 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bloom, command, conn, debug, hyperloglog, keys, latency, monitor, multi, object, pubsub, scripting, server,
-    slowlog, strings, Handler,
+    bloom, command, conn, debug, hyperloglog, keys, latency, monitor, multi, object, pubsub,
+    scripting, server, slowlog, strings, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
