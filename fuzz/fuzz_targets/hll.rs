@@ -74,7 +74,11 @@ fuzz_target!(|data: &[u8]| {
         let decoded = (encoding == Encoding::Sparse).then(|| hll::decode_sparse(&value));
         (hll::count(&value), hll::to_dense(&value), merged, decoded)
     });
-    assert!(peak <= bound, "{peak} bytes of heap to read {} bytes", value.len());
+    assert!(
+        peak <= bound,
+        "{peak} bytes of heap to read {} bytes",
+        value.len()
+    );
     assert_eq!(counted.is_ok(), dense.is_ok());
     assert_eq!(counted.is_ok(), merged.is_ok());
     let _ = hll::cached_count(&value);
@@ -89,7 +93,10 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         });
-        assert!(peak <= 2 * bound + hll::DENSE_LEN, "{peak} bytes to add to a corrupt sketch");
+        assert!(
+            peak <= 2 * bound + hll::DENSE_LEN,
+            "{peak} bytes to add to a corrupt sketch"
+        );
         return;
     };
     assert_eq!(dense.len(), hll::DENSE_LEN);
