@@ -190,10 +190,14 @@ fn name(c: &mut Cursor) -> Vec<u8> {
         let n = c.u8() as usize % 20;
         return c.bytes(n).to_vec();
     }
-    let mut n = COMMANDS[s as usize % COMMANDS.len()]
-        .name
-        .as_bytes()
-        .to_vec();
+    let mut n = match COMMANDS[s as usize % COMMANDS.len()].name {
+        // Ten million additions: seconds in a sanitized build, nothing new to
+        // find (the hll target covers its code).
+        "pfselftest" => "pfcount",
+        name => name,
+    }
+    .as_bytes()
+    .to_vec();
     if s & 1 == 1 {
         n.make_ascii_uppercase();
     }

@@ -48,6 +48,9 @@ pub struct EngineStats {
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The log being replayed, before `log` is installed: replayed commands
+    /// that read a large value (APPEND, PFADD...) read it from here.
+    replay_log: OnceLock<Arc<Log>>,
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
@@ -102,6 +105,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
@@ -159,6 +163,17 @@ impl Engine {
         let _ = self.log.set(log);
     }
 
+    /// Lets the commands replayed from `log` read the large values it holds
+    /// (nothing they write is logged until `set_log`).
+    pub fn set_replay_log(&self, log: Arc<Log>) {
+        let _ = self.replay_log.set(log);
+    }
+
+    /// The log large values are read from: the live one, or the one loading.
+    fn blob_log(&self) -> Option<&Arc<Log>> {
+        self.log.get().or_else(|| self.replay_log.get())
+    }
+
     pub fn log_handle(&self) -> Option<&Arc<Log>> {
         self.log.get()
     }
@@ -192,7 +207,7 @@ impl Engine {
         match v {
             Value::Str(s, _) => Ok(Cow::Borrowed(s)),
             Value::Blob(r, _) => {
-                let log = self.log.get().ok_or("large value without a log")?;
+                let log = self.blob_log().ok_or("large value without a log")?;
                 log.read_blob(r)
                     .map(|b| Cow::Owned(b.to_vec()))
                     .map_err(|e| {
@@ -209,7 +224,7 @@ impl Engine {
     /// rewrite or an eviction finished between the lookup and this); look the key
     /// up again.
     pub fn blob_source(&self, r: &BlobRef) -> Result<Option<crate::aof::BlobSource>, String> {
-        let log = self.log.get().ok_or("large value without a log")?;
+        let log = self.blob_log().ok_or("large value without a log")?;
         match log.blob_source(r) {
             Ok(src) => Ok(Some(src)),
             Err(crate::aof::AofError::FileGone(_)) => Ok(None),
@@ -664,6 +679,22 @@ impl<'a> Tx<'a> {
         self.get_mut(db, key)?;
         let i = self.guard_index(db, key);
         self.guards[i].2.modify(key, f)
+    }
+
+    /// Runs `f` on the bytes of the live in-memory string at `key`, in place
+    /// (None: absent, expired, or not an in-memory string). Nothing is
+    /// reported: a command that changed the bytes calls `modified`, so one
+    /// that only looked (PFADD adding nothing new) wakes no watcher.
+    pub fn with_str_mut<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Vec<u8>) -> R,
+    ) -> Option<R> {
+        self.lookup(db, key)?;
+        self.mutated = true;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.with_str_mut(key, f)
     }
 
     /// A value changed through interior mutability (a Bloom filter's bits):

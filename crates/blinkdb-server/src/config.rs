@@ -185,6 +185,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Str,
     ),
+    opt("hll-sparse-max-bytes", "3000", true, Kind::Memory(0, I64)),
     opt(
         "enable-debug-command",
         "no",
@@ -559,6 +560,8 @@ impl Config {
             unixsocket: opt_str("unixsocket").map(PathBuf::from),
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.bytes("proto-max-bulk-len") as i64,
+            hll_sparse_max_bytes: self.bytes("hll-sparse-max-bytes").min(usize::MAX as u64)
+                as usize,
             client_query_buffer_limit: self.bytes("client-query-buffer-limit") as usize,
             output_limits: crate::pubsub::limits::OutputLimits::parse_canonical(
                 self.get("client-output-buffer-limit"),
@@ -694,6 +697,8 @@ pub struct Settings {
     pub unixsocket: Option<PathBuf>,
     pub unixsocketperm: u32,
     pub proto_max_bulk_len: i64,
+    /// Largest sparse HyperLogLog; a sketch that would grow past it turns dense.
+    pub hll_sparse_max_bytes: usize,
     pub client_query_buffer_limit: usize,
     pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,

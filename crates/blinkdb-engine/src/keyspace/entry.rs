@@ -247,6 +247,16 @@ impl Entry {
         &mut self.value
     }
 
+    /// The bytes of an in-memory string, to change in place; None for
+    /// another value. The shard re-counts the entry's memory around a change
+    /// (`Shard::with_str_mut`), so this stays inside the keyspace.
+    pub(crate) fn str_mut(&mut self) -> Option<&mut super::InlineBytes> {
+        match &mut self.value {
+            Value::Str(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn into_value(self) -> Value {
         self.value
     }

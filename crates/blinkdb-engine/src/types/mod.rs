@@ -3,6 +3,7 @@
 //! full one past them, and knows how the AOF rewrite writes it back.
 
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod pack;
 pub mod set;

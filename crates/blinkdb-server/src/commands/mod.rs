@@ -7,6 +7,7 @@ mod command;
 mod conn;
 mod debug;
 mod hash;
+mod hyperloglog;
 mod keys;
 pub mod latency;
 mod list;
@@ -176,7 +177,10 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return reject(client, out, spec, &msg);
     }
     if spec.has(table::PROTECTED) && !debug_allowed(shared, client) {
-        return reject(client, out, spec, "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.");
+        // Redis's text names DEBUG; PFDEBUG is gated here too (Redis 7.0 does
+        // not gate it), under its own name.
+        let msg = format!("ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", spec.base_name().to_ascii_uppercase());
+        return reject(client, out, spec, &msg);
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
         return reject(client, out, spec, "NOAUTH Authentication required.");

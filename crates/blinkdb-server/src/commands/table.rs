@@ -5,8 +5,8 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bloom, command, conn, debug, hash, keys, latency, list, monitor, multi, object, pubsub,
-    scripting, server, set, slowlog, strings, Handler,
+    bloom, command, conn, debug, hash, hyperloglog, keys, latency, list, monitor, multi, object,
+    pubsub, scripting, server, set, slowlog, strings, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -646,6 +646,33 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
         keys: "RW,access,delete index:1 keynum:0:1:1",
         args: "numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+    cmd!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", "2.8.9", "Adds the specified elements to the specified HyperLogLog.", hyperloglog::pfadd;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) to add every element.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string?*"),
+    cmd!("pfcount", -2, READONLY | MAY_REPLICATE, ALLKEYS, "hyperloglog", "2.8.9", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", hyperloglog::pfcount;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+        keys: "RW,access index:1 range:-1:1:0 | RW because it may change the internal representation of the key, and propagate to replicas",
+        args: "key:key*"),
+    cmd!("pfmerge", -2, WRITE | DENYOOM, ALLKEYS, "hyperloglog", "2.8.9", "Merge N different HyperLogLogs into a single one.", hyperloglog::pfmerge;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(N) to merge N HyperLogLogs, but with high constant times.",
+        keys: "RW,access,insert index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destkey:key sourcekey:key#1*"),
+    // Gated by enable-debug-command (PROTECTED) in BlinkDB; Redis 7.0 runs it
+    // for anyone.
+    cmd!("pfdebug", 3, WRITE | DENYOOM | ADMIN | PROTECTED, (2, 2, 1), "hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values", hyperloglog::pfdebug;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        keys: "RW,access index:2 range:0:1:0",
+        args: "subcommand:string key:key",
+        doc_flags: doc::SYSCMD),
+    cmd!("pfselftest", 1, ADMIN, NOKEYS, "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values", hyperloglog::pfselftest;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        doc_flags: doc::SYSCMD),
     cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
