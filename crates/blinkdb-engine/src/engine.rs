@@ -663,6 +663,25 @@ impl<'a> Tx<'a> {
         self.changed(key);
     }
 
+    /// Changes the bytes of a live in-memory string in place (SETBIT,
+    /// BITFIELD: copying a large bitmap whole for each bit would make them
+    /// O(n)). The key keeps its label and TTL. None when the key is absent
+    /// or its value is not an in-memory string (one kept in the log is
+    /// read and replaced with `insert`).
+    pub fn update_str<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut crate::keyspace::InlineBytes) -> R,
+    ) -> Option<R> {
+        self.lookup(db, key)?;
+        self.mutated = true;
+        let i = self.guard_index(db, key);
+        let r = self.guards[i].2.update_str(key, f)?;
+        self.changed(key);
+        Some(r)
+    }
+
     pub fn exists(&mut self, db: usize, key: &[u8]) -> bool {
         self.get(db, key).is_some()
     }

@@ -178,6 +178,15 @@ impl Entry {
         self.value
     }
 
+    /// The bytes of an in-memory string, to change in place; only the shard
+    /// may do that, as it accounts for their length.
+    pub(super) fn str_mut(&mut self) -> Option<&mut super::InlineBytes> {
+        match &mut self.value {
+            Value::Str(s, _) => Some(s),
+            Value::Blob(..) | Value::Bloom(..) => None,
+        }
+    }
+
     pub fn origin(&self) -> Origin {
         self.value.origin()
     }

@@ -95,6 +95,21 @@ impl Shard {
         old
     }
 
+    /// Runs `f` on the bytes of `key`'s in-memory string (None: absent, or
+    /// not such a string), keeping the memory count right as its length changes.
+    pub fn update_str<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&mut super::InlineBytes) -> R,
+    ) -> Option<R> {
+        let entry = self.map.get_mut(key)?;
+        let before = entry.accounted_bytes(key);
+        let r = f(entry.str_mut()?);
+        self.bytes = self.bytes - before + entry.accounted_bytes(key);
+        self.touched(key, true);
+        Some(r)
+    }
+
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;

@@ -1,12 +1,15 @@
 //! The command table and dispatch: look up, check arity/auth/loading, run.
 
 pub mod args;
+mod bitfield;
+mod bitops;
 mod bloom;
 mod command;
 mod conn;
 mod debug;
 mod keys;
 pub mod latency;
+mod lcs;
 pub mod monitor;
 pub mod multi;
 mod object;
