@@ -48,6 +48,9 @@ pub struct EngineStats {
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The log being replayed, before it is installed as `log`: replayed
+    /// commands that read a large value (APPEND, SETBIT on one) read it there.
+    replay_reader: OnceLock<Arc<Log>>,
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
@@ -95,6 +98,8 @@ pub struct Tx<'a> {
     interest: u32,
     /// The client running the command (0: none), for NOLOOP tracking.
     client: u64,
+    /// Changes made now are not signalled to WATCH and tracking (`unsignaled`).
+    quiet: bool,
 }
 
 impl Engine {
@@ -102,6 +107,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            replay_reader: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
@@ -163,6 +169,18 @@ impl Engine {
         self.log.get()
     }
 
+    /// Lets the commands replayed from `log` read the large values kept in
+    /// it before it is installed (nothing is logged through it).
+    pub fn set_replay_reader(&self, log: Arc<Log>) {
+        let _ = self.replay_reader.set(log);
+    }
+
+    /// The log large values are read from: the installed one, else the one
+    /// being replayed.
+    fn reader(&self) -> Option<&Arc<Log>> {
+        self.log.get().or_else(|| self.replay_reader.get())
+    }
+
     /// Tells the engine which file the records replayed next come from, so
     /// entries get that file's segment label.
     pub fn set_replay_file(&self, file: crate::aof::FileId) {
@@ -192,7 +210,7 @@ impl Engine {
         match v {
             Value::Str(s, _) => Ok(Cow::Borrowed(s)),
             Value::Blob(r, _) => {
-                let log = self.log.get().ok_or("large value without a log")?;
+                let log = self.reader().ok_or("large value without a log")?;
                 log.read_blob(r)
                     .map(|b| Cow::Owned(b.to_vec()))
                     .map_err(|e| {
@@ -211,7 +229,7 @@ impl Engine {
     /// rewrite or an eviction finished between the lookup and this); look the key
     /// up again.
     pub fn blob_source(&self, r: &BlobRef) -> Result<Option<crate::aof::BlobSource>, String> {
-        let log = self.log.get().ok_or("large value without a log")?;
+        let log = self.reader().ok_or("large value without a log")?;
         match log.blob_source(r) {
             Ok(src) => Ok(Some(src)),
             Err(crate::aof::AofError::FileGone(_)) => Ok(None),
@@ -328,6 +346,7 @@ impl Engine {
             mutated: false,
             interest: self.interest(),
             client: 0,
+            quiet: false,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -616,7 +635,19 @@ impl<'a> Tx<'a> {
     /// A change to `key` for tracking's invalidation.
     #[inline]
     fn changed(&self, key: &[u8]) {
-        self.engine.signal_modified(self.interest, key, self.client);
+        if !self.quiet {
+            self.engine.signal_modified(self.interest, key, self.client);
+        }
+    }
+
+    /// Runs `f` with its changes hidden from WATCH and client tracking, for
+    /// the few writes Redis makes without signalling the key (BITFIELD
+    /// creating or padding a string while every write of it failed).
+    pub fn unsignaled<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.quiet = true;
+        let r = f(self);
+        self.quiet = false;
+        r
     }
 
     /// The live entry for `key`; an expired one is removed here.
@@ -677,7 +708,7 @@ impl<'a> Tx<'a> {
         self.lookup(db, key)?;
         self.mutated = true;
         let i = self.guard_index(db, key);
-        let r = self.guards[i].2.update_str(key, f)?;
+        let r = self.guards[i].2.update_str(key, !self.quiet, f)?;
         self.changed(key);
         Some(r)
     }
@@ -738,7 +769,8 @@ impl<'a> Tx<'a> {
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
         }
-        let old = self.shard(db, key).insert(key, entry);
+        let signal = !self.quiet;
+        let old = self.shard(db, key).insert_signaled(key, entry, signal);
         if self.interest != 0 {
             return self.report_insert(db, key, old);
         }

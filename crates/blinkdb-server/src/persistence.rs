@@ -66,6 +66,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         settings.verify_blobs_on_read,
         settings.blob_threshold.max(1),
     ));
+    shared.engine.set_replay_reader(log.clone());
     let start = Instant::now();
     let info = Arc::new(ClientInfo::new(
         0,

@@ -70,6 +70,11 @@ impl Shard {
 
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        self.insert_signaled(key, entry, true)
+    }
+
+    /// `insert`, telling WATCH of the change only if `signal`.
+    pub fn insert_signaled(&mut self, key: &[u8], entry: Entry, signal: bool) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
         let old = match self.map.get_mut(key) {
@@ -79,7 +84,9 @@ impl Shard {
                 None
             }
         };
-        self.touched(key, true);
+        if signal {
+            self.touched(key, true);
+        }
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
         if let Some(o) = &old {
             self.bytes -= o.accounted_bytes(key);
@@ -97,16 +104,20 @@ impl Shard {
 
     /// Runs `f` on the bytes of `key`'s in-memory string (None: absent, or
     /// not such a string), keeping the memory count right as its length changes.
+    /// WATCH is told of the change only if `signal`.
     pub fn update_str<R>(
         &mut self,
         key: &[u8],
+        signal: bool,
         f: impl FnOnce(&mut super::InlineBytes) -> R,
     ) -> Option<R> {
         let entry = self.map.get_mut(key)?;
         let before = entry.accounted_bytes(key);
         let r = f(entry.str_mut()?);
         self.bytes = self.bytes - before + entry.accounted_bytes(key);
-        self.touched(key, true);
+        if signal {
+            self.touched(key, true);
+        }
         Some(r)
     }
 

@@ -269,10 +269,16 @@ fn write(ctx: &mut Ctx, args: &Args, ops: &[Op], highest: u64) {
         let patch: Vec<(usize, u8)> = map.changed.into_iter().collect();
         let found: Found = target.into_found();
         // Redis creates or pads the string even when every write failed
-        // (OVERFLOW FAIL) but then propagates nothing; the record is logged
-        // here anyway so that a restart rebuilds what memory holds.
+        // (OVERFLOW FAIL), then neither signals the key (WATCH, tracking) nor
+        // propagates the command. The record is logged here anyway, so that
+        // a restart rebuilds what memory holds.
         if changes > 0 || dirty {
-            if let Err(e) = write_bytes(tx, db, key, found, len, &patch) {
+            let written = if changes > 0 {
+                write_bytes(tx, db, key, found, len, &patch)
+            } else {
+                tx.unsignaled(|tx| write_bytes(tx, db, key, found, len, &patch))
+            };
+            if let Err(e) = written {
                 return out.error(e);
             }
             let mut rec: Vec<&[u8]> = Vec::with_capacity(args.len());
