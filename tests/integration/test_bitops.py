@@ -380,3 +380,34 @@ def test_failed_bitfield_write_survives_restart(blinkdb_binary, tmp_path):
     finally:
         srv.stop()
     redis_loads(tmp_path, directory, expected, "failed BITFIELD writes")
+
+
+def test_cache_mode_drops_results_with_their_sources(blinkdb_binary, tmp_path):
+    """Under allkeys-fifo a BITOP result goes with the segment of its oldest source (its
+    record could not rebuild it without that source); bitmaps changed in place keep the
+    segment of their first record. Memory, a restart and redis-server then agree."""
+    from test_cache_mode import cache_server, drop_oldest_segment, restart_same
+
+    directory = str(tmp_path / "data")
+    extra = ("--segment-size", "4096")
+    srv = cache_server(blinkdb_binary, directory, *extra)
+    try:
+        with srv.connect(timeout=60.0) as conn:
+            # Segment 1: a source and a bitmap, then filler so the next record opens segment 2.
+            conn.call("SET", "src1", "abc")
+            conn.call("SETBIT", "bm", "5", "1")
+            conn.call("SET", "filler", "x" * 5000)
+            # Segment 2: records that need segment 1 to be replayed right, and some that do not.
+            conn.call("SETBIT", "bm", "6", "1")
+            conn.call("SET", "src2", "xyz")
+            conn.call("BITOP", "OR", "dest", "src1", "src2")
+            conn.call("BITOP", "AND", "dest2", "src2")
+            conn.call("BITFIELD", "bf2", "SET", "u8", "0", "1")
+            assert drop_oldest_segment(conn) == 4, "src1 bm filler dest"
+            keys = sorted(k for _, k in conn.call("KEYS", "*").value)
+            assert keys == [b"bf2", b"dest2", b"src2"], keys
+        srv, before = restart_same(blinkdb_binary, srv, directory, *extra)
+        srv.stop()
+        redis_loads(tmp_path, directory, before, "evicted bit segment")
+    finally:
+        srv.stop()
