@@ -232,19 +232,30 @@ def aof_commands(directory):
 
 
 def test_aof_records_what_redis_propagates(blinkdb_binary, tmp_path):
-    logged = {}
-    for kind, binary in (("redis", ORACLE_BIN), ("blinkdb", blinkdb_binary)):
+    """The records match redis-server's, and BlinkDB loads redis-server's AOF."""
+    logged, data = {}, {}
+    servers = (("redis", ORACLE_BIN, ("--aof-use-rdb-preamble", "no")),
+               ("blinkdb", blinkdb_binary, ()))
+    for kind, binary, extra in servers:
         directory = str(tmp_path / kind)
-        srv = start_aof_server(binary, directory)
+        srv = start_aof_server(binary, directory, *extra)
         try:
             with srv.connect() as conn:
                 for cmd in AOF_SCRIPT:
                     conn.call(*cmd)
+                data[kind] = snapshot(conn)
         finally:
             srv.stop()
         logged[kind] = aof_commands(directory)
     assert logged["blinkdb"] == logged["redis"]
     assert [c[0] for c in logged["redis"]].count(b"setbit") == 3
+    srv = start_aof_server(blinkdb_binary, str(tmp_path / "redis"),
+                           log_dir=str(tmp_path / "blinkdb-on-redis-aof"))
+    try:
+        with srv.connect() as conn:
+            assert_same_data(data["redis"], snapshot(conn), "BlinkDB loading redis-server's AOF")
+    finally:
+        srv.stop()
 
 
 def workload(conn):

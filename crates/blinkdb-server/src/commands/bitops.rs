@@ -11,7 +11,7 @@ use blinkdb_engine::keyspace::InlineBytes;
 use blinkdb_engine::notify::{GENERIC, KEY_MISS, STRING};
 use blinkdb_engine::{Entry, Origin, Tx, Value};
 
-pub const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 const ERR_BITPOS_BIT: &str = "ERR The bit argument must be 1 or 0.";
 const ERR_NOT_ONE_KEY: &str = "ERR BITOP NOT must be called with a single source key.";
