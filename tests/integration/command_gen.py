@@ -20,6 +20,8 @@ PTTL = "pttl"  # integer reply, milliseconds; equal within PTTL_TOLERANCE_MS
 KEYS = "keys"  # array whose order is unspecified
 SCAN = "scan"  # [cursor, keys]; only validity can be compared
 RANDOMKEY = "randomkey"  # nil on both or a key on both
+UNORDERED = "unordered"  # array (or set) whose order is unspecified
+UNORDERED_PAIRS = "unordered-pairs"  # flat field/value array whose pair order is unspecified
 
 PTTL_TOLERANCE_MS = 1000
 
@@ -425,14 +427,89 @@ class CommandGenerator:
     def _unknown(self):
         return [self.rng.choice(["FOO", "GETT", "SETT"]), self.key(), self.value()[:20]], EXACT
 
+    # --- hashes and sets ----------------------------------------------
+    def field(self):
+        return self.rng.choice(["f0", "f1", "f2", "f3", "", "\x00f", "123"])
+
+    def member(self):
+        r = self.rng.random()
+        if r < 0.5:
+            return str(self.rng.choice([0, 1, -1, 7, 42, 1000, 9223372036854775807, -5]))
+        if r < 0.6:
+            return self.rng.choice(["01", "-0", "+1", " 1", "1.0"])
+        return self.rng.choice(["a", "b", "c", "", "\xff", "x" * 70])
+
+    def _hset(self):
+        cmd = self.rng.choice(["HSET", "HSET", "HMSET", "HSETNX"])
+        n = 1 if cmd == "HSETNX" else self.rng.randint(1, 4)
+        args = [cmd, self.key()]
+        for _ in range(n):
+            args += [self.field(), self.value()]
+        return args, EXACT
+
+    def _hread(self):
+        cmd = self.rng.choice(["HGET", "HEXISTS", "HSTRLEN", "HLEN", "HMGET"])
+        if cmd == "HLEN":
+            return [cmd, self.key()], EXACT
+        if cmd == "HMGET":
+            return [cmd, self.key()] + [self.field() for _ in range(self.rng.randint(1, 4))], EXACT
+        return [cmd, self.key(), self.field()], EXACT
+
+    def _hdel(self):
+        return ["HDEL", self.key()] + [self.field() for _ in range(self.rng.randint(1, 3))], EXACT
+
+    def _hincr(self):
+        if self.rng.random() < 0.5:
+            return ["HINCRBY", self.key(), self.field(), self.integer()], EXACT
+        return ["HINCRBYFLOAT", self.key(), self.field(), self.rng.choice(FLOATS)], EXACT
+
+    def _hgetall(self):
+        cmd = self.rng.choice(["HGETALL", "HKEYS", "HVALS"])
+        return [cmd, self.key()], UNORDERED_PAIRS if cmd == "HGETALL" else UNORDERED
+
+    def _sadd(self):
+        if self.rng.random() < 0.03:
+            # Past set-max-intset-entries (512) in one go.
+            return ["SADD", self.key()] + [str(i) for i in range(600)], EXACT
+        return ["SADD", self.key()] + [self.member() for _ in range(self.rng.randint(1, 4))], EXACT
+
+    def _srem(self):
+        return ["SREM", self.key()] + [self.member() for _ in range(self.rng.randint(1, 3))], EXACT
+
+    def _sread(self):
+        cmd = self.rng.choice(["SISMEMBER", "SMISMEMBER", "SCARD"])
+        if cmd == "SCARD":
+            return [cmd, self.key()], EXACT
+        if cmd == "SMISMEMBER":
+            return [cmd, self.key()] + [self.member() for _ in range(self.rng.randint(1, 3))], EXACT
+        return [cmd, self.key(), self.member()], EXACT
+
+    def _scombine(self):
+        cmd = self.rng.choice(["SMEMBERS", "SINTER", "SUNION", "SDIFF"])
+        if cmd == "SMEMBERS":
+            return [cmd, self.key()], UNORDERED
+        return [cmd] + [self.key() for _ in range(self.rng.randint(1, 3))], UNORDERED
+
+    def _sstore(self):
+        cmd = self.rng.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "SMOVE", "SINTERCARD"])
+        if cmd == "SMOVE":
+            return [cmd, self.key(), self.key(), self.member()], EXACT
+        if cmd == "SINTERCARD":
+            keys = [self.key() for _ in range(self.rng.randint(1, 3))]
+            return [cmd, str(len(keys))] + keys + self.rng.choice([[], ["LIMIT", "1"]]), EXACT
+        return [cmd] + [self.key() for _ in range(self.rng.randint(2, 4))], EXACT
+
     _table = [
         (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
         (3, _mset), (2, _msetnx), (2, _getset), (2, _getdel), (3, _getex), (4, _append),
         (2, _strlen), (3, _getrange), (3, _setrange), (8, _incr_family), (4, _del),
         (2, _type), (6, _expire), (5, _ttl), (2, _persist), (1, _keys), (1, _scan),
         (1, _randomkey), (3, _rename), (2, _copy), (2, _dbsize), (0.3, _flushdb),
-        (2, _select), (2, _move), (2, _ping), (0.5, _unknown), (3, _setbit), (2, _getbit),
-        (2, _bitcount), (2, _bitpos), (1.5, _bitop), (3, _bitfield), (0.5, _lcs),
+        (2, _select), (2, _move), (2, _ping), (0.5, _unknown),
+        (5, _hset), (4, _hread), (2, _hdel), (2, _hincr), (2, _hgetall),
+        (5, _sadd), (2, _srem), (3, _sread), (2, _scombine), (2, _sstore),
+        (3, _setbit), (2, _getbit), (2, _bitcount), (2, _bitpos), (1.5, _bitop), (3, _bitfield),
+        (0.5, _lcs),
     ]
     _makers = [f for _, f in _table]
 

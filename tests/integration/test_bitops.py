@@ -114,8 +114,8 @@ CASES = [
 
 
 def wrong_type_cases():
-    """Every command against a key of another type: the oracle's key is a list, BlinkDB's
-    a Bloom filter (it serves no lists yet); the replies must be the same."""
+    """Every command against a key of another type (a set, a hash, and on BlinkDB a
+    Bloom filter where the oracle has a set)."""
     return [
         ("BITOP", "AND", "d", "s", "wt"), ("BITOP", "AND", "wt2", "s"), ("TYPE", "wt2"),
         ("SETBIT", "wt", "1", "1"), ("SETBIT", "wt", "x", "1"), ("GETBIT", "wt", "1"),
@@ -142,10 +142,16 @@ def test_replies_match_redis(oracle, blinkdb, proto):
         if proto == "3":
             assert not a.call("HELLO", "3").is_error() and not b.call("HELLO", "3").is_error()
         run_both(a, b, CASES, f"RESP{proto}")
-        a.call("LPUSH", "wt", "x")
-        if b.call("BF.ADD", "wt", "x").is_error():  # proving the test on redis-server
-            b.call("LPUSH", "wt", "x")
-        run_both(a, b, wrong_type_cases(), f"RESP{proto} wrong type")
+        for kind in ("SADD", "HSET"):
+            for conn in (a, b):
+                conn.call("DEL", "wt")
+                conn.call(kind, "wt", "x", "y")
+            run_both(a, b, wrong_type_cases(), f"RESP{proto} wrong type ({kind})")
+        if b.call("BF.ADD", "wtb", "x").is_error():  # proving the test on redis-server
+            return
+        a.call("SADD", "wtb", "x")
+        run_both(a, b, [(c[0],) + tuple("wtb" if x == "wt" else x for x in c[1:])
+                        for c in wrong_type_cases()], f"RESP{proto} wrong type (Bloom)")
 
 
 class BitGenerator(gen.CommandGenerator):

@@ -218,9 +218,7 @@ impl Engine {
                         format!("ERR reading a large value from the log failed: {e}")
                     })
             }
-            Value::Bloom(..) => {
-                Err("WRONGTYPE Operation against a key holding the wrong kind of value".into())
-            }
+            _ => Err("WRONGTYPE Operation against a key holding the wrong kind of value".into()),
         }
     }
 
@@ -659,7 +657,9 @@ impl<'a> Tx<'a> {
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
         self.mutated = true;
         let i = self.guard_index(db, key);
-        self.guards[i].2.touch(key);
+        if !self.quiet {
+            self.guards[i].2.touch(key);
+        }
         self.changed(key);
         self.lookup(db, key)
     }
@@ -685,6 +685,20 @@ impl<'a> Tx<'a> {
         entry
     }
 
+    /// Changes the live entry of `key` in place (a collection's members)
+    /// through `f`, which may not change its expiry; its memory is counted
+    /// again after. None if the key is absent.
+    pub fn update<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Entry) -> R,
+    ) -> Option<R> {
+        self.get_mut(db, key)?;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.modify(key, f)
+    }
+
     /// A value changed through interior mutability (a Bloom filter's bits):
     /// tells its watchers, as a change through `insert` would.
     pub fn modified(&mut self, db: usize, key: &[u8]) {
@@ -692,25 +706,6 @@ impl<'a> Tx<'a> {
         let i = self.guard_index(db, key);
         self.guards[i].2.touch(key);
         self.changed(key);
-    }
-
-    /// Changes the bytes of a live in-memory string in place (SETBIT,
-    /// BITFIELD: copying a large bitmap whole for each bit would make them
-    /// O(n)). The key keeps its label and TTL. None when the key is absent
-    /// or its value is not an in-memory string (one kept in the log is
-    /// read and replaced with `insert`).
-    pub fn update_str<R>(
-        &mut self,
-        db: usize,
-        key: &[u8],
-        f: impl FnOnce(&mut crate::keyspace::InlineBytes) -> R,
-    ) -> Option<R> {
-        self.lookup(db, key)?;
-        self.mutated = true;
-        let i = self.guard_index(db, key);
-        let r = self.guards[i].2.update_str(key, !self.quiet, f)?;
-        self.changed(key);
-        Some(r)
     }
 
     pub fn exists(&mut self, db: usize, key: &[u8]) -> bool {

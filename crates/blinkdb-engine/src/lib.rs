@@ -20,6 +20,7 @@ pub mod pattern;
 pub mod persist;
 pub mod rewrite;
 pub mod splitargs;
+pub mod types;
 
 pub use engine::{Engine, EngineOptions, Tx};
 pub use keyspace::{Entry, Origin, Value};

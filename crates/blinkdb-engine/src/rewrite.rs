@@ -43,6 +43,10 @@ pub(crate) struct RewriteState {
         crate::bfkeys::FilterRewrite,
         Option<String>,
     )>,
+    /// Collections seen in a shard snapshot or kept by a writer, written after
+    /// the shard pass: cloning one shares it (a writer that changes it next
+    /// copies it), so no shard lock is held while its members are written.
+    collections: Vec<(usize, crate::keyspace::InlineBytes, Value, u64)>,
     /// How many of `filters` hold an open side log.
     held_logs: usize,
     /// First error writing the base; the rewrite is abandoned if set.
@@ -83,6 +87,8 @@ pub(crate) enum Preimage {
         u64,
     ),
     Blob(usize, crate::keyspace::InlineBytes, BlobRef, u64),
+    /// Shares the collection (see `RewriteState::collections`).
+    Collection(usize, crate::keyspace::InlineBytes, Value, u64),
 }
 
 /// `PXAT`'s argument for an expiry (0: none).
@@ -124,6 +130,10 @@ impl RewriteState {
                 self.emit(db, &set_args(key, value, at.as_deref()));
             }
             Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, at)),
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+                self.collections
+                    .push((db, key.clone(), entry.value().clone(), entry.expire_at));
+            }
         }
         self.keys += 1;
     }
@@ -136,6 +146,7 @@ impl RewriteState {
                 self.emit(db, &set_args(&key, &value, at.as_deref()));
             }
             Preimage::Blob(db, key, r, at) => self.blobs.push((db, key, r, expiry_arg(at))),
+            Preimage::Collection(db, key, value, at) => self.collections.push((db, key, value, at)),
         }
         self.keys += 1;
     }
@@ -219,6 +230,9 @@ impl Engine {
         let queued = match entry.value() {
             Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at),
             Value::Blob(r, _) => Preimage::Blob(db, key, **r, at),
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+                Preimage::Collection(db, key, entry.value().clone(), at)
+            }
             Value::Bloom(..) => {
                 let mut guard = self.rewrite.lock();
                 if let Some(state) = guard.as_mut().filter(|s| s.epoch == epoch) {
@@ -251,6 +265,17 @@ impl Engine {
             let refs = state.emit(db, &set_args(&key, &value, at.as_deref()));
             if let Some(new) = refs.last() {
                 state.moved.push((db, key, old, *new));
+            }
+        }
+        for (db, key, value, at) in std::mem::take(&mut state.collections) {
+            crate::types::rewrite_records(&key, &value, |record| {
+                state.emit(db, record);
+            });
+            if let Some(at) = expiry_arg(at) {
+                state.emit(db, &[b"PEXPIREAT", &key, at.as_bytes()]);
+            }
+            if state.failed.is_some() {
+                return;
             }
         }
         for (db, key, filter, at) in std::mem::take(&mut state.filters) {
@@ -297,6 +322,7 @@ impl Engine {
                 moved: Vec::new(),
                 blobs: Vec::new(),
                 filters: Vec::new(),
+                collections: Vec::new(),
                 held_logs: 0,
                 failed: None,
                 keys: 0,

@@ -231,7 +231,7 @@ fn a_rewrite_under_writes_keeps_exactly_the_state_in_memory() {
                     Value::Blob(r, _) => {
                         engine.log_handle().unwrap().read_blob(r).unwrap().to_vec()
                     }
-                    Value::Bloom(..) => panic!("no filters here"),
+                    _ => panic!("only strings here"),
                 };
                 (bytes, en.expire_at)
             })

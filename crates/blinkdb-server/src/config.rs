@@ -92,7 +92,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(0, i64::MAX),
     ),
-    opt("save", "", false, Kind::Str),
+    opt("save", "", true, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
         "appendfsync",
@@ -139,6 +139,26 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("busy-reply-threshold", "5000", true, Kind::Int(0, i64::MAX)),
     opt("lua-memory-limit", "1gb", true, Kind::Memory(0, U64)),
     opt(
+        "hash-max-listpack-entries",
+        "128",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
+    opt("hash-max-listpack-value", "64", true, Kind::Memory(0, I64)),
+    opt(
+        "set-max-intset-entries",
+        "512",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
+    opt(
+        "zset-max-listpack-entries",
+        "128",
+        true,
+        Kind::Int(0, i64::MAX),
+    ),
+    opt("zset-max-listpack-value", "64", true, Kind::Memory(0, I64)),
+    opt(
         "slowlog-log-slower-than",
         "10000",
         true,
@@ -167,7 +187,13 @@ pub static OPTIONS: &[OptionDef] = &[
 ];
 
 /// Older names Redis still accepts for an option.
-const ALIASES: &[(&str, &str)] = &[("lua-time-limit", "busy-reply-threshold")];
+const ALIASES: &[(&str, &str)] = &[
+    ("lua-time-limit", "busy-reply-threshold"),
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+];
 
 /// The shipped configuration file, which documents every option.
 const SHIPPED_CONF: &str = include_str!("../../../config/blinkdb.conf");
@@ -563,6 +589,13 @@ impl Config {
             latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
                 .unwrap_or_default(),
             enable_debug_command: self.get("enable-debug-command").to_string(),
+            collection_limits: blinkdb_engine::types::Limits {
+                hash_max_listpack_entries: self.int("hash-max-listpack-entries") as usize,
+                hash_max_listpack_value: self.bytes("hash-max-listpack-value") as usize,
+                set_max_intset_entries: self.int("set-max-intset-entries") as usize,
+                zset_max_listpack_entries: self.int("zset-max-listpack-entries") as usize,
+                zset_max_listpack_value: self.bytes("zset-max-listpack-value") as usize,
+            },
         }
     }
 
@@ -695,6 +728,9 @@ pub struct Settings {
     pub latency_percentiles: Vec<f64>,
     /// no, yes or local (from loopback and unix-socket clients only).
     pub enable_debug_command: String,
+    /// When a collection leaves its compact encoding (the `*-max-listpack-*`
+    /// and `set-max-intset-entries` options).
+    pub collection_limits: blinkdb_engine::types::Limits,
     /// A script running longer than this makes other clients get BUSY (and
     /// lets them send SCRIPT KILL); 0: never.
     pub busy_reply_threshold_ms: u64,

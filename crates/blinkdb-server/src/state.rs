@@ -159,6 +159,13 @@ impl Shared {
 
     /// Applies CONFIG SET pairs all-or-nothing.
     pub fn config_set(&self, pairs: &[(String, String)]) -> Result<(), (String, String)> {
+        // A parameter named twice is refused, as in Redis (which lets an
+        // alias and its name through together).
+        for (i, (k, _)) in pairs.iter().enumerate() {
+            if crate::config::find(k).is_some() && pairs[..i].iter().any(|(p, _)| p == k) {
+                return Err((k.clone(), "duplicate parameter".into()));
+            }
+        }
         let mut cfg = self.config.write();
         let mut next = cfg.clone();
         for (k, v) in pairs {

@@ -1,6 +1,8 @@
 //! What the index stores per key.
 
 use crate::aof::BlobRef;
+use crate::types::{HashValue, SetValue, ZSetValue};
+use std::sync::Arc;
 
 /// A stored value, carrying its entry's `Origin` label (cache mode) as each
 /// variant's second field: rustc puts the 4-byte label in the padding after
@@ -16,6 +18,12 @@ pub enum Value {
     Blob(Box<BlobRef>, Origin),
     /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
     Bloom(crate::bfkeys::BloomValue, Origin),
+    /// Collections are shared on clone and copied on their next change
+    /// (`Arc::make_mut`): COPY, and the AOF rewrite's snapshot of a key, cost
+    /// nothing until the key changes again.
+    Hash(Arc<HashValue>, Origin),
+    Set(Arc<SetValue>, Origin),
+    ZSet(Arc<ZSetValue>, Origin),
 }
 
 impl Value {
@@ -34,11 +42,46 @@ impl Value {
         Value::Bloom(filter, Origin::UNSET)
     }
 
+    pub fn hash(h: HashValue) -> Self {
+        Value::Hash(Arc::new(h), Origin::UNSET)
+    }
+
+    pub fn set(s: SetValue) -> Self {
+        Value::Set(Arc::new(s), Origin::UNSET)
+    }
+
+    pub fn zset(z: ZSetValue) -> Self {
+        Value::ZSet(Arc::new(z), Origin::UNSET)
+    }
+
     /// The name `TYPE` replies with.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(..) | Value::Blob(..) => "string",
             Value::Bloom(..) => "MBbloom--",
+            Value::Hash(..) => "hash",
+            Value::Set(..) => "set",
+            Value::ZSet(..) => "zset",
+        }
+    }
+
+    /// The name `OBJECT ENCODING` replies with, for a collection.
+    pub fn collection_encoding(&self) -> Option<&'static str> {
+        match self {
+            Value::Hash(h, _) => Some(h.encoding()),
+            Value::Set(s, _) => Some(s.encoding()),
+            Value::ZSet(z, _) => Some(z.encoding()),
+            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
+        }
+    }
+
+    /// Members (fields) of a collection; None for other types.
+    pub fn collection_len(&self) -> Option<usize> {
+        match self {
+            Value::Hash(h, _) => Some(h.len()),
+            Value::Set(s, _) => Some(s.len()),
+            Value::ZSet(z, _) => Some(z.len()),
+            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
         }
     }
 
@@ -46,7 +89,7 @@ impl Value {
     pub fn as_str(&self) -> Option<&[u8]> {
         match self {
             Value::Str(s, _) => Some(s),
-            Value::Blob(..) | Value::Bloom(..) => None,
+            _ => None,
         }
     }
 
@@ -54,7 +97,7 @@ impl Value {
     pub fn as_bloom(&self) -> Option<&crate::bfkeys::BloomValue> {
         match self {
             Value::Bloom(b, _) => Some(b),
-            Value::Str(..) | Value::Blob(..) => None,
+            _ => None,
         }
     }
 
@@ -68,7 +111,7 @@ impl Value {
         match self {
             Value::Str(s, _) => Some(s.len()),
             Value::Blob(b, _) => Some(b.len as usize),
-            Value::Bloom(..) => None,
+            _ => None,
         }
     }
 
@@ -78,19 +121,32 @@ impl Value {
             Value::Str(s, _) => s.len(),
             Value::Blob(..) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
             Value::Bloom(b, _) => b.size_bytes(),
+            Value::Hash(h, _) => h.bytes(),
+            Value::Set(s, _) => s.bytes(),
+            Value::ZSet(z, _) => z.bytes(),
         }
     }
 
     /// The label this value carries (`Origin::UNSET` until stored by `Tx`).
     pub fn origin(&self) -> Origin {
         match self {
-            Value::Str(_, o) | Value::Blob(_, o) | Value::Bloom(_, o) => *o,
+            Value::Str(_, o)
+            | Value::Blob(_, o)
+            | Value::Bloom(_, o)
+            | Value::Hash(_, o)
+            | Value::Set(_, o)
+            | Value::ZSet(_, o) => *o,
         }
     }
 
     fn origin_mut(&mut self) -> &mut Origin {
         match self {
-            Value::Str(_, o) | Value::Blob(_, o) | Value::Bloom(_, o) => o,
+            Value::Str(_, o)
+            | Value::Blob(_, o)
+            | Value::Bloom(_, o)
+            | Value::Hash(_, o)
+            | Value::Set(_, o)
+            | Value::ZSet(_, o) => o,
         }
     }
 }
@@ -174,17 +230,14 @@ impl Entry {
         self.value = value;
     }
 
-    pub fn into_value(self) -> Value {
-        self.value
+    /// The value, to change in place (a collection's members); replacing
+    /// it goes through `set_value`, which keeps the label.
+    pub fn value_mut(&mut self) -> &mut Value {
+        &mut self.value
     }
 
-    /// The bytes of an in-memory string, to change in place; only the shard
-    /// may do that, as it accounts for their length.
-    pub(super) fn str_mut(&mut self) -> Option<&mut super::InlineBytes> {
-        match &mut self.value {
-            Value::Str(s, _) => Some(s),
-            Value::Blob(..) | Value::Bloom(..) => None,
-        }
+    pub fn into_value(self) -> Value {
+        self.value
     }
 
     pub fn origin(&self) -> Origin {
@@ -208,6 +261,7 @@ impl Entry {
             Value::Str(s, _) => heap(s.len()),
             Value::Blob(..) => std::mem::size_of::<BlobRef>(),
             Value::Bloom(..) => 64,
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => self.value.heap_size(),
         };
         let ttl = if self.expire_at != 0 {
             48 + heap(key.len())

@@ -102,22 +102,15 @@ impl Shard {
         old
     }
 
-    /// Runs `f` on the bytes of `key`'s in-memory string (None: absent, or
-    /// not such a string), keeping the memory count right as its length changes.
-    /// WATCH is told of the change only if `signal`.
-    pub fn update_str<R>(
-        &mut self,
-        key: &[u8],
-        signal: bool,
-        f: impl FnOnce(&mut super::InlineBytes) -> R,
-    ) -> Option<R> {
-        let entry = self.map.get_mut(key)?;
-        let before = entry.accounted_bytes(key);
-        let r = f(entry.str_mut()?);
-        self.bytes = self.bytes - before + entry.accounted_bytes(key);
-        if signal {
-            self.touched(key, true);
-        }
+    /// Runs `f` on `key`'s entry and re-counts its memory after. `f` may
+    /// change the value in place but not the expiry (`set_expire` does).
+    pub fn modify<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
+        let e = self.map.get_mut(key)?;
+        let before = e.accounted_bytes(key);
+        let at = e.expire_at;
+        let r = f(e);
+        debug_assert_eq!(at, e.expire_at, "modify changed an expiry");
+        self.bytes = self.bytes - before + e.accounted_bytes(key);
         Some(r)
     }
 

@@ -78,6 +78,16 @@ extern "C" {
 /// INCRBYFLOAT's arithmetic and formatting, in C long double as Redis does
 /// (see csrc/longdouble.c). `cur` is None for a missing key.
 pub fn incr_by_float(cur: Option<&[u8]>, inc: &[u8]) -> Result<Vec<u8>, &'static str> {
+    incr_by_float_as(cur, inc, ERR_NOT_FLOAT)
+}
+
+/// `incr_by_float` with the error for a current value that is not a number
+/// (HINCRBYFLOAT's differs from INCRBYFLOAT's).
+pub fn incr_by_float_as(
+    cur: Option<&[u8]>,
+    inc: &[u8],
+    cur_not_float: &'static str,
+) -> Result<Vec<u8>, &'static str> {
     let mut out = vec![0u8; 5 * 1024 + 64];
     let (cp, cl) = cur.map_or((std::ptr::null(), 0), |c| (c.as_ptr(), c.len()));
     // SAFETY: all pointers are valid for the given lengths; the C side
@@ -86,7 +96,8 @@ pub fn incr_by_float(cur: Option<&[u8]>, inc: &[u8]) -> Result<Vec<u8>, &'static
         blinkdb_incrbyfloat(cp, cl, inc.as_ptr(), inc.len(), out.as_mut_ptr(), out.len())
     };
     match n {
-        -1 | -2 => Err(ERR_NOT_FLOAT),
+        -1 => Err(cur_not_float),
+        -2 => Err(ERR_NOT_FLOAT),
         n if n < 0 => Err("ERR increment would produce NaN or Infinity"),
         n => {
             out.truncate(n as usize);
@@ -97,6 +108,24 @@ pub fn incr_by_float(cur: Option<&[u8]>, inc: &[u8]) -> Result<Vec<u8>, &'static
 
 pub fn eq_ic(a: &[u8], b: &str) -> bool {
     a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+/// A SCAN cursor, read the way Redis's strtoul call reads it: optional sign,
+/// decimal digits, nothing else; the empty string is 0.
+pub fn parse_cursor(raw: &[u8]) -> Option<u64> {
+    let (neg, digits) = match raw.first() {
+        Some(b'-') => (true, &raw[1..]),
+        Some(b'+') => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    if !digits.iter().all(u8::is_ascii_digit) || (digits.is_empty() && !raw.is_empty()) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        v = v.checked_mul(10)?.checked_add((d - b'0') as u64)?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 #[cfg(test)]

@@ -123,10 +123,15 @@ pub(super) fn write_bytes(
             tx.insert(db, key, Entry::string_expiring(v, 0));
         }
         Found::Inline => {
-            let grown = tx.update_str(db, key, |s| {
-                grow(s, len)?;
-                apply(s);
-                Ok(())
+            // In place: copying a large bitmap whole for each bit would make
+            // SETBIT O(n). The key keeps its label and TTL.
+            let grown = tx.update(db, key, |e| match e.value_mut() {
+                Value::Str(s, _) => {
+                    grow(s, len)?;
+                    apply(s);
+                    Ok(())
+                }
+                _ => unreachable!("the bit command found an in-memory string"),
             });
             grown.unwrap_or(Ok(()))?;
         }

@@ -48,6 +48,9 @@ fn object(ctx: &mut Ctx, args: &Args) {
                     length_prefix(n) + n
                 }
                 Value::Bloom(b, _) => b.size_bytes(),
+                // Redis's serialized length of a collection is its RDB
+                // payload; until the RDB codec exists, the in-memory size.
+                Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => v.heap_size(),
             };
             format!(
                 "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len}",

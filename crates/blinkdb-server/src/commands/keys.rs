@@ -242,24 +242,6 @@ pub fn scan(ctx: &mut Ctx, args: &Args) {
     ctx.out.strs(found.iter().map(|k| &k[..]));
 }
 
-/// A SCAN cursor, read the way Redis's strtoul call reads it: optional sign,
-/// decimal digits, nothing else; the empty string is 0.
-fn parse_cursor(raw: &[u8]) -> Option<u64> {
-    let (neg, digits) = match raw.first() {
-        Some(b'-') => (true, &raw[1..]),
-        Some(b'+') => (false, &raw[1..]),
-        _ => (false, raw),
-    };
-    if !digits.iter().all(u8::is_ascii_digit) || (digits.is_empty() && !raw.is_empty()) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &d in digits {
-        v = v.checked_mul(10)?.checked_add((d - b'0') as u64)?;
-    }
-    Some(if neg { v.wrapping_neg() } else { v })
-}
-
 pub fn randomkey(ctx: &mut Ctx, _args: &Args) {
     let k = ctx.shared.engine.random_key(ctx.db());
     ctx.out.bulk_opt(k.as_deref());

@@ -30,6 +30,9 @@ pub fn encoding(v: &Value) -> (&'static str, i64) {
             }
         }
         Value::Blob(..) | Value::Bloom(..) => ("raw", 1),
+        Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+            (v.collection_encoding().unwrap_or("raw"), 1)
+        }
     }
 }
 

@@ -5,8 +5,8 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, keys, latency, lcs, monitor, multi, object,
-    pubsub, scripting, server, slowlog, strings, Handler,
+    bitfield, bitops, bloom, command, conn, debug, hash, keys, latency, lcs, monitor, multi,
+    object, pubsub, scripting, server, set, slowlog, strings, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -403,6 +403,192 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::BITMAP,
         complexity: "O(1) for each subcommand specified",
         args: "key:key encoding_offset:block=GET?*+(encoding:string offset:integer)"),
+    cmd!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the string value of a hash field", hash::hset;
+        acl: acl::HASH,
+        complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key field_value:block*(field:string value:string)",
+        history: &[("4.0.0", "Accepts multiple `field` and `value` arguments.")]),
+    cmd!("hsetnx", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the value of a hash field, only if the field does not exist", hash::hsetnx;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key field:string value:string"),
+    cmd!("hget", 3, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the value of a hash field", hash::hget;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hmget", -3, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the values of all the given hash fields", hash::hmget;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields being requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key field:string*"),
+    cmd!("hmset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set multiple hash fields to multiple values", hash::hmset;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields being set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key field_value:block*(field:string value:string)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "4.0.0",
+        replaced_by: "`HSET` with multiple field-value pairs"),
+    cmd!("hdel", -3, WRITE | FAST, KEY1, "hash", "2.0.0", "Delete one or more hash fields", hash::hdel;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key field:string*",
+        history: &[("2.4.0", "Accepts multiple `field` arguments.")]),
+    cmd!("hexists", 3, READONLY | FAST, KEY1, "hash", "2.0.0", "Determine if a hash field exists", hash::hexists;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hlen", 2, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the number of fields in a hash", hash::hlen;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("hstrlen", 3, READONLY | FAST, KEY1, "hash", "3.2.0", "Get the length of the value of a hash field", hash::hstrlen;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hkeys", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the fields in a hash", hash::hkeys;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hvals", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the values in a hash", hash::hvals;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hgetall", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the fields and values in a hash", hash::hgetall;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hincrby", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Increment the integer value of a hash field by the given number", hash::hincrby;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key field:string increment:integer"),
+    cmd!("hincrbyfloat", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.6.0", "Increment the float value of a hash field by the given amount", hash::hincrbyfloat;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key field:string increment:double"),
+    cmd!("hrandfield", -2, READONLY, KEY1, "hash", "6.2.0", "Get one or multiple random fields from a hash", hash::hrandfield;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields returned",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key options:block?(count:integer withvalues:WITHVALUES?)",
+        tips: &["nondeterministic_output"]),
+    cmd!("hscan", -3, READONLY, KEY1, "hash", "2.8.0", "Incrementally iterate hash fields and associated values", hash::hscan;
+        acl: acl::HASH,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+    cmd!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", "1.0.0", "Add one or more members to a set", set::sadd;
+        acl: acl::SET,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("srem", -3, WRITE | FAST, KEY1, "set", "1.0.0", "Remove one or more members from a set", set::srem;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of members to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("sismember", 3, READONLY | FAST, KEY1, "set", "1.0.0", "Determine if a given value is a member of a set", set::sismember;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("smismember", -3, READONLY | FAST, KEY1, "set", "6.2.0", "Returns the membership associated with the given elements for a set", set::smismember;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of elements being checked for membership",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("smembers", 2, READONLY, KEY1, "set", "1.0.0", "Get all the members in a set", set::smembers;
+        acl: acl::SET,
+        complexity: "O(N) where N is the set cardinality.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("scard", 2, READONLY | FAST, KEY1, "set", "1.0.0", "Get the number of members in a set", set::scard;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("spop", -2, WRITE | FAST, KEY1, "set", "1.0.0", "Remove and return one or multiple random members from a set", set::spop;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^3.2.0",
+        history: &[("3.2.0", "Added the `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("srandmember", -2, READONLY, KEY1, "set", "1.0.0", "Get one or multiple random members from a set", set::srandmember;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key count:integer?^2.6.0",
+        history: &[("2.6.0", "Added the optional `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("smove", 4, WRITE | FAST, (1, 2, 1), "set", "1.0.0", "Move a member from one set to another", set::smove;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 member:string"),
+    cmd!("sinter", -2, READONLY, ALLKEYS, "set", "1.0.0", "Intersect multiple sets", set::sinter;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sintercard", -3, READONLY, NOKEYS, "set", "7.0.0", "Intersect multiple sets and return the cardinality of the result", set::sintercard;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* limit:integer=LIMIT?"),
+    cmd!("sinterstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Intersect multiple sets and store the resulting set in a key", set::sinterstore;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sunion", -2, READONLY, ALLKEYS, "set", "1.0.0", "Add multiple sets", set::sunion;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sunionstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Add multiple sets and store the resulting set in a key", set::sunionstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sdiff", -2, READONLY, ALLKEYS, "set", "1.0.0", "Subtract multiple sets", set::sdiff;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sdiffstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Subtract multiple sets and store the resulting set in a key", set::sdiffstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sscan", -3, READONLY, KEY1, "set", "2.8.0", "Incrementally iterate Set elements", set::sscan;
+        acl: acl::SET,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
     cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",

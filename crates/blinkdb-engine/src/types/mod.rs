@@ -1,0 +1,142 @@
+//! Collection values, one module per type. Each has a compact encoding for
+//! small values (Redis's listpack and intset, under the same limits) and a
+//! full one past them, and knows how the AOF rewrite writes it back.
+
+pub mod hash;
+pub mod pack;
+pub mod set;
+pub mod table;
+pub mod zset;
+
+pub use hash::HashValue;
+pub use set::SetValue;
+pub use zset::ZSetValue;
+
+/// The encoding limits (`hash-max-listpack-entries` and the rest), which the
+/// server's configuration sets; a value converts to its full encoding once
+/// past them, and never back (as in Redis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub hash_max_listpack_entries: usize,
+    pub hash_max_listpack_value: usize,
+    pub set_max_intset_entries: usize,
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+}
+
+impl Default for Limits {
+    /// Redis 7.0's defaults.
+    fn default() -> Self {
+        Limits {
+            hash_max_listpack_entries: 128,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+        }
+    }
+}
+
+/// A member of a full-encoding collection: inline up to 16 bytes.
+pub type Member = crate::keyspace::InlineBytes;
+
+/// How many members, pairs or fields one command of the AOF rewrite carries
+/// (Redis's AOF_REWRITE_ITEMS_PER_CMD).
+pub const REWRITE_ITEMS_PER_CMD: usize = 64;
+
+/// `%.17g`, the format Redis gives doubles (scores in replies and in the AOF),
+/// with `inf` and `-inf` for the infinities.
+pub fn fmt_double(x: f64) -> String {
+    if x.is_infinite() {
+        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+    }
+    let mut buf = [0u8; 64];
+    // SAFETY: the buffer is 64 bytes and snprintf writes at most that many,
+    // NUL included; "%.17g" takes exactly one double.
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut libc::c_char,
+            buf.len(),
+            c"%.17g".as_ptr(),
+            x,
+        )
+    };
+    String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(63)]).into_owned()
+}
+
+/// Writes a collection as the commands that rebuild it, at most
+/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD or ZADD, as Redis's
+/// rewrite does.
+pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: impl FnMut(&[&[u8]])) {
+    use crate::keyspace::Value;
+    let mut batch: Vec<Vec<u8>> = Vec::new();
+    let mut flush = |cmd: &'static [u8], batch: &mut Vec<Vec<u8>>| {
+        if batch.is_empty() {
+            return;
+        }
+        let mut args: Vec<&[u8]> = vec![cmd, key];
+        args.extend(batch.iter().map(|a| &a[..]));
+        emit(&args);
+        batch.clear();
+    };
+    match value {
+        Value::Hash(h, _) => {
+            for (f, v) in h.iter() {
+                batch.push(f.to_vec());
+                batch.push(v.to_vec());
+                if batch.len() == 2 * REWRITE_ITEMS_PER_CMD {
+                    flush(b"HMSET", &mut batch);
+                }
+            }
+            flush(b"HMSET", &mut batch);
+        }
+        Value::Set(s, _) => {
+            for m in s.iter() {
+                batch.push(m.into_owned());
+                if batch.len() == REWRITE_ITEMS_PER_CMD {
+                    flush(b"SADD", &mut batch);
+                }
+            }
+            flush(b"SADD", &mut batch);
+        }
+        Value::ZSet(z, _) => {
+            for (m, score) in z.iter() {
+                batch.push(fmt_double(score).into_bytes());
+                batch.push(m.to_vec());
+                if batch.len() == 2 * REWRITE_ITEMS_PER_CMD {
+                    flush(b"ZADD", &mut batch);
+                }
+            }
+            flush(b"ZADD", &mut batch);
+        }
+        Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
+    }
+}
+
+/// Members past which a dropped collection is freed by a background thread,
+/// as Redis's lazyfree does (LAZYFREE_THRESHOLD): DEL, an overwrite or an
+/// expiry of a 10M-member set must not stall the connection thread.
+pub const LAZYFREE_THRESHOLD: usize = 64;
+
+/// Hands `garbage` to the freeing thread (started on first use); frees it
+/// here if that thread cannot be reached.
+pub(crate) fn free_later<T: Send + 'static>(garbage: T) {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::{Mutex, OnceLock};
+    type Garbage = Box<dyn Send>;
+    static FREER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
+    let freer = FREER.get_or_init(|| {
+        let (tx, rx) = channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("lazyfree".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    if let Some(tx) = freer {
+        if let Ok(tx) = tx.lock() {
+            // On failure the value comes back inside the error and drops here.
+            let _ = tx.send(Box::new(garbage));
+        }
+    }
+}

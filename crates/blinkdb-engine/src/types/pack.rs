@@ -1,0 +1,186 @@
+//! The compact encoding of small hashes and sorted sets, BlinkDB's listpack:
+//! entries laid end to end in one buffer, each a LEB128 length then its bytes.
+//!
+//! ```text
+//! [len varint][bytes] [len varint][bytes] ...
+//! ```
+//!
+//! A hash stores field, value, field, value...; a sorted set stores member,
+//! score (8 bytes, f64 little-endian), in (score, member) order. Operations
+//! are linear scans, bounded by the `*-max-listpack-entries` limits (128 by
+//! default), as Redis's listpack is.
+
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub struct Pack {
+    buf: Vec<u8>,
+    /// Entries (not pairs).
+    n: u32,
+}
+
+fn varint_len(n: usize) -> usize {
+    let mut len = 1;
+    let mut v = n >> 7;
+    while v != 0 {
+        len += 1;
+        v >>= 7;
+    }
+    len
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+impl Pack {
+    pub fn entries(&self) -> usize {
+        self.n as usize
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The entry starting at byte `pos`: (its bytes, the position after it).
+    fn entry_at(&self, pos: usize) -> (&[u8], usize) {
+        let (mut len, mut shift, mut at) = (0usize, 0, pos);
+        loop {
+            let b = self.buf[at];
+            at += 1;
+            len |= ((b & 0x7f) as usize) << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        (&self.buf[at..at + len], at + len)
+    }
+
+    /// Every entry with its start position.
+    pub fn iter(&self) -> PackIter<'_> {
+        PackIter { pack: self, pos: 0 }
+    }
+
+    /// Consecutive pairs of entries with the start position of each pair.
+    pub fn pairs(&self) -> impl Iterator<Item = (usize, &[u8], &[u8])> + '_ {
+        let mut it = self.iter();
+        std::iter::from_fn(move || {
+            let (pos, a) = it.next()?;
+            let (_, b) = it.next()?;
+            Some((pos, a, b))
+        })
+    }
+
+    pub fn push(&mut self, item: &[u8]) {
+        put_varint(&mut self.buf, item.len());
+        self.buf.extend_from_slice(item);
+        self.n += 1;
+    }
+
+    fn encoded(items: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for it in items {
+            put_varint(&mut out, it.len());
+            out.extend_from_slice(it);
+        }
+        out
+    }
+
+    /// Inserts `items` as consecutive entries at byte `pos`.
+    pub fn insert_at(&mut self, pos: usize, items: &[&[u8]]) {
+        let enc = Self::encoded(items);
+        self.buf.splice(pos..pos, enc);
+        self.n += items.len() as u32;
+    }
+
+    /// Removes `count` entries starting at byte `pos`.
+    pub fn remove_at(&mut self, pos: usize, count: usize) {
+        let mut end = pos;
+        for _ in 0..count {
+            end = self.entry_at(end).1;
+        }
+        self.buf.drain(pos..end);
+        self.n -= count as u32;
+    }
+
+    /// Replaces the entry at byte `pos` with `item`.
+    pub fn replace_at(&mut self, pos: usize, item: &[u8]) {
+        let end = self.entry_at(pos).1;
+        let mut enc = Vec::with_capacity(varint_len(item.len()) + item.len());
+        put_varint(&mut enc, item.len());
+        enc.extend_from_slice(item);
+        self.buf.splice(pos..end, enc);
+    }
+
+    /// Start of the pair whose first entry is `first`.
+    pub fn find_pair(&self, first: &[u8]) -> Option<(usize, &[u8])> {
+        self.pairs()
+            .find(|(_, a, _)| *a == first)
+            .map(|(pos, _, b)| (pos, b))
+    }
+
+    /// Position after the entry starting at `pos`.
+    pub fn next_pos(&self, pos: usize) -> usize {
+        self.entry_at(pos).1
+    }
+
+    pub fn end(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn shrink(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+}
+
+pub struct PackIter<'a> {
+    pack: &'a Pack,
+    pos: usize,
+}
+
+impl<'a> Iterator for PackIter<'a> {
+    type Item = (usize, &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.pack.buf.len() {
+            return None;
+        }
+        let start = self.pos;
+        let (item, next) = self.pack.entry_at(start);
+        self.pos = next;
+        Some((start, item))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_insert_replace_remove() {
+        let mut p = Pack::default();
+        let long = vec![7u8; 300];
+        p.push(b"a");
+        p.push(b"1");
+        p.push(&long);
+        p.push(b"2");
+        assert_eq!(p.entries(), 4);
+        let (pos, v) = p.find_pair(&long).unwrap();
+        assert_eq!(v, b"2");
+        let vpos = p.next_pos(pos);
+        p.replace_at(vpos, b"two");
+        assert_eq!(p.find_pair(&long).unwrap().1, b"two");
+        p.insert_at(0, &[b"z", b""]);
+        assert_eq!(
+            p.pairs().map(|(_, a, _)| a.to_vec()).collect::<Vec<_>>(),
+            [b"z".to_vec(), b"a".to_vec(), long.clone()]
+        );
+        let (pos, _) = p.find_pair(b"a").unwrap();
+        p.remove_at(pos, 2);
+        assert_eq!(p.entries(), 4);
+        assert!(p.find_pair(b"a").is_none());
+        assert_eq!(p.find_pair(b"z").unwrap().1, b"");
+    }
+}

@@ -1,0 +1,317 @@
+//! Hash commands (HSET, HGET, HINCRBY, HRANDFIELD, HSCAN...), with Redis
+//! 7.0's replies, errors, keyspace events and AOF records.
+
+use super::args::{eq_ic, incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW, ERR_SYNTAX};
+use super::collection::{self, ScanArgs};
+use super::Ctx;
+use crate::protocol::{Args, Out};
+use blinkdb_engine::notify::HASH;
+use blinkdb_engine::types::HashValue;
+
+fn limits(ctx: &mut Ctx) -> blinkdb_engine::types::Limits {
+    ctx.client.settings(ctx.shared).collection_limits
+}
+
+fn set_generic(ctx: &mut Ctx, args: &Args, hmset: bool) {
+    if !args.len().is_multiple_of(2) {
+        return ctx.arity_error(if hmset { "hmset" } else { "hset" });
+    }
+    let key = args[1];
+    let limits = limits(ctx);
+    ctx.write1(key, |tx, db, out| {
+        let added = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+            args[2..]
+                .chunks(2)
+                .filter(|fv| h.set(fv[0], fv[1], &limits))
+                .count()
+        });
+        let Ok(Some(added)) = added else {
+            return out.error(super::args::ERR_WRONGTYPE);
+        };
+        tx.log(db, args);
+        tx.notify(HASH, "hset", db, key);
+        if hmset {
+            out.ok()
+        } else {
+            out.int(added as i64)
+        }
+    });
+}
+
+pub fn hset(ctx: &mut Ctx, args: &Args) {
+    set_generic(ctx, args, false);
+}
+
+pub fn hmset(ctx: &mut Ctx, args: &Args) {
+    set_generic(ctx, args, true);
+}
+
+pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
+    let (key, field, value) = (args[1], args[2], args[3]);
+    let limits = limits(ctx);
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<HashValue>(tx, db, key) {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(Some(h)) if h.contains(field) => return out.int(0),
+            Ok(_) => {}
+        }
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+            h.set(field, value, &limits)
+        });
+        tx.log(db, args);
+        tx.notify(HASH, "hset", db, key);
+        out.int(1);
+    });
+}
+
+pub fn hget(ctx: &mut Ctx, args: &Args) {
+    let field = args[2];
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        out.bulk_opt(h.and_then(|h| h.get(field)))
+    });
+}
+
+pub fn hmget(ctx: &mut Ctx, args: &Args) {
+    let fields = &args[2..];
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        out.array(fields.len());
+        for f in fields {
+            out.bulk_opt(h.and_then(|h| h.get(f)));
+        }
+    });
+}
+
+pub fn hdel(ctx: &mut Ctx, args: &Args) {
+    let key = args[1];
+    ctx.write1(key, |tx, db, out| {
+        let removed = collection::modify(tx, db, key, false, |h: &mut HashValue| {
+            args[2..].iter().filter(|f| h.remove(f)).count()
+        });
+        let removed = match removed {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(n) => n.unwrap_or(0),
+        };
+        if removed > 0 {
+            tx.log(db, args);
+            tx.notify(HASH, "hdel", db, key);
+            collection::drop_if_empty::<HashValue>(tx, db, key);
+        }
+        out.int(removed as i64);
+    });
+}
+
+pub fn hexists(ctx: &mut Ctx, args: &Args) {
+    let field = args[2];
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        out.int(h.is_some_and(|h| h.contains(field)) as i64)
+    });
+}
+
+pub fn hlen(ctx: &mut Ctx, args: &Args) {
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        out.int(h.map_or(0, |h| h.len()) as i64)
+    });
+}
+
+pub fn hstrlen(ctx: &mut Ctx, args: &Args) {
+    let field = args[2];
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        out.int(h.and_then(|h| h.get(field)).map_or(0, |v| v.len()) as i64)
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Part {
+    Keys,
+    Values,
+    Both,
+}
+
+fn getall_generic(ctx: &mut Ctx, args: &Args, part: Part) {
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        let n = h.map_or(0, |h| h.len());
+        match part {
+            Part::Both => out.map(n),
+            _ => out.array(n),
+        }
+        for (f, v) in h.iter().flat_map(|h| h.iter()) {
+            match part {
+                Part::Keys => out.bulk(f),
+                Part::Values => out.bulk(v),
+                Part::Both => {
+                    out.bulk(f);
+                    out.bulk(v);
+                }
+            }
+        }
+    });
+}
+
+pub fn hkeys(ctx: &mut Ctx, args: &Args) {
+    getall_generic(ctx, args, Part::Keys);
+}
+
+pub fn hvals(ctx: &mut Ctx, args: &Args) {
+    getall_generic(ctx, args, Part::Values);
+}
+
+pub fn hgetall(ctx: &mut Ctx, args: &Args) {
+    getall_generic(ctx, args, Part::Both);
+}
+
+pub fn hincrby(ctx: &mut Ctx, args: &Args) {
+    let (key, field) = (args[1], args[2]);
+    let Some(by) = parse_i64(args[3]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    let limits = limits(ctx);
+    ctx.write1(key, |tx, db, out| {
+        let current = match collection::get::<HashValue>(tx, db, key) {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(h) => h.and_then(|h| h.get(field)).map(|v| parse_i64(v).ok_or(())),
+        };
+        let current = match current {
+            None => 0,
+            Some(Ok(v)) => v,
+            Some(Err(())) => return out.error("ERR hash value is not an integer"),
+        };
+        let Some(new) = current.checked_add(by) else {
+            return out.error(ERR_OVERFLOW);
+        };
+        let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+            h.set(field, &text, &limits)
+        });
+        tx.log(db, args);
+        tx.notify(HASH, "hincrby", db, key);
+        out.int(new);
+    });
+}
+
+pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
+    let (key, field) = (args[1], args[2]);
+    // Only a written infinity: a long double holds what overflows a double.
+    let digits = args[3].strip_prefix(b"-").or(args[3].strip_prefix(b"+"));
+    let not_finite = [b"inf".as_slice(), b"infinity"]
+        .iter()
+        .any(|w| digits.unwrap_or(args[3]).eq_ignore_ascii_case(w));
+    if not_finite {
+        return ctx.out.error("ERR value is NaN or Infinity");
+    }
+    // The increment is checked before the key's type, as in Redis.
+    if let Err(e) = incr_by_float_as(None, args[3], "") {
+        return ctx.out.error(e);
+    }
+    let limits = limits(ctx);
+    ctx.write1(key, |tx, db, out| {
+        let current = match collection::get::<HashValue>(tx, db, key) {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(h) => h.and_then(|h| h.get(field)).map(|v| v.to_vec()),
+        };
+        let new =
+            match incr_by_float_as(current.as_deref(), args[3], "ERR hash value is not a float") {
+                Ok(v) => v,
+                Err(e) => return out.error(e),
+            };
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+            h.set(field, &new, &limits)
+        });
+        // Replicas and the AOF get the result, not the increment, as in
+        // Redis (float formatting may differ between machines).
+        tx.log(db, &[b"HSET", key, field, &new]);
+        tx.notify(HASH, "hincrbyfloat", db, key);
+        out.bulk(&new);
+    });
+}
+
+/// One field, or a field and its value (RESP3 pairs them in an array).
+fn random_item(out: &mut Out, f: &[u8], v: &[u8], values: bool) {
+    if values && out.resp3() {
+        out.array(2);
+    }
+    out.bulk(f);
+    if values {
+        out.bulk(v);
+    }
+}
+
+pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
+    if args.len() == 2 {
+        let mut rng = rand::thread_rng();
+        return collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+            match h.and_then(|h| h.random(&mut rng)) {
+                Some((f, _)) => out.bulk(f),
+                None => out.null(),
+            }
+        });
+    }
+    let count = match parse_i64(args[2]) {
+        Some(n) if n != i64::MIN => n,
+        Some(_) => {
+            return ctx.out.error(
+                "ERR value is out of range, value must between -9223372036854775807 and \
+                 9223372036854775807",
+            )
+        }
+        None => return ctx.out.error(ERR_NOT_INT),
+    };
+    let values = match args.get(3) {
+        None => false,
+        Some(w) if args.len() == 4 && eq_ic(w, "withvalues") => true,
+        Some(_) => return ctx.out.error(ERR_SYNTAX),
+    };
+    if values && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
+        return ctx.out.error("ERR value is out of range");
+    }
+    let mut rng = rand::thread_rng();
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        let Some(h) = h.filter(|_| count != 0) else {
+            return out.array(0);
+        };
+        let per = if values && !out.resp3() { 2 } else { 1 };
+        if count < 0 || count == 1 {
+            // Repeats allowed: each pick is independent.
+            let n = count.unsigned_abs() as usize;
+            out.array(n * per);
+            for _ in 0..n {
+                let (f, v) = h.random(&mut rng).expect("not empty");
+                random_item(out, f, v, values);
+            }
+            return;
+        }
+        let picked = super::random::distinct(h.len(), count as usize, &mut rng);
+        out.array(picked.len() * per);
+        match picked {
+            super::random::Picked::All(_) => {
+                for (f, v) in h.iter() {
+                    random_item(out, f, v, values);
+                }
+            }
+            super::random::Picked::Some(idx) => {
+                let all: Vec<_> = h.iter().collect();
+                for i in idx {
+                    let (f, v) = all[i];
+                    random_item(out, f, v, values);
+                }
+            }
+        }
+    });
+}
+
+pub fn hscan(ctx: &mut Ctx, args: &Args) {
+    let scan = match ScanArgs::parse(args) {
+        Ok(s) => s,
+        Err(e) => return ctx.out.error(e),
+    };
+    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+        let (items, next) = h.map_or((Vec::new(), 0), |h| h.scan(scan.cursor, scan.count));
+        let items: Vec<_> = items.into_iter().filter(|(f, _)| scan.matches(f)).collect();
+        out.array(2);
+        out.bulk(next.to_string().as_bytes());
+        out.array(items.len() * 2);
+        for (f, v) in items {
+            out.bulk(f);
+            out.bulk(v);
+        }
+    });
+}
