@@ -98,6 +98,8 @@ pub struct Tx<'a> {
     interest: u32,
     /// The client running the command (0: none), for NOLOOP tracking.
     client: u64,
+    /// Changes made now are not signalled to WATCH and tracking (`unsignaled`).
+    quiet: bool,
 }
 
 impl Engine {
@@ -341,6 +343,7 @@ impl Engine {
             mutated: false,
             interest: self.interest(),
             client: 0,
+            quiet: false,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -629,7 +632,19 @@ impl<'a> Tx<'a> {
     /// A change to `key` for tracking's invalidation.
     #[inline]
     fn changed(&self, key: &[u8]) {
-        self.engine.signal_modified(self.interest, key, self.client);
+        if !self.quiet {
+            self.engine.signal_modified(self.interest, key, self.client);
+        }
+    }
+
+    /// Runs `f` with its changes hidden from WATCH and client tracking, for
+    /// the few writes Redis makes without signalling the key (BITFIELD
+    /// creating or padding a string while every write of it failed).
+    pub fn unsignaled<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.quiet = true;
+        let r = f(self);
+        self.quiet = false;
+        r
     }
 
     /// The live entry for `key`; an expired one is removed here.
@@ -641,7 +656,9 @@ impl<'a> Tx<'a> {
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
         self.mutated = true;
         let i = self.guard_index(db, key);
-        self.guards[i].2.touch(key);
+        if !self.quiet {
+            self.guards[i].2.touch(key);
+        }
         self.changed(key);
         self.lookup(db, key)
     }
@@ -762,7 +779,8 @@ impl<'a> Tx<'a> {
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
         }
-        let old = self.shard(db, key).insert(key, entry);
+        let signal = !self.quiet;
+        let old = self.shard(db, key).insert_signaled(key, entry, signal);
         if self.interest != 0 {
             return self.report_insert(db, key, old);
         }

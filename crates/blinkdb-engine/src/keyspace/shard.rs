@@ -85,6 +85,11 @@ impl Shard {
 
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        self.insert_signaled(key, entry, true)
+    }
+
+    /// `insert`, telling WATCH of the change only if `signal`.
+    pub fn insert_signaled(&mut self, key: &[u8], entry: Entry, signal: bool) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
         let old = match self.map.get_mut(key) {
@@ -94,7 +99,9 @@ impl Shard {
                 None
             }
         };
-        self.touched(key, true);
+        if signal {
+            self.touched(key, true);
+        }
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
         if let Some(o) = &old {
             self.bytes -= o.accounted_bytes(key);

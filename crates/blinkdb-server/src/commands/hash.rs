@@ -84,6 +84,12 @@ pub fn hmget(ctx: &mut Ctx, args: &Args) {
 pub fn hdel(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
     ctx.write1(key, |tx, db, out| {
+        // A removal of nothing changes nothing (for WATCH too).
+        match collection::get::<HashValue>(tx, db, key) {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(Some(h)) if args[2..].iter().any(|f| h.contains(f)) => {}
+            Ok(_) => return out.int(0),
+        }
         let removed = collection::modify(tx, db, key, false, |h: &mut HashValue| {
             args[2..].iter().filter(|f| h.remove(f)).count()
         });

@@ -159,6 +159,14 @@ fn pop_generic(ctx: &mut Ctx, args: &Args, end: End) {
         },
     };
     ctx.write1(key, |tx, db, out| {
+        if count == Some(0) {
+            // Nothing popped, nothing changed.
+            return match collection::get::<ListValue>(tx, db, key) {
+                Err(_) => out.error(ERR_WRONGTYPE),
+                Ok(None) => out.null_array(),
+                Ok(Some(_)) => out.array(0),
+            };
+        }
         let popped = pop_some(tx, db, key, end, count.unwrap_or(1), args);
         match (popped, count) {
             (Err(_), _) => out.error(ERR_WRONGTYPE),
@@ -200,6 +208,14 @@ pub fn lset(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(ERR_NOT_INT);
     };
     ctx.write1(key, |tx, db, out| {
+        match collection::get::<ListValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.error(ERR_NO_SUCH_KEY),
+            Ok(Some(l)) if position(l.len(), index).is_none() => {
+                return out.error("ERR index out of range")
+            }
+            Ok(Some(_)) => {}
+        }
         let done = collection::modify(tx, db, key, false, |l: &mut ListValue| {
             position(l.len(), index).is_some_and(|i| l.set(i, value))
         });

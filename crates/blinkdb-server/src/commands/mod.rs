@@ -1,6 +1,8 @@
 //! The command table and dispatch: look up, check arity/auth/loading, run.
 
 pub mod args;
+mod bitfield;
+mod bitops;
 mod bloom;
 pub mod collection;
 mod command;
@@ -10,6 +12,7 @@ mod hash;
 mod hyperloglog;
 mod keys;
 pub mod latency;
+mod lcs;
 mod list;
 pub mod monitor;
 pub mod multi;

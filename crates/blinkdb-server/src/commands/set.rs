@@ -32,6 +32,8 @@ pub fn sadd(ctx: &mut Ctx, args: &Args) {
     ctx.write1(key, |tx, db, out| {
         let exists = match collection::get::<SetValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
+            // Adding only members it has changes nothing (for WATCH too).
+            Ok(Some(s)) if args[2..].iter().all(|m| s.contains(m)) => return out.int(0),
             Ok(s) => s.is_some(),
         };
         if !exists {
@@ -60,6 +62,12 @@ pub fn sadd(ctx: &mut Ctx, args: &Args) {
 pub fn srem(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
     ctx.write1(key, |tx, db, out| {
+        // A removal of nothing changes nothing (for WATCH too).
+        match collection::get::<SetValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(Some(s)) if args[2..].iter().any(|m| s.contains(m)) => {}
+            Ok(_) => return out.int(0),
+        }
         let removed = match collection::modify(tx, db, key, false, |s: &mut SetValue| {
             args[2..].iter().filter(|m| s.remove(m)).count()
         }) {

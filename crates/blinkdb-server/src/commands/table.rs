@@ -5,8 +5,8 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bloom, command, conn, debug, hash, hyperloglog, keys, latency, list, monitor, multi, object,
-    pubsub, scripting, server, set, slowlog, strings, Handler,
+    bitfield, bitops, bloom, command, conn, debug, hash, hyperloglog, keys, latency, lcs, list,
+    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -366,6 +366,43 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::STRING,
         complexity: "O(1)",
         args: "key:key increment:double"),
+    cmd!("lcs", -3, READONLY, (1, 2, 1), "string", "7.0.0", "Find longest common substring", lcs::lcs;
+        acl: acl::STRING,
+        complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        args: "key1:key key2:key len:LEN? idx:IDX? len:integer=MINMATCHLEN? withmatchlen:WITHMATCHLEN?"),
+    // bitmaps
+    cmd!("setbit", 4, W, KEY1, "bitmap", "2.2.0", "Sets or clears the bit at offset in the string value stored at key", bitops::setbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer value:integer"),
+    cmd!("getbit", 3, READONLY | FAST, KEY1, "bitmap", "2.2.0", "Returns the bit value at offset in the string value stored at key", bitops::getbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer"),
+    cmd!("bitcount", -2, READONLY, KEY1, "bitmap", "2.6.0", "Count set bits in a string", bitops::bitcount;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key index:block?(start:integer end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitpos", -3, READONLY, KEY1, "bitmap", "2.8.7", "Find first bit set or clear in a string", bitops::bitpos;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key bit:integer index:block?(start:integer end_index:block?(end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT)))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitop", -4, W, (2, -1, 1), "bitmap", "2.6.0", "Perform bitwise operations between strings", bitops::bitop;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        keys: "OW,update index:2 range:0:1:0; RO,access index:3 range:-1:1:0",
+        args: "operation:string destkey:key key:key#1*"),
+    cmd!("bitfield", -2, W, KEY1, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", bitfield::bitfield;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        keys: "RW,access,update,variable_flags index:1 range:0:1:0 | This command allows both access and modification of the key",
+        args: "key:key operation:oneof?*(encoding_offset:block=GET(encoding:string offset:integer) write:block(wrap_sat_fail:oneof=OVERFLOW?(wrap:WRAP sat:SAT fail:FAIL) write_operation:oneof(encoding_offset_value:block=SET(encoding:string offset:integer value:integer) encoding_offset_increment:block=INCRBY(encoding:string offset:integer increment:integer))))"),
+    cmd!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", "6.0.0", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", bitfield::bitfield_ro;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        args: "key:key encoding_offset:block=GET?*+(encoding:string offset:integer)"),
     cmd!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the string value of a hash field", hash::hset;
         acl: acl::HASH,
         complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
