@@ -36,20 +36,136 @@ fn push_len(out: &mut Vec<u8>, len: usize) {
 /// starts with `#!`).
 fn push_string(out: &mut Vec<u8>, s: &[u8]) {
     if s.len() > 20 {
-        if let Ok(packed) = lzf::compress(s) {
-            // Redis gives LZF an output of len-4 bytes: a larger result
-            // is stored plain.
-            if !packed.is_empty() && packed.len() <= s.len() - 4 {
-                out.push(0xC0 | ENC_LZF);
-                push_len(out, packed.len());
-                push_len(out, s.len());
-                out.extend_from_slice(&packed);
-                return;
-            }
+        // Redis gives LZF an output of len-4 bytes: what does not fit is
+        // stored plain.
+        if let Some(packed) = lzf_compress(s, s.len() - 4) {
+            out.push(0xC0 | ENC_LZF);
+            push_len(out, packed.len());
+            push_len(out, s.len());
+            out.extend_from_slice(&packed);
+            return;
         }
     }
     push_len(out, s.len());
     out.extend_from_slice(s);
+}
+
+const LZF_MAX_LIT: usize = 1 << 5;
+const LZF_MAX_OFF: usize = 1 << 13;
+const LZF_MAX_REF: usize = (1 << 8) + (1 << 3);
+
+/// LZF compression as Redis's lzf_c.c does it (HLOG 16, VERY_FAST, a
+/// zeroed hash table), so that the bytes equal Redis's: None when the
+/// output would not fit in `limit` bytes.
+fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let n = input.len();
+    if n < 3 || limit == 0 {
+        return None;
+    }
+    let idx = |h: u32| ((h >> 8).wrapping_sub(h.wrapping_mul(5)) & 0xFFFF) as usize;
+    let mut htab = vec![0u32; 1 << 16];
+    let mut out = vec![0u8; limit];
+    let (mut ip, mut op, mut lit) = (0usize, 1usize, 0usize);
+    let mut hval: u32 = (input[0] as u32) << 8 | input[1] as u32;
+    while ip + 2 < n {
+        hval = hval << 8 | input[ip + 2] as u32;
+        let slot = idx(hval);
+        let r = htab[slot] as usize;
+        htab[slot] = ip as u32;
+        let off = ip.wrapping_sub(r).wrapping_sub(1);
+        if r > 0
+            && off < LZF_MAX_OFF
+            && input[r + 2] == input[ip + 2]
+            && input[r] == input[ip]
+            && input[r + 1] == input[ip + 1]
+        {
+            let mut len = 2usize;
+            let maxlen = (n - ip - len).min(LZF_MAX_REF);
+            if op + 4 >= limit && op - (lit == 0) as usize + 4 >= limit {
+                return None;
+            }
+            out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
+            op -= (lit == 0) as usize; // undo an empty run
+            // lzf_c.c checks 16 octets without the maxlen bound first.
+            let mut done = false;
+            if maxlen > 16 {
+                for _ in 0..16 {
+                    len += 1;
+                    if input[r + len] != input[ip + len] {
+                        done = true;
+                        break;
+                    }
+                }
+            }
+            if !done {
+                loop {
+                    len += 1;
+                    if !(len < maxlen && input[r + len] == input[ip + len]) {
+                        break;
+                    }
+                }
+            }
+            len -= 2; // octets - 1
+            ip += 1;
+            if len < 7 {
+                out[op] = ((off >> 8) + (len << 5)) as u8;
+                op += 1;
+            } else {
+                out[op] = ((off >> 8) + (7 << 5)) as u8;
+                out[op + 1] = (len - 7) as u8;
+                op += 2;
+            }
+            out[op] = off as u8;
+            op += 2; // and start a run
+            lit = 0;
+            ip += len + 1;
+            if ip + 2 >= n {
+                break;
+            }
+            ip -= 2;
+            hval = (input[ip] as u32) << 8 | input[ip + 1] as u32;
+            hval = hval << 8 | input[ip + 2] as u32;
+            htab[idx(hval)] = ip as u32;
+            ip += 1;
+            hval = hval << 8 | input[ip + 2] as u32;
+            htab[idx(hval)] = ip as u32;
+            ip += 1;
+        } else {
+            if op >= limit {
+                return None;
+            }
+            lit += 1;
+            out[op] = input[ip];
+            op += 1;
+            ip += 1;
+            if lit == LZF_MAX_LIT {
+                out[op - lit - 1] = (lit - 1) as u8;
+                lit = 0;
+                op += 1;
+            }
+        }
+    }
+    if op + 3 > limit {
+        return None;
+    }
+    while ip < n {
+        if op >= limit {
+            return None;
+        }
+        lit += 1;
+        out[op] = input[ip];
+        op += 1;
+        ip += 1;
+        if lit == LZF_MAX_LIT {
+            out[op - lit - 1] = (lit - 1) as u8;
+            lit = 0;
+            op += 1;
+        }
+    }
+    out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end the run
+    op -= (lit == 0) as usize;
+    out.truncate(op);
+    Some(out)
 }
 
 pub fn dump_payload(codes: &[&[u8]]) -> Vec<u8> {

@@ -315,9 +315,6 @@ end
 -- Functions (FUNCTION LOAD, FCALL) -------------------------------------------
 local lower, find = string.lower, string.find
 
-local function missing(_, k)
-  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-end
 
 -- A read-only view of t whose missing names are errors, as Redis's error
 -- metatable makes them.
@@ -327,7 +324,10 @@ local function strict(t)
                       __newindex = refuse, __metatable = face})
   setmetatable(view, {__index = function(_, k)
                         local v = t[k]
-                        if v == nil then missing(_, k) end
+                        if v == nil then
+                          error("Script attempted to access nonexistent global variable '" ..
+                                tostring(k) .. "'", 2)
+                        end
                         return v
                       end,
                       __newindex = refuse, __metatable = face})
