@@ -68,13 +68,15 @@ pub struct Library {
 #[derive(Default)]
 pub struct Libraries {
     pub libs: BTreeMap<String, Library>,
+    /// Every library's functions by lowercased name: FCALL's lookup and
+    /// the collision checks ignore case, as Redis's functions dict does.
     pub funcs: HashMap<String, Arc<FunctionInfo>>,
 }
 
 impl Libraries {
     fn link(&mut self, lib: Library) {
         for (name, f) in &lib.functions {
-            self.funcs.insert(name.clone(), f.clone());
+            self.funcs.insert(name.to_ascii_lowercase(), f.clone());
         }
         self.libs.insert(lib.name.clone(), lib);
     }
@@ -82,9 +84,14 @@ impl Libraries {
     fn unlink(&mut self, name: &str) -> Option<Library> {
         let lib = self.libs.remove(name)?;
         for f in lib.functions.keys() {
-            self.funcs.remove(f);
+            self.funcs.remove(&f.to_ascii_lowercase());
         }
         Some(lib)
+    }
+
+    /// The function of this name, whatever its case.
+    pub fn function(&self, name: &str) -> Option<&Arc<FunctionInfo>> {
+        self.funcs.get(&name.to_ascii_lowercase())
     }
 
     fn function_count(&self) -> usize {
@@ -283,7 +290,7 @@ fn create(
         if functions.is_empty() {
             return Err("No functions registered".to_string());
         }
-        if let Some(f) = functions.keys().find(|f| libs.funcs.contains_key(*f)) {
+        if let Some(f) = functions.keys().find(|f| libs.function(f).is_some()) {
             return Err(format!("Function {f} already exists"));
         }
         Ok(functions)
@@ -321,8 +328,8 @@ fn join(dst: &mut Libraries, src: Libraries, replace: bool) -> Result<(), String
             replaced.extend(dst.unlink(name));
         }
     }
-    if let Some(f) = src.funcs.keys().find(|f| dst.funcs.contains_key(*f)) {
-        let e = format!("Function {f} already exists");
+    if let Some(f) = src.funcs.values().find(|f| dst.function(&f.name).is_some()) {
+        let e = format!("Function {} already exists", f.name);
         for old in replaced {
             dst.link(old);
         }
@@ -675,7 +682,7 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
     let name = String::from_utf8_lossy(args[1]).into_owned();
     let (func, vm) = {
         let reg = ctx.shared.scripting.functions.lock();
-        match (reg.current.funcs.get(&name), &reg.vm) {
+        match (reg.current.function(&name), &reg.vm) {
             (Some(f), Some(vm)) => (f.clone(), vm.clone()),
             _ => return ctx.out.error("ERR Function not found"),
         }
