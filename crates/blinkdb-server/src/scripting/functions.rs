@@ -9,8 +9,8 @@
 //! and the library code as an RDB string per library, then the RDB version
 //! and a CRC-64 (rdb.rs).
 
-use super::vm::Vm;
 use super::cache::ScriptFlags;
+use super::vm::Vm;
 use super::{api, run};
 use crate::commands::Ctx;
 use crate::protocol::Args;
@@ -175,10 +175,7 @@ fn metadata(code: &[u8]) -> Result<Metadata, String> {
 }
 
 fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
 }
 
 /// The text of an error the library's code raised (luaExtractErrorInformation).
@@ -633,17 +630,16 @@ fn restore(ctx: &mut Ctx, args: &Args) {
     if args.len() > 4 {
         return syntax_error(ctx, args);
     }
-    let policy = match args.get(3) {
-        None => Policy::Append,
-        Some(p) if p.eq_ignore_ascii_case(b"append") => Policy::Append,
-        Some(p) if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
-        Some(p) if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
-        Some(_) => {
-            return ctx.out.error(
+    let policy =
+        match args.get(3) {
+            None => Policy::Append,
+            Some(p) if p.eq_ignore_ascii_case(b"append") => Policy::Append,
+            Some(p) if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
+            Some(p) if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
+            Some(_) => return ctx.out.error(
                 "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
-            )
-        }
-    };
+            ),
+        };
     let codes = match super::rdb::parse_payload(args[2]) {
         Ok(codes) => codes,
         Err(e) => return ctx.out.error(&format!("ERR {e}")),
@@ -743,7 +739,10 @@ mod tests {
     #[test]
     fn metadata_errors() {
         assert_eq!(metadata(b"x").err().unwrap(), "Missing library metadata");
-        assert_eq!(metadata(b"#!lua").err().unwrap(), "Invalid library metadata");
+        assert_eq!(
+            metadata(b"#!lua").err().unwrap(),
+            "Invalid library metadata"
+        );
         assert_eq!(
             metadata(b"#!lua\n").err().unwrap(),
             "Library name was not given"

@@ -86,7 +86,7 @@ fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
             }
             out[op - lit - 1] = (lit as u8).wrapping_sub(1); // stop run
             op -= (lit == 0) as usize; // undo an empty run
-            // lzf_c.c checks 16 octets without the maxlen bound first.
+                                       // lzf_c.c checks 16 octets without the maxlen bound first.
             let mut done = false;
             if maxlen > 16 {
                 for _ in 0..16 {
@@ -320,7 +320,10 @@ mod tests {
         let long = b"#!lua name=lib\nredis.register_function('f', function() return 1 end)";
         let short = b"#!lua name=a\nx";
         let p = dump_payload(&[long, short]);
-        assert_eq!(parse_payload(&p).unwrap(), vec![long.to_vec(), short.to_vec()]);
+        assert_eq!(
+            parse_payload(&p).unwrap(),
+            vec![long.to_vec(), short.to_vec()]
+        );
         let mut bad = p.clone();
         bad[3] ^= 1;
         assert_eq!(parse_payload(&bad).unwrap_err(), ERR_PAYLOAD);
