@@ -256,7 +256,8 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     };
     ctx.shared.scripting.set_current(Current {
         name: String::from_utf8_lossy(&sha).into_owned(),
-        argv: args.iter().map(|a| a.to_vec()).collect(),
+        // Only FUNCTION STATS shows the command, and only a function's.
+        argv: Vec::new(),
         started: std::time::Instant::now(),
         function: false,
     });
