@@ -62,6 +62,9 @@ pub struct Engine {
     /// Writers' copies of keys they are about to change, for the rewrite thread
     /// to put into the base (see `preimage_before_write`).
     pub(crate) rewrite_preimages: Mutex<Vec<crate::rewrite::Preimage>>,
+    /// Records an AOF rewrite puts at the start of the new base, for state
+    /// the server keeps outside the keyspace (Functions libraries).
+    pub(crate) rewrite_preamble: OnceLock<RewritePreamble>,
     /// Filters owned by BF.* keys.
     pub blooms: Arc<BloomStore>,
     pub existence: Option<ExistenceFilter>,
@@ -102,7 +105,17 @@ pub struct Tx<'a> {
     quiet: bool,
 }
 
+/// Gives the commands that rebuild state kept outside the keyspace; called
+/// by an AOF rewrite once every write is held out, right as the new base
+/// starts (so a change logged after the rewrite began is not in it).
+pub type RewritePreamble = Box<dyn Fn() -> Vec<Vec<Vec<u8>>> + Send + Sync>;
+
 impl Engine {
+    /// Sets the rewrite preamble (once; later calls are ignored).
+    pub fn set_rewrite_preamble(&self, f: RewritePreamble) {
+        let _ = self.rewrite_preamble.set(f);
+    }
+
     pub fn new(opts: EngineOptions) -> Self {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
@@ -114,6 +127,7 @@ impl Engine {
             rewrite: Mutex::new(None),
             rewrite_epoch: AtomicU64::new(0),
             rewrite_preimages: Mutex::new(Vec::new()),
+            rewrite_preamble: OnceLock::new(),
             blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
             existence: (opts.existence_filter_size > 0)
                 .then(|| ExistenceFilter::open(&opts.data_dir, opts.existence_filter_size))

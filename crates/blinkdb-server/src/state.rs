@@ -134,6 +134,13 @@ impl Shared {
         self.apply_notify_settings(&self.settings());
         let arc = Arc::new(self);
         let _ = arc.this.set(Arc::downgrade(&arc));
+        // Functions libraries head every rewritten AOF (as FUNCTION LOAD).
+        let weak = Arc::downgrade(&arc);
+        arc.engine.set_rewrite_preamble(Box::new(move || {
+            weak.upgrade()
+                .map(|s| s.scripting.functions.lock().load_records())
+                .unwrap_or_default()
+        }));
         arc
     }
 

@@ -1240,7 +1240,57 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::SCRIPTING,
         complexity: "O(N) with N being the length in bytes of the script body.",
         args: "script:string",
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),    cmd!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a function", scripting::fcall;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the function that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+        args: "function:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a read-only function", scripting::fcall_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the function that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+        args: "function:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("function", -2, CONTAINER, NOKEYS, "scripting", "7.0.0", "A container for function commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("function|load", -3, WRITE | DENYOOM | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1) (considering compilation time is redundant)",
+        args: "replace:REPLACE? function-code:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|delete", 3, WRITE | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Delete a function by name", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        args: "library-name:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|flush", -2, WRITE | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Deleting all functions", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions deleted",
+        args: "async:oneof?(async:ASYNC sync:SYNC)",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|list", -2, NOSCRIPT, NOKEYS, "scripting", "7.0.0", "List information about all the functions", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions",
+        args: "library-name-pattern:string=LIBRARYNAME? withcode:WITHCODE?",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("function|stats", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "7.0.0", "Return information about the function currently running (name, description, duration)", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("function|kill", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "7.0.0", "Kill the function currently in execution.", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"]),
+    cmd!("function|dump", 2, NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Dump all functions into a serialized binary payload", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions"),
+    cmd!("function|restore", -3, WRITE | DENYOOM | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Restore all the functions on the given payload", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions on the payload",
+        args: "serialized-value:string policy:oneof?(flush:FLUSH append:APPEND replace:REPLACE)",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|help", 2, LOADING_OK | STALE, NOKEYS, "scripting", "7.0.0", "Show helpful text about the different subcommands", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)"),
 ];
 
 /// Records only the log replay may run (clients get "unknown command"):
