@@ -262,6 +262,12 @@ pub fn options_help() -> String {
     out
 }
 
+/// The older names and the options they stand for (CONFIG GET lists them
+/// too, as Redis does).
+pub fn aliases() -> &'static [(&'static str, &'static str)] {
+    ALIASES
+}
+
 pub fn find(name: &str) -> Option<&'static OptionDef> {
     let name = ALIASES
         .iter()

@@ -6,6 +6,7 @@ pub mod hash;
 pub mod hll;
 pub mod list;
 pub mod pack;
+pub mod ranked;
 pub mod set;
 pub mod table;
 pub mod zset;
@@ -53,12 +54,21 @@ pub const REWRITE_ITEMS_PER_CMD: usize = 64;
 /// `%.17g`, the format Redis gives doubles (scores in replies and in the AOF),
 /// with `inf` and `-inf` for the infinities.
 pub fn fmt_double(x: f64) -> String {
+    let mut buf = [0u8; 32];
+    let n = write_double(x, &mut buf);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// `fmt_double` into `buf` without allocating; returns the length.
+pub fn write_double(x: f64, buf: &mut [u8; 32]) -> usize {
     if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_string();
+        let t: &[u8] = if x > 0.0 { b"inf" } else { b"-inf" };
+        buf[..t.len()].copy_from_slice(t);
+        return t.len();
     }
-    let mut buf = [0u8; 64];
-    // SAFETY: the buffer is 64 bytes and snprintf writes at most that many,
-    // NUL included; "%.17g" takes exactly one double.
+    // SAFETY: the buffer is 32 bytes and snprintf writes at most that many,
+    // NUL included (%.17g of a finite double needs at most 25); "%.17g"
+    // takes exactly one double.
     let n = unsafe {
         libc::snprintf(
             buf.as_mut_ptr() as *mut libc::c_char,
@@ -67,7 +77,7 @@ pub fn fmt_double(x: f64) -> String {
             x,
         )
     };
-    String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(63)]).into_owned()
+    (n.max(0) as usize).min(31)
 }
 
 /// Writes a collection as the commands that rebuild it, at most

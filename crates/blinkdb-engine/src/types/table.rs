@@ -102,6 +102,11 @@ impl<E: Element> Table<E> {
 
     /// Inserts `e`, returning the element it replaced (same member).
     pub fn insert(&mut self, e: E) -> Option<E> {
+        self.insert_slot(e).1
+    }
+
+    /// Inserts `e`: its slot, and the element it replaced (same member).
+    pub fn insert_slot(&mut self, e: E) -> (u32, Option<E>) {
         let h = self.hash(e.member());
         let slots = &self.slots;
         let hasher = &self.hasher;
@@ -112,11 +117,12 @@ impl<E: Element> Table<E> {
         );
         match found {
             TableEntry::Occupied(o) => {
-                let slot = &mut self.slots[*o.get() as usize];
+                let i = *o.get();
+                let slot = &mut self.slots[i as usize];
                 self.heap += e.heap();
                 let old = std::mem::replace(slot, e);
                 self.heap -= old.heap();
-                Some(old)
+                (i, Some(old))
             }
             TableEntry::Vacant(v) => {
                 self.heap += e.heap();
@@ -137,12 +143,23 @@ impl<E: Element> Table<E> {
                 };
                 self.used[i as usize / 64] |= 1 << (i % 64);
                 v.insert(i);
-                None
+                (i, None)
             }
         }
     }
 
     pub fn remove(&mut self, member: &[u8]) -> Option<E> {
+        let (_, old) = self.take(member)?;
+        if self.is_sparse() {
+            self.compact();
+        }
+        Some(old)
+    }
+
+    /// Removes `member` without compacting: its former slot and element.
+    /// A caller that keeps slot numbers elsewhere compacts with
+    /// `compact_map` when `is_sparse`.
+    pub fn take(&mut self, member: &[u8]) -> Option<(u32, E)> {
         let h = self.hash(member);
         let slots = &self.slots;
         let found = self
@@ -154,14 +171,49 @@ impl<E: Element> Table<E> {
         self.used[i as usize / 64] &= !(1 << (i % 64));
         self.heap -= old.heap();
         self.free.push(i);
-        if self.slots.len() > 64 && self.len() < self.slots.len() / 8 {
-            self.compact();
+        Some((i, old))
+    }
+
+    /// Most slots are free: time to compact.
+    pub fn is_sparse(&self) -> bool {
+        self.slots.len() > 64 && self.len() < self.slots.len() / 8
+    }
+
+    /// The slot holding `member`.
+    pub fn find(&self, member: &[u8]) -> Option<u32> {
+        self.slot_of(member)
+    }
+
+    /// The element in slot `i`, which must be in use.
+    pub fn at(&self, i: u32) -> &E {
+        debug_assert!(self.is_used(i as usize));
+        &self.slots[i as usize]
+    }
+
+    /// The element in slot `i` to change in place; its member must stay the
+    /// same.
+    pub fn at_mut(&mut self, i: u32) -> &mut E {
+        debug_assert!(self.is_used(i as usize));
+        &mut self.slots[i as usize]
+    }
+
+    /// Compacts and returns where each old slot went (`u32::MAX`: free).
+    pub fn compact_map(&mut self) -> Vec<u32> {
+        let mut map = vec![u32::MAX; self.slots.len()];
+        let mut next = 0;
+        for (i, m) in map.iter_mut().enumerate() {
+            if self.is_used(i) {
+                *m = next;
+                next += 1;
+            }
         }
-        Some(old)
+        self.compact();
+        map
     }
 
     /// Drops free slots after most members left (SCAN cursors taken before
-    /// may then repeat or miss members, as after a Redis dict resize).
+    /// may then repeat or miss members, as after a Redis dict resize). Used
+    /// slots keep their order.
     fn compact(&mut self) {
         let mut fresh = Table::with_capacity(self.len());
         let old = std::mem::take(self);

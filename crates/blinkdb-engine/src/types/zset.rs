@@ -1,10 +1,17 @@
 //! Sorted sets: members ordered by (score, member). A `Pack` of (member,
 //! score) pairs in that order while small (Redis's listpack encoding), then
-//! a member table plus an ordered index (Redis's skiplist encoding).
+//! `Sorted` (Redis's skiplist encoding): members and scores in a `Table`
+//! slot arena, and their order in a `Ranked` tree of slot numbers.
+//!
+//! A member of a large set costs its `ZEntry` slot (32 bytes; members up to
+//! 16 bytes inline), about 5 bytes of hash index and about 4 of order, where
+//! Redis pays a skiplist node, an sds and a dict entry (~100 bytes).
 
 use super::pack::Pack;
+use super::ranked::Ranked;
+use super::table::{Element, Table};
 use super::{Limits, Member};
-use std::collections::BTreeSet;
+use std::cmp::Ordering;
 
 /// A score ordered as Redis orders them: by `<`, so -0 and 0 tie (then the
 /// member decides). Scores are never NaN: commands refuse NaN first.
@@ -18,25 +25,128 @@ impl PartialEq for Score {
 }
 impl Eq for Score {}
 impl PartialOrd for Score {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 impl Ord for Score {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0
-            .partial_cmp(&other.0)
-            .unwrap_or(std::cmp::Ordering::Equal)
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.partial_cmp(&other.0).unwrap_or(Ordering::Equal)
+    }
+}
+
+/// (score, member) order.
+pub fn order(a: (f64, &[u8]), b: (f64, &[u8])) -> Ordering {
+    Score(a.0).cmp(&Score(b.0)).then_with(|| a.1.cmp(b.1))
+}
+
+/// A member and its score: what an arena slot of `Sorted` holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZEntry {
+    pub member: Member,
+    pub score: f64,
+}
+
+impl Element for ZEntry {
+    fn vacant() -> Self {
+        ZEntry {
+            member: Member::new(),
+            score: 0.0,
+        }
+    }
+    fn member(&self) -> &[u8] {
+        &self.member
+    }
+    fn heap(&self) -> usize {
+        super::hash::heap_of(&self.member)
     }
 }
 
 /// The full encoding.
 #[derive(Clone, Default)]
 pub struct Sorted {
-    scores: hashbrown::HashMap<Member, f64>,
-    order: BTreeSet<(Score, Member)>,
-    /// Heap bytes of spilled members (both copies).
-    heap: usize,
+    table: Table<ZEntry>,
+    order: Ranked,
+}
+
+impl Sorted {
+    fn entry(&self, slot: u32) -> (&[u8], f64) {
+        let e = self.table.at(slot);
+        (&e.member, e.score)
+    }
+
+    /// The rank (score, member) has or would have.
+    fn rank_of(&self, score: f64, member: &[u8]) -> usize {
+        self.order.partition_point(|s| {
+            let e = self.table.at(s);
+            order((e.score, &e.member), (score, member)) == Ordering::Less
+        })
+    }
+
+    fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
+        if let Some(slot) = self.table.find(member) {
+            let old = self.table.at(slot).score;
+            let rank = self.rank_of(old, member);
+            // Where the new score keeps the member between its neighbours,
+            // only the score changes (as zslUpdateScore does).
+            let fits_before = rank == 0 || {
+                let (m, s) = self.entry(self.order.get(rank - 1));
+                order((s, m), (score, member)) == Ordering::Less
+            };
+            let fits_after = rank + 1 >= self.order.len() || {
+                let (m, s) = self.entry(self.order.get(rank + 1));
+                order((score, member), (s, m)) == Ordering::Less
+            };
+            self.table.at_mut(slot).score = score;
+            if !(fits_before && fits_after) {
+                let gone = self.order.remove_at(rank);
+                debug_assert_eq!(gone, slot);
+                let at = self.rank_of(score, member);
+                self.order.insert_at(at, slot);
+            }
+            return Some(old);
+        }
+        let at = self.rank_of(score, member);
+        let (slot, _) = self.table.insert_slot(ZEntry {
+            member: Member::from_slice(member),
+            score,
+        });
+        self.order.insert_at(at, slot);
+        None
+    }
+
+    fn remove(&mut self, member: &[u8]) -> Option<f64> {
+        let slot = self.table.find(member)?;
+        let score = self.table.at(slot).score;
+        let gone = self.order.remove_at(self.rank_of(score, member));
+        debug_assert_eq!(gone, slot);
+        self.table.take(member);
+        if self.table.is_sparse() {
+            let map = self.table.compact_map();
+            self.order.remap(|s| map[s as usize]);
+        }
+        Some(score)
+    }
+
+    /// Built from unique members already in (score, member) order.
+    fn from_sorted(items: &[(&[u8], f64)]) -> Self {
+        let mut table = Table::with_capacity(items.len());
+        let slots: Vec<u32> = items
+            .iter()
+            .map(|&(m, score)| {
+                table
+                    .insert_slot(ZEntry {
+                        member: Member::from_slice(m),
+                        score,
+                    })
+                    .0
+            })
+            .collect();
+        Sorted {
+            table,
+            order: Ranked::from_sorted(slots),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -68,15 +178,46 @@ impl PartialEq for ZSetValue {
 
 impl Eq for ZSetValue {}
 
+/// The compact encoding stores a score that is an integer as one (Redis's
+/// listpack does), so -0 is kept as 0 there; the full encoding keeps -0.
+fn packed(score: f64) -> [u8; 8] {
+    (score + 0.0).to_le_bytes()
+}
+
 fn score_of(bytes: &[u8]) -> f64 {
     f64::from_le_bytes(bytes.try_into().expect("a packed score is 8 bytes"))
 }
 
+/// A member and its score.
+pub type Scored<'a> = (&'a [u8], f64);
+
 impl ZSetValue {
+    /// The encoding Redis would pick for a set built whole (the *STORE
+    /// commands): compact when within both limits. `items` must hold unique
+    /// members; any order.
+    pub fn build(mut items: Vec<Scored<'_>>, limits: &Limits) -> Self {
+        items.sort_by(|a, b| order((a.1, a.0), (b.1, b.0)));
+        let compact = items.len() <= limits.zset_max_listpack_entries
+            && items
+                .iter()
+                .all(|(m, _)| m.len() <= limits.zset_max_listpack_value);
+        if compact {
+            let mut p = Pack::default();
+            for (m, s) in &items {
+                p.push(m);
+                p.push(&packed(*s));
+            }
+            p.shrink();
+            ZSetValue::Pack(p)
+        } else {
+            ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)))
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             ZSetValue::Pack(p) => p.entries() / 2,
-            ZSetValue::Sorted(s) => s.scores.len(),
+            ZSetValue::Sorted(s) => s.order.len(),
         }
     }
 
@@ -94,25 +235,79 @@ impl ZSetValue {
     pub fn bytes(&self) -> usize {
         match self {
             ZSetValue::Pack(p) => p.bytes(),
-            ZSetValue::Sorted(s) => s.scores.capacity() * 33 + s.order.len() * 48 + s.heap,
+            ZSetValue::Sorted(s) => s.table.bytes() + s.order.bytes(),
         }
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
         match self {
             ZSetValue::Pack(p) => p.find_pair(member).map(|(_, s)| score_of(s)),
-            ZSetValue::Sorted(s) => s.scores.get(member).copied(),
+            ZSetValue::Sorted(s) => s.table.get(member).map(|e| e.score),
+        }
+    }
+
+    /// `member`'s rank in ascending order.
+    pub fn rank(&self, member: &[u8]) -> Option<usize> {
+        match self {
+            ZSetValue::Pack(p) => p.pairs().position(|(_, m, _)| m == member),
+            ZSetValue::Sorted(s) => {
+                let score = s.table.get(member)?.score;
+                Some(s.rank_of(score, member))
+            }
         }
     }
 
     /// Members in (score, member) order, with their scores.
-    pub fn iter(&self) -> Box<dyn DoubleEndedIterator<Item = (&[u8], f64)> + '_> {
+    pub fn iter(&self) -> Box<dyn Iterator<Item = Scored<'_>> + '_> {
+        self.range(0, false)
+    }
+
+    /// Members from rank `start` on, ascending; or with `rev`, from rank
+    /// `start` counted from the end (0: the last member) towards the first.
+    pub fn range(&self, start: usize, rev: bool) -> Box<dyn Iterator<Item = Scored<'_>> + '_> {
+        let len = self.len();
+        if start >= len {
+            return Box::new(std::iter::empty());
+        }
         match self {
             ZSetValue::Pack(p) => {
-                let v: Vec<_> = p.pairs().map(|(_, m, s)| (m, score_of(s))).collect();
-                Box::new(v.into_iter())
+                let pairs = p.pairs().map(|(_, m, s)| (m, score_of(s)));
+                if rev {
+                    let mut all: Vec<_> = pairs.take(len - start).collect();
+                    all.reverse();
+                    Box::new(all.into_iter())
+                } else {
+                    Box::new(pairs.skip(start))
+                }
             }
-            ZSetValue::Sorted(s) => Box::new(s.order.iter().map(|(sc, m)| (&m[..], sc.0))),
+            ZSetValue::Sorted(s) => {
+                let from = if rev { len - 1 - start } else { start };
+                Box::new(s.order.iter_from(from, rev).map(|slot| s.entry(slot)))
+            }
+        }
+    }
+
+    /// The member at ascending rank `rank` (< len).
+    pub fn nth(&self, rank: usize) -> Scored<'_> {
+        match self {
+            ZSetValue::Pack(_) => self.range(rank, false).next().expect("rank < len"),
+            ZSetValue::Sorted(s) => s.entry(s.order.get(rank)),
+        }
+    }
+
+    /// How many leading members (ascending) satisfy `pred`, which should
+    /// hold for a prefix of the order. The compact encoding scans for the
+    /// first member failing it, as Redis's listpack code does.
+    pub fn partition(&self, pred: impl Fn(&[u8], f64) -> bool) -> usize {
+        match self {
+            ZSetValue::Pack(p) => p
+                .pairs()
+                .position(|(_, m, s)| !pred(m, score_of(s)))
+                .unwrap_or(self.len()),
+            ZSetValue::Sorted(s) => s.order.partition_point(|slot| {
+                let (m, sc) = s.entry(slot);
+                pred(m, sc)
+            }),
         }
     }
 
@@ -125,12 +320,12 @@ impl ZSetValue {
                 if let Some((pos, _)) = old {
                     p.remove_at(pos, 2);
                 }
-                let key = (Score(score), member);
+                let key = (score, member);
                 let at = p
                     .pairs()
-                    .find(|(_, m, s)| (Score(score_of(s)), *m) > key)
+                    .find(|(_, m, s)| order((score_of(s), m), key) == Ordering::Greater)
                     .map_or(p.end(), |(pos, _, _)| pos);
-                p.insert_at(at, &[member, &score.to_le_bytes()]);
+                p.insert_at(at, &[member, &packed(score)]);
                 return old.map(|(_, s)| s);
             }
             self.convert();
@@ -138,28 +333,13 @@ impl ZSetValue {
         let ZSetValue::Sorted(s) = self else {
             unreachable!("converted above")
         };
-        let m = Member::from_slice(member);
-        let old = s.scores.insert(m.clone(), score);
-        match old {
-            Some(o) => {
-                s.order.remove(&(Score(o), m.clone()));
-            }
-            None => s.heap += 2 * super::hash::heap_of(&m),
-        }
-        s.order.insert((Score(score), m));
-        old
+        s.insert(member, score)
     }
 
     fn convert(&mut self) {
         if let ZSetValue::Pack(p) = self {
-            let mut s = Sorted::default();
-            for (_, m, sc) in p.pairs() {
-                let m = Member::from_slice(m);
-                s.heap += 2 * super::hash::heap_of(&m);
-                s.scores.insert(m.clone(), score_of(sc));
-                s.order.insert((Score(score_of(sc)), m));
-            }
-            *self = ZSetValue::Sorted(Box::new(s));
+            let items: Vec<_> = p.pairs().map(|(_, m, s)| (m, score_of(s))).collect();
+            *self = ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)));
         }
     }
 
@@ -171,13 +351,59 @@ impl ZSetValue {
                 p.remove_at(pos, 2);
                 Some(s)
             }
-            ZSetValue::Sorted(s) => {
-                let old = s.scores.remove(member)?;
-                let m = Member::from_slice(member);
-                s.heap -= 2 * super::hash::heap_of(&m);
-                s.order.remove(&(Score(old), m));
-                Some(old)
+            ZSetValue::Sorted(s) => s.remove(member),
+        }
+    }
+
+    /// Removes the members of ascending ranks `start..end`; returns how many.
+    pub fn remove_ranks(&mut self, start: usize, end: usize) -> usize {
+        let end = end.min(self.len());
+        if start >= end {
+            return 0;
+        }
+        match self {
+            ZSetValue::Pack(p) => {
+                let pos = p
+                    .pairs()
+                    .nth(start)
+                    .map(|(pos, _, _)| pos)
+                    .expect("start < len");
+                p.remove_at(pos, 2 * (end - start));
             }
+            ZSetValue::Sorted(s) => {
+                for _ in start..end {
+                    let slot = s.order.get(start);
+                    let m = s.table.at(slot).member.clone();
+                    s.remove(&m);
+                }
+            }
+        }
+        end - start
+    }
+
+    /// ZSCAN: a step from `cursor`; the compact encoding answers in one step.
+    pub fn scan(&self, cursor: u64, count: usize) -> (Vec<Scored<'_>>, u64) {
+        match self {
+            ZSetValue::Pack(_) => (self.iter().collect(), 0),
+            ZSetValue::Sorted(s) => {
+                let (items, next) = s.table.scan(cursor, count);
+                (
+                    items
+                        .into_iter()
+                        .map(|e| (&e.member[..], e.score))
+                        .collect(),
+                    next,
+                )
+            }
+        }
+    }
+
+    /// A uniformly random member.
+    pub fn random(&self, rng: &mut impl rand::Rng) -> Option<Scored<'_>> {
+        match self {
+            ZSetValue::Pack(_) if self.is_empty() => None,
+            ZSetValue::Pack(_) => Some(self.nth(rng.gen_range(0..self.len()))),
+            ZSetValue::Sorted(s) => s.table.random(rng).map(|e| (&e.member[..], e.score)),
         }
     }
 }
@@ -185,31 +411,128 @@ impl ZSetValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn small(entries: usize) -> Limits {
+        Limits {
+            zset_max_listpack_entries: entries,
+            ..Limits::default()
+        }
+    }
+
+    fn all(z: &ZSetValue) -> Vec<(Vec<u8>, f64)> {
+        z.iter().map(|(m, s)| (m.to_vec(), s)).collect()
+    }
 
     #[test]
     fn keeps_score_member_order_in_both_encodings() {
         for entries in [128, 2] {
-            let limits = Limits {
-                zset_max_listpack_entries: entries,
-                ..Limits::default()
-            };
+            let limits = small(entries);
             let mut z = ZSetValue::default();
             assert_eq!(z.insert(b"b", 1.0, &limits), None);
             z.insert(b"a", 1.0, &limits);
             z.insert(b"c", -0.5, &limits);
             assert_eq!(z.insert(b"b", 0.0, &limits), Some(1.0));
-            let order: Vec<_> = z.iter().map(|(m, s)| (m.to_vec(), s)).collect();
             assert_eq!(
-                order,
+                all(&z),
                 [
                     (b"c".to_vec(), -0.5),
                     (b"b".to_vec(), 0.0),
                     (b"a".to_vec(), 1.0)
                 ]
             );
+            assert_eq!(z.rank(b"a"), Some(2));
             assert_eq!(z.remove(b"b"), Some(0.0));
             assert_eq!(z.len(), 2);
             assert_eq!(z.score(b"a"), Some(1.0));
         }
+    }
+
+    #[test]
+    fn ties_negative_zero_and_infinities() {
+        for entries in [128, 0] {
+            let limits = small(entries);
+            let mut z = ZSetValue::default();
+            for (m, s) in [
+                ("z", 0.0),
+                ("a", -0.0),
+                ("m", f64::INFINITY),
+                ("b", f64::NEG_INFINITY),
+                ("y", 0.0),
+                ("c", f64::INFINITY),
+            ] {
+                z.insert(m.as_bytes(), s, &limits);
+            }
+            let members: Vec<_> = z.iter().map(|(m, _)| m.to_vec()).collect();
+            assert_eq!(members, [&b"b"[..], b"a", b"y", b"z", b"c", b"m"]);
+            // -0 ties with 0; the full encoding keeps its sign, the compact
+            // one stores it as the integer 0 (as a listpack does).
+            assert_eq!(z.score(b"a").unwrap().is_sign_negative(), entries == 0);
+            assert_eq!(z.rank(b"y"), Some(2));
+            // Scores in [0, 0]: a, y, z.
+            let lo = z.partition(|_, s| s < 0.0);
+            let hi = z.partition(|_, s| s <= 0.0);
+            assert_eq!((lo, hi), (1, 4));
+            let back: Vec<_> = z.range(0, true).map(|(m, _)| m.to_vec()).collect();
+            assert_eq!(back[0], b"m");
+            assert_eq!(z.nth(4).0, b"c");
+        }
+    }
+
+    #[test]
+    fn large_set_matches_a_model_through_updates_and_removals() {
+        let limits = small(16);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut z = ZSetValue::default();
+        let mut model = std::collections::BTreeMap::<Vec<u8>, f64>::new();
+        for step in 0..30_000 {
+            let m = format!("m:{}", rng.gen_range(0..3000)).into_bytes();
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let s = rng.gen_range(-50..50) as f64 / 4.0;
+                    assert_eq!(z.insert(&m, s, &limits), model.insert(m, s));
+                }
+                6..=8 => assert_eq!(z.remove(&m), model.remove(&m)),
+                _ => {
+                    let n = rng.gen_range(0..5);
+                    let removed = z.remove_ranks(3, 3 + n);
+                    let mut sorted: Vec<_> = model.iter().map(|(m, s)| (m.clone(), *s)).collect();
+                    sorted.sort_by(|a, b| order((a.1, &a.0), (b.1, &b.0)));
+                    let gone: Vec<_> = sorted.iter().skip(3).take(n).cloned().collect();
+                    assert_eq!(removed, gone.len());
+                    for (m, _) in gone {
+                        model.remove(&m);
+                    }
+                }
+            }
+            if step % 3000 == 0 || step == 29_999 {
+                let mut sorted: Vec<_> = model.iter().map(|(m, s)| (m.clone(), *s)).collect();
+                sorted.sort_by(|a, b| order((a.1, &a.0), (b.1, &b.0)));
+                assert_eq!(all(&z), sorted);
+                for (r, (m, _)) in sorted.iter().enumerate().step_by(37) {
+                    assert_eq!(z.rank(m), Some(r));
+                    assert_eq!(z.nth(r).0, &m[..]);
+                }
+            }
+        }
+        assert_eq!(z.encoding(), "skiplist");
+        // Mass removal compacts the arena and keeps the order valid.
+        let members: Vec<_> = model.keys().cloned().collect();
+        for m in &members[..members.len() - 3] {
+            z.remove(m);
+        }
+        assert_eq!(z.len(), 3);
+        assert_eq!(z.iter().count(), 3);
+    }
+
+    #[test]
+    fn build_picks_the_encoding_by_final_size() {
+        let limits = small(2);
+        let z = ZSetValue::build(vec![(b"b", 2.0), (b"a", 2.0)], &limits);
+        assert_eq!(z.encoding(), "listpack");
+        assert_eq!(all(&z)[0].0, b"a");
+        let z = ZSetValue::build(vec![(b"b", 2.0), (b"a", 2.0), (b"c", 1.0)], &limits);
+        assert_eq!(z.encoding(), "skiplist");
+        assert_eq!(all(&z)[0].0, b"c");
     }
 }

@@ -27,6 +27,9 @@ pub mod spec;
 mod strings;
 pub mod table;
 pub mod tracking;
+mod zrange;
+mod zset;
+mod zsetops;
 
 use crate::client::Client;
 use crate::protocol::{Args, Out};

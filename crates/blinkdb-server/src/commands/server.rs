@@ -10,15 +10,25 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
     match sub.as_str() {
         "get" if args.len() >= 3 => {
             let cfg = ctx.shared.config();
-            let pairs: Vec<(&str, String)> = cfg
+            let wanted = |name: &str| {
+                args[2..]
+                    .iter()
+                    .any(|p| glob_match(p, name.as_bytes(), true))
+            };
+            let mut pairs: Vec<(&str, String)> = cfg
                 .iter()
-                .filter(|(name, _)| {
-                    args[2..]
-                        .iter()
-                        .any(|p| glob_match(p, name.as_bytes(), true))
-                })
+                .filter(|(name, _)| wanted(name))
                 .map(|(n, v)| (n, crate::config::Config::shown(n, v)))
                 .collect();
+            // Old names (hash-max-ziplist-entries...) answer with their
+            // option's value.
+            for (old, new) in crate::config::aliases() {
+                if wanted(old) {
+                    if let Some((n, v)) = cfg.iter().find(|(n, _)| n == new) {
+                        pairs.push((old, crate::config::Config::shown(n, v)));
+                    }
+                }
+            }
             drop(cfg);
             ctx.out.map(pairs.len());
             for (n, v) in pairs {

@@ -6,7 +6,8 @@
 
 use super::{
     bitfield, bitops, bloom, command, conn, debug, hash, hyperloglog, keys, latency, lcs, list,
-    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, Handler,
+    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
+    zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -710,6 +711,188 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::HYPERLOGLOG,
         complexity: "N/A",
         doc_flags: doc::SYSCMD),
+    cmd!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists", zset::zadd;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key condition:oneof?^3.0.2(nx:NX xx:XX) comparison:oneof?^6.2.0(gt:GT lt:LT) change:CH?^3.0.2 increment:INCR?^3.0.2 score_member:block*(score:double member:string)",
+        history: &[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]),
+    cmd!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", "1.2.0", "Increment the score of a member in a sorted set", zset::zincrby;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) where N is the number of elements in the sorted set.",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key increment:integer member:string"),
+    cmd!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", "1.2.0", "Remove one or more members from a sorted set", zset::zrem;
+        acl: acl::SORTEDSET,
+        complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple elements.")]),
+    cmd!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", "1.2.0", "Get the number of members in a sorted set", zset::zcard;
+        acl: acl::SORTEDSET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", "1.2.0", "Get the score associated with the given member in a sorted set", zset::zscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(1)",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", "6.2.0", "Get the score associated with the given members in a sorted set", zset::zmscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N) where N is the number of members being requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", zset::zrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", zset::zrevrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", zset::zpopmin;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?"),
+    cmd!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set", zset::zpopmax;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?"),
+    cmd!("zmpop", -4, WRITE, NOKEYS, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", zset::zmpop;
+        acl: acl::SORTEDSET,
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* where:oneof(min:MIN max:MAX) count:integer=COUNT?"),
+    cmd!("zrandmember", -2, READONLY, KEY1, "sorted-set", "6.2.0", "Get one or multiple random elements from a sorted set", zset::zrandmember;
+        acl: acl::SORTEDSET,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key options:block?(count:integer withscores:WITHSCORES?)",
+        tips: &["nondeterministic_output"]),
+    cmd!("zscan", -3, READONLY, KEY1, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", zset::zscan;
+        acl: acl::SORTEDSET,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+    cmd!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Count the members in a sorted set with scores within the given values", zrange::zcount;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:double max:double"),
+    cmd!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", "2.8.9", "Count the number of members in a sorted set between a given lexicographical range", zrange::zlexcount;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:string max:string"),
+    cmd!("zrange", -4, READONLY, KEY1, "sorted-set", "1.2.0", "Return a range of members in a sorted set", zrange::zrange;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:string stop:string sortby:oneof?^6.2.0(byscore:BYSCORE bylex:BYLEX) rev:REV?^6.2.0 offset_count:block=LIMIT?^6.2.0(offset:integer count:integer) withscores:WITHSCORES?",
+        history: &[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")]),
+    cmd!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", "6.2.0", "Store a range of members from sorted set into another key", zrange::zrangestore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:0:1:0",
+        args: "dst:key src:key#1 min:string max:string sortby:oneof?(byscore:BYSCORE bylex:BYLEX) rev:REV? offset_count:block=LIMIT?(offset:integer count:integer)"),
+    cmd!("zrevrange", -4, READONLY, KEY1, "sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low", zrange::zrevrange;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer withscores:WITHSCORES?",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` argument"),
+    cmd!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", "1.0.5", "Return a range of members in a sorted set, by score", zrange::zrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:double max:double withscores:WITHSCORES?^2.0.0 offset_count:block=LIMIT?(offset:integer count:integer)",
+        history: &[("2.0.0", "Added the `WITHSCORES` modifier.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYSCORE` argument"),
+    cmd!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low", zrange::zrevrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key max:double min:double withscores:WITHSCORES? offset_count:block=LIMIT?(offset:integer count:integer)",
+        history: &[("2.1.6", "`min` and `max` can be exclusive.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYSCORE` arguments"),
+    cmd!("zrangebylex", -4, READONLY, KEY1, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range", zrange::zrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:string max:string offset_count:block=LIMIT?(offset:integer count:integer)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYLEX` argument"),
+    cmd!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", zrange::zrevrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key max:string min:string offset_count:block=LIMIT?(offset:integer count:integer)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYLEX` arguments"),
+    cmd!("zremrangebyrank", 4, WRITE, KEY1, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes", zrange::zremrangebyrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("zremrangebyscore", 4, WRITE, KEY1, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores", zrange::zremrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key min:double max:double"),
+    cmd!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range", zrange::zremrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key min:string max:string"),
+    cmd!("zunion", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Add multiple sorted sets", zsetops::zunion;
+        acl: acl::SORTEDSET,
+        complexity: "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX) withscores:WITHSCORES?"),
+    cmd!("zunionstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", zsetops::zunionstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX)"),
+    cmd!("zinter", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Intersect multiple sorted sets", zsetops::zinter;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX) withscores:WITHSCORES?"),
+    cmd!("zinterstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", zsetops::zinterstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX)"),
+    cmd!("zintercard", -3, READONLY, NOKEYS, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", zsetops::zintercard;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* limit:integer=LIMIT?"),
+    cmd!("zdiff", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Subtract multiple sorted sets", zsetops::zdiff;
+        acl: acl::SORTEDSET,
+        complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* withscores:WITHSCORES?"),
+    cmd!("zdiffstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", zsetops::zdiffstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1*"),
     cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",

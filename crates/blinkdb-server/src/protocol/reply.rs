@@ -156,6 +156,21 @@ impl Out {
         }
     }
 
+    /// A double as Redis's addReplyDouble sends it: `%.17g` (`inf`, `-inf`)
+    /// in a bulk string in RESP2, a `,` double in RESP3.
+    pub fn double(&mut self, x: f64) {
+        let mut buf = [0u8; 32];
+        let n = blinkdb_engine::types::write_double(x, &mut buf);
+        if self.resp3() {
+            self.buf.reserve(n + 3);
+            self.buf.extend_from_slice(b",");
+            self.buf.extend_from_slice(&buf[..n]);
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(&buf[..n]);
+        }
+    }
+
     /// A missing value: `$-1` in RESP2, `_` in RESP3.
     pub fn null(&mut self) {
         if self.resp3() {
