@@ -317,9 +317,52 @@ def commands_seeds():
     write("commands", "keyspace", cmd("mset", "k", "1", "k1", "2") + cmd("keys", "*")
           + cmd("scan", "0", "MATCH", "k*", "COUNT", "1000") + cmd("rename", "k", "k2")
           + cmd("copy", "k1", "k", "DB", "1") + cmd("swapdb", "0", "1") + cmd("flushall"))
+    write("commands", "hyperloglog", cmd("pfadd", "k", "a", "b") + cmd("pfcount", "k")
+          + cmd("pfadd", "k1", *[str(i) for i in range(6)]) + cmd("pfmerge", "k2", "k", "k1")
+          + cmd("pfcount", "k", "k1", "k2") + cmd("get", "k2") + cmd("setrange", "k2", "16", "\xff")
+          + cmd("pfcount", "k2") + cmd("pfadd", "k2", "x") + cmd("pfdebug", "GET", "k2"))
     write("commands", "server", cmd("config", "SET", "maxmemory", "1") + cmd("info", "everything")
           + cmd("client", "LIST") + cmd("command", "DOCS") + cmd("hello", "3")
           + cmd("get", "k") + cmd("client", "KILL", "ID", "3"))
+
+
+def hll_seeds():
+    """Sketches redis-server made (sparse of several sizes, dense), then forced headers,
+    garbage tails, a cut-off XZERO and over-long runs, each with elements to add."""
+    def pack(flags, max_bytes, value, elements):
+        return bytes([flags]) + struct.pack("<H", max_bytes) + SEP.join([value, *elements])
+
+    adds = [b"a", b"b", b"", b"\x00\xff", b"x" * 40]
+    if shutil.which("redis-server"):
+        work = tempfile.mkdtemp(prefix="redis-hll-seeds-")
+        port = free_port()
+        proc = subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+             "--appendonly", "no", "--save", ""],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            c = Client(port)
+            for n in (0, 1, 3, 50, 300, 1500, 5000):
+                c.call("PFADD", f"h{n}", *[f"e{i}" for i in range(n)])
+                if n % 2:
+                    c.call("PFCOUNT", f"h{n}")
+                value = c.call("GET", f"h{n}")
+                write("hll", f"redis-{n}", pack(0, 3000, value, adds))
+                write("hll", f"redis-{n}-small-limit", pack(0, 24, value, adds))
+            c.shutdown()
+        finally:
+            proc.wait(timeout=20)
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print("redis-server missing: no Redis-made sketch seeds", file=sys.stderr)
+    header = b"HYLL\x01" + b"\0" * 11
+    write("hll", "forced-sparse", pack(1, 3000, header + bytes([0x7f, 0xfe, 0x80, 0x84]), adds))
+    write("hll", "forced-dense", pack(3, 3000, b"HYLL\x00" + bytes(range(256)) * 48 + b"\0" * 11, adds))
+    write("hll", "garbage-tail", pack(4, 3000, b"hello", adds))
+    write("hll", "cut-xzero", pack(0, 3000, header + bytes([0x40, 0xfe, 0x7f]), adds))
+    write("hll", "xzero-overflow", pack(0, 3000, header + bytes([0x7f, 0xff]) * 300 + b"\xff", adds))
+    write("hll", "zero-overflow", pack(0, 3000, header + b"\x3f" * 1000 + b"\xff", adds))
+    write("hll", "val-runs", pack(0, 3000, header + bytes([0xff, 0x83, 0x7f, 0xf0]), adds))
 
 
 if __name__ == "__main__":
@@ -327,6 +370,7 @@ if __name__ == "__main__":
     protocol_seeds()
     text_seeds()
     commands_seeds()
+    hll_seeds()
     blinkdb_seeds(binary)
     redis_seeds()
     for t in sorted(os.listdir(CORPUS)):

@@ -122,6 +122,26 @@ const WORDS: &[&str] = &[
     "bf.add",
     "multi",
     "exec",
+    "INCRBY",
+    "OVERFLOW",
+    "WRAP",
+    "SAT",
+    "FAIL",
+    "u8",
+    "i5",
+    "i64",
+    "u63",
+    "#3",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "BIT",
+    "BYTE",
+    "IDX",
+    "LEN",
+    "MINMATCHLEN",
+    "WITHMATCHLEN",
 ];
 
 /// Numbers near the edges commands check.
@@ -190,10 +210,14 @@ fn name(c: &mut Cursor) -> Vec<u8> {
         let n = c.u8() as usize % 20;
         return c.bytes(n).to_vec();
     }
-    let mut n = COMMANDS[s as usize % COMMANDS.len()]
-        .name
-        .as_bytes()
-        .to_vec();
+    let mut n = match COMMANDS[s as usize % COMMANDS.len()].name {
+        // Ten million additions: seconds in a sanitized build, nothing new to
+        // find (the hll target covers its code).
+        "pfselftest" => "pfcount",
+        name => name,
+    }
+    .as_bytes()
+    .to_vec();
     if s & 1 == 1 {
         n.make_ascii_uppercase();
     }
@@ -206,10 +230,10 @@ struct Client {
     commands: usize,
     /// The batch holds a CONFIG command.
     configures: bool,
-    /// The connection ran a (un)subscribe command: those answer once per
-    /// name, and a subscriber also receives messages, so a batch gets at
-    /// least one reply per command rather than exactly one.
-    pubsub: bool,
+    /// The connection ran a (un)subscribe command (one reply per name, then
+    /// messages) or CLIENT (REPLY OFF|SKIP drops replies): its replies are no
+    /// longer one per command.
+    uncounted: bool,
 }
 
 impl Client {
@@ -221,23 +245,16 @@ impl Client {
         let replies = count_replies(&self.conn.out.buf);
         if closed || self.conn.info.is_killed() {
             assert!(
-                replies <= self.commands,
+                self.uncounted || replies <= self.commands,
                 "{replies} replies to {} commands",
                 self.commands
             );
             self.conn.close(server);
             self.conn = server.connect();
-            self.pubsub = false;
-        } else if self.pubsub {
-            assert!(
-                replies >= self.commands,
-                "{replies} replies to {} commands",
-                self.commands
-            );
+            self.uncounted = false;
         } else {
-            assert_eq!(
-                replies,
-                self.commands,
+            assert!(
+                self.uncounted || replies == self.commands,
                 "replies to a batch of {} commands: {:?}",
                 self.commands,
                 String::from_utf8_lossy(&self.conn.out.buf)
@@ -256,9 +273,17 @@ impl Client {
 }
 
 fn is_subscription(name: &[u8]) -> bool {
-    let name = name.to_ascii_lowercase();
-    let name = name.strip_prefix(b"p").or(name.strip_prefix(b"s")).unwrap_or(&name);
-    name == b"subscribe" || name == b"unsubscribe"
+    const NAMES: [&str; 6] = [
+        "subscribe",
+        "psubscribe",
+        "ssubscribe",
+        "unsubscribe",
+        "punsubscribe",
+        "sunsubscribe",
+    ];
+    NAMES
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
 }
 
 /// One server for every input, emptied and reconfigured to its defaults
@@ -278,7 +303,7 @@ fuzz_target!(|data: &[u8]| {
             pending: Vec::new(),
             commands: 0,
             configures: false,
-            pubsub: false,
+            uncounted: false,
         })
         .collect();
     let mut sent = 0;
@@ -291,7 +316,7 @@ fuzz_target!(|data: &[u8]| {
         }
         let client = &mut clients[who];
         client.configures |= args[0].eq_ignore_ascii_case(b"config");
-        client.pubsub |= is_subscription(&args[0]);
+        client.uncounted |= is_subscription(&args[0]) || args[0].eq_ignore_ascii_case(b"client");
         encode_request(&args, &mut client.pending);
         client.commands += 1;
         sent += 1;

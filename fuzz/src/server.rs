@@ -98,7 +98,7 @@ impl Server {
     fn reset_config(&self) {
         let mut pairs: Vec<(String, String)> = OPTIONS
             .iter()
-            .filter(|o| o.mutable)
+            .filter(|o| o.mutable && !BOUNDED.iter().any(|(k, _)| *k == o.name))
             .map(|o| (o.name.to_string(), validate(o, o.default).expect("default")))
             .collect();
         pairs.extend(BOUNDED.iter().map(|(k, v)| (k.to_string(), v.to_string())));

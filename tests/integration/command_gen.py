@@ -20,6 +20,8 @@ PTTL = "pttl"  # integer reply, milliseconds; equal within PTTL_TOLERANCE_MS
 KEYS = "keys"  # array whose order is unspecified
 SCAN = "scan"  # [cursor, keys]; only validity can be compared
 RANDOMKEY = "randomkey"  # nil on both or a key on both
+UNORDERED = "unordered"  # array (or set) whose order is unspecified
+UNORDERED_PAIRS = "unordered-pairs"  # flat field/value array whose pair order is unspecified
 
 PTTL_TOLERANCE_MS = 1000
 
@@ -34,10 +36,19 @@ FLOATS = ["1.5", "-0.25", "3e2", "0.1", "-1.1", "10", "1e-3", "5.0e3", "0", "-0"
 PATTERNS = ["*", "k*", "k?", "k[0-2]", "k[^0]", "?", "*bin*", "\\xff*", "[", "k[1-",
             "\\*", "*\\?", "nomatch*"]
 CASE_VARIANTS = [str.upper, str.lower, str.title]
+<<<<<<< HEAD
 MEMBERS = ["a", "b", "c", "d", "e", "", "m\x00n", "zz"]
 SCORES = ["1", "2", "-1", "0", "-0", "1.5", "inf", "-inf", "+inf", "1e17", "3"]
 SCORE_BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1.5", "3", "(inf", "nan", "x", "("]
 LEX_BOUNDS = ["-", "+", "[a", "(a", "[c", "(zz", "[", "a", "+x"]
+=======
+# Bad bit offsets and field types; no valid offset past 200000 bits (a valid one near 2^32
+# makes both servers build a 512 MB string).
+BAD_BIT_OFFSETS = ["-1", "4294967296", "abc", "1.5", "", "9223372036854775807", "#3", "0x10"]
+FIELD_TYPES = [f"i{n}" for n in (1, 5, 8, 16, 31, 32, 63, 64)] + \
+    [f"u{n}" for n in (1, 3, 8, 15, 32, 62, 63)]
+BAD_FIELD_TYPES = ["u64", "i65", "i0", "u0", "x8", "I8", "8", "i", "u-1", ""]
+>>>>>>> main
 
 
 class CommandGenerator:
@@ -344,6 +355,7 @@ class CommandGenerator:
     def _ping(self):
         return self.rng.choice([["PING"], ["PING", self.value()], ["ECHO", self.value()]]), EXACT
 
+<<<<<<< HEAD
     # --- sorted sets (keys shared with strings: WRONGTYPE paths too) ---
     def member(self):
         return self.rng.choice(MEMBERS)
@@ -424,10 +436,158 @@ class CommandGenerator:
             args += ["AGGREGATE", self.rng.choice(["SUM", "MIN", "MAX"])]
         if op in ("ZUNION", "ZINTER", "ZDIFF") and self.rng.random() < 0.5:
             args.append("WITHSCORES")
+=======
+    def bit_offset(self, field=False):
+        r = self.rng.random()
+        if r < 0.75:
+            return str(self.rng.randint(0, 300))
+        if r < 0.85:
+            return str(self.rng.randint(300, 200000))
+        if field and r < 0.93:
+            return "#" + str(self.rng.randint(0, 40))
+        return self.rng.choice(BAD_BIT_OFFSETS + BAD_INTEGERS[:3])
+
+    def _setbit(self):
+        value = self.rng.choice(["0", "1"] * 4 + ["2", "-1", "x", ""])
+        return ["SETBIT", self.key(), self.bit_offset(), value], EXACT
+
+    def _getbit(self):
+        return ["GETBIT", self.key(), self.bit_offset()], EXACT
+
+    def bit_range(self, name, args):
+        """BITCOUNT/BITPOS's optional start [end [BYTE|BIT]]."""
+        r = self.rng.random()
+        if r < 0.3:
+            return args
+        args = args + [self.integer()]
+        if r < 0.45 and name == "BITPOS":
+            return args
+        args.append(self.integer())
+        if self.rng.random() < 0.5:
+            args.append(self.rng.choice(["BIT", "BYTE", "bit", "byte", "bits", "x"]))
+        if self.rng.random() < 0.03:
+            args.append("extra")
+        return args
+
+    def _bitcount(self):
+        return self.bit_range("BITCOUNT", ["BITCOUNT", self.key()]), EXACT
+
+    def _bitpos(self):
+        bit = self.rng.choice(["0", "1"] * 5 + ["2", "-1", "x"])
+        return self.bit_range("BITPOS", ["BITPOS", self.key(), bit]), EXACT
+
+    def _bitop(self):
+        op = self.rng.choice(["AND", "OR", "XOR", "NOT", "and", "NAND", "or"])
+        n = 1 if op == "NOT" and self.rng.random() < 0.9 else self.rng.randint(1, 3)
+        return ["BITOP", op, self.key()] + [self.key() for _ in range(n)], EXACT
+
+    def field_type(self):
+        if self.rng.random() < 0.92:
+            return self.rng.choice(FIELD_TYPES)
+        return self.rng.choice(BAD_FIELD_TYPES)
+
+    def _bitfield(self):
+        name = self.rng.choice(["BITFIELD"] * 4 + ["BITFIELD_RO"])
+        args = [name, self.key()]
+        for _ in range(self.rng.randint(0, 4)):
+            r = self.rng.random()
+            if r < 0.35:
+                args += ["GET", self.field_type(), self.bit_offset(field=True)]
+            elif r < 0.6:
+                args += ["SET", self.field_type(), self.bit_offset(field=True), self.integer()]
+            elif r < 0.85:
+                args += ["INCRBY", self.field_type(), self.bit_offset(field=True),
+                         self.integer()]
+            else:
+                args += ["OVERFLOW", self.rng.choice(["WRAP", "SAT", "FAIL", "fail", "nope"])]
+        if self.rng.random() < 0.04:
+            args.append(self.rng.choice(["GET", "SET", "INCRBY", "OVERFLOW", "BOGUS"]))
+        return args, EXACT
+
+    def _lcs(self):
+        args = ["LCS", self.key(), self.key()]
+        for option in self.rng.sample(["LEN", "IDX", "WITHMATCHLEN", "MINMATCHLEN"],
+                                      self.rng.randint(0, 3)):
+            args.append(option)
+            if option == "MINMATCHLEN":
+                args.append(self.rng.choice(["0", "1", "2", "4", "-3", "x"]))
+>>>>>>> main
         return args, EXACT
 
     def _unknown(self):
         return [self.rng.choice(["FOO", "GETT", "SETT"]), self.key(), self.value()[:20]], EXACT
+
+    # --- hashes and sets ----------------------------------------------
+    def field(self):
+        return self.rng.choice(["f0", "f1", "f2", "f3", "", "\x00f", "123"])
+
+    def member(self):
+        r = self.rng.random()
+        if r < 0.5:
+            return str(self.rng.choice([0, 1, -1, 7, 42, 1000, 9223372036854775807, -5]))
+        if r < 0.6:
+            return self.rng.choice(["01", "-0", "+1", " 1", "1.0"])
+        return self.rng.choice(["a", "b", "c", "", "\xff", "x" * 70])
+
+    def _hset(self):
+        cmd = self.rng.choice(["HSET", "HSET", "HMSET", "HSETNX"])
+        n = 1 if cmd == "HSETNX" else self.rng.randint(1, 4)
+        args = [cmd, self.key()]
+        for _ in range(n):
+            args += [self.field(), self.value()]
+        return args, EXACT
+
+    def _hread(self):
+        cmd = self.rng.choice(["HGET", "HEXISTS", "HSTRLEN", "HLEN", "HMGET"])
+        if cmd == "HLEN":
+            return [cmd, self.key()], EXACT
+        if cmd == "HMGET":
+            return [cmd, self.key()] + [self.field() for _ in range(self.rng.randint(1, 4))], EXACT
+        return [cmd, self.key(), self.field()], EXACT
+
+    def _hdel(self):
+        return ["HDEL", self.key()] + [self.field() for _ in range(self.rng.randint(1, 3))], EXACT
+
+    def _hincr(self):
+        if self.rng.random() < 0.5:
+            return ["HINCRBY", self.key(), self.field(), self.integer()], EXACT
+        return ["HINCRBYFLOAT", self.key(), self.field(), self.rng.choice(FLOATS)], EXACT
+
+    def _hgetall(self):
+        cmd = self.rng.choice(["HGETALL", "HKEYS", "HVALS"])
+        return [cmd, self.key()], UNORDERED_PAIRS if cmd == "HGETALL" else UNORDERED
+
+    def _sadd(self):
+        if self.rng.random() < 0.03:
+            # Past set-max-intset-entries (512) in one go.
+            return ["SADD", self.key()] + [str(i) for i in range(600)], EXACT
+        return ["SADD", self.key()] + [self.member() for _ in range(self.rng.randint(1, 4))], EXACT
+
+    def _srem(self):
+        return ["SREM", self.key()] + [self.member() for _ in range(self.rng.randint(1, 3))], EXACT
+
+    def _sread(self):
+        cmd = self.rng.choice(["SISMEMBER", "SMISMEMBER", "SCARD"])
+        if cmd == "SCARD":
+            return [cmd, self.key()], EXACT
+        if cmd == "SMISMEMBER":
+            return [cmd, self.key()] + [self.member() for _ in range(self.rng.randint(1, 3))], EXACT
+        return [cmd, self.key(), self.member()], EXACT
+
+    def _scombine(self):
+        cmd = self.rng.choice(["SMEMBERS", "SINTER", "SUNION", "SDIFF"])
+        if cmd == "SMEMBERS":
+            return [cmd, self.key()], UNORDERED
+        return [cmd] + [self.key() for _ in range(self.rng.randint(1, 3))], UNORDERED
+
+    def _sstore(self):
+        cmd = self.rng.choice(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE", "SMOVE", "SINTERCARD"])
+        if cmd == "SMOVE":
+            return [cmd, self.key(), self.key(), self.member()], EXACT
+        if cmd == "SINTERCARD":
+            keys = [self.key() for _ in range(self.rng.randint(1, 3))]
+            return [cmd, str(len(keys))] + keys + self.rng.choice([[], ["LIMIT", "1"]]), EXACT
+        return [cmd] + [self.key() for _ in range(self.rng.randint(2, 4))], EXACT
 
     _table = [
         (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
@@ -436,8 +596,15 @@ class CommandGenerator:
         (2, _type), (6, _expire), (5, _ttl), (2, _persist), (1, _keys), (1, _scan),
         (1, _randomkey), (3, _rename), (2, _copy), (2, _dbsize), (0.3, _flushdb),
         (2, _select), (2, _move), (2, _ping), (0.5, _unknown),
+<<<<<<< HEAD
         (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
         (2, _zpop), (3, _zsetop),
+=======
+        (5, _hset), (4, _hread), (2, _hdel), (2, _hincr), (2, _hgetall),
+        (5, _sadd), (2, _srem), (3, _sread), (2, _scombine), (2, _sstore),
+        (3, _setbit), (2, _getbit), (2, _bitcount), (2, _bitpos), (1.5, _bitop), (3, _bitfield),
+        (0.5, _lcs),
+>>>>>>> main
     ]
     _makers = [f for _, f in _table]
 

@@ -45,6 +45,16 @@ def mismatch(kind, a, b):
         return None if sorted(a.value) == sorted(b.value) else "key sets differ"
     if kind == gen.SCAN:
         return scan_mismatch(a, b)
+    if kind in (gen.UNORDERED, gen.UNORDERED_PAIRS):
+        if a.kind != b.kind or not isinstance(a.value, list) or not isinstance(b.value, list):
+            return "not arrays of the same type"
+        items = [a.value, b.value]
+        if kind == gen.UNORDERED_PAIRS and a.kind == b"*":
+            items = [list(zip(v[::2], v[1::2])) for v in items]
+        elif kind == gen.UNORDERED_PAIRS:
+            items = [list(v.items()) if isinstance(v, dict) else v for v in items]
+        return None if sorted(map(repr, items[0])) == sorted(map(repr, items[1])) else \
+            "members differ"
     if kind == gen.RANDOMKEY:
         if (a.value is None) != (b.value is None) or a.kind != b.kind:
             return "one empty keyspace, one not"

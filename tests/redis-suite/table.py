@@ -12,7 +12,8 @@ recorded, order = {}, []
 for line in open(os.path.join(here, "files.tsv")):
     if line.startswith("#") or not line.strip():
         continue
-    name, _floor, redis_ok = line.rstrip("\n").split("\t")
+    # A fourth column, when present, holds the file's server options.
+    name, _floor, redis_ok = line.rstrip("\n").split("\t")[:3]
     recorded[name] = int(redis_ok)
     order.append(name)
 reasons = {}

@@ -48,6 +48,9 @@ pub struct EngineStats {
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The log being replayed, before `log` is installed: replayed commands
+    /// that read a large value (APPEND, PFADD...) read it from here.
+    replay_log: OnceLock<Arc<Log>>,
     loading: AtomicBool,
     expire_cursor: Mutex<usize>,
     pub stats: EngineStats,
@@ -59,6 +62,9 @@ pub struct Engine {
     /// Writers' copies of keys they are about to change, for the rewrite thread
     /// to put into the base (see `preimage_before_write`).
     pub(crate) rewrite_preimages: Mutex<Vec<crate::rewrite::Preimage>>,
+    /// Records an AOF rewrite puts at the start of the new base, for state
+    /// the server keeps outside the keyspace (Functions libraries).
+    pub(crate) rewrite_preamble: OnceLock<RewritePreamble>,
     /// Filters owned by BF.* keys.
     pub blooms: Arc<BloomStore>,
     pub existence: Option<ExistenceFilter>,
@@ -95,19 +101,33 @@ pub struct Tx<'a> {
     interest: u32,
     /// The client running the command (0: none), for NOLOOP tracking.
     client: u64,
+    /// Changes made now are not signalled to WATCH and tracking (`unsignaled`).
+    quiet: bool,
 }
 
+/// Gives the commands that rebuild state kept outside the keyspace; called
+/// by an AOF rewrite once every write is held out, right as the new base
+/// starts (so a change logged after the rewrite began is not in it).
+pub type RewritePreamble = Box<dyn Fn() -> Vec<Vec<Vec<u8>>> + Send + Sync>;
+
 impl Engine {
+    /// Sets the rewrite preamble (once; later calls are ignored).
+    pub fn set_rewrite_preamble(&self, f: RewritePreamble) {
+        let _ = self.rewrite_preamble.set(f);
+    }
+
     pub fn new(opts: EngineOptions) -> Self {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
             stats: EngineStats::default(),
             rewrite: Mutex::new(None),
             rewrite_epoch: AtomicU64::new(0),
             rewrite_preimages: Mutex::new(Vec::new()),
+            rewrite_preamble: OnceLock::new(),
             blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
             existence: (opts.existence_filter_size > 0)
                 .then(|| ExistenceFilter::open(&opts.data_dir, opts.existence_filter_size))
@@ -159,6 +179,17 @@ impl Engine {
         let _ = self.log.set(log);
     }
 
+    /// Lets the commands replayed from `log` read the large values it holds
+    /// (nothing they write is logged until `set_log`).
+    pub fn set_replay_log(&self, log: Arc<Log>) {
+        let _ = self.replay_log.set(log);
+    }
+
+    /// The log large values are read from: the live one, or the one loading.
+    fn blob_log(&self) -> Option<&Arc<Log>> {
+        self.log.get().or_else(|| self.replay_log.get())
+    }
+
     pub fn log_handle(&self) -> Option<&Arc<Log>> {
         self.log.get()
     }
@@ -192,7 +223,7 @@ impl Engine {
         match v {
             Value::Str(s, _) => Ok(Cow::Borrowed(s)),
             Value::Blob(r, _) => {
-                let log = self.log.get().ok_or("large value without a log")?;
+                let log = self.blob_log().ok_or("large value without a log")?;
                 log.read_blob(r)
                     .map(|b| Cow::Owned(b.to_vec()))
                     .map_err(|e| {
@@ -209,7 +240,7 @@ impl Engine {
     /// rewrite or an eviction finished between the lookup and this); look the key
     /// up again.
     pub fn blob_source(&self, r: &BlobRef) -> Result<Option<crate::aof::BlobSource>, String> {
-        let log = self.log.get().ok_or("large value without a log")?;
+        let log = self.blob_log().ok_or("large value without a log")?;
         match log.blob_source(r) {
             Ok(src) => Ok(Some(src)),
             Err(crate::aof::AofError::FileGone(_)) => Ok(None),
@@ -326,6 +357,7 @@ impl Engine {
             mutated: false,
             interest: self.interest(),
             client: 0,
+            quiet: false,
         };
         let r = f(&mut tx);
         if tx.expired > 0 {
@@ -614,7 +646,19 @@ impl<'a> Tx<'a> {
     /// A change to `key` for tracking's invalidation.
     #[inline]
     fn changed(&self, key: &[u8]) {
-        self.engine.signal_modified(self.interest, key, self.client);
+        if !self.quiet {
+            self.engine.signal_modified(self.interest, key, self.client);
+        }
+    }
+
+    /// Runs `f` with its changes hidden from WATCH and client tracking, for
+    /// the few writes Redis makes without signalling the key (BITFIELD
+    /// creating or padding a string while every write of it failed).
+    pub fn unsignaled<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.quiet = true;
+        let r = f(self);
+        self.quiet = false;
+        r
     }
 
     /// The live entry for `key`; an expired one is removed here.
@@ -626,7 +670,9 @@ impl<'a> Tx<'a> {
     pub fn get_mut(&mut self, db: usize, key: &[u8]) -> Option<&mut Entry> {
         self.mutated = true;
         let i = self.guard_index(db, key);
-        self.guards[i].2.touch(key);
+        if !self.quiet {
+            self.guards[i].2.touch(key);
+        }
         self.changed(key);
         self.lookup(db, key)
     }
@@ -664,6 +710,22 @@ impl<'a> Tx<'a> {
         self.get_mut(db, key)?;
         let i = self.guard_index(db, key);
         self.guards[i].2.modify(key, f)
+    }
+
+    /// Runs `f` on the bytes of the live in-memory string at `key`, in place
+    /// (None: absent, expired, or not an in-memory string). Nothing is
+    /// reported: a command that changed the bytes calls `modified`, so one
+    /// that only looked (PFADD adding nothing new) wakes no watcher.
+    pub fn with_str_mut<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Vec<u8>) -> R,
+    ) -> Option<R> {
+        self.lookup(db, key)?;
+        self.mutated = true;
+        let i = self.guard_index(db, key);
+        self.guards[i].2.with_str_mut(key, f)
     }
 
     /// A value changed through interior mutability (a Bloom filter's bits):
@@ -731,7 +793,8 @@ impl<'a> Tx<'a> {
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
         }
-        let old = self.shard(db, key).insert(key, entry);
+        let signal = !self.quiet;
+        let old = self.shard(db, key).insert_signaled(key, entry, signal);
         if self.interest != 0 {
             return self.report_insert(db, key, old);
         }

@@ -5,6 +5,7 @@
 
 pub mod aof;
 pub mod bfkeys;
+pub mod bits;
 pub mod bloom;
 pub mod checksum;
 pub mod clock;

@@ -130,7 +130,7 @@ impl RewriteState {
                 self.emit(db, &set_args(key, value, at.as_deref()));
             }
             Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, at)),
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
                 self.collections
                     .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
@@ -230,7 +230,7 @@ impl Engine {
         let queued = match entry.value() {
             Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at),
             Value::Blob(r, _) => Preimage::Blob(db, key, **r, at),
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
                 Preimage::Collection(db, key, entry.value().clone(), at)
             }
             Value::Bloom(..) => {
@@ -308,7 +308,16 @@ impl Engine {
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
         {
             let _all = self.lock_all();
-            let base = log.aof.begin_rewrite().map_err(|e| e.to_string())?;
+            let mut base = log.aof.begin_rewrite().map_err(|e| e.to_string())?;
+            if let Some(preamble) = self.rewrite_preamble.get() {
+                for record in preamble() {
+                    let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
+                    if let Err(e) = base.command(&args) {
+                        log.aof.abort_rewrite(base);
+                        return Err(e.to_string());
+                    }
+                }
+            }
             // Each shard's copy empties the queue, so it is empty between rewrites; a
             // leftover would put another rewrite's values into this base.
             let mut leftover = self.rewrite_preimages.lock();

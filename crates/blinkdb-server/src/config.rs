@@ -92,7 +92,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(0, i64::MAX),
     ),
-    opt("save", "", false, Kind::Str),
+    opt("save", "", true, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
         "appendfsync",
@@ -159,6 +159,13 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("zset-max-listpack-value", "64", true, Kind::Memory(0, I64)),
     opt(
+        "list-max-listpack-size",
+        "-2",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt("list-compress-depth", "0", true, Kind::Int(0, 0)),
+    opt(
         "slowlog-log-slower-than",
         "10000",
         true,
@@ -178,6 +185,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Str,
     ),
+    opt("hll-sparse-max-bytes", "3000", true, Kind::Memory(0, I64)),
     opt(
         "enable-debug-command",
         "no",
@@ -193,6 +201,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("hash-max-ziplist-value", "hash-max-listpack-value"),
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
 ];
 
 /// The shipped configuration file, which documents every option.
@@ -557,6 +566,8 @@ impl Config {
             unixsocket: opt_str("unixsocket").map(PathBuf::from),
             unixsocketperm: u32::from_str_radix(self.get("unixsocketperm"), 8).unwrap_or(0),
             proto_max_bulk_len: self.bytes("proto-max-bulk-len") as i64,
+            hll_sparse_max_bytes: self.bytes("hll-sparse-max-bytes").min(usize::MAX as u64)
+                as usize,
             client_query_buffer_limit: self.bytes("client-query-buffer-limit") as usize,
             output_limits: crate::pubsub::limits::OutputLimits::parse_canonical(
                 self.get("client-output-buffer-limit"),
@@ -601,6 +612,7 @@ impl Config {
                 set_max_intset_entries: self.int("set-max-intset-entries") as usize,
                 zset_max_listpack_entries: self.int("zset-max-listpack-entries") as usize,
                 zset_max_listpack_value: self.bytes("zset-max-listpack-value") as usize,
+                list_max_listpack_size: self.int("list-max-listpack-size"),
             },
         }
     }
@@ -691,6 +703,8 @@ pub struct Settings {
     pub unixsocket: Option<PathBuf>,
     pub unixsocketperm: u32,
     pub proto_max_bulk_len: i64,
+    /// Largest sparse HyperLogLog; a sketch that would grow past it turns dense.
+    pub hll_sparse_max_bytes: usize,
     pub client_query_buffer_limit: usize,
     pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,

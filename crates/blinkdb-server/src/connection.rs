@@ -471,11 +471,11 @@ fn run_commands(
                     if crate::scripting::allowed_when_busy(&args) {
                         dispatch(shared, client, out, &args);
                     } else if is_exec(&args) {
-                        let busy = crate::scripting::ERR_BUSY;
+                        let busy = shared.scripting.busy_error();
                         crate::commands::multi::refuse_exec(shared, client, out, busy);
                     } else {
                         crate::commands::multi::flag_error(client);
-                        out.error(crate::scripting::ERR_BUSY);
+                        out.error(shared.scripting.busy_error());
                     }
                 } else if is_exec(&args) {
                     // Alone on every connection thread: no other command interleaves.

@@ -66,6 +66,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         settings.verify_blobs_on_read,
         settings.blob_threshold.max(1),
     ));
+    shared.engine.set_replay_log(log.clone());
     let start = Instant::now();
     let info = Arc::new(ClientInfo::new(
         0,
@@ -176,7 +177,12 @@ fn replay(
     // Internal records (filter bindings) exist only in the log; clients
     // never reach that table.
     let internal = || crate::commands::table::lookup_internal(args[0]);
-    let Some(spec) = lookup(args[0]).or_else(internal) else {
+    // A container's subcommand (FUNCTION LOAD) is the command.
+    let resolved = match crate::commands::table::resolve(&args) {
+        Some(Ok(spec)) => Some(spec),
+        _ => lookup(args[0]),
+    };
+    let Some(spec) = resolved.or_else(internal) else {
         return Err(format!(
             "Unknown command '{}' reading the append only file",
             String::from_utf8_lossy(args[0])

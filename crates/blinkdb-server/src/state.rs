@@ -134,6 +134,13 @@ impl Shared {
         self.apply_notify_settings(&self.settings());
         let arc = Arc::new(self);
         let _ = arc.this.set(Arc::downgrade(&arc));
+        // Functions libraries head every rewritten AOF (as FUNCTION LOAD).
+        let weak = Arc::downgrade(&arc);
+        arc.engine.set_rewrite_preamble(Box::new(move || {
+            weak.upgrade()
+                .map(|s| s.scripting.functions.lock().load_records())
+                .unwrap_or_default()
+        }));
         arc
     }
 
@@ -159,6 +166,13 @@ impl Shared {
 
     /// Applies CONFIG SET pairs all-or-nothing.
     pub fn config_set(&self, pairs: &[(String, String)]) -> Result<(), (String, String)> {
+        // A parameter named twice is refused, as in Redis (which lets an
+        // alias and its name through together).
+        for (i, (k, _)) in pairs.iter().enumerate() {
+            if crate::config::find(k).is_some() && pairs[..i].iter().any(|(p, _)| p == k) {
+                return Err((k.clone(), "duplicate parameter".into()));
+            }
+        }
         let mut cfg = self.config.write();
         let mut next = cfg.clone();
         for (k, v) in pairs {

@@ -1,7 +1,7 @@
 //! What the index stores per key.
 
 use crate::aof::BlobRef;
-use crate::types::{HashValue, SetValue, ZSetValue};
+use crate::types::{HashValue, ListValue, SetValue, ZSetValue};
 use std::sync::Arc;
 
 /// A stored value, carrying its entry's `Origin` label (cache mode) as each
@@ -24,6 +24,7 @@ pub enum Value {
     Hash(Arc<HashValue>, Origin),
     Set(Arc<SetValue>, Origin),
     ZSet(Arc<ZSetValue>, Origin),
+    List(Arc<ListValue>, Origin),
 }
 
 impl Value {
@@ -54,6 +55,10 @@ impl Value {
         Value::ZSet(Arc::new(z), Origin::UNSET)
     }
 
+    pub fn list(l: ListValue) -> Self {
+        Value::List(Arc::new(l), Origin::UNSET)
+    }
+
     /// The name `TYPE` replies with.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -62,6 +67,7 @@ impl Value {
             Value::Hash(..) => "hash",
             Value::Set(..) => "set",
             Value::ZSet(..) => "zset",
+            Value::List(..) => "list",
         }
     }
 
@@ -71,6 +77,7 @@ impl Value {
             Value::Hash(h, _) => Some(h.encoding()),
             Value::Set(s, _) => Some(s.encoding()),
             Value::ZSet(z, _) => Some(z.encoding()),
+            Value::List(l, _) => Some(l.encoding()),
             Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
         }
     }
@@ -81,6 +88,7 @@ impl Value {
             Value::Hash(h, _) => Some(h.len()),
             Value::Set(s, _) => Some(s.len()),
             Value::ZSet(z, _) => Some(z.len()),
+            Value::List(l, _) => Some(l.len()),
             Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
         }
     }
@@ -124,6 +132,7 @@ impl Value {
             Value::Hash(h, _) => h.bytes(),
             Value::Set(s, _) => s.bytes(),
             Value::ZSet(z, _) => z.bytes(),
+            Value::List(l, _) => l.bytes(),
         }
     }
 
@@ -135,7 +144,8 @@ impl Value {
             | Value::Bloom(_, o)
             | Value::Hash(_, o)
             | Value::Set(_, o)
-            | Value::ZSet(_, o) => *o,
+            | Value::ZSet(_, o)
+            | Value::List(_, o) => *o,
         }
     }
 
@@ -146,7 +156,8 @@ impl Value {
             | Value::Bloom(_, o)
             | Value::Hash(_, o)
             | Value::Set(_, o)
-            | Value::ZSet(_, o) => o,
+            | Value::ZSet(_, o)
+            | Value::List(_, o) => o,
         }
     }
 }
@@ -236,6 +247,16 @@ impl Entry {
         &mut self.value
     }
 
+    /// The bytes of an in-memory string, to change in place; None for
+    /// another value. The shard re-counts the entry's memory around a change
+    /// (`Shard::with_str_mut`), so this stays inside the keyspace.
+    pub(crate) fn str_mut(&mut self) -> Option<&mut super::InlineBytes> {
+        match &mut self.value {
+            Value::Str(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
     pub fn into_value(self) -> Value {
         self.value
     }
@@ -261,7 +282,9 @@ impl Entry {
             Value::Str(s, _) => heap(s.len()),
             Value::Blob(..) => std::mem::size_of::<BlobRef>(),
             Value::Bloom(..) => 64,
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => self.value.heap_size(),
+            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+                self.value.heap_size()
+            }
         };
         let ttl = if self.expire_at != 0 {
             48 + heap(key.len())

@@ -68,8 +68,28 @@ impl Shard {
         (self.map.get_mut(key), false)
     }
 
+    /// Runs `f` on the bytes of the in-memory string at `key` (expired or
+    /// not), in place, keeping the memory count right if its length changes.
+    /// None: no such key, or not an in-memory string.
+    pub fn with_str_mut<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Vec<u8>) -> R) -> Option<R> {
+        let entry = self.map.get_mut(key)?;
+        let before = entry.accounted_bytes(key);
+        let s = entry.str_mut()?;
+        // A spilled SmallVec becomes a Vec and back without copying.
+        let mut bytes = std::mem::take(s).into_vec();
+        let r = f(&mut bytes);
+        *s = super::InlineBytes::from_vec(bytes);
+        self.bytes = self.bytes - before + entry.accounted_bytes(key);
+        Some(r)
+    }
+
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
+        self.insert_signaled(key, entry, true)
+    }
+
+    /// `insert`, telling WATCH of the change only if `signal`.
+    pub fn insert_signaled(&mut self, key: &[u8], entry: Entry, signal: bool) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
         let old = match self.map.get_mut(key) {
@@ -79,7 +99,9 @@ impl Shard {
                 None
             }
         };
-        self.touched(key, true);
+        if signal {
+            self.touched(key, true);
+        }
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
         if let Some(o) = &old {
             self.bytes -= o.accounted_bytes(key);

@@ -50,6 +50,16 @@ impl Default for HashValue {
     }
 }
 
+impl Drop for HashValue {
+    fn drop(&mut self) {
+        if let HashValue::Table(t) = self {
+            if t.len() > super::LAZYFREE_THRESHOLD {
+                super::free_later(std::mem::take(t));
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for HashValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Hash({} fields)", self.len())

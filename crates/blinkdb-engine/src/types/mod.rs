@@ -3,6 +3,8 @@
 //! full one past them, and knows how the AOF rewrite writes it back.
 
 pub mod hash;
+pub mod hll;
+pub mod list;
 pub mod pack;
 pub mod ranked;
 pub mod set;
@@ -10,6 +12,7 @@ pub mod table;
 pub mod zset;
 
 pub use hash::HashValue;
+pub use list::ListValue;
 pub use set::SetValue;
 pub use zset::ZSetValue;
 
@@ -23,6 +26,8 @@ pub struct Limits {
     pub set_max_intset_entries: usize,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    /// `list-max-listpack-size`: entries per list node, or -1..-5 for 4-64 KB.
+    pub list_max_listpack_size: i64,
 }
 
 impl Default for Limits {
@@ -34,6 +39,7 @@ impl Default for Limits {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
         }
     }
 }
@@ -75,7 +81,7 @@ pub fn write_double(x: f64, buf: &mut [u8; 32]) -> usize {
 }
 
 /// Writes a collection as the commands that rebuild it, at most
-/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD or ZADD, as Redis's
+/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD, ZADD or RPUSH, as Redis's
 /// rewrite does.
 pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: impl FnMut(&[&[u8]])) {
     use crate::keyspace::Value;
@@ -119,6 +125,43 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
             }
             flush(b"ZADD", &mut batch);
         }
+        Value::List(l, _) => {
+            for e in l.iter() {
+                batch.push(e.to_vec());
+                if batch.len() == REWRITE_ITEMS_PER_CMD {
+                    flush(b"RPUSH", &mut batch);
+                }
+            }
+            flush(b"RPUSH", &mut batch);
+        }
         Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
+    }
+}
+
+/// Members past which a dropped collection is freed by a background thread,
+/// as Redis's lazyfree does (LAZYFREE_THRESHOLD): DEL, an overwrite or an
+/// expiry of a 10M-member set must not stall the connection thread.
+pub const LAZYFREE_THRESHOLD: usize = 64;
+
+/// Hands `garbage` to the freeing thread (started on first use); frees it
+/// here if that thread cannot be reached.
+pub(crate) fn free_later<T: Send + 'static>(garbage: T) {
+    use std::sync::mpsc::{channel, Sender};
+    use std::sync::{Mutex, OnceLock};
+    type Garbage = Box<dyn Send>;
+    static FREER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
+    let freer = FREER.get_or_init(|| {
+        let (tx, rx) = channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("lazyfree".into())
+            .spawn(move || rx.into_iter().for_each(drop))
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    if let Some(tx) = freer {
+        if let Ok(tx) = tx.lock() {
+            // On failure the value comes back inside the error and drops here.
+            let _ = tx.send(Box::new(garbage));
+        }
     }
 }

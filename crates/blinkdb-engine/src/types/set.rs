@@ -32,6 +32,16 @@ impl Default for SetValue {
     }
 }
 
+impl Drop for SetValue {
+    fn drop(&mut self) {
+        if let SetValue::Table(t) = self {
+            if t.len() > super::LAZYFREE_THRESHOLD {
+                super::free_later(std::mem::take(t));
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for SetValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Set({} members)", self.len())

@@ -4,12 +4,12 @@
 
 use super::Ctx;
 use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::types::{HashValue, SetValue, ZSetValue};
+use blinkdb_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
 use blinkdb_engine::{Entry, Tx, Value};
 use std::sync::Arc;
 
 /// The key holds another type.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub struct WrongType;
 
 pub trait Collection: Clone + Default + 'static {
@@ -47,6 +47,7 @@ macro_rules! collection {
 collection!(HashValue, Hash, hash);
 collection!(SetValue, Set, set);
 collection!(ZSetValue, ZSet, zset);
+collection!(ListValue, List, list);
 
 /// Reads `key`'s collection under the shard's read lock: `f(None)` when the
 /// key is absent; counts a keyspace hit or miss.
@@ -87,6 +88,19 @@ pub fn get<'t, T: Collection>(
     match tx.get(db, key) {
         None => Ok(None),
         Some(e) => T::of(e.value()).map(|c| Some(&**c)).ok_or(WrongType),
+    }
+}
+
+/// Inside a write: the collection at `key`, shared (a clone of its `Arc`),
+/// for commands that read several keys at once.
+pub fn get_shared<T: Collection>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<Arc<T>>, WrongType> {
+    match tx.get(db, key) {
+        None => Ok(None),
+        Some(e) => T::of(e.value()).cloned().map(Some).ok_or(WrongType),
     }
 }
 

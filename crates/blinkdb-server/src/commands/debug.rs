@@ -50,7 +50,9 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 Value::Bloom(b, _) => b.size_bytes(),
                 // Redis's serialized length of a collection is its RDB
                 // payload; until the RDB codec exists, the in-memory size.
-                Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => v.heap_size(),
+                Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+                    v.heap_size()
+                }
             };
             format!(
                 "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len}",

@@ -84,6 +84,12 @@ pub fn hmget(ctx: &mut Ctx, args: &Args) {
 pub fn hdel(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
     ctx.write1(key, |tx, db, out| {
+        // A removal of nothing changes nothing (for WATCH too).
+        match collection::get::<HashValue>(tx, db, key) {
+            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
+            Ok(Some(h)) if args[2..].iter().any(|f| h.contains(f)) => {}
+            Ok(_) => return out.int(0),
+        }
         let removed = collection::modify(tx, db, key, false, |h: &mut HashValue| {
             args[2..].iter().filter(|f| h.remove(f)).count()
         });
@@ -190,12 +196,17 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
 
 pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
     let (key, field) = (args[1], args[2]);
-    let not_finite = std::str::from_utf8(args[3])
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .is_some_and(|x| !x.is_finite());
+    // Only a written infinity: a long double holds what overflows a double.
+    let digits = args[3].strip_prefix(b"-").or(args[3].strip_prefix(b"+"));
+    let not_finite = [b"inf".as_slice(), b"infinity"]
+        .iter()
+        .any(|w| digits.unwrap_or(args[3]).eq_ignore_ascii_case(w));
     if not_finite {
         return ctx.out.error("ERR value is NaN or Infinity");
+    }
+    // The increment is checked before the key's type, as in Redis.
+    if let Err(e) = incr_by_float_as(None, args[3], "") {
+        return ctx.out.error(e);
     }
     let limits = limits(ctx);
     ctx.write1(key, |tx, db, out| {

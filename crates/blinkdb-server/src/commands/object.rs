@@ -30,7 +30,7 @@ pub fn encoding(v: &Value) -> (&'static str, i64) {
             }
         }
         Value::Blob(..) | Value::Bloom(..) => ("raw", 1),
-        Value::Hash(..) | Value::Set(..) | Value::ZSet(..) => {
+        Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
             (v.collection_encoding().unwrap_or("raw"), 1)
         }
     }

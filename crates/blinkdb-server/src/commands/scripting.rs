@@ -1,5 +1,5 @@
-//! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and SCRIPT (crate::scripting does
-//! the work).
+//! EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT, FCALL, FCALL_RO and FUNCTION
+//! (crate::scripting does the work).
 
 use super::Ctx;
 use crate::protocol::Args;
@@ -22,4 +22,16 @@ pub fn evalsha_ro(ctx: &mut Ctx, args: &Args) {
 
 pub fn script(ctx: &mut Ctx, args: &Args) {
     crate::scripting::script(ctx, args);
+}
+
+pub fn fcall(ctx: &mut Ctx, args: &Args) {
+    crate::scripting::functions::fcall(ctx, args, false);
+}
+
+pub fn fcall_ro(ctx: &mut Ctx, args: &Args) {
+    crate::scripting::functions::fcall(ctx, args, true);
+}
+
+pub fn function(ctx: &mut Ctx, args: &Args) {
+    crate::scripting::functions::function(ctx, args);
 }

@@ -137,7 +137,7 @@ fn store(tx: &mut blinkdb_engine::Tx, db: usize, key: &[u8], val: &[u8], exp: Ex
 
 /// The bytes of a string entry (reading a large value from the log).
 /// Err holds the error reply: WRONGTYPE, or a failed read.
-fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String> {
+pub(super) fn string_of<'e>(engine: &Engine, e: &'e Entry) -> Result<Cow<'e, [u8]>, String> {
     if !e.value().is_string() {
         return Err(ERR_WRONGTYPE.into());
     }

@@ -5,8 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bloom, command, conn, debug, hash, keys, latency, monitor, multi, object, pubsub, scripting,
-    server, slowlog, strings, zrange, zset, zsetops, Handler,
+    bitfield, bitops, bloom, command, conn, debug, hash, hyperloglog, keys, latency, lcs, list,
+    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
+    zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -366,6 +367,43 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::STRING,
         complexity: "O(1)",
         args: "key:key increment:double"),
+    cmd!("lcs", -3, READONLY, (1, 2, 1), "string", "7.0.0", "Find longest common substring", lcs::lcs;
+        acl: acl::STRING,
+        complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        args: "key1:key key2:key len:LEN? idx:IDX? len:integer=MINMATCHLEN? withmatchlen:WITHMATCHLEN?"),
+    // bitmaps
+    cmd!("setbit", 4, W, KEY1, "bitmap", "2.2.0", "Sets or clears the bit at offset in the string value stored at key", bitops::setbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer value:integer"),
+    cmd!("getbit", 3, READONLY | FAST, KEY1, "bitmap", "2.2.0", "Returns the bit value at offset in the string value stored at key", bitops::getbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer"),
+    cmd!("bitcount", -2, READONLY, KEY1, "bitmap", "2.6.0", "Count set bits in a string", bitops::bitcount;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key index:block?(start:integer end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitpos", -3, READONLY, KEY1, "bitmap", "2.8.7", "Find first bit set or clear in a string", bitops::bitpos;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key bit:integer index:block?(start:integer end_index:block?(end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT)))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitop", -4, W, (2, -1, 1), "bitmap", "2.6.0", "Perform bitwise operations between strings", bitops::bitop;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        keys: "OW,update index:2 range:0:1:0; RO,access index:3 range:-1:1:0",
+        args: "operation:string destkey:key key:key#1*"),
+    cmd!("bitfield", -2, W, KEY1, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", bitfield::bitfield;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        keys: "RW,access,update,variable_flags index:1 range:0:1:0 | This command allows both access and modification of the key",
+        args: "key:key operation:oneof?*(encoding_offset:block=GET(encoding:string offset:integer) write:block(wrap_sat_fail:oneof=OVERFLOW?(wrap:WRAP sat:SAT fail:FAIL) write_operation:oneof(encoding_offset_value:block=SET(encoding:string offset:integer value:integer) encoding_offset_increment:block=INCRBY(encoding:string offset:integer increment:integer))))"),
+    cmd!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", "6.0.0", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", bitfield::bitfield_ro;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        args: "key:key encoding_offset:block=GET?*+(encoding:string offset:integer)"),
     cmd!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the string value of a hash field", hash::hset;
         acl: acl::HASH,
         complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
@@ -456,6 +494,223 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "RO,access index:1 range:0:1:0",
         args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
         tips: &["nondeterministic_output"]),
+    cmd!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", "1.0.0", "Add one or more members to a set", set::sadd;
+        acl: acl::SET,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("srem", -3, WRITE | FAST, KEY1, "set", "1.0.0", "Remove one or more members from a set", set::srem;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of members to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("sismember", 3, READONLY | FAST, KEY1, "set", "1.0.0", "Determine if a given value is a member of a set", set::sismember;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("smismember", -3, READONLY | FAST, KEY1, "set", "6.2.0", "Returns the membership associated with the given elements for a set", set::smismember;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of elements being checked for membership",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("smembers", 2, READONLY, KEY1, "set", "1.0.0", "Get all the members in a set", set::smembers;
+        acl: acl::SET,
+        complexity: "O(N) where N is the set cardinality.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("scard", 2, READONLY | FAST, KEY1, "set", "1.0.0", "Get the number of members in a set", set::scard;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("spop", -2, WRITE | FAST, KEY1, "set", "1.0.0", "Remove and return one or multiple random members from a set", set::spop;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^3.2.0",
+        history: &[("3.2.0", "Added the `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("srandmember", -2, READONLY, KEY1, "set", "1.0.0", "Get one or multiple random members from a set", set::srandmember;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key count:integer?^2.6.0",
+        history: &[("2.6.0", "Added the optional `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("smove", 4, WRITE | FAST, (1, 2, 1), "set", "1.0.0", "Move a member from one set to another", set::smove;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 member:string"),
+    cmd!("sinter", -2, READONLY, ALLKEYS, "set", "1.0.0", "Intersect multiple sets", set::sinter;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sintercard", -3, READONLY, NOKEYS, "set", "7.0.0", "Intersect multiple sets and return the cardinality of the result", set::sintercard;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* limit:integer=LIMIT?"),
+    cmd!("sinterstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Intersect multiple sets and store the resulting set in a key", set::sinterstore;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sunion", -2, READONLY, ALLKEYS, "set", "1.0.0", "Add multiple sets", set::sunion;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sunionstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Add multiple sets and store the resulting set in a key", set::sunionstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sdiff", -2, READONLY, ALLKEYS, "set", "1.0.0", "Subtract multiple sets", set::sdiff;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sdiffstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Subtract multiple sets and store the resulting set in a key", set::sdiffstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sscan", -3, READONLY, KEY1, "set", "2.8.0", "Incrementally iterate Set elements", set::sscan;
+        acl: acl::SET,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+    cmd!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", "1.0.0", "Prepend one or multiple elements to a list", list::lpush;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")]),
+    cmd!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", "1.0.0", "Append one or multiple elements to a list", list::rpush;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")]),
+    cmd!("lpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", "2.2.0", "Prepend an element to a list, only if the list exists", list::lpushx;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")]),
+    cmd!("rpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", "2.2.0", "Append an element to a list, only if the list exists", list::rpushx;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")]),
+    cmd!("lpop", -2, WRITE | FAST, KEY1, "list", "1.0.0", "Remove and get the first elements in a list", list::lpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^6.2.0",
+        history: &[("6.2.0", "Added the `count` argument.")]),
+    cmd!("rpop", -2, WRITE | FAST, KEY1, "list", "1.0.0", "Remove and get the last elements in a list", list::rpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^6.2.0",
+        history: &[("6.2.0", "Added the `count` argument.")]),
+    cmd!("llen", 2, READONLY | FAST, KEY1, "list", "1.0.0", "Get the length of a list", list::llen;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("lindex", 3, READONLY, KEY1, "list", "1.0.0", "Get an element from a list by its index", list::lindex;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key index:integer"),
+    cmd!("lset", 4, WRITE | DENYOOM, KEY1, "list", "1.0.0", "Set the value of an element in a list by its index", list::lset;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key index:integer element:string"),
+    cmd!("lrange", 4, READONLY, KEY1, "list", "1.0.0", "Get a range of elements from a list", list::lrange;
+        acl: acl::LIST,
+        complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("ltrim", 4, WRITE, KEY1, "list", "1.0.0", "Trim a list to the specified range", list::ltrim;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to be removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("lrem", 4, WRITE, KEY1, "list", "1.0.0", "Remove elements from a list", list::lrem;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key count:integer element:string"),
+    cmd!("linsert", 5, WRITE | DENYOOM, KEY1, "list", "2.2.0", "Insert an element before or after another element in a list", list::linsert;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key where:oneof(before:BEFORE after:AFTER) pivot:string element:string"),
+    cmd!("lpos", -3, READONLY, KEY1, "list", "6.0.6", "Return the index of matching elements on a list", list::lpos;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key element:string rank:integer=RANK? num-matches:integer=COUNT? len:integer=MAXLEN?"),
+    cmd!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", list::rpoplpush;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`LMOVE` with the `RIGHT` and `LEFT` arguments"),
+    cmd!("lmove", 5, WRITE | DENYOOM, (1, 2, 1), "list", "6.2.0", "Pop an element from a list, push it to another list and return it", list::lmove;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT)"),
+    cmd!("lmpop", -4, WRITE, NOKEYS, "list", "7.0.0", "Pop elements from a list", list::lmpop;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        keys: "RW,access,delete index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+    cmd!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", "2.8.9", "Adds the specified elements to the specified HyperLogLog.", hyperloglog::pfadd;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) to add every element.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string?*"),
+    cmd!("pfcount", -2, READONLY | MAY_REPLICATE, ALLKEYS, "hyperloglog", "2.8.9", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", hyperloglog::pfcount;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+        keys: "RW,access index:1 range:-1:1:0 | RW because it may change the internal representation of the key, and propagate to replicas",
+        args: "key:key*"),
+    cmd!("pfmerge", -2, WRITE | DENYOOM, ALLKEYS, "hyperloglog", "2.8.9", "Merge N different HyperLogLogs into a single one.", hyperloglog::pfmerge;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(N) to merge N HyperLogLogs, but with high constant times.",
+        keys: "RW,access,insert index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destkey:key sourcekey:key#1*"),
+    // Gated by enable-debug-command (PROTECTED) in BlinkDB; Redis 7.0 runs it
+    // for anyone.
+    cmd!("pfdebug", 3, WRITE | DENYOOM | ADMIN | PROTECTED, (2, 2, 1), "hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values", hyperloglog::pfdebug;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        keys: "RW,access index:2 range:0:1:0",
+        args: "subcommand:string key:key",
+        doc_flags: doc::SYSCMD),
+    cmd!("pfselftest", 1, ADMIN, NOKEYS, "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values", hyperloglog::pfselftest;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        doc_flags: doc::SYSCMD),
     cmd!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists", zset::zadd;
         acl: acl::SORTEDSET,
         complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
@@ -1168,7 +1423,57 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::SCRIPTING,
         complexity: "O(N) with N being the length in bytes of the script body.",
         args: "script:string",
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),    cmd!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a function", scripting::fcall;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the function that is executed.",
+        keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
+        args: "function:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a read-only function", scripting::fcall_ro;
+        acl: acl::SCRIPTING,
+        complexity: "Depends on the function that is executed.",
+        keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
+        args: "function:string numkeys:integer key:key?* arg:string?*"),
+    cmd!("function", -2, CONTAINER, NOKEYS, "scripting", "7.0.0", "A container for function commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("function|load", -3, WRITE | DENYOOM | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Create a function with the given arguments (name, code, description)", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1) (considering compilation time is redundant)",
+        args: "replace:REPLACE? function-code:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|delete", 3, WRITE | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Delete a function by name", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        args: "library-name:string",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|flush", -2, WRITE | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Deleting all functions", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions deleted",
+        args: "async:oneof?(async:ASYNC sync:SYNC)",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|list", -2, NOSCRIPT, NOKEYS, "scripting", "7.0.0", "List information about all the functions", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions",
+        args: "library-name-pattern:string=LIBRARYNAME? withcode:WITHCODE?",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("function|stats", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "7.0.0", "Return information about the function currently running (name, description, duration)", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("function|kill", 2, NOSCRIPT | ALLOW_BUSY, NOKEYS, "scripting", "7.0.0", "Kill the function currently in execution.", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:one_succeeded"]),
+    cmd!("function|dump", 2, NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Dump all functions into a serialized binary payload", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions"),
+    cmd!("function|restore", -3, WRITE | DENYOOM | NOSCRIPT, NOKEYS, "scripting", "7.0.0", "Restore all the functions on the given payload", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(N) where N is the number of functions on the payload",
+        args: "serialized-value:string policy:oneof?(flush:FLUSH append:APPEND replace:REPLACE)",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("function|help", 2, LOADING_OK | STALE, NOKEYS, "scripting", "7.0.0", "Show helpful text about the different subcommands", scripting::function;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)"),
 ];
 
 /// Records only the log replay may run (clients get "unknown command"):

@@ -1,5 +1,6 @@
 //! Lua scripting with Redis 7.0's semantics: EVAL, EVALSHA and their _RO
-//! forms, and SCRIPT LOAD / EXISTS / FLUSH / KILL.
+//! forms, SCRIPT LOAD / EXISTS / FLUSH / KILL, and Functions (FUNCTION *,
+//! FCALL, FCALL_RO: functions.rs, rdb.rs).
 //!
 //! - vm.rs: the interpreter, its sandbox (sandbox.lua) and compiled scripts
 //! - api.rs: the native half of the `redis` table
@@ -15,7 +16,9 @@
 mod api;
 pub mod cache;
 mod convert;
+pub mod functions;
 mod libs;
+mod rdb;
 pub mod run;
 mod vm;
 
@@ -30,6 +33,19 @@ use vm::{Compiled, Vm};
 pub const ERR_NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 pub const ERR_BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+/// BUSY while a function (FCALL) runs.
+pub const ERR_BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// The script or function running (FUNCTION STATS, the BUSY texts).
+#[derive(Clone)]
+pub struct Current {
+    pub name: String,
+    pub argv: Vec<Vec<u8>>,
+    pub started: std::time::Instant,
+    /// A function (FCALL), not an EVAL script.
+    pub function: bool,
+}
 
 /// The scripting state shared by all connections.
 #[derive(Default)]
@@ -44,6 +60,10 @@ pub struct Scripting {
     kill: AtomicBool,
     /// The running script has written (SCRIPT KILL refuses it).
     dirty: AtomicBool,
+    /// What runs, while `running`.
+    current: Mutex<Option<Current>>,
+    /// The Functions libraries and their interpreter.
+    pub functions: Mutex<functions::Registry>,
 }
 
 impl Scripting {
@@ -53,7 +73,21 @@ impl Scripting {
         self.running.store(true, Ordering::Release);
     }
 
+    fn set_current(&self, current: Current) {
+        *self.current.lock() = Some(current);
+    }
+
+    /// The BUSY error other clients get now: its text names the KILL that
+    /// stops what runs.
+    pub fn busy_error(&self) -> &'static str {
+        match &*self.current.lock() {
+            Some(c) if c.function => ERR_BUSY_FUNCTION,
+            _ => ERR_BUSY,
+        }
+    }
+
     fn ended(&self) {
+        *self.current.lock() = None;
         self.running.store(false, Ordering::Release);
         self.busy.store(false, Ordering::Release);
         self.kill.store(false, Ordering::Release);
@@ -116,7 +150,9 @@ pub fn runs_script(args: &Args) -> bool {
         && (name.eq_ignore_ascii_case(b"eval")
             || name.eq_ignore_ascii_case(b"evalsha")
             || name.eq_ignore_ascii_case(b"eval_ro")
-            || name.eq_ignore_ascii_case(b"evalsha_ro"))
+            || name.eq_ignore_ascii_case(b"evalsha_ro")
+            || name.eq_ignore_ascii_case(b"fcall")
+            || name.eq_ignore_ascii_case(b"fcall_ro"))
 }
 
 /// Finds a script by body, compiling it into the cache if new; the reply
@@ -196,7 +232,7 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let settings = ctx.client.settings(ctx.shared);
     let threshold_ms = settings.busy_reply_threshold_ms;
     let run = run::RunState {
-        sha,
+        name: String::from_utf8_lossy(&sha).into_owned(),
         read_only: ro || (compiled.flags.shebang && compiled.flags.no_writes),
         allow_oom: compiled.flags.shebang && compiled.flags.allow_oom,
         caller_db: ctx.client.db,
@@ -211,18 +247,44 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let may_pause = run.gate.is_some() && crate::io_threads::on_connection_thread();
     let launch = run::Launch {
         vm,
-        compiled,
+        target: run::Target::Script(compiled),
         keys: args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
         argv: args[3 + numkeys..].iter().map(|a| a.to_vec()).collect(),
         client_proto: ctx.out.proto,
         may_pause,
         threshold_ms,
     };
+    ctx.shared.scripting.set_current(Current {
+        name: String::from_utf8_lossy(&sha).into_owned(),
+        // Only FUNCTION STATS shows the command, and only a function's.
+        argv: Vec::new(),
+        started: std::time::Instant::now(),
+        function: false,
+    });
     run::start(ctx.shared, ctx.client, ctx.out, run, launch);
 }
 
+/// SCRIPT KILL (`function` false) and FUNCTION KILL (scriptKill): each
+/// stops only its own kind.
+pub fn kill(ctx: &mut Ctx, function: bool) {
+    let s = &ctx.shared.scripting;
+    let running_function = s.current.lock().as_ref().map(|c| c.function);
+    if !s.running.load(Ordering::Acquire) {
+        ctx.out.error("NOTBUSY No scripts in execution right now.");
+    } else if s.dirty.load(Ordering::Acquire) {
+        ctx.out.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
+    } else if !function && running_function == Some(true) {
+        ctx.out.error(ERR_BUSY_FUNCTION);
+    } else if function && running_function == Some(false) {
+        ctx.out.error(ERR_BUSY);
+    } else {
+        s.kill.store(true, Ordering::Release);
+        ctx.out.ok();
+    }
+}
+
 /// The checks Redis makes before running a script that has a shebang.
-fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result<(), String> {
+pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result<(), String> {
     if !flags.shebang {
         return Ok(());
     }
@@ -329,17 +391,7 @@ pub fn script(ctx: &mut Ctx, args: &Args) {
             }
             ctx.out.ok();
         }
-        ("kill", 2) => {
-            let s = &ctx.shared.scripting;
-            if !s.running.load(Ordering::Acquire) {
-                ctx.out.error("NOTBUSY No scripts in execution right now.");
-            } else if s.dirty.load(Ordering::Acquire) {
-                ctx.out.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
-            } else {
-                s.kill.store(true, Ordering::Release);
-                ctx.out.ok();
-            }
-        }
+        ("kill", 2) => kill(ctx, false),
         _ => ctx.out.error(&format!(
             "ERR Unknown subcommand or wrong number of arguments for '{}'. Try SCRIPT HELP.",
             String::from_utf8_lossy(args[1])

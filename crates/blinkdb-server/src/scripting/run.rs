@@ -13,7 +13,6 @@
 //! the caller's side, which runs it with the calling client (so the Lua
 //! side never holds the client) and hands back the reply bytes.
 
-use super::cache::Sha;
 use super::vm::{Compiled, Vm};
 use crate::client::Client;
 use crate::commands::{table, Ctx};
@@ -66,7 +65,8 @@ struct ScriptSide {
     threshold_ms: u64,
     may_pause: bool,
     shared: Arc<Shared>,
-    sha: Sha,
+    /// The script's SHA1 or the function's name (in errors and the log).
+    name: String,
     /// The kill was seen (logged once, hook made per-instruction).
     kill_seen: Cell<bool>,
     /// When `poll` last ran from after_call or paused the script.
@@ -121,7 +121,7 @@ fn poll(side: &ScriptSide) -> bool {
         if side.threshold_ms > 0 && elapsed >= side.threshold_ms {
             tracing::warn!(
                 "Slow script detected: still in execution after {elapsed} milliseconds. You can try killing the script using the SCRIPT KILL command. Script name is: {}.",
-                String::from_utf8_lossy(&side.sha)
+                side.name
             );
             state.busy.store(true, Ordering::Release);
         }
@@ -172,7 +172,8 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
         note_kill(lua);
         // Only the script's own code fails: the sandbox's error handler
         // must still run to report where the script stopped.
-        if debug.source().source.as_deref() != Some("@user_script") {
+        let source = debug.source().source;
+        if !matches!(source.as_deref(), Some("@user_script" | "@user_function")) {
             return Ok(VmState::Continue);
         }
         return Err(mlua::Error::runtime(KILLED));
@@ -182,7 +183,8 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
 
 /// The caller's side of a running script.
 pub struct RunState {
-    pub sha: Sha,
+    /// The script's SHA1 or the function's name.
+    pub name: String,
     pub read_only: bool,
     pub allow_oom: bool,
     /// The caller's database, restored when the script ends (SELECT inside
@@ -199,10 +201,17 @@ pub struct RunState {
     pub tracked_keys: Vec<Vec<u8>>,
 }
 
+/// What runs: an EVAL script (KEYS and ARGV are globals) or a function
+/// (called with the keys and the arguments).
+pub enum Target {
+    Script(Arc<Compiled>),
+    Function(mlua::Function),
+}
+
 /// What a script needs to start.
 pub struct Launch {
     pub vm: Arc<Vm>,
-    pub compiled: Arc<Compiled>,
+    pub target: Target,
     pub keys: Vec<Vec<u8>>,
     pub argv: Vec<Vec<u8>>,
     pub client_proto: u8,
@@ -215,7 +224,7 @@ pub struct Launch {
 /// after letting its event loop run).
 pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState, launch: Launch) {
     let shared_arc = shared.arc();
-    let sha = run.sha;
+    let name = run.name.clone();
     let stack = STACKS
         .with(|s| s.borrow_mut().pop())
         .map(Ok)
@@ -236,7 +245,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             threshold_ms: launch.threshold_ms,
             may_pause: launch.may_pause,
             shared: shared_arc,
-            sha,
+            name,
             kill_seen: Cell::new(false),
             last_poll: Cell::new(Instant::now()),
         };
@@ -311,36 +320,32 @@ fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
     let vm = &launch.vm;
     let lua = &vm.lua;
     let mut out = Out::new(launch.client_proto);
+    let strings = |items: &[Vec<u8>]| -> mlua::Result<mlua::Table> {
+        lua.create_sequence_from(
+            items
+                .iter()
+                .map(|k| lua.create_string(k))
+                .collect::<mlua::Result<Vec<_>>>()?,
+        )
+    };
     let result = (|| -> mlua::Result<(bool, Value)> {
-        let g = lua.globals();
-        g.raw_set(
-            "KEYS",
-            lua.create_sequence_from(
-                launch
-                    .keys
-                    .iter()
-                    .map(|k| lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
-        g.raw_set(
-            "ARGV",
-            lua.create_sequence_from(
-                launch
-                    .argv
-                    .iter()
-                    .map(|k| lua.create_string(k))
-                    .collect::<mlua::Result<Vec<_>>>()?,
-            )?,
-        )?;
+        let (keys, argv) = (strings(&launch.keys)?, strings(&launch.argv)?);
         lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
-        let r = vm
-            .driver
-            .call::<(bool, Value)>(launch.compiled.func.clone());
+        let r = match &launch.target {
+            Target::Script(compiled) => {
+                let g = lua.globals();
+                g.raw_set("KEYS", keys)?;
+                g.raw_set("ARGV", argv)?;
+                vm.driver.call::<(bool, Value)>(compiled.func.clone())
+            }
+            Target::Function(f) => vm
+                .call_function
+                .call::<(bool, Value)>((f.clone(), keys, argv)),
+        };
         lua.remove_hook();
         r
     })();
-    let sha = String::from_utf8_lossy(&side.sha).into_owned();
+    let sha = side.name.clone();
     match result {
         Ok((true, v)) => super::convert::lua_to_reply(&mut out, &v, side.resp.get()),
         Ok((false, Value::Table(t))) => {

@@ -259,9 +259,16 @@ for k, v in pairs(keep) do rawset(G, k, v) end
 local env_face = {}
 setmetatable(env_face, {__index = {__index = env_face, __newindex = refuse},
                         __newindex = refuse, __metatable = env_face})
+-- FUNCTION LOAD runs a library's code with only the library API as its
+-- globals (Redis's "load library globals"); `loading` is the list of the
+-- functions it registered, set while it runs.
+local loading = nil
+local LOAD_G = {}
+
 setmetatable(ENV, {
   __index = function(_, k)
-    local v = rawget(G, k)
+    local v
+    if loading then v = rawget(LOAD_G, k) else v = rawget(G, k) end
     if v == nil then
       error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
     end
@@ -281,7 +288,7 @@ local function handler(e)
   while true do
     local info = getinfo(level, 'Sl')
     if not info then break end
-    if info.source == '@user_script' then
+    if info.source == '@user_script' or info.source == '@user_function' then
       source, line = info.source, info.currentline
       break
     end
@@ -305,4 +312,119 @@ local function run(f)
   return xpcall(f, handler)
 end
 
-return ENV, run
+-- Functions (FUNCTION LOAD, FCALL) -------------------------------------------
+local lower, find = string.lower, string.find
+
+
+-- A read-only view of t whose missing names are errors, as Redis's error
+-- metatable makes them.
+local function strict(t)
+  local view, face = {}, {}
+  setmetatable(face, {__index = {__index = view, __newindex = refuse},
+                      __newindex = refuse, __metatable = face})
+  setmetatable(view, {__index = function(_, k)
+                        local v = t[k]
+                        if v == nil then
+                          error("Script attempted to access nonexistent global variable '" ..
+                                tostring(k) .. "'", 2)
+                        end
+                        return v
+                      end,
+                      __newindex = refuse, __metatable = face})
+  protected[view] = true
+  protected[face] = true
+  return view
+end
+
+-- Redis's scripts_flags_def, in its order (FUNCTION LIST shows them so).
+local FLAG_NAMES = {'no-writes', 'allow-oom', 'allow-stale', 'no-cluster', 'allow-cross-slot-keys'}
+local FLAG_BITS = {}
+for i, name in ipairs(FLAG_NAMES) do FLAG_BITS[name] = 2 ^ (i - 1) end
+
+local function is_str(v)
+  local t = type(v)
+  return t == 'string' or t == 'number'
+end
+
+local function register_function(...)
+  if not loading then
+    raise('redis.register_function can only be called on FUNCTION LOAD command')
+  end
+  local n = select('#', ...)
+  if n < 1 or n > 2 then raise('wrong number of arguments to redis.register_function') end
+  local name, callback, desc, flags = nil, nil, nil, 0
+  if n == 1 then
+    local t = ...
+    if type(t) ~= 'table' then
+      raise('calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments).')
+    end
+    for k, v in next, t do
+      if not is_str(k) then raise('named argument key given to redis.register_function is not a string') end
+      local key = lower(tostring(k))
+      if key == 'function_name' then
+        if not is_str(v) then raise('function_name argument given to redis.register_function must be a string') end
+        name = tostring(v)
+      elseif key == 'description' then
+        if not is_str(v) then raise('description argument given to redis.register_function must be a string') end
+        desc = tostring(v)
+      elseif key == 'callback' then
+        if type(v) ~= 'function' then raise('callback argument given to redis.register_function must be a function') end
+        callback = v
+      elseif key == 'flags' then
+        if type(v) ~= 'table' then raise('flags argument to redis.register_function must be a table representing function flags') end
+        local i = 1
+        while true do
+          local f = v[i]
+          if f == nil then break end
+          local bit = is_str(f) and FLAG_BITS[lower(tostring(f))]
+          if not bit then raise('unknown flag given') end
+          if floor(flags / bit) % 2 == 0 then flags = flags + bit end
+          i = i + 1
+        end
+      else
+        raise('unknown argument given to redis.register_function')
+      end
+    end
+    if not name then raise('redis.register_function must get a function name argument') end
+    if not callback then raise('redis.register_function must get a callback argument') end
+  else
+    local a, b = ...
+    if not is_str(a) then raise('first argument to redis.register_function must be a string') end
+    if type(b) ~= 'function' then raise('second argument to redis.register_function must be a function') end
+    name, callback = tostring(a), b
+  end
+  if not find(name, '^[%w_]+$') then
+    raise('Library names can only contain letters, numbers, or underscores(_) and must be at least one character long')
+  end
+  for _, f in ipairs(loading) do
+    if f[1] == name then raise('Function already exists in the library') end
+  end
+  loading[#loading + 1] = {name, callback, flags, desc}
+end
+
+local load_redis = {
+  register_function = cwrap(register_function),
+  log = redis.log,
+  LOG_DEBUG = redis.LOG_DEBUG, LOG_VERBOSE = redis.LOG_VERBOSE,
+  LOG_NOTICE = redis.LOG_NOTICE, LOG_WARNING = redis.LOG_WARNING,
+  REDIS_VERSION = redis.REDIS_VERSION, REDIS_VERSION_NUM = redis.REDIS_VERSION_NUM,
+}
+rawset(LOAD_G, 'redis', strict(load_redis))
+
+-- Runs a library's compiled code: true and the functions it registered
+-- ({name, callback, flags, description} each), or false and the error.
+local function load_library(f)
+  local regs = {}
+  loading = regs
+  local ok, e = pcall(f)
+  loading = nil
+  if not ok then return false, e end
+  return true, regs
+end
+
+-- Runs a registered function with its keys and arguments.
+local function call_function(f, keys, args)
+  return xpcall(function() return f(keys, args) end, handler)
+end
+
+return ENV, run, load_library, call_function, FLAG_NAMES

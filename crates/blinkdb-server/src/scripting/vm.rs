@@ -21,6 +21,11 @@ pub struct Vm {
     env: Table,
     /// Runs a compiled script under the error handler: `(ok, result)`.
     pub driver: Function,
+    /// Runs a library's code for FUNCTION LOAD: `(ok, registered | error)`.
+    pub load_library: Function,
+    /// Runs a registered function with `(keys, args)` under the error
+    /// handler: `(ok, result)`.
+    pub call_function: Function,
     pub scripts: Mutex<HashMap<Sha, Arc<Compiled>>>,
     /// Bytes the interpreter may allocate (0: no limit).
     pub memory_limit: usize,
@@ -38,7 +43,7 @@ impl Vm {
         };
         super::libs::register(&lua)?;
         let native = api::native_table(&lua)?;
-        let (env, driver): (Table, Function) = lua
+        let (env, driver, load_library, call_function): (Table, Function, Function, Function) = lua
             .load(include_str!("sandbox.lua"))
             .set_name("=sandbox")
             .call(native)?;
@@ -49,6 +54,8 @@ impl Vm {
             lua,
             env,
             driver,
+            load_library,
+            call_function,
             scripts: Mutex::new(HashMap::new()),
             memory_limit,
         })
@@ -57,9 +64,14 @@ impl Vm {
     /// Compiles a script body (without its shebang line) as Redis does:
     /// chunk name `@user_script`, text only, in the sandbox environment.
     pub fn compile(&self, code: &[u8]) -> Result<Function, String> {
+        self.compile_as(code, "@user_script")
+    }
+
+    /// Compiles code under a chunk name (`@user_function` for a library).
+    pub fn compile_as(&self, code: &[u8], chunk: &str) -> Result<Function, String> {
         self.lua
             .load(code)
-            .set_name("@user_script")
+            .set_name(chunk)
             .set_mode(ChunkMode::Text)
             .set_environment(self.env.clone())
             .into_function()

@@ -1,0 +1,71 @@
+"""`collections`: redis-benchmark's own collection tests (`-t hset,sadd,spop,zadd,zpopmin`) at
+c50 P1 and P16, and RSS per member of a 1M-member hash, set and sorted set of short members
+(`f:123456`), each built in 1000-member commands on a fresh server. Persistence off, as the
+memory cells need. A server without a command shows n/a for its cell."""
+from ..cells import alternate, pick
+from ..context import persistence_label, running
+from ..resp import ReplyError, brief
+from ..runners import NotApplicable, redis_benchmark
+
+GROUP = "collections"
+TESTS = ["HSET", "SADD", "SPOP", "ZADD", "ZPOPMIN"]
+BATCH = 1000
+
+
+def build(kind, members):
+    """The commands that build one collection of `members` short members."""
+    for start in range(0, members, BATCH):
+        ids = range(start, min(start + BATCH, members))
+        if kind == "hash":
+            yield ["HSET", "c"] + [x for i in ids for x in ("f:%d" % i, "v:%d" % i)]
+        elif kind == "set":
+            yield ["SADD", "c"] + ["m:%d" % i for i in ids]
+        else:
+            yield ["ZADD", "c"] + [x for i in ids for x in (str(i), "m:%d" % i)]
+
+
+def rss_per_member(server, kind, members):
+    before = server.rss_kb()
+    commands = list(build(kind, members))
+    try:
+        with server.client() as client:
+            for start in range(0, len(commands), 20):
+                for reply in client.pipeline(commands[start:start + 20]):
+                    if isinstance(reply, ReplyError):
+                        raise reply
+    except ReplyError as e:
+        raise NotApplicable(brief(e))
+    return {"value": (server.rss_kb() - before) * 1024 / members, "p50": None, "p99": None}
+
+
+def run(ctx):
+    contestants = [ctx.blinkdb, ctx.redis]
+    labels = [c.label for c in contestants]
+    section = persistence_label(False, "everysec")
+    requests = ctx.size("collection_requests")
+    with running(ctx, contestants) as servers:
+        for pipeline in (1, 16):
+            for test in TESTS:
+                table = alternate(
+                    [(label, server if isinstance(server, str) else
+                      (lambda server=server: redis_benchmark(
+                          server.port, clients=50, requests=requests, pipeline=pipeline,
+                          tests=[test])))
+                     for label, server in servers],
+                    ctx.rounds, ctx.warmups)
+                ctx.results.add(GROUP, section, "%s c50 P%d" % (test, pipeline), "req/s",
+                                "higher", ctx.redis.label, pick(table, test, labels),
+                                {"test": test, "clients": 50, "pipeline": pipeline})
+    members = ctx.size("collection_members")
+    for kind in ("hash", "set", "zset"):
+        row = {}
+        for contestant in contestants:
+            with running(ctx, [contestant]) as started:
+                (label, server), = started
+                try:
+                    row[label] = server if isinstance(server, str) else \
+                        [rss_per_member(server, kind, members)]
+                except NotApplicable as e:
+                    row[label] = "n/a (%s)" % e
+        ctx.results.add(GROUP, section, "RSS per member, %d-member %s" % (members, kind),
+                        "bytes", "lower", ctx.redis.label, row, {"members": members})

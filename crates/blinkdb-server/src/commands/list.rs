@@ -1,0 +1,509 @@
+//! List commands that do not block (LPUSH, LRANGE, LMOVE, LPOS, LMPOP...),
+//! with Redis 7.0's replies, errors, keyspace events and AOF records.
+//! BLPOP and the other blocking forms are not served yet.
+
+use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_NO_SUCH_KEY, ERR_SYNTAX, ERR_WRONGTYPE};
+use super::collection;
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::notify::LIST;
+use blinkdb_engine::types::ListValue;
+use blinkdb_engine::Tx;
+
+const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
+
+#[derive(Clone, Copy, PartialEq)]
+enum End {
+    Left,
+    Right,
+}
+
+impl End {
+    fn parse(word: &[u8]) -> Option<End> {
+        if eq_ic(word, "left") {
+            Some(End::Left)
+        } else if eq_ic(word, "right") {
+            Some(End::Right)
+        } else {
+            None
+        }
+    }
+
+    fn push_event(self) -> &'static str {
+        match self {
+            End::Left => "lpush",
+            End::Right => "rpush",
+        }
+    }
+
+    fn pop_event(self) -> &'static str {
+        match self {
+            End::Left => "lpop",
+            End::Right => "rpop",
+        }
+    }
+}
+
+/// A list index (negative from the tail) as a position, if in range.
+fn position(len: usize, index: i64) -> Option<usize> {
+    let i = if index < 0 { len as i64 + index } else { index };
+    (0..len as i64).contains(&i).then_some(i as usize)
+}
+
+/// LRANGE/LTRIM bounds clamped as Redis clamps them; None when empty.
+fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
+    let len = len as i64;
+    let start = if start < 0 {
+        (len + start).max(0)
+    } else {
+        start
+    };
+    let stop = if stop < 0 {
+        len + stop
+    } else {
+        stop.min(len - 1)
+    };
+    (start <= stop && start < len).then_some((start as usize, stop as usize))
+}
+
+fn fill(ctx: &mut Ctx) -> i64 {
+    ctx.client
+        .settings(ctx.shared)
+        .collection_limits
+        .list_max_listpack_size
+}
+
+fn push_generic(ctx: &mut Ctx, args: &Args, end: End, only_existing: bool) {
+    let key = args[1];
+    let fill = fill(ctx);
+    ctx.write1(key, |tx, db, out| {
+        let len = collection::modify(tx, db, key, !only_existing, |l: &mut ListValue| {
+            for e in &args[2..] {
+                match end {
+                    End::Left => l.push_front(e, fill),
+                    End::Right => l.push_back(e, fill),
+                }
+            }
+            l.len()
+        });
+        match len {
+            Err(_) => out.error(ERR_WRONGTYPE),
+            Ok(None) => out.int(0),
+            Ok(Some(n)) => {
+                tx.log(db, args);
+                tx.notify(LIST, end.push_event(), db, key);
+                out.int(n as i64)
+            }
+        }
+    });
+}
+
+pub fn lpush(ctx: &mut Ctx, args: &Args) {
+    push_generic(ctx, args, End::Left, false);
+}
+
+pub fn rpush(ctx: &mut Ctx, args: &Args) {
+    push_generic(ctx, args, End::Right, false);
+}
+
+pub fn lpushx(ctx: &mut Ctx, args: &Args) {
+    push_generic(ctx, args, End::Left, true);
+}
+
+pub fn rpushx(ctx: &mut Ctx, args: &Args) {
+    push_generic(ctx, args, End::Right, true);
+}
+
+/// Pops up to `count` elements from one end of `key` (which must hold a
+/// list), logging and notifying as Redis does; None if absent.
+fn pop_some(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    end: End,
+    count: usize,
+    record: &[&[u8]],
+) -> Result<Option<Vec<Vec<u8>>>, collection::WrongType> {
+    let popped = collection::modify(tx, db, key, false, |l: &mut ListValue| {
+        let mut v = Vec::with_capacity(count.min(l.len()));
+        while v.len() < count {
+            match match end {
+                End::Left => l.pop_front(),
+                End::Right => l.pop_back(),
+            } {
+                Some(e) => v.push(e),
+                None => break,
+            }
+        }
+        v
+    })?;
+    if let Some(v) = &popped {
+        if !v.is_empty() {
+            tx.log(db, record);
+            tx.notify(LIST, end.pop_event(), db, key);
+            collection::drop_if_empty::<ListValue>(tx, db, key);
+        }
+    }
+    Ok(popped)
+}
+
+fn pop_generic(ctx: &mut Ctx, args: &Args, end: End) {
+    let key = args[1];
+    let count = match args.get(2) {
+        None => None,
+        Some(_) if args.len() > 3 => return ctx.out.error(ERR_SYNTAX),
+        Some(c) => match parse_i64(c) {
+            None => return ctx.out.error(ERR_NOT_INT),
+            Some(n) if n < 0 => return ctx.out.error(ERR_POSITIVE),
+            Some(n) => Some(n as usize),
+        },
+    };
+    ctx.write1(key, |tx, db, out| {
+        if count == Some(0) {
+            // Nothing popped, nothing changed.
+            return match collection::get::<ListValue>(tx, db, key) {
+                Err(_) => out.error(ERR_WRONGTYPE),
+                Ok(None) => out.null_array(),
+                Ok(Some(_)) => out.array(0),
+            };
+        }
+        let popped = pop_some(tx, db, key, end, count.unwrap_or(1), args);
+        match (popped, count) {
+            (Err(_), _) => out.error(ERR_WRONGTYPE),
+            (Ok(None), None) => out.null(),
+            (Ok(None), Some(_)) => out.null_array(),
+            (Ok(Some(v)), None) => out.bulk(&v[0]),
+            (Ok(Some(v)), Some(_)) => out.strs(v.iter().map(|e| &e[..])),
+        }
+    });
+}
+
+pub fn lpop(ctx: &mut Ctx, args: &Args) {
+    pop_generic(ctx, args, End::Left);
+}
+
+pub fn rpop(ctx: &mut Ctx, args: &Args) {
+    pop_generic(ctx, args, End::Right);
+}
+
+pub fn llen(ctx: &mut Ctx, args: &Args) {
+    collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
+        out.int(l.map_or(0, |l| l.len()) as i64)
+    });
+}
+
+pub fn lindex(ctx: &mut Ctx, args: &Args) {
+    let Some(index) = parse_i64(args[2]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
+        let found = l.and_then(|l| position(l.len(), index).and_then(|i| l.get(i)));
+        out.bulk_opt(found)
+    });
+}
+
+pub fn lset(ctx: &mut Ctx, args: &Args) {
+    let (key, value) = (args[1], args[3]);
+    let Some(index) = parse_i64(args[2]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<ListValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.error(ERR_NO_SUCH_KEY),
+            Ok(Some(l)) if position(l.len(), index).is_none() => {
+                return out.error("ERR index out of range")
+            }
+            Ok(Some(_)) => {}
+        }
+        let done = collection::modify(tx, db, key, false, |l: &mut ListValue| {
+            position(l.len(), index).is_some_and(|i| l.set(i, value))
+        });
+        match done {
+            Err(_) => out.error(ERR_WRONGTYPE),
+            Ok(None) => out.error(ERR_NO_SUCH_KEY),
+            Ok(Some(false)) => out.error("ERR index out of range"),
+            Ok(Some(true)) => {
+                tx.log(db, args);
+                tx.notify(LIST, "lset", db, key);
+                out.ok()
+            }
+        }
+    });
+}
+
+pub fn lrange(ctx: &mut Ctx, args: &Args) {
+    let (Some(start), Some(stop)) = (parse_i64(args[2]), parse_i64(args[3])) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
+        match l.and_then(|l| clamp(l.len(), start, stop).map(|r| (l, r))) {
+            None => out.array(0),
+            Some((l, (a, b))) => {
+                out.array(b - a + 1);
+                for e in l.range(a, b) {
+                    out.bulk(e);
+                }
+            }
+        }
+    });
+}
+
+pub fn ltrim(ctx: &mut Ctx, args: &Args) {
+    let key = args[1];
+    let (Some(start), Some(stop)) = (parse_i64(args[2]), parse_i64(args[3])) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    ctx.write1(key, |tx, db, out| {
+        let done = collection::modify(tx, db, key, false, |l: &mut ListValue| {
+            match clamp(l.len(), start, stop) {
+                Some((a, b)) => l.trim(a, b),
+                None => l.trim(1, 0),
+            }
+        });
+        match done {
+            Err(_) => out.error(ERR_WRONGTYPE),
+            Ok(None) => out.ok(),
+            Ok(Some(())) => {
+                tx.log(db, args);
+                tx.notify(LIST, "ltrim", db, key);
+                collection::drop_if_empty::<ListValue>(tx, db, key);
+                out.ok()
+            }
+        }
+    });
+}
+
+pub fn lrem(ctx: &mut Ctx, args: &Args) {
+    let (key, item) = (args[1], args[3]);
+    let Some(count) = parse_i64(args[2]) else {
+        return ctx.out.error(ERR_NOT_INT);
+    };
+    ctx.write1(key, |tx, db, out| {
+        // Only a list that holds the element changes (for WATCH too).
+        match collection::get::<ListValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.int(0),
+            Ok(Some(l)) if !l.iter().any(|e| e == item) => return out.int(0),
+            Ok(Some(_)) => {}
+        }
+        let removed = collection::modify(tx, db, key, false, |l: &mut ListValue| {
+            l.remove(count, item)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+        tx.log(db, args);
+        tx.notify(LIST, "lrem", db, key);
+        collection::drop_if_empty::<ListValue>(tx, db, key);
+        out.int(removed as i64);
+    });
+}
+
+pub fn linsert(ctx: &mut Ctx, args: &Args) {
+    let (key, pivot, item) = (args[1], args[3], args[4]);
+    let before = if eq_ic(args[2], "before") {
+        true
+    } else if eq_ic(args[2], "after") {
+        false
+    } else {
+        return ctx.out.error(ERR_SYNTAX);
+    };
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<ListValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.int(0),
+            Ok(Some(l)) if !l.iter().any(|e| e == pivot) => return out.int(-1),
+            Ok(Some(_)) => {}
+        }
+        let len = collection::modify(tx, db, key, false, |l: &mut ListValue| {
+            l.insert(before, pivot, item);
+            l.len()
+        })
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+        tx.log(db, args);
+        tx.notify(LIST, "linsert", db, key);
+        out.int(len as i64);
+    });
+}
+
+pub fn lpos(ctx: &mut Ctx, args: &Args) {
+    let item = args[2];
+    let (mut rank, mut count, mut maxlen) = (1i64, None, 0usize);
+    let mut i = 3;
+    while i < args.len() {
+        let Some(v) = args.get(i + 1) else {
+            return ctx.out.error(ERR_SYNTAX);
+        };
+        let Some(n) = parse_i64(v) else {
+            return ctx.out.error(ERR_NOT_INT);
+        };
+        if eq_ic(args[i], "rank") {
+            if n == i64::MIN {
+                return ctx.out.error(
+                    "ERR value is out of range, value must between -9223372036854775807 and \
+                     9223372036854775807",
+                );
+            }
+            if n == 0 {
+                return ctx.out.error(
+                    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the \
+                     second ... or use negative to start from the end of the list",
+                );
+            }
+            rank = n;
+        } else if eq_ic(args[i], "count") {
+            if n < 0 {
+                return ctx.out.error("ERR COUNT can't be negative");
+            }
+            count = Some(n as usize);
+        } else if eq_ic(args[i], "maxlen") {
+            if n < 0 {
+                return ctx.out.error("ERR MAXLEN can't be negative");
+            }
+            maxlen = n as usize;
+        } else {
+            return ctx.out.error(ERR_SYNTAX);
+        }
+        i += 2;
+    }
+    collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
+        let Some(l) = l else {
+            return match count {
+                Some(_) => out.array(0),
+                None => out.null(),
+            };
+        };
+        let len = l.len();
+        let limit = if maxlen == 0 { len } else { maxlen.min(len) };
+        let want = match count {
+            Some(0) => usize::MAX,
+            Some(c) => c,
+            None => 1,
+        };
+        let mut skip = rank.unsigned_abs() - 1;
+        let mut found = Vec::new();
+        let mut visit = |idx: usize, e: &[u8]| {
+            if e == item {
+                if skip > 0 {
+                    skip -= 1;
+                } else {
+                    found.push(idx);
+                }
+            }
+            found.len() < want
+        };
+        if rank > 0 {
+            for (idx, e) in l.iter().enumerate().take(limit) {
+                if !visit(idx, e) {
+                    break;
+                }
+            }
+        } else {
+            for (n, e) in l.iter().rev().enumerate().take(limit) {
+                if !visit(len - 1 - n, e) {
+                    break;
+                }
+            }
+        }
+        match count {
+            None => match found.first() {
+                Some(&p) => out.int(p as i64),
+                None => out.null(),
+            },
+            Some(_) => {
+                out.array(found.len());
+                for p in found {
+                    out.int(p as i64);
+                }
+            }
+        }
+    });
+}
+
+fn move_generic(ctx: &mut Ctx, args: &Args, from: End, to: End) {
+    let (src, dst) = (args[1], args[2]);
+    let fill = fill(ctx);
+    let db = ctx.db();
+    ctx.write(&[(db, src), (db, dst)], |tx, out| {
+        match collection::get::<ListValue>(tx, db, src) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.null(),
+            Ok(Some(_)) => {}
+        }
+        if collection::get::<ListValue>(tx, db, dst).is_err() {
+            return out.error(ERR_WRONGTYPE);
+        }
+        let Ok(Some(mut v)) = pop_some(tx, db, src, from, 1, args) else {
+            return out.null();
+        };
+        let e = v.pop().expect("the list was not empty");
+        let _ = collection::modify(tx, db, dst, true, |l: &mut ListValue| match to {
+            End::Left => l.push_front(&e, fill),
+            End::Right => l.push_back(&e, fill),
+        });
+        tx.notify(LIST, to.push_event(), db, dst);
+        out.bulk(&e);
+    });
+}
+
+pub fn rpoplpush(ctx: &mut Ctx, args: &Args) {
+    move_generic(ctx, args, End::Right, End::Left);
+}
+
+pub fn lmove(ctx: &mut Ctx, args: &Args) {
+    let (Some(from), Some(to)) = (End::parse(args[3]), End::parse(args[4])) else {
+        return ctx.out.error(ERR_SYNTAX);
+    };
+    move_generic(ctx, args, from, to);
+}
+
+/// LMPOP numkeys key... LEFT|RIGHT [COUNT n]: pops from the first non-empty
+/// list; logged as the LPOP/RPOP with count that has the same effect.
+pub fn lmpop(ctx: &mut Ctx, args: &Args) {
+    let n = match parse_i64(args[1]) {
+        Some(n) if n > 0 => n as usize,
+        _ => return ctx.out.error("ERR numkeys should be greater than 0"),
+    };
+    if n > args.len() - 2 {
+        return ctx
+            .out
+            .error("ERR Number of keys can't be greater than number of args");
+    }
+    let keys = &args[2..2 + n];
+    let mut rest = &args[2 + n..];
+    let Some(end) = rest.first().and_then(|w| End::parse(w)) else {
+        return ctx.out.error(ERR_SYNTAX);
+    };
+    rest = &rest[1..];
+    let mut count = 1usize;
+    match rest {
+        [] => {}
+        [w, c] if eq_ic(w, "count") => match parse_i64(c) {
+            Some(c) if c > 0 => count = c as usize,
+            _ => return ctx.out.error("ERR count should be greater than 0"),
+        },
+        _ => return ctx.out.error(ERR_SYNTAX),
+    }
+    let db = ctx.db();
+    let locked: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, *k)).collect();
+    ctx.write(&locked, |tx, out| {
+        for key in keys {
+            let count_text = count.to_string();
+            let verb: &[u8] = if end == End::Left { b"LPOP" } else { b"RPOP" };
+            let record: [&[u8]; 3] = [verb, key, count_text.as_bytes()];
+            match pop_some(tx, db, key, end, count, &record) {
+                Err(_) => return out.error(ERR_WRONGTYPE),
+                Ok(None) => continue,
+                Ok(Some(v)) => {
+                    out.array(2);
+                    out.bulk(key);
+                    return out.strs(v.iter().map(|e| &e[..]));
+                }
+            }
+        }
+        out.null_array();
+    });
+}
