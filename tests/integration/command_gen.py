@@ -1,4 +1,4 @@
-"""Seeded random generator of string/keyspace/sorted-set command sequences.
+"""Seeded random generator of string/keyspace command sequences.
 
 Every command comes with a comparison class, because a few replies are
 legitimately different between two correct servers (key order, TTLs that
@@ -36,19 +36,16 @@ FLOATS = ["1.5", "-0.25", "3e2", "0.1", "-1.1", "10", "1e-3", "5.0e3", "0", "-0"
 PATTERNS = ["*", "k*", "k?", "k[0-2]", "k[^0]", "?", "*bin*", "\\xff*", "[", "k[1-",
             "\\*", "*\\?", "nomatch*"]
 CASE_VARIANTS = [str.upper, str.lower, str.title]
-<<<<<<< HEAD
 MEMBERS = ["a", "b", "c", "d", "e", "", "m\x00n", "zz"]
 SCORES = ["1", "2", "-1", "0", "-0", "1.5", "inf", "-inf", "+inf", "1e17", "3"]
 SCORE_BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1.5", "3", "(inf", "nan", "x", "("]
 LEX_BOUNDS = ["-", "+", "[a", "(a", "[c", "(zz", "[", "a", "+x"]
-=======
 # Bad bit offsets and field types; no valid offset past 200000 bits (a valid one near 2^32
 # makes both servers build a 512 MB string).
 BAD_BIT_OFFSETS = ["-1", "4294967296", "abc", "1.5", "", "9223372036854775807", "#3", "0x10"]
 FIELD_TYPES = [f"i{n}" for n in (1, 5, 8, 16, 31, 32, 63, 64)] + \
     [f"u{n}" for n in (1, 3, 8, 15, 32, 62, 63)]
 BAD_FIELD_TYPES = ["u64", "i65", "i0", "u0", "x8", "I8", "8", "i", "u-1", ""]
->>>>>>> main
 
 
 class CommandGenerator:
@@ -355,7 +352,82 @@ class CommandGenerator:
     def _ping(self):
         return self.rng.choice([["PING"], ["PING", self.value()], ["ECHO", self.value()]]), EXACT
 
-<<<<<<< HEAD
+    def bit_offset(self, field=False):
+        r = self.rng.random()
+        if r < 0.75:
+            return str(self.rng.randint(0, 300))
+        if r < 0.85:
+            return str(self.rng.randint(300, 200000))
+        if field and r < 0.93:
+            return "#" + str(self.rng.randint(0, 40))
+        return self.rng.choice(BAD_BIT_OFFSETS + BAD_INTEGERS[:3])
+
+    def _setbit(self):
+        value = self.rng.choice(["0", "1"] * 4 + ["2", "-1", "x", ""])
+        return ["SETBIT", self.key(), self.bit_offset(), value], EXACT
+
+    def _getbit(self):
+        return ["GETBIT", self.key(), self.bit_offset()], EXACT
+
+    def bit_range(self, name, args):
+        """BITCOUNT/BITPOS's optional start [end [BYTE|BIT]]."""
+        r = self.rng.random()
+        if r < 0.3:
+            return args
+        args = args + [self.integer()]
+        if r < 0.45 and name == "BITPOS":
+            return args
+        args.append(self.integer())
+        if self.rng.random() < 0.5:
+            args.append(self.rng.choice(["BIT", "BYTE", "bit", "byte", "bits", "x"]))
+        if self.rng.random() < 0.03:
+            args.append("extra")
+        return args
+
+    def _bitcount(self):
+        return self.bit_range("BITCOUNT", ["BITCOUNT", self.key()]), EXACT
+
+    def _bitpos(self):
+        bit = self.rng.choice(["0", "1"] * 5 + ["2", "-1", "x"])
+        return self.bit_range("BITPOS", ["BITPOS", self.key(), bit]), EXACT
+
+    def _bitop(self):
+        op = self.rng.choice(["AND", "OR", "XOR", "NOT", "and", "NAND", "or"])
+        n = 1 if op == "NOT" and self.rng.random() < 0.9 else self.rng.randint(1, 3)
+        return ["BITOP", op, self.key()] + [self.key() for _ in range(n)], EXACT
+
+    def field_type(self):
+        if self.rng.random() < 0.92:
+            return self.rng.choice(FIELD_TYPES)
+        return self.rng.choice(BAD_FIELD_TYPES)
+
+    def _bitfield(self):
+        name = self.rng.choice(["BITFIELD"] * 4 + ["BITFIELD_RO"])
+        args = [name, self.key()]
+        for _ in range(self.rng.randint(0, 4)):
+            r = self.rng.random()
+            if r < 0.35:
+                args += ["GET", self.field_type(), self.bit_offset(field=True)]
+            elif r < 0.6:
+                args += ["SET", self.field_type(), self.bit_offset(field=True), self.integer()]
+            elif r < 0.85:
+                args += ["INCRBY", self.field_type(), self.bit_offset(field=True),
+                         self.integer()]
+            else:
+                args += ["OVERFLOW", self.rng.choice(["WRAP", "SAT", "FAIL", "fail", "nope"])]
+        if self.rng.random() < 0.04:
+            args.append(self.rng.choice(["GET", "SET", "INCRBY", "OVERFLOW", "BOGUS"]))
+        return args, EXACT
+
+    def _lcs(self):
+        args = ["LCS", self.key(), self.key()]
+        for option in self.rng.sample(["LEN", "IDX", "WITHMATCHLEN", "MINMATCHLEN"],
+                                      self.rng.randint(0, 3)):
+            args.append(option)
+            if option == "MINMATCHLEN":
+                args.append(self.rng.choice(["0", "1", "2", "4", "-3", "x"]))
+        return args, EXACT
+
     # --- sorted sets (keys shared with strings: WRONGTYPE paths too) ---
     def member(self):
         return self.rng.choice(MEMBERS)
@@ -436,82 +508,6 @@ class CommandGenerator:
             args += ["AGGREGATE", self.rng.choice(["SUM", "MIN", "MAX"])]
         if op in ("ZUNION", "ZINTER", "ZDIFF") and self.rng.random() < 0.5:
             args.append("WITHSCORES")
-=======
-    def bit_offset(self, field=False):
-        r = self.rng.random()
-        if r < 0.75:
-            return str(self.rng.randint(0, 300))
-        if r < 0.85:
-            return str(self.rng.randint(300, 200000))
-        if field and r < 0.93:
-            return "#" + str(self.rng.randint(0, 40))
-        return self.rng.choice(BAD_BIT_OFFSETS + BAD_INTEGERS[:3])
-
-    def _setbit(self):
-        value = self.rng.choice(["0", "1"] * 4 + ["2", "-1", "x", ""])
-        return ["SETBIT", self.key(), self.bit_offset(), value], EXACT
-
-    def _getbit(self):
-        return ["GETBIT", self.key(), self.bit_offset()], EXACT
-
-    def bit_range(self, name, args):
-        """BITCOUNT/BITPOS's optional start [end [BYTE|BIT]]."""
-        r = self.rng.random()
-        if r < 0.3:
-            return args
-        args = args + [self.integer()]
-        if r < 0.45 and name == "BITPOS":
-            return args
-        args.append(self.integer())
-        if self.rng.random() < 0.5:
-            args.append(self.rng.choice(["BIT", "BYTE", "bit", "byte", "bits", "x"]))
-        if self.rng.random() < 0.03:
-            args.append("extra")
-        return args
-
-    def _bitcount(self):
-        return self.bit_range("BITCOUNT", ["BITCOUNT", self.key()]), EXACT
-
-    def _bitpos(self):
-        bit = self.rng.choice(["0", "1"] * 5 + ["2", "-1", "x"])
-        return self.bit_range("BITPOS", ["BITPOS", self.key(), bit]), EXACT
-
-    def _bitop(self):
-        op = self.rng.choice(["AND", "OR", "XOR", "NOT", "and", "NAND", "or"])
-        n = 1 if op == "NOT" and self.rng.random() < 0.9 else self.rng.randint(1, 3)
-        return ["BITOP", op, self.key()] + [self.key() for _ in range(n)], EXACT
-
-    def field_type(self):
-        if self.rng.random() < 0.92:
-            return self.rng.choice(FIELD_TYPES)
-        return self.rng.choice(BAD_FIELD_TYPES)
-
-    def _bitfield(self):
-        name = self.rng.choice(["BITFIELD"] * 4 + ["BITFIELD_RO"])
-        args = [name, self.key()]
-        for _ in range(self.rng.randint(0, 4)):
-            r = self.rng.random()
-            if r < 0.35:
-                args += ["GET", self.field_type(), self.bit_offset(field=True)]
-            elif r < 0.6:
-                args += ["SET", self.field_type(), self.bit_offset(field=True), self.integer()]
-            elif r < 0.85:
-                args += ["INCRBY", self.field_type(), self.bit_offset(field=True),
-                         self.integer()]
-            else:
-                args += ["OVERFLOW", self.rng.choice(["WRAP", "SAT", "FAIL", "fail", "nope"])]
-        if self.rng.random() < 0.04:
-            args.append(self.rng.choice(["GET", "SET", "INCRBY", "OVERFLOW", "BOGUS"]))
-        return args, EXACT
-
-    def _lcs(self):
-        args = ["LCS", self.key(), self.key()]
-        for option in self.rng.sample(["LEN", "IDX", "WITHMATCHLEN", "MINMATCHLEN"],
-                                      self.rng.randint(0, 3)):
-            args.append(option)
-            if option == "MINMATCHLEN":
-                args.append(self.rng.choice(["0", "1", "2", "4", "-3", "x"]))
->>>>>>> main
         return args, EXACT
 
     def _unknown(self):
@@ -596,15 +592,12 @@ class CommandGenerator:
         (2, _type), (6, _expire), (5, _ttl), (2, _persist), (1, _keys), (1, _scan),
         (1, _randomkey), (3, _rename), (2, _copy), (2, _dbsize), (0.3, _flushdb),
         (2, _select), (2, _move), (2, _ping), (0.5, _unknown),
-<<<<<<< HEAD
-        (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
-        (2, _zpop), (3, _zsetop),
-=======
         (5, _hset), (4, _hread), (2, _hdel), (2, _hincr), (2, _hgetall),
         (5, _sadd), (2, _srem), (3, _sread), (2, _scombine), (2, _sstore),
         (3, _setbit), (2, _getbit), (2, _bitcount), (2, _bitpos), (1.5, _bitop), (3, _bitfield),
         (0.5, _lcs),
->>>>>>> main
+        (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
+        (2, _zpop), (3, _zsetop),
     ]
     _makers = [f for _, f in _table]
 
