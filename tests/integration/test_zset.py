@@ -180,6 +180,8 @@ def script():
     add(("ZADD", "za", "1", "a", "2", "b", "3", "c", "inf", "i"))
     add(("ZADD", "zb", "10", "b", "20", "c", "30", "d", "-inf", "i"))
     add(zadd_many("zbig", 200))
+    add(("SADD", "sa", "a", "d", "e"))
+    add(("SADD", "si", "1", "2", "3"))
     for cmd in [
         ("ZUNION", "2", "za", "zb", "WITHSCORES"),
         ("ZUNION", "3", "za", "zb", "zbig", "WEIGHTS", "1", "2", "3", "WITHSCORES"),
@@ -189,6 +191,10 @@ def script():
         ("ZINTER", "2", "za", "zb", "WITHSCORES"),
         ("ZINTER", "3", "za", "zb", "zbig"), ("ZINTER", "2", "za", "zbig", "WITHSCORES"),
         ("ZINTER", "2", "za", "absent"), ("ZINTER", "2", "zbig", "za", "WITHSCORES"),
+        ("ZUNION", "3", "za", "zb", "sa", "WEIGHTS", "1", "2", "3", "WITHSCORES"),
+        ("ZINTER", "2", "za", "sa", "WITHSCORES"), ("ZDIFF", "2", "za", "sa", "WITHSCORES"),
+        ("ZUNION", "2", "si", "sa", "WITHSCORES"), ("ZINTERSTORE", "dsi", "2", "si", "zbig"),
+        ("ZRANGE", "dsi", "0", "-1", "WITHSCORES"), ("ZINTERCARD", "2", "sa", "za"),
         ("ZINTERCARD", "2", "za", "zb"), ("ZINTERCARD", "2", "za", "zb", "LIMIT", "1"),
         ("ZINTERCARD", "2", "za", "zb", "LIMIT", "-1"), ("ZINTERCARD", "0", "za"),
         ("ZINTERCARD", "2", "za", "zb", "WITHSCORES"),
