@@ -1,11 +1,10 @@
-"""`system`: RSS after 1M small keys and per member of a 1M-member sorted set, restart time from a RESP AOF, SET throughput with
+"""`system`: RSS after 1M small keys, restart time from a RESP AOF, SET throughput with
 appendfsync always, and p50/p99 latency of the main SET/GET cells."""
-import random
 import time
 
 from ..cells import alternate, pick
 from ..context import running
-from ..resp import Client, brief
+from ..resp import brief
 from ..runners import NotApplicable, loadgen, measure, redis_benchmark
 from ..servers import Server, StartError
 
@@ -25,40 +24,6 @@ def rss_after_small_keys(ctx):
             row[label] = [{"value": server.rss_kb()}]
         ctx.results.add(GROUP, "memory", "RSS after %d SETs of 3 B values" % RSS_KEYS, "kB",
                         "lower", ctx.redis.label, row)
-
-
-ZSET_MEMBERS = 1_000_000
-
-
-def zset_load_commands():
-    """ZADDs of 1000 members each: "m:NNNNNN" in random order, random scores."""
-    rng = random.Random(1)
-    ids = list(range(ZSET_MEMBERS))
-    rng.shuffle(ids)
-    for i in range(0, ZSET_MEMBERS, 1000):
-        args = ["ZADD", "zset:rss"]
-        for j in ids[i:i + 1000]:
-            args += [repr(rng.random() * 1e6), "m:%06d" % j]
-        yield args
-
-
-def rss_per_zset_member(ctx):
-    contestants = [ctx.blinkdb, ctx.redis]
-    with running(ctx, contestants) as servers:
-        row = {}
-        for label, server in servers:
-            if isinstance(server, str):
-                row[label] = server
-                continue
-            before = server.rss_kb()
-            with Client(server.port) as client:
-                for args in zset_load_commands():
-                    client.call(*args)
-                assert client.call("ZCARD", "zset:rss") == ZSET_MEMBERS
-            grown = (server.rss_kb() - before) * 1024
-            row[label] = [{"value": round(grown / ZSET_MEMBERS, 1)}]
-        ctx.results.add(GROUP, "memory", "RSS per member of a %d-member sorted set" % ZSET_MEMBERS,
-                        "B", "lower", ctx.redis.label, row)
 
 
 def restart_time(ctx):
@@ -163,7 +128,6 @@ def latency_measures(port, requests):
 
 def run(ctx):
     rss_after_small_keys(ctx)
-    rss_per_zset_member(ctx)
     restart_time(ctx)
     fsync_always(ctx)
     latency(ctx)
