@@ -193,4 +193,12 @@ def test_hostile_counts_stay_bounded(blinkdb):
         assert len(c.call("HRANDFIELD", "h", "4611686018427387903", "WITHVALUES").value) == 2
         assert c.call("HRANDFIELD", "h", "9223372036854775807", "WITHVALUES").is_error()
         assert c.call("HRANDFIELD", "h", "-9223372036854775807", "WITHVALUES").is_error()
+        # Repeats allowed: Redis would build a reply of 2^63 picks; BlinkDB bounds it by
+        # a quarter of proto-max-bulk-len and answers Redis's out-of-range error past that.
+        for cmd in (("SRANDMEMBER", "t"), ("HRANDFIELD", "h"), ("ZRANDMEMBER", "z")):
+            c.call("SADD", "t", "x")
+            c.call("ZADD", "z", "1", "x")
+            reply = c.call(*cmd, "-9223372036854775807")
+            assert reply.value == b"ERR value is out of range", (cmd, reply.raw)
+            assert len(c.call(*cmd, "-1000").value) == 1000
         assert c.call("PING").value == b"PONG"

@@ -269,6 +269,9 @@ pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
     if values && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
         return ctx.out.error("ERR value is out of range");
     }
+    if super::random::too_many_repeats(ctx, count) {
+        return ctx.out.error("ERR value is out of range");
+    }
     let mut rng = rand::thread_rng();
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
         let Some(h) = h.filter(|_| count != 0) else {

@@ -203,6 +203,9 @@ pub fn srandmember(ctx: &mut Ctx, args: &Args) {
         }
         None => return ctx.out.error(ERR_NOT_INT),
     };
+    if super::random::too_many_repeats(ctx, count) {
+        return ctx.out.error("ERR value is out of range");
+    }
     collection::read_or_reply(ctx, args[1], |s: Option<&SetValue>, out| {
         let Some(s) = s.filter(|_| count != 0) else {
             return out.array(0);

@@ -457,6 +457,9 @@ pub fn zrandmember(ctx: &mut Ctx, args: &Args) {
     if scores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
         return ctx.out.error("ERR value is out of range");
     }
+    if super::random::too_many_repeats(ctx, count) {
+        return ctx.out.error("ERR value is out of range");
+    }
     let mut rng = rand::thread_rng();
     collection::read_or_reply(ctx, args[1], |z: Option<&ZSetValue>, out| {
         let Some(z) = z.filter(|_| count != 0) else {
