@@ -231,8 +231,8 @@ struct Client {
     /// The batch holds a CONFIG command.
     configures: bool,
     /// The connection ran a (un)subscribe command (one reply per name, then
-    /// messages) or CLIENT (REPLY OFF|SKIP drops replies): its replies are no
-    /// longer one per command.
+    /// messages), CLIENT (REPLY OFF|SKIP drops replies) or MONITOR (a feed
+    /// joins the replies): its replies are no longer one per command.
     uncounted: bool,
 }
 
@@ -316,7 +316,9 @@ fuzz_target!(|data: &[u8]| {
         }
         let client = &mut clients[who];
         client.configures |= args[0].eq_ignore_ascii_case(b"config");
-        client.uncounted |= is_subscription(&args[0]) || args[0].eq_ignore_ascii_case(b"client");
+        client.uncounted |= is_subscription(&args[0])
+            || args[0].eq_ignore_ascii_case(b"client")
+            || args[0].eq_ignore_ascii_case(b"monitor");
         encode_request(&args, &mut client.pending);
         client.commands += 1;
         sent += 1;
