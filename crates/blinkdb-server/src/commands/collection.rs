@@ -192,3 +192,38 @@ impl<'a> ScanArgs<'a> {
             .is_none_or(|p| blinkdb_engine::pattern::glob_match(p, member, false))
     }
 }
+
+/// LMPOP's and ZMPOP's parsed arguments: the keys, the WHERE word and the
+/// count (1 by default).
+pub type MpopArgs<'a, 'b> = (&'b [&'a [u8]], &'a [u8], usize);
+
+/// The arguments of LMPOP and ZMPOP: `numkeys key... WHERE [COUNT n]`, with
+/// Redis's errors (a numkeys past the arguments is a syntax error here).
+pub fn mpop_args<'a, 'b>(
+    args: &'b crate::protocol::Args<'a>,
+) -> Result<MpopArgs<'a, 'b>, &'static str> {
+    use super::args::{eq_ic, parse_i64, ERR_SYNTAX};
+    let numkeys = match parse_i64(args[1]) {
+        Some(n) if n >= 1 => n as u64,
+        _ => return Err("ERR numkeys should be greater than 0"),
+    };
+    let where_at = 2u64.saturating_add(numkeys);
+    if where_at >= args.len() as u64 {
+        return Err(ERR_SYNTAX);
+    }
+    let where_at = where_at as usize;
+    let mut count = None;
+    let mut j = where_at + 1;
+    while j < args.len() {
+        if count.is_none() && eq_ic(args[j], "count") && j + 1 < args.len() {
+            match parse_i64(args[j + 1]) {
+                Some(n) if n >= 1 => count = Some(n as usize),
+                _ => return Err("ERR count should be greater than 0"),
+            }
+            j += 2;
+        } else {
+            return Err(ERR_SYNTAX);
+        }
+    }
+    Ok((&args[2..where_at], args[where_at], count.unwrap_or(1)))
+}

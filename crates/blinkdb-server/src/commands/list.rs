@@ -463,30 +463,13 @@ pub fn lmove(ctx: &mut Ctx, args: &Args) {
 /// LMPOP numkeys key... LEFT|RIGHT [COUNT n]: pops from the first non-empty
 /// list; logged as the LPOP/RPOP with count that has the same effect.
 pub fn lmpop(ctx: &mut Ctx, args: &Args) {
-    let n = match parse_i64(args[1]) {
-        Some(n) if n > 0 => n as usize,
-        _ => return ctx.out.error("ERR numkeys should be greater than 0"),
+    let (keys, which, count) = match collection::mpop_args(args) {
+        Ok(parsed) => parsed,
+        Err(e) => return ctx.out.error(e),
     };
-    if n > args.len() - 2 {
-        return ctx
-            .out
-            .error("ERR Number of keys can't be greater than number of args");
-    }
-    let keys = &args[2..2 + n];
-    let mut rest = &args[2 + n..];
-    let Some(end) = rest.first().and_then(|w| End::parse(w)) else {
+    let Some(end) = End::parse(which) else {
         return ctx.out.error(ERR_SYNTAX);
     };
-    rest = &rest[1..];
-    let mut count = 1usize;
-    match rest {
-        [] => {}
-        [w, c] if eq_ic(w, "count") => match parse_i64(c) {
-            Some(c) if c > 0 => count = c as usize,
-            _ => return ctx.out.error("ERR count should be greater than 0"),
-        },
-        _ => return ctx.out.error(ERR_SYNTAX),
-    }
     let db = ctx.db();
     let locked: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, *k)).collect();
     ctx.write(&locked, |tx, out| {

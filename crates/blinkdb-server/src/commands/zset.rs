@@ -367,38 +367,19 @@ pub fn zpopmax(ctx: &mut Ctx, args: &Args) {
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first
 /// non-empty key; logged as ZPOPMIN/ZPOPMAX key count, as Redis does.
 pub fn zmpop(ctx: &mut Ctx, args: &Args) {
-    let numkeys = match parse_i64(args[1]) {
-        Some(n) if n >= 1 => n as u64,
-        _ => return ctx.out.error("ERR numkeys should be greater than 0"),
+    let (keys, which, count) = match collection::mpop_args(args) {
+        Ok(parsed) => parsed,
+        Err(e) => return ctx.out.error(e),
     };
-    let where_at = 2u64.saturating_add(numkeys);
-    if where_at >= args.len() as u64 {
-        return ctx.out.error(ERR_SYNTAX);
-    }
-    let where_at = where_at as usize;
-    let max = if eq_ic(args[where_at], "min") {
+    let max = if eq_ic(which, "min") {
         false
-    } else if eq_ic(args[where_at], "max") {
+    } else if eq_ic(which, "max") {
         true
     } else {
         return ctx.out.error(ERR_SYNTAX);
     };
-    let mut count = None;
-    let mut j = where_at + 1;
-    while j < args.len() {
-        if count.is_none() && eq_ic(args[j], "count") && j + 1 < args.len() {
-            match parse_i64(args[j + 1]) {
-                Some(n) if n >= 1 => count = Some(n as usize),
-                _ => return ctx.out.error("ERR count should be greater than 0"),
-            }
-            j += 2;
-        } else {
-            return ctx.out.error(ERR_SYNTAX);
-        }
-    }
-    let count = count.unwrap_or(1);
     let db = ctx.db();
-    let keys: Vec<(usize, &[u8])> = args[2..where_at].iter().map(|k| (db, &k[..])).collect();
+    let keys: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, &k[..])).collect();
     ctx.write(&keys, |tx, out| {
         for (_, key) in &keys {
             match collection::get::<ZSetValue>(tx, db, key) {
