@@ -130,7 +130,11 @@ impl RewriteState {
                 self.emit(db, &set_args(key, value, at.as_deref()));
             }
             Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, at)),
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+            Value::Hash(..)
+            | Value::Set(..)
+            | Value::ZSet(..)
+            | Value::List(..)
+            | Value::Stream(..) => {
                 self.collections
                     .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
@@ -230,7 +234,11 @@ impl Engine {
         let queued = match entry.value() {
             Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at),
             Value::Blob(r, _) => Preimage::Blob(db, key, **r, at),
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+            Value::Hash(..)
+            | Value::Set(..)
+            | Value::ZSet(..)
+            | Value::List(..)
+            | Value::Stream(..) => {
                 Preimage::Collection(db, key, entry.value().clone(), at)
             }
             Value::Bloom(..) => {

@@ -1,7 +1,7 @@
 //! What the index stores per key.
 
 use crate::aof::BlobRef;
-use crate::types::{HashValue, ListValue, SetValue, ZSetValue};
+use crate::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
 use std::sync::Arc;
 
 /// A stored value, carrying its entry's `Origin` label (cache mode) as each
@@ -25,6 +25,7 @@ pub enum Value {
     Set(Arc<SetValue>, Origin),
     ZSet(Arc<ZSetValue>, Origin),
     List(Arc<ListValue>, Origin),
+    Stream(Arc<StreamValue>, Origin),
 }
 
 impl Value {
@@ -59,6 +60,10 @@ impl Value {
         Value::List(Arc::new(l), Origin::UNSET)
     }
 
+    pub fn stream(s: StreamValue) -> Self {
+        Value::Stream(Arc::new(s), Origin::UNSET)
+    }
+
     /// The name `TYPE` replies with.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -68,6 +73,7 @@ impl Value {
             Value::Set(..) => "set",
             Value::ZSet(..) => "zset",
             Value::List(..) => "list",
+            Value::Stream(..) => "stream",
         }
     }
 
@@ -78,6 +84,7 @@ impl Value {
             Value::Set(s, _) => Some(s.encoding()),
             Value::ZSet(z, _) => Some(z.encoding()),
             Value::List(l, _) => Some(l.encoding()),
+            Value::Stream(s, _) => Some(s.encoding()),
             Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
         }
     }
@@ -89,6 +96,7 @@ impl Value {
             Value::Set(s, _) => Some(s.len()),
             Value::ZSet(z, _) => Some(z.len()),
             Value::List(l, _) => Some(l.len()),
+            Value::Stream(s, _) => Some(s.len() as usize),
             Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
         }
     }
@@ -133,6 +141,7 @@ impl Value {
             Value::Set(s, _) => s.bytes(),
             Value::ZSet(z, _) => z.bytes(),
             Value::List(l, _) => l.bytes(),
+            Value::Stream(s, _) => s.bytes(),
         }
     }
 
@@ -145,7 +154,8 @@ impl Value {
             | Value::Hash(_, o)
             | Value::Set(_, o)
             | Value::ZSet(_, o)
-            | Value::List(_, o) => *o,
+            | Value::List(_, o)
+            | Value::Stream(_, o) => *o,
         }
     }
 
@@ -157,7 +167,8 @@ impl Value {
             | Value::Hash(_, o)
             | Value::Set(_, o)
             | Value::ZSet(_, o)
-            | Value::List(_, o) => o,
+            | Value::List(_, o)
+            | Value::Stream(_, o) => o,
         }
     }
 }
@@ -282,7 +293,11 @@ impl Entry {
             Value::Str(s, _) => heap(s.len()),
             Value::Blob(..) => std::mem::size_of::<BlobRef>(),
             Value::Bloom(..) => 64,
-            Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+            Value::Hash(..)
+            | Value::Set(..)
+            | Value::ZSet(..)
+            | Value::List(..)
+            | Value::Stream(..) => {
                 self.value.heap_size()
             }
         };

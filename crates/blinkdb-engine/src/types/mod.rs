@@ -8,12 +8,14 @@ pub mod list;
 pub mod pack;
 pub mod ranked;
 pub mod set;
+pub mod stream;
 pub mod table;
 pub mod zset;
 
 pub use hash::HashValue;
 pub use list::ListValue;
 pub use set::SetValue;
+pub use stream::StreamValue;
 pub use zset::ZSetValue;
 
 /// The encoding limits (`hash-max-listpack-entries` and the rest), which the
@@ -28,6 +30,8 @@ pub struct Limits {
     pub zset_max_listpack_value: usize,
     /// `list-max-listpack-size`: entries per list node, or -1..-5 for 4-64 KB.
     pub list_max_listpack_size: i64,
+    /// `stream-node-max-bytes` and `stream-node-max-entries`.
+    pub stream_node: stream::NodeLimits,
 }
 
 impl Default for Limits {
@@ -40,6 +44,7 @@ impl Default for Limits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            stream_node: stream::NodeLimits::default(),
         }
     }
 }
@@ -134,6 +139,7 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
             }
             flush(b"RPUSH", &mut batch);
         }
+        Value::Stream(s, _) => stream::rewrite(key, s, &mut emit),
         Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
     }
 }

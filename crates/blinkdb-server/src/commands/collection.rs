@@ -4,7 +4,7 @@
 
 use super::Ctx;
 use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
+use blinkdb_engine::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
 use blinkdb_engine::{Entry, Tx, Value};
 use std::sync::Arc;
 
@@ -48,6 +48,29 @@ collection!(HashValue, Hash, hash);
 collection!(SetValue, Set, set);
 collection!(ZSetValue, ZSet, zset);
 collection!(ListValue, List, list);
+
+/// A stream stays when its last entry goes (XDEL, XTRIM), as in Redis: it
+/// is never "empty" in the sense that deletes the key.
+impl Collection for StreamValue {
+    fn of(v: &Value) -> Option<&Arc<Self>> {
+        match v {
+            Value::Stream(c, _) => Some(c),
+            _ => None,
+        }
+    }
+    fn of_mut(v: &mut Value) -> Option<&mut Arc<Self>> {
+        match v {
+            Value::Stream(c, _) => Some(c),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Value {
+        Value::stream(self)
+    }
+    fn is_empty(&self) -> bool {
+        false
+    }
+}
 
 /// Reads `key`'s collection under the shard's read lock: `f(None)` when the
 /// key is absent; counts a keyspace hit or miss.

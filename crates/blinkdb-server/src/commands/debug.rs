@@ -50,7 +50,11 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 Value::Bloom(b, _) => b.size_bytes(),
                 // Redis's serialized length of a collection is its RDB
                 // payload; until the RDB codec exists, the in-memory size.
-                Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+                Value::Hash(..)
+        | Value::Set(..)
+        | Value::ZSet(..)
+        | Value::List(..)
+        | Value::Stream(..) => {
                     v.heap_size()
                 }
             };

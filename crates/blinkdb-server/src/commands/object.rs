@@ -30,7 +30,11 @@ pub fn encoding(v: &Value) -> (&'static str, i64) {
             }
         }
         Value::Blob(..) | Value::Bloom(..) => ("raw", 1),
-        Value::Hash(..) | Value::Set(..) | Value::ZSet(..) | Value::List(..) => {
+        Value::Hash(..)
+        | Value::Set(..)
+        | Value::ZSet(..)
+        | Value::List(..)
+        | Value::Stream(..) => {
             (v.collection_encoding().unwrap_or("raw"), 1)
         }
     }

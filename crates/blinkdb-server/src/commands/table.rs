@@ -6,8 +6,8 @@
 
 use super::{
     bitfield, bitops, bloom, command, conn, debug, hash, hyperloglog, keys, latency, lcs, list,
-    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
-    zsetops, Handler,
+    monitor, multi, object, pubsub, scripting, server, set, slowlog, stream, stream_group,
+    stream_info, strings, zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -893,6 +893,139 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
         keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
         args: "destination:key numkeys:integer key:key#1*"),
+    // streams
+    cmd!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", "5.0.0", "Appends a new entry to a stream", stream::xadd;
+        acl: acl::STREAM,
+        complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+        keys: "RW,update index:1 range:0:1:0 | UPDATE instead of INSERT because of the optional trimming feature",
+        args: "key:key nomkstream:NOMKSTREAM?^6.2.0 trim:block?(strategy:oneof(maxlen:MAXLEN minid:MINID^6.2.0) operator:oneof?(equal:= approximately:~) threshold:string count:integer=LIMIT?^6.2.0) id_or_auto:oneof(auto_id:* id:string) field_value:block*(field:string value:string)",
+        history: &[("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xrange", -4, READONLY, KEY1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval", stream::xrange;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:string end:string count:integer=COUNT?",
+        history: &[("6.2.0", "Added exclusive ranges.")]),
+    cmd!("xrevrange", -4, READONLY, KEY1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", stream::xrevrange;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key end:string start:string count:integer=COUNT?",
+        history: &[("6.2.0", "Added exclusive ranges.")]),
+    cmd!("xlen", 2, READONLY | FAST, KEY1, "stream", "5.0.0", "Return the number of entries in a stream", stream::xlen;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("xdel", -3, WRITE | FAST, KEY1, "stream", "5.0.0", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", stream::xdel;
+        acl: acl::STREAM,
+        complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key id:string*"),
+    cmd!("xtrim", -4, WRITE, KEY1, "stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", stream::xtrim;
+        acl: acl::STREAM,
+        complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key trim:block(strategy:oneof(maxlen:MAXLEN minid:MINID^6.2.0) operator:oneof?(equal:= approximately:~) threshold:string count:integer=LIMIT?^6.2.0)",
+        history: &[("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xread", -4, READONLY | BLOCKING, NOKEYS, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", stream::xread;
+        acl: acl::STREAM,
+        complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+        keys: "RO,access keyword:STREAMS:1 range:-1:1:2",
+        args: "count:integer=COUNT? milliseconds:integer=BLOCK? streams:block=STREAMS(key:key* id:string*)"),
+    cmd!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", "5.0.0", "An internal command for replicating stream values", stream::xsetid;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key last-id:string entries_added:integer=ENTRIESADDED?^7.0.0 max_deleted_entry_id:string=MAXDELETEDID?^7.0.0",
+        history: &[("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments.")]),
+    cmd!("xinfo", -2, CONTAINER, NOKEYS, "stream", "5.0.0", "A container for stream introspection commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("xinfo|consumers", 4, READONLY, (2, 2, 1), "stream", "5.0.0", "List the consumers in a consumer group", stream_info::consumers;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key groupname:string",
+        tips: &["nondeterministic_output"]),
+    cmd!("xinfo|groups", 3, READONLY, (2, 2, 1), "stream", "5.0.0", "List the consumer groups of a stream", stream_info::groups;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key",
+        history: &[("7.0.0", "Added the `entries-read` and `lag` fields")]),
+    cmd!("xinfo|stream", -3, READONLY, (2, 2, 1), "stream", "5.0.0", "Get information about a stream", stream_info::stream;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key full:block=FULL?(count:integer=COUNT?)",
+        history: &[("6.0.0", "Added the `FULL` modifier."), ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields")]),
+    cmd!("xinfo|help", 2, LOADING_OK | STALE, NOKEYS, "stream", "5.0.0", "Show helpful text about the different subcommands", stream_info::help;
+        acl: acl::STREAM,
+        complexity: "O(1)"),
+    cmd!("xgroup", -2, CONTAINER, NOKEYS, "stream", "5.0.0", "A container for consumer groups commands", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("xgroup|create", -5, WRITE | DENYOOM, (2, 2, 1), "stream", "5.0.0", "Create a consumer group.", stream_group::create;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,insert index:2 range:0:1:0",
+        args: "key:key groupname:string id:oneof(id:string new_id:$) mkstream:MKSTREAM? entries_read:integer=ENTRIESREAD?",
+        history: &[("7.0.0", "Added the `entries_read` named argument.")]),
+    cmd!("xgroup|setid", -5, WRITE, (2, 2, 1), "stream", "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", stream_group::setid;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,update index:2 range:0:1:0",
+        args: "key:key groupname:string id:oneof(id:string new_id:$) entries_read:integer=ENTRIESREAD?",
+        history: &[("7.0.0", "Added the optional `entries_read` argument.")]),
+    cmd!("xgroup|destroy", 4, WRITE, (2, 2, 1), "stream", "5.0.0", "Destroy a consumer group.", stream_group::destroy;
+        acl: acl::STREAM,
+        complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+        keys: "RW,delete index:2 range:0:1:0",
+        args: "key:key groupname:string"),
+    cmd!("xgroup|createconsumer", 5, WRITE | DENYOOM, (2, 2, 1), "stream", "6.2.0", "Create a consumer in a consumer group.", stream_group::createconsumer;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,insert index:2 range:0:1:0",
+        args: "key:key groupname:string consumername:string"),
+    cmd!("xgroup|delconsumer", 5, WRITE, (2, 2, 1), "stream", "5.0.0", "Delete a consumer from a consumer group.", stream_group::delconsumer;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,delete index:2 range:0:1:0",
+        args: "key:key groupname:string consumername:string"),
+    cmd!("xgroup|help", 2, LOADING_OK | STALE, NOKEYS, "stream", "5.0.0", "Show helpful text about the different subcommands", stream_group::help;
+        acl: acl::STREAM,
+        complexity: "O(1)"),
+    cmd!("xreadgroup", -7, WRITE | BLOCKING, NOKEYS, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", stream_group::xreadgroup;
+        acl: acl::STREAM,
+        complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+        keys: "RO,access keyword:STREAMS:4 range:-1:1:2",
+        args: "group_consumer:block=GROUP(group:string consumer:string) count:integer=COUNT? milliseconds:integer=BLOCK? noack:NOACK? streams:block=STREAMS(key:key* id:string*)"),
+    cmd!("xack", -4, WRITE | FAST, KEY1, "stream", "5.0.0", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", stream_group::xack;
+        acl: acl::STREAM,
+        complexity: "O(1) for each message ID processed.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key group:string id:string*"),
+    cmd!("xpending", -3, READONLY, KEY1, "stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", stream_group::xpending;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key group:string filters:block?(min-idle-time:integer=IDLE?^6.2.0 start:string end:string count:integer consumer:string?)",
+        history: &[("6.2.0", "Added the `IDLE` option and exclusive range intervals.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xclaim", -6, WRITE | FAST, KEY1, "stream", "5.0.0", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", stream_group::xclaim;
+        acl: acl::STREAM,
+        complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key group:string consumer:string min-idle-time:string id:string* ms:integer=IDLE? unix-time-milliseconds:unix-time=TIME? count:integer=RETRYCOUNT? force:FORCE? justid:JUSTID? id:string=LASTID?",
+        tips: &["nondeterministic_output"]),
+    cmd!("xautoclaim", -6, WRITE | FAST, KEY1, "stream", "6.2.0", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", stream_group::xautoclaim;
+        acl: acl::STREAM,
+        complexity: "O(1) if COUNT is small.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key group:string consumer:string min-idle-time:string start:string count:integer=COUNT? justid:JUSTID?",
+        history: &[("7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL")],
+        tips: &["nondeterministic_output"]),
     cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",

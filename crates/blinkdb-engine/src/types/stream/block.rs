@@ -1,0 +1,314 @@
+//! One node of a stream: entries laid end to end in one buffer, their IDs
+//! delta-encoded against the node's first ID (its key in the stream's
+//! B-tree), as Redis's listpack nodes are. The first entry's field names are
+//! the node's master fields; an entry with the same names stores only its
+//! values.
+//!
+//! ```text
+//! buf:    [master field count varint] ([len varint][name])*   then entries:
+//! entry:  [flags u8] [ms - master.ms varint] [seq varint] body
+//!         seq is seq - master.seq when the ms delta is 0, else seq itself
+//! body:   SAME_FIELDS: ([len varint][value])* one per master field
+//!         else:        [field count varint] ([len][field] [len][value])*
+//! ```
+//!
+//! A deleted entry keeps its bytes with the DELETED flag set (XDEL and
+//! trimming inside a node), as Redis does; a node whose entries are all
+//! deleted is dropped.
+
+use super::id::StreamId;
+
+const DELETED: u8 = 1;
+const SAME_FIELDS: u8 = 2;
+
+#[derive(Clone, Default)]
+pub struct Block {
+    buf: Vec<u8>,
+    /// Where the entries start (after the master fields).
+    entries_at: u32,
+    pub live: u32,
+    pub deleted: u32,
+    /// The last ID appended (deleted or not).
+    pub last: StreamId,
+}
+
+pub fn varint_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 0x80 {
+        len += 1;
+        n >>= 7;
+    }
+    len
+}
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn get_varint(buf: &[u8], at: &mut usize) -> u64 {
+    let (mut n, mut shift) = (0u64, 0);
+    loop {
+        let b = buf[*at];
+        *at += 1;
+        n |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            return n;
+        }
+        shift += 7;
+    }
+}
+
+fn get_bytes<'a>(buf: &'a [u8], at: &mut usize) -> &'a [u8] {
+    let len = get_varint(buf, at) as usize;
+    let s = &buf[*at..*at + len];
+    *at += len;
+    s
+}
+
+/// One decoded entry: where it starts, its ID, whether it is deleted, and
+/// where its body starts.
+#[derive(Clone, Copy)]
+pub struct Slot {
+    pub pos: usize,
+    pub id: StreamId,
+    pub deleted: bool,
+    same: bool,
+    body: usize,
+    pub end: usize,
+}
+
+/// The field-value pairs of one entry.
+#[derive(Clone)]
+pub struct Fields<'a> {
+    buf: &'a [u8],
+    master: usize,
+    body: usize,
+    left: usize,
+    same: bool,
+}
+
+impl<'a> Fields<'a> {
+    pub fn len(&self) -> usize {
+        self.left
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.left == 0
+    }
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        if self.same {
+            let f = get_bytes(self.buf, &mut self.master);
+            let v = get_bytes(self.buf, &mut self.body);
+            Some((f, v))
+        } else {
+            let f = get_bytes(self.buf, &mut self.body);
+            let v = get_bytes(self.buf, &mut self.body);
+            Some((f, v))
+        }
+    }
+}
+
+impl Block {
+    /// A node whose first entry is `id` with `fields` (its master fields).
+    pub fn new(id: StreamId, fields: &[&[u8]]) -> Block {
+        let mut buf = Vec::with_capacity(64);
+        put_varint(&mut buf, (fields.len() / 2) as u64);
+        for f in fields.iter().step_by(2) {
+            put_varint(&mut buf, f.len() as u64);
+            buf.extend_from_slice(f);
+        }
+        let entries_at = buf.len() as u32;
+        let mut b = Block {
+            buf,
+            entries_at,
+            live: 0,
+            deleted: 0,
+            last: id,
+        };
+        b.push(id, id, fields);
+        b
+    }
+
+    /// Heap bytes held.
+    pub fn bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Encoded bytes in use (Redis's node-max-bytes check).
+    pub fn used(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Returns the capacity past the end (a node no longer appended to).
+    pub fn seal(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+
+    fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut at = 0;
+        let n = get_varint(&self.buf, &mut at);
+        (0..n).map(move |_| get_bytes(&self.buf, &mut at))
+    }
+
+    fn same_fields(&self, fields: &[&[u8]]) -> bool {
+        let mut at = 0;
+        let n = get_varint(&self.buf, &mut at) as usize;
+        n * 2 == fields.len() && self.master_fields().zip(fields.iter().step_by(2)).all(|(a, b)| a == *b)
+    }
+
+    /// Appends entry `id` (greater than `last`); `master` is the node's key.
+    pub fn push(&mut self, master: StreamId, id: StreamId, fields: &[&[u8]]) {
+        let same = self.same_fields(fields);
+        let ms_delta = id.ms - master.ms;
+        let seq = if ms_delta == 0 { id.seq - master.seq } else { id.seq };
+        let mut need = 1 + varint_len(ms_delta) + varint_len(seq);
+        for (i, f) in fields.iter().enumerate() {
+            if !same || i % 2 == 1 {
+                need += varint_len(f.len() as u64) + f.len();
+            }
+        }
+        if !same {
+            need += varint_len((fields.len() / 2) as u64);
+        }
+        self.buf.reserve(need);
+        self.buf.push(if same { SAME_FIELDS } else { 0 });
+        put_varint(&mut self.buf, ms_delta);
+        put_varint(&mut self.buf, seq);
+        if !same {
+            put_varint(&mut self.buf, (fields.len() / 2) as u64);
+        }
+        for (i, f) in fields.iter().enumerate() {
+            if !same || i % 2 == 1 {
+                put_varint(&mut self.buf, f.len() as u64);
+                self.buf.extend_from_slice(f);
+            }
+        }
+        self.live += 1;
+        self.last = id;
+    }
+
+    /// Bytes an entry of `fields` would add at most (the node-size check).
+    pub fn entry_size(fields: &[&[u8]]) -> usize {
+        fields.iter().map(|f| f.len() + varint_len(f.len() as u64)).sum::<usize>() + 22
+    }
+
+    /// The entry at byte `pos`.
+    pub fn slot(&self, master: StreamId, pos: usize) -> Slot {
+        let buf = &self.buf;
+        let flags = buf[pos];
+        let mut at = pos + 1;
+        let ms_delta = get_varint(buf, &mut at);
+        let seq = get_varint(buf, &mut at);
+        let id = if ms_delta == 0 {
+            StreamId::new(master.ms, master.seq + seq)
+        } else {
+            StreamId::new(master.ms + ms_delta, seq)
+        };
+        let same = flags & SAME_FIELDS != 0;
+        let body = at;
+        // Skip the body.
+        let count = if same {
+            let mut m = 0;
+            get_varint(buf, &mut m) as usize
+        } else {
+            get_varint(buf, &mut at) as usize * 2
+        };
+        for _ in 0..count {
+            let len = get_varint(buf, &mut at) as usize;
+            at += len;
+        }
+        Slot {
+            pos,
+            id,
+            deleted: flags & DELETED != 0,
+            same,
+            body,
+            end: at,
+        }
+    }
+
+    pub fn fields(&self, slot: &Slot) -> Fields<'_> {
+        let mut master = 0;
+        let n = get_varint(&self.buf, &mut master) as usize;
+        if slot.same {
+            Fields {
+                buf: &self.buf,
+                master,
+                body: slot.body,
+                left: n,
+                same: true,
+            }
+        } else {
+            let mut body = slot.body;
+            let n = get_varint(&self.buf, &mut body) as usize;
+            Fields {
+                buf: &self.buf,
+                master: body,
+                body,
+                left: n,
+                same: false,
+            }
+        }
+    }
+
+    /// Every entry, deleted ones included, in ID order.
+    pub fn slots(&self, master: StreamId) -> impl Iterator<Item = Slot> + '_ {
+        let mut pos = self.entries_at as usize;
+        std::iter::from_fn(move || {
+            if pos >= self.buf.len() {
+                return None;
+            }
+            let s = self.slot(master, pos);
+            pos = s.end;
+            Some(s)
+        })
+    }
+
+    /// Marks the entry at `pos` deleted; false if it already was.
+    pub fn delete_at(&mut self, pos: usize) -> bool {
+        if self.buf[pos] & DELETED != 0 {
+            return false;
+        }
+        self.buf[pos] |= DELETED;
+        self.live -= 1;
+        self.deleted += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_with_shared_and_own_fields() {
+        let m = StreamId::new(100, 5);
+        let mut b = Block::new(m, &[b"a", b"1", b"b", b"2"]);
+        b.push(m, StreamId::new(100, 9), &[b"a", b"3", b"b", b"4"]);
+        b.push(m, StreamId::new(300, 0), &[b"x", b"5"]);
+        let slots: Vec<Slot> = b.slots(m).collect();
+        let ids: Vec<StreamId> = slots.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [m, StreamId::new(100, 9), StreamId::new(300, 0)]);
+        let f: Vec<_> = b.fields(&slots[1]).collect();
+        assert_eq!(f, [(&b"a"[..], &b"3"[..]), (&b"b"[..], &b"4"[..])]);
+        let f: Vec<_> = b.fields(&slots[2]).collect();
+        assert_eq!(f, [(&b"x"[..], &b"5"[..])]);
+        assert!(b.delete_at(slots[1].pos));
+        assert!(!b.delete_at(slots[1].pos));
+        assert!(b.slots(m).nth(1).unwrap().deleted);
+        assert_eq!((b.live, b.deleted), (2, 1));
+    }
+}

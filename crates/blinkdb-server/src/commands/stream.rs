@@ -1,0 +1,655 @@
+//! Stream commands without consumer groups (XADD, XRANGE, XREVRANGE, XLEN,
+//! XDEL, XTRIM, XREAD, XSETID), with Redis 7.0's replies, errors, keyspace
+//! events and AOF records. XADD and XTRIM log an approximate trim as the
+//! exact one it turned out to be, and XADD logs the ID it chose, as Redis
+//! propagates them. XREAD's BLOCK waits are not served: with nothing to
+//! read it answers as a timeout would (see `xread`).
+
+use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
+use super::collection;
+use super::Ctx;
+use crate::protocol::{Args, Out};
+use blinkdb_engine::notify::STREAM;
+use blinkdb_engine::types::stream::{EntryRef, ParsedId, StreamId, Trim};
+use blinkdb_engine::types::StreamValue;
+
+pub(super) const ERR_INVALID_ID: &str =
+    "ERR Invalid stream ID specified as stream command argument";
+const ERR_TOP_ITEM: &str =
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+
+/// An ID argument where `-` and `+` are allowed.
+pub(super) fn parse_id(arg: &[u8], missing_seq: u64) -> Result<StreamId, &'static str> {
+    StreamId::parse(arg, missing_seq, false, false)
+        .map(|p| p.id)
+        .ok_or(ERR_INVALID_ID)
+}
+
+/// An ID argument where `-` and `+` are not.
+pub(super) fn parse_strict(arg: &[u8]) -> Result<StreamId, &'static str> {
+    StreamId::parse(arg, 0, true, false)
+        .map(|p| p.id)
+        .ok_or(ERR_INVALID_ID)
+}
+
+/// A range bound: `(id` is exclusive (and strict); returns the inclusive
+/// bound, or Redis's error for an exclusive bound past the last ID.
+pub(super) fn parse_bound(arg: &[u8], end: bool) -> Result<StreamId, &'static str> {
+    if arg.len() > 1 && arg[0] == b'(' {
+        let id = StreamId::parse(&arg[1..], if end { u64::MAX } else { 0 }, true, false)
+            .ok_or(ERR_INVALID_ID)?
+            .id;
+        return if end {
+            id.prev().ok_or("ERR invalid end ID for the interval")
+        } else {
+            id.next().ok_or("ERR invalid start ID for the interval")
+        };
+    }
+    parse_id(arg, if end { u64::MAX } else { 0 })
+}
+
+pub(super) fn reply_id(out: &mut Out, id: StreamId) {
+    out.bulk(id.to_string().as_bytes());
+}
+
+/// `[id, [field, value, ...]]`.
+pub(super) fn reply_entry(out: &mut Out, (id, fields): EntryRef<'_>) {
+    out.array(2);
+    reply_id(out, id);
+    out.array(fields.len() * 2);
+    for (f, v) in fields {
+        out.bulk(f);
+        out.bulk(v);
+    }
+}
+
+pub(super) fn reply_entries<'a>(out: &mut Out, entries: impl Iterator<Item = EntryRef<'a>>) {
+    let entries: Vec<EntryRef<'a>> = entries.collect();
+    out.array(entries.len());
+    for e in entries {
+        reply_entry(out, e);
+    }
+}
+
+pub(super) fn node_limits(ctx: &mut Ctx) -> blinkdb_engine::types::stream::NodeLimits {
+    ctx.client
+        .settings(ctx.shared)
+        .collection_limits
+        .stream_node
+}
+
+/// What a BLOCK read that would wait answers: BlinkDB has no waiters for
+/// streams yet, and answering as a timeout at once would be wrong.
+pub(super) const ERR_NO_BLOCK: &str =
+    "ERR BLOCK is not served by BlinkDB yet: nothing to read now (retry without BLOCK)";
+
+/// The trimming and ID arguments of XADD and XTRIM.
+struct AddArgs {
+    trim: Option<Trim>,
+    approx: bool,
+    limit: u64,
+    /// Index of the MAXLEN/MINID threshold (rewritten for the log).
+    threshold_at: usize,
+    /// XADD: the ID argument's index (None for `*`) and its value.
+    id: Option<ParsedId>,
+    id_at: usize,
+    nomkstream: bool,
+}
+
+/// Redis's streamParseAddOrTrimArgsOrReply. `obey`: the command comes from
+/// the log, where LIMIT is ignored (the threshold was written exact).
+fn parse_add_args(
+    args: &Args,
+    xadd: bool,
+    obey: bool,
+    node_max_entries: usize,
+) -> Result<AddArgs, String> {
+    let mut a = AddArgs {
+        trim: None,
+        approx: false,
+        limit: 0,
+        threshold_at: 0,
+        id: None,
+        id_at: args.len(),
+        nomkstream: false,
+    };
+    let mut limit_given = false;
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        let opt = args[i];
+        if xadd && opt == b"*" {
+            a.id_at = i;
+            break;
+        } else if (eq_ic(opt, "maxlen") || eq_ic(opt, "minid")) && more > 0 {
+            if a.trim.is_some() {
+                return Err("ERR syntax error, MAXLEN and MINID options at the same time are not compatible".into());
+            }
+            a.approx = false;
+            let next = args[i + 1];
+            if more >= 2 && next == b"~" {
+                a.approx = true;
+                i += 1;
+            } else if more >= 2 && next == b"=" {
+                i += 1;
+            }
+            let threshold = args[i + 1];
+            if eq_ic(opt, "maxlen") {
+                let n = parse_i64(threshold).ok_or(ERR_NOT_INT)?;
+                if n < 0 {
+                    return Err("ERR The MAXLEN argument must be >= 0.".into());
+                }
+                a.trim = Some(Trim::MaxLen(n as u64));
+            } else {
+                a.trim = Some(Trim::MinId(parse_strict(threshold)?));
+            }
+            i += 1;
+            a.threshold_at = i;
+        } else if eq_ic(opt, "limit") && more > 0 {
+            let n = parse_i64(args[i + 1]).ok_or(ERR_NOT_INT)?;
+            if n < 0 {
+                return Err("ERR The LIMIT argument must be >= 0.".into());
+            }
+            a.limit = n as u64;
+            limit_given = true;
+            i += 1;
+        } else if xadd && eq_ic(opt, "nomkstream") {
+            a.nomkstream = true;
+        } else if xadd {
+            let id = StreamId::parse(opt, 0, true, true).ok_or(ERR_INVALID_ID)?;
+            a.id = Some(id);
+            a.id_at = i;
+            break;
+        } else {
+            return Err(ERR_SYNTAX.into());
+        }
+        i += 1;
+    }
+    if a.limit != 0 && a.trim.is_none() {
+        return Err(
+            "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy".into(),
+        );
+    }
+    if !xadd && a.trim.is_none() {
+        return Err("ERR syntax error, XTRIM must be called with a trimming strategy".into());
+    }
+    if obey {
+        a.limit = 0;
+    } else if limit_given {
+        if !a.approx {
+            return Err(
+                "ERR syntax error, LIMIT cannot be used without the special ~ option".into(),
+            );
+        }
+    } else if a.approx {
+        // At most 100 nodes' worth of work, as Redis bounds it.
+        let n = 100u64.saturating_mul(node_max_entries as u64);
+        a.limit = if n == 0 { 10_000 } else { n.min(1_000_000) };
+    } else {
+        a.limit = 0;
+    }
+    Ok(a)
+}
+
+/// The trim threshold an approximate trim is logged with: the length or
+/// first ID it left, so that replaying it is exact.
+fn exact_threshold(s: &StreamValue, trim: Trim) -> Vec<u8> {
+    match trim {
+        Trim::MaxLen(_) => s.len().to_string().into_bytes(),
+        Trim::MinId(_) => s.first_id_with_tombstones().to_bytes(),
+    }
+}
+
+fn replaying(ctx: &Ctx) -> bool {
+    ctx.shared.engine.is_loading()
+}
+
+pub fn xadd(ctx: &mut Ctx, args: &Args) {
+    let limits = node_limits(ctx);
+    let a = match parse_add_args(args, true, replaying(ctx), limits.max_entries) {
+        Ok(a) => a,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let fields_at = a.id_at + 1;
+    if args.len() < fields_at + 2 || !(args.len() - fields_at).is_multiple_of(2) {
+        return ctx.arity_error("xadd");
+    }
+    if let Some(p) = a.id {
+        if p.seq_given && p.id.is_zero() {
+            return ctx
+                .out
+                .error("ERR The ID specified in XADD must be greater than 0-0");
+        }
+    }
+    let key = args[1];
+    let now = blinkdb_engine::clock::now_ms();
+    ctx.write1(key, |tx, db, out| {
+        let id = match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) if a.nomkstream => return out.null(),
+            Ok(None) => StreamValue::default().next_id(a.id, now),
+            Ok(Some(s)) if s.last_id == StreamId::MAX => {
+                return out.error(
+                    "ERR The stream has exhausted the last possible ID, unable to add more items",
+                )
+            }
+            Ok(Some(s)) => s.next_id(a.id, now),
+        };
+        let Ok(id) = id else {
+            return out.error(ERR_TOP_ITEM);
+        };
+        let done = collection::modify(tx, db, key, true, |s: &mut StreamValue| {
+            s.append(id, &args[fields_at..], limits);
+            let trimmed = a.trim.map_or(0, |t| s.trim(t, a.approx, a.limit));
+            let threshold = match a.trim {
+                Some(t) if a.approx => Some(exact_threshold(s, t)),
+                _ => None,
+            };
+            (trimmed, threshold)
+        });
+        let Ok(Some((trimmed, threshold))) = done else {
+            return out.error(ERR_WRONGTYPE);
+        };
+        let id_text = id.to_bytes();
+        reply_id_bytes(out, &id_text);
+        tx.notify(STREAM, "xadd", db, key);
+        if trimmed > 0 {
+            tx.notify(STREAM, "xtrim", db, key);
+        }
+        let mut record: Vec<&[u8]> = args.to_vec();
+        if let Some(t) = &threshold {
+            record[a.threshold_at - 1] = b"=";
+            record[a.threshold_at] = t;
+        }
+        if !a.id.is_some_and(|p| p.seq_given) {
+            record[a.id_at] = &id_text;
+        }
+        tx.log(db, &record);
+    });
+}
+
+fn reply_id_bytes(out: &mut Out, id: &[u8]) {
+    out.bulk(id);
+}
+
+fn range_generic(ctx: &mut Ctx, args: &Args, rev: bool) {
+    let (start_arg, end_arg) = if rev {
+        (args[3], args[2])
+    } else {
+        (args[2], args[3])
+    };
+    let bounds = parse_bound(start_arg, false).and_then(|s| Ok((s, parse_bound(end_arg, true)?)));
+    let (start, end) = match bounds {
+        Ok(b) => b,
+        Err(e) => return ctx.out.error(e),
+    };
+    let mut count: Option<usize> = None;
+    let mut j = 4;
+    while j < args.len() {
+        if eq_ic(args[j], "count") && j + 1 < args.len() {
+            match parse_i64(args[j + 1]) {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(n) => count = Some(n.max(0) as usize),
+            }
+            j += 2;
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    collection::read_or_reply(ctx, args[1], |s: Option<&StreamValue>, out| {
+        let Some(s) = s else {
+            return out.array(0);
+        };
+        match count {
+            Some(0) => out.null_array(),
+            Some(n) => reply_entries(out, s.range(start, end, rev).take(n)),
+            None => reply_entries(out, s.range(start, end, rev)),
+        }
+    });
+}
+
+pub fn xrange(ctx: &mut Ctx, args: &Args) {
+    range_generic(ctx, args, false);
+}
+
+pub fn xrevrange(ctx: &mut Ctx, args: &Args) {
+    range_generic(ctx, args, true);
+}
+
+pub fn xlen(ctx: &mut Ctx, args: &Args) {
+    collection::read_or_reply(ctx, args[1], |s: Option<&StreamValue>, out| {
+        out.int(s.map_or(0, |s| s.len()) as i64)
+    });
+}
+
+pub fn xdel(ctx: &mut Ctx, args: &Args) {
+    let key = args[1];
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.int(0),
+            Ok(Some(_)) => {}
+        }
+        let ids: Result<Vec<StreamId>, _> = args[2..].iter().map(|a| parse_strict(a)).collect();
+        let ids = match ids {
+            Ok(ids) => ids,
+            Err(e) => return out.error(e),
+        };
+        let deleted = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            ids.iter().filter(|id| s.delete(**id)).count()
+        });
+        let deleted = deleted.ok().flatten().unwrap_or(0);
+        if deleted > 0 {
+            tx.notify(STREAM, "xdel", db, key);
+            tx.log(db, args);
+        }
+        out.int(deleted as i64)
+    });
+}
+
+pub fn xtrim(ctx: &mut Ctx, args: &Args) {
+    let limits = node_limits(ctx);
+    let a = match parse_add_args(args, false, replaying(ctx), limits.max_entries) {
+        Ok(a) => a,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let key = args[1];
+    let trim = a.trim.expect("XTRIM parsed a strategy");
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.int(0),
+            Ok(Some(s)) if s.is_empty() => return out.int(0),
+            Ok(Some(_)) => {}
+        }
+        let done = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            let n = s.trim(trim, a.approx, a.limit);
+            (n, (n > 0 && a.approx).then(|| exact_threshold(s, trim)))
+        });
+        let (deleted, threshold) = done.ok().flatten().unwrap_or((0, None));
+        if deleted > 0 {
+            tx.notify(STREAM, "xtrim", db, key);
+            let mut record: Vec<&[u8]> = args.to_vec();
+            if let Some(t) = &threshold {
+                record[a.threshold_at - 1] = b"=";
+                record[a.threshold_at] = t;
+            }
+            tx.log(db, &record);
+        }
+        out.int(deleted as i64)
+    });
+}
+
+/// The arguments XREAD and XREADGROUP share.
+pub(super) struct ReadArgs<'a> {
+    /// BLOCK's milliseconds, if given.
+    pub block: Option<i64>,
+    /// 0: no limit.
+    pub count: usize,
+    pub group: Option<(&'a [u8], &'a [u8])>,
+    pub noack: bool,
+    pub keys: Vec<&'a [u8]>,
+    pub ids: Vec<&'a [u8]>,
+}
+
+/// Redis's xreadCommand argument loop.
+pub(super) fn parse_read_args<'a>(
+    args: &Args<'a>,
+    group_cmd: bool,
+    in_script: bool,
+) -> Result<ReadArgs<'a>, String> {
+    let mut r = ReadArgs {
+        block: None,
+        count: 0,
+        group: None,
+        noack: false,
+        keys: Vec::new(),
+        ids: Vec::new(),
+    };
+    let mut streams_at = None;
+    let mut i = 1;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        let o = args[i];
+        if eq_ic(o, "block") && more > 0 {
+            if in_script {
+                let name = String::from_utf8_lossy(args[0]);
+                return Err(format!(
+                    "ERR {name} command is not allowed with BLOCK option from scripts"
+                ));
+            }
+            i += 1;
+            r.block = Some(parse_timeout_ms(args[i])?);
+        } else if eq_ic(o, "count") && more > 0 {
+            i += 1;
+            let n = parse_i64(args[i]).ok_or(ERR_NOT_INT)?;
+            r.count = n.max(0) as usize;
+        } else if eq_ic(o, "streams") && more > 0 {
+            let n = args.len() - i - 1;
+            if n % 2 != 0 {
+                return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
+            }
+            streams_at = Some(i + 1);
+            break;
+        } else if eq_ic(o, "group") && more >= 2 {
+            if !group_cmd {
+                return Err(
+                    "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+                        .into(),
+                );
+            }
+            r.group = Some((args[i + 1], args[i + 2]));
+            i += 2;
+        } else if eq_ic(o, "noack") {
+            if !group_cmd {
+                return Err(
+                    "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+                        .into(),
+                );
+            }
+            r.noack = true;
+        } else {
+            return Err(ERR_SYNTAX.into());
+        }
+        i += 1;
+    }
+    let Some(at) = streams_at else {
+        return Err(ERR_SYNTAX.into());
+    };
+    if group_cmd && r.group.is_none() {
+        return Err("ERR Missing GROUP option for XREADGROUP".into());
+    }
+    let n = (args.len() - at) / 2;
+    r.keys = args[at..at + n].to_vec();
+    r.ids = args[at + n..].to_vec();
+    Ok(r)
+}
+
+/// BLOCK's timeout, as Redis's getTimeoutFromObjectOrReply in milliseconds.
+fn parse_timeout_ms(arg: &[u8]) -> Result<i64, String> {
+    let n = parse_i64(arg).ok_or("ERR timeout is not an integer or out of range")?;
+    if n < 0 {
+        return Err("ERR timeout is negative".into());
+    }
+    Ok(n)
+}
+
+/// One stream's entries after an ID, copied out of the shard.
+pub(super) type Served = Vec<(StreamId, Vec<(Vec<u8>, Vec<u8>)>)>;
+
+pub(super) fn owned<'a>(entries: impl Iterator<Item = EntryRef<'a>>) -> Served {
+    entries
+        .map(|(id, f)| (id, f.map(|(a, b)| (a.to_vec(), b.to_vec())).collect()))
+        .collect()
+}
+
+pub(super) fn reply_served(out: &mut Out, entries: &Served) {
+    out.array(entries.len());
+    for (id, fields) in entries {
+        out.array(2);
+        reply_id(out, *id);
+        out.array(fields.len() * 2);
+        for (f, v) in fields {
+            out.bulk(f);
+            out.bulk(v);
+        }
+    }
+}
+
+/// Writes XREAD's reply for the streams that had something: a map of
+/// key to entries in RESP3, an array of `[key, entries]` pairs in RESP2.
+pub(super) fn reply_streams<K: AsRef<[u8]>>(out: &mut Out, served: &[(K, Served)]) {
+    if out.resp3() {
+        out.map(served.len());
+    } else {
+        out.array(served.len());
+    }
+    for (key, entries) in served {
+        if !out.resp3() {
+            out.array(2);
+        }
+        out.bulk(key.as_ref());
+        reply_served(out, entries);
+    }
+}
+
+/// What XREAD asked of each stream: entries after this ID.
+pub(super) struct XreadRequest<'a> {
+    pub keys: Vec<&'a [u8]>,
+    pub after: Vec<StreamId>,
+    pub count: usize,
+}
+
+/// Serves XREAD now if any stream has an entry past its ID; None means
+/// the caller would block (or answer as a timeout).
+pub(super) fn try_xread(ctx: &mut Ctx, req: &XreadRequest) -> Option<Vec<(Vec<u8>, Served)>> {
+    let mut served = Vec::new();
+    for (key, after) in req.keys.iter().zip(&req.after) {
+        let Some(start) = after.next() else {
+            continue;
+        };
+        let count = req.count;
+        let got = collection::read(ctx, key, |s: Option<&StreamValue>, _| {
+            let s = s?;
+            let last = s.last_live_id()?;
+            if last <= *after {
+                return None;
+            }
+            let it = s.range(start, StreamId::MAX, false);
+            Some(if count > 0 {
+                owned(it.take(count))
+            } else {
+                owned(it)
+            })
+        });
+        if let Ok(Some(entries)) = got {
+            served.push((key.to_vec(), entries));
+        }
+    }
+    (!served.is_empty()).then_some(served)
+}
+
+pub fn xread(ctx: &mut Ctx, args: &Args) {
+    let in_script = ctx.client.script.is_some();
+    let r = match parse_read_args(args, false, in_script) {
+        Ok(r) => r,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let mut after = Vec::with_capacity(r.keys.len());
+    for (key, id) in r.keys.iter().zip(&r.ids) {
+        let last = collection::read(ctx, key, |s: Option<&StreamValue>, _| {
+            s.map(|s| s.last_id)
+        });
+        let last = match last {
+            Err(_) => return ctx.wrongtype(),
+            Ok(l) => l,
+        };
+        let id = if *id == b"$" {
+            last.unwrap_or(StreamId::MIN)
+        } else if *id == b">" {
+            return ctx.out.error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
+        } else {
+            match parse_strict(id) {
+                Ok(id) => id,
+                Err(e) => return ctx.out.error(e),
+            }
+        };
+        after.push(id);
+    }
+    let block = r.block;
+    let req = XreadRequest {
+        keys: r.keys,
+        after,
+        count: r.count,
+    };
+    match try_xread(ctx, &req) {
+        Some(served) => reply_streams(ctx.out, &served),
+        None if block.is_some() && !ctx.client.deny_blocking => ctx.out.error(ERR_NO_BLOCK),
+        // Without BLOCK, or where blocking is denied (MULTI, scripts), an
+        // empty read answers as a timeout does.
+        None => ctx.out.null_array(),
+    }
+}
+
+pub fn xsetid(ctx: &mut Ctx, args: &Args) {
+    let id = match parse_strict(args[2]) {
+        Ok(id) => id,
+        Err(e) => return ctx.out.error(e),
+    };
+    let mut entries_added: Option<u64> = None;
+    let mut max_deleted = StreamId::MIN;
+    let mut i = 3;
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        if eq_ic(args[i], "entriesadded") && more > 0 {
+            match parse_i64(args[i + 1]) {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(n) if n < 0 => return ctx.out.error("ERR entries_added must be positive"),
+                Some(n) => entries_added = Some(n as u64),
+            }
+        } else if eq_ic(args[i], "maxdeletedid") && more > 0 {
+            match parse_strict(args[i + 1]) {
+                Err(e) => return ctx.out.error(e),
+                Ok(m) if id < m => {
+                    return ctx.out.error(
+                        "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+                    )
+                }
+                Ok(m) => max_deleted = m,
+            }
+        } else {
+            return ctx.syntax_error();
+        }
+        i += 2;
+    }
+    let key = args[1];
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => return out.error(super::args::ERR_NO_SUCH_KEY),
+            Ok(Some(s)) if !s.is_empty() => {
+                if s.last_live_id().is_some_and(|top| id < top) {
+                    return out.error(
+                        "ERR The ID specified in XSETID is smaller than the target stream top item",
+                    );
+                }
+                if entries_added.is_some_and(|n| s.len() > n) {
+                    return out.error("ERR The entries_added specified in XSETID is smaller than the target stream length");
+                }
+            }
+            Ok(Some(_)) => {}
+        }
+        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            s.last_id = id;
+            if let Some(n) = entries_added {
+                s.entries_added = n;
+            }
+            if !max_deleted.is_zero() {
+                s.max_deleted_id = max_deleted;
+            }
+        });
+        tx.notify(STREAM, "xsetid", db, key);
+        tx.log(db, args);
+        out.ok()
+    });
+}

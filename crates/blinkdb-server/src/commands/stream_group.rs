@@ -1,0 +1,993 @@
+//! Consumer-group commands (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM,
+//! XAUTOCLAIM) with Redis 7.0's replies and errors. What reaches the AOF is
+//! what Redis propagates: XREADGROUP, XCLAIM and XAUTOCLAIM log one
+//! `XCLAIM ... FORCE JUSTID LASTID` per entry they hand out (and XGROUP
+//! SETID or CREATECONSUMER where Redis sends those), never themselves.
+
+use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
+use super::collection;
+use super::stream::{
+    owned, parse_bound, parse_id, parse_read_args, parse_strict, reply_id, reply_served, Served,
+    ERR_NO_BLOCK,
+};
+use super::Ctx;
+use crate::protocol::{Args, Out};
+use blinkdb_engine::notify::STREAM;
+use blinkdb_engine::types::stream::{Group, Nack, StreamId};
+use blinkdb_engine::types::StreamValue;
+use blinkdb_engine::Tx;
+
+fn now_ms() -> i64 {
+    blinkdb_engine::clock::now_ms() as i64
+}
+
+fn text(b: &[u8]) -> String {
+    // Redis formats names with %s: the text ends at a NUL.
+    let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn nogroup_for_key(group: &[u8], key: &[u8]) -> String {
+    format!(
+        "NOGROUP No such consumer group '{}' for key name '{}'",
+        text(group),
+        text(key)
+    )
+}
+
+fn nogroup(key: &[u8], group: &[u8]) -> String {
+    format!(
+        "NOGROUP No such key '{}' or consumer group '{}'",
+        text(key),
+        text(group)
+    )
+}
+
+/// Logs what Redis's streamPropagateXCLAIM sends for pending entry `id`.
+fn log_xclaim(tx: &mut Tx, db: usize, key: &[u8], group: &[u8], g: &Group, id: StreamId, nack: &Nack) {
+    let id = id.to_bytes();
+    let time = nack.delivery_time.to_string();
+    let count = nack.delivery_count.to_string();
+    let last = g.last_id.to_bytes();
+    tx.log(
+        db,
+        &[
+            b"XCLAIM",
+            key,
+            group,
+            &nack.consumer,
+            b"0",
+            &id,
+            b"TIME",
+            time.as_bytes(),
+            b"RETRYCOUNT",
+            count.as_bytes(),
+            b"FORCE",
+            b"JUSTID",
+            b"LASTID",
+            &last,
+        ],
+    );
+}
+
+/// Logs Redis's streamPropagateGroupID: the group's last ID and count.
+fn log_setid(tx: &mut Tx, db: usize, key: &[u8], group: &[u8], g: &Group) {
+    let last = g.last_id.to_bytes();
+    let read = g.entries_read.map_or(-1, |n| n as i64).to_string();
+    tx.log(
+        db,
+        &[b"XGROUP", b"SETID", key, group, &last, b"ENTRIESREAD", read.as_bytes()],
+    );
+}
+
+/// Runs `f` on the stream at `key` with its group table taken out (so both
+/// can change), and puts the table back. None if absent or another type.
+fn with_groups<R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    f: impl FnOnce(&mut StreamValue, &mut std::collections::BTreeMap<Box<[u8]>, Group>) -> R,
+) -> Option<R> {
+    collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let mut groups = std::mem::take(&mut s.groups);
+        let r = f(s, &mut groups);
+        s.groups = groups;
+        r
+    })
+    .ok()
+    .flatten()
+}
+
+/// XGROUP's option loop (arguments from 5) and key checks, as Redis's
+/// xgroupCommand runs them before any subcommand.
+struct GroupArgs {
+    mkstream: bool,
+    entries_read: Option<u64>,
+}
+
+fn group_options(ctx: &mut Ctx, args: &Args) -> Option<GroupArgs> {
+    let sub = args[1];
+    let (create, setid) = (eq_ic(sub, "create"), eq_ic(sub, "setid"));
+    let mut g = GroupArgs {
+        mkstream: false,
+        entries_read: None,
+    };
+    let mut i = 5;
+    while i < args.len() {
+        if create && eq_ic(args[i], "mkstream") {
+            g.mkstream = true;
+            i += 1;
+        } else if (create || setid) && eq_ic(args[i], "entriesread") && i + 1 < args.len() {
+            match parse_i64(args[i + 1]) {
+                None => {
+                    ctx.out.error(ERR_NOT_INT);
+                    return None;
+                }
+                Some(n) if n < -1 => {
+                    ctx.out
+                        .error("ERR value for ENTRIESREAD must be positive or -1");
+                    return None;
+                }
+                Some(n) => g.entries_read = (n >= 0).then_some(n as u64),
+            }
+            i += 2;
+        } else {
+            super::subcommand_syntax_error(ctx, args);
+            return None;
+        }
+    }
+    Some(g)
+}
+
+/// The checks every XGROUP subcommand with a key makes inside its write:
+/// the key's type, its existence (unless MKSTREAM), and (but for CREATE
+/// and DESTROY) the group's. Err carries the reply.
+fn check_group(
+    tx: &mut Tx,
+    db: usize,
+    args: &Args,
+    mkstream: bool,
+) -> Result<Option<()>, String> {
+    let (key, group) = (args[2], args[3]);
+    let s = collection::get::<StreamValue>(tx, db, key).map_err(|_| ERR_WRONGTYPE.to_string())?;
+    if mkstream {
+        return Ok(s.map(|_| ()));
+    }
+    let Some(s) = s else {
+        return Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.".into());
+    };
+    let sub = args[1];
+    if !s.groups.contains_key(group)
+        && (eq_ic(sub, "setid") || eq_ic(sub, "createconsumer") || eq_ic(sub, "delconsumer"))
+    {
+        return Err(nogroup_for_key(group, key));
+    }
+    Ok(Some(()))
+}
+
+pub fn create(ctx: &mut Ctx, args: &Args) {
+    let Some(opts) = group_options(ctx, args) else {
+        return;
+    };
+    if args.len() > 8 {
+        return super::subcommand_syntax_error(ctx, args);
+    }
+    let (key, group) = (args[2], args[3]);
+    ctx.write1(key, |tx, db, out| {
+        let exists = match check_group(tx, db, args, opts.mkstream) {
+            Err(e) => return out.error(&e),
+            Ok(e) => e.is_some(),
+        };
+        let last = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .map_or(StreamId::MIN, |s| s.last_id);
+        let id = if args[4] == b"$" {
+            last
+        } else {
+            match parse_strict(args[4]) {
+                Ok(id) => id,
+                Err(e) => return out.error(e),
+            }
+        };
+        let created = collection::modify(tx, db, key, !exists, |s: &mut StreamValue| {
+            if s.groups.contains_key(group) {
+                return false;
+            }
+            s.groups
+                .insert(group.into(), Group::new(id, opts.entries_read));
+            true
+        });
+        match created {
+            Ok(Some(true)) => {
+                tx.notify(STREAM, "xgroup-create", db, key);
+                tx.log(db, args);
+                out.ok()
+            }
+            Ok(Some(false)) => out.error("BUSYGROUP Consumer Group name already exists"),
+            _ => out.error(ERR_WRONGTYPE),
+        }
+    });
+}
+
+pub fn setid(ctx: &mut Ctx, args: &Args) {
+    let Some(opts) = group_options(ctx, args) else {
+        return;
+    };
+    if args.len() != 5 && args.len() != 7 {
+        return super::subcommand_syntax_error(ctx, args);
+    }
+    let (key, group) = (args[2], args[3]);
+    ctx.write1(key, |tx, db, out| {
+        if let Err(e) = check_group(tx, db, args, false) {
+            return out.error(&e);
+        }
+        let id = if args[4] == b"$" {
+            None
+        } else {
+            match parse_id(args[4], 0) {
+                Ok(id) => Some(id),
+                Err(e) => return out.error(e),
+            }
+        };
+        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            let last = s.last_id;
+            if let Some(g) = s.groups.get_mut(group) {
+                g.last_id = id.unwrap_or(last);
+                g.entries_read = opts.entries_read;
+            }
+        });
+        tx.notify(STREAM, "xgroup-setid", db, key);
+        tx.log(db, args);
+        out.ok()
+    });
+}
+
+pub fn destroy(ctx: &mut Ctx, args: &Args) {
+    if group_options(ctx, args).is_none() {
+        return;
+    }
+    let (key, group) = (args[2], args[3]);
+    ctx.write1(key, |tx, db, out| {
+        if let Err(e) = check_group(tx, db, args, false) {
+            return out.error(&e);
+        }
+        let has = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.groups.contains_key(group));
+        if !has {
+            return out.int(0);
+        }
+        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            s.groups.remove(group)
+        });
+        tx.notify(STREAM, "xgroup-destroy", db, key);
+        tx.log(db, args);
+        out.int(1)
+    });
+}
+
+pub fn createconsumer(ctx: &mut Ctx, args: &Args) {
+    if group_options(ctx, args).is_none() {
+        return;
+    }
+    let (key, group, consumer) = (args[2], args[3], args[4]);
+    let now = now_ms();
+    ctx.write1(key, |tx, db, out| {
+        if let Err(e) = check_group(tx, db, args, false) {
+            return out.error(&e);
+        }
+        let exists = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .and_then(|s| s.groups.get(group))
+            .is_some_and(|g| g.consumers.contains_key(consumer));
+        if exists {
+            return out.int(0);
+        }
+        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            s.groups
+                .get_mut(group)
+                .map(|g| g.create_consumer(consumer, now))
+        });
+        tx.notify(STREAM, "xgroup-createconsumer", db, key);
+        tx.log(db, args);
+        out.int(1)
+    });
+}
+
+pub fn delconsumer(ctx: &mut Ctx, args: &Args) {
+    if group_options(ctx, args).is_none() {
+        return;
+    }
+    let (key, group, consumer) = (args[2], args[3], args[4]);
+    ctx.write1(key, |tx, db, out| {
+        if let Err(e) = check_group(tx, db, args, false) {
+            return out.error(&e);
+        }
+        let exists = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .and_then(|s| s.groups.get(group))
+            .is_some_and(|g| g.consumers.contains_key(consumer));
+        if !exists {
+            return out.int(0);
+        }
+        let pending = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            s.groups
+                .get_mut(group)
+                .and_then(|g| g.delete_consumer(consumer))
+        });
+        let pending = pending.ok().flatten().flatten().unwrap_or(0);
+        tx.notify(STREAM, "xgroup-delconsumer", db, key);
+        tx.log(db, args);
+        out.int(pending as i64)
+    });
+}
+
+pub fn help(ctx: &mut Ctx, _args: &Args) {
+    ctx.out.help(&[
+        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+        "HELP",
+        "    Prints this help.",
+    ]);
+}
+
+/// What one stream of an XREADGROUP served: new entries, or the
+/// consumer's history (entries it has pending; deleted ones as null).
+enum GroupRead {
+    New(Served),
+    History(Vec<(StreamId, Option<Vec<(Vec<u8>, Vec<u8>)>>)>),
+}
+
+/// One stream's part of XREADGROUP, inside its write: serves it if there
+/// is something (always for a history read), changing the group and
+/// logging what Redis propagates. None: nothing to serve now.
+#[allow(clippy::too_many_arguments)]
+fn serve_group(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    after: Option<StreamId>,
+    count: usize,
+    noack: bool,
+    now: i64,
+) -> Option<GroupRead> {
+    let s = collection::get::<StreamValue>(tx, db, key).ok().flatten()?;
+    let g = s.groups.get(group)?;
+    let new_from = match after {
+        Some(_) => None,
+        None => {
+            let top = s.last_live_id()?;
+            if top <= g.last_id {
+                return None;
+            }
+            Some(g.last_id)
+        }
+    };
+    let mut records: Vec<(StreamId, Nack)> = Vec::new();
+    let mut created = false;
+    let mut setid = false;
+    let read = with_groups(tx, db, key, |s, groups| {
+        let g = groups.get_mut(group).expect("checked above");
+        match g.consumers.get_mut(consumer) {
+            Some(c) => c.seen_time = now,
+            None => {
+                g.create_consumer(consumer, now);
+                created = true;
+            }
+        }
+        let Some(last) = new_from else {
+            // History: the consumer's pending entries from the given ID.
+            let start = after.expect("history read");
+            let ids: Vec<StreamId> = g.consumers[consumer]
+                .pel
+                .range(start..)
+                .take(if count == 0 { usize::MAX } else { count })
+                .copied()
+                .collect();
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                match s.get(id) {
+                    Some(f) => {
+                        let f = f.map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+                        if let Some(n) = g.pel.get_mut(&id) {
+                            n.delivery_time = now;
+                            n.delivery_count += 1;
+                        }
+                        out.push((id, Some(f)));
+                    }
+                    None => out.push((id, None)),
+                }
+            }
+            return GroupRead::History(out);
+        };
+        let start = last.next().unwrap_or(StreamId::MAX);
+        let it = s.range(start, StreamId::MAX, false);
+        let entries = if count > 0 {
+            owned(it.take(count))
+        } else {
+            owned(it)
+        };
+        for (id, _) in &entries {
+            s.advance_group(g, *id);
+            if noack {
+                setid = true;
+            } else {
+                let nack = g.deliver(*id, consumer, now).clone();
+                records.push((*id, nack));
+            }
+        }
+        GroupRead::New(entries)
+    })?;
+    if created {
+        tx.notify(STREAM, "xgroup-createconsumer", db, key);
+        if noack {
+            tx.log(db, &[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
+        }
+    }
+    let g = collection::get::<StreamValue>(tx, db, key)
+        .ok()
+        .flatten()
+        .and_then(|s| s.groups.get(group))
+        .cloned_meta();
+    if let Some(g) = g {
+        for (id, nack) in &records {
+            log_xclaim(tx, db, key, group, &g, *id, nack);
+        }
+        if setid {
+            log_setid(tx, db, key, group, &g);
+        }
+    }
+    Some(read)
+}
+
+/// A group's last ID and entries-read without its tables (for logging).
+trait MetaOnly {
+    fn cloned_meta(self) -> Option<Group>;
+}
+
+impl MetaOnly for Option<&Group> {
+    fn cloned_meta(self) -> Option<Group> {
+        self.map(|g| Group::new(g.last_id, g.entries_read))
+    }
+}
+
+pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
+    let in_script = ctx.client.script.is_some();
+    let r = match parse_read_args(args, true, in_script) {
+        Ok(r) => r,
+        Err(e) => return ctx.out.error(&e),
+    };
+    let (group, consumer) = r.group.expect("XREADGROUP parsed GROUP");
+    let db = ctx.db();
+    let keys: Vec<(usize, &[u8])> = r.keys.iter().map(|k| (db, *k)).collect();
+    let now = now_ms();
+    let (count, noack, block) = (r.count, r.noack, r.block);
+    let deny_blocking = ctx.client.deny_blocking;
+    ctx.write(&keys, |tx, out| {
+        // Every key, group and ID is checked before anything is served.
+        let mut after: Vec<Option<StreamId>> = Vec::with_capacity(r.keys.len());
+        for (key, id) in r.keys.iter().zip(&r.ids) {
+            let s = match collection::get::<StreamValue>(tx, db, key) {
+                Err(_) => return out.error(ERR_WRONGTYPE),
+                Ok(s) => s,
+            };
+            if !s.is_some_and(|s| s.groups.contains_key(group)) {
+                return out.error(&format!(
+                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                    text(key),
+                    text(group)
+                ));
+            }
+            if *id == b"$" {
+                return out.error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.");
+            }
+            if *id == b">" {
+                after.push(None);
+                continue;
+            }
+            match parse_strict(id) {
+                Ok(id) => after.push(id.next().or(Some(StreamId::MAX))),
+                Err(e) => return out.error(e),
+            }
+        }
+        let mut served: Vec<(&[u8], GroupRead)> = Vec::new();
+        for (key, after) in r.keys.iter().zip(&after) {
+            if let Some(read) = serve_group(tx, db, key, group, consumer, *after, count, noack, now)
+            {
+                served.push((key, read));
+            }
+        }
+        if served.is_empty() {
+            if block.is_some() && !deny_blocking {
+                return out.error(ERR_NO_BLOCK);
+            }
+            return out.null_array();
+        }
+        if out.resp3() {
+            out.map(served.len());
+        } else {
+            out.array(served.len());
+        }
+        for (key, read) in &served {
+            if !out.resp3() {
+                out.array(2);
+            }
+            out.bulk(key);
+            match read {
+                GroupRead::New(entries) => reply_served(out, entries),
+                GroupRead::History(entries) => {
+                    out.array(entries.len());
+                    for (id, fields) in entries {
+                        out.array(2);
+                        reply_id(out, *id);
+                        match fields {
+                            None => out.null_array(),
+                            Some(f) => {
+                                out.array(f.len() * 2);
+                                for (a, b) in f {
+                                    out.bulk(a);
+                                    out.bulk(b);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+pub fn xack(ctx: &mut Ctx, args: &Args) {
+    let (key, group) = (args[1], args[2]);
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(Some(s)) if s.groups.contains_key(group) => {}
+            Ok(_) => return out.int(0),
+        }
+        let ids: Result<Vec<StreamId>, _> = args[3..].iter().map(|a| parse_strict(a)).collect();
+        let ids = match ids {
+            Ok(ids) => ids,
+            Err(e) => return out.error(e),
+        };
+        let pending = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .and_then(|s| s.groups.get(group))
+            .is_some_and(|g| ids.iter().any(|id| g.pel.contains_key(id)));
+        if !pending {
+            return out.int(0);
+        }
+        let acked = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+            let g = s.groups.get_mut(group).expect("checked above");
+            ids.iter().filter(|id| g.ack(**id)).count()
+        });
+        let acked = acked.ok().flatten().unwrap_or(0);
+        tx.log(db, args);
+        out.int(acked as i64)
+    });
+}
+
+pub fn xpending(ctx: &mut Ctx, args: &Args) {
+    let (key, group) = (args[1], args[2]);
+    let summary = args.len() == 3;
+    if args.len() != 3 && !(6..=9).contains(&args.len()) {
+        return ctx.syntax_error();
+    }
+    let mut min_idle = 0i64;
+    let mut range = (StreamId::MIN, StreamId::MAX, 0usize);
+    let mut consumer: Option<&[u8]> = None;
+    if !summary {
+        let mut at = 3;
+        if eq_ic(args[3], "idle") {
+            match parse_i64(args[4]) {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(n) => min_idle = n,
+            }
+            if args.len() < 8 {
+                return ctx.syntax_error();
+            }
+            at += 2;
+        }
+        let count = match parse_i64(args[at + 2]) {
+            None => return ctx.out.error(ERR_NOT_INT),
+            Some(n) => n.max(0) as usize,
+        };
+        let start = match parse_bound(args[at], false) {
+            Ok(id) => id,
+            Err(e) => return ctx.out.error(e),
+        };
+        let end = match parse_bound(args[at + 1], true) {
+            Ok(id) => id,
+            Err(e) => return ctx.out.error(e),
+        };
+        range = (start, end, count);
+        consumer = args.get(at + 3).copied();
+    }
+    let now = now_ms();
+    let read = collection::read(ctx, key, |s: Option<&StreamValue>, out| {
+        let Some(g) = s.and_then(|s| s.groups.get(group)) else {
+            return out.error(&format!(
+                "NOGROUP No such key '{}' or consumer group '{}'",
+                text(key),
+                text(group)
+            ));
+        };
+        if summary {
+            out.array(4);
+            out.int(g.pel.len() as i64);
+            let (Some((first, _)), Some((last, _))) =
+                (g.pel.iter().next(), g.pel.iter().next_back())
+            else {
+                out.null();
+                out.null();
+                return out.null_array();
+            };
+            reply_id(out, *first);
+            reply_id(out, *last);
+            let busy: Vec<_> = g.consumers.iter().filter(|(_, c)| !c.pel.is_empty()).collect();
+            out.array(busy.len());
+            for (name, c) in busy {
+                out.array(2);
+                out.bulk(name);
+                out.bulk(c.pel.len().to_string().as_bytes());
+            }
+            return;
+        }
+        let (start, end, count) = range;
+        let ids: Box<dyn Iterator<Item = StreamId> + '_> = match consumer {
+            Some(name) => match g.consumers.get(name) {
+                None => return out.array(0),
+                Some(c) if start > end => {
+                    let _ = c;
+                    Box::new(std::iter::empty())
+                }
+                Some(c) => Box::new(c.pel.range(start..=end).copied()),
+            },
+            None if start > end => Box::new(std::iter::empty()),
+            None => Box::new(g.pel.range(start..=end).map(|(id, _)| *id)),
+        };
+        let rows: Vec<(StreamId, &Nack)> = ids
+            .filter_map(|id| g.pel.get(&id).map(|n| (id, n)))
+            .filter(|(_, n)| min_idle == 0 || now - n.delivery_time >= min_idle)
+            .take(count)
+            .collect();
+        out.array(rows.len());
+        for (id, n) in rows {
+            out.array(4);
+            reply_id(out, id);
+            out.bulk(&n.consumer);
+            out.int((now - n.delivery_time).max(0));
+            out.int(n.delivery_count as i64);
+        }
+    });
+    if read.is_err() {
+        ctx.wrongtype();
+    }
+}
+
+/// XCLAIM's options after the IDs.
+struct ClaimOpts {
+    force: bool,
+    justid: bool,
+    delivery_time: Option<i64>,
+    retrycount: Option<i64>,
+    last_id: StreamId,
+}
+
+fn claim_options(args: &Args, from: usize, now: i64) -> Result<ClaimOpts, String> {
+    let mut o = ClaimOpts {
+        force: false,
+        justid: false,
+        delivery_time: None,
+        retrycount: None,
+        last_id: StreamId::MIN,
+    };
+    let mut j = from;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let opt = args[j];
+        if eq_ic(opt, "force") {
+            o.force = true;
+        } else if eq_ic(opt, "justid") {
+            o.justid = true;
+        } else if eq_ic(opt, "idle") && more > 0 {
+            j += 1;
+            let n = parse_i64(args[j]).ok_or("ERR Invalid IDLE option argument for XCLAIM")?;
+            o.delivery_time = Some(now.wrapping_sub(n));
+        } else if eq_ic(opt, "time") && more > 0 {
+            j += 1;
+            let n = parse_i64(args[j]).ok_or("ERR Invalid TIME option argument for XCLAIM")?;
+            o.delivery_time = Some(n);
+        } else if eq_ic(opt, "retrycount") && more > 0 {
+            j += 1;
+            let n =
+                parse_i64(args[j]).ok_or("ERR Invalid RETRYCOUNT option argument for XCLAIM")?;
+            o.retrycount = Some(n);
+        } else if eq_ic(opt, "lastid") && more > 0 {
+            j += 1;
+            o.last_id = parse_strict(args[j])?;
+        } else {
+            return Err(format!("ERR Unrecognized XCLAIM option '{}'", text(opt)));
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// One claimed entry for the reply: its ID and (unless JUSTID) fields.
+type Claimed = (StreamId, Option<Vec<(Vec<u8>, Vec<u8>)>>);
+
+fn reply_claimed(out: &mut Out, claimed: &[Claimed]) {
+    out.array(claimed.len());
+    for (id, fields) in claimed {
+        match fields {
+            None => reply_id(out, *id),
+            Some(f) => {
+                out.array(2);
+                reply_id(out, *id);
+                out.array(f.len() * 2);
+                for (a, b) in f {
+                    out.bulk(a);
+                    out.bulk(b);
+                }
+            }
+        }
+    }
+}
+
+pub fn xclaim(ctx: &mut Ctx, args: &Args) {
+    let (key, group, consumer) = (args[1], args[2], args[3]);
+    let now = now_ms();
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(Some(s)) if s.groups.contains_key(group) => {}
+            Ok(_) => return out.error(&nogroup(key, group)),
+        }
+        let min_idle = match parse_i64(args[4]) {
+            None => return out.error("ERR Invalid min-idle-time argument for XCLAIM"),
+            Some(n) => n.max(0),
+        };
+        let mut ids = Vec::new();
+        let mut j = 5;
+        while j < args.len() {
+            match parse_strict(args[j]) {
+                Ok(id) => ids.push(id),
+                Err(_) => break,
+            }
+            j += 1;
+        }
+        let o = match claim_options(args, j, now) {
+            Ok(o) => o,
+            Err(e) => return out.error(&e),
+        };
+        let delivery_time = match o.delivery_time {
+            Some(t) if t >= 0 && t <= now => t,
+            _ => now,
+        };
+        let mut records: Vec<(StreamId, Nack)> = Vec::new();
+        let mut created = false;
+        let mut propagate_last = false;
+        let mut meta = None;
+        let claimed = with_groups(tx, db, key, |s, groups| {
+            let g = groups.get_mut(group).expect("checked above");
+            if o.last_id > g.last_id {
+                g.last_id = o.last_id;
+                propagate_last = true;
+            }
+            let mut claimed: Vec<Claimed> = Vec::new();
+            for id in &ids {
+                let id = *id;
+                if !s.contains(id) {
+                    if let Some(nack) = g.pel.get(&id).cloned() {
+                        records.push((id, nack));
+                        propagate_last = false;
+                        g.ack(id);
+                    }
+                    continue;
+                }
+                let mut fresh = false;
+                if o.force && !g.pel.contains_key(&id) {
+                    g.pel.insert(
+                        id,
+                        Nack {
+                            consumer: consumer.into(),
+                            delivery_time: now,
+                            delivery_count: 1,
+                        },
+                    );
+                    fresh = true;
+                }
+                let Some(nack) = g.pel.get(&id) else {
+                    continue;
+                };
+                if !fresh && min_idle > 0 && now - nack.delivery_time < min_idle {
+                    continue;
+                }
+                match g.consumers.get_mut(consumer) {
+                    Some(c) => c.seen_time = now,
+                    None => {
+                        g.create_consumer(consumer, now);
+                        created = true;
+                    }
+                }
+                g.assign(id, consumer);
+                let nack = g.pel.get_mut(&id).expect("pending");
+                nack.delivery_time = delivery_time;
+                if let Some(n) = o.retrycount.filter(|n| *n >= 0) {
+                    nack.delivery_count = n as u64;
+                } else if !o.justid {
+                    nack.delivery_count += 1;
+                }
+                records.push((id, nack.clone()));
+                propagate_last = false;
+                let fields = (!o.justid).then(|| {
+                    s.get(id)
+                        .map(|f| f.map(|(a, b)| (a.to_vec(), b.to_vec())).collect())
+                        .unwrap_or_default()
+                });
+                claimed.push((id, fields));
+            }
+            meta = Some(Group::new(g.last_id, g.entries_read));
+            claimed
+        })
+        .unwrap_or_default();
+        if created {
+            tx.notify(STREAM, "xgroup-createconsumer", db, key);
+        }
+        if let Some(g) = &meta {
+            for (id, nack) in &records {
+                log_xclaim(tx, db, key, group, g, *id, nack);
+            }
+            if propagate_last {
+                log_setid(tx, db, key, group, g);
+            }
+        }
+        reply_claimed(out, &claimed);
+    });
+}
+
+pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
+    let (key, group, consumer) = (args[1], args[2], args[3]);
+    let min_idle = match parse_i64(args[4]) {
+        None => {
+            return ctx
+                .out
+                .error("ERR Invalid min-idle-time argument for XAUTOCLAIM")
+        }
+        Some(n) => n.max(0),
+    };
+    let start = match parse_bound(args[5], false) {
+        Ok(id) => id,
+        Err(e) => return ctx.out.error(e),
+    };
+    let mut count: u64 = 100;
+    let mut justid = false;
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if eq_ic(args[j], "count") && more > 0 {
+            // Redis bounds COUNT so that count * 10 attempts and count IDs
+            // fit in memory arithmetic: LONG_MAX / 16.
+            const MAX_COUNT: i64 = i64::MAX / 16;
+            match parse_i64(args[j + 1]) {
+                Some(n) if (1..=MAX_COUNT).contains(&n) => count = n as u64,
+                _ => return ctx.out.error("ERR COUNT must be > 0"),
+            }
+            j += 1;
+        } else if eq_ic(args[j], "justid") {
+            justid = true;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    let now = now_ms();
+    ctx.write1(key, |tx, db, out| {
+        match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(Some(s)) if s.groups.contains_key(group) => {}
+            Ok(_) => return out.error(&nogroup(key, group)),
+        }
+        let mut records: Vec<(StreamId, Nack)> = Vec::new();
+        let mut created = false;
+        let mut meta = None;
+        let done = with_groups(tx, db, key, |s, groups| {
+            let g = groups.get_mut(group).expect("checked above");
+            let mut attempts = count.saturating_mul(10);
+            let mut left = count;
+            let mut claimed: Vec<Claimed> = Vec::new();
+            let mut deleted: Vec<StreamId> = Vec::new();
+            let mut cursor = start;
+            let mut next = StreamId::MIN;
+            loop {
+                let Some((&id, nack)) = g.pel.range(cursor..).next() else {
+                    break;
+                };
+                if attempts == 0 || left == 0 {
+                    next = id;
+                    break;
+                }
+                attempts -= 1;
+                cursor = match id.next() {
+                    Some(n) => n,
+                    None => StreamId::MAX,
+                };
+                let at_end = id == StreamId::MAX;
+                if !s.contains(id) {
+                    records.push((id, nack.clone()));
+                    g.ack(id);
+                    deleted.push(id);
+                    left -= 1;
+                } else if min_idle > 0 && now - nack.delivery_time < min_idle {
+                    // Not idle long enough.
+                } else {
+                    match g.consumers.get_mut(consumer) {
+                        Some(c) => c.seen_time = now,
+                        None => {
+                            g.create_consumer(consumer, now);
+                            created = true;
+                        }
+                    }
+                    g.assign(id, consumer);
+                    let nack = g.pel.get_mut(&id).expect("pending");
+                    nack.delivery_time = now;
+                    if !justid {
+                        nack.delivery_count += 1;
+                    }
+                    records.push((id, nack.clone()));
+                    let fields = (!justid).then(|| {
+                        s.get(id)
+                            .map(|f| f.map(|(a, b)| (a.to_vec(), b.to_vec())).collect())
+                            .unwrap_or_default()
+                    });
+                    claimed.push((id, fields));
+                    left -= 1;
+                }
+                if at_end {
+                    break;
+                }
+            }
+            meta = Some(Group::new(g.last_id, g.entries_read));
+            (next, claimed, deleted)
+        });
+        let Some((next, claimed, deleted)) = done else {
+            return out.error(ERR_WRONGTYPE);
+        };
+        if created {
+            tx.notify(STREAM, "xgroup-createconsumer", db, key);
+        }
+        if let Some(g) = &meta {
+            for (id, nack) in &records {
+                log_xclaim(tx, db, key, group, g, *id, nack);
+            }
+        }
+        out.array(3);
+        reply_id(out, next);
+        reply_claimed(out, &claimed);
+        out.array(deleted.len());
+        for id in deleted {
+            reply_id(out, id);
+        }
+    });
+}
