@@ -1,6 +1,6 @@
 //! List commands that do not block (LPUSH, LRANGE, LMOVE, LPOS, LMPOP...),
 //! with Redis 7.0's replies, errors, keyspace events and AOF records.
-//! BLPOP and the other blocking forms are not served yet.
+//! The blocking forms are in bpop.rs.
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_NO_SUCH_KEY, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
@@ -13,13 +13,13 @@ use blinkdb_engine::Tx;
 const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
 
 #[derive(Clone, Copy, PartialEq)]
-enum End {
+pub(super) enum End {
     Left,
     Right,
 }
 
 impl End {
-    fn parse(word: &[u8]) -> Option<End> {
+    pub(super) fn parse(word: &[u8]) -> Option<End> {
         if eq_ic(word, "left") {
             Some(End::Left)
         } else if eq_ic(word, "right") {
@@ -66,7 +66,7 @@ fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
-fn fill(ctx: &mut Ctx) -> i64 {
+pub(super) fn fill(ctx: &mut Ctx) -> i64 {
     ctx.client
         .settings(ctx.shared)
         .collection_limits
@@ -116,7 +116,7 @@ pub fn rpushx(ctx: &mut Ctx, args: &Args) {
 
 /// Pops up to `count` elements from one end of `key` (which must hold a
 /// list), logging and notifying as Redis does; None if absent.
-fn pop_some(
+pub(super) fn pop_some(
     tx: &mut Tx,
     db: usize,
     key: &[u8],
@@ -151,7 +151,10 @@ fn pop_generic(ctx: &mut Ctx, args: &Args, end: End) {
     let key = args[1];
     let count = match args.get(2) {
         None => None,
-        Some(_) if args.len() > 3 => return ctx.out.error(ERR_SYNTAX),
+        Some(_) if args.len() > 3 => {
+            let name = if end == End::Left { "lpop" } else { "rpop" };
+            return ctx.arity_error(name);
+        }
         Some(c) => match parse_i64(c) {
             None => return ctx.out.error(ERR_NOT_INT),
             Some(n) if n < 0 => return ctx.out.error(ERR_POSITIVE),
@@ -423,29 +426,54 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// Moves one element from `src` to `dst` (both locked) and replies with
+/// it, logging `record`; replies null when `src` is absent. Returns whether
+/// `src` held a list (the reply is WRONGTYPE when either key holds another type).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn move_locked(
+    tx: &mut Tx,
+    out: &mut crate::protocol::Out,
+    db: usize,
+    (src, dst): (&[u8], &[u8]),
+    (from, to): (End, End),
+    fill: i64,
+    record: &[&[u8]],
+) -> bool {
+    match collection::get::<ListValue>(tx, db, src) {
+        Err(_) => {
+            out.error(ERR_WRONGTYPE);
+            return false;
+        }
+        Ok(None) => {
+            out.null();
+            return false;
+        }
+        Ok(Some(_)) => {}
+    }
+    if collection::get::<ListValue>(tx, db, dst).is_err() {
+        out.error(ERR_WRONGTYPE);
+        return true;
+    }
+    let Ok(Some(mut v)) = pop_some(tx, db, src, from, 1, record) else {
+        out.null();
+        return true;
+    };
+    let e = v.pop().expect("the list was not empty");
+    let _ = collection::modify(tx, db, dst, true, |l: &mut ListValue| match to {
+        End::Left => l.push_front(&e, fill),
+        End::Right => l.push_back(&e, fill),
+    });
+    tx.notify(LIST, to.push_event(), db, dst);
+    out.bulk(&e);
+    true
+}
+
 fn move_generic(ctx: &mut Ctx, args: &Args, from: End, to: End) {
     let (src, dst) = (args[1], args[2]);
     let fill = fill(ctx);
     let db = ctx.db();
     ctx.write(&[(db, src), (db, dst)], |tx, out| {
-        match collection::get::<ListValue>(tx, db, src) {
-            Err(_) => return out.error(ERR_WRONGTYPE),
-            Ok(None) => return out.null(),
-            Ok(Some(_)) => {}
-        }
-        if collection::get::<ListValue>(tx, db, dst).is_err() {
-            return out.error(ERR_WRONGTYPE);
-        }
-        let Ok(Some(mut v)) = pop_some(tx, db, src, from, 1, args) else {
-            return out.null();
-        };
-        let e = v.pop().expect("the list was not empty");
-        let _ = collection::modify(tx, db, dst, true, |l: &mut ListValue| match to {
-            End::Left => l.push_front(&e, fill),
-            End::Right => l.push_back(&e, fill),
-        });
-        tx.notify(LIST, to.push_event(), db, dst);
-        out.bulk(&e);
+        move_locked(tx, out, db, (src, dst), (from, to), fill, args);
     });
 }
 
@@ -463,13 +491,11 @@ pub fn lmove(ctx: &mut Ctx, args: &Args) {
 /// LMPOP numkeys key... LEFT|RIGHT [COUNT n]: pops from the first non-empty
 /// list; logged as the LPOP/RPOP with count that has the same effect.
 pub fn lmpop(ctx: &mut Ctx, args: &Args) {
-    let (keys, which, count) = match collection::mpop_args(args) {
+    let (keys, which, count) = match collection::mpop_args(args, 1, ["left", "right"]) {
         Ok(parsed) => parsed,
         Err(e) => return ctx.out.error(e),
     };
-    let Some(end) = End::parse(which) else {
-        return ctx.out.error(ERR_SYNTAX);
-    };
+    let end = [End::Left, End::Right][which];
     let db = ctx.db();
     let locked: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, *k)).collect();
     ctx.write(&locked, |tx, out| {

@@ -443,6 +443,8 @@ fn execute(
     }
     let mut out = Out::new(resp);
     client.commands_processed += 1;
+    // A script never blocks: BLMPOP and the like answer at once, as in Redis.
+    let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
     let mut ctx = Ctx {
         shared,
         client,
@@ -451,6 +453,7 @@ fn execute(
     let timer = crate::cmdstats::Timer::start();
     (spec.handler)(&mut ctx, &args);
     let nanos = timer.elapsed_nanos();
+    ctx.client.deny_blocking = deny_blocking;
     // Counted as Redis counts a script's calls: INFO commandstats, the slow
     // log, latency and MONITOR (as `lua`).
     let failed = ctx.out.errors > 0;
