@@ -380,15 +380,48 @@ def test_persistence_restart_rewrite_and_redis_loads(blinkdb_binary, tmp_path):
         oracle.stop()
 
 
-def test_block_without_data_is_refused_not_faked(blinkdb):
-    """BLOCK waits are not served yet: an XREAD BLOCK with nothing to read
-    says so instead of answering as a timeout would; with data it serves."""
-    with blinkdb.connect() as c:
-        c.call("XADD", "s", "1-1", "a", "1")
-        got = c.call("XREAD", "BLOCK", "100", "STREAMS", "s", "0")
-        assert not got.is_error()
-        got = c.call("XREAD", "BLOCK", "100", "STREAMS", "s", "$")
-        assert got.is_error()
-        c.call("MULTI")
-        c.call("XREAD", "BLOCK", "100", "STREAMS", "s", "$")
-        assert c.call("EXEC").raw == b"*1\r\n*-1\r\n"
+def test_blocking_reads_are_served_by_writes(blinkdb, oracle):
+    """XREAD BLOCK and XREADGROUP BLOCK wait for XADD (and end on DEL or a
+    group destroyed) with the replies redis-server gives; a timeout
+    answers a null array; MULTI never blocks."""
+    def run(srv):
+        seen = []
+        with srv.connect() as c, srv.connect() as w:
+            c.call("XADD", "s", "1-1", "a", "1")
+            c.call("XGROUP", "CREATE", "s", "g", "$")
+            seen.append(c.call("XREAD", "BLOCK", "50", "STREAMS", "s", "$").raw)
+            w.send("XREAD", "BLOCK", "0", "STREAMS", "s", "other", "$", "$")
+            wait_blocked(c, 1)
+            c.call("XADD", "s", "2-1", "b", "2")
+            seen.append(w.read_reply().raw)
+            c.call("XGROUP", "SETID", "s", "g", "$")
+            w.send("XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+            wait_blocked(c, 1)
+            c.call("XADD", "s", "3-1", "c", "3")
+            seen.append(w.read_reply().raw)
+            seen.append(c.call("XPENDING", "s", "g").raw)
+            w.send("XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "STREAMS", "s", ">")
+            wait_blocked(c, 1)
+            c.call("XGROUP", "DESTROY", "s", "g")
+            seen.append(w.read_reply().raw)
+            c.call("XGROUP", "CREATE", "s", "g", "$")
+            w.send("XREADGROUP", "GROUP", "g", "bob", "BLOCK", "0", "STREAMS", "s", ">")
+            wait_blocked(c, 1)
+            c.call("DEL", "s")
+            seen.append(w.read_reply().raw)
+            c.call("MULTI")
+            c.call("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+            seen.append(c.call("EXEC").raw)
+        return seen
+
+    assert run(blinkdb) == run(oracle)
+
+
+def wait_blocked(conn, n):
+    import time
+    for _ in range(200):
+        info = conn.call("INFO", "clients").value
+        if f"blocked_clients:{n}".encode() in info:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"no client blocked: {info!r}")

@@ -823,6 +823,11 @@ impl<'a> Tx<'a> {
                 crate::ready::signal(db, key);
             }
         }
+        // A stream overwritten (by any value) ends its XREADGROUP waits or
+        // hands them the new stream, as Redis's dbOverwrite signals it.
+        if matches!(live.as_ref().map(|e| e.value()), Some(Value::Stream(..))) {
+            self.signal_ready(db, key);
+        }
         live
     }
 
@@ -863,6 +868,10 @@ impl<'a> Tx<'a> {
             return None;
         }
         self.changed(key);
+        // XREADGROUP waits on a deleted stream end (Redis's dbGenericDelete).
+        if matches!(old.value(), Value::Stream(..)) {
+            self.signal_ready(db, key);
+        }
         Some(old)
     }
 

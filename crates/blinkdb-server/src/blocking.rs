@@ -343,7 +343,7 @@ impl Registry {
 
 /// Serves the clients waiting on the keys this thread's writes made ready,
 /// key by key in the order they became ready and, for each, first blocked
-/// first, until the key is gone (emptied). Serving can make more keys ready
+/// first. Serving can make more keys ready
 /// (BLMOVE pushes): it goes on until none is left.
 pub fn serve_ready(shared: &Shared) {
     loop {
@@ -353,10 +353,9 @@ pub fn serve_ready(shared: &Shared) {
         }
         for (db, key) in ready {
             for w in shared.blocking.waiting_on(db, &key) {
+                // A gone key still ends XREADGROUP waits (with an error), so
+                // every waiter is tried; the pops find nothing and stay.
                 shared.blocking.try_serve(shared, &w, &key);
-                if !shared.engine.peek(db, &key, |e| e.is_some()) {
-                    break;
-                }
             }
         }
     }
@@ -375,6 +374,38 @@ pub fn signal_existing(shared: &Shared, db: usize) {
         {
             blinkdb_engine::ready::signal(db, &key);
         }
+    }
+}
+
+/// The waited keys of `db` (every database when None) that hold streams:
+/// a flush that drops them must end their XREADGROUP waits, as Redis's
+/// scanDatabaseForDeletedStreams does.
+pub fn waited_streams(shared: &Shared, db: Option<usize>) -> Vec<(usize, Box<[u8]>)> {
+    if shared.engine.blocked.load(Ordering::Relaxed) == 0 {
+        return Vec::new();
+    }
+    let dbs: Vec<usize> = match db {
+        Some(d) => vec![d],
+        None => (0..shared.engine.databases()).collect(),
+    };
+    let mut found = Vec::new();
+    for d in dbs {
+        for key in shared.blocking.waited_keys(d) {
+            let stream = shared.engine.peek(d, &key, |e| {
+                e.is_some_and(|e| matches!(e.value(), blinkdb_engine::Value::Stream(..)))
+            });
+            if stream {
+                found.push((d, key));
+            }
+        }
+    }
+    found
+}
+
+/// Notes `keys` as ready (served after the command, as any write's).
+pub fn signal_all(keys: &[(usize, Box<[u8]>)]) {
+    for (db, key) in keys {
+        blinkdb_engine::ready::signal(*db, key);
     }
 }
 

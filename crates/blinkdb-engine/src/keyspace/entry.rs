@@ -32,7 +32,7 @@ impl Value {
     /// Whether clients block on keys of this type (BLPOP, BZPOPMIN...): its
     /// creation may serve them (ready.rs).
     pub fn wakes_blocked(&self) -> bool {
-        matches!(self, Value::List(..) | Value::ZSet(..))
+        matches!(self, Value::List(..) | Value::ZSet(..) | Value::Stream(..))
     }
 
     /// An unlabeled in-memory string.

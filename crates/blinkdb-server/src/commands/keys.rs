@@ -430,10 +430,12 @@ pub fn flushdb(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(args) else {
         return ctx.syntax_error();
     };
+    let streams = crate::blocking::waited_streams(ctx.shared, Some(ctx.db()));
     let lsn = ctx
         .shared
         .engine
         .flush(Some(ctx.db()), &[b"FLUSHDB"], lazy, ctx.client.id);
+    crate::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -442,10 +444,12 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(args) else {
         return ctx.syntax_error();
     };
+    let streams = crate::blocking::waited_streams(ctx.shared, None);
     let lsn = ctx
         .shared
         .engine
         .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
+    crate::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }

@@ -2,8 +2,8 @@
 //! XDEL, XTRIM, XREAD, XSETID), with Redis 7.0's replies, errors, keyspace
 //! events and AOF records. XADD and XTRIM log an approximate trim as the
 //! exact one it turned out to be, and XADD logs the ID it chose, as Redis
-//! propagates them. XREAD's BLOCK waits are not served: with nothing to
-//! read it answers as a timeout would (see `xread`).
+//! propagates them. XREAD BLOCK with nothing to read waits on its keys
+//! (blocking.rs) and is served by the write that adds past its IDs.
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
@@ -12,6 +12,9 @@ use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::STREAM;
 use blinkdb_engine::types::stream::{EntryRef, ParsedId, StreamId, Trim};
 use blinkdb_engine::types::StreamValue;
+use blinkdb_engine::Tx;
+use crate::blocking::Who;
+use crate::client::Block;
 
 pub(super) const ERR_INVALID_ID: &str =
     "ERR Invalid stream ID specified as stream command argument";
@@ -77,11 +80,6 @@ pub(super) fn node_limits(ctx: &mut Ctx) -> blinkdb_engine::types::stream::NodeL
         .collection_limits
         .stream_node
 }
-
-/// What a BLOCK read that would wait answers: BlinkDB has no waiters for
-/// streams yet, and answering as a timeout at once would be wrong.
-pub(super) const ERR_NO_BLOCK: &str =
-    "ERR BLOCK is not served by BlinkDB yet: nothing to read now (retry without BLOCK)";
 
 /// The trimming and ID arguments of XADD and XTRIM.
 struct AddArgs {
@@ -253,6 +251,7 @@ pub fn xadd(ctx: &mut Ctx, args: &Args) {
         let id_text = id.to_bytes();
         reply_id_bytes(out, &id_text);
         tx.notify(STREAM, "xadd", db, key);
+        tx.signal_ready(db, key);
         if trimmed > 0 {
             tx.notify(STREAM, "xtrim", db, key);
         }
@@ -549,34 +548,60 @@ pub(super) fn try_xread(ctx: &mut Ctx, req: &XreadRequest) -> Option<Vec<(Vec<u8
     (!served.is_empty()).then_some(served)
 }
 
+/// Entries past `after` in `key`'s stream (None: nothing new), read in a
+/// write that holds the key's lock.
+fn read_after(tx: &mut Tx, db: usize, key: &[u8], after: StreamId, count: usize) -> Option<Served> {
+    let s = collection::get::<StreamValue>(tx, db, key).ok().flatten()?;
+    let start = after.next()?;
+    if s.last_live_id()? <= after {
+        return None;
+    }
+    let it = s.range(start, StreamId::MAX, false);
+    Some(if count > 0 { owned(it.take(count)) } else { owned(it) })
+}
+
+/// XREAD's IDs resolved against the streams (`$`: the last ID now), or the
+/// error reply. `get` reads a key's last ID (Err: another type).
+fn resolve_ids(
+    r: &ReadArgs,
+    mut get: impl FnMut(&[u8]) -> Result<Option<StreamId>, ()>,
+) -> Result<Vec<StreamId>, &'static str> {
+    let mut after = Vec::with_capacity(r.keys.len());
+    for (key, id) in r.keys.iter().zip(&r.ids) {
+        let last = get(key).map_err(|_| ERR_WRONGTYPE)?;
+        let id = if *id == b"$" {
+            last.unwrap_or(StreamId::MIN)
+        } else if *id == b">" {
+            return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
+        } else {
+            parse_strict(id)?
+        };
+        after.push(id);
+    }
+    Ok(after)
+}
+
+/// Entries a served BLOCK read takes at most without COUNT (Redis's
+/// XREAD_BLOCKED_DEFAULT_COUNT).
+pub(super) const BLOCKED_DEFAULT_COUNT: usize = 1000;
+
 pub fn xread(ctx: &mut Ctx, args: &Args) {
     let in_script = ctx.client.script.is_some();
     let r = match parse_read_args(args, false, in_script) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(&e),
     };
-    let mut after = Vec::with_capacity(r.keys.len());
-    for (key, id) in r.keys.iter().zip(&r.ids) {
-        let last = collection::read(ctx, key, |s: Option<&StreamValue>, _| {
-            s.map(|s| s.last_id)
-        });
-        let last = match last {
-            Err(_) => return ctx.wrongtype(),
-            Ok(l) => l,
-        };
-        let id = if *id == b"$" {
-            last.unwrap_or(StreamId::MIN)
-        } else if *id == b">" {
-            return ctx.out.error("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
-        } else {
-            match parse_strict(id) {
-                Ok(id) => id,
-                Err(e) => return ctx.out.error(e),
-            }
-        };
-        after.push(id);
+    if r.block.is_some() && !ctx.client.deny_blocking {
+        return xread_or_block(ctx, args, &r);
     }
-    let block = r.block;
+    let after = resolve_ids(&r, |key| {
+        collection::read(ctx, key, |s: Option<&StreamValue>, _| s.map(|s| s.last_id))
+            .map_err(|_| ())
+    });
+    let after = match after {
+        Ok(a) => a,
+        Err(e) => return ctx.out.error(e),
+    };
     let req = XreadRequest {
         keys: r.keys,
         after,
@@ -584,11 +609,93 @@ pub fn xread(ctx: &mut Ctx, args: &Args) {
     };
     match try_xread(ctx, &req) {
         Some(served) => reply_streams(ctx.out, &served),
-        None if block.is_some() && !ctx.client.deny_blocking => ctx.out.error(ERR_NO_BLOCK),
-        // Without BLOCK, or where blocking is denied (MULTI, scripts), an
-        // empty read answers as a timeout does.
+        // Nothing to read (or blocking denied in MULTI and scripts): as a
+        // timeout.
         None => ctx.out.null_array(),
     }
+}
+
+/// XREAD BLOCK: serves what is there now, else registers the client on its
+/// keys while holding their locks, with `$` written as the ID it meant.
+fn xread_or_block(ctx: &mut Ctx, args: &Args, r: &ReadArgs) {
+    let db = ctx.db();
+    let shared = ctx.shared;
+    let who = Who::of(ctx.client);
+    let end_ms = match r.block {
+        Some(0) | None => 0,
+        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::clock::now_ms()),
+    };
+    let locked: Vec<(usize, &[u8])> = r.keys.iter().map(|k| (db, *k)).collect();
+    let waiter = ctx.write(&locked, |tx, out| {
+        let after = resolve_ids(r, |key| match collection::get::<StreamValue>(tx, db, key) {
+            Err(_) => Err(()),
+            Ok(s) => Ok(s.map(|s| s.last_id)),
+        });
+        let after = match after {
+            Ok(a) => a,
+            Err(e) => {
+                out.error(e);
+                return None;
+            }
+        };
+        let mut served = Vec::new();
+        for (key, after) in r.keys.iter().zip(&after) {
+            if let Some(entries) = read_after(tx, db, key, *after, r.count) {
+                served.push((*key, entries));
+            }
+        }
+        if !served.is_empty() {
+            reply_streams(out, &served);
+            return None;
+        }
+        // The wait is served by `serve_xread`, from the IDs resolved now.
+        let ids: Vec<Vec<u8>> = after.iter().map(|id| id.to_bytes()).collect();
+        let first_id = args.len() - ids.len();
+        let mut record: Args = args.iter().copied().collect();
+        for (i, id) in ids.iter().enumerate() {
+            record[first_id + i] = id;
+        }
+        Some(
+            shared
+                .blocking
+                .block_on_keys(shared, &who, &r.keys, &record, serve_xread, end_ms),
+        )
+    });
+    if let Some(w) = waiter {
+        ctx.client.block = Some(Block::Waiting(w));
+    }
+}
+
+/// Serves a waiting XREAD from `key`, which a write made ready: the entries
+/// past the ID it waits for (the first given for a key named twice), if the
+/// stream's last ID moved past it.
+fn serve_xread(ctx: &mut Ctx, args: &Args, key: &[u8]) -> bool {
+    let Ok(r) = parse_read_args(args, false, false) else {
+        return false;
+    };
+    let Some(i) = r.keys.iter().position(|k| *k == key) else {
+        return false;
+    };
+    let Ok(after) = parse_strict(r.ids[i]) else {
+        return false;
+    };
+    let count = if r.count == 0 {
+        BLOCKED_DEFAULT_COUNT
+    } else {
+        r.count
+    };
+    ctx.write1(key, |tx, db, out| {
+        let Ok(Some(s)) = collection::get::<StreamValue>(tx, db, key) else {
+            return false;
+        };
+        if s.last_id <= after {
+            return false;
+        }
+        let start = after.next().unwrap_or(StreamId::MAX);
+        let entries = owned(s.range(start, StreamId::MAX, false).take(count));
+        reply_streams(out, &[(key, entries)]);
+        true
+    })
 }
 
 pub fn xsetid(ctx: &mut Ctx, args: &Args) {

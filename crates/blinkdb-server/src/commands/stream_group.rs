@@ -8,8 +8,10 @@ use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
 use super::collection;
 use super::stream::{
     owned, parse_bound, parse_id, parse_read_args, parse_strict, reply_id, reply_served, Served,
-    ERR_NO_BLOCK,
+    BLOCKED_DEFAULT_COUNT,
 };
+use crate::blocking::Who;
+use crate::client::Block;
 use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::STREAM;
@@ -263,6 +265,7 @@ pub fn destroy(ctx: &mut Ctx, args: &Args) {
             s.groups.remove(group)
         });
         tx.notify(STREAM, "xgroup-destroy", db, key);
+        tx.signal_ready(db, key);
         tx.log(db, args);
         out.int(1)
     });
@@ -482,23 +485,34 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
     let now = now_ms();
     let (count, noack, block) = (r.count, r.noack, r.block);
     let deny_blocking = ctx.client.deny_blocking;
-    ctx.write(&keys, |tx, out| {
+    let shared = ctx.shared;
+    let who = Who::of(ctx.client);
+    let end_ms = match block {
+        Some(0) | None => 0,
+        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::clock::now_ms()),
+    };
+    let waiter = ctx.write(&keys, |tx, out| {
         // Every key, group and ID is checked before anything is served.
         let mut after: Vec<Option<StreamId>> = Vec::with_capacity(r.keys.len());
         for (key, id) in r.keys.iter().zip(&r.ids) {
             let s = match collection::get::<StreamValue>(tx, db, key) {
-                Err(_) => return out.error(ERR_WRONGTYPE),
+                Err(_) => {
+                    out.error(ERR_WRONGTYPE);
+                    return None;
+                }
                 Ok(s) => s,
             };
             if !s.is_some_and(|s| s.groups.contains_key(group)) {
-                return out.error(&format!(
+                out.error(&format!(
                     "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
                     text(key),
                     text(group)
                 ));
+                return None;
             }
             if *id == b"$" {
-                return out.error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.");
+                out.error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.");
+                return None;
             }
             if *id == b">" {
                 after.push(None);
@@ -506,7 +520,10 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
             }
             match parse_strict(id) {
                 Ok(id) => after.push(id.next().or(Some(StreamId::MAX))),
-                Err(e) => return out.error(e),
+                Err(e) => {
+                    out.error(e);
+                    return None;
+                }
             }
         }
         let mut served: Vec<(&[u8], GroupRead)> = Vec::new();
@@ -518,9 +535,19 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
         }
         if served.is_empty() {
             if block.is_some() && !deny_blocking {
-                return out.error(ERR_NO_BLOCK);
+                // Only `>` reads get here (history reads always answer):
+                // `serve_xreadgroup` serves the wait.
+                return Some(shared.blocking.block_on_keys(
+                    shared,
+                    &who,
+                    &r.keys,
+                    args,
+                    serve_xreadgroup,
+                    end_ms,
+                ));
             }
-            return out.null_array();
+            out.null_array();
+            return None;
         }
         if out.resp3() {
             out.map(served.len());
@@ -553,7 +580,58 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
                 }
             }
         }
+        None
     });
+    if let Some(w) = waiter {
+        ctx.client.block = Some(Block::Waiting(w));
+    }
+}
+
+/// Serves a waiting XREADGROUP from `key`, which a write made ready: the
+/// entries past the group's last ID if the stream moved past it; an error
+/// when the stream or the group is gone.
+fn serve_xreadgroup(ctx: &mut Ctx, args: &Args, key: &[u8]) -> bool {
+    let Ok(r) = parse_read_args(args, true, false) else {
+        return false;
+    };
+    let Some((group, consumer)) = r.group else {
+        return false;
+    };
+    let count = if r.count == 0 {
+        BLOCKED_DEFAULT_COUNT
+    } else {
+        r.count
+    };
+    let now = now_ms();
+    ctx.write1(key, |tx, db, out| {
+        let last = match collection::get::<StreamValue>(tx, db, key) {
+            Ok(Some(s)) => s.groups.get(group).map(|g| (s.last_id, g.last_id)),
+            _ => {
+                out.error("UNBLOCKED the stream key no longer exists");
+                return true;
+            }
+        };
+        let Some((top, delivered)) = last else {
+            out.error("NOGROUP the consumer group this client was blocked on no longer exists");
+            return true;
+        };
+        if top <= delivered {
+            return false;
+        }
+        let entries = match serve_group(tx, db, key, group, consumer, None, count, r.noack, now) {
+            Some(GroupRead::New(e)) => e,
+            _ => Vec::new(),
+        };
+        if out.resp3() {
+            out.map(1);
+        } else {
+            out.array(1);
+            out.array(2);
+        }
+        out.bulk(key);
+        reply_served(out, &entries);
+        true
+    })
 }
 
 pub fn xack(ctx: &mut Ctx, args: &Args) {
