@@ -299,6 +299,14 @@ impl Registry {
         if !served {
             return false;
         }
+        if out.errors > 0 {
+            if let Some(i) = crate::commands::table::resolve(&args)
+                .and_then(|r| r.ok())
+                .and_then(|spec| spec.index())
+            {
+                crate::cmdstats::record_failed(i);
+            }
+        }
         *state = State::Done(Outcome::Served(out.buf.to_vec(), client.pending_lsn));
         self.deregister(shared, w);
         drop(state);

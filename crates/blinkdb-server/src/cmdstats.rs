@@ -113,6 +113,12 @@ pub fn record_call(index: usize, nanos: u64, failed: bool, histogram: bool) {
     }
 }
 
+/// A blocked command of table entry `index` (counted when it blocked) was
+/// unblocked with an error reply, as Redis's updateStatsOnUnblock counts it.
+pub fn record_failed(index: usize) {
+    bump(&local().commands[index].failed, 1);
+}
+
 /// A command of table entry `index` was refused before it ran.
 pub fn record_rejected(index: usize) {
     bump(&local().commands[index].rejected, 1);
