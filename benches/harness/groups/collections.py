@@ -1,6 +1,7 @@
 """`collections`: redis-benchmark's own collection tests (`-t hset,sadd,spop,zadd,zpopmin`) at
 c50 P1 and P16, and RSS per member of a 1M-member hash, set and sorted set of short members
-(`f:123456`), each built in 1000-member commands on a fresh server. Persistence off, as the
+(`f:123456`), each built in 1000-member commands on a fresh server, and of a 1M-entry stream of
+one short field each (`XADD c * f v:123456`, pipelined 1000 at a time). Persistence off, as the
 memory cells need. A server without a command shows n/a for its cell."""
 from ..cells import alternate, pick
 from ..context import persistence_label, running
@@ -14,6 +15,10 @@ BATCH = 1000
 
 def build(kind, members):
     """The commands that build one collection of `members` short members."""
+    if kind == "stream":
+        for i in range(members):
+            yield ["XADD", "c", "*", "f", "v:%d" % i]
+        return
     for start in range(0, members, BATCH):
         ids = range(start, min(start + BATCH, members))
         if kind == "hash":
@@ -29,8 +34,9 @@ def rss_per_member(server, kind, members):
     commands = list(build(kind, members))
     try:
         with server.client() as client:
-            for start in range(0, len(commands), 20):
-                for reply in client.pipeline(commands[start:start + 20]):
+            step = BATCH if kind == "stream" else 20
+            for start in range(0, len(commands), step):
+                for reply in client.pipeline(commands[start:start + step]):
                     if isinstance(reply, ReplyError):
                         raise reply
     except ReplyError as e:
@@ -57,7 +63,7 @@ def run(ctx):
                                 "higher", ctx.redis.label, pick(table, test, labels),
                                 {"test": test, "clients": 50, "pipeline": pipeline})
     members = ctx.size("collection_members")
-    for kind in ("hash", "set", "zset"):
+    for kind in ("hash", "set", "zset", "stream"):
         row = {}
         for contestant in contestants:
             with running(ctx, [contestant]) as started:
