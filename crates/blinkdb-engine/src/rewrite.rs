@@ -238,9 +238,7 @@ impl Engine {
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
-            | Value::Stream(..) => {
-                Preimage::Collection(db, key, entry.value().clone(), at)
-            }
+            | Value::Stream(..) => Preimage::Collection(db, key, entry.value().clone(), at),
             Value::Bloom(..) => {
                 let mut guard = self.rewrite.lock();
                 if let Some(state) = guard.as_mut().filter(|s| s.epoch == epoch) {

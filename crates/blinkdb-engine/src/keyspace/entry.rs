@@ -303,9 +303,7 @@ impl Entry {
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
-            | Value::Stream(..) => {
-                self.value.heap_size()
-            }
+            | Value::Stream(..) => self.value.heap_size(),
         };
         let ttl = if self.expire_at != 0 {
             48 + heap(key.len())

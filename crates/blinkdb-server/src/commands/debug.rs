@@ -51,12 +51,10 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 // Redis's serialized length of a collection is its RDB
                 // payload; until the RDB codec exists, the in-memory size.
                 Value::Hash(..)
-        | Value::Set(..)
-        | Value::ZSet(..)
-        | Value::List(..)
-        | Value::Stream(..) => {
-                    v.heap_size()
-                }
+                | Value::Set(..)
+                | Value::ZSet(..)
+                | Value::List(..)
+                | Value::Stream(..) => v.heap_size(),
             };
             format!(
                 "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len}",

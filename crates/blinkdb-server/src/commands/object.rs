@@ -34,9 +34,7 @@ pub fn encoding(v: &Value) -> (&'static str, i64) {
         | Value::Set(..)
         | Value::ZSet(..)
         | Value::List(..)
-        | Value::Stream(..) => {
-            (v.collection_encoding().unwrap_or("raw"), 1)
-        }
+        | Value::Stream(..) => (v.collection_encoding().unwrap_or("raw"), 1),
     }
 }
 

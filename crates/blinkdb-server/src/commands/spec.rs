@@ -8,7 +8,8 @@
 //!
 //! Arguments, space-separated, each `name:TYPE` followed by modifiers and, for
 //! `oneof` and `block`, its arguments in parentheses. A TYPE that is not one of
-//! Redis's argument types is a pure token (`nx:NX`). Modifiers: `=TOKEN`,
+//! Redis's argument types is a pure token (`nx:NX`, or one modifier character
+//! alone: `equal:=`, without modifiers). Modifiers: `=TOKEN`,
 //! `#N` (key spec index; a key defaults to 0), `?` optional, `*` multiple,
 //! `+` multiple token, `^VERSION` since, `~VERSION` deprecated since.
 
@@ -183,6 +184,17 @@ fn parse_one(rest: &mut &str) -> Result<ArgDoc, String> {
         .unwrap_or(rest.len());
     let head = &rest[..end];
     *rest = &rest[end..];
+    // A pure token that is one modifier character (XADD's `=` and `~`).
+    if let Some((name, token)) = head.rsplit_once(':') {
+        if token.len() == 1 && token.starts_with(MODIFIERS) {
+            return Ok(ArgDoc {
+                name: name.to_string(),
+                kind: "pure-token",
+                token: Some(token.to_string()),
+                ..Default::default()
+            });
+        }
+    }
     // The name may hold ':' itself (ip:port): the type follows the last ':'
     // before the modifiers.
     let core_end = head

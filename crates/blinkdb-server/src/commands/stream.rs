@@ -8,13 +8,13 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
 use super::Ctx;
+use crate::blocking::Who;
+use crate::client::Block;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::STREAM;
 use blinkdb_engine::types::stream::{EntryRef, ParsedId, StreamId, Trim};
 use blinkdb_engine::types::StreamValue;
 use blinkdb_engine::Tx;
-use crate::blocking::Who;
-use crate::client::Block;
 
 pub(super) const ERR_INVALID_ID: &str =
     "ERR Invalid stream ID specified as stream command argument";
@@ -222,17 +222,16 @@ pub fn xadd(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
     let now = blinkdb_engine::clock::now_ms();
     ctx.write1(key, |tx, db, out| {
-        let id = match collection::get::<StreamValue>(tx, db, key) {
-            Err(_) => return out.error(ERR_WRONGTYPE),
-            Ok(None) if a.nomkstream => return out.null(),
-            Ok(None) => StreamValue::default().next_id(a.id, now),
-            Ok(Some(s)) if s.last_id == StreamId::MAX => {
-                return out.error(
+        let id =
+            match collection::get::<StreamValue>(tx, db, key) {
+                Err(_) => return out.error(ERR_WRONGTYPE),
+                Ok(None) if a.nomkstream => return out.null(),
+                Ok(None) => StreamValue::default().next_id(a.id, now),
+                Ok(Some(s)) if s.last_id == StreamId::MAX => return out.error(
                     "ERR The stream has exhausted the last possible ID, unable to add more items",
-                )
-            }
-            Ok(Some(s)) => s.next_id(a.id, now),
-        };
+                ),
+                Ok(Some(s)) => s.next_id(a.id, now),
+            };
         let Ok(id) = id else {
             return out.error(ERR_TOP_ITEM);
         };
@@ -425,7 +424,7 @@ pub(super) fn parse_read_args<'a>(
             r.count = n.max(0) as usize;
         } else if eq_ic(o, "streams") && more > 0 {
             let n = args.len() - i - 1;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
             }
             streams_at = Some(i + 1);
@@ -557,7 +556,11 @@ fn read_after(tx: &mut Tx, db: usize, key: &[u8], after: StreamId, count: usize)
         return None;
     }
     let it = s.range(start, StreamId::MAX, false);
-    Some(if count > 0 { owned(it.take(count)) } else { owned(it) })
+    Some(if count > 0 {
+        owned(it.take(count))
+    } else {
+        owned(it)
+    })
 }
 
 /// XREAD's IDs resolved against the streams (`$`: the last ID now), or the

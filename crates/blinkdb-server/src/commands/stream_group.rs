@@ -10,9 +10,9 @@ use super::stream::{
     owned, parse_bound, parse_id, parse_read_args, parse_strict, reply_id, reply_served, Served,
     BLOCKED_DEFAULT_COUNT,
 };
+use super::Ctx;
 use crate::blocking::Who;
 use crate::client::Block;
-use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::STREAM;
 use blinkdb_engine::types::stream::{Group, Nack, StreamId};
@@ -46,7 +46,15 @@ fn nogroup(key: &[u8], group: &[u8]) -> String {
 }
 
 /// Logs what Redis's streamPropagateXCLAIM sends for pending entry `id`.
-fn log_xclaim(tx: &mut Tx, db: usize, key: &[u8], group: &[u8], g: &Group, id: StreamId, nack: &Nack) {
+fn log_xclaim(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    group: &[u8],
+    g: &Group,
+    id: StreamId,
+    nack: &Nack,
+) {
     let id = id.to_bytes();
     let time = nack.delivery_time.to_string();
     let count = nack.delivery_count.to_string();
@@ -78,7 +86,15 @@ fn log_setid(tx: &mut Tx, db: usize, key: &[u8], group: &[u8], g: &Group) {
     let read = g.entries_read.map_or(-1, |n| n as i64).to_string();
     tx.log(
         db,
-        &[b"XGROUP", b"SETID", key, group, &last, b"ENTRIESREAD", read.as_bytes()],
+        &[
+            b"XGROUP",
+            b"SETID",
+            key,
+            group,
+            &last,
+            b"ENTRIESREAD",
+            read.as_bytes(),
+        ],
     );
 }
 
@@ -144,12 +160,7 @@ fn group_options(ctx: &mut Ctx, args: &Args) -> Option<GroupArgs> {
 /// The checks every XGROUP subcommand with a key makes inside its write:
 /// the key's type, its existence (unless MKSTREAM), and (but for CREATE
 /// and DESTROY) the group's. Err carries the reply.
-fn check_group(
-    tx: &mut Tx,
-    db: usize,
-    args: &Args,
-    mkstream: bool,
-) -> Result<Option<()>, String> {
+fn check_group(tx: &mut Tx, db: usize, args: &Args, mkstream: bool) -> Result<Option<()>, String> {
     let (key, group) = (args[2], args[3]);
     let s = collection::get::<StreamValue>(tx, db, key).map_err(|_| ERR_WRONGTYPE.to_string())?;
     if mkstream {
@@ -355,7 +366,7 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
 /// consumer's history (entries it has pending; deleted ones as null).
 enum GroupRead {
     New(Served),
-    History(Vec<(StreamId, Option<Vec<(Vec<u8>, Vec<u8>)>>)>),
+    History(Vec<Claimed>),
 }
 
 /// One stream's part of XREADGROUP, inside its write: serves it if there
@@ -722,7 +733,11 @@ pub fn xpending(ctx: &mut Ctx, args: &Args) {
             };
             reply_id(out, *first);
             reply_id(out, *last);
-            let busy: Vec<_> = g.consumers.iter().filter(|(_, c)| !c.pel.is_empty()).collect();
+            let busy: Vec<_> = g
+                .consumers
+                .iter()
+                .filter(|(_, c)| !c.pel.is_empty())
+                .collect();
             out.array(busy.len());
             for (name, c) in busy {
                 out.array(2);
@@ -998,10 +1013,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
             let mut deleted: Vec<StreamId> = Vec::new();
             let mut cursor = start;
             let mut next = StreamId::MIN;
-            loop {
-                let Some((&id, nack)) = g.pel.range(cursor..).next() else {
-                    break;
-                };
+            while let Some((&id, nack)) = g.pel.range(cursor..).next() {
                 if attempts == 0 || left == 0 {
                     next = id;
                     break;

@@ -103,7 +103,10 @@ pub fn stream(ctx: &mut Ctx, args: &Args) {
         }
         let limit = if count == 0 { usize::MAX } else { count };
         out.bulk(b"entries");
-        super::stream::reply_entries(out, s.range(StreamId::MIN, StreamId::MAX, false).take(limit));
+        super::stream::reply_entries(
+            out,
+            s.range(StreamId::MIN, StreamId::MAX, false).take(limit),
+        );
         out.bulk(b"groups");
         out.array(s.groups.len());
         for (name, g) in &s.groups {

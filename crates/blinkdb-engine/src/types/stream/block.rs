@@ -166,14 +166,22 @@ impl Block {
     fn same_fields(&self, fields: &[&[u8]]) -> bool {
         let mut at = 0;
         let n = get_varint(&self.buf, &mut at) as usize;
-        n * 2 == fields.len() && self.master_fields().zip(fields.iter().step_by(2)).all(|(a, b)| a == *b)
+        n * 2 == fields.len()
+            && self
+                .master_fields()
+                .zip(fields.iter().step_by(2))
+                .all(|(a, b)| a == *b)
     }
 
     /// Appends entry `id` (greater than `last`); `master` is the node's key.
     pub fn push(&mut self, master: StreamId, id: StreamId, fields: &[&[u8]]) {
         let same = self.same_fields(fields);
         let ms_delta = id.ms - master.ms;
-        let seq = if ms_delta == 0 { id.seq - master.seq } else { id.seq };
+        let seq = if ms_delta == 0 {
+            id.seq - master.seq
+        } else {
+            id.seq
+        };
         let mut need = 1 + varint_len(ms_delta) + varint_len(seq);
         for (i, f) in fields.iter().enumerate() {
             if !same || i % 2 == 1 {
@@ -202,7 +210,11 @@ impl Block {
 
     /// Bytes an entry of `fields` would add at most (the node-size check).
     pub fn entry_size(fields: &[&[u8]]) -> usize {
-        fields.iter().map(|f| f.len() + varint_len(f.len() as u64)).sum::<usize>() + 22
+        fields
+            .iter()
+            .map(|f| f.len() + varint_len(f.len() as u64))
+            .sum::<usize>()
+            + 22
     }
 
     /// The entry at byte `pos`.

@@ -73,12 +73,7 @@ impl StreamId {
     /// Parses `-`, `+`, `<ms>`, `<ms>-<seq>` and (with `allow_star`)
     /// `<ms>-*`, as Redis's streamGenericParseIDOrReply: a missing sequence
     /// is `missing_seq`; `strict` refuses `-` and `+`.
-    pub fn parse(
-        arg: &[u8],
-        missing_seq: u64,
-        strict: bool,
-        allow_star: bool,
-    ) -> Option<ParsedId> {
+    pub fn parse(arg: &[u8], missing_seq: u64, strict: bool, allow_star: bool) -> Option<ParsedId> {
         // Redis copies the argument into a 128-byte C buffer: longer ones
         // are invalid, and the text ends at a NUL.
         if arg.len() > 127 {
@@ -179,7 +174,10 @@ mod tests {
         assert_eq!(p("5"), Some(StreamId::new(5, 7)));
         assert_eq!(p("-"), Some(StreamId::MIN));
         assert_eq!(p("+"), Some(StreamId::MAX));
-        assert_eq!(p("18446744073709551615-18446744073709551615"), Some(StreamId::MAX));
+        assert_eq!(
+            p("18446744073709551615-18446744073709551615"),
+            Some(StreamId::MAX)
+        );
         assert_eq!(p("18446744073709551616-0"), None);
         assert_eq!(p("-1"), None);
         assert_eq!(p("1-"), None);

@@ -160,7 +160,7 @@ impl StreamValue {
 
     /// Appends entry `id` (from `next_id`) with `fields` (field, value, ...).
     pub fn append(&mut self, id: StreamId, fields: &[&[u8]], limits: NodeLimits) {
-        debug_assert!(id > self.last_id && !fields.is_empty() && fields.len() % 2 == 0);
+        debug_assert!(id > self.last_id && !fields.is_empty() && fields.len().is_multiple_of(2));
         let max_bytes = if limits.max_bytes == 0 {
             usize::MAX
         } else {
@@ -248,11 +248,15 @@ impl StreamValue {
 
     /// The last live ID (None when empty).
     pub fn last_live_id(&self) -> Option<StreamId> {
-        self.range(StreamId::MIN, StreamId::MAX, true).next().map(|(id, _)| id)
+        self.range(StreamId::MIN, StreamId::MAX, true)
+            .next()
+            .map(|(id, _)| id)
     }
 
     fn first_live_id(&self) -> Option<StreamId> {
-        self.range(StreamId::MIN, StreamId::MAX, false).next().map(|(id, _)| id)
+        self.range(StreamId::MIN, StreamId::MAX, false)
+            .next()
+            .map(|(id, _)| id)
     }
 
     /// The first entry's ID, deleted or not (StreamId::MAX when there are
@@ -374,9 +378,7 @@ impl StreamValue {
         if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
             match id.cmp(&self.first_id) {
                 std::cmp::Ordering::Less => return Some(self.entries_added - self.length),
-                std::cmp::Ordering::Equal => {
-                    return Some(self.entries_added - self.length + 1)
-                }
+                std::cmp::Ordering::Equal => return Some(self.entries_added - self.length + 1),
                 std::cmp::Ordering::Greater => {}
             }
         }
@@ -490,11 +492,20 @@ mod tests {
 
     fn add(s: &mut StreamValue, ms: u64, seq: u64, v: &str) {
         let id = StreamId::new(ms, seq);
-        s.append(id, &[b"f", v.as_bytes()], NodeLimits { max_bytes: 4096, max_entries: 3 });
+        s.append(
+            id,
+            &[b"f", v.as_bytes()],
+            NodeLimits {
+                max_bytes: 4096,
+                max_entries: 3,
+            },
+        );
     }
 
     fn ids(s: &StreamValue, rev: bool) -> Vec<u64> {
-        s.range(StreamId::MIN, StreamId::MAX, rev).map(|(id, _)| id.ms).collect()
+        s.range(StreamId::MIN, StreamId::MAX, rev)
+            .map(|(id, _)| id.ms)
+            .collect()
     }
 
     #[test]
@@ -525,9 +536,15 @@ mod tests {
         assert_eq!(f, [(&b"f"[..], &b"9"[..])]);
         assert_eq!(s.next_id(None, 5), Ok(StreamId::new(10, 1)));
         assert_eq!(s.next_id(None, 50), Ok(StreamId::new(50, 0)));
-        let star = ParsedId { id: StreamId::new(10, 0), seq_given: false };
+        let star = ParsedId {
+            id: StreamId::new(10, 0),
+            seq_given: false,
+        };
         assert_eq!(s.next_id(Some(star), 0), Ok(StreamId::new(10, 1)));
-        let old = ParsedId { id: StreamId::new(10, 0), seq_given: true };
+        let old = ParsedId {
+            id: StreamId::new(10, 0),
+            seq_given: true,
+        };
         assert_eq!(s.next_id(Some(old), 0), Err(AddError::NotGreater));
     }
 }
