@@ -485,7 +485,7 @@ impl MetaOnly for Option<&Group> {
 }
 
 pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
-    let in_script = ctx.client.script.is_some();
+    let in_script = ctx.client.in_script;
     let r = match parse_read_args(args, true, in_script) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(&e),
