@@ -585,6 +585,66 @@ class CommandGenerator:
             return [cmd, str(len(keys))] + keys + self.rng.choice([[], ["LIMIT", "1"]]), EXACT
         return [cmd] + [self.key() for _ in range(self.rng.randint(2, 4))], EXACT
 
+    # --- streams (explicit IDs only: `*` takes the clock) ----------------
+    def stream_id(self):
+        return self.rng.choice(["1", "2", "3-1", "5-*", "7", "0-1", "0-0", "9-9", "x", "-", "+",
+                                "(3", "18446744073709551615-18446744073709551615"])
+
+    def _xadd(self):
+        args = ["XADD", self.key()]
+        r = self.rng.random()
+        if r < 0.1:
+            args.append("NOMKSTREAM")
+        if self.rng.random() < 0.3:
+            args += [self.rng.choice(["MAXLEN", "MINID"]), *self.rng.choice([[], ["="], ["~"]]),
+                     self.rng.choice(["0", "2", "5", "3-0", "-1"])]
+            if self.rng.random() < 0.2:
+                args += ["LIMIT", self.rng.choice(["1", "0", "10"])]
+        ms = self.rng.randint(1, 40)
+        args.append(self.rng.choice([f"{ms}-{self.rng.randint(0, 3)}", f"{ms}-*", str(ms),
+                                     self.stream_id()]))
+        for _ in range(self.rng.randint(1, 3)):
+            args += [self.field(), self.member()]
+        return args, EXACT
+
+    def _xread(self):
+        key = self.key()
+        count = self.rng.choice([[], ["COUNT", "2"], ["COUNT", "0"], ["COUNT", "x"]])
+        return self.rng.choice([
+            ["XLEN", key],
+            ["XRANGE", key, self.stream_id(), self.stream_id(), *count],
+            ["XREVRANGE", key, self.stream_id(), self.stream_id(), *count],
+            ["XREAD", *count, "STREAMS", key, self.key(), self.stream_id(),
+             self.rng.choice(["$", "0", "5"])],
+        ]), EXACT
+
+    def _xdel_trim(self):
+        key = self.key()
+        if self.rng.random() < 0.5:
+            return ["XDEL", key, *[self.stream_id() for _ in range(self.rng.randint(1, 3))]], EXACT
+        return ["XTRIM", key, self.rng.choice(["MAXLEN", "MINID"]),
+                *self.rng.choice([[], ["="], ["~"]]), self.rng.choice(["0", "2", "5-0", "x"])], EXACT
+
+    def _xgroup(self):
+        key, group = self.key(), self.rng.choice(["g1", "g2"])
+        consumer = self.rng.choice(["alice", "bob"])
+        return self.rng.choice([
+            ["XGROUP", "CREATE", key, group, self.rng.choice(["$", "0", "3"]),
+             *self.rng.choice([[], ["MKSTREAM"], ["ENTRIESREAD", "2"]])],
+            ["XGROUP", "SETID", key, group, self.rng.choice(["$", "0", "4"])],
+            ["XGROUP", self.rng.choice(["CREATECONSUMER", "DELCONSUMER"]), key, group, consumer],
+            ["XGROUP", "DESTROY", key, group],
+            ["XREADGROUP", "GROUP", group, consumer, *self.rng.choice([[], ["COUNT", "2"]]),
+             *self.rng.choice([[], ["NOACK"]]), "STREAMS", key, self.rng.choice([">", "0"])],
+            ["XACK", key, group, self.stream_id(), self.stream_id()],
+            ["XPENDING", key, group],
+            ["XCLAIM", key, group, consumer, "0", self.stream_id(), "JUSTID",
+             *self.rng.choice([[], ["FORCE"]])],
+            ["XAUTOCLAIM", key, group, consumer, "0", "0", "COUNT", "3", "JUSTID"],
+            ["XINFO", "GROUPS", key],
+            ["XSETID", key, self.rng.choice(["50-0", "1-0", "x"])],
+        ]), EXACT
+
     _table = [
         (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
         (3, _mset), (2, _msetnx), (2, _getset), (2, _getdel), (3, _getex), (4, _append),
@@ -598,6 +658,7 @@ class CommandGenerator:
         (0.5, _lcs),
         (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
         (2, _zpop), (3, _zsetop),
+        (4, _xadd), (3, _xread), (2, _xdel_trim), (4, _xgroup),
     ]
     _makers = [f for _, f in _table]
 

@@ -51,6 +51,16 @@ pub(super) fn parse_bound(arg: &[u8], end: bool) -> Result<StreamId, &'static st
     parse_id(arg, if end { u64::MAX } else { 0 })
 }
 
+/// An error text from parts, each cut at its first NUL as Redis's `%s`
+/// cuts a name (the bytes are kept as they are otherwise).
+pub(super) fn msg(parts: &[&[u8]]) -> Vec<u8> {
+    let mut m = Vec::new();
+    for p in parts {
+        m.extend_from_slice(&p[..p.iter().position(|&c| c == 0).unwrap_or(p.len())]);
+    }
+    m
+}
+
 pub(super) fn reply_id(out: &mut Out, id: StreamId) {
     out.bulk(id.to_string().as_bytes());
 }
@@ -395,7 +405,7 @@ pub(super) fn parse_read_args<'a>(
     args: &Args<'a>,
     group_cmd: bool,
     in_script: bool,
-) -> Result<ReadArgs<'a>, String> {
+) -> Result<ReadArgs<'a>, Vec<u8>> {
     let mut r = ReadArgs {
         block: None,
         count: 0,
@@ -411,10 +421,11 @@ pub(super) fn parse_read_args<'a>(
         let o = args[i];
         if eq_ic(o, "block") && more > 0 {
             if in_script {
-                let name = String::from_utf8_lossy(args[0]);
-                return Err(format!(
-                    "ERR {name} command is not allowed with BLOCK option from scripts"
-                ));
+                return Err(msg(&[
+                    b"ERR ",
+                    args[0],
+                    b" command is not allowed with BLOCK option from scripts",
+                ]));
             }
             i += 1;
             r.block = Some(parse_timeout_ms(args[i])?);
@@ -592,7 +603,7 @@ pub fn xread(ctx: &mut Ctx, args: &Args) {
     let in_script = ctx.client.in_script;
     let r = match parse_read_args(args, false, in_script) {
         Ok(r) => r,
-        Err(e) => return ctx.out.error(&e),
+        Err(e) => return ctx.out.error_bytes(&e),
     };
     if r.block.is_some() && !ctx.client.deny_blocking {
         return xread_or_block(ctx, args, &r);

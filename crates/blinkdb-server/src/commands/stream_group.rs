@@ -7,8 +7,8 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
 use super::collection;
 use super::stream::{
-    owned, parse_bound, parse_id, parse_read_args, parse_strict, reply_id, reply_served, Served,
-    BLOCKED_DEFAULT_COUNT,
+    msg, owned, parse_bound, parse_id, parse_read_args, parse_strict, reply_id, reply_served,
+    Served, BLOCKED_DEFAULT_COUNT,
 };
 use super::Ctx;
 use crate::blocking::Who;
@@ -23,26 +23,24 @@ fn now_ms() -> i64 {
     blinkdb_engine::clock::now_ms() as i64
 }
 
-fn text(b: &[u8]) -> String {
-    // Redis formats names with %s: the text ends at a NUL.
-    let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
-    String::from_utf8_lossy(b).into_owned()
+fn nogroup_for_key(group: &[u8], key: &[u8]) -> Vec<u8> {
+    msg(&[
+        b"NOGROUP No such consumer group '",
+        group,
+        b"' for key name '",
+        key,
+        b"'",
+    ])
 }
 
-fn nogroup_for_key(group: &[u8], key: &[u8]) -> String {
-    format!(
-        "NOGROUP No such consumer group '{}' for key name '{}'",
-        text(group),
-        text(key)
-    )
-}
-
-fn nogroup(key: &[u8], group: &[u8]) -> String {
-    format!(
-        "NOGROUP No such key '{}' or consumer group '{}'",
-        text(key),
-        text(group)
-    )
+fn nogroup(key: &[u8], group: &[u8]) -> Vec<u8> {
+    msg(&[
+        b"NOGROUP No such key '",
+        key,
+        b"' or consumer group '",
+        group,
+        b"'",
+    ])
 }
 
 /// Logs what Redis's streamPropagateXCLAIM sends for pending entry `id`.
@@ -160,14 +158,15 @@ fn group_options(ctx: &mut Ctx, args: &Args) -> Option<GroupArgs> {
 /// The checks every XGROUP subcommand with a key makes inside its write:
 /// the key's type, its existence (unless MKSTREAM), and (but for CREATE
 /// and DESTROY) the group's. Err carries the reply.
-fn check_group(tx: &mut Tx, db: usize, args: &Args, mkstream: bool) -> Result<Option<()>, String> {
+fn check_group(tx: &mut Tx, db: usize, args: &Args, mkstream: bool) -> Result<Option<()>, Vec<u8>> {
     let (key, group) = (args[2], args[3]);
-    let s = collection::get::<StreamValue>(tx, db, key).map_err(|_| ERR_WRONGTYPE.to_string())?;
+    let s = collection::get::<StreamValue>(tx, db, key)
+        .map_err(|_| ERR_WRONGTYPE.as_bytes().to_vec())?;
     if mkstream {
         return Ok(s.map(|_| ()));
     }
     let Some(s) = s else {
-        return Err("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.".into());
+        return Err(b"ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.".to_vec());
     };
     let sub = args[1];
     if !s.groups.contains_key(group)
@@ -188,7 +187,7 @@ pub fn create(ctx: &mut Ctx, args: &Args) {
     let (key, group) = (args[2], args[3]);
     ctx.write1(key, |tx, db, out| {
         let exists = match check_group(tx, db, args, opts.mkstream) {
-            Err(e) => return out.error(&e),
+            Err(e) => return out.error_bytes(&e),
             Ok(e) => e.is_some(),
         };
         let last = collection::get::<StreamValue>(tx, db, key)
@@ -233,7 +232,7 @@ pub fn setid(ctx: &mut Ctx, args: &Args) {
     let (key, group) = (args[2], args[3]);
     ctx.write1(key, |tx, db, out| {
         if let Err(e) = check_group(tx, db, args, false) {
-            return out.error(&e);
+            return out.error_bytes(&e);
         }
         let id = if args[4] == b"$" {
             None
@@ -263,7 +262,7 @@ pub fn destroy(ctx: &mut Ctx, args: &Args) {
     let (key, group) = (args[2], args[3]);
     ctx.write1(key, |tx, db, out| {
         if let Err(e) = check_group(tx, db, args, false) {
-            return out.error(&e);
+            return out.error_bytes(&e);
         }
         let has = collection::get::<StreamValue>(tx, db, key)
             .ok()
@@ -290,7 +289,7 @@ pub fn createconsumer(ctx: &mut Ctx, args: &Args) {
     let now = now_ms();
     ctx.write1(key, |tx, db, out| {
         if let Err(e) = check_group(tx, db, args, false) {
-            return out.error(&e);
+            return out.error_bytes(&e);
         }
         let exists = collection::get::<StreamValue>(tx, db, key)
             .ok()
@@ -318,7 +317,7 @@ pub fn delconsumer(ctx: &mut Ctx, args: &Args) {
     let (key, group, consumer) = (args[2], args[3], args[4]);
     ctx.write1(key, |tx, db, out| {
         if let Err(e) = check_group(tx, db, args, false) {
-            return out.error(&e);
+            return out.error_bytes(&e);
         }
         let exists = collection::get::<StreamValue>(tx, db, key)
             .ok()
@@ -488,7 +487,7 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
     let in_script = ctx.client.in_script;
     let r = match parse_read_args(args, true, in_script) {
         Ok(r) => r,
-        Err(e) => return ctx.out.error(&e),
+        Err(e) => return ctx.out.error_bytes(&e),
     };
     let (group, consumer) = r.group.expect("XREADGROUP parsed GROUP");
     let db = ctx.db();
@@ -514,11 +513,13 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
                 Ok(s) => s,
             };
             if !s.is_some_and(|s| s.groups.contains_key(group)) {
-                out.error(&format!(
-                    "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                    text(key),
-                    text(group)
-                ));
+                out.error_bytes(&msg(&[
+                    b"NOGROUP No such key '",
+                    key,
+                    b"' or consumer group '",
+                    group,
+                    b"' in XREADGROUP with GROUP option",
+                ]));
                 return None;
             }
             if *id == b"$" {
@@ -715,11 +716,7 @@ pub fn xpending(ctx: &mut Ctx, args: &Args) {
     let now = now_ms();
     let read = collection::read(ctx, key, |s: Option<&StreamValue>, out| {
         let Some(g) = s.and_then(|s| s.groups.get(group)) else {
-            return out.error(&format!(
-                "NOGROUP No such key '{}' or consumer group '{}'",
-                text(key),
-                text(group)
-            ));
+            return out.error_bytes(&nogroup(key, group));
         };
         if summary {
             out.array(4);
@@ -787,7 +784,7 @@ struct ClaimOpts {
     last_id: StreamId,
 }
 
-fn claim_options(args: &Args, from: usize, now: i64) -> Result<ClaimOpts, String> {
+fn claim_options(args: &Args, from: usize, now: i64) -> Result<ClaimOpts, Vec<u8>> {
     let mut o = ClaimOpts {
         force: false,
         justid: false,
@@ -820,7 +817,7 @@ fn claim_options(args: &Args, from: usize, now: i64) -> Result<ClaimOpts, String
             j += 1;
             o.last_id = parse_strict(args[j])?;
         } else {
-            return Err(format!("ERR Unrecognized XCLAIM option '{}'", text(opt)));
+            return Err(msg(&[b"ERR Unrecognized XCLAIM option '", opt, b"'"]));
         }
         j += 1;
     }
@@ -855,7 +852,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
         match collection::get::<StreamValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(Some(s)) if s.groups.contains_key(group) => {}
-            Ok(_) => return out.error(&nogroup(key, group)),
+            Ok(_) => return out.error_bytes(&nogroup(key, group)),
         }
         let min_idle = match parse_i64(args[4]) {
             None => return out.error("ERR Invalid min-idle-time argument for XCLAIM"),
@@ -872,7 +869,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
         }
         let o = match claim_options(args, j, now) {
             Ok(o) => o,
-            Err(e) => return out.error(&e),
+            Err(e) => return out.error_bytes(&e),
         };
         let delivery_time = match o.delivery_time {
             Some(t) if t >= 0 && t <= now => t,
@@ -1000,7 +997,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
         match collection::get::<StreamValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(Some(s)) if s.groups.contains_key(group) => {}
-            Ok(_) => return out.error(&nogroup(key, group)),
+            Ok(_) => return out.error_bytes(&nogroup(key, group)),
         }
         let mut records: Vec<(StreamId, Nack)> = Vec::new();
         let mut created = false;

@@ -185,15 +185,13 @@ pub fn consumers(ctx: &mut Ctx, args: &Args) {
     let now = now_ms();
     with_stream(ctx, args, |s, out| {
         let Some(g) = s.groups.get(group) else {
-            let name = |b: &[u8]| {
-                let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
-                String::from_utf8_lossy(b).into_owned()
-            };
-            return out.error(&format!(
-                "NOGROUP No such consumer group '{}' for key name '{}'",
-                name(group),
-                name(key)
-            ));
+            return out.error_bytes(&super::stream::msg(&[
+                b"NOGROUP No such consumer group '",
+                group,
+                b"' for key name '",
+                key,
+                b"'",
+            ]));
         };
         out.array(g.consumers.len());
         for (name, c) in &g.consumers {
