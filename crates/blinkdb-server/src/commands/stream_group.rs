@@ -43,57 +43,59 @@ fn nogroup(key: &[u8], group: &[u8]) -> Vec<u8> {
     ])
 }
 
-/// Logs what Redis's streamPropagateXCLAIM sends for pending entry `id`.
-fn log_xclaim(
-    tx: &mut Tx,
-    db: usize,
-    key: &[u8],
-    group: &[u8],
-    g: &Group,
-    id: StreamId,
-    nack: &Nack,
-) {
-    let id = id.to_bytes();
-    let time = nack.delivery_time.to_string();
-    let count = nack.delivery_count.to_string();
-    let last = g.last_id.to_bytes();
-    tx.log(
-        db,
-        &[
-            b"XCLAIM",
-            key,
-            group,
-            &nack.consumer,
-            b"0",
-            &id,
-            b"TIME",
-            time.as_bytes(),
-            b"RETRYCOUNT",
-            count.as_bytes(),
-            b"FORCE",
-            b"JUSTID",
-            b"LASTID",
-            &last,
-        ],
-    );
+/// One command for the AOF, as Redis propagates it.
+type Record = Vec<Vec<u8>>;
+
+/// What Redis's streamPropagateXCLAIM sends for pending entry `id`, with
+/// the group's last ID at that moment.
+fn xclaim_record(key: &[u8], group: &[u8], id: StreamId, nack: &Nack, last: StreamId) -> Record {
+    vec![
+        b"XCLAIM".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        nack.consumer.to_vec(),
+        b"0".to_vec(),
+        id.to_bytes(),
+        b"TIME".to_vec(),
+        nack.delivery_time.to_string().into_bytes(),
+        b"RETRYCOUNT".to_vec(),
+        nack.delivery_count.to_string().into_bytes(),
+        b"FORCE".to_vec(),
+        b"JUSTID".to_vec(),
+        b"LASTID".to_vec(),
+        last.to_bytes(),
+    ]
 }
 
-/// Logs Redis's streamPropagateGroupID: the group's last ID and count.
-fn log_setid(tx: &mut Tx, db: usize, key: &[u8], group: &[u8], g: &Group) {
-    let last = g.last_id.to_bytes();
-    let read = g.entries_read.map_or(-1, |n| n as i64).to_string();
-    tx.log(
-        db,
-        &[
-            b"XGROUP",
-            b"SETID",
-            key,
-            group,
-            &last,
-            b"ENTRIESREAD",
-            read.as_bytes(),
-        ],
-    );
+/// Redis's streamPropagateGroupID: the group's last ID and entries-read.
+fn setid_record(key: &[u8], group: &[u8], g: &Group) -> Record {
+    vec![
+        b"XGROUP".to_vec(),
+        b"SETID".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        g.last_id.to_bytes(),
+        b"ENTRIESREAD".to_vec(),
+        g.entries_read
+            .map_or(-1, |n| n as i64)
+            .to_string()
+            .into_bytes(),
+    ]
+}
+
+/// Logs what one command propagates: several records go inside MULTI/EXEC,
+/// as Redis wraps a command's propagated effects.
+fn log_records(tx: &mut Tx, db: usize, records: &[Record]) {
+    if records.len() > 1 {
+        tx.log(db, &[b"MULTI"]);
+    }
+    for r in records {
+        let args: Vec<&[u8]> = r.iter().map(|a| &a[..]).collect();
+        tx.log(db, &args);
+    }
+    if records.len() > 1 {
+        tx.log(db, &[b"EXEC"]);
+    }
 }
 
 /// Runs `f` on the stream at `key` with its group table taken out (so both
@@ -382,6 +384,7 @@ fn serve_group(
     count: usize,
     noack: bool,
     now: i64,
+    records: &mut Vec<Record>,
 ) -> Option<GroupRead> {
     let s = collection::get::<StreamValue>(tx, db, key).ok().flatten()?;
     let g = s.groups.get(group)?;
@@ -395,9 +398,7 @@ fn serve_group(
             Some(g.last_id)
         }
     };
-    let mut records: Vec<(StreamId, Nack)> = Vec::new();
     let mut created = false;
-    let mut setid = false;
     let read = with_groups(tx, db, key, |s, groups| {
         let g = groups.get_mut(group).expect("checked above");
         match g.consumers.get_mut(consumer) {
@@ -405,6 +406,15 @@ fn serve_group(
             None => {
                 g.create_consumer(consumer, now);
                 created = true;
+                if noack {
+                    records.push(vec![
+                        b"XGROUP".to_vec(),
+                        b"CREATECONSUMER".to_vec(),
+                        key.to_vec(),
+                        group.to_vec(),
+                        consumer.to_vec(),
+                    ]);
+                }
             }
         }
         let Some(last) = new_from else {
@@ -441,46 +451,20 @@ fn serve_group(
         };
         for (id, _) in &entries {
             s.advance_group(g, *id);
-            if noack {
-                setid = true;
-            } else {
+            if !noack {
                 let nack = g.deliver(*id, consumer, now).clone();
-                records.push((*id, nack));
+                records.push(xclaim_record(key, group, *id, &nack, g.last_id));
             }
+        }
+        if noack && !entries.is_empty() {
+            records.push(setid_record(key, group, g));
         }
         GroupRead::New(entries)
     })?;
     if created {
         tx.notify(STREAM, "xgroup-createconsumer", db, key);
-        if noack {
-            tx.log(db, &[b"XGROUP", b"CREATECONSUMER", key, group, consumer]);
-        }
-    }
-    let g = collection::get::<StreamValue>(tx, db, key)
-        .ok()
-        .flatten()
-        .and_then(|s| s.groups.get(group))
-        .cloned_meta();
-    if let Some(g) = g {
-        for (id, nack) in &records {
-            log_xclaim(tx, db, key, group, &g, *id, nack);
-        }
-        if setid {
-            log_setid(tx, db, key, group, &g);
-        }
     }
     Some(read)
-}
-
-/// A group's last ID and entries-read without its tables (for logging).
-trait MetaOnly {
-    fn cloned_meta(self) -> Option<Group>;
-}
-
-impl MetaOnly for Option<&Group> {
-    fn cloned_meta(self) -> Option<Group> {
-        self.map(|g| Group::new(g.last_id, g.entries_read))
-    }
 }
 
 pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
@@ -539,12 +523,14 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
             }
         }
         let mut served: Vec<(&[u8], GroupRead)> = Vec::new();
+        let mut records = Vec::new();
         for (key, after) in r.keys.iter().zip(&after) {
-            if let Some(read) = serve_group(tx, db, key, group, consumer, *after, count, noack, now)
-            {
+            let read = serve_group(tx, db, key, group, consumer, *after, count, noack, now, &mut records);
+            if let Some(read) = read {
                 served.push((key, read));
             }
         }
+        log_records(tx, db, &records);
         if served.is_empty() {
             if block.is_some() && !deny_blocking {
                 // Only `>` reads get here (history reads always answer):
@@ -630,7 +616,21 @@ fn serve_xreadgroup(ctx: &mut Ctx, args: &Args, key: &[u8]) -> bool {
         if top <= delivered {
             return false;
         }
-        let entries = match serve_group(tx, db, key, group, consumer, None, count, r.noack, now) {
+        let mut records = Vec::new();
+        let read = serve_group(
+            tx,
+            db,
+            key,
+            group,
+            consumer,
+            None,
+            count,
+            r.noack,
+            now,
+            &mut records,
+        );
+        log_records(tx, db, &records);
+        let entries = match read {
             Some(GroupRead::New(e)) => e,
             _ => Vec::new(),
         };
@@ -875,10 +875,9 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
             Some(t) if t >= 0 && t <= now => t,
             _ => now,
         };
-        let mut records: Vec<(StreamId, Nack)> = Vec::new();
+        let mut records: Vec<Record> = Vec::new();
         let mut created = false;
         let mut propagate_last = false;
-        let mut meta = None;
         let claimed = with_groups(tx, db, key, |s, groups| {
             let g = groups.get_mut(group).expect("checked above");
             if o.last_id > g.last_id {
@@ -890,7 +889,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
                 let id = *id;
                 if !s.contains(id) {
                     if let Some(nack) = g.pel.get(&id).cloned() {
-                        records.push((id, nack));
+                        records.push(xclaim_record(key, group, id, &nack, g.last_id));
                         propagate_last = false;
                         g.ack(id);
                     }
@@ -929,7 +928,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
                 } else if !o.justid {
                     nack.delivery_count += 1;
                 }
-                records.push((id, nack.clone()));
+                records.push(xclaim_record(key, group, id, nack, g.last_id));
                 propagate_last = false;
                 let fields = (!o.justid).then(|| {
                     s.get(id)
@@ -938,21 +937,16 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
                 });
                 claimed.push((id, fields));
             }
-            meta = Some(Group::new(g.last_id, g.entries_read));
+            if propagate_last {
+                records.push(setid_record(key, group, g));
+            }
             claimed
         })
         .unwrap_or_default();
         if created {
             tx.notify(STREAM, "xgroup-createconsumer", db, key);
         }
-        if let Some(g) = &meta {
-            for (id, nack) in &records {
-                log_xclaim(tx, db, key, group, g, *id, nack);
-            }
-            if propagate_last {
-                log_setid(tx, db, key, group, g);
-            }
-        }
+        log_records(tx, db, &records);
         reply_claimed(out, &claimed);
     });
 }
@@ -999,9 +993,8 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
             Ok(Some(s)) if s.groups.contains_key(group) => {}
             Ok(_) => return out.error_bytes(&nogroup(key, group)),
         }
-        let mut records: Vec<(StreamId, Nack)> = Vec::new();
+        let mut records: Vec<Record> = Vec::new();
         let mut created = false;
-        let mut meta = None;
         let done = with_groups(tx, db, key, |s, groups| {
             let g = groups.get_mut(group).expect("checked above");
             let mut attempts = count.saturating_mul(10);
@@ -1022,7 +1015,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
                 };
                 let at_end = id == StreamId::MAX;
                 if !s.contains(id) {
-                    records.push((id, nack.clone()));
+                    records.push(xclaim_record(key, group, id, nack, g.last_id));
                     g.ack(id);
                     deleted.push(id);
                     left -= 1;
@@ -1042,7 +1035,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
                     if !justid {
                         nack.delivery_count += 1;
                     }
-                    records.push((id, nack.clone()));
+                    records.push(xclaim_record(key, group, id, nack, g.last_id));
                     let fields = (!justid).then(|| {
                         s.get(id)
                             .map(|f| f.map(|(a, b)| (a.to_vec(), b.to_vec())).collect())
@@ -1055,7 +1048,6 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
                     break;
                 }
             }
-            meta = Some(Group::new(g.last_id, g.entries_read));
             (next, claimed, deleted)
         });
         let Some((next, claimed, deleted)) = done else {
@@ -1064,11 +1056,7 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
         if created {
             tx.notify(STREAM, "xgroup-createconsumer", db, key);
         }
-        if let Some(g) = &meta {
-            for (id, nack) in &records {
-                log_xclaim(tx, db, key, group, g, *id, nack);
-            }
-        }
+        log_records(tx, db, &records);
         out.array(3);
         reply_id(out, next);
         reply_claimed(out, &claimed);
