@@ -4,11 +4,12 @@ WRONGTYPE) must get the same reply bytes from BlinkDB and redis-server 7 in
 RESP2 and RESP3; keyspace events match; streams survive a restart and
 BGREWRITEAOF, and redis-server 7 loads the AOF BlinkDB wrote."""
 
+import re
 import shutil
 
 import pytest
 
-from aof_helpers import bgrewriteaof, start_aof_server, wait_rewrite_done
+from aof_helpers import bgrewriteaof, incr_files, parse_commands, start_aof_server, wait_rewrite_done
 from resp import plain
 from test_persistence_redis_interop import check_aof, redis_server
 
@@ -425,3 +426,65 @@ def wait_blocked(conn, n):
             return
         time.sleep(0.01)
     raise AssertionError(f"no client blocked: {info!r}")
+
+
+AOF_SCENARIO = [
+    ("XADD", "s", "1-1", "a", "1"), ("XADD", "s", "2-1", "a", "2"), ("XADD", "s", "3-1", "a", "3"),
+    ("XADD", "s", "4-1", "a", "4"), ("XADD", "s", "*", "a", "5"),
+    ("XGROUP", "CREATE", "s", "g", "$"), ("XGROUP", "SETID", "s", "g", "0"),
+    ("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"),
+    ("XREADGROUP", "GROUP", "g", "bob", "NOACK", "COUNT", "1", "STREAMS", "s", ">"),
+    ("XDEL", "s", "1-1"),
+    ("XCLAIM", "s", "g", "carol", "0", "1-1", "2-1"),
+    ("XCLAIM", "s", "g", "carol", "0", "3-1", "FORCE", "LASTID", "9-9"),
+    ("XAUTOCLAIM", "s", "g", "dave", "0", "0"),
+    ("XREADGROUP", "GROUP", "g", "erin", "STREAMS", "s", ">"),
+    ("XADD", "s", "MINID", "~", "3", "*", "a", "6"),
+    ("XADD", "s", "MAXLEN", "~", "1", "LIMIT", "0", "*", "a", "7"),
+    ("XTRIM", "s", "MAXLEN", "~", "0"),
+    ("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"),
+    ("XACK", "s", "g", "2-1", "4-1"),
+    ("XGROUP", "CREATECONSUMER", "s", "g", "frank"),
+    ("XGROUP", "DELCONSUMER", "s", "g", "erin"),
+    ("XSETID", "s", "99999999999999-0", "ENTRIESADDED", "50", "MAXDELETEDID", "3-0"),
+    ("XGROUP", "DESTROY", "s", "g"),
+]
+
+
+def logged(directory):
+    """The commands of the incr AOF files, times and generated IDs masked."""
+    out = []
+    for path in incr_files(directory):
+        with open(path, "rb") as f:
+            for _, _, args in parse_commands(f.read()):
+                args = [a.upper() if i == 0 else a for i, a in enumerate(args)]
+                for i in range(1, len(args)):
+                    if args[i - 1] == b"TIME":
+                        args[i] = b"T"
+                # IDs from the clock (XADD *), 13 digits of ms in 2026.
+                args = [b"ID" if re.fullmatch(rb"1\d{12}-\d+", a) else a for a in args]
+                out.append(args)
+    return out
+
+
+def test_aof_records_match_what_redis_propagates(blinkdb_binary, tmp_path):
+    """The incr AOF after XREADGROUP, XCLAIM, XAUTOCLAIM, approximate trims
+    and auto IDs holds the commands redis-server's does (MULTI/EXEC around
+    a command's several effects, XCLAIM ... LASTID per entry, = thresholds)."""
+    directory = str(tmp_path / "blinkdb")
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as conn:
+            for cmd in AOF_SCENARIO:
+                conn.call(*cmd)
+    finally:
+        srv.stop()
+    odir = str(tmp_path / "oracle")
+    oracle = redis_server(odir, odir + "-log")
+    try:
+        with oracle.connect() as conn:
+            for cmd in AOF_SCENARIO:
+                conn.call(*cmd)
+    finally:
+        oracle.stop()
+    assert logged(directory) == logged(odir)
