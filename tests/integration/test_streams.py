@@ -193,6 +193,16 @@ def script():
     add(("XADD", "e", "*", "a", "1"))
     add(("XSETID", "e", "18446744073709551615-18446744073709551615"))
     add(("XADD", "e", "*", "a", "1"))
+    # A lag below zero (ENTRIESREAD past the entries added), and after XDEL.
+    add(("XADD", "lag", "1-1", "a", "1"))
+    add(("XADD", "lag", "2-1", "a", "1"))
+    add(("XGROUP", "CREATE", "lag", "g", "$", "ENTRIESREAD", "10"))
+    add(("XGROUP", "CREATE", "lag", "h", "0"))
+    add(("XINFO", "GROUPS", "lag"))
+    add(("XREADGROUP", "GROUP", "h", "c", "COUNT", "1", "STREAMS", "lag", ">"))
+    add(("XDEL", "lag", "2-1"))
+    add(("XINFO", "GROUPS", "lag"))
+    add(("XREADGROUP", "GROUP", "h", "c", "STREAMS", "lag", "0"))
     return s
 
 

@@ -34,7 +34,7 @@ fn entries_read(out: &mut Out, g: &Group) {
 
 fn lag(out: &mut Out, s: &StreamValue, g: &Group) {
     match s.lag(g) {
-        Some(n) => out.int(n as i64),
+        Some(n) => out.int(n),
         None => out.null(),
     }
 }

@@ -385,18 +385,19 @@ impl StreamValue {
         None
     }
 
-    /// A group's lag (XINFO), None when it cannot be known.
-    pub fn lag(&self, g: &Group) -> Option<u64> {
+    /// A group's lag (XINFO), None when it cannot be known; negative when
+    /// ENTRIESREAD was set past the entries added, as Redis reports it.
+    pub fn lag(&self, g: &Group) -> Option<i64> {
         if self.entries_added == 0 {
             return Some(0);
         }
+        let lag = |read: u64| (self.entries_added as i64).wrapping_sub(read as i64);
         if let Some(read) = g.entries_read {
             if !self.range_has_tombstones(g.last_id) {
-                return Some(self.entries_added.saturating_sub(read));
+                return Some(lag(read));
             }
         }
-        self.estimate_distance(g.last_id)
-            .map(|read| self.entries_added.saturating_sub(read))
+        self.estimate_distance(g.last_id).map(lag)
     }
 
     /// Moves group `g`'s last-delivered ID to `id` (delivered now), keeping
