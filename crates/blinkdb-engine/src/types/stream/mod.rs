@@ -274,7 +274,8 @@ impl StreamValue {
         let Some((&master, b)) = self.blocks.range_mut(..=id).next_back() else {
             return false;
         };
-        let Some(slot) = b.slots(master).find(|s| s.id == id) else {
+        // XSETID may let an ID come back after its deleted twin: the live one.
+        let Some(slot) = b.slots(master).find(|s| s.id == id && !s.deleted) else {
             return false;
         };
         if !b.delete_at(slot.pos) {
