@@ -186,6 +186,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
+        out.cap = crate::pubsub::limits::hard_cap(&mut client, &shared);
         let mut next = run_commands(
             &shared,
             &mut client,
