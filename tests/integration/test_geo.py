@@ -86,6 +86,14 @@ def script():
     add(("GEOSEARCH", "edge", "FROMLONLAT", "0", "0", "BYRADIUS", "0", "m", "WITHDIST"))
     add(("GEOSEARCH", "edge", "FROMLONLAT", "0", "0", "BYRADIUS", "inf", "m", "WITHDIST"))
     add(("GEOSEARCH", "edge", "FROMLONLAT", "0", "0", "BYBOX", "0", "0", "m"))
+    # Equal distances: the whole result keeps its scan order (a stable sort),
+    # a COUNT window is what Redis's partial quicksort leaves.
+    add(("GEOADD", "ties", *[x for i in range(60) for x in
+                             (str(10 + (i % 3) * 0.001), "20", f"t{i:02d}")]))
+    for opts in [("ASC",), ("DESC",), ("COUNT", "5"), ("COUNT", "17", "DESC"),
+                 ("COUNT", "59", "ASC"), ("COUNT", "60"), ("COUNT", "8", "ANY", "DESC")]:
+        add(("GEOSEARCH", "ties", "FROMLONLAT", "10", "20", "BYRADIUS", "10", "km") + opts)
+        add(("GEORADIUS", "ties", "10.0015", "20", "10", "km", "WITHDIST") + opts)
     # Parsing and errors, in Redis's order.
     for cmd in [
         ("GEORADIUS", "Sicily", "15", "37", "200", "yd"),

@@ -38,6 +38,8 @@ def setup():
     add(("SET", "str", "x"))
     add(("RPUSH", "ties", "x", "y", "z", "w"))
     add(("MSET", "t_x", "b", "t_y", "a", "t_z", "b", "t_w", "a"))
+    add(("RPUSH", "many", *[f"e{i}" for i in range(100)]))
+    add(("MSET", *[x for i in range(100) for x in (f"mt_e{i}", str(i % 4))]))
     return s
 
 
@@ -80,6 +82,12 @@ def script():
         ("SORT", "zn"), ("SORT", "zn", "BY", "nosort", "GET", "num_*"),
         ("SORT", "ties", "BY", "t_*", "ALPHA"), ("SORT", "ties", "BY", "t_*", "ALPHA", "DESC"),
         ("SORT", "ties", "BY", "missing_*", "ALPHA"), ("SORT", "ties", "BY", "t_*"),
+        ("SORT", "many", "BY", "mt_*", "ALPHA"), ("SORT", "many", "BY", "mt_*", "ALPHA", "DESC"),
+        ("SORT", "many", "BY", "mt_*", "ALPHA", "LIMIT", "0", "10"),
+        ("SORT", "many", "BY", "mt_*", "ALPHA", "LIMIT", "37", "12", "DESC"),
+        ("SORT", "many", "BY", "mt_*", "ALPHA", "LIMIT", "70", "50"),
+        ("SORT", "many", "BY", "nope_*", "ALPHA", "LIMIT", "3", "20"),
+        ("SORT", "many", "BY", "mt_*", "LIMIT", "5", "30"),
         ("SORT", "absent"), ("SORT", "absent", "BY", "nosort", "LIMIT", "0", "5"),
         ("SORT", "str"), ("SORT", "str", "BOGUS"), ("SORT", "l", "BOGUS"),
         ("SORT", "l", "BY"), ("SORT", "l", "GET"), ("SORT", "l", "STORE"),

@@ -13,7 +13,7 @@ use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::types::ZSetValue;
 use std::borrow::Cow;
-use std::cmp::Ordering::Equal;
+use std::cmp::Ordering::{Equal, Greater, Less};
 
 type Error = Cow<'static, str>;
 
@@ -425,7 +425,8 @@ fn scan_span<'z>(
 
 /// The members within the shape, in Redis's order: cell by cell (the
 /// centre's, then its neighbours), each in score order, then sorted by
-/// distance when asked (a stable sort, as glibc's qsort is), and cut to
+/// distance when asked (all of them with a stable sort, as glibc's qsort
+/// is; only the first COUNT with Redis's partial quicksort), and cut to
 /// COUNT.
 fn search<'z>(z: &'z ZSetValue, req: &Request) -> Vec<Point<'z>> {
     let limit = if req.any { req.count as usize } else { 0 };
@@ -448,14 +449,34 @@ fn search<'z>(z: &'z ZSetValue, req: &Request) -> Vec<Point<'z>> {
         scan_span(z, min as f64, max as f64, &req.shape, &mut found, limit);
         last = i;
     }
-    match req.order {
-        Order::None => {}
-        Order::Asc => found.sort_by(|a, b| a.dist.partial_cmp(&b.dist).unwrap_or(Equal)),
-        Order::Desc => found.sort_by(|a, b| b.dist.partial_cmp(&a.dist).unwrap_or(Equal)),
+    let returned = match req.count {
+        0 => found.len(),
+        c => found.len().min(c as usize),
+    };
+    if req.order != Order::None {
+        let desc = req.order == Order::Desc;
+        // sort_gp_asc: NaN distances compare as smaller.
+        let order = |a: &Point, b: &Point| {
+            let c = if a.dist > b.dist {
+                Greater
+            } else if a.dist == b.dist {
+                Equal
+            } else {
+                Less
+            };
+            if desc {
+                c.reverse()
+            } else {
+                c
+            }
+        };
+        if returned == found.len() {
+            found.sort_by(order);
+        } else {
+            super::pqsort::partial_sort(&mut found, 0, returned as i64 - 1, order);
+        }
     }
-    if req.count > 0 {
-        found.truncate(req.count as usize);
-    }
+    found.truncate(returned);
     found
 }
 

@@ -19,6 +19,7 @@ mod list;
 pub mod monitor;
 pub mod multi;
 mod object;
+mod pqsort;
 mod pubsub;
 mod random;
 mod scripting;

@@ -2,7 +2,8 @@
 //! other keys or hash fields, or `nosort` for no sorting), GET, LIMIT,
 //! ASC|DESC, ALPHA and STORE (into a list), with Redis 7.0's parsing,
 //! ordering (equal elements keep their load order, as glibc's merge-sorting
-//! qsort keeps them), errors, events and AOF record (the command itself).
+//! qsort keeps them, or as Redis's partial quicksort leaves them for a LIMIT
+//! window with BY), errors, events and AOF record (the command itself).
 //!
 //! A SORT that reads keys named by patterns, or stores, runs alone on the
 //! exec gate (see `runs_alone`), so its reads and its write see one state.
@@ -327,10 +328,21 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
                 collate(&a.elem, &b.elem)
             }
         };
-        if req.desc {
-            items.sort_by(|a, b| cmp(b, a));
+        let desc = req.desc;
+        let order = |a: &Item, b: &Item| {
+            let c = cmp(a, b);
+            if desc {
+                c.reverse()
+            } else {
+                c
+            }
+        };
+        // Redis sorts only the LIMIT window when weights come from other
+        // keys (its partial quicksort), else all of it (glibc's stable qsort).
+        if by && (start != 0 || end != items.len() as i64 - 1) {
+            super::pqsort::partial_sort(&mut items, start, end, order);
         } else {
-            items.sort_by(cmp);
+            items.sort_by(order);
         }
     }
     let end = end.min(items.len() as i64 - 1);
