@@ -73,12 +73,7 @@ fn member_pos(z: &ZSetValue, member: &[u8]) -> Result<[f64; 2], Error> {
 
 /// A distance with four decimals (fixedpoint_d2string after llrint).
 fn distance_text(d: f64) -> String {
-    let scaled = d * 10000.0;
-    let v = if scaled.is_nan() || !(-9.2e18..9.2e18).contains(&scaled) {
-        i64::MIN
-    } else {
-        scaled.round_ties_even() as i64
-    };
+    let v = geohash::c_i64((d * 10000.0).round_ties_even());
     let sign = if v < 0 { "-" } else { "" };
     let a = v.unsigned_abs();
     format!("{sign}{}.{:04}", a / 10000, a % 10000)

@@ -149,10 +149,11 @@ pub fn decode(lon_r: Range, lat_r: Range, cell: Cell) -> Option<Area> {
     })
 }
 
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
 /// A double converted to uint64_t as x86-64 C code does it (scores are not
 /// always geohashes: any ZADD can put one in the set).
 fn c_u64(x: f64) -> u64 {
-    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
     fn cvtt(x: f64) -> u64 {
         if x.is_nan() || !(-TWO_63..TWO_63).contains(&x) {
             1 << 63
@@ -169,7 +170,7 @@ fn c_u64(x: f64) -> u64 {
 
 /// A double converted to long long as x86-64 C code does it (WITHHASH).
 pub fn c_i64(x: f64) -> i64 {
-    if x.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&x) {
+    if x.is_nan() || !(-TWO_63..TWO_63).contains(&x) {
         i64::MIN
     } else {
         x as i64
