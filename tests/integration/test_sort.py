@@ -110,6 +110,10 @@ def script():
         ("SORT", "z", "STORE", "d8"), ("LRANGE", "d8", "0", "-1"),
         ("SORT", "z", "BY", "nosort", "STORE", "d9"), ("LRANGE", "d9", "0", "-1"),
         ("OBJECT", "ENCODING", "d9"),
+        ("ZADD", "small", "1", "a"), ("OBJECT", "ENCODING", "small"),
+        ("SORT_RO", "small", "ALPHA"), ("OBJECT", "ENCODING", "small"),
+        ("ZADD", "small2", "1", "a"), ("SORT", "small2", "BOGUS"),
+        ("OBJECT", "ENCODING", "small2"),
     ]:
         add(cmd)
     return s

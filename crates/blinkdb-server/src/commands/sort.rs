@@ -262,6 +262,22 @@ fn collate(a: &[u8], b: &[u8]) -> Ordering {
     c_str(a).cmp(c_str(b))
 }
 
+/// Redis converts a sorted set it sorts to the skiplist encoding, for good
+/// (OBJECT ENCODING shows it); unseen by WATCH and tracking, as there.
+fn convert_small_zset(ctx: &mut Ctx, key: &[u8]) {
+    let (packed, _) = ctx.shared.engine.peek(ctx.db(), key, |e| {
+        let z = e.and_then(|e| ZSetValue::of(e.value()));
+        (z.is_some_and(|z| z.encoding() == "listpack"), ())
+    });
+    if packed {
+        ctx.write1(key, |tx, db, _| {
+            tx.unsignaled(|tx| {
+                let _ = collection::modify(tx, db, key, false, |z: &mut ZSetValue| z.convert());
+            })
+        });
+    }
+}
+
 fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
     let mut req = match parse(args, readonly) {
         Ok(r) => r,
@@ -269,6 +285,7 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
     };
     let in_script = crate::scripting::run::in_script_call();
     let db = ctx.db();
+    convert_small_zset(ctx, args[1]);
     let (loaded, hit) = ctx
         .shared
         .engine
