@@ -231,7 +231,7 @@ def random_searches(rng, key, n):
             if rng.random() < 0.3:
                 opts.append("ANY")
         rlon, rlat = repr(lon), repr(lat)
-        form = rng.randrange(4)
+        form = rng.randrange(6)
         if form == 0:
             cmds.append(("GEORADIUS", key, rlon, rlat, repr(radius), unit, *opts))
         elif form == 1:
@@ -240,10 +240,20 @@ def random_searches(rng, key, n):
         elif form == 2:
             w, h = repr(radius * rng.uniform(0.2, 3)), repr(radius * rng.uniform(0.2, 3))
             cmds.append(("GEOSEARCH", key, "FROMLONLAT", rlon, rlat, "BYBOX", w, h, unit, *opts))
-        else:
+        elif form == 3:
             member = f"p{rng.randrange(400)}"
             cmds.append(("GEOSEARCH", key, "FROMMEMBER", member, "BYRADIUS",
                          repr(radius), unit, *opts))
+        elif form == 4:
+            member = f"p{rng.randrange(400)}"
+            cmds.append(("GEORADIUSBYMEMBER", key, member, repr(radius), unit, *opts))
+        else:
+            plain_opts = [o for o in opts if not o.startswith("WITH")]
+            if rng.random() < 0.5:
+                plain_opts.append("STOREDIST")
+            cmds.append(("GEOSEARCHSTORE", "dst", key, "FROMLONLAT", rlon, rlat, "BYRADIUS",
+                         repr(radius), unit, *plain_opts))
+            cmds.append(("ZRANGE", "dst", "0", "-1", "WITHSCORES"))
     return cmds
 
 
