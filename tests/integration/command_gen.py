@@ -659,6 +659,65 @@ class CommandGenerator:
             return ["SORT", self.key(), *opts, "STORE", self.key()], kind
         return [self.rng.choice(["SORT", "SORT_RO"]), self.key(), *opts], kind
 
+    # --- lists ----------------------------------------------------------
+    def list_index(self):
+        return self.rng.choice(["0", "1", "-1", "2", "-2", "5", "-100", "100", "x",
+                                "9223372036854775807", "-9223372036854775808"])
+
+    def _lpush(self):
+        cmd = self.rng.choice(["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX", "RPUSHX"])
+        if self.rng.random() < 0.03:
+            # Past list-max-listpack-size (8 KB per node) in one go.
+            return [cmd, self.key()] + [self.member() * 40 for _ in range(300)], EXACT
+        return [cmd, self.key()] + [self.member() for _ in range(self.rng.randint(1, 5))], EXACT
+
+    def _lpop(self):
+        count = self.rng.choice([[], [], ["1"], ["3"], ["0"], ["-1"], ["x"]])
+        r = self.rng.random()
+        if r < 0.2:
+            return ["LMPOP", self.rng.choice(["1", "2", "0", "5"]), self.key(), self.key(),
+                    self.rng.choice(["LEFT", "RIGHT", "UP"]),
+                    *(["COUNT", self.rng.choice(["1", "3", "0"])] if count else [])], EXACT
+        if r < 0.3:
+            # Served at once, or after a 10 ms timeout; never left blocked.
+            return [self.rng.choice(["BLPOP", "BRPOP"]), self.key(), self.key(),
+                    self.rng.choice(["0.01", "-1", "x"])], EXACT
+        if r < 0.35:
+            return ["BLMPOP", "0.01", "2", self.key(), self.key(), self.rng.choice(["LEFT", "RIGHT"]),
+                    *(["COUNT", self.rng.choice(["1", "3", "0"])] if count else [])], EXACT
+        return [self.rng.choice(["LPOP", "RPOP"]), self.key(), *count], EXACT
+
+    def _lread(self):
+        key = self.key()
+        return self.rng.choice([
+            ["LLEN", key], ["LINDEX", key, self.list_index()],
+            ["LRANGE", key, self.list_index(), self.list_index()],
+            ["LPOS", key, self.member(), *self.rng.choice([[], ["RANK", self.list_index()],
+                                                           ["COUNT", "0"], ["MAXLEN", "2"],
+                                                           ["RANK", "-1", "COUNT", "2"]])],
+        ]), EXACT
+
+    def _lwrite(self):
+        key = self.key()
+        return self.rng.choice([
+            ["LSET", key, self.list_index(), self.member()],
+            ["LINSERT", key, self.rng.choice(["BEFORE", "AFTER", "NEAR"]), self.member(),
+             self.member()],
+            ["LREM", key, self.rng.choice(["0", "1", "-1", "2", "x"]), self.member()],
+            ["LTRIM", key, self.list_index(), self.list_index()],
+        ]), EXACT
+
+    def _lmove(self):
+        r = self.rng.random()
+        ends = [self.rng.choice(["LEFT", "RIGHT"]), self.rng.choice(["LEFT", "RIGHT", "UP"])]
+        if r < 0.3:
+            return ["RPOPLPUSH", self.key(), self.key()], EXACT
+        if r < 0.4:
+            return ["BRPOPLPUSH", self.key(), self.key(), "0.01"], EXACT
+        if r < 0.5:
+            return ["BLMOVE", self.key(), self.key(), *ends, "0.01"], EXACT
+        return ["LMOVE", self.key(), self.key(), *ends], EXACT
+
     _table = [
         (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
         (3, _mset), (2, _msetnx), (2, _getset), (2, _getdel), (3, _getex), (4, _append),
@@ -673,6 +732,7 @@ class CommandGenerator:
         (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
         (2, _zpop), (3, _zsetop),
         (3, _geoadd), (2, _georead), (3, _geosearch), (3, _sort),
+        (5, _lpush), (3, _lpop), (4, _lread), (3, _lwrite), (2, _lmove),
     ]
     _makers = [f for _, f in _table]
 

@@ -4,6 +4,7 @@ pub mod args;
 mod bitfield;
 mod bitops;
 mod bloom;
+mod bpop;
 pub mod collection;
 mod command;
 mod conn;

@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, geo, hash, hyperloglog, keys, latency, lcs,
-    list, monitor, multi, object, pubsub, scripting, server, set, slowlog, sort, strings, zrange,
-    zset, zsetops, Handler,
+    bitfield, bitops, bloom, bpop, command, conn, debug, geo, hash, hyperloglog, keys, latency,
+    lcs, list, monitor, multi, object, pubsub, scripting, server, set, slowlog, sort, strings,
+    zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -679,6 +679,54 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
         args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT)"),
+    cmd!("blpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", bpop::blpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", bpop::brpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", bpop::brpoplpush;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`BLMOVE` with the `RIGHT` and `LEFT` arguments"),
+    cmd!("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", bpop::blmove;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT) timeout:double"),
+    cmd!("blmpop", -5, WRITE | BLOCKING, NOKEYS, "list", "7.0.0", "Pop elements from a list, or block until one is available", bpop::blmpop;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+    cmd!("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", bpop::bzpopmin;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", bpop::bzpopmax;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzmpop", -5, WRITE | BLOCKING, NOKEYS, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", bpop::bzmpop;
+        acl: acl::SORTEDSET,
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(min:MIN max:MAX) count:integer=COUNT?"),
     cmd!("lmpop", -4, WRITE, NOKEYS, "list", "7.0.0", "Pop elements from a list", list::lmpop;
         acl: acl::LIST,
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
@@ -1193,6 +1241,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "timeout:integer mode:oneof?^6.2.0(write:WRITE all:ALL)",
         history: &[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]),
+    cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Unblock a client blocked in a blocking command from a different connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(log N) where N is the number of client connections",
+        args: "client-id:integer timeout_error:oneof?(timeout:TIMEOUT error:ERROR)"),
     cmd!("client|unpause", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Resume processing of clients that were paused", conn::client;
         acl: acl::CONNECTION,
         complexity: "O(N) Where N is the number of paused clients"),

@@ -451,6 +451,8 @@ fn execute(
     }
     let mut out = Out::new(resp);
     client.commands_processed += 1;
+    // A script never blocks: BLMPOP and the like answer at once, as in Redis.
+    let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
     let mut ctx = Ctx {
         shared,
         client,
@@ -461,6 +463,7 @@ fn execute(
     (spec.handler)(&mut ctx, &args);
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
+    ctx.client.deny_blocking = deny_blocking;
     // Counted as Redis counts a script's calls: INFO commandstats, the slow
     // log, latency and MONITOR (as `lua`).
     let failed = ctx.out.errors > 0;
