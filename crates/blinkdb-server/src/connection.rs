@@ -515,8 +515,12 @@ fn run_commands(
                         crate::commands::multi::flag_error(client);
                         out.error(shared.scripting.busy_error());
                     }
-                } else if is_exec(&args) {
-                    // Alone on every connection thread: no other command interleaves.
+                } else if is_exec(&args)
+                    || (client.multi.is_none() && crate::commands::sort::runs_alone(&args))
+                {
+                    // Alone on every connection thread: no other command
+                    // interleaves (EXEC, and a SORT reading keys its
+                    // patterns name or storing).
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
                     dispatch(shared, client, out, &args);
