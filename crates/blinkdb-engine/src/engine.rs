@@ -608,9 +608,10 @@ impl Drop for Tx<'_> {
 impl<'a> Tx<'a> {
     fn guard_index(&self, db: usize, key: &[u8]) -> usize {
         let s = Db::shard_index(key);
+        // The guards are sorted (the lock order): a command over 100k keys
+        // holds every shard, and a linear search made it quadratic.
         self.guards
-            .iter()
-            .position(|(d, i, _)| *d == db && *i == s)
+            .binary_search_by(|(d, i, _)| (*d, *i).cmp(&(db, s)))
             .expect("key was not locked by this transaction")
     }
 

@@ -131,11 +131,13 @@ pub fn timeout_secs(arg: &[u8]) -> Result<u64, &'static str> {
         return Err(NOT_FLOAT);
     }
     let secs: f64 = text.parse().map_err(|_| NOT_FLOAT)?;
-    if !secs.is_finite() {
+    if secs.is_nan() {
         return Err(NOT_FLOAT);
     }
     let ms = (secs * 1000.0).ceil();
-    if ms < 0.0 {
+    // Redis converts to a long long, which an infinite or too large value
+    // leaves at its minimum on x86: "negative" too.
+    if ms < 0.0 || ms >= i64::MAX as f64 {
         return Err("ERR timeout is negative");
     }
     if ms == 0.0 {
@@ -185,12 +187,12 @@ impl Registry {
         serve: Option<ServeFn>,
         end_ms: u64,
     ) -> Arc<Waiter> {
-        let mut unique: Vec<Box<[u8]>> = Vec::with_capacity(keys.len());
-        for k in keys {
-            if !unique.iter().any(|u| **u == **k) {
-                unique.push((*k).into());
-            }
-        }
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        let unique: Vec<Box<[u8]>> = keys
+            .iter()
+            .filter(|k| seen.insert(**k))
+            .map(|k| (*k).into())
+            .collect();
         Arc::new(Waiter {
             seq: self.seq.fetch_add(1, Ordering::Relaxed),
             info: who.info.clone(),

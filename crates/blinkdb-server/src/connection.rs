@@ -186,6 +186,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
+        out.cap = crate::pubsub::limits::hard_cap(&mut client, &shared);
         let mut next = run_commands(
             &shared,
             &mut client,
@@ -514,8 +515,12 @@ fn run_commands(
                         crate::commands::multi::flag_error(client);
                         out.error(shared.scripting.busy_error());
                     }
-                } else if is_exec(&args) {
-                    // Alone on every connection thread: no other command interleaves.
+                } else if is_exec(&args)
+                    || (client.multi.is_none() && crate::commands::sort::runs_alone(&args))
+                {
+                    // Alone on every connection thread: no other command
+                    // interleaves (EXEC, and a SORT reading keys its
+                    // patterns name or storing).
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
                     dispatch(shared, client, out, &args);

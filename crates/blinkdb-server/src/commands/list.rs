@@ -155,10 +155,10 @@ fn pop_generic(ctx: &mut Ctx, args: &Args, end: End) {
             let name = if end == End::Left { "lpop" } else { "rpop" };
             return ctx.arity_error(name);
         }
+        // Redis's getPositiveLongFromObjectOrReply: one text for both failures.
         Some(c) => match parse_i64(c) {
-            None => return ctx.out.error(ERR_NOT_INT),
-            Some(n) if n < 0 => return ctx.out.error(ERR_POSITIVE),
-            Some(n) => Some(n as usize),
+            Some(n) if n >= 0 => Some(n as usize),
+            _ => return ctx.out.error(ERR_POSITIVE),
         },
     };
     ctx.write1(key, |tx, db, out| {
@@ -195,22 +195,31 @@ pub fn llen(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// The key is looked at before the index is parsed, as in Redis.
 pub fn lindex(ctx: &mut Ctx, args: &Args) {
-    let Some(index) = parse_i64(args[2]) else {
-        return ctx.out.error(ERR_NOT_INT);
-    };
+    let index = parse_i64(args[2]);
     collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
-        let found = l.and_then(|l| position(l.len(), index).and_then(|i| l.get(i)));
-        out.bulk_opt(found)
+        let Some(l) = l else {
+            return out.null();
+        };
+        let Some(index) = index else {
+            return out.error(ERR_NOT_INT);
+        };
+        out.bulk_opt(position(l.len(), index).and_then(|i| l.get(i)))
     });
 }
 
 pub fn lset(ctx: &mut Ctx, args: &Args) {
     let (key, value) = (args[1], args[3]);
-    let Some(index) = parse_i64(args[2]) else {
-        return ctx.out.error(ERR_NOT_INT);
-    };
+    let index = parse_i64(args[2]);
     ctx.write1(key, |tx, db, out| {
+        // The key is looked at before the index is parsed, as in Redis.
+        let index = match (collection::get::<ListValue>(tx, db, key), index) {
+            (Err(_), _) => return out.error(ERR_WRONGTYPE),
+            (Ok(None), _) => return out.error(ERR_NO_SUCH_KEY),
+            (Ok(Some(_)), None) => return out.error(ERR_NOT_INT),
+            (Ok(Some(_)), Some(index)) => index,
+        };
         match collection::get::<ListValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(None) => return out.error(ERR_NO_SUCH_KEY),
@@ -340,33 +349,28 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
         let Some(v) = args.get(i + 1) else {
             return ctx.out.error(ERR_SYNTAX);
         };
-        let Some(n) = parse_i64(v) else {
-            return ctx.out.error(ERR_NOT_INT);
-        };
+        let n = parse_i64(v);
         if eq_ic(args[i], "rank") {
-            if n == i64::MIN {
-                return ctx.out.error(
-                    "ERR value is out of range, value must between -9223372036854775807 and \
-                     9223372036854775807",
-                );
+            match n {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(0) => {
+                    return ctx.out.error(
+                        "ERR RANK can't be zero: use 1 to start from the first match, 2 from \
+                         the second ... or use negative to start from the end of the list",
+                    )
+                }
+                Some(n) => rank = n,
             }
-            if n == 0 {
-                return ctx.out.error(
-                    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the \
-                     second ... or use negative to start from the end of the list",
-                );
-            }
-            rank = n;
         } else if eq_ic(args[i], "count") {
-            if n < 0 {
-                return ctx.out.error("ERR COUNT can't be negative");
+            match n {
+                Some(n) if n >= 0 => count = Some(n as usize),
+                _ => return ctx.out.error("ERR COUNT can't be negative"),
             }
-            count = Some(n as usize);
         } else if eq_ic(args[i], "maxlen") {
-            if n < 0 {
-                return ctx.out.error("ERR MAXLEN can't be negative");
+            match n {
+                Some(n) if n >= 0 => maxlen = n as usize,
+                _ => return ctx.out.error("ERR MAXLEN can't be negative"),
             }
-            maxlen = n as usize;
         } else {
             return ctx.out.error(ERR_SYNTAX);
         }
@@ -386,7 +390,14 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
             Some(c) => c,
             None => 1,
         };
-        let mut skip = rank.unsigned_abs() - 1;
+        // Redis 7.0 negates a RANK of i64::MIN into itself: from the tail,
+        // every match qualifies, and COUNT stops nothing.
+        let want = if rank == i64::MIN { usize::MAX } else { want };
+        let mut skip = if rank == i64::MIN {
+            0
+        } else {
+            rank.unsigned_abs() - 1
+        };
         let mut found = Vec::new();
         let mut visit = |idx: usize, e: &[u8]| {
             if e == item {

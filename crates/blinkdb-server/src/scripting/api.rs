@@ -118,7 +118,7 @@ fn version_num() -> u32 {
 }
 
 /// Lua's own number to string (`%.14g`), for values Lua would print.
-fn lua_number_text(n: f64) -> String {
+pub(crate) fn lua_number_text(n: f64) -> String {
     let mut buf = [0u8; 64];
     // SAFETY: as in convert::fmt_g17.
     let len = unsafe {

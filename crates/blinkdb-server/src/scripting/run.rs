@@ -80,6 +80,14 @@ thread_local! {
     static PARKED: RefCell<Option<Fiber>> = const { RefCell::new(None) };
     static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
     static RUNS: Cell<u64> = const { Cell::new(0) };
+    /// A command run by redis.call is running on this thread (Redis's
+    /// CLIENT_SCRIPT flag: SORT orders a set it would leave unsorted).
+    static IN_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running command was called by a script.
+pub fn in_script_call() -> bool {
+    IN_CALL.with(|c| c.get())
 }
 
 fn with_side<R>(f: impl FnOnce(&ScriptSide) -> R) -> Option<R> {
@@ -452,7 +460,9 @@ fn execute(
         out: &mut out,
     };
     let timer = crate::cmdstats::Timer::start();
+    IN_CALL.with(|c| c.set(true));
     (spec.handler)(&mut ctx, &args);
+    IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
     ctx.client.deny_blocking = deny_blocking;
     ctx.client.in_script = in_script;
