@@ -190,7 +190,7 @@ def script():
     add(("XDEL", "e", "5-0"))
     add(("EXISTS", "e"))
     add(("XADD", "e", "5-0", "a", "1"))
-    add(("XADD", "e", "*", "a", "1"))
+    add(("XADD", "e", "5-*", "a", "1"))
     add(("XSETID", "e", "18446744073709551615-18446744073709551615"))
     add(("XADD", "e", "*", "a", "1"))
     # A lag below zero (ENTRIESREAD past the entries added), and after XDEL.
@@ -498,3 +498,21 @@ def test_aof_records_match_what_redis_propagates(blinkdb_binary, tmp_path):
     finally:
         oracle.stop()
     assert logged(directory) == logged(odir)
+
+
+def test_watch_sees_what_redis_signals(blinkdb, oracle):
+    """XADD, XDEL and XTRIM that change the stream abort a WATCH; group
+    commands, XSETID and no-op deletes or trims do not, as in Redis."""
+    cmds = [("XADD", "s", "1-1", "a", "1"), ("XADD", "s", "2-1", "a", "1"),
+            ("XGROUP", "CREATE", "s", "g", "0")]
+    for cmd in [("XDEL", "s", "9-9"), ("XDEL", "s", "2-1"), ("XTRIM", "s", "MAXLEN", "5"),
+                ("XTRIM", "s", "MINID", "0"), ("XGROUP", "CREATECONSUMER", "s", "g", "c"),
+                ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+                ("XACK", "s", "g", "1-1"), ("XCLAIM", "s", "g", "d", "0", "1-1", "FORCE"),
+                ("XAUTOCLAIM", "s", "g", "c", "0", "0"), ("XADD", "s", "3-0", "a", "1"),
+                ("XSETID", "s", "9-1"), ("XGROUP", "SETID", "s", "g", "0"),
+                ("XGROUP", "DELCONSUMER", "s", "g", "c"), ("XGROUP", "CREATE", "s", "h", "$"),
+                ("XGROUP", "DESTROY", "s", "h"), ("XTRIM", "s", "MAXLEN", "0")]:
+        cmds += [("WATCH", "s"), cmd, ("MULTI",), ("PING",), ("EXEC",)]
+    with blinkdb.connect() as b, oracle.connect() as a:
+        run_pair(a, b, cmds, "watch")

@@ -343,6 +343,14 @@ pub fn xdel(ctx: &mut Ctx, args: &Args) {
             Ok(ids) => ids,
             Err(e) => return out.error(e),
         };
+        // Nothing deleted: the key is not touched (WATCH), as in Redis.
+        let any = collection::get::<StreamValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .is_some_and(|s| ids.iter().any(|id| s.contains(*id)));
+        if !any {
+            return out.int(0);
+        }
         let deleted = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
             ids.iter().filter(|id| s.delete(**id)).count()
         });
@@ -367,7 +375,8 @@ pub fn xtrim(ctx: &mut Ctx, args: &Args) {
         match collection::get::<StreamValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(None) => return out.int(0),
-            Ok(Some(s)) if s.is_empty() => return out.int(0),
+            // Nothing to trim: the key is not touched (WATCH), as in Redis.
+            Ok(Some(s)) if !s.would_trim(trim, a.approx, a.limit) => return out.int(0),
             Ok(Some(_)) => {}
         }
         let done = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
@@ -760,7 +769,8 @@ pub fn xsetid(ctx: &mut Ctx, args: &Args) {
             }
             Ok(Some(_)) => {}
         }
-        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let _ = tx.unsignaled(|tx| {
+            collection::modify(tx, db, key, false, |s: &mut StreamValue| {
             s.last_id = id;
             if let Some(n) = entries_added {
                 s.entries_added = n;
@@ -768,6 +778,7 @@ pub fn xsetid(ctx: &mut Ctx, args: &Args) {
             if !max_deleted.is_zero() {
                 s.max_deleted_id = max_deleted;
             }
+            })
         });
         tx.notify(STREAM, "xsetid", db, key);
         tx.log(db, args);

@@ -98,6 +98,18 @@ fn log_records(tx: &mut Tx, db: usize, records: &[Record]) {
     }
 }
 
+/// Changes the stream at `key` without signalling it (WATCH, tracking):
+/// Redis signals a stream's key only for XADD, XDEL, XTRIM and a stream
+/// XGROUP CREATE MKSTREAM makes, not for its groups' changes.
+fn quietly<R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    f: impl FnOnce(&mut StreamValue) -> R,
+) -> Option<R> {
+    tx.unsignaled(|tx| collection::modify(tx, db, key, false, f).ok().flatten())
+}
+
 /// Runs `f` on the stream at `key` with its group table taken out (so both
 /// can change), and puts the table back. None if absent or another type.
 fn with_groups<R>(
@@ -106,14 +118,12 @@ fn with_groups<R>(
     key: &[u8],
     f: impl FnOnce(&mut StreamValue, &mut std::collections::BTreeMap<Box<[u8]>, Group>) -> R,
 ) -> Option<R> {
-    collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+    quietly(tx, db, key, |s: &mut StreamValue| {
         let mut groups = std::mem::take(&mut s.groups);
         let r = f(s, &mut groups);
         s.groups = groups;
         r
     })
-    .ok()
-    .flatten()
 }
 
 /// XGROUP's option loop (arguments from 5) and key checks, as Redis's
@@ -204,14 +214,19 @@ pub fn create(ctx: &mut Ctx, args: &Args) {
                 Err(e) => return out.error(e),
             }
         };
-        let created = collection::modify(tx, db, key, !exists, |s: &mut StreamValue| {
+        let add = |s: &mut StreamValue| {
             if s.groups.contains_key(group) {
                 return false;
             }
             s.groups
                 .insert(group.into(), Group::new(id, opts.entries_read));
             true
-        });
+        };
+        let created = if exists {
+            Ok(quietly(tx, db, key, add))
+        } else {
+            collection::modify(tx, db, key, true, add)
+        };
         match created {
             Ok(Some(true)) => {
                 tx.notify(STREAM, "xgroup-create", db, key);
@@ -244,7 +259,7 @@ pub fn setid(ctx: &mut Ctx, args: &Args) {
                 Err(e) => return out.error(e),
             }
         };
-        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let _ = quietly(tx, db, key, |s: &mut StreamValue| {
             let last = s.last_id;
             if let Some(g) = s.groups.get_mut(group) {
                 g.last_id = id.unwrap_or(last);
@@ -273,9 +288,7 @@ pub fn destroy(ctx: &mut Ctx, args: &Args) {
         if !has {
             return out.int(0);
         }
-        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
-            s.groups.remove(group)
-        });
+        let _ = quietly(tx, db, key, |s: &mut StreamValue| s.groups.remove(group));
         tx.notify(STREAM, "xgroup-destroy", db, key);
         tx.signal_ready(db, key);
         tx.log(db, args);
@@ -301,7 +314,7 @@ pub fn createconsumer(ctx: &mut Ctx, args: &Args) {
         if exists {
             return out.int(0);
         }
-        let _ = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let _ = quietly(tx, db, key, |s: &mut StreamValue| {
             s.groups
                 .get_mut(group)
                 .map(|g| g.create_consumer(consumer, now))
@@ -329,12 +342,12 @@ pub fn delconsumer(ctx: &mut Ctx, args: &Args) {
         if !exists {
             return out.int(0);
         }
-        let pending = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let pending = quietly(tx, db, key, |s: &mut StreamValue| {
             s.groups
                 .get_mut(group)
                 .and_then(|g| g.delete_consumer(consumer))
         });
-        let pending = pending.ok().flatten().flatten().unwrap_or(0);
+        let pending = pending.flatten().unwrap_or(0);
         tx.notify(STREAM, "xgroup-delconsumer", db, key);
         tx.log(db, args);
         out.int(pending as i64)
@@ -667,11 +680,11 @@ pub fn xack(ctx: &mut Ctx, args: &Args) {
         if !pending {
             return out.int(0);
         }
-        let acked = collection::modify(tx, db, key, false, |s: &mut StreamValue| {
+        let acked = quietly(tx, db, key, |s: &mut StreamValue| {
             let g = s.groups.get_mut(group).expect("checked above");
             ids.iter().filter(|id| g.ack(**id)).count()
         });
-        let acked = acked.ok().flatten().unwrap_or(0);
+        let acked = acked.unwrap_or(0);
         tx.log(db, args);
         out.int(acked as i64)
     });

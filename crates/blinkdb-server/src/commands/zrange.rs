@@ -507,6 +507,15 @@ fn remrange_generic(ctx: &mut Ctx, args: &Args, by: By) {
     };
     let key = args[1];
     ctx.write1(key, |tx, db, out| {
+        // An empty range leaves the key untouched (WATCH), as in Redis.
+        let span = match collection::get::<ZSetValue>(tx, db, key) {
+            Err(_) => return out.error(ERR_WRONGTYPE),
+            Ok(None) => (0, 0),
+            Ok(Some(z)) => ranks(z),
+        };
+        if span.0 >= span.1 {
+            return out.int(0);
+        }
         let removed = collection::modify(tx, db, key, false, |z: &mut ZSetValue| {
             let (s, e) = ranks(z);
             z.remove_ranks(s, e)

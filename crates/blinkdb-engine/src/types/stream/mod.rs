@@ -350,6 +350,40 @@ impl StreamValue {
         deleted
     }
 
+    /// Whether `trim` with these arguments would remove anything (its first
+    /// step decides it), so that a no-op XTRIM leaves the key untouched.
+    pub fn would_trim(&self, how: Trim, approx: bool, limit: u64) -> bool {
+        let Some((&master, b)) = self.blocks.iter().next() else {
+            return false;
+        };
+        if let Trim::MaxLen(n) = how {
+            if self.length <= n {
+                return false;
+            }
+        }
+        let entries = b.live as u64;
+        if limit != 0 && entries > limit {
+            return false;
+        }
+        let whole = match how {
+            Trim::MaxLen(n) => self.length - entries >= n,
+            Trim::MinId(min) => b.last < min,
+        };
+        if whole {
+            return true;
+        }
+        if approx {
+            return false;
+        }
+        match how {
+            Trim::MaxLen(_) => true,
+            Trim::MinId(min) => b
+                .slots(master)
+                .take_while(|s| s.id < min)
+                .any(|s| !s.deleted),
+        }
+    }
+
     /// Whether a deleted entry may lie in `start..` (Redis's
     /// streamRangeHasTombstones): then entries-read counts cannot be kept.
     pub fn range_has_tombstones(&self, start: StreamId) -> bool {
