@@ -401,3 +401,33 @@ def test_struct_library_matches_redis(blinkdb, oracle):
         for script in STRUCT_SCRIPTS:
             got, want = ours.call("EVAL", script, "0").raw, theirs.call("EVAL", script, "0").raw
             assert got == want, f"{script}: {got!r} != redis {want!r}"
+
+
+def test_set_repl_keeps_writes_out_of_the_aof(tmp_path, blinkdb_binary, oracle):
+    """redis.set_repl: REPL_NONE/REPL_REPLICA writes apply but stay out of the AOF (a restart
+    does not bring them back); its errors are Redis's."""
+    script = ("redis.call('set','a','1'); redis.set_repl(redis.REPL_NONE); "
+              "redis.call('set','b','2'); redis.set_repl(redis.REPL_AOF); "
+              "redis.call('set','c','3'); redis.set_repl(redis.REPL_REPLICA); "
+              "redis.call('set','d','4'); redis.set_repl(redis.REPL_ALL); redis.call('set','e','5')")
+    directory = str(tmp_path / "data")
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as c, oracle.connect() as o:
+            for s in ("redis.set_repl(12345)", "redis.set_repl()", "redis.set_repl(1, 2)",
+                      "return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, "
+                      "redis.REPL_REPLICA, redis.REPL_ALL}"):
+                assert c.call("EVAL", s, "0").raw == o.call("EVAL", s, "0").raw, s
+            c.call("EVAL", script, "0")
+            assert [v for _, v in c.call("MGET", "a", "b", "c", "d", "e").value] == \
+                [b"1", b"2", b"3", b"4", b"5"]
+    finally:
+        srv.stop()
+    check_aof(directory)
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as c:
+            assert [v for _, v in c.call("MGET", "a", "b", "c", "d", "e").value] == \
+                [b"1", None, b"3", None, b"5"]
+    finally:
+        srv.stop()

@@ -13,9 +13,25 @@ use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+thread_local! {
+    /// Set while a script's `redis.set_repl` leaves its writes out of the AOF.
+    static UNLOGGED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the writes it makes on this thread kept out of the log
+/// (a script after `redis.set_repl(redis.REPL_NONE)`): they apply in memory
+/// only, and a restart does not bring them back, as with Redis.
+pub fn unlogged<R>(f: impl FnOnce() -> R) -> R {
+    let was = UNLOGGED.with(|u| u.replace(true));
+    let r = f();
+    UNLOGGED.with(|u| u.set(was));
+    r
+}
 
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -384,6 +400,9 @@ impl Engine {
         let Some(log) = self.log.get() else {
             return (0, Vec::new());
         };
+        if UNLOGGED.with(Cell::get) {
+            return (0, Vec::new());
+        }
         match log.append(db, args) {
             Ok((lsn, refs)) => (lsn.0, refs),
             Err(e) => {

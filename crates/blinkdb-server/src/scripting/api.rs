@@ -68,6 +68,13 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set(
+        "set_repl",
+        lua.create_function(|_, flags: u8| {
+            run::set_repl(flags);
+            Ok(())
+        })?,
+    )?;
+    t.set(
         "command_exists",
         lua.create_function(|_, name: Value| {
             Ok(match name {

@@ -43,8 +43,9 @@ pub const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 
 /// What the script's side asks of the caller's side.
 pub enum Request {
-    /// Run this command with this protocol and send back its reply.
-    Call(Vec<Vec<u8>>, u8),
+    /// Run this command with this protocol and send back its reply; the
+    /// third field: redis.set_repl's flags.
+    Call(Vec<Vec<u8>>, u8, u8),
     /// The script is over the busy threshold: let the event loop run.
     Pause,
 }
@@ -61,6 +62,9 @@ type Fiber = Coroutine<Answer, Request, Vec<u8>, DefaultStack>;
 struct ScriptSide {
     yielder: *const Yielder<Answer, Request>,
     resp: Cell<u8>,
+    /// redis.set_repl's flags (REPL_AOF = 1, REPL_REPLICA = 2): without
+    /// REPL_AOF the script's writes stay out of the AOF.
+    repl: Cell<u8>,
     started: Instant,
     threshold_ms: u64,
     may_pause: bool,
@@ -105,7 +109,7 @@ pub fn call(argv: Vec<Vec<u8>>) -> Vec<u8> {
     with_side(|side| {
         // SAFETY: the yielder lives as long as the fiber that is running us.
         let yielder = unsafe { &*side.yielder };
-        match yielder.suspend(Request::Call(argv, side.resp.get())) {
+        match yielder.suspend(Request::Call(argv, side.resp.get(), side.repl.get())) {
             Answer::Reply(r) => r,
             Answer::Go => b"-ERR script resumed without a reply\r\n".to_vec(),
         }
@@ -117,6 +121,10 @@ pub fn call(argv: Vec<Vec<u8>>) -> Vec<u8> {
 
 pub fn set_resp(resp: u8) {
     with_side(|side| side.resp.set(resp));
+}
+
+pub fn set_repl(flags: u8) {
+    with_side(|side| side.repl.set(flags));
 }
 
 /// The checks made every HOOK_PERIOD instructions and after redis.call:
@@ -249,6 +257,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
         let side = ScriptSide {
             yielder: yielder as *const _,
             resp: Cell::new(2),
+            repl: Cell::new(3),
             started: Instant::now(),
             threshold_ms: launch.threshold_ms,
             may_pause: launch.may_pause,
@@ -287,8 +296,9 @@ fn drive(
 ) {
     loop {
         match fiber.resume(input) {
-            CoroutineResult::Yield(Request::Call(argv, resp)) => {
-                input = Answer::Reply(execute(shared, client, &mut run, &argv, resp));
+            CoroutineResult::Yield(Request::Call(argv, resp, repl)) => {
+                let aof = repl & 1 != 0;
+                input = Answer::Reply(execute(shared, client, &mut run, &argv, resp, aof));
             }
             CoroutineResult::Yield(Request::Pause) => {
                 PARKED.with(|p| *p.borrow_mut() = Some(fiber));
@@ -414,6 +424,7 @@ fn execute(
     run: &mut RunState,
     argv: &[Vec<u8>],
     resp: u8,
+    aof: bool,
 ) -> Vec<u8> {
     let err = |m: &str| format!("-ERR {m}\r\n").into_bytes();
     let args: Args = argv.iter().map(|a| &a[..]).collect();
@@ -443,7 +454,7 @@ fn execute(
             run.wrote = true;
             shared.scripting.wrote();
         }
-        if !run.multi_logged {
+        if !run.multi_logged && aof {
             let (lsn, _) = shared.engine.log(client.db, &[b"MULTI"]);
             client.note_lsn(lsn);
             run.multi_logged = true;
@@ -461,7 +472,12 @@ fn execute(
     };
     let timer = crate::cmdstats::Timer::start();
     IN_CALL.with(|c| c.set(true));
-    (spec.handler)(&mut ctx, &args);
+    if aof {
+        (spec.handler)(&mut ctx, &args);
+    } else {
+        // redis.set_repl without REPL_AOF: applied, not logged.
+        blinkdb_engine::engine::unlogged(|| (spec.handler)(&mut ctx, &args));
+    }
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
     ctx.client.deny_blocking = deny_blocking;
