@@ -55,6 +55,11 @@ impl ListValue {
         "quicklist"
     }
 
+    /// The nodes, head first (RDB writes one listpack per node).
+    pub fn nodes(&self) -> &VecDeque<Pack> {
+        &self.nodes
+    }
+
     pub fn bytes(&self) -> usize {
         self.bytes + self.nodes.capacity() * std::mem::size_of::<Pack>()
     }
