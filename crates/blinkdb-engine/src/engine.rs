@@ -218,6 +218,12 @@ impl Engine {
             .sum()
     }
 
+    /// A large value's bytes, read back from the log.
+    pub fn read_blob(&self, r: &BlobRef) -> Result<bytes::Bytes, String> {
+        let log = self.blob_log().ok_or("large value without a log")?;
+        log.read_blob(r).map_err(|e| e.to_string())
+    }
+
     /// The bytes of a string value, reading a blob back from the log.
     pub fn string_bytes<'v>(&self, v: &'v Value) -> Result<Cow<'v, [u8]>, String> {
         match v {

@@ -102,6 +102,9 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),
     opt("appendfilename", "appendonly.aof", false, Kind::Str),
+    opt("dbfilename", "dump.rdb", true, Kind::Str),
+    opt("rdbcompression", "yes", true, Kind::Bool),
+    opt("rdbchecksum", "yes", true, Kind::Bool),
     opt("segment-size", "64mb", false, Kind::Memory(0, SEGMENT_MAX)),
     opt("blob-threshold", "16kb", false, Kind::Memory(0, U64)),
     opt("verify-blobs-on-read", "yes", false, Kind::Bool),
@@ -582,6 +585,9 @@ impl Config {
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),
+            dbfilename: self.get("dbfilename").to_string(),
+            rdbcompression: self.flag("rdbcompression"),
+            rdbchecksum: self.flag("rdbchecksum"),
             segment_size: self.bytes("segment-size"),
             blob_threshold: self.bytes("blob-threshold").min(usize::MAX as u64) as usize,
             verify_blobs_on_read: self.flag("verify-blobs-on-read"),
@@ -716,6 +722,12 @@ pub struct Settings {
     pub appendfsync: String,
     pub appenddirname: String,
     pub appendfilename: String,
+    /// The RDB file SAVE writes and a start without an AOF loads, in `dir`.
+    pub dbfilename: String,
+    /// LZF-compress RDB strings past 20 bytes (files and DUMP payloads).
+    pub rdbcompression: bool,
+    /// Write and check the CRC-64 trailer of RDB files.
+    pub rdbchecksum: bool,
     pub segment_size: u64,
     pub blob_threshold: usize,
     pub verify_blobs_on_read: bool,

@@ -36,7 +36,7 @@ pub struct FileContents {
 
 /// The old FUNCTION opcode of the 7.0 release candidates: name, engine,
 /// optional description, then the body; rebuilt as the code FUNCTION LOAD takes.
-fn old_function(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
+pub fn read_old_function(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
     let name = r.string()?.into_owned();
     let engine = r.string()?.into_owned();
     if r.len()? != 0 {
@@ -149,7 +149,7 @@ pub fn load_file(
                 continue;
             }
             opcode::FUNCTION => {
-                contents.functions.push(old_function(&mut r)?);
+                contents.functions.push(read_old_function(&mut r)?);
                 continue;
             }
             _ => {}

@@ -167,6 +167,15 @@ impl ListpackWriter {
         self.count += 1;
     }
 
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The listpack's size so far, header and terminator included.
+    pub fn bytes(&self) -> usize {
+        self.buf.len() + 1
+    }
+
     pub fn finish(mut self) -> Vec<u8> {
         self.buf.push(EOF);
         let total = self.buf.len() as u32;

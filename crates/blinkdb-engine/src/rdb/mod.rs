@@ -15,7 +15,7 @@ mod write;
 mod ziplist;
 
 pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
-pub use file::{load_file, FileContents, LoadedKey, RdbFileWriter};
+pub use file::{load_file, read_old_function, FileContents, LoadedKey, RdbFileWriter};
 pub use read::{read_object, Reader};
 pub use write::{object_type, write_len, write_object, write_string};
 
@@ -95,6 +95,32 @@ impl From<std::io::Error> for RdbError {
     fn from(e: std::io::Error) -> Self {
         RdbError::Io(e.to_string())
     }
+}
+
+/// DUMP's payload for `value`: type byte, body, version and CRC-64.
+pub fn dump_value(
+    engine: &crate::Engine,
+    value: &crate::Value,
+    compress: bool,
+) -> Result<Vec<u8>, RdbError> {
+    let mut out = vec![object_type(value)?];
+    let mut blob = |r: &crate::aof::BlobRef| engine.read_blob(r).map_err(RdbError::Io);
+    write_object(&mut out, value, compress, &mut blob)?;
+    Ok(create_payload(out))
+}
+
+/// The value in a RESTORE payload: the footer checked, then exactly one
+/// value that fills the body.
+pub fn restore_value(
+    payload: &[u8],
+    limits: &crate::types::Limits,
+    check_crc: bool,
+) -> Result<crate::Value, RdbError> {
+    let body = verify_payload(payload, check_crc)?;
+    let mut r = Reader::new(body);
+    let kind = r.byte()?;
+    let value = read_object(kind, &mut r, limits)?;
+    Ok(value)
 }
 
 /// A module type's name from its 64-bit id: nine 6-bit characters from the

@@ -103,6 +103,40 @@ fn push_score(lp: &mut ListpackWriter, score: f64) {
     }
 }
 
+/// Bytes Redis adds to a node's size when it estimates an insert.
+const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+/// A node of a positive fill stays under this many bytes.
+const SIZE_SAFETY_LIMIT: usize = 8192;
+
+/// Splits a list into listpack nodes as Redis's quicklist does when the
+/// elements are pushed at the tail in order (_quicklistNodeAllowInsert under
+/// `fill`), so a list built by RPUSH dumps to Redis's exact bytes; its
+/// nodes in memory are BlinkDB's own.
+fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a [u8]>, fill: i64) -> Vec<Vec<u8>> {
+    let mut nodes = Vec::new();
+    let mut lp = ListpackWriter::new();
+    for item in items {
+        if lp.count() > 0 {
+            let new_sz = lp.bytes() + item.len() + SIZE_ESTIMATE_OVERHEAD;
+            let allowed = if fill < 0 {
+                let level = (fill.unsigned_abs() as usize).clamp(1, 5) - 1;
+                new_sz <= 4096 << level
+            } else {
+                new_sz <= SIZE_SAFETY_LIMIT && (lp.count() as i64) < fill
+            };
+            if !allowed {
+                nodes.push(std::mem::take(&mut lp).finish());
+                lp = ListpackWriter::new();
+            }
+        }
+        lp.push(item);
+    }
+    if lp.count() > 0 {
+        nodes.push(lp.finish());
+    }
+    nodes
+}
+
 /// The value after its type byte. `blob` reads a string kept in the log.
 pub fn write_object(
     out: &mut Vec<u8>,
@@ -114,17 +148,11 @@ pub fn write_object(
         Value::Str(s, _) => write_string(out, s, compress),
         Value::Blob(r, _) => write_string(out, &blob(r)?, compress),
         Value::List(l, _) => {
-            // One listpack per node of the value's own quicklist (Redis's node
-            // boundaries depend on the value's history, as BlinkDB's do).
-            let nodes = l.nodes();
+            let nodes = quicklist_nodes(l.iter(), l.fill());
             write_len(out, nodes.len() as u64);
-            for node in nodes {
-                let mut lp = ListpackWriter::new();
-                for (_, item) in node.iter() {
-                    lp.push(item);
-                }
+            for lp in nodes {
                 write_len(out, 2);
-                write_string(out, &lp.finish(), compress);
+                write_string(out, &lp, compress);
             }
         }
         Value::Set(s, _) => match &**s {

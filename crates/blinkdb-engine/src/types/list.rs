@@ -55,9 +55,14 @@ impl ListValue {
         "quicklist"
     }
 
-    /// The nodes, head first (RDB writes one listpack per node).
-    pub fn nodes(&self) -> &VecDeque<Pack> {
-        &self.nodes
+    /// `list-max-listpack-size` as of the last push (-2, Redis's default,
+    /// before any).
+    pub fn fill(&self) -> i64 {
+        if self.fill == 0 {
+            -2
+        } else {
+            self.fill
+        }
     }
 
     pub fn bytes(&self) -> usize {

@@ -8,6 +8,7 @@ pub mod collection;
 mod command;
 mod conn;
 mod debug;
+mod dump;
 mod hash;
 mod hyperloglog;
 mod keys;

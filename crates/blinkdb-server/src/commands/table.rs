@@ -5,7 +5,7 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, hash, hyperloglog, keys, latency, lcs, list,
+    bitfield, bitops, bloom, command, conn, debug, dump, hash, hyperloglog, keys, latency, lcs, list,
     monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
     zsetops, Handler,
 };
@@ -998,6 +998,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
         keys: "RO,access index:1 range:0:1:0; OW,update index:2 range:0:1:0",
         args: "source:key destination:key#1 destination-db:integer=DB? replace:REPLACE?"),
+    cmd!("dump", 2, READONLY, KEY1, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump::dump;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("restore", -4, WRITE | DENYOOM, KEY1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
+        history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
     cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Move a key to another database", keys::move_;
         acl: acl::KEYSPACE,
         complexity: "O(1)",
