@@ -43,6 +43,9 @@ impl Default for EngineOptions {
 pub struct EngineStats {
     pub expired_keys: AtomicU64,
     pub evicted_keys: AtomicU64,
+    /// Records written for changes (INFO's rdb_changes_since_last_save
+    /// counts from this; Redis counts changed elements, BlinkDB commands).
+    pub changes: AtomicU64,
 }
 
 pub struct Engine {
@@ -861,6 +864,7 @@ impl<'a> Tx<'a> {
     /// there instead of in memory (empty when no argument is).
     pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
         self.mutated = true;
+        self.engine.stats.changes.fetch_add(1, Ordering::Relaxed);
         let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
         let seg = if lsn != 0 {

@@ -416,6 +416,9 @@ fn parse_percentiles(value: &str) -> Result<Vec<f64>, String> {
 pub struct Config {
     values: BTreeMap<&'static str, String>,
     pub file: Option<PathBuf>,
+    /// `--load-rdb path`: an RDB file imported once at start (not an option
+    /// CONFIG knows: it names an action, not a setting).
+    pub load_rdb: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -426,6 +429,7 @@ impl Default for Config {
                 .map(|o| (o.name, validate(o, o.default).expect("valid default")))
                 .collect(),
             file: None,
+            load_rdb: None,
         }
     }
 }
@@ -455,6 +459,10 @@ impl Config {
             while i < rest.len() && !rest[i].starts_with("--") {
                 values.push(rest[i].clone());
                 i += 1;
+            }
+            if name == "load-rdb" {
+                cfg.load_rdb = Some(PathBuf::from(values.join(" ")));
+                continue;
             }
             cfg.set_startup(name, &values.join(" "))?;
         }
@@ -586,6 +594,7 @@ impl Config {
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),
             dbfilename: self.get("dbfilename").to_string(),
+            load_rdb: self.load_rdb.clone(),
             rdbcompression: self.flag("rdbcompression"),
             rdbchecksum: self.flag("rdbchecksum"),
             segment_size: self.bytes("segment-size"),
@@ -724,6 +733,8 @@ pub struct Settings {
     pub appendfilename: String,
     /// The RDB file SAVE writes and a start without an AOF loads, in `dir`.
     pub dbfilename: String,
+    /// `--load-rdb`: imported once into the AOF at start.
+    pub load_rdb: Option<PathBuf>,
     /// LZF-compress RDB strings past 20 bytes (files and DUMP payloads).
     pub rdbcompression: bool,
     /// Write and check the CRC-64 trailer of RDB files.

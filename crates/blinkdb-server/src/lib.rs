@@ -19,6 +19,7 @@ pub mod network;
 pub mod pause;
 pub mod persistence;
 pub mod protocol;
+pub mod rdb_file;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

@@ -184,6 +184,14 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
+/// SAVE: the dataset to `dir/dbfilename` now (see rdb_file::save).
+pub fn save(ctx: &mut Ctx, _args: &Args) {
+    match crate::rdb_file::save(ctx.shared) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.out.error(&e),
+    }
+}
+
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
 }

@@ -1218,6 +1218,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)"),
     cmd!("bgrewriteaof", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrite the append-only file", server::bgrewriteaof;
         complexity: "O(1)"),
+    cmd!("save", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk", server::save;
+        complexity: "O(N) where N is the total number of keys in all databases"),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", server::lastsave;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)",
