@@ -171,6 +171,7 @@ async fn cron(shared: Arc<Shared>) {
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);
+        crate::commands::migrate::cached_sockets();
         if shared.notify.tracking.count() > 0 {
             // Also done after reads; here too so that a lowered limit
             // applies while nobody reads.

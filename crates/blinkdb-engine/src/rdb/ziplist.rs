@@ -36,15 +36,17 @@ pub fn decode(b: &[u8]) -> Result<Vec<Item<'_>>, RdbError> {
         return Err(ERR);
     }
     let total = u32::from_le_bytes(b[0..4].try_into().expect("4")) as usize;
+    let tail = u32::from_le_bytes(b[4..8].try_into().expect("4")) as usize;
     let declared = u16::from_le_bytes([b[8], b[9]]) as usize;
     if total != b.len() || b[b.len() - 1] != 0xFF {
         return Err(ERR);
     }
     let end = b.len() - 1;
     let mut items = Vec::new();
-    let (mut at, mut prev) = (10usize, 0usize);
+    let (mut at, mut prev, mut last) = (10usize, 0usize, 10usize);
     while at < end {
         let start = at;
+        last = start;
         let p = b[at];
         let prevlen = match p {
             0..=253 => {
@@ -114,7 +116,8 @@ pub fn decode(b: &[u8]) -> Result<Vec<Item<'_>>, RdbError> {
         prev = at - start;
         items.push(item);
     }
-    if declared != 65535 && declared != items.len() {
+    // The tail offset must name the last entry, as Redis's integrity check requires.
+    if tail != last || (declared != 65535 && declared != items.len()) {
         return Err(ERR);
     }
     Ok(items)

@@ -15,6 +15,7 @@ mod keys;
 pub mod latency;
 mod lcs;
 mod list;
+pub mod migrate;
 pub mod monitor;
 pub mod multi;
 mod object;

@@ -5,7 +5,7 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, dump, hash, hyperloglog, keys, latency, lcs, list,
+    bitfield, bitops, bloom, command, conn, debug, dump, migrate, hash, hyperloglog, keys, latency, lcs, list,
     monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
     zsetops, Handler,
 };
@@ -1010,6 +1010,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "OW,update index:1 range:0:1:0",
         args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
         history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
+    cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate::migrate;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+        keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",
+        args: "host:string port:integer key_or_empty_string:oneof(key:key empty_string:) destination-db:integer timeout:integer copy:COPY?^3.0.0 replace:REPLACE?^3.0.0 authentication:oneof?(password:string=AUTH?^4.0.7 username_password:block=AUTH2?^6.0.0(username:string password:string)) key:key=KEYS?*^3.0.6#1",
+        history: &[("3.0.0", "Added the `COPY` and `REPLACE` options."), ("3.0.6", "Added the `KEYS` option."), ("4.0.7", "Added the `AUTH` option."), ("6.0.0", "Added the `AUTH2` option.")],
+        tips: &["nondeterministic_output"]),
     cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Move a key to another database", keys::move_;
         acl: acl::KEYSPACE,
         complexity: "O(1)",
