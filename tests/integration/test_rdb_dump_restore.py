@@ -161,3 +161,31 @@ def test_restore_is_logged_and_replays_in_both_servers(server_factory, tmp_path)
         assert abs(rc.pttl("ttl") - pttl) < 5000
     finally:
         oracle.stop()
+
+
+def test_migrate_both_ways(server_factory, oracle):
+    b, r = client(server_factory("--appendonly", "yes").port), client(oracle.port)
+    r.config_set("hash-max-listpack-entries", 128)
+    for cmd in WORKLOAD:
+        b.execute_command(*cmd)
+    keys = keys_of_workload()
+    want = {k: content(b, k) for k in keys}
+    host, rport = "127.0.0.1", oracle.port
+    assert b.execute_command("MIGRATE", host, rport, "", 3, 5000, "COPY", "KEYS", *keys) == b"OK"
+    assert all(b.exists(k) for k in keys)
+    r3 = client(oracle.port, 3)
+    assert {k: content(r3, k) for k in keys} == want
+    assert r3.pttl("s:ttl") > 0
+    # Without REPLACE the target refuses keys it has; the error names its reply.
+    reply = raw_call(b, "MIGRATE", host, str(rport), "s:raw", "3", "5000")
+    assert reply.startswith(b"-ERR Target instance replied with error: BUSYKEY"), reply
+    assert b.execute_command("MIGRATE", host, rport, "", 3, 5000, "REPLACE", "KEYS", *keys) == b"OK"
+    assert not any(b.exists(k) for k in keys)
+    assert b.execute_command("MIGRATE", host, rport, "missing", 3, 5000) == b"NOKEY"
+    assert b.info("stats")["migrate_cached_sockets"] == 1
+    # And back: redis-server migrates to BlinkDB.
+    bport = b.connection_pool.connection_kwargs["port"]
+    assert r3.execute_command("MIGRATE", host, bport, "", 0, 5000, "KEYS", *keys) == b"OK"
+    assert {k: content(b, k) for k in keys} == want
+    assert raw_call(b, "MIGRATE", host, "1", "s:raw", "0", "100") == \
+        b"-IOERR error or timeout connecting to the client\r\n"

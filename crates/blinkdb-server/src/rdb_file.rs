@@ -128,8 +128,10 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
     let rs = &shared.rdb_save;
     rs.load_loaded.store(contents.keys, Ordering::Relaxed);
     rs.load_expired.store(contents.expired, Ordering::Relaxed);
-    rs.dirty_at_save
-        .store(shared.engine.stats.changes.load(Ordering::Relaxed), Ordering::Relaxed);
+    rs.dirty_at_save.store(
+        shared.engine.stats.changes.load(Ordering::Relaxed),
+        Ordering::Relaxed,
+    );
     tracing::info!(
         "DB loaded from RDB {} (version {}): {} keys, {} expired and {} empty skipped, {} libraries, {:.3} seconds",
         path.display(),
@@ -146,7 +148,11 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
 /// After the AOF is open: loads `--load-rdb`'s file, or `dbfilename` when
 /// the AOF did not exist before this start, then rewrites the AOF so that
 /// its base holds what was loaded (the AOF stays the record).
-pub fn load_into_aof(shared: &Shared, settings: &Settings, aof_was_new: bool) -> Result<(), String> {
+pub fn load_into_aof(
+    shared: &Shared,
+    settings: &Settings,
+    aof_was_new: bool,
+) -> Result<(), String> {
     let file = match &settings.load_rdb {
         Some(p) => p.clone(),
         None if aof_was_new && path(settings).exists() => path(settings),
@@ -160,7 +166,9 @@ pub fn load_into_aof(shared: &Shared, settings: &Settings, aof_was_new: bool) ->
     Ok(())
 }
 
-fn read_blob(shared: &Shared) -> impl FnMut(&blinkdb_engine::aof::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
+fn read_blob(
+    shared: &Shared,
+) -> impl FnMut(&blinkdb_engine::aof::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
     move |r| shared.engine.read_blob(r).map_err(RdbError::Io)
 }
 
@@ -187,7 +195,10 @@ pub fn save(shared: &Shared) -> Result<(), String> {
             stats.last_keys.store(keys, Ordering::Relaxed);
             stats.dirty_at_save.store(dirty, Ordering::Relaxed);
             shared.last_save_ms.store(shared.clock(), Ordering::Relaxed);
-            tracing::info!("DB saved on disk: {keys} keys, {:.3} seconds", start.elapsed().as_secs_f64());
+            tracing::info!(
+                "DB saved on disk: {keys} keys, {:.3} seconds",
+                start.elapsed().as_secs_f64()
+            );
             Ok(())
         }
         Err(e) => {
@@ -203,12 +214,20 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
     let aux = [
         ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
         ("redis-bits", "64".to_string()),
-        ("ctime", (blinkdb_engine::clock::now_ms() / 1000).to_string()),
+        (
+            "ctime",
+            (blinkdb_engine::clock::now_ms() / 1000).to_string(),
+        ),
         ("used-mem", engine.dataset_bytes().to_string()),
         ("aof-base", "0".to_string()),
     ];
-    let mut w = RdbFileWriter::create(&path(settings), &aux, settings.rdbcompression, settings.rdbchecksum)
-        .map_err(|e| e.to_string())?;
+    let mut w = RdbFileWriter::create(
+        &path(settings),
+        &aux,
+        settings.rdbcompression,
+        settings.rdbchecksum,
+    )
+    .map_err(|e| e.to_string())?;
     let result = (|| -> Result<u64, RdbError> {
         for code in crate::scripting::functions::library_codes(shared) {
             w.function(&code)?;

@@ -108,10 +108,9 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         // Without an AOF the RDB file is the dataset, as in redis-server.
         shared.engine.set_loading(true);
         let (s, st) = (shared.clone(), settings.clone());
-        let loaded =
-            tokio::task::spawn_blocking(move || crate::rdb_file::import(&s, &st, &file))
-                .await
-                .map_err(|e| format!("RDB loading task failed: {e}"))?;
+        let loaded = tokio::task::spawn_blocking(move || crate::rdb_file::import(&s, &st, &file))
+            .await
+            .map_err(|e| format!("RDB loading task failed: {e}"))?;
         shared.engine.set_loading(false);
         loaded?;
     }

@@ -37,7 +37,10 @@ mod tests {
     fn redis_payload_of_a_string() {
         // redis-server 7.0.15: SET foo bar, DUMP foo.
         let p = create_payload(b"\x00\x03bar".to_vec());
-        assert_eq!(p, b"\x00\x03bar\x0a\x00\xe6\xbe\x49\x60\xee\x66\xfd\x17".to_vec());
+        assert_eq!(
+            p,
+            b"\x00\x03bar\x0a\x00\xe6\xbe\x49\x60\xee\x66\xfd\x17".to_vec()
+        );
         assert_eq!(verify_payload(&p, true).unwrap(), b"\x00\x03bar");
         let mut bad = p.clone();
         bad[2] ^= 1;

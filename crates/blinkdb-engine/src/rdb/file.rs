@@ -64,7 +64,9 @@ pub fn load_file(
     mut on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
 ) -> Result<FileContents, RdbError> {
     if data.len() < 9 || &data[..5] != b"REDIS" {
-        return Err(RdbError::Corrupt("wrong signature trying to load DB from file"));
+        return Err(RdbError::Corrupt(
+            "wrong signature trying to load DB from file",
+        ));
     }
     let version: u16 = std::str::from_utf8(&data[5..9])
         .ok()
@@ -164,7 +166,11 @@ pub fn load_file(
             }
             Err(e) => return Err(e),
         };
-        let at = if expire_at < 0 { 0 } else { expire_at.max(1) as u64 };
+        let at = if expire_at < 0 {
+            0
+        } else {
+            expire_at.max(1) as u64
+        };
         expire_at = -1;
         if at != 0 && now != 0 && at <= now {
             contents.expired += 1;
@@ -218,7 +224,8 @@ impl RdbFileWriter {
             buf: Vec::with_capacity(1 << 16),
             bytes: 0,
         };
-        w.buf.extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
+        w.buf
+            .extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
         for (k, v) in aux {
             w.buf.push(opcode::AUX);
             write_string(&mut w.buf, k.as_bytes(), compress);
@@ -322,14 +329,21 @@ mod tests {
     fn file_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dump.rdb");
-        let mut w = RdbFileWriter::create(&path, &[("redis-ver", "7.0.15".into())], true, true).unwrap();
+        let mut w =
+            RdbFileWriter::create(&path, &[("redis-ver", "7.0.15".into())], true, true).unwrap();
         w.function(b"#!lua name=lib\nredis.register_function('f', function() return 1 end)")
             .unwrap();
         w.select_db(3, 2, 1).unwrap();
         let mut no_blob = |_: &BlobRef| -> Result<bytes::Bytes, RdbError> { unreachable!() };
-        w.key(b"a", &Value::str(&b"1"[..]), 0, &mut no_blob).unwrap();
-        w.key(b"b", &Value::str(&b"x"[..]), 4_000_000_000_000, &mut no_blob)
+        w.key(b"a", &Value::str(&b"1"[..]), 0, &mut no_blob)
             .unwrap();
+        w.key(
+            b"b",
+            &Value::str(&b"x"[..]),
+            4_000_000_000_000,
+            &mut no_blob,
+        )
+        .unwrap();
         w.finish().unwrap();
         let data = std::fs::read(&path).unwrap();
         let mut keys = Vec::new();
@@ -346,6 +360,14 @@ mod tests {
         let mut bad = data.clone();
         bad[20] ^= 1;
         assert!(load_file(&bad, &Limits::default(), 16, true, 1, |_| Ok(())).is_err());
-        assert!(load_file(&data[..data.len() - 3], &Limits::default(), 16, true, 1, |_| Ok(())).is_err());
+        assert!(load_file(
+            &data[..data.len() - 3],
+            &Limits::default(),
+            16,
+            true,
+            1,
+            |_| Ok(())
+        )
+        .is_err());
     }
 }

@@ -180,7 +180,11 @@ impl ListpackWriter {
         self.buf.push(EOF);
         let total = self.buf.len() as u32;
         self.buf[0..4].copy_from_slice(&total.to_le_bytes());
-        let n = if self.count < 65535 { self.count as u16 } else { 65535 };
+        let n = if self.count < 65535 {
+            self.count as u16
+        } else {
+            65535
+        };
         self.buf[4..6].copy_from_slice(&n.to_le_bytes());
         self.buf
     }
@@ -327,7 +331,9 @@ pub fn decode_intset(b: &[u8]) -> Result<Vec<i64>, RdbError> {
     }
     let width = u32::from_le_bytes(b[0..4].try_into().expect("4")) as usize;
     let count = u32::from_le_bytes(b[4..8].try_into().expect("4")) as usize;
-    if !matches!(width, 2 | 4 | 8) || (b.len() - 8) / width != count || (b.len() - 8) % width != 0
+    if !matches!(width, 2 | 4 | 8)
+        || (b.len() - 8) / width != count
+        || !(b.len() - 8).is_multiple_of(width)
     {
         return Err(RdbError::Corrupt("intset length wrong"));
     }
@@ -358,15 +364,30 @@ mod tests {
         let long = vec![b'x'; 5000];
         let mid = vec![b'y'; 100];
         let items: Vec<&[u8]> = vec![
-            b"7", b"-1", b"4095", b"-4096", b"30000", b"-8000000", b"2000000000",
-            b"-9223372036854775808", b"abc", &mid, &long, b"", b"007",
+            b"7",
+            b"-1",
+            b"4095",
+            b"-4096",
+            b"30000",
+            b"-8000000",
+            b"2000000000",
+            b"-9223372036854775808",
+            b"abc",
+            &mid,
+            &long,
+            b"",
+            b"007",
         ];
         let mut w = ListpackWriter::new();
         for i in &items {
             w.push(i);
         }
         let lp = w.finish();
-        let back: Vec<Vec<u8>> = decode(&lp).unwrap().into_iter().map(|i| i.to_bytes()).collect();
+        let back: Vec<Vec<u8>> = decode(&lp)
+            .unwrap()
+            .into_iter()
+            .map(|i| i.to_bytes())
+            .collect();
         assert_eq!(back, items.iter().map(|i| i.to_vec()).collect::<Vec<_>>());
         let mut bad = lp.clone();
         bad[7] ^= 0x40;

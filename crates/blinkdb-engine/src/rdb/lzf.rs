@@ -126,7 +126,6 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
-
 /// Most output one input byte of LZF can stand for: a 3-byte back reference
 /// copies at most 264 bytes. A declared length past this is a lie, refused
 /// before anything is allocated.
@@ -160,7 +159,9 @@ mod tests {
 
     #[test]
     fn incompressible_does_not_fit() {
-        let noise: Vec<u8> = (0..64u32).map(|i| (i.wrapping_mul(2654435761) >> 7) as u8).collect();
+        let noise: Vec<u8> = (0..64u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+            .collect();
         assert!(compress(&noise, noise.len() - 4).is_none());
     }
 }

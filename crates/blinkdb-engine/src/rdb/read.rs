@@ -64,8 +64,14 @@ impl<'a> Reader<'a> {
             0 => ((b & 0x3F) as u64, false),
             1 => ((((b & 0x3F) as u64) << 8) | self.byte()? as u64, false),
             2 => match b {
-                0x80 => (u32::from_be_bytes(self.take(4)?.try_into().expect("4")) as u64, false),
-                0x81 => (u64::from_be_bytes(self.take(8)?.try_into().expect("8")), false),
+                0x80 => (
+                    u32::from_be_bytes(self.take(4)?.try_into().expect("4")) as u64,
+                    false,
+                ),
+                0x81 => (
+                    u64::from_be_bytes(self.take(8)?.try_into().expect("8")),
+                    false,
+                ),
                 _ => return Err(RdbError::Corrupt("unknown length encoding")),
             },
             _ => ((b & 0x3F) as u64, true),
@@ -73,6 +79,7 @@ impl<'a> Reader<'a> {
     }
 
     /// rdbLoadLen.
+    #[allow(clippy::len_without_is_empty)] // reads a length; not a size
     pub fn len(&mut self) -> Result<u64, RdbError> {
         match self.len_or_enc()? {
             (n, false) => Ok(n),
@@ -99,8 +106,12 @@ impl<'a> Reader<'a> {
         let int = |v: i64| Cow::Owned(itoa::Buffer::new().format(v).as_bytes().to_vec());
         match len as u8 {
             ENC_INT8 => Ok(int(self.byte()? as i8 as i64)),
-            ENC_INT16 => Ok(int(i16::from_le_bytes(self.take(2)?.try_into().expect("2")) as i64)),
-            ENC_INT32 => Ok(int(i32::from_le_bytes(self.take(4)?.try_into().expect("4")) as i64)),
+            ENC_INT16 => Ok(int(
+                i16::from_le_bytes(self.take(2)?.try_into().expect("2")) as i64,
+            )),
+            ENC_INT32 => Ok(int(
+                i32::from_le_bytes(self.take(4)?.try_into().expect("4")) as i64,
+            )),
             ENC_LZF => {
                 let clen = self.len()?;
                 let ulen = self.len()?;
@@ -146,7 +157,10 @@ fn score(v: f64) -> Result<f64, RdbError> {
 
 const DUPLICATE: RdbError = RdbError::Corrupt("duplicate member");
 
-fn hash_from(pairs: impl Iterator<Item = (Vec<u8>, Vec<u8>)>, limits: &Limits) -> Result<Value, RdbError> {
+fn hash_from(
+    pairs: impl Iterator<Item = (Vec<u8>, Vec<u8>)>,
+    limits: &Limits,
+) -> Result<Value, RdbError> {
     let mut h = HashValue::default();
     for (f, v) in pairs {
         if !h.set(&f, &v, limits) {
@@ -159,7 +173,10 @@ fn hash_from(pairs: impl Iterator<Item = (Vec<u8>, Vec<u8>)>, limits: &Limits) -
     Ok(Value::hash(h))
 }
 
-fn set_from<'b>(members: impl Iterator<Item = Cow<'b, [u8]>>, limits: &Limits) -> Result<Value, RdbError> {
+fn set_from<'b>(
+    members: impl Iterator<Item = Cow<'b, [u8]>>,
+    limits: &Limits,
+) -> Result<Value, RdbError> {
     let mut s = SetValue::default();
     for m in members {
         if !s.add(&m, limits) {
@@ -185,8 +202,10 @@ fn zset_from(items: Vec<(Vec<u8>, f64)>, limits: &Limits) -> Result<Value, RdbEr
 }
 
 fn pairs_of(items: Vec<Item<'_>>) -> Result<impl Iterator<Item = (Item<'_>, Item<'_>)>, RdbError> {
-    if items.len() % 2 != 0 {
-        return Err(RdbError::Corrupt("odd number of entries in a pair encoding"));
+    if !items.len().is_multiple_of(2) {
+        return Err(RdbError::Corrupt(
+            "odd number of entries in a pair encoding",
+        ));
     }
     let mut it = items.into_iter();
     Ok(std::iter::from_fn(move || Some((it.next()?, it.next()?))))
@@ -245,7 +264,10 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         kind::HASH_ZIPMAP => {
             let blob = r.string()?;
             let pairs = ziplist::decode_zipmap(&blob)?;
-            hash_from(pairs.into_iter().map(|(f, v)| (f.to_vec(), v.to_vec())), limits)
+            hash_from(
+                pairs.into_iter().map(|(f, v)| (f.to_vec(), v.to_vec())),
+                limits,
+            )
         }
         kind::HASH_ZIPLIST | kind::HASH_LISTPACK => {
             let blob = r.string()?;

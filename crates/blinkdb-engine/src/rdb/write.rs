@@ -233,10 +233,7 @@ mod tests {
         write_string(&mut out, b"-129", true);
         write_string(&mut out, b"012", true);
         write_string(&mut out, b"12345678901", true);
-        assert_eq!(
-            out,
-            b"\xc0\x0c\xc1\x7f\xff\x03012\x0b12345678901".to_vec()
-        );
+        assert_eq!(out, b"\xc0\x0c\xc1\x7f\xff\x03012\x0b12345678901".to_vec());
         let v = Value::str(&b"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"[..]);
         assert_eq!(round_trip(&v), v);
     }

@@ -123,8 +123,11 @@ pub fn decode(b: &[u8]) -> Result<Vec<Item<'_>>, RdbError> {
     Ok(items)
 }
 
+/// A field and its value.
+pub type Pair<'a> = (&'a [u8], &'a [u8]);
+
 /// A zipmap's pairs in order.
-pub fn decode_zipmap(b: &[u8]) -> Result<Vec<(&[u8], &[u8])>, RdbError> {
+pub fn decode_zipmap(b: &[u8]) -> Result<Vec<Pair<'_>>, RdbError> {
     const ERR: RdbError = RdbError::Corrupt("invalid zipmap");
     let mut at = 1usize;
     let len = |at: &mut usize| -> Result<Option<usize>, RdbError> {
@@ -142,13 +145,15 @@ pub fn decode_zipmap(b: &[u8]) -> Result<Vec<(&[u8], &[u8])>, RdbError> {
         }
     };
     let slice = |at: &mut usize, n: usize| -> Result<&[u8], RdbError> {
-        let s = at.checked_add(n).and_then(|end| b.get(*at..end)).ok_or(ERR)?;
+        let s = at
+            .checked_add(n)
+            .and_then(|end| b.get(*at..end))
+            .ok_or(ERR)?;
         *at += n;
         Ok(s)
     };
     let mut pairs = Vec::new();
-    loop {
-        let Some(klen) = len(&mut at)? else { break };
+    while let Some(klen) = len(&mut at)? {
         let key = slice(&mut at, klen)?;
         let vlen = len(&mut at)?.ok_or(ERR)?;
         let free = *b.get(at).ok_or(ERR)? as usize;

@@ -84,7 +84,10 @@ enum Outcome {
     Replies(Option<Vec<u8>>, Option<Vec<u8>>, Vec<Vec<u8>>),
     /// Writing failed, or reading failed (after `read` RESTORE replies).
     WriteError,
-    ReadError { read: Vec<Vec<u8>>, timed_out: bool },
+    ReadError {
+        read: Vec<Vec<u8>>,
+        timed_out: bool,
+    },
 }
 
 pub fn migrate(ctx: &mut Ctx, args: &Args) {
@@ -135,9 +138,9 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
     let found: Vec<(&[u8], blinkdb_engine::Value, u64)> = args[first_key..first_key + num_keys]
         .iter()
         .filter_map(|k| {
-            ctx.shared
-                .engine
-                .read(db, k, |e| e.map(|e| (&k[..], e.value().clone(), e.expire_at)))
+            ctx.shared.engine.read(db, k, |e| {
+                e.map(|e| (&k[..], e.value().clone(), e.expire_at))
+            })
         })
         .collect();
     if found.is_empty() {
@@ -150,7 +153,10 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
     );
     let mut may_retry = true;
     loop {
-        let cached = cache().lock().unwrap_or_else(|e| e.into_inner()).remove(&name);
+        let cached = cache()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&name);
         let mut conn = match cached {
             Some(c) => c,
             None => match connect(args[1], args[2], timeout) {
@@ -205,7 +211,9 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                     may_retry = false;
                     continue;
                 }
-                return ctx.out.error("IOERR error or timeout writing to target instance");
+                return ctx
+                    .out
+                    .error("IOERR error or timeout writing to target instance");
             }
             Outcome::ReadError { read, timed_out } => {
                 if read.is_empty() && may_retry && !timed_out {
@@ -213,7 +221,9 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                     continue;
                 }
                 apply(ctx, db, copy, &sent, &read);
-                return ctx.out.error("IOERR error or timeout reading to target instance");
+                return ctx
+                    .out
+                    .error("IOERR error or timeout reading to target instance");
             }
         };
         let failed = [&auth_reply, &select_reply]

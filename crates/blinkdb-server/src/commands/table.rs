@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, dump, migrate, hash, hyperloglog, keys, latency, lcs, list,
-    monitor, multi, object, pubsub, scripting, server, set, slowlog, strings, zrange, zset,
-    zsetops, Handler,
+    bitfield, bitops, bloom, command, conn, debug, dump, hash, hyperloglog, keys, latency, lcs,
+    list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog, strings,
+    zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
