@@ -134,3 +134,53 @@ def test_damaged_files_are_refused(server_factory, tmp_path):
             assert "RDB" in str(e), str(e)
         else:
             raise AssertionError(f"{name}: the server started on a damaged file")
+
+
+def test_bgsave_is_one_point_in_time_while_writers_run(server_factory, tmp_path):
+    """Rounds of INCR over keys spread on every shard, in a fixed order, while BGSAVE
+    runs: in the file every key holds the round of one single cut (the keys before the
+    writer's position at the cut one more than those after it)."""
+    import threading
+
+    srv = server_factory("--appendonly", "yes")
+    conn = client(srv.port)
+    keys = [f"k{i}" for i in range(2000)]
+    conn.mset({k: 0 for k in keys})
+    for i in range(200):
+        conn.hset(f"h{i}", mapping={f"f{j}": j for j in range(50)})
+    stop = threading.Event()
+
+    def writer():
+        w = client(srv.port)
+        while not stop.is_set():
+            pipe = w.pipeline(transaction=False)
+            for k in keys:
+                pipe.incr(k)
+            pipe.execute()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        import time
+        time.sleep(0.3)
+        assert conn.bgsave() in (True, b"Background saving started")
+        deadline = time.monotonic() + 30
+        while conn.info("persistence")["rdb_bgsave_in_progress"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        t.join()
+    info = conn.info("persistence")
+    assert info["rdb_last_bgsave_status"] == "ok"
+    redis_dir = tmp_path / "redis"
+    redis_dir.mkdir()
+    shutil.copy(os.path.join(srv.dir, "dump.rdb"), redis_dir / "dump.rdb")
+    oracle = ServerProcess(ORACLE_BIN, str(redis_dir))
+    try:
+        values = [int(v) for v in client(oracle.port).mget(keys)]
+        assert all(a >= b for a, b in zip(values, values[1:])), "not one point in time"
+        assert values[0] - values[-1] <= 1 and values[0] > 0
+        assert client(oracle.port).hlen("h199") == 50
+    finally:
+        oracle.stop()

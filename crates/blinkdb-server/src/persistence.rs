@@ -374,14 +374,18 @@ pub fn info(shared: &Shared, o: &mut String) {
     }
     let r = &shared.rewrite;
     let rs = &shared.rdb_save;
+    let bg_started = rs.bgsave_started_ms.load(Ordering::Relaxed);
     let started = r.started_ms.load(Ordering::Relaxed);
     let stats = shared.engine.log_handle().map(|log| log.aof.stats());
     let _ = write!(
         o,
-        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:-1\r\nrdb_current_bgsave_time_sec:-1\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
         shared.engine.stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
+        (bg_started != 0) as u8,
         shared.last_save_ms() / 1000,
-        if rs.last_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
+        if rs.last_bgsave_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
+        rs.last_bgsave_duration_sec.load(Ordering::Relaxed),
+        if bg_started == 0 { -1 } else { (shared.clock().saturating_sub(bg_started) / 1000) as i64 },
         rs.saves.load(Ordering::Relaxed),
         rs.load_expired.load(Ordering::Relaxed),
         rs.load_loaded.load(Ordering::Relaxed),

@@ -21,6 +21,10 @@ pub struct SaveStats {
     pub last_duration_sec: AtomicI64,
     pub saves: AtomicU64,
     pub last_keys: AtomicU64,
+    /// When the running BGSAVE started (0: none running).
+    pub bgsave_started_ms: AtomicU64,
+    pub last_bgsave_ok: AtomicBool,
+    pub last_bgsave_duration_sec: AtomicI64,
     /// Keys the last RDB load applied, and the expired ones it left out.
     pub load_loaded: AtomicU64,
     pub load_expired: AtomicU64,
@@ -35,6 +39,9 @@ impl Default for SaveStats {
             last_duration_sec: AtomicI64::new(-1),
             saves: AtomicU64::new(0),
             last_keys: AtomicU64::new(0),
+            bgsave_started_ms: AtomicU64::new(0),
+            last_bgsave_ok: AtomicBool::new(true),
+            last_bgsave_duration_sec: AtomicI64::new(-1),
             load_loaded: AtomicU64::new(0),
             load_expired: AtomicU64::new(0),
         }
@@ -209,8 +216,8 @@ pub fn save(shared: &Shared) -> Result<(), String> {
     }
 }
 
-fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
-    let engine = &shared.engine;
+/// A new file in `dir` with Redis's AUX fields and every function library.
+fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
     let aux = [
         ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
         ("redis-bits", "64".to_string()),
@@ -218,7 +225,7 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
             "ctime",
             (blinkdb_engine::clock::now_ms() / 1000).to_string(),
         ),
-        ("used-mem", engine.dataset_bytes().to_string()),
+        ("used-mem", shared.engine.dataset_bytes().to_string()),
         ("aof-base", "0".to_string()),
     ];
     let mut w = RdbFileWriter::create(
@@ -226,12 +233,20 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
         &aux,
         settings.rdbcompression,
         settings.rdbchecksum,
-    )
-    .map_err(|e| e.to_string())?;
-    let result = (|| -> Result<u64, RdbError> {
-        for code in crate::scripting::functions::library_codes(shared) {
-            w.function(&code)?;
+    )?;
+    for code in crate::scripting::functions::library_codes(shared) {
+        if let Err(e) = w.function(&code) {
+            w.abort();
+            return Err(e);
         }
+    }
+    Ok(w)
+}
+
+fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
+    let engine = &shared.engine;
+    let mut w = start_file(shared, settings).map_err(|e| e.to_string())?;
+    let result = (|| -> Result<u64, RdbError> {
         let now = blinkdb_engine::clock::now_ms();
         let mut blob = read_blob(shared);
         let mut keys = 0u64;
@@ -276,4 +291,72 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
             Err(e.to_string())
         }
     }
+}
+
+/// BGSAVE [SCHEDULE]: the RDB file written by a background thread from the
+/// engine's copy-before-write snapshot (no fork, no second copy of the data);
+/// the reply text, or the error.
+pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, String> {
+    let stats = &shared.rdb_save;
+    let rewriting = shared.rewrite.started_ms.load(Ordering::Relaxed) != 0;
+    if rewriting && !schedule {
+        return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
+    }
+    if stats.in_progress.swap(true, Ordering::AcqRel) {
+        return Err("ERR Background save already in progress".into());
+    }
+    let settings = shared.settings();
+    let file = match start_file(shared, &settings) {
+        Ok(f) => f,
+        Err(e) => {
+            stats.in_progress.store(false, Ordering::Release);
+            return Err(format!("ERR {e}"));
+        }
+    };
+    stats
+        .bgsave_started_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    let dirty = shared.engine.stats.changes.load(Ordering::Relaxed);
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("bgsave".into())
+        .spawn(move || {
+            let start = Instant::now();
+            tracing::info!("Background saving started");
+            // Waits for a running AOF rewrite first (SCHEDULE).
+            let result = s.engine.save_rdb(file);
+            let st = &s.rdb_save;
+            st.last_bgsave_duration_sec
+                .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+            match result {
+                Ok(keys) => {
+                    st.last_bgsave_ok.store(true, Ordering::Relaxed);
+                    st.last_ok.store(true, Ordering::Relaxed);
+                    st.saves.fetch_add(1, Ordering::Relaxed);
+                    st.last_keys.store(keys, Ordering::Relaxed);
+                    st.dirty_at_save.store(dirty, Ordering::Relaxed);
+                    s.last_save_ms.store(s.clock(), Ordering::Relaxed);
+                    tracing::info!(
+                        "Background saving terminated with success: {keys} keys, {:.3} seconds",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                Err(e) => {
+                    st.last_bgsave_ok.store(false, Ordering::Relaxed);
+                    tracing::warn!("Background saving error: {e}");
+                }
+            }
+            st.bgsave_started_ms.store(0, Ordering::Relaxed);
+            st.in_progress.store(false, Ordering::Release);
+        });
+    if spawned.is_err() {
+        stats.bgsave_started_ms.store(0, Ordering::Relaxed);
+        stats.in_progress.store(false, Ordering::Release);
+        return Err("ERR Can't start the background save thread".into());
+    }
+    Ok(if rewriting {
+        "Background saving scheduled"
+    } else {
+        "Background saving started"
+    })
 }

@@ -261,6 +261,13 @@ impl RdbFileWriter {
         self.flush_buf()
     }
 
+    /// SELECTDB alone (keys of a background save arrive in any order).
+    pub fn select(&mut self, db: usize) -> Result<(), RdbError> {
+        self.buf.push(opcode::SELECTDB);
+        write_len(&mut self.buf, db as u64);
+        Ok(())
+    }
+
     /// One key: EXPIRETIME_MS if it has an expiry, its type, name and value.
     pub fn key(
         &mut self,

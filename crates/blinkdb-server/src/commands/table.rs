@@ -1227,6 +1227,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)"),
     cmd!("save", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk", server::save;
         complexity: "O(N) where N is the total number of keys in all databases"),
+    cmd!("bgsave", -1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously save the dataset to disk", server::bgsave;
+        complexity: "O(1)",
+        args: "schedule:SCHEDULE?^3.2.2",
+        history: &[("3.2.2", "Added the `SCHEDULE` option.")]),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", server::lastsave;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)",
