@@ -102,7 +102,7 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),
     opt("appendfilename", "appendonly.aof", false, Kind::Str),
-    opt("dbfilename", "dump.rdb", true, Kind::Str),
+    opt("dbfilename", "dump.rdb", false, Kind::Str),
     opt("rdbcompression", "yes", true, Kind::Bool),
     opt("rdbchecksum", "yes", true, Kind::Bool),
     opt("segment-size", "64mb", false, Kind::Memory(0, SEGMENT_MAX)),
@@ -384,7 +384,14 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
-                return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
+                return Err(
+                    "BlinkDB has no save points (the append-only file is the record); use SAVE or BGSAVE"
+                        .into(),
+                );
+            }
+            // As Redis's isValidDBfilename: a name inside `dir`, not a path.
+            if def.name == "dbfilename" && (value.is_empty() || value.contains('/')) {
+                return Err("dbfilename can't be a path, just a filename".into());
             }
             if def.name == "latency-tracking-info-percentiles" {
                 return parse_percentiles(value).map(|p| {
