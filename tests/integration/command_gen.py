@@ -39,6 +39,9 @@ CASE_VARIANTS = [str.upper, str.lower, str.title]
 MEMBERS = ["a", "b", "c", "d", "e", "", "m\x00n", "zz"]
 SCORES = ["1", "2", "-1", "0", "-0", "1.5", "inf", "-inf", "+inf", "1e17", "3"]
 SCORE_BOUNDS = ["-inf", "+inf", "0", "(0", "1", "(1.5", "3", "(inf", "nan", "x", "("]
+GEO_COORDS = ["0", "180", "-180", "85.05112878", "-85.05112878", "90", "abc", "1e400", "nan"]
+GEO_UNITS = ["m", "km", "ft", "mi", "KM", "yd"]
+GEO_RADII = ["0", "100", "5000", "20000000", "-1", "x", "inf"]
 LEX_BOUNDS = ["-", "+", "[a", "(a", "[c", "(zz", "[", "a", "+x"]
 # Bad bit offsets and field types; no valid offset past 200000 bits (a valid one near 2^32
 # makes both servers build a 512 MB string).
@@ -585,6 +588,136 @@ class CommandGenerator:
             return [cmd, str(len(keys))] + keys + self.rng.choice([[], ["LIMIT", "1"]]), EXACT
         return [cmd] + [self.key() for _ in range(self.rng.randint(2, 4))], EXACT
 
+    def _lon_lat(self):
+        if self.rng.random() < 0.1:
+            return [self.rng.choice(GEO_COORDS), self.rng.choice(GEO_COORDS)]
+        return [repr(self.rng.uniform(-180, 180)), repr(self.rng.uniform(-85.05112878, 85.05112878))]
+
+    def _geoadd(self):
+        opts = self.rng.sample(["NX", "XX", "CH"], self.rng.randint(0, 2))
+        triples = []
+        for _ in range(self.rng.randint(1, 3)):
+            triples += [*self._lon_lat(), self.member()]
+        return ["GEOADD", self.key(), *opts, *triples], EXACT
+
+    def _georead(self):
+        key = self.key()
+        return self.rng.choice([
+            ["GEOPOS", key, self.member(), self.member()],
+            ["GEOHASH", key, self.member(), self.member()],
+            ["GEODIST", key, self.member(), self.member()],
+            ["GEODIST", key, self.member(), self.member(), self.rng.choice(GEO_UNITS)],
+        ]), EXACT
+
+    def _geosearch(self):
+        key, unit = self.key(), self.rng.choice(GEO_UNITS)
+        radius = self.rng.choice(GEO_RADII)
+        opts = self.rng.sample(["WITHCOORD", "WITHDIST", "WITHHASH", "ASC", "DESC", "ANY"],
+                               self.rng.randint(0, 3))
+        if self.rng.random() < 0.4:
+            opts += ["COUNT", self.rng.choice(["1", "3", "0", "-1", "x"])]
+        r = self.rng.random()
+        if r < 0.25:
+            return ["GEORADIUS", key, *self._lon_lat(), radius, unit, *opts], EXACT
+        if r < 0.4:
+            return ["GEORADIUSBYMEMBER_RO", key, self.member(), radius, unit, *opts], EXACT
+        center = ["FROMMEMBER", self.member()] if r < 0.6 else ["FROMLONLAT", *self._lon_lat()]
+        shape = (["BYRADIUS", radius, unit] if self.rng.random() < 0.5
+                 else ["BYBOX", radius, self.rng.choice(GEO_RADII), unit])
+        if r < 0.85:
+            return ["GEOSEARCH", key, *center, *shape, *opts], EXACT
+        opts = [o for o in opts if not o.startswith("WITH")]
+        if self.rng.random() < 0.5:
+            opts.append("STOREDIST")
+        return ["GEOSEARCHSTORE", self.key(), key, *center, *shape, *opts], EXACT
+
+    def _sort(self):
+        """SORT and SORT_RO; an order only a hash table decides (a set left
+        unsorted, ties in ALPHA weights) compares as unordered, and is never stored."""
+        opts, kind = [], EXACT
+        by = self.rng.choice([None, None, "nosort", "*", "k*", "*->f"])
+        store = self.rng.random() < 0.2
+        alpha = self.rng.random() < 0.3
+        if by is not None:
+            opts += ["BY", by]
+        if by == "nosort" and not store:
+            kind = UNORDERED
+        elif self.rng.random() < 0.3:
+            opts += ["LIMIT", self.rng.choice(["0", "1", "-1", "x"]), self.rng.choice(["2", "-1", "0"])]
+        if alpha and by not in (None, "nosort"):
+            if store:
+                alpha = False
+            else:
+                kind = UNORDERED
+        if alpha:
+            opts.append("ALPHA")
+        if self.rng.random() < 0.3:
+            opts.append(self.rng.choice(["ASC", "DESC"]))
+        for _ in range(self.rng.choice([0, 0, 1, 2])):
+            opts += ["GET", self.rng.choice(["#", "k*", "*->f", "nope"])]
+        if store:
+            return ["SORT", self.key(), *opts, "STORE", self.key()], kind
+        return [self.rng.choice(["SORT", "SORT_RO"]), self.key(), *opts], kind
+
+    # --- lists ----------------------------------------------------------
+    def list_index(self):
+        return self.rng.choice(["0", "1", "-1", "2", "-2", "5", "-100", "100", "x",
+                                "9223372036854775807", "-9223372036854775808"])
+
+    def _lpush(self):
+        cmd = self.rng.choice(["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX", "RPUSHX"])
+        if self.rng.random() < 0.03:
+            # Past list-max-listpack-size (8 KB per node) in one go.
+            return [cmd, self.key()] + [self.member() * 40 for _ in range(300)], EXACT
+        return [cmd, self.key()] + [self.member() for _ in range(self.rng.randint(1, 5))], EXACT
+
+    def _lpop(self):
+        count = self.rng.choice([[], [], ["1"], ["3"], ["0"], ["-1"], ["x"]])
+        r = self.rng.random()
+        if r < 0.2:
+            return ["LMPOP", self.rng.choice(["1", "2", "0", "5"]), self.key(), self.key(),
+                    self.rng.choice(["LEFT", "RIGHT", "UP"]),
+                    *(["COUNT", self.rng.choice(["1", "3", "0"])] if count else [])], EXACT
+        if r < 0.3:
+            # Served at once, or after a 10 ms timeout; never left blocked.
+            return [self.rng.choice(["BLPOP", "BRPOP"]), self.key(), self.key(),
+                    self.rng.choice(["0.01", "-1", "x"])], EXACT
+        if r < 0.35:
+            return ["BLMPOP", "0.01", "2", self.key(), self.key(), self.rng.choice(["LEFT", "RIGHT"]),
+                    *(["COUNT", self.rng.choice(["1", "3", "0"])] if count else [])], EXACT
+        return [self.rng.choice(["LPOP", "RPOP"]), self.key(), *count], EXACT
+
+    def _lread(self):
+        key = self.key()
+        return self.rng.choice([
+            ["LLEN", key], ["LINDEX", key, self.list_index()],
+            ["LRANGE", key, self.list_index(), self.list_index()],
+            ["LPOS", key, self.member(), *self.rng.choice([[], ["RANK", self.list_index()],
+                                                           ["COUNT", "0"], ["MAXLEN", "2"],
+                                                           ["RANK", "-1", "COUNT", "2"]])],
+        ]), EXACT
+
+    def _lwrite(self):
+        key = self.key()
+        return self.rng.choice([
+            ["LSET", key, self.list_index(), self.member()],
+            ["LINSERT", key, self.rng.choice(["BEFORE", "AFTER", "NEAR"]), self.member(),
+             self.member()],
+            ["LREM", key, self.rng.choice(["0", "1", "-1", "2", "x"]), self.member()],
+            ["LTRIM", key, self.list_index(), self.list_index()],
+        ]), EXACT
+
+    def _lmove(self):
+        r = self.rng.random()
+        ends = [self.rng.choice(["LEFT", "RIGHT"]), self.rng.choice(["LEFT", "RIGHT", "UP"])]
+        if r < 0.3:
+            return ["RPOPLPUSH", self.key(), self.key()], EXACT
+        if r < 0.4:
+            return ["BRPOPLPUSH", self.key(), self.key(), "0.01"], EXACT
+        if r < 0.5:
+            return ["BLMOVE", self.key(), self.key(), *ends, "0.01"], EXACT
+        return ["LMOVE", self.key(), self.key(), *ends], EXACT
+
     _table = [
         (10, _get), (12, _set), (2, _setnx), (2, _setex), (2, _psetex), (3, _mget),
         (3, _mset), (2, _msetnx), (2, _getset), (2, _getdel), (3, _getex), (4, _append),
@@ -598,6 +731,8 @@ class CommandGenerator:
         (0.5, _lcs),
         (5, _zadd), (2, _zincrby), (2, _zrem), (4, _zread), (4, _zrange), (2, _zremrange),
         (2, _zpop), (3, _zsetop),
+        (3, _geoadd), (2, _georead), (3, _geosearch), (3, _sort),
+        (5, _lpush), (3, _lpop), (4, _lread), (3, _lwrite), (2, _lmove),
     ]
     _makers = [f for _, f in _table]
 

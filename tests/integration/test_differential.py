@@ -31,7 +31,10 @@ def mismatch(kind, a, b):
     if a.raw == b.raw:
         return None
     if a.is_error() or b.is_error() or kind == gen.EXACT:
-        return "bytes differ"
+        at = next((i for i, (x, y) in enumerate(zip(a.raw, b.raw)) if x != y),
+                  min(len(a.raw), len(b.raw)))
+        return (f"bytes differ from byte {at}: oracle {a.raw[max(0, at - 40):at + 60]!r}, "
+                f"tested {b.raw[max(0, at - 40):at + 60]!r}")
     if kind in (gen.TTL, gen.PTTL):
         if a.kind != b":" or b.kind != b":":
             return "not integers"
@@ -103,14 +106,19 @@ class Pair:
         payload = b"".join(encode(*args) for args, _ in batch)
         self.a.send_raw(payload)
         self.b.send_raw(payload)
+        queued = []
         for args, kind in batch:
             ra = self.a.read_reply()
             rb = self.b.read_reply()
             self.compared += 1
+            name = str(args[0]).upper()
+            queued = [] if name == "MULTI" else queued + [args]
             why = mismatch(kind, ra, rb)
             if why and len(self.failures) < MAX_REPORTED:
+                # An EXEC's mismatch names the commands it ran.
+                shown = "; ".join(map(describe, queued)) if name == "EXEC" else describe(args)
                 self.failures.append(
-                    f"{where}: {describe(args)}\n  {why}\n  oracle: {ra.raw[:200]!r}\n"
+                    f"{where}: {shown}\n  {why}\n  oracle: {ra.raw[:200]!r}\n"
                     f"  tested: {rb.raw[:200]!r}"
                 )
         return self

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from resp import RespConnection, encode
+from resp import ConnectionClosed, RespConnection, encode
 
 RSS_GROWTH_LIMIT_KB = 8 * 1024
 
@@ -429,3 +429,22 @@ def test_glob_ranges_compare_signed_chars(blinkdb):
             assert conn.call("SET", key, "1").raw == b"+OK\r\n"
         found = conn.call("KEYS", b"[a-\xff]").value
     assert sorted(v for _, v in found) == [b"A", b"\xff"]
+
+
+def test_huge_reply_to_client_is_bounded_by_output_limit(blinkdb):
+    """LRANGE of a 200k-element list with a 1 MB normal hard limit: the reply stops growing at
+    the limit and the client is closed (as Redis does), the server and the list are intact."""
+    with blinkdb.connect() as c:
+        for _ in range(20):
+            c.call("RPUSH", "big", *[b"x" * 100] * 10000)
+        c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
+        rss_before = blinkdb.rss_kb()
+        with blinkdb.connect() as reader:
+            reader.send("LRANGE", "big", "0", "-1")
+            with pytest.raises((ConnectionClosed, ConnectionResetError)):
+                reader.read_reply()
+        # The 25 MB reply was never built (slack for allocator noise).
+        assert blinkdb.rss_kb() - rss_before < 8 * 1024
+        c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+        assert c.call("LLEN", "big").value == 200_000
+        assert len(c.call("LRANGE", "big", "0", "-1").value) == 200_000

@@ -371,3 +371,63 @@ def test_aof_records_script_effects_in_multi_exec(blinkdb_binary, tmp_path):
     r = redis.Redis(port=srv.port, db=2)
     assert r.get("s3") == b"x"
     srv.stop()
+
+
+# The `struct` library (pack, unpack, size): values, endianness, alignment, sizes past 8
+# bytes, and its error texts, as Redis's bundled lua_struct.c gives them.
+STRUCT_SCRIPTS = [
+    "return struct.pack('>I2', 258)", "return struct.pack('<i4hbB', -2, -3, 65, 200)",
+    "return struct.pack('!4 b i', 1, 2)", "return struct.pack('c3', 'abcdef')",
+    "return struct.pack('c0s', 'xyz', 'q')", "return struct.pack('d', 1.5)",
+    "return struct.pack('>f', 1.5)", "return struct.pack('i9', -1)", "return struct.pack('I16', 1)",
+    "return {struct.unpack('<i4hbB', struct.pack('<i4hbB', -2, -3, 65, 200))}",
+    "return {struct.unpack('b c0', struct.pack('b c0', 3, 'abc'))}",
+    "return {struct.unpack('s', 'ab\\0cd')}", "return {struct.unpack('s', 'abcd')}",
+    "return {struct.unpack('i', 'ab')}", "return {struct.unpack('i', 'abcdabcd', 5)}",
+    "return {struct.unpack('i', 'abcd', 0)}", "return struct.size('!8 b d i')",
+    "return struct.size('s')", "return struct.size('c0')", "return struct.size('bz')",
+    "return struct.pack('z', 1)", "return struct.pack('!3', 1)", "return struct.pack('i33', 1)",
+    "return struct.pack('i', 'x')", "return struct.pack('i')", "return struct.pack('ii', 1)",
+    "return struct.pack('iii', 1)", "return struct.pack('c5', 'ab')",
+    "return {struct.unpack('>d', struct.pack('>d', -0.25))}",
+    "return {struct.unpack('i16', struct.pack('i16', -5))}",
+    "return {struct.unpack('l', struct.pack('l', 123456789012))}",
+    "return {struct.unpack('c0', 'abc')}", "return struct.pack('b', '12')",
+]
+
+
+def test_struct_library_matches_redis(blinkdb, oracle):
+    with blinkdb.connect() as ours, oracle.connect() as theirs:
+        for script in STRUCT_SCRIPTS:
+            got, want = ours.call("EVAL", script, "0").raw, theirs.call("EVAL", script, "0").raw
+            assert got == want, f"{script}: {got!r} != redis {want!r}"
+
+
+def test_set_repl_keeps_writes_out_of_the_aof(tmp_path, blinkdb_binary, oracle):
+    """redis.set_repl: REPL_NONE/REPL_REPLICA writes apply but stay out of the AOF (a restart
+    does not bring them back); its errors are Redis's."""
+    script = ("redis.call('set','a','1'); redis.set_repl(redis.REPL_NONE); "
+              "redis.call('set','b','2'); redis.set_repl(redis.REPL_AOF); "
+              "redis.call('set','c','3'); redis.set_repl(redis.REPL_REPLICA); "
+              "redis.call('set','d','4'); redis.set_repl(redis.REPL_ALL); redis.call('set','e','5')")
+    directory = str(tmp_path / "data")
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as c, oracle.connect() as o:
+            for s in ("redis.set_repl(12345)", "redis.set_repl()", "redis.set_repl(1, 2)",
+                      "return {redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, "
+                      "redis.REPL_REPLICA, redis.REPL_ALL}"):
+                assert c.call("EVAL", s, "0").raw == o.call("EVAL", s, "0").raw, s
+            c.call("EVAL", script, "0")
+            assert [v for _, v in c.call("MGET", "a", "b", "c", "d", "e").value] == \
+                [b"1", b"2", b"3", b"4", b"5"]
+    finally:
+        srv.stop()
+    check_aof(directory)
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as c:
+            assert [v for _, v in c.call("MGET", "a", "b", "c", "d", "e").value] == \
+                [b"1", None, b"3", None, b"5"]
+    finally:
+        srv.stop()

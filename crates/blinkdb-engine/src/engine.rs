@@ -13,9 +13,25 @@ use crate::rewrite::RewriteState;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+thread_local! {
+    /// Set while a script's `redis.set_repl` leaves its writes out of the AOF.
+    static UNLOGGED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the writes it makes on this thread kept out of the log
+/// (a script after `redis.set_repl(redis.REPL_NONE)`): they apply in memory
+/// only, and a restart does not bring them back, as with Redis.
+pub fn unlogged<R>(f: impl FnOnce() -> R) -> R {
+    let was = UNLOGGED.with(|u| u.replace(true));
+    let r = f();
+    UNLOGGED.with(|u| u.set(was));
+    r
+}
 
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -81,6 +97,9 @@ pub struct Engine {
     pub(crate) observer: OnceLock<Arc<dyn Observer>>,
     /// What the observer wants reported (notify.rs); 0: nothing.
     pub(crate) interest: AtomicU32,
+    /// Clients blocked on keys (BLPOP...), counted by the server: while there
+    /// are any, writes note the keys they make ready (ready.rs).
+    pub blocked: AtomicUsize,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -142,6 +161,7 @@ impl Engine {
             maintenance: Mutex::new(()),
             observer: OnceLock::new(),
             interest: AtomicU32::new(0),
+            blocked: AtomicUsize::new(0),
         }
     }
 
@@ -389,6 +409,9 @@ impl Engine {
         let Some(log) = self.log.get() else {
             return (0, Vec::new());
         };
+        if UNLOGGED.with(Cell::get) {
+            return (0, Vec::new());
+        }
         match log.append(db, args) {
             Ok((lsn, refs)) => (lsn.0, refs),
             Err(e) => {
@@ -613,9 +636,10 @@ impl Drop for Tx<'_> {
 impl<'a> Tx<'a> {
     fn guard_index(&self, db: usize, key: &[u8]) -> usize {
         let s = Db::shard_index(key);
+        // The guards are sorted (the lock order): a command over 100k keys
+        // holds every shard, and a linear search made it quadratic.
         self.guards
-            .iter()
-            .position(|(d, i, _)| *d == db && *i == s)
+            .binary_search_by(|(d, i, _)| (*d, *i).cmp(&(db, s)))
             .expect("key was not locked by this transaction")
     }
 
@@ -803,16 +827,39 @@ impl<'a> Tx<'a> {
             filter.insert(key);
         }
         let signal = !self.quiet;
+        // A key that a waiting client's type now holds: created, or replaced
+        // by another type (RENAME over a string), as Redis's dbAdd signals it.
+        let wakes = (entry.value().wakes_blocked()
+            && self.engine.blocked.load(Ordering::Relaxed) > 0)
+            .then(|| std::mem::discriminant(entry.value()));
         let old = self.shard(db, key).insert_signaled(key, entry, signal);
-        if self.interest != 0 {
-            return self.report_insert(db, key, old);
-        }
-        match old {
-            Some(e) if e.is_expired(now) => {
-                self.expired += 1;
-                None
+        let live = if self.interest != 0 {
+            self.report_insert(db, key, old)
+        } else {
+            match old {
+                Some(e) if e.is_expired(now) => {
+                    self.expired += 1;
+                    None
+                }
+                old => old,
             }
-            old => old,
+        };
+        if let Some(kind) = wakes {
+            if live
+                .as_ref()
+                .is_none_or(|e| std::mem::discriminant(e.value()) != kind)
+            {
+                crate::ready::signal(db, key);
+            }
+        }
+        live
+    }
+
+    /// Notes `key` as ready for clients blocked on it (a stream that grew),
+    /// if any client is blocked.
+    pub fn signal_ready(&self, db: usize, key: &[u8]) {
+        if self.engine.blocked.load(Ordering::Relaxed) > 0 {
+            crate::ready::signal(db, key);
         }
     }
 

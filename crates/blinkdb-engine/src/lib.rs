@@ -19,6 +19,7 @@ pub mod notify;
 pub mod pattern;
 pub mod persist;
 pub mod rdb;
+pub mod ready;
 pub mod rewrite;
 pub mod splitargs;
 pub mod types;

@@ -31,6 +31,8 @@ impl Peer {
 /// CLIENT LIST flags other connections can see.
 pub const FLAG_MONITOR: u8 = 1;
 pub const FLAG_NO_EVICT: u8 = 1 << 1;
+/// Waiting in a blocking command or WAIT (blocking.rs).
+pub const FLAG_BLOCKED: u8 = 1 << 2;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -180,6 +182,9 @@ impl ClientInfo {
         if self.subs.active() {
             f.push('P');
         }
+        if bits & FLAG_BLOCKED != 0 {
+            f.push('b');
+        }
         f.push_str(&self.tracking.letters());
         if bits & FLAG_NO_EVICT != 0 {
             f.push('e');
@@ -269,13 +274,11 @@ pub struct Client {
 }
 
 /// Why a connection waits before answering (and runs nothing else meanwhile).
-#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Block {
-    /// WAIT for replicas, which never come (there is no replication): `:0`
-    /// once the deadline passes (None: never, until the client goes away).
-    Replicas {
-        deadline: Option<tokio::time::Instant>,
-    },
+    /// Registered as waiting (blocking.rs): a blocking command that found
+    /// nothing, or WAIT for replicas (which never come: there is no
+    /// replication, so it answers 0 at its deadline).
+    Waiting(std::sync::Arc<crate::blocking::Waiter>),
 }
 
 impl Client {

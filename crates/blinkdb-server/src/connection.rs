@@ -1,6 +1,7 @@
 //! One client connection: read what is there, run every complete command,
 //! then write all replies at once (pipelining never flushes per reply).
 
+use crate::blocking::Outcome;
 use crate::client::{Block, Client, ClientInfo};
 use crate::commands::{dispatch, paused};
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
@@ -185,6 +186,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
+        out.cap = crate::pubsub::limits::hard_cap(&mut client, &shared);
         let mut next = run_commands(
             &shared,
             &mut client,
@@ -201,6 +203,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             while client.script.is_some() {
                 tokio::task::yield_now().await;
                 crate::scripting::run::resume(&shared, &mut client, &mut out);
+            }
+            if blinkdb_engine::ready::pending() {
+                crate::blocking::serve_ready(&shared);
             }
             // What the script changed: invalidations after its reply.
             shared.notify.tracking.broadcast();
@@ -287,20 +292,38 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 held = true;
             }
             Next::Blocked => {
-                let Some(Block::Replicas { deadline }) = client.block.take() else {
+                let Some(Block::Waiting(waiter)) = client.block.take() else {
                     continue;
                 };
+                let deadline = waiter.deadline;
                 let until = async {
                     match deadline {
-                        Some(at) => tokio::time::sleep_until(at).await,
-                        None => std::future::pending::<()>().await,
+                        Some(at) => tokio::select! {
+                            _ = tokio::time::sleep_until(at) => {}
+                            _ = waiter.woken() => {}
+                        },
+                        None => waiter.woken().await,
                     }
                 };
                 if !hold(&mut sock, &mut inbuf, &info, &mut client, until).await {
+                    shared.blocking.cancel(&shared, &waiter);
                     break;
                 }
-                if !client.reply_off {
-                    out.int(0);
+                match shared.blocking.finish(&shared, &waiter) {
+                    Outcome::Served(reply, lsn) => {
+                        if lsn > 0 && !wait_durable(&shared, &client, lsn).await {
+                            break;
+                        }
+                        if !client.reply_off {
+                            out.buf.extend_from_slice(&reply);
+                        }
+                    }
+                    unserved => {
+                        if !client.reply_off {
+                            let reply = waiter.timeout_reply;
+                            crate::blocking::reply_unserved(&mut out, reply, &unserved);
+                        }
+                    }
                 }
                 if !send_replies(&mut sock, &mut client, &mut out).await {
                     break;
@@ -332,6 +355,21 @@ pub fn run_commands_for_fuzzing(
     let _clock = blinkdb_engine::clock::batch();
     let next = run_commands(shared, client, parser, inbuf, out, &mut Vec::new());
     matches!(next, Next::Close)
+}
+
+/// Waits until the log holds a served blocked command's effect, as its reply
+/// must (the fsync policy); false if it never will (the connection closes).
+async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
+    match crate::flusher::durable(shared, lsn).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(
+                "Closing client id={}: the AOF failed before a blocked command's reply: {e}",
+                client.id
+            );
+            false
+        }
+    }
 }
 
 /// Writes the gathered replies, with the messages waiting for this client;
@@ -477,8 +515,12 @@ fn run_commands(
                         crate::commands::multi::flag_error(client);
                         out.error(shared.scripting.busy_error());
                     }
-                } else if is_exec(&args) {
-                    // Alone on every connection thread: no other command interleaves.
+                } else if is_exec(&args)
+                    || (client.multi.is_none() && crate::commands::sort::runs_alone(&args))
+                {
+                    // Alone on every connection thread: no other command
+                    // interleaves (EXEC, and a SORT reading keys its
+                    // patterns name or storing).
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
                     dispatch(shared, client, out, &args);
@@ -497,6 +539,11 @@ fn run_commands(
                     gate = shared.gate.shared_unless(busy);
                 } else {
                     dispatch(shared, client, out, &args);
+                }
+                if blinkdb_engine::ready::pending() {
+                    // Clients blocked on keys this command filled are served
+                    // before the next command runs, as in Redis.
+                    crate::blocking::serve_ready(shared);
                 }
                 if client.reply_off || client.reply_skip {
                     // CLIENT REPLY OFF / SKIP: the reply is dropped, but not

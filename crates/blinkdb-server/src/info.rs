@@ -125,9 +125,10 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "clients" => {
             let _ = write!(
                 o,
-                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\ntracking_clients:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
                 shared.connected.load(Ordering::Relaxed),
                 settings.maxclients,
+                shared.blocking.blocked_clients(),
                 shared.notify.tracking.count(),
             );
         }

@@ -74,6 +74,8 @@ pub struct Shared {
     pub active_expire: std::sync::atomic::AtomicBool,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
+    /// Clients blocked on keys or WAIT.
+    pub blocking: crate::blocking::Registry,
     pub scripting: crate::scripting::Scripting,
     /// Keyspace events and client-side caching: the engine's observer.
     pub notify: Arc<crate::pubsub::notify::Notifier>,
@@ -121,6 +123,7 @@ impl Shared {
             pause: Default::default(),
             active_expire: std::sync::atomic::AtomicBool::new(true),
             pubsub,
+            blocking: Default::default(),
             scripting: Default::default(),
             notify,
             interest_update: Mutex::new(()),
@@ -225,6 +228,9 @@ impl Shared {
 
     pub fn unregister(&self, id: u64) {
         self.monitors.remove(id);
+        // A connection that ended while blocked (a panic included) leaves
+        // nothing registered.
+        self.blocking.unblock(self, id, false);
         if let Some(info) = self.clients.lock().remove(&id) {
             info.mark_gone();
             self.connected.fetch_sub(1, Ordering::AcqRel);

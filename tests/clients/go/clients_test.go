@@ -306,3 +306,44 @@ func TestSubscribeAndPSubscribe(t *testing.T) {
 		t.Fatalf("PUBSUB NUMSUB = %v, err %v", counts, err)
 	}
 }
+
+func TestCollectionsRoundTrip(t *testing.T) {
+	rdb, ctx := newClient(t)
+	if n, err := rdb.HSet(ctx, prefix+"h", "a", "1", "b", "2").Result(); err != nil || n != 2 {
+		t.Fatalf("HSET: %v %v", n, err)
+	}
+	if m, err := rdb.HGetAll(ctx, prefix+"h").Result(); err != nil || m["a"] != "1" || m["b"] != "2" || len(m) != 2 {
+		t.Fatalf("HGETALL: %v %v", m, err)
+	}
+	if n, err := rdb.SAdd(ctx, prefix+"s", "x", "y", "3").Result(); err != nil || n != 3 {
+		t.Fatalf("SADD: %v %v", n, err)
+	}
+	if ok, err := rdb.SIsMember(ctx, prefix+"s", "y").Result(); err != nil || !ok {
+		t.Fatalf("SISMEMBER: %v %v", ok, err)
+	}
+	rdb.ZAdd(ctx, prefix+"z", redis.Z{Score: 1.5, Member: "m1"}, redis.Z{Score: -2, Member: "m2"})
+	zs, err := rdb.ZRangeWithScores(ctx, prefix+"z", 0, -1).Result()
+	if err != nil || len(zs) != 2 || zs[0].Member != "m2" || zs[0].Score != -2 || zs[1].Score != 1.5 {
+		t.Fatalf("ZRANGE WITHSCORES: %v %v", zs, err)
+	}
+	rdb.RPush(ctx, prefix+"l", "a", "b", "c")
+	if l, err := rdb.LRange(ctx, prefix+"l", 0, -1).Result(); err != nil || strings.Join(l, ",") != "a,b,c" {
+		t.Fatalf("LRANGE: %v %v", l, err)
+	}
+	// A second client blocks; this one's push serves it.
+	waiter := redis.NewClient(&redis.Options{Addr: serverAddr()})
+	defer waiter.Close()
+	popped := make(chan []string, 1)
+	go func() {
+		v, _ := waiter.BLPop(ctx, 5*time.Second, prefix+"q").Result()
+		popped <- v
+	}()
+	time.Sleep(100 * time.Millisecond)
+	rdb.RPush(ctx, prefix+"q", "job")
+	if v := <-popped; len(v) != 2 || v[0] != prefix+"q" || v[1] != "job" {
+		t.Fatalf("BLPOP: %v", v)
+	}
+	if _, err := waiter.BLPop(ctx, 50*time.Millisecond, prefix+"q").Result(); err != redis.Nil {
+		t.Fatalf("BLPOP timeout: %v", err)
+	}
+}

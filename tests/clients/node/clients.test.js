@@ -169,3 +169,27 @@ test("reconnects after the server restarts", async () => {
   assert.equal(await redis.get(prefix + "durable"), "kept");
   assert.equal(redis.status, "ready");
 });
+
+test("collections round-trip, blocking pop included", async () => {
+  assert.equal(await redis.hset(prefix + "h", { a: "1", b: "2" }), 2);
+  assert.deepEqual(await redis.hgetall(prefix + "h"), { a: "1", b: "2" });
+  assert.equal(await redis.hincrby(prefix + "h", "a", 41), 42);
+  assert.equal(await redis.sadd(prefix + "s", "x", "y", "3"), 3);
+  assert.deepEqual((await redis.smembers(prefix + "s")).sort(), ["3", "x", "y"]);
+  assert.equal(await redis.zadd(prefix + "z", 1.5, "m1", -2, "m2"), 2);
+  assert.deepEqual(await redis.zrange(prefix + "z", 0, -1, "WITHSCORES"), ["m2", "-2", "m1", "1.5"]);
+  assert.deepEqual(await redis.zpopmin(prefix + "z"), ["m2", "-2"]);
+  assert.equal(await redis.rpush(prefix + "l", "a", "b", "c"), 3);
+  assert.deepEqual(await redis.lrange(prefix + "l", 0, -1), ["a", "b", "c"]);
+  // A second connection blocks; this one's push serves it.
+  const waiter = new Redis(port, host);
+  try {
+    const popped = waiter.blpop(prefix + "q", 5);
+    await sleep(100);
+    assert.equal(await redis.rpush(prefix + "q", "job"), 1);
+    assert.deepEqual(await popped, [prefix + "q", "job"]);
+    assert.equal(await waiter.blpop(prefix + "q", 0.05), null);
+  } finally {
+    waiter.disconnect();
+  }
+});

@@ -146,3 +146,26 @@ def test_reconnects_after_server_restart(client):
     # Default settings retry a command on a dropped connection, so this must not raise.
     assert r.ping() is True
     assert r.get(p + "durable") == b"kept"
+
+
+def test_collections_round_trip(client):
+    """Hashes, sets, sorted sets and lists through redis-py's own API, blocking pop included."""
+    r, p = client
+    assert r.hset(p + "h", mapping={"a": "1", "b": b"\x00\xff"}) == 2
+    assert r.hgetall(p + "h") == {b"a": b"1", b"b": b"\x00\xff"}
+    assert r.hincrby(p + "h", "a", 41) == 42
+    assert r.hincrbyfloat(p + "h", "f", 0.5) == 0.5
+    assert r.sadd(p + "s", "x", "y", 3) == 3
+    assert r.smembers(p + "s") == {b"x", b"y", b"3"}
+    assert r.sismember(p + "s", "y") in (True, 1)
+    assert r.zadd(p + "z", {"m1": 1.5, "m2": -2, "m3": float("inf")}) == 3
+    assert r.zrange(p + "z", 0, -1, withscores=True) == [(b"m2", -2.0), (b"m1", 1.5),
+                                                         (b"m3", float("inf"))]
+    assert r.zscore(p + "z", "m1") == 1.5
+    assert r.zpopmin(p + "z") == [(b"m2", -2.0)]
+    assert r.rpush(p + "l", "a", "b", "c") == 3
+    assert r.lrange(p + "l", 0, -1) == [b"a", b"b", b"c"]
+    assert r.blpop([p + "none", p + "l"], timeout=1) == (p.encode() + b"l", b"a")
+    assert r.blmove(p + "l", p + "l2", 1, "RIGHT", "LEFT") == b"c"
+    assert r.bzpopmax(p + "z", timeout=1) == (p.encode() + b"z", b"m3", float("inf"))
+    assert r.blpop([p + "empty"], timeout=0.05) is None

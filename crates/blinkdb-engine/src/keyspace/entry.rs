@@ -28,6 +28,12 @@ pub enum Value {
 }
 
 impl Value {
+    /// Whether clients block on keys of this type (BLPOP, BZPOPMIN...): its
+    /// creation may serve them (ready.rs).
+    pub fn wakes_blocked(&self) -> bool {
+        matches!(self, Value::List(..) | Value::ZSet(..))
+    }
+
     /// An unlabeled in-memory string.
     pub fn str(bytes: impl Into<super::InlineBytes>) -> Self {
         Value::Str(bytes.into(), Origin::UNSET)

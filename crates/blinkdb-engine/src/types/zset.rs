@@ -349,7 +349,9 @@ impl ZSetValue {
         s.insert(member, score)
     }
 
-    fn convert(&mut self) {
+    /// Moves to the full (skiplist) encoding; SORT does this to the set it
+    /// sorts, as Redis's zsetConvert does.
+    pub fn convert(&mut self) {
         if let ZSetValue::Pack(p) = self {
             let items: Vec<_> = p.pairs().map(|(_, m, s)| (m, score_of(s))).collect();
             *self = ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)));

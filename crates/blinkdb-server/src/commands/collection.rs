@@ -193,25 +193,32 @@ impl<'a> ScanArgs<'a> {
     }
 }
 
-/// LMPOP's and ZMPOP's parsed arguments: the keys, the WHERE word and the
-/// count (1 by default).
-pub type MpopArgs<'a, 'b> = (&'b [&'a [u8]], &'a [u8], usize);
+/// LMPOP's and ZMPOP's parsed arguments: the keys, which of the two WHERE
+/// words was given (0 or 1) and the count (1 by default).
+pub type MpopArgs<'a, 'b> = (&'b [&'a [u8]], usize, usize);
 
-/// The arguments of LMPOP and ZMPOP: `numkeys key... WHERE [COUNT n]`, with
-/// Redis's errors (a numkeys past the arguments is a syntax error here).
+/// The arguments of LMPOP and ZMPOP (and of BLMPOP/BZMPOP after the
+/// timeout): `numkeys key... WHERE [COUNT n]` from `args[at]`, WHERE one of
+/// `wheres`, with Redis's errors in its order (a numkeys past the arguments
+/// is a syntax error here).
 pub fn mpop_args<'a, 'b>(
     args: &'b crate::protocol::Args<'a>,
+    at: usize,
+    wheres: [&str; 2],
 ) -> Result<MpopArgs<'a, 'b>, &'static str> {
     use super::args::{eq_ic, parse_i64, ERR_SYNTAX};
-    let numkeys = match parse_i64(args[1]) {
+    let numkeys = match parse_i64(args[at]) {
         Some(n) if n >= 1 => n as u64,
         _ => return Err("ERR numkeys should be greater than 0"),
     };
-    let where_at = 2u64.saturating_add(numkeys);
+    let where_at = (at as u64 + 1).saturating_add(numkeys);
     if where_at >= args.len() as u64 {
         return Err(ERR_SYNTAX);
     }
     let where_at = where_at as usize;
+    let Some(which) = wheres.iter().position(|w| eq_ic(args[where_at], w)) else {
+        return Err(ERR_SYNTAX);
+    };
     let mut count = None;
     let mut j = where_at + 1;
     while j < args.len() {
@@ -225,5 +232,5 @@ pub fn mpop_args<'a, 'b>(
             return Err(ERR_SYNTAX);
         }
     }
-    Ok((&args[2..where_at], args[where_at], count.unwrap_or(1)))
+    Ok((&args[at + 1..where_at], which, count.unwrap_or(1)))
 }

@@ -167,6 +167,7 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
     let arity_ok = match sub.as_str() {
         "id" | "getname" | "info" | "getredir" | "trackinginfo" => args.len() == 2,
         "setname" | "caching" => args.len() == 3,
+        "unblock" => args.len() == 3 || args.len() == 4,
         "tracking" => args.len() >= 3,
         "setinfo" => args.len() == 4,
         "list" | "kill" => true,
@@ -203,6 +204,7 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         }
         "list" => client_list(ctx, args),
         "kill" => client_kill(ctx, args),
+        "unblock" => client_unblock(ctx, args),
         "pause" => client_pause(ctx, args),
         "unpause" => {
             ctx.shared.pause.unpause();
@@ -254,6 +256,8 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
                 "SETNAME <name>",
                 "    Assign the name <name> to the current connection.",
+                "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+                "    Unblock the specified blocked client.",
                 "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
                 "         [OPTIN] [OPTOUT] [NOLOOP]",
                 "    Control server assisted client side caching.",
@@ -285,6 +289,26 @@ pub fn timeout_ms(arg: &[u8]) -> Result<u64, &'static str> {
             .filter(|end| *end <= i64::MAX as u64)
             .ok_or("ERR timeout is out of range"),
     }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends a blocked client's wait as a
+/// timeout would, or with an UNBLOCKED error.
+fn client_unblock(ctx: &mut Ctx, args: &Args) {
+    let error = match args.get(3) {
+        None => false,
+        Some(w) if eq_ic(w, "timeout") => false,
+        Some(w) if eq_ic(w, "error") => true,
+        Some(_) => {
+            return ctx
+                .out
+                .error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        }
+    };
+    let Some(id) = parse_i64(args[2]) else {
+        return ctx.out.error(super::args::ERR_NOT_INT);
+    };
+    let unblocked = id >= 0 && ctx.shared.blocking.unblock(ctx.shared, id as u64, error);
+    ctx.out.int(unblocked as i64);
 }
 
 fn client_pause(ctx: &mut Ctx, args: &Args) {

@@ -467,5 +467,8 @@ pub fn swapdb(ctx: &mut Ctx, args: &Args) {
         .engine
         .swap_dbs(a as usize, b as usize, &[b"SWAPDB", args[1], args[2]]);
     ctx.client.note_lsn(lsn);
+    // Clients blocked in either database may find their keys there now.
+    crate::blocking::signal_existing(ctx.shared, a as usize);
+    crate::blocking::signal_existing(ctx.shared, b as usize);
     ctx.out.ok();
 }

@@ -1,6 +1,6 @@
 //! List commands that do not block (LPUSH, LRANGE, LMOVE, LPOS, LMPOP...),
 //! with Redis 7.0's replies, errors, keyspace events and AOF records.
-//! BLPOP and the other blocking forms are not served yet.
+//! The blocking forms are in bpop.rs.
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_NO_SUCH_KEY, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
@@ -13,13 +13,13 @@ use blinkdb_engine::Tx;
 const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
 
 #[derive(Clone, Copy, PartialEq)]
-enum End {
+pub(super) enum End {
     Left,
     Right,
 }
 
 impl End {
-    fn parse(word: &[u8]) -> Option<End> {
+    pub(super) fn parse(word: &[u8]) -> Option<End> {
         if eq_ic(word, "left") {
             Some(End::Left)
         } else if eq_ic(word, "right") {
@@ -66,7 +66,7 @@ fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
-fn fill(ctx: &mut Ctx) -> i64 {
+pub(super) fn fill(ctx: &mut Ctx) -> i64 {
     ctx.client
         .settings(ctx.shared)
         .collection_limits
@@ -116,7 +116,7 @@ pub fn rpushx(ctx: &mut Ctx, args: &Args) {
 
 /// Pops up to `count` elements from one end of `key` (which must hold a
 /// list), logging and notifying as Redis does; None if absent.
-fn pop_some(
+pub(super) fn pop_some(
     tx: &mut Tx,
     db: usize,
     key: &[u8],
@@ -151,11 +151,14 @@ fn pop_generic(ctx: &mut Ctx, args: &Args, end: End) {
     let key = args[1];
     let count = match args.get(2) {
         None => None,
-        Some(_) if args.len() > 3 => return ctx.out.error(ERR_SYNTAX),
+        Some(_) if args.len() > 3 => {
+            let name = if end == End::Left { "lpop" } else { "rpop" };
+            return ctx.arity_error(name);
+        }
+        // Redis's getPositiveLongFromObjectOrReply: one text for both failures.
         Some(c) => match parse_i64(c) {
-            None => return ctx.out.error(ERR_NOT_INT),
-            Some(n) if n < 0 => return ctx.out.error(ERR_POSITIVE),
-            Some(n) => Some(n as usize),
+            Some(n) if n >= 0 => Some(n as usize),
+            _ => return ctx.out.error(ERR_POSITIVE),
         },
     };
     ctx.write1(key, |tx, db, out| {
@@ -192,22 +195,31 @@ pub fn llen(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// The key is looked at before the index is parsed, as in Redis.
 pub fn lindex(ctx: &mut Ctx, args: &Args) {
-    let Some(index) = parse_i64(args[2]) else {
-        return ctx.out.error(ERR_NOT_INT);
-    };
+    let index = parse_i64(args[2]);
     collection::read_or_reply(ctx, args[1], |l: Option<&ListValue>, out| {
-        let found = l.and_then(|l| position(l.len(), index).and_then(|i| l.get(i)));
-        out.bulk_opt(found)
+        let Some(l) = l else {
+            return out.null();
+        };
+        let Some(index) = index else {
+            return out.error(ERR_NOT_INT);
+        };
+        out.bulk_opt(position(l.len(), index).and_then(|i| l.get(i)))
     });
 }
 
 pub fn lset(ctx: &mut Ctx, args: &Args) {
     let (key, value) = (args[1], args[3]);
-    let Some(index) = parse_i64(args[2]) else {
-        return ctx.out.error(ERR_NOT_INT);
-    };
+    let index = parse_i64(args[2]);
     ctx.write1(key, |tx, db, out| {
+        // The key is looked at before the index is parsed, as in Redis.
+        let index = match (collection::get::<ListValue>(tx, db, key), index) {
+            (Err(_), _) => return out.error(ERR_WRONGTYPE),
+            (Ok(None), _) => return out.error(ERR_NO_SUCH_KEY),
+            (Ok(Some(_)), None) => return out.error(ERR_NOT_INT),
+            (Ok(Some(_)), Some(index)) => index,
+        };
         match collection::get::<ListValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
             Ok(None) => return out.error(ERR_NO_SUCH_KEY),
@@ -337,33 +349,28 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
         let Some(v) = args.get(i + 1) else {
             return ctx.out.error(ERR_SYNTAX);
         };
-        let Some(n) = parse_i64(v) else {
-            return ctx.out.error(ERR_NOT_INT);
-        };
+        let n = parse_i64(v);
         if eq_ic(args[i], "rank") {
-            if n == i64::MIN {
-                return ctx.out.error(
-                    "ERR value is out of range, value must between -9223372036854775807 and \
-                     9223372036854775807",
-                );
+            match n {
+                None => return ctx.out.error(ERR_NOT_INT),
+                Some(0) => {
+                    return ctx.out.error(
+                        "ERR RANK can't be zero: use 1 to start from the first match, 2 from \
+                         the second ... or use negative to start from the end of the list",
+                    )
+                }
+                Some(n) => rank = n,
             }
-            if n == 0 {
-                return ctx.out.error(
-                    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the \
-                     second ... or use negative to start from the end of the list",
-                );
-            }
-            rank = n;
         } else if eq_ic(args[i], "count") {
-            if n < 0 {
-                return ctx.out.error("ERR COUNT can't be negative");
+            match n {
+                Some(n) if n >= 0 => count = Some(n as usize),
+                _ => return ctx.out.error("ERR COUNT can't be negative"),
             }
-            count = Some(n as usize);
         } else if eq_ic(args[i], "maxlen") {
-            if n < 0 {
-                return ctx.out.error("ERR MAXLEN can't be negative");
+            match n {
+                Some(n) if n >= 0 => maxlen = n as usize,
+                _ => return ctx.out.error("ERR MAXLEN can't be negative"),
             }
-            maxlen = n as usize;
         } else {
             return ctx.out.error(ERR_SYNTAX);
         }
@@ -383,7 +390,14 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
             Some(c) => c,
             None => 1,
         };
-        let mut skip = rank.unsigned_abs() - 1;
+        // Redis 7.0 negates a RANK of i64::MIN into itself: from the tail,
+        // every match qualifies, and COUNT stops nothing.
+        let want = if rank == i64::MIN { usize::MAX } else { want };
+        let mut skip = if rank == i64::MIN {
+            0
+        } else {
+            rank.unsigned_abs() - 1
+        };
         let mut found = Vec::new();
         let mut visit = |idx: usize, e: &[u8]| {
             if e == item {
@@ -423,29 +437,54 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// Moves one element from `src` to `dst` (both locked) and replies with
+/// it, logging `record`; replies null when `src` is absent. Returns whether
+/// `src` held a list (the reply is WRONGTYPE when either key holds another type).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn move_locked(
+    tx: &mut Tx,
+    out: &mut crate::protocol::Out,
+    db: usize,
+    (src, dst): (&[u8], &[u8]),
+    (from, to): (End, End),
+    fill: i64,
+    record: &[&[u8]],
+) -> bool {
+    match collection::get::<ListValue>(tx, db, src) {
+        Err(_) => {
+            out.error(ERR_WRONGTYPE);
+            return false;
+        }
+        Ok(None) => {
+            out.null();
+            return false;
+        }
+        Ok(Some(_)) => {}
+    }
+    if collection::get::<ListValue>(tx, db, dst).is_err() {
+        out.error(ERR_WRONGTYPE);
+        return true;
+    }
+    let Ok(Some(mut v)) = pop_some(tx, db, src, from, 1, record) else {
+        out.null();
+        return true;
+    };
+    let e = v.pop().expect("the list was not empty");
+    let _ = collection::modify(tx, db, dst, true, |l: &mut ListValue| match to {
+        End::Left => l.push_front(&e, fill),
+        End::Right => l.push_back(&e, fill),
+    });
+    tx.notify(LIST, to.push_event(), db, dst);
+    out.bulk(&e);
+    true
+}
+
 fn move_generic(ctx: &mut Ctx, args: &Args, from: End, to: End) {
     let (src, dst) = (args[1], args[2]);
     let fill = fill(ctx);
     let db = ctx.db();
     ctx.write(&[(db, src), (db, dst)], |tx, out| {
-        match collection::get::<ListValue>(tx, db, src) {
-            Err(_) => return out.error(ERR_WRONGTYPE),
-            Ok(None) => return out.null(),
-            Ok(Some(_)) => {}
-        }
-        if collection::get::<ListValue>(tx, db, dst).is_err() {
-            return out.error(ERR_WRONGTYPE);
-        }
-        let Ok(Some(mut v)) = pop_some(tx, db, src, from, 1, args) else {
-            return out.null();
-        };
-        let e = v.pop().expect("the list was not empty");
-        let _ = collection::modify(tx, db, dst, true, |l: &mut ListValue| match to {
-            End::Left => l.push_front(&e, fill),
-            End::Right => l.push_back(&e, fill),
-        });
-        tx.notify(LIST, to.push_event(), db, dst);
-        out.bulk(&e);
+        move_locked(tx, out, db, (src, dst), (from, to), fill, args);
     });
 }
 
@@ -463,13 +502,11 @@ pub fn lmove(ctx: &mut Ctx, args: &Args) {
 /// LMPOP numkeys key... LEFT|RIGHT [COUNT n]: pops from the first non-empty
 /// list; logged as the LPOP/RPOP with count that has the same effect.
 pub fn lmpop(ctx: &mut Ctx, args: &Args) {
-    let (keys, which, count) = match collection::mpop_args(args) {
+    let (keys, which, count) = match collection::mpop_args(args, 1, ["left", "right"]) {
         Ok(parsed) => parsed,
         Err(e) => return ctx.out.error(e),
     };
-    let Some(end) = End::parse(which) else {
-        return ctx.out.error(ERR_SYNTAX);
-    };
+    let end = [End::Left, End::Right][which];
     let db = ctx.db();
     let locked: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, *k)).collect();
     ctx.write(&locked, |tx, out| {

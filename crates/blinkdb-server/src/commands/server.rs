@@ -265,9 +265,6 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
     if wanted <= 0 || ctx.client.deny_blocking {
         return ctx.out.int(0);
     }
-    let deadline = (end > 0).then(|| {
-        let left = end.saturating_sub(blinkdb_engine::clock::now_ms());
-        tokio::time::Instant::now() + std::time::Duration::from_millis(left)
-    });
-    ctx.client.block = Some(crate::client::Block::Replicas { deadline });
+    let waiter = ctx.shared.blocking.block_on_nothing(ctx.client, end);
+    ctx.client.block = Some(crate::client::Block::Waiting(waiter));
 }

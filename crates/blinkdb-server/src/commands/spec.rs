@@ -422,7 +422,35 @@ pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u16)>
         };
         return Some(vec![(1, flags)]);
     }
+    // Their BY/GET (and STORE) key specs are unknown: Redis's sortGetKeys
+    // and sortROGetKeys answer.
+    match c.name {
+        "sort" => return Some(sort_keys(argv)),
+        "sort_ro" => return Some(vec![(1, KEY_RO | KEY_ACCESS)]),
+        _ => {}
+    }
     keys_by_specs(&parsed(c).key_specs, argv)
+}
+
+/// SORT's keys as Redis's sortGetKeys finds them: the sorted key, and the
+/// last STORE's key (LIMIT skips two arguments, GET and BY one).
+fn sort_keys(argv: &[&[u8]]) -> Vec<(usize, u16)> {
+    let mut keys = vec![(1, KEY_RO | KEY_ACCESS)];
+    let mut store = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let a = argv[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+            store = Some(i + 1);
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        }
+        i += 1;
+    }
+    keys.extend(store.map(|s| (s, KEY_OW | KEY_UPDATE)));
+    keys
 }
 
 /// Whether the command takes keys at all (a spec that is not `not_key`).

@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, command, conn, debug, dump, hash, hyperloglog, keys, latency, lcs,
-    list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog, strings,
-    zrange, zset, zsetops, Handler,
+    bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog, keys,
+    latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog,
+    sort, strings, zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -679,6 +679,54 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
         args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT)"),
+    cmd!("blpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", bpop::blpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", bpop::brpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", bpop::brpoplpush;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`BLMOVE` with the `RIGHT` and `LEFT` arguments"),
+    cmd!("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", bpop::blmove;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT) timeout:double"),
+    cmd!("blmpop", -5, WRITE | BLOCKING, NOKEYS, "list", "7.0.0", "Pop elements from a list, or block until one is available", bpop::blmpop;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+    cmd!("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", bpop::bzpopmin;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", bpop::bzpopmax;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzmpop", -5, WRITE | BLOCKING, NOKEYS, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", bpop::bzmpop;
+        acl: acl::SORTEDSET,
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(min:MIN max:MAX) count:integer=COUNT?"),
     cmd!("lmpop", -4, WRITE, NOKEYS, "list", "7.0.0", "Pop elements from a list", list::lmpop;
         acl: acl::LIST,
         complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
@@ -893,6 +941,86 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
         keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
         args: "destination:key numkeys:integer key:key#1*"),
+    // geo (sorted sets of geohash scores)
+    cmd!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Add one or more geospatial items in the geospatial index represented using a sorted set", geo::geoadd;
+        acl: acl::GEO,
+        complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key condition:oneof?^6.2.0(nx:NX xx:XX) change:CH?^6.2.0 longitude_latitude_member:block*(longitude:double latitude:double member:string)",
+        history: &[("6.2.0", "Added the `CH`, `NX` and `XX` options.")]),
+    cmd!("geopos", -2, READONLY, KEY1, "geo", "3.2.0", "Returns longitude and latitude of members of a geospatial index", geo::geopos;
+        acl: acl::GEO,
+        complexity: "O(N) where N is the number of members requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("geodist", -4, READONLY, KEY1, "geo", "3.2.0", "Returns the distance between two members of a geospatial index", geo::geodist;
+        acl: acl::GEO,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member1:string member2:string unit:oneof?(m:M km:KM ft:FT mi:MI)"),
+    cmd!("geohash", -2, READONLY, KEY1, "geo", "3.2.0", "Returns members of a geospatial index as standard geohash strings", geo::geohash_cmd;
+        acl: acl::GEO,
+        complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("georadius", -6, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", geo::georadius;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0; OW,update keyword:STORE:6 range:0:1:0; OW,update keyword:STOREDIST:6 range:0:1:0",
+        args: "key:key longitude:double latitude:double radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?^6.2.0) order:oneof?(asc:ASC desc:DESC) key:key=STORE#1? key:key=STOREDIST#2?",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`."), ("7.0.0", "Added support for uppercase unit names.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument"),
+    cmd!("georadius_ro", -6, READONLY, KEY1, "geo", "3.2.10", "A read-only variant for GEORADIUS", geo::georadius_ro;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key longitude:double latitude:double radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?^6.2.0) order:oneof?(asc:ASC desc:DESC)",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` argument"),
+    cmd!("georadiusbymember", -5, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", geo::georadiusbymember;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0; OW,update keyword:STORE:5 range:0:1:0; OW,update keyword:STOREDIST:5 range:0:1:0",
+        args: "key:key member:string radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?) order:oneof?(asc:ASC desc:DESC) key:key=STORE#1? key:key=STOREDIST#2?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+    cmd!("georadiusbymember_ro", -5, READONLY, KEY1, "geo", "3.2.10", "A read-only variant for GEORADIUSBYMEMBER", geo::georadiusbymember_ro;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?) order:oneof?(asc:ASC desc:DESC)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+    cmd!("geosearch", -7, READONLY, KEY1, "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", geo::geosearch;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key from:oneof(member:string=FROMMEMBER longitude_latitude:block=FROMLONLAT(longitude:double latitude:double)) by:oneof(circle:block(radius:double=BYRADIUS unit:oneof(m:M km:KM ft:FT mi:MI)) box:block(width:double=BYBOX height:double unit:oneof(m:M km:KM ft:FT mi:MI))) order:oneof?(asc:ASC desc:DESC) count:block?(count:integer=COUNT any:ANY?) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")]),
+    cmd!("geosearchstore", -8, WRITE | DENYOOM, (1, 2, 1), "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", geo::geosearchstore;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:0:1:0",
+        args: "destination:key source:key#1 from:oneof(member:string=FROMMEMBER longitude_latitude:block=FROMLONLAT(longitude:double latitude:double)) by:oneof(circle:block(radius:double=BYRADIUS unit:oneof(m:M km:KM ft:FT mi:MI)) box:block(width:double=BYBOX height:double unit:oneof(m:M km:KM ft:FT mi:MI))) order:oneof?(asc:ASC desc:DESC) count:block?(count:integer=COUNT any:ANY?) storedist:STOREDIST?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")]),
+    // sort
+    cmd!("sort", -2, WRITE | DENYOOM, KEY1, "generic", "1.0.0", "Sort the elements in a list, set or sorted set", sort::sort;
+        acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
+        complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort; OW,update unknown unknown | For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+        args: "key:key pattern:pattern=BY#1? offset_count:block=LIMIT?(offset:integer count:integer) pattern:pattern=GET#1?*+ order:oneof?(asc:ASC desc:DESC) sorting:ALPHA? destination:key=STORE#2?"),
+    cmd!("sort_ro", -2, READONLY, KEY1, "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", sort::sort_ro;
+        acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
+        complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+        args: "key:key pattern:pattern=BY#1? offset_count:block=LIMIT?(offset:integer count:integer) pattern:pattern=GET#1?*+ order:oneof?(asc:ASC desc:DESC) sorting:ALPHA?"),
     cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", keys::del;
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
@@ -1132,6 +1260,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "timeout:integer mode:oneof?^6.2.0(write:WRITE all:ALL)",
         history: &[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]),
+    cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Unblock a client blocked in a blocking command from a different connection", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(log N) where N is the number of client connections",
+        args: "client-id:integer timeout_error:oneof?(timeout:TIMEOUT error:ERROR)"),
     cmd!("client|unpause", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Resume processing of clients that were paused", conn::client;
         acl: acl::CONNECTION,
         complexity: "O(N) Where N is the number of paused clients"),

@@ -125,10 +125,66 @@ impl LexRange {
         }
     }
 
-    pub fn ranks(&self, z: &ZSetValue) -> (usize, usize) {
+    /// Whether the range is empty whatever the set holds (zslParseLexRange's
+    /// callers: min above max, or equal with an exclusive end).
+    fn always_empty(&self) -> bool {
+        use std::cmp::Ordering::*;
+        let cmp = match (&self.min, &self.max) {
+            (LexBound::Least, LexBound::Least) | (LexBound::Greatest, LexBound::Greatest) => Equal,
+            (LexBound::Least, _) | (_, LexBound::Greatest) => Less,
+            (LexBound::Greatest, _) | (_, LexBound::Least) => Greater,
+            (LexBound::At(a, _), LexBound::At(b, _)) => a.cmp(b),
+        };
+        let exclusive = |b: &LexBound| !matches!(b, LexBound::At(_, false));
+        cmp == Greater || (cmp == Equal && (exclusive(&self.min) || exclusive(&self.max)))
+    }
+
+    /// The ranks `start..end` of the members in range. Members of one score
+    /// are in lexicographic order and any search finds them; with mixed
+    /// scores the answer is Redis's unspecified one, which for the compact
+    /// encoding is reproduced here: its first and last members are checked
+    /// against the range, then a scan from the head (or, for `rev`, from the
+    /// tail) finds the first member past the near bound and runs while the
+    /// members stay within the far one.
+    pub fn ranks_dir(&self, z: &ZSetValue, rev: bool) -> (usize, usize) {
+        let len = z.len();
+        if len == 0
+            || self.always_empty()
+            || !self.gte_min(z.nth(len - 1).0)
+            || !self.lte_max(z.nth(0).0)
+        {
+            return (0, 0);
+        }
+        if let ZSetValue::Pack(_) = z {
+            let members: Vec<&[u8]> = z.iter().map(|(m, _)| m).collect();
+            return if rev {
+                let Some(last) = members.iter().rposition(|m| self.lte_max(m)) else {
+                    return (0, 0);
+                };
+                let run = members[..=last]
+                    .iter()
+                    .rev()
+                    .take_while(|m| self.gte_min(m))
+                    .count();
+                (last + 1 - run, last + 1)
+            } else {
+                let Some(first) = members.iter().position(|m| self.gte_min(m)) else {
+                    return (0, 0);
+                };
+                let run = members[first..]
+                    .iter()
+                    .take_while(|m| self.lte_max(m))
+                    .count();
+                (first, first + run)
+            };
+        }
         let start = z.partition(|m, _| !self.gte_min(m));
         let end = z.partition(|m, _| self.lte_max(m)).max(start);
         (start, end)
+    }
+
+    pub fn ranks(&self, z: &ZSetValue) -> (usize, usize) {
+        self.ranks_dir(z, false)
     }
 }
 
@@ -259,7 +315,7 @@ fn select<'z>(req: &Request, z: &'z ZSetValue, mut emit: impl FnMut(&'z [u8], f6
             return;
         }
         By::Score => req.score.as_ref().expect("parsed").ranks(z),
-        By::Lex => req.lex.as_ref().expect("parsed").ranks(z),
+        By::Lex => req.lex.as_ref().expect("parsed").ranks_dir(z, req.rev),
     };
     // LIMIT: a negative offset skips everything, a negative count takes all.
     if req.offset < 0 || last <= first {

@@ -290,7 +290,7 @@ pub fn zrevrank(ctx: &mut Ctx, args: &Args) {
 /// Pops up to `count` members from one end of `key`'s set (the caller
 /// checked its type); returns them. Sends the pop event, and `del` when the
 /// set is left empty.
-fn pop_members(
+pub(super) fn pop_members(
     tx: &mut blinkdb_engine::Tx,
     db: usize,
     key: &[u8],
@@ -321,7 +321,7 @@ fn pop_members(
 }
 
 /// Members and scores: a flat array, or with `nested` an array of pairs.
-fn reply_pairs(out: &mut Out, items: &[(Vec<u8>, f64)], nested: bool) {
+pub(super) fn reply_pairs(out: &mut Out, items: &[(Vec<u8>, f64)], nested: bool) {
     out.array(if nested { items.len() } else { items.len() * 2 });
     for (m, s) in items {
         if nested {
@@ -367,17 +367,11 @@ pub fn zpopmax(ctx: &mut Ctx, args: &Args) {
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: pops from the first
 /// non-empty key; logged as ZPOPMIN/ZPOPMAX key count, as Redis does.
 pub fn zmpop(ctx: &mut Ctx, args: &Args) {
-    let (keys, which, count) = match collection::mpop_args(args) {
+    let (keys, which, count) = match collection::mpop_args(args, 1, ["min", "max"]) {
         Ok(parsed) => parsed,
         Err(e) => return ctx.out.error(e),
     };
-    let max = if eq_ic(which, "min") {
-        false
-    } else if eq_ic(which, "max") {
-        true
-    } else {
-        return ctx.out.error(ERR_SYNTAX);
-    };
+    let max = which == 1;
     let db = ctx.db();
     let keys: Vec<(usize, &[u8])> = keys.iter().map(|k| (db, &k[..])).collect();
     ctx.write(&keys, |tx, out| {

@@ -28,6 +28,11 @@ pub struct Out {
     /// End of the last Pub/Sub frame (a message or an (un)subscribe
     /// confirmation) in `buf`: CLIENT REPLY OFF and SKIP never drop those.
     pub pushed_to: usize,
+    /// The client's hard output limit: past it bulk strings are not added
+    /// (the connection closes instead of sending the batch), so a reply of
+    /// 10M elements to a client that does not read never takes more than
+    /// the limit, as Redis's CLIENT_CLOSE_ASAP stops its buffer.
+    pub cap: usize,
 }
 
 /// `-<msg>\r\n` with line breaks in `msg` turned into spaces, as Redis does: the
@@ -50,6 +55,7 @@ impl Out {
             errors: 0,
             errors_accounted: 0,
             pushed_to: 0,
+            cap: usize::MAX,
         }
     }
 
@@ -131,6 +137,9 @@ impl Out {
     }
 
     pub fn bulk(&mut self, b: &[u8]) {
+        if self.buf.len() >= self.cap {
+            return;
+        }
         if self.resp3() {
             self.f3(&F3::BlobString {
                 data: b,

@@ -124,6 +124,21 @@ impl OutputLimits {
 /// subscriptions, normal otherwise); over it, logs as Redis does and returns true:
 /// the connection closes instead of sending them. Messages are checked as they
 /// arrive (`mailbox.rs`).
+/// The hard limit of the client's class now, for `Out::cap` (usize::MAX: none).
+pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
+    let subscribed = client.pubsub.is_some();
+    let limits = &client.settings(shared).output_limits;
+    let limit = if subscribed {
+        limits.pubsub
+    } else {
+        limits.normal
+    };
+    match limit.hard {
+        0 => usize::MAX,
+        n => n as usize,
+    }
+}
+
 pub fn replies_over_limit(
     client: &mut Client,
     shared: &Shared,

@@ -68,6 +68,13 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set(
+        "set_repl",
+        lua.create_function(|_, flags: u8| {
+            run::set_repl(flags);
+            Ok(())
+        })?,
+    )?;
+    t.set(
         "command_exists",
         lua.create_function(|_, name: Value| {
             Ok(match name {
@@ -118,7 +125,7 @@ fn version_num() -> u32 {
 }
 
 /// Lua's own number to string (`%.14g`), for values Lua would print.
-fn lua_number_text(n: f64) -> String {
+pub(crate) fn lua_number_text(n: f64) -> String {
     let mut buf = [0u8; 64];
     // SAFETY: as in convert::fmt_g17.
     let len = unsafe {

@@ -43,8 +43,9 @@ pub const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 
 /// What the script's side asks of the caller's side.
 pub enum Request {
-    /// Run this command with this protocol and send back its reply.
-    Call(Vec<Vec<u8>>, u8),
+    /// Run this command with this protocol and send back its reply; the
+    /// third field: redis.set_repl's flags.
+    Call(Vec<Vec<u8>>, u8, u8),
     /// The script is over the busy threshold: let the event loop run.
     Pause,
 }
@@ -61,6 +62,9 @@ type Fiber = Coroutine<Answer, Request, Vec<u8>, DefaultStack>;
 struct ScriptSide {
     yielder: *const Yielder<Answer, Request>,
     resp: Cell<u8>,
+    /// redis.set_repl's flags (REPL_AOF = 1, REPL_REPLICA = 2): without
+    /// REPL_AOF the script's writes stay out of the AOF.
+    repl: Cell<u8>,
     started: Instant,
     threshold_ms: u64,
     may_pause: bool,
@@ -80,6 +84,14 @@ thread_local! {
     static PARKED: RefCell<Option<Fiber>> = const { RefCell::new(None) };
     static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
     static RUNS: Cell<u64> = const { Cell::new(0) };
+    /// A command run by redis.call is running on this thread (Redis's
+    /// CLIENT_SCRIPT flag: SORT orders a set it would leave unsorted).
+    static IN_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running command was called by a script.
+pub fn in_script_call() -> bool {
+    IN_CALL.with(|c| c.get())
 }
 
 fn with_side<R>(f: impl FnOnce(&ScriptSide) -> R) -> Option<R> {
@@ -97,7 +109,7 @@ pub fn call(argv: Vec<Vec<u8>>) -> Vec<u8> {
     with_side(|side| {
         // SAFETY: the yielder lives as long as the fiber that is running us.
         let yielder = unsafe { &*side.yielder };
-        match yielder.suspend(Request::Call(argv, side.resp.get())) {
+        match yielder.suspend(Request::Call(argv, side.resp.get(), side.repl.get())) {
             Answer::Reply(r) => r,
             Answer::Go => b"-ERR script resumed without a reply\r\n".to_vec(),
         }
@@ -109,6 +121,10 @@ pub fn call(argv: Vec<Vec<u8>>) -> Vec<u8> {
 
 pub fn set_resp(resp: u8) {
     with_side(|side| side.resp.set(resp));
+}
+
+pub fn set_repl(flags: u8) {
+    with_side(|side| side.repl.set(flags));
 }
 
 /// The checks made every HOOK_PERIOD instructions and after redis.call:
@@ -241,6 +257,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
         let side = ScriptSide {
             yielder: yielder as *const _,
             resp: Cell::new(2),
+            repl: Cell::new(3),
             started: Instant::now(),
             threshold_ms: launch.threshold_ms,
             may_pause: launch.may_pause,
@@ -279,8 +296,9 @@ fn drive(
 ) {
     loop {
         match fiber.resume(input) {
-            CoroutineResult::Yield(Request::Call(argv, resp)) => {
-                input = Answer::Reply(execute(shared, client, &mut run, &argv, resp));
+            CoroutineResult::Yield(Request::Call(argv, resp, repl)) => {
+                let aof = repl & 1 != 0;
+                input = Answer::Reply(execute(shared, client, &mut run, &argv, resp, aof));
             }
             CoroutineResult::Yield(Request::Pause) => {
                 PARKED.with(|p| *p.borrow_mut() = Some(fiber));
@@ -406,6 +424,7 @@ fn execute(
     run: &mut RunState,
     argv: &[Vec<u8>],
     resp: u8,
+    aof: bool,
 ) -> Vec<u8> {
     let err = |m: &str| format!("-ERR {m}\r\n").into_bytes();
     let args: Args = argv.iter().map(|a| &a[..]).collect();
@@ -435,7 +454,7 @@ fn execute(
             run.wrote = true;
             shared.scripting.wrote();
         }
-        if !run.multi_logged {
+        if !run.multi_logged && aof {
             let (lsn, _) = shared.engine.log(client.db, &[b"MULTI"]);
             client.note_lsn(lsn);
             run.multi_logged = true;
@@ -443,14 +462,24 @@ fn execute(
     }
     let mut out = Out::new(resp);
     client.commands_processed += 1;
+    // A script never blocks: BLMPOP and the like answer at once, as in Redis.
+    let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
     let mut ctx = Ctx {
         shared,
         client,
         out: &mut out,
     };
     let timer = crate::cmdstats::Timer::start();
-    (spec.handler)(&mut ctx, &args);
+    IN_CALL.with(|c| c.set(true));
+    if aof {
+        (spec.handler)(&mut ctx, &args);
+    } else {
+        // redis.set_repl without REPL_AOF: applied, not logged.
+        blinkdb_engine::engine::unlogged(|| (spec.handler)(&mut ctx, &args));
+    }
+    IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
+    ctx.client.deny_blocking = deny_blocking;
     // Counted as Redis counts a script's calls: INFO commandstats, the slow
     // log, latency and MONITOR (as `lua`).
     let failed = ctx.out.errors > 0;

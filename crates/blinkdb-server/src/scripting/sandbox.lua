@@ -101,6 +101,19 @@ redis.setresp = function(...)
   native.setresp(resp)
 end
 
+-- Which of a script's writes reach the AOF (REPL_AOF) and replicas (REPL_REPLICA).
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL =
+  0, 1, 2, 2, 3
+redis.set_repl = function(...)
+  -- "two arguments": sic, Redis 7.0's text.
+  if select('#', ...) ~= 1 then raise('redis.set_repl() requires two arguments.') end
+  local flags = tonumber((...)) or 0
+  if flags < 0 or flags > 3 or flags ~= floor(flags) then
+    raise('Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.')
+  end
+  native.set_repl(flags)
+end
+
 redis.acl_check_cmd = function(...)
   if select('#', ...) == 0 then
     raise('Please specify at least one argument for this redis lib call')
@@ -156,7 +169,7 @@ end
 -- api.rs's cwrap) so that a script's error line survives tail calls.
 local cwrap = native.cwrap
 for _, name in ipairs({'call', 'pcall', 'error_reply', 'status_reply', 'sha1hex',
-                       'log', 'setresp', 'acl_check_cmd', 'replicate_commands',
+                       'log', 'setresp', 'set_repl', 'acl_check_cmd', 'replicate_commands',
                        'breakpoint', 'debug'}) do
   redis[name] = cwrap(redis[name])
 end

@@ -147,3 +147,28 @@ fn atomic_pipeline_and_watch() {
     let value: String = con.get(key("tx")).unwrap();
     assert_eq!(value, "changed");
 }
+
+#[test]
+fn collections_round_trip() {
+    let mut con = connect();
+    let n: i64 = con.hset_multiple(key("h"), &[("a", "1"), ("b", "2")]).map(|()| 2).unwrap();
+    assert_eq!(n, 2);
+    let h: std::collections::HashMap<String, String> = con.hgetall(key("h")).unwrap();
+    assert_eq!(h.get("a").map(String::as_str), Some("1"));
+    assert_eq!(h.len(), 2);
+    let added: i64 = con.sadd(key("s"), &["x", "y", "3"]).unwrap();
+    assert_eq!(added, 3);
+    let mut members: Vec<String> = con.smembers(key("s")).unwrap();
+    members.sort();
+    assert_eq!(members, ["3", "x", "y"]);
+    let added: i64 = con.zadd_multiple(key("z"), &[(1.5, "m1"), (-2.0, "m2")]).unwrap();
+    assert_eq!(added, 2);
+    let z: Vec<(String, f64)> = con.zrange_withscores(key("z"), 0, -1).unwrap();
+    assert_eq!(z, vec![("m2".to_string(), -2.0), ("m1".to_string(), 1.5)]);
+    let len: i64 = con.rpush(key("l"), &["a", "b", "c"]).unwrap();
+    assert_eq!(len, 3);
+    let popped: Option<(String, String)> = con.blpop(&[key("none"), key("l")], 1.0).unwrap();
+    assert_eq!(popped, Some((key("l"), "a".to_string())));
+    let none: Option<(String, String)> = con.blpop(key("empty"), 0.05).unwrap();
+    assert_eq!(none, None);
+}

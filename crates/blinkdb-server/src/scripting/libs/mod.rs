@@ -4,6 +4,7 @@
 mod bit;
 mod cjson;
 mod cmsgpack;
+mod structlib;
 
 use mlua::Lua;
 
@@ -12,5 +13,6 @@ pub fn register(lua: &Lua) -> mlua::Result<()> {
     g.set("bit", bit::open(lua)?)?;
     g.set("cjson", cjson::open(lua)?)?;
     g.set("cmsgpack", cmsgpack::open(lua)?)?;
+    g.set("struct", structlib::open(lua)?)?;
     Ok(())
 }

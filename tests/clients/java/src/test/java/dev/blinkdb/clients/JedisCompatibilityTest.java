@@ -249,4 +249,21 @@ class JedisCompatibilityTest {
     assertEquals("kept", value, "failures: " + Arrays.toString(failures.toArray()));
     assertTrue(failures.size() <= 1, "failures: " + failures);
   }
+  @Test
+  void collectionsRoundTrip() {
+    assertEquals(2L, jedis.hset(PREFIX + "h", Map.of("a", "1", "b", "2")));
+    assertEquals(Map.of("a", "1", "b", "2"), jedis.hgetAll(PREFIX + "h"));
+    assertEquals(42L, jedis.hincrBy(PREFIX + "h", "a", 41));
+    assertEquals(3L, jedis.sadd(PREFIX + "s", "x", "y", "3"));
+    assertEquals(java.util.Set.of("x", "y", "3"), jedis.smembers(PREFIX + "s"));
+    assertEquals(2L, jedis.zadd(PREFIX + "z", Map.of("m1", 1.5, "m2", -2.0)));
+    assertEquals(List.of("m2", "m1"), jedis.zrange(PREFIX + "z", 0, -1));
+    assertEquals(1.5, jedis.zscore(PREFIX + "z", "m1"));
+    assertEquals(3L, jedis.rpush(PREFIX + "l", "a", "b", "c"));
+    assertEquals(List.of("a", "b", "c"), jedis.lrange(PREFIX + "l", 0, -1));
+    var popped = jedis.blpop(1.0, PREFIX + "none", PREFIX + "l");
+    assertEquals(PREFIX + "l", popped.getKey());
+    assertEquals("a", popped.getValue());
+    assertNull(jedis.blpop(0.05, PREFIX + "empty"));
+  }
 }

@@ -1,0 +1,392 @@
+//! Clients that wait before their reply: blocked on keys (BLPOP, BLMOVE,
+//! BZPOPMIN, BLMPOP...) or on WAIT, as Redis's blocked.c keeps them.
+//!
+//! A registry maps each waited key to its clients in the order they blocked.
+//! A blocking command that finds nothing registers while it still holds the
+//! locks of its keys, so a write to them either came before (and it served
+//! itself) or sees it waiting. A write that creates a waited key notes it
+//! (`blinkdb_engine::ready`); once the writer's command, transaction or script
+//! ends, the writer's thread serves the waiting clients, first blocked first:
+//! the blocked command runs there on the waiting client's behalf, its effect
+//! is logged right after the write, and its reply is handed to the waiting
+//! connection, which sends it once the log has it as the fsync policy asks.
+
+use crate::client::{Client, ClientInfo, FLAG_BLOCKED};
+use crate::commands::Ctx;
+use crate::protocol::{Args, Out};
+use crate::state::Shared;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Serves a waiting client from `key`, which became ready: writes the reply
+/// (an error reply too) and returns true, or returns false and leaves the
+/// client waiting when the key holds nothing it can take.
+pub type ServeFn = fn(&mut Ctx, &Args, &[u8]) -> bool;
+
+/// What a client answers when its wait ends without being served.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeoutReply {
+    /// The blocking pops and reads: a null array.
+    NullArray,
+    /// WAIT: the replicas that acknowledged (none: there are no replicas).
+    Zero,
+}
+
+/// How a wait ended.
+pub enum Outcome {
+    /// A write served it: the reply, and the log position it must wait for.
+    Served(Vec<u8>, u64),
+    TimedOut,
+    /// CLIENT UNBLOCK, with ERROR or not.
+    Unblocked {
+        error: bool,
+    },
+}
+
+enum State {
+    Waiting,
+    Done(Outcome),
+}
+
+/// The client a blocking command would block: taken before the command
+/// locks its keys (it registers while holding them).
+pub struct Who {
+    info: Arc<ClientInfo>,
+    db: usize,
+    proto: u8,
+}
+
+impl Who {
+    pub fn of(client: &Client) -> Who {
+        Who {
+            info: client.info.clone(),
+            db: client.db,
+            proto: client.proto,
+        }
+    }
+}
+
+/// One blocked client.
+pub struct Waiter {
+    seq: u64,
+    info: Arc<ClientInfo>,
+    db: usize,
+    proto: u8,
+    keys: Vec<Box<[u8]>>,
+    /// The blocked command's arguments, run again by `serve`.
+    args: Vec<Box<[u8]>>,
+    serve: Option<ServeFn>,
+    pub timeout_reply: TimeoutReply,
+    /// None: it waits until served or unblocked.
+    pub deadline: Option<Instant>,
+    state: Mutex<State>,
+    wake: Notify,
+}
+
+impl Waiter {
+    /// Resolves once the wait has ended (served or unblocked; a timeout is
+    /// the waiting connection's own clock).
+    pub async fn woken(&self) {
+        self.wake.notified().await
+    }
+}
+
+/// The clients waiting on one key, by the order they blocked in.
+type Queue = BTreeMap<u64, Arc<Waiter>>;
+
+#[derive(Default)]
+struct Inner {
+    keys: HashMap<(usize, Box<[u8]>), Queue>,
+    clients: HashMap<u64, Arc<Waiter>>,
+}
+
+/// Every blocked client, by key and by client id.
+#[derive(Default)]
+pub struct Registry {
+    inner: Mutex<Inner>,
+    seq: AtomicU64,
+    /// INFO's `blocked_clients`.
+    count: AtomicUsize,
+}
+
+/// A deadline `end_ms` (a wall-clock time in ms, 0: none) as a timer instant.
+pub fn deadline(end_ms: u64) -> Option<Instant> {
+    (end_ms > 0).then(|| {
+        let left = end_ms.saturating_sub(blinkdb_engine::clock::now_ms());
+        Instant::now() + std::time::Duration::from_millis(left)
+    })
+}
+
+/// A blocking command's timeout in seconds with decimals, as Redis parses it
+/// (a long double, rounded up to ms): the deadline in ms, or 0 for none.
+pub fn timeout_secs(arg: &[u8]) -> Result<u64, &'static str> {
+    const NOT_FLOAT: &str = "ERR timeout is not a float or out of range";
+    let text = std::str::from_utf8(arg).map_err(|_| NOT_FLOAT)?;
+    // Redis's string-to-long-double: no spaces, no trailing junk, finite.
+    if text.is_empty() || text.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return Err(NOT_FLOAT);
+    }
+    let secs: f64 = text.parse().map_err(|_| NOT_FLOAT)?;
+    if secs.is_nan() {
+        return Err(NOT_FLOAT);
+    }
+    let ms = (secs * 1000.0).ceil();
+    // Redis converts to a long long, which an infinite or too large value
+    // leaves at its minimum on x86: "negative" too.
+    if ms < 0.0 || ms >= i64::MAX as f64 {
+        return Err("ERR timeout is negative");
+    }
+    if ms == 0.0 {
+        return Ok(0);
+    }
+    let ms = ms.min(i64::MAX as f64) as u64;
+    ms.checked_add(blinkdb_engine::clock::now_ms())
+        .filter(|end| *end <= i64::MAX as u64)
+        .ok_or("ERR timeout is out of range")
+}
+
+impl Registry {
+    /// INFO's `blocked_clients`.
+    pub fn blocked_clients(&self) -> usize {
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// Blocks the client of `ctx` on `keys` (in its database) with `args`, to
+    /// be served by `serve`. Call it while holding the locks of `keys`.
+    pub fn block_on_keys(
+        &self,
+        shared: &Shared,
+        who: &Who,
+        keys: &[&[u8]],
+        args: &Args,
+        serve: ServeFn,
+        end_ms: u64,
+    ) -> Arc<Waiter> {
+        let waiter = self.waiter(who, keys, args, Some(serve), end_ms);
+        shared.engine.blocked.fetch_add(1, Ordering::Relaxed);
+        self.register(&waiter);
+        waiter
+    }
+
+    /// Blocks the client on no key (WAIT) until `end_ms` or CLIENT UNBLOCK.
+    pub fn block_on_nothing(&self, client: &Client, end_ms: u64) -> Arc<Waiter> {
+        let waiter = self.waiter(&Who::of(client), &[], &Args::new(), None, end_ms);
+        self.register(&waiter);
+        waiter
+    }
+
+    fn waiter(
+        &self,
+        who: &Who,
+        keys: &[&[u8]],
+        args: &Args,
+        serve: Option<ServeFn>,
+        end_ms: u64,
+    ) -> Arc<Waiter> {
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        let unique: Vec<Box<[u8]>> = keys
+            .iter()
+            .filter(|k| seen.insert(**k))
+            .map(|k| (*k).into())
+            .collect();
+        Arc::new(Waiter {
+            seq: self.seq.fetch_add(1, Ordering::Relaxed),
+            info: who.info.clone(),
+            db: who.db,
+            proto: who.proto,
+            keys: unique,
+            args: args.iter().map(|a| (*a).into()).collect(),
+            serve,
+            timeout_reply: if serve.is_some() {
+                TimeoutReply::NullArray
+            } else {
+                TimeoutReply::Zero
+            },
+            deadline: deadline(end_ms),
+            state: Mutex::new(State::Waiting),
+            wake: Notify::new(),
+        })
+    }
+
+    fn register(&self, w: &Arc<Waiter>) {
+        let mut inner = self.inner.lock();
+        for key in &w.keys {
+            inner
+                .keys
+                .entry((w.db, key.clone()))
+                .or_default()
+                .insert(w.seq, w.clone());
+        }
+        inner.clients.insert(w.info.id, w.clone());
+        drop(inner);
+        self.count.fetch_add(1, Ordering::Relaxed);
+        w.info.set_flag(FLAG_BLOCKED, true);
+    }
+
+    /// Takes `w` out of the registry; call with its state lock held, after
+    /// its state left `Waiting`.
+    fn deregister(&self, shared: &Shared, w: &Waiter) {
+        let mut inner = self.inner.lock();
+        for key in &w.keys {
+            let slot = (w.db, key.clone());
+            if let Some(waiting) = inner.keys.get_mut(&slot) {
+                waiting.remove(&w.seq);
+                if waiting.is_empty() {
+                    inner.keys.remove(&slot);
+                }
+            }
+        }
+        if inner
+            .clients
+            .get(&w.info.id)
+            .is_some_and(|c| c.seq == w.seq)
+        {
+            inner.clients.remove(&w.info.id);
+        }
+        drop(inner);
+        if w.serve.is_some() {
+            shared.engine.blocked.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        w.info.set_flag(FLAG_BLOCKED, false);
+    }
+
+    /// The clients waiting on `key` of `db`, first blocked first.
+    fn waiting_on(&self, db: usize, key: &[u8]) -> Vec<Arc<Waiter>> {
+        let inner = self.inner.lock();
+        inner
+            .keys
+            .get(&(db, key.into()))
+            .map(|w| w.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The keys of `db` some client waits on (SWAPDB wakes those that exist).
+    pub fn waited_keys(&self, db: usize) -> Vec<Box<[u8]>> {
+        let inner = self.inner.lock();
+        inner
+            .keys
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect()
+    }
+
+    /// Runs `w`'s command for it from `key`; true if that ended its wait.
+    fn try_serve(&self, shared: &Shared, w: &Arc<Waiter>, key: &[u8]) -> bool {
+        let mut state = w.state.lock();
+        let (State::Waiting, Some(serve)) = (&*state, w.serve) else {
+            return false;
+        };
+        let mut client = Client::new(w.info.clone(), shared);
+        client.db = w.db;
+        client.proto = w.proto;
+        client.deny_blocking = true;
+        let mut out = Out::new(w.proto);
+        let args: Args = w.args.iter().map(|a| &a[..]).collect();
+        let served = serve(
+            &mut Ctx {
+                shared,
+                client: &mut client,
+                out: &mut out,
+            },
+            &args,
+            key,
+        );
+        client.flush_stats(shared, 0, true);
+        if !served {
+            return false;
+        }
+        *state = State::Done(Outcome::Served(out.buf.to_vec(), client.pending_lsn));
+        self.deregister(shared, w);
+        drop(state);
+        w.wake.notify_one();
+        true
+    }
+
+    /// Ends `w`'s wait on its own connection (its deadline passed, or it was
+    /// woken): how it ended.
+    pub fn finish(&self, shared: &Shared, w: &Waiter) -> Outcome {
+        let mut state = w.state.lock();
+        match std::mem::replace(&mut *state, State::Done(Outcome::TimedOut)) {
+            State::Waiting => {
+                self.deregister(shared, w);
+                Outcome::TimedOut
+            }
+            State::Done(outcome) => outcome,
+        }
+    }
+
+    /// The waiting connection went away: nothing of it stays registered.
+    pub fn cancel(&self, shared: &Shared, w: &Waiter) {
+        let _ = self.finish(shared, w);
+    }
+
+    /// CLIENT UNBLOCK: ends the wait of client `id` if it is blocked.
+    pub fn unblock(&self, shared: &Shared, id: u64, error: bool) -> bool {
+        let Some(w) = self.inner.lock().clients.get(&id).cloned() else {
+            return false;
+        };
+        let mut state = w.state.lock();
+        if !matches!(*state, State::Waiting) {
+            return false;
+        }
+        *state = State::Done(Outcome::Unblocked { error });
+        self.deregister(shared, &w);
+        drop(state);
+        w.wake.notify_one();
+        true
+    }
+}
+
+/// Serves the clients waiting on the keys this thread's writes made ready,
+/// key by key in the order they became ready and, for each, first blocked
+/// first, until the key is gone (emptied). Serving can make more keys ready
+/// (BLMOVE pushes): it goes on until none is left.
+pub fn serve_ready(shared: &Shared) {
+    loop {
+        let ready = blinkdb_engine::ready::take();
+        if ready.is_empty() {
+            return;
+        }
+        for (db, key) in ready {
+            for w in shared.blocking.waiting_on(db, &key) {
+                shared.blocking.try_serve(shared, &w, &key);
+                if !shared.engine.peek(db, &key, |e| e.is_some()) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// Notes as ready every key of `db` that clients wait on and that now holds
+/// a type they block on (SWAPDB brought another database's keys in).
+pub fn signal_existing(shared: &Shared, db: usize) {
+    if shared.engine.blocked.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    for key in shared.blocking.waited_keys(db) {
+        if shared
+            .engine
+            .peek(db, &key, |e| e.is_some_and(|e| e.value().wakes_blocked()))
+        {
+            blinkdb_engine::ready::signal(db, &key);
+        }
+    }
+}
+
+/// Writes the reply of a wait that ended without being served.
+pub fn reply_unserved(out: &mut Out, reply: TimeoutReply, outcome: &Outcome) {
+    match (outcome, reply) {
+        (Outcome::Unblocked { error: true }, _) => {
+            out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+        }
+        (_, TimeoutReply::NullArray) => out.null_array(),
+        (_, TimeoutReply::Zero) => out.int(0),
+    }
+}
