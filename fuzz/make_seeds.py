@@ -365,12 +365,94 @@ def hll_seeds():
     write("hll", "val-runs", pack(0, 3000, header + bytes([0xff, 0x83, 0x7f, 0xf0]), adds))
 
 
+def rdb_seeds():
+    """DUMP payloads redis-server 7 made of every type in both encodings (as they are,
+    without their footer so the target appends a valid one, and with tiny limits), a
+    whole dump.rdb it saved, and the older encodings written by hand: a ziplist list, a
+    quicklist of ziplists, a zipmap and a ziplist hash, a ziplist zset, text scores."""
+    def ziplist(items):
+        body, prev, tail = b"", 0, 10
+        for it in items:
+            tail = 10 + len(body)
+            head = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
+            if isinstance(it, int):
+                enc = b"\xc0" + struct.pack("<h", it)
+            else:
+                enc = bytes([len(it)]) + it
+            body += head + enc
+            prev = len(head + enc)
+        total = 10 + len(body) + 1
+        return struct.pack("<IIH", total, tail, len(items)) + body + b"\xff"
+
+    def rstr(b):
+        return bytes([len(b)]) + b
+
+    zl = ziplist([b"a", 300, b"bb", -2])
+    zipmap = b"\x02" + b"\x01a\x01\x00b" + b"\x02cd\x03\x01efgX" + b"\xff"
+    legacy = {
+        "list-ziplist": b"\x0a" + rstr(zl),
+        "list-quicklist-1": b"\x0e\x02" + rstr(zl) + rstr(ziplist([b"z"])),
+        "list-linked": b"\x01\x02" + rstr(b"x") + b"\xc0\x05",
+        "hash-zipmap": b"\x09" + rstr(zipmap),
+        "hash-ziplist": b"\x0d" + rstr(ziplist([b"f", 1, b"g", b"v"])),
+        "zset-ziplist": b"\x0c" + rstr(ziplist([b"m", 1, b"n", b"2.5"])),
+        "zset-text-scores": b"\x03\x02" + rstr(b"a") + b"\x031.5" + rstr(b"b") + b"\xfe",
+        "set-intset": b"\x0b" + rstr(struct.pack("<II", 2, 3) + struct.pack("<hhh", -1, 2, 300)),
+        "string-lzf-lie": b"\x00\xc3\x03\x80\xff\xff\xff\xff\x01ab",
+        "set-huge-count": b"\x02\x81" + b"\xff" * 8,
+    }
+    for name, body in legacy.items():
+        write("rdb", name, b"\x01" + body)
+    if not shutil.which("redis-server"):
+        print("redis-server missing: no Redis-made RDB seeds", file=sys.stderr)
+        return
+    work = tempfile.mkdtemp(prefix="redis-rdb-seeds-")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+         "--appendonly", "no", "--save", ""],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        c = Client(port)
+        c.call("SET", "s-int", "12345")
+        c.call("SET", "s-raw", "hello")
+        c.call("SET", "s-lzf", "abc" * 40)
+        c.call("HSET", "h-small", "a", "1", "b", "two")
+        c.call("HSET", "h-big", *[x for i in range(200) for x in (f"f{i}", f"v{i}")])
+        c.call("SADD", "set-int", 1, 2, 70000, -5)
+        c.call("SADD", "set-big", *[f"m{i}" for i in range(30)])
+        c.call("ZADD", "z-small", 1.5, "a", 2, "b", "inf", "c")
+        c.call("ZADD", "z-big", *[x for i in range(200) for x in (i / 3, f"m{i}")])
+        c.call("RPUSH", "l-small", "a", 1, 300, "b")
+        c.call("RPUSH", "l-big", *[f"element-{i}" * 5 for i in range(500)])
+        c.call("PEXPIRE", "s-raw", 100000000)
+        for key in ("s-int", "s-raw", "s-lzf", "h-small", "h-big", "set-int", "set-big",
+                    "z-small", "z-big", "l-small", "l-big"):
+            payload = c.call("DUMP", key)
+            write("rdb", f"redis-{key}", b"\x00" + payload)
+            write("rdb", f"redis-{key}-body", b"\x01" + payload[:-10])
+            write("rdb", f"redis-{key}-tiny", b"\x05" + payload[:-10])
+        c.call("SELECT", 3)
+        c.call("SET", "in-db-3", "x")
+        c.call("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+        c.call("SAVE")
+        with open(os.path.join(work, "dump.rdb"), "rb") as f:
+            data = f.read()
+        write("rdb", "redis-dump-rdb", b"\x02" + data[9:])
+        write("rdb", "redis-dump-rdb-tiny", b"\x06" + data[9:])
+        c.shutdown()
+    finally:
+        proc.wait(timeout=20)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "blinkdb")
     protocol_seeds()
     text_seeds()
     commands_seeds()
     hll_seeds()
+    rdb_seeds()
     blinkdb_seeds(binary)
     redis_seeds()
     for t in sorted(os.listdir(CORPUS)):

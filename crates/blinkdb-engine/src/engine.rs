@@ -59,6 +59,9 @@ impl Default for EngineOptions {
 pub struct EngineStats {
     pub expired_keys: AtomicU64,
     pub evicted_keys: AtomicU64,
+    /// Records written for changes (INFO's rdb_changes_since_last_save
+    /// counts from this; Redis counts changed elements, BlinkDB commands).
+    pub changes: AtomicU64,
 }
 
 pub struct Engine {
@@ -236,6 +239,12 @@ impl Engine {
             .flat_map(|db| db.shards().iter())
             .map(|s| s.read().accounted_bytes() as u64)
             .sum()
+    }
+
+    /// A large value's bytes, read back from the log.
+    pub fn read_blob(&self, r: &BlobRef) -> Result<bytes::Bytes, String> {
+        let log = self.blob_log().ok_or("large value without a log")?;
+        log.read_blob(r).map_err(|e| e.to_string())
     }
 
     /// The bytes of a string value, reading a blob back from the log.
@@ -911,6 +920,7 @@ impl<'a> Tx<'a> {
     /// there instead of in memory (empty when no argument is).
     pub fn log(&mut self, db: usize, args: &[&[u8]]) -> Vec<Option<BlobRef>> {
         self.mutated = true;
+        self.engine.stats.changes.fetch_add(1, Ordering::Relaxed);
         let (lsn, refs) = self.engine.log(db, args);
         self.lsn = self.lsn.max(lsn);
         let seg = if lsn != 0 {

@@ -18,6 +18,7 @@ pub mod keyspace;
 pub mod notify;
 pub mod pattern;
 pub mod persist;
+pub mod rdb;
 pub mod ready;
 pub mod rewrite;
 pub mod splitargs;

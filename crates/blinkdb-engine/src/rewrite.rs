@@ -22,9 +22,16 @@ use crate::engine::Engine;
 use crate::keyspace::{Entry, Shard, Value, SHARDS};
 use std::sync::atomic::Ordering;
 
+/// Where a snapshot goes: the AOF rewrite's new base (commands), or an RDB
+/// file (BGSAVE). Both take the same shard pass and copy-before-write.
+pub(crate) enum Sink {
+    Aof(RewriteBase),
+    Rdb(crate::rdb::RdbFileWriter),
+}
+
 pub(crate) struct RewriteState {
     epoch: u64,
-    base: RewriteBase,
+    sink: Sink,
     /// Database the base's last SELECT chose.
     selected: Option<usize>,
     /// Large values copied into the base: (db, key, old ref, new ref).
@@ -34,7 +41,7 @@ pub(crate) struct RewriteState {
     /// no shard lock held, so neither readers nor the writer that triggered a
     /// snapshot wait for megabytes of disk reads. The old files stay until the
     /// rewrite finishes (it holds the maintenance lock), so the refs stay valid.
-    blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, Option<String>)>,
+    blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, u64)>,
     /// Filter keys seen in a shard snapshot, written after the shard pass for
     /// the same reason: a filter's logged values can be millions of digests.
     filters: Vec<(
@@ -111,6 +118,12 @@ impl RewriteState {
         }
         let at = expiry_arg(entry.expire_at);
         match entry.value() {
+            Value::Bloom(..) if matches!(self.sink, Sink::Rdb(_)) => {
+                self.failed = Some(format!(
+                    "key '{}' is a Bloom filter (module type MBbloom--), which BlinkDB does not write to RDB yet",
+                    String::from_utf8_lossy(key)
+                ));
+            }
             Value::Bloom(filter, _) => {
                 // A filter is re-bound to its files, never copied bit by bit;
                 // its logged values are read after the shard pass.
@@ -126,10 +139,8 @@ impl RewriteState {
                     Err(e) => self.failed = Some(format!("filter {e}")),
                 }
             }
-            Value::Str(value, _) => {
-                self.emit(db, &set_args(key, value, at.as_deref()));
-            }
-            Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, at)),
+            Value::Str(value, _) => self.put_string(db, key, value, entry.expire_at),
+            Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, entry.expire_at)),
             Value::Hash(..)
             | Value::Set(..)
             | Value::ZSet(..)
@@ -145,28 +156,76 @@ impl RewriteState {
     /// Moves a writer's queued copy into the base, as `copy_entry` would have.
     fn take_preimage(&mut self, p: Preimage) {
         match p {
-            Preimage::Str(db, key, value, at) => {
-                let at = expiry_arg(at);
-                self.emit(db, &set_args(&key, &value, at.as_deref()));
-            }
-            Preimage::Blob(db, key, r, at) => self.blobs.push((db, key, r, expiry_arg(at))),
+            Preimage::Str(db, key, value, at) => self.put_string(db, &key, &value, at),
+            Preimage::Blob(db, key, r, at) => self.blobs.push((db, key, r, at)),
             Preimage::Collection(db, key, value, at) => self.collections.push((db, key, value, at)),
         }
         self.keys += 1;
+    }
+
+    /// A string held in memory: SET into the base, or a key of the RDB file.
+    fn put_string(&mut self, db: usize, key: &[u8], value: &crate::keyspace::InlineBytes, at: u64) {
+        if matches!(self.sink, Sink::Rdb(_)) {
+            self.put_rdb(
+                db,
+                key,
+                &Value::Str(value.clone(), crate::keyspace::Origin::UNSET),
+                at,
+                None,
+            );
+        } else {
+            let at = expiry_arg(at);
+            self.emit(db, &set_args(key, value, at.as_deref()));
+        }
+    }
+
+    /// One key into the RDB file, after a SELECTDB when its database changes
+    /// (writers' copies arrive from any database).
+    fn put_rdb(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: &Value,
+        at: u64,
+        log: Option<&crate::persist::Log>,
+    ) {
+        let Sink::Rdb(file) = &mut self.sink else {
+            return;
+        };
+        if self.failed.is_some() {
+            return;
+        }
+        let mut result = Ok(());
+        if self.selected != Some(db) {
+            result = file.select(db);
+            self.selected = Some(db);
+        }
+        let mut blob = |r: &BlobRef| match log {
+            Some(log) => log
+                .read_blob(r)
+                .map_err(|e| crate::rdb::RdbError::Io(e.to_string())),
+            None => Err(crate::rdb::RdbError::Io("large value without a log".into())),
+        };
+        if let Err(e) = result.and_then(|_| file.key(key, value, at, &mut blob)) {
+            self.failed = Some(e.to_string());
+        }
     }
 
     fn emit(&mut self, db: usize, args: &[&[u8]]) -> Vec<BlobRef> {
         if self.failed.is_some() {
             return Vec::new();
         }
+        let Sink::Aof(base) = &mut self.sink else {
+            return Vec::new();
+        };
         if self.selected != Some(db) {
-            if let Err(e) = self.base.command(&[b"SELECT", db.to_string().as_bytes()]) {
+            if let Err(e) = base.command(&[b"SELECT", db.to_string().as_bytes()]) {
                 self.failed = Some(e.to_string());
                 return Vec::new();
             }
             self.selected = Some(db);
         }
-        match self.base.command(args) {
+        match base.command(args) {
             Ok(refs) => refs,
             Err(e) => {
                 self.failed = Some(e.to_string());
@@ -252,15 +311,29 @@ impl Engine {
 
     /// Writes the large values and filter values the shard pass set aside.
     /// Every shard is snapshotted by now, so no writer touches the rewrite state.
-    fn write_deferred(&self, log: &crate::persist::Log) {
+    fn write_deferred(&self, log: Option<&crate::persist::Log>) {
         let mut guard = self.rewrite.lock();
         let Some(state) = guard.as_mut() else {
+            return;
+        };
+        if matches!(state.sink, Sink::Rdb(_)) {
+            for (db, key, r, at) in std::mem::take(&mut state.blobs) {
+                state.put_rdb(db, &key, &Value::blob(r), at, log);
+            }
+            for (db, key, value, at) in std::mem::take(&mut state.collections) {
+                state.put_rdb(db, &key, &value, at, log);
+            }
+            return;
+        }
+        let Some(log) = log else {
+            state.failed = Some("AOF is disabled".into());
             return;
         };
         for (db, key, old, at) in std::mem::take(&mut state.blobs) {
             if state.failed.is_some() {
                 return;
             }
+            let at = expiry_arg(at);
             let value = match log.read_blob(&old) {
                 Ok(v) => v,
                 Err(e) => {
@@ -332,7 +405,7 @@ impl Engine {
             drop(leftover);
             *self.rewrite.lock() = Some(RewriteState {
                 epoch,
-                base,
+                sink: Sink::Aof(base),
                 selected: None,
                 moved: Vec::new(),
                 blobs: Vec::new(),
@@ -350,10 +423,10 @@ impl Engine {
                 self.snapshot_before_write(db, &mut shard, epoch);
             }
         }
-        self.write_deferred(&log);
+        self.write_deferred(Some(&log));
         if let Some(state) = self.rewrite.lock().as_mut() {
-            if state.failed.is_none() {
-                if let Err(e) = state.base.sync() {
+            if let (None, Sink::Aof(base)) = (&state.failed, &mut state.sink) {
+                if let Err(e) = base.sync() {
                     state.failed = Some(e.to_string());
                 }
             }
@@ -361,13 +434,16 @@ impl Engine {
         let mut all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);
         let state = self.rewrite.lock().take().ok_or("rewrite state vanished")?;
-        let base_bytes = state.base.size();
+        let Sink::Aof(base) = state.sink else {
+            return Err("rewrite state of another kind".into());
+        };
+        let base_bytes = base.size();
         if let Some(e) = state.failed {
-            log.aof.abort_rewrite(state.base);
+            log.aof.abort_rewrite(base);
             return Err(e);
         }
         log.aof
-            .switch_to_new_base(state.base)
+            .switch_to_new_base(base)
             .map_err(|e| e.to_string())?;
         for (db, key, old, new) in state.moved {
             let index = crate::keyspace::Db::shard_index(&key);
@@ -382,6 +458,55 @@ impl Engine {
             keys: state.keys,
             base_bytes,
         })
+    }
+
+    /// BGSAVE without fork: `file` (started with its AUX fields and function
+    /// libraries) gets every key as it was when this call began, through the
+    /// rewrite's shard pass and copy-before-write; writers go on meanwhile.
+    /// Exclusive with an AOF rewrite (one waits for the other). Blocking: run
+    /// it on a background thread. Returns the number of keys written.
+    pub fn save_rdb(&self, file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
+        let _exclusive = self.maintenance.lock();
+        let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
+        {
+            let _all = self.lock_all();
+            let mut leftover = self.rewrite_preimages.lock();
+            leftover.clear();
+            drop(leftover);
+            *self.rewrite.lock() = Some(RewriteState {
+                epoch,
+                sink: Sink::Rdb(file),
+                selected: None,
+                moved: Vec::new(),
+                blobs: Vec::new(),
+                filters: Vec::new(),
+                collections: Vec::new(),
+                held_logs: 0,
+                failed: None,
+                keys: 0,
+            });
+            self.rewrite_epoch.store(epoch, Ordering::Release);
+        }
+        for db in 0..self.databases() {
+            for s in 0..SHARDS {
+                let mut shard = self.db(db).shard(s).write();
+                self.snapshot_before_write(db, &mut shard, epoch);
+            }
+        }
+        self.write_deferred(self.log_handle().map(|l| &**l));
+        let all = self.lock_all();
+        self.rewrite_epoch.store(0, Ordering::Release);
+        let state = self.rewrite.lock().take().ok_or("save state vanished")?;
+        drop(all);
+        let Sink::Rdb(file) = state.sink else {
+            return Err("save state of another kind".into());
+        };
+        if let Some(e) = state.failed {
+            file.abort();
+            return Err(e);
+        }
+        file.finish().map_err(|e| e.to_string())?;
+        Ok(state.keys)
     }
 
     pub fn rewrite_in_progress(&self) -> bool {

@@ -102,6 +102,9 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),
     opt("appendfilename", "appendonly.aof", false, Kind::Str),
+    opt("dbfilename", "dump.rdb", false, Kind::Str),
+    opt("rdbcompression", "yes", true, Kind::Bool),
+    opt("rdbchecksum", "yes", true, Kind::Bool),
     opt("segment-size", "64mb", false, Kind::Memory(0, SEGMENT_MAX)),
     opt("blob-threshold", "16kb", false, Kind::Memory(0, U64)),
     opt("verify-blobs-on-read", "yes", false, Kind::Bool),
@@ -388,7 +391,14 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
         Kind::Str => {
             if def.name == "save" && !value.trim().is_empty() {
-                return Err("BlinkDB keeps no RDB snapshots; use the append-only file".into());
+                return Err(
+                    "BlinkDB has no save points (the append-only file is the record); use SAVE or BGSAVE"
+                        .into(),
+                );
+            }
+            // As Redis's isValidDBfilename: a name inside `dir`, not a path.
+            if def.name == "dbfilename" && (value.is_empty() || value.contains('/')) {
+                return Err("dbfilename can't be a path, just a filename".into());
             }
             if def.name == "latency-tracking-info-percentiles" {
                 return parse_percentiles(value).map(|p| {
@@ -420,6 +430,9 @@ fn parse_percentiles(value: &str) -> Result<Vec<f64>, String> {
 pub struct Config {
     values: BTreeMap<&'static str, String>,
     pub file: Option<PathBuf>,
+    /// `--load-rdb path`: an RDB file imported once at start (not an option
+    /// CONFIG knows: it names an action, not a setting).
+    pub load_rdb: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -430,6 +443,7 @@ impl Default for Config {
                 .map(|o| (o.name, validate(o, o.default).expect("valid default")))
                 .collect(),
             file: None,
+            load_rdb: None,
         }
     }
 }
@@ -459,6 +473,10 @@ impl Config {
             while i < rest.len() && !rest[i].starts_with("--") {
                 values.push(rest[i].clone());
                 i += 1;
+            }
+            if name == "load-rdb" {
+                cfg.load_rdb = Some(PathBuf::from(values.join(" ")));
+                continue;
             }
             cfg.set_startup(name, &values.join(" "))?;
         }
@@ -589,6 +607,10 @@ impl Config {
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),
+            dbfilename: self.get("dbfilename").to_string(),
+            load_rdb: self.load_rdb.clone(),
+            rdbcompression: self.flag("rdbcompression"),
+            rdbchecksum: self.flag("rdbchecksum"),
             segment_size: self.bytes("segment-size"),
             blob_threshold: self.bytes("blob-threshold").min(usize::MAX as u64) as usize,
             verify_blobs_on_read: self.flag("verify-blobs-on-read"),
@@ -727,6 +749,14 @@ pub struct Settings {
     pub appendfsync: String,
     pub appenddirname: String,
     pub appendfilename: String,
+    /// The RDB file SAVE writes and a start without an AOF loads, in `dir`.
+    pub dbfilename: String,
+    /// `--load-rdb`: imported once into the AOF at start.
+    pub load_rdb: Option<PathBuf>,
+    /// LZF-compress RDB strings past 20 bytes (files and DUMP payloads).
+    pub rdbcompression: bool,
+    /// Write and check the CRC-64 trailer of RDB files.
+    pub rdbchecksum: bool,
     pub segment_size: u64,
     pub blob_threshold: usize,
     pub verify_blobs_on_read: bool,

@@ -152,7 +152,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
             let _ = write!(
                 o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
                 l(&stats.connections_received),
                 l(&stats.commands),
                 l(&stats.net_input_bytes),
@@ -162,6 +162,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 l(&engine.stats.evicted_keys),
                 l(&stats.keyspace_hits),
                 l(&stats.keyspace_misses),
+                crate::commands::migrate::cached_sockets(),
                 tracked_keys,
                 tracked_items,
                 prefixes,

@@ -21,6 +21,7 @@ pub mod pause;
 pub mod persistence;
 pub mod protocol;
 pub mod pubsub;
+pub mod rdb_file;
 pub mod scripting;
 pub mod server;
 pub mod state;

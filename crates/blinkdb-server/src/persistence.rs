@@ -60,6 +60,11 @@ fn aof_options(s: &Settings) -> AofOptions {
 /// Opens the AOF, replays it into the keyspace, then installs it as the
 /// engine's log. Runs on a blocking thread while clients get -LOADING.
 pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
+    let manifest = settings
+        .dir
+        .join(&settings.appenddirname)
+        .join(format!("{}.manifest", settings.appendfilename));
+    let aof_was_new = !manifest.exists();
     let aof = Aof::open(aof_options(settings)).map_err(|e| format!("Opening the AOF: {e}"))?;
     let log = Arc::new(Log::new(
         aof,
@@ -133,6 +138,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         .base_size
         .store(log.aof.stats().current_size, Ordering::Relaxed);
     shared.engine.set_log(log);
+    crate::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
     let keys: usize = (0..shared.engine.databases())
         .map(|d| shared.engine.db(d).len())
         .sum();
@@ -367,12 +373,22 @@ pub fn info(shared: &Shared, o: &mut String) {
         );
     }
     let r = &shared.rewrite;
+    let rs = &shared.rdb_save;
+    let bg_started = rs.bgsave_started_ms.load(Ordering::Relaxed);
     let started = r.started_ms.load(Ordering::Relaxed);
     let stats = shared.engine.log_handle().map(|log| log.aof.stats());
     let _ = write!(
         o,
-        "rdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        shared.engine.stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
+        (bg_started != 0) as u8,
         shared.last_save_ms() / 1000,
+        if rs.last_bgsave_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
+        rs.last_bgsave_duration_sec.load(Ordering::Relaxed),
+        if bg_started == 0 { -1 } else { (shared.clock().saturating_sub(bg_started) / 1000) as i64 },
+        rs.saves.load(Ordering::Relaxed),
+        rs.load_expired.load(Ordering::Relaxed),
+        rs.load_loaded.load(Ordering::Relaxed),
         stats.is_some() as u8,
         (started != 0) as u8,
         r.last_duration_sec.load(Ordering::Relaxed),

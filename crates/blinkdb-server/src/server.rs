@@ -100,6 +100,19 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             .map_err(|e| format!("AOF loading task failed: {e}"))?;
         shared.engine.set_loading(false);
         loaded?;
+    } else if let Some(file) = settings
+        .load_rdb
+        .clone()
+        .or_else(|| Some(crate::rdb_file::path(&settings)).filter(|p| p.exists()))
+    {
+        // Without an AOF the RDB file is the dataset, as in redis-server.
+        shared.engine.set_loading(true);
+        let (s, st) = (shared.clone(), settings.clone());
+        let loaded = tokio::task::spawn_blocking(move || crate::rdb_file::import(&s, &st, &file))
+            .await
+            .map_err(|e| format!("RDB loading task failed: {e}"))?;
+        shared.engine.set_loading(false);
+        loaded?;
     }
     tracing::info!("Ready to accept connections");
     tokio::spawn(expire_cycle(shared.clone()));
@@ -157,6 +170,7 @@ async fn cron(shared: Arc<Shared>) {
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);
+        crate::commands::migrate::cached_sockets();
         if shared.notify.tracking.count() > 0 {
             // Also done after reads; here too so that a lowered limit
             // applies while nobody reads.

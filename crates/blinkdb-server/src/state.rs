@@ -62,6 +62,7 @@ pub struct Shared {
     pub eviction: crate::eviction::EvictionState,
     pub loading: crate::persistence::LoadingState,
     pub rewrite: crate::persistence::RewriteStats,
+    pub rdb_save: crate::rdb_file::SaveStats,
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec_gate::ExecGate,
@@ -113,6 +114,7 @@ impl Shared {
             eviction: Default::default(),
             loading: Default::default(),
             rewrite: Default::default(),
+            rdb_save: Default::default(),
             run_id,
             gate: Default::default(),
             slowlog: Default::default(),

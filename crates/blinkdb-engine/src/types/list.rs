@@ -55,6 +55,16 @@ impl ListValue {
         "quicklist"
     }
 
+    /// `list-max-listpack-size` as of the last push (-2, Redis's default,
+    /// before any).
+    pub fn fill(&self) -> i64 {
+        if self.fill == 0 {
+            -2
+        } else {
+            self.fill
+        }
+    }
+
     pub fn bytes(&self) -> usize {
         self.bytes + self.nodes.capacity() * std::mem::size_of::<Pack>()
     }

@@ -184,6 +184,28 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
+/// SAVE: the dataset to `dir/dbfilename` now (see rdb_file::save).
+pub fn save(ctx: &mut Ctx, _args: &Args) {
+    match crate::rdb_file::save(ctx.shared) {
+        Ok(()) => ctx.out.ok(),
+        Err(e) => ctx.out.error(&e),
+    }
+}
+
+/// BGSAVE [SCHEDULE] (see rdb_file::bgsave).
+pub fn bgsave(ctx: &mut Ctx, args: &Args) {
+    let schedule = match args.get(1) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"schedule") && args.len() == 2 => true,
+        Some(_) => return ctx.syntax_error(),
+    };
+    let shared = ctx.shared.arc();
+    match crate::rdb_file::bgsave(&shared, schedule) {
+        Ok(text) => ctx.out.simple(text),
+        Err(e) => ctx.out.error(&e),
+    }
+}
+
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
 }

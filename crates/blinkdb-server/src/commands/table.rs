@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, bpop, command, conn, debug, geo, hash, hyperloglog, keys, latency,
-    lcs, list, monitor, multi, object, pubsub, scripting, server, set, slowlog, sort, stream,
-    stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
+    bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog, keys,
+    latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog,
+    sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -1259,6 +1259,25 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
         keys: "RO,access index:1 range:0:1:0; OW,update index:2 range:0:1:0",
         args: "source:key destination:key#1 destination-db:integer=DB? replace:REPLACE?"),
+    cmd!("dump", 2, READONLY, KEY1, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump::dump;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("restore", -4, WRITE | DENYOOM, KEY1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
+        history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
+    cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate::migrate;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+        keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",
+        args: "host:string port:integer key_or_empty_string:oneof(key:key empty_string:) destination-db:integer timeout:integer copy:COPY?^3.0.0 replace:REPLACE?^3.0.0 authentication:oneof?(password:string=AUTH?^4.0.7 username_password:block=AUTH2?^6.0.0(username:string password:string)) key:key=KEYS?*^3.0.6#1",
+        history: &[("3.0.0", "Added the `COPY` and `REPLACE` options."), ("3.0.6", "Added the `KEYS` option."), ("4.0.7", "Added the `AUTH` option."), ("6.0.0", "Added the `AUTH2` option.")],
+        tips: &["nondeterministic_output"]),
     cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Move a key to another database", keys::move_;
         acl: acl::KEYSPACE,
         complexity: "O(1)",
@@ -1471,6 +1490,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)"),
     cmd!("bgrewriteaof", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrite the append-only file", server::bgrewriteaof;
         complexity: "O(1)"),
+    cmd!("save", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk", server::save;
+        complexity: "O(N) where N is the total number of keys in all databases"),
+    cmd!("bgsave", -1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously save the dataset to disk", server::bgsave;
+        complexity: "O(1)",
+        args: "schedule:SCHEDULE?^3.2.2",
+        history: &[("3.2.2", "Added the `SCHEDULE` option.")]),
     cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", server::lastsave;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)",

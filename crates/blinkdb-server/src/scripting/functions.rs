@@ -611,6 +611,12 @@ fn stats(ctx: &mut Ctx) {
     out.int(funcs as i64);
 }
 
+/// Every library's code, for SAVE.
+pub fn library_codes(shared: &crate::state::Shared) -> Vec<Vec<u8>> {
+    let reg = shared.scripting.functions.lock();
+    reg.current.libs.values().map(|l| l.code.to_vec()).collect()
+}
+
 fn dump(ctx: &mut Ctx) {
     let reg = ctx.shared.scripting.functions.lock();
     let codes: Vec<&[u8]> = reg.current.libs.values().map(|l| &l.code[..]).collect();

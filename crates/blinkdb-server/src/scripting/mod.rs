@@ -18,7 +18,7 @@ pub mod cache;
 mod convert;
 pub mod functions;
 mod libs;
-mod rdb;
+pub mod rdb;
 pub mod run;
 mod vm;
 

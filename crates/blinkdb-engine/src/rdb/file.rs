@@ -1,0 +1,380 @@
+//! Whole RDB files (`dump.rdb`): the header, AUX fields, function
+//! libraries, databases with their RESIZEDB hints, keys with their expiry
+//! and LRU/LFU opcodes, EOF and the CRC-64 trailer.
+
+use super::read::{read_object, Reader};
+use super::write::{object_type, write_len, write_object, write_string};
+use super::{module_type_name, opcode, RdbError, CRC64, RDB_VERSION};
+use crate::aof::BlobRef;
+use crate::keyspace::Value;
+use crate::types::Limits;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// One key read from a file.
+pub struct LoadedKey {
+    pub db: usize,
+    pub key: Vec<u8>,
+    pub value: Value,
+    /// Absolute expiry in Unix ms, 0 for none.
+    pub expire_at: u64,
+}
+
+/// What a file held besides its keys.
+#[derive(Debug, Default)]
+pub struct FileContents {
+    pub version: u16,
+    pub aux: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Function library codes (`#!lua name=...` and the body).
+    pub functions: Vec<Vec<u8>>,
+    pub keys: u64,
+    /// Keys left out because they had expired (as Redis does on a master).
+    pub expired: u64,
+    /// Empty collections left out, as Redis does.
+    pub empty: u64,
+}
+
+/// The old FUNCTION opcode of the 7.0 release candidates: name, engine,
+/// optional description, then the body; rebuilt as the code FUNCTION LOAD takes.
+pub fn read_old_function(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
+    let name = r.string()?.into_owned();
+    let engine = r.string()?.into_owned();
+    if r.len()? != 0 {
+        r.string()?;
+    }
+    let blob = r.string()?;
+    let mut code = b"#!".to_vec();
+    code.extend_from_slice(&engine);
+    code.extend_from_slice(b" name=");
+    code.extend_from_slice(&name);
+    code.push(b'\n');
+    code.extend_from_slice(&blob);
+    Ok(code)
+}
+
+/// Reads a whole file image, checking its CRC-64 first (when the file has
+/// one that is not zero and `check_crc`), so a damaged file delivers no key.
+/// `now` is the time keys expire against (0: keep every key).
+pub fn load_file(
+    data: &[u8],
+    limits: &Limits,
+    databases: usize,
+    check_crc: bool,
+    now: u64,
+    mut on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+) -> Result<FileContents, RdbError> {
+    if data.len() < 9 || &data[..5] != b"REDIS" {
+        return Err(RdbError::Corrupt(
+            "wrong signature trying to load DB from file",
+        ));
+    }
+    let version: u16 = std::str::from_utf8(&data[5..9])
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or(RdbError::Corrupt("invalid RDB version"))?;
+    if version == 0 || version > RDB_VERSION {
+        return Err(RdbError::Unsupported(format!(
+            "Can't handle RDB format version {version}"
+        )));
+    }
+    // Files since version 5 end in EOF then an 8-byte checksum (0: not computed).
+    let body_end = if version >= 5 {
+        if data.len() < 9 + 1 + 8 {
+            return Err(RdbError::Corrupt("Unexpected EOF reading RDB file"));
+        }
+        let end = data.len() - 8;
+        let stored = u64::from_le_bytes(data[end..].try_into().expect("8"));
+        if check_crc && stored != 0 && CRC64.checksum(&data[..end]) != stored {
+            return Err(RdbError::Corrupt("Wrong RDB checksum"));
+        }
+        end
+    } else {
+        data.len()
+    };
+    let mut r = Reader::new(&data[9..body_end]);
+    let mut contents = FileContents {
+        version,
+        ..FileContents::default()
+    };
+    let mut db = 0usize;
+    let mut expire_at: i64 = -1;
+    loop {
+        let t = r.byte()?;
+        match t {
+            opcode::EXPIRETIME => {
+                expire_at = r.u32_le()? as i64 * 1000;
+                continue;
+            }
+            opcode::EXPIRETIME_MS => {
+                expire_at = r.millis()?;
+                continue;
+            }
+            // BlinkDB keeps no access clock or counter: read past them.
+            opcode::FREQ => {
+                r.byte()?;
+                continue;
+            }
+            opcode::IDLE => {
+                r.len()?;
+                continue;
+            }
+            opcode::EOF => break,
+            opcode::SELECTDB => {
+                let n = r.len()?;
+                if n >= databases as u64 {
+                    return Err(RdbError::Unsupported(format!(
+                        "FATAL: Data file was created with a Redis server configured to handle more than {databases} databases"
+                    )));
+                }
+                db = n as usize;
+                continue;
+            }
+            opcode::RESIZEDB => {
+                r.len()?;
+                r.len()?;
+                continue;
+            }
+            opcode::AUX => {
+                let k = r.string()?.into_owned();
+                let v = r.string()?.into_owned();
+                contents.aux.push((k, v));
+                continue;
+            }
+            opcode::MODULE_AUX => {
+                let (name, _) = module_type_name(r.len()?);
+                return Err(RdbError::Unsupported(format!(
+                    "module auxiliary data of module type {name} is not supported"
+                )));
+            }
+            opcode::FUNCTION2 => {
+                contents.functions.push(r.string()?.into_owned());
+                continue;
+            }
+            opcode::FUNCTION => {
+                contents.functions.push(read_old_function(&mut r)?);
+                continue;
+            }
+            _ => {}
+        }
+        let key = r.string()?.into_owned();
+        let value = match read_object(t, &mut r, limits) {
+            Ok(v) => v,
+            Err(RdbError::EmptyKey) => {
+                contents.empty += 1;
+                expire_at = -1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let at = if expire_at < 0 {
+            0
+        } else {
+            expire_at.max(1) as u64
+        };
+        expire_at = -1;
+        if at != 0 && now != 0 && at <= now {
+            contents.expired += 1;
+            continue;
+        }
+        contents.keys += 1;
+        on_key(LoadedKey {
+            db,
+            key,
+            value,
+            expire_at: at,
+        })?;
+    }
+    if r.remaining() != 0 {
+        return Err(RdbError::Corrupt("data after the EOF opcode"));
+    }
+    Ok(contents)
+}
+
+/// Writes a file as rdbSaveRio does, into `<path>.tmp-<pid>` (created next
+/// to the final name), then fsyncs and renames it over `path`.
+pub struct RdbFileWriter {
+    file: std::io::BufWriter<std::fs::File>,
+    tmp: PathBuf,
+    path: PathBuf,
+    digest: crc::Digest<'static, u64>,
+    checksum: bool,
+    compress: bool,
+    buf: Vec<u8>,
+    pub bytes: u64,
+}
+
+impl RdbFileWriter {
+    /// Starts the file with its signature and AUX fields.
+    pub fn create(
+        path: &Path,
+        aux: &[(&str, String)],
+        compress: bool,
+        checksum: bool,
+    ) -> Result<Self, RdbError> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = RdbFileWriter {
+            file: std::io::BufWriter::with_capacity(1 << 20, file),
+            tmp,
+            path: path.to_path_buf(),
+            digest: CRC64.digest(),
+            checksum,
+            compress,
+            buf: Vec::with_capacity(1 << 16),
+            bytes: 0,
+        };
+        w.buf
+            .extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
+        for (k, v) in aux {
+            w.buf.push(opcode::AUX);
+            write_string(&mut w.buf, k.as_bytes(), compress);
+            write_string(&mut w.buf, v.as_bytes(), compress);
+        }
+        w.flush_buf()?;
+        Ok(w)
+    }
+
+    fn flush_buf(&mut self) -> Result<(), RdbError> {
+        if self.checksum {
+            self.digest.update(&self.buf);
+        }
+        self.file.write_all(&self.buf)?;
+        self.bytes += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    pub fn function(&mut self, code: &[u8]) -> Result<(), RdbError> {
+        self.buf.push(opcode::FUNCTION2);
+        write_string(&mut self.buf, code, self.compress);
+        self.flush_buf()
+    }
+
+    /// SELECTDB then RESIZEDB with the database's key and expiry counts.
+    pub fn select_db(&mut self, db: usize, keys: usize, expires: usize) -> Result<(), RdbError> {
+        self.buf.push(opcode::SELECTDB);
+        write_len(&mut self.buf, db as u64);
+        self.buf.push(opcode::RESIZEDB);
+        write_len(&mut self.buf, keys as u64);
+        write_len(&mut self.buf, expires as u64);
+        self.flush_buf()
+    }
+
+    /// SELECTDB alone (keys of a background save arrive in any order).
+    pub fn select(&mut self, db: usize) -> Result<(), RdbError> {
+        self.buf.push(opcode::SELECTDB);
+        write_len(&mut self.buf, db as u64);
+        Ok(())
+    }
+
+    /// One key: EXPIRETIME_MS if it has an expiry, its type, name and value.
+    pub fn key(
+        &mut self,
+        key: &[u8],
+        value: &Value,
+        expire_at: u64,
+        blob: &mut dyn FnMut(&BlobRef) -> Result<bytes::Bytes, RdbError>,
+    ) -> Result<(), RdbError> {
+        let t = object_type(value)?;
+        if expire_at != 0 {
+            self.buf.push(opcode::EXPIRETIME_MS);
+            self.buf.extend_from_slice(&expire_at.to_le_bytes());
+        }
+        self.buf.push(t);
+        write_string(&mut self.buf, key, self.compress);
+        write_object(&mut self.buf, value, self.compress, blob)?;
+        if self.buf.len() >= 1 << 16 {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    /// EOF, the checksum (0 when rdbchecksum is off), fsync, rename.
+    pub fn finish(mut self) -> Result<u64, RdbError> {
+        self.buf.push(opcode::EOF);
+        self.flush_buf()?;
+        let crc = if self.checksum {
+            self.digest.clone().finalize()
+        } else {
+            0
+        };
+        self.file.write_all(&crc.to_le_bytes())?;
+        self.bytes += 8;
+        let file = self
+            .file
+            .into_inner()
+            .map_err(|e| RdbError::Io(e.to_string()))?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path)?;
+        if let Some(dir) = self.path.parent() {
+            if let Ok(d) = std::fs::File::open(if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            }) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(self.bytes)
+    }
+
+    /// Drops the temp file (a failed save leaves the old file in place).
+    pub fn abort(self) {
+        let tmp = self.tmp.clone();
+        drop(self);
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dump.rdb");
+        let mut w =
+            RdbFileWriter::create(&path, &[("redis-ver", "7.0.15".into())], true, true).unwrap();
+        w.function(b"#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+            .unwrap();
+        w.select_db(3, 2, 1).unwrap();
+        let mut no_blob = |_: &BlobRef| -> Result<bytes::Bytes, RdbError> { unreachable!() };
+        w.key(b"a", &Value::str(&b"1"[..]), 0, &mut no_blob)
+            .unwrap();
+        w.key(
+            b"b",
+            &Value::str(&b"x"[..]),
+            4_000_000_000_000,
+            &mut no_blob,
+        )
+        .unwrap();
+        w.finish().unwrap();
+        let data = std::fs::read(&path).unwrap();
+        let mut keys = Vec::new();
+        let c = load_file(&data, &Limits::default(), 16, true, 1, |k| {
+            keys.push((k.db, k.key, k.value, k.expire_at));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(c.functions.len(), 1);
+        assert_eq!(c.aux[0].0, b"redis-ver");
+        assert_eq!(keys.len(), 2);
+        assert_eq!(keys[1].0, 3);
+        assert_eq!(keys[1].3, 4_000_000_000_000);
+        let mut bad = data.clone();
+        bad[20] ^= 1;
+        assert!(load_file(&bad, &Limits::default(), 16, true, 1, |_| Ok(())).is_err());
+        assert!(load_file(
+            &data[..data.len() - 3],
+            &Limits::default(),
+            16,
+            true,
+            1,
+            |_| Ok(())
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,160 @@
+//! The RDB codec (version 10, Redis 7.0's): one reader and one writer for
+//! DUMP/RESTORE payloads, FUNCTION DUMP, and whole `dump.rdb` files. The byte
+//! layout is in docs/rdb-format.md.
+//!
+//! Reading never trusts a declared length or count beyond the bytes left in
+//! the input: every take is bounded by what remains, and no collection is
+//! preallocated past it, so a hostile payload costs at most its own size.
+
+mod dump;
+mod file;
+mod listpack;
+mod lzf;
+mod read;
+mod write;
+mod ziplist;
+
+pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
+pub use file::{load_file, read_old_function, FileContents, LoadedKey, RdbFileWriter};
+pub use read::{read_object, Reader};
+pub use write::{object_type, write_len, write_object, write_string};
+
+/// The version Redis 7.0 writes (and the highest it reads).
+pub const RDB_VERSION: u16 = 10;
+
+/// Redis's CRC-64 (Jones polynomial, reflected), as its crc64.c computes it.
+pub static CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+
+/// Value types (`RDB_TYPE_*`): one byte before each key.
+pub mod kind {
+    pub const STRING: u8 = 0;
+    pub const LIST: u8 = 1;
+    pub const SET: u8 = 2;
+    pub const ZSET: u8 = 3;
+    pub const HASH: u8 = 4;
+    /// Sorted set with binary (little-endian f64) scores.
+    pub const ZSET_2: u8 = 5;
+    pub const MODULE: u8 = 6;
+    /// Module value with opcodes that let a reader skip it.
+    pub const MODULE_2: u8 = 7;
+    pub const HASH_ZIPMAP: u8 = 9;
+    pub const LIST_ZIPLIST: u8 = 10;
+    pub const SET_INTSET: u8 = 11;
+    pub const ZSET_ZIPLIST: u8 = 12;
+    pub const HASH_ZIPLIST: u8 = 13;
+    /// Quicklist of ziplists (Redis 3.2 to 6.2).
+    pub const LIST_QUICKLIST: u8 = 14;
+    pub const STREAM_LISTPACKS: u8 = 15;
+    pub const HASH_LISTPACK: u8 = 16;
+    pub const ZSET_LISTPACK: u8 = 17;
+    /// Quicklist of listpacks, each node tagged plain or packed (7.0).
+    pub const LIST_QUICKLIST_2: u8 = 18;
+    pub const STREAM_LISTPACKS_2: u8 = 19;
+}
+
+/// Opcodes between keys of a whole file (`RDB_OPCODE_*`).
+pub mod opcode {
+    pub const FUNCTION2: u8 = 245;
+    /// FUNCTION of the 7.0 release candidates.
+    pub const FUNCTION: u8 = 246;
+    pub const MODULE_AUX: u8 = 247;
+    pub const IDLE: u8 = 248;
+    pub const FREQ: u8 = 249;
+    pub const AUX: u8 = 250;
+    pub const RESIZEDB: u8 = 251;
+    pub const EXPIRETIME_MS: u8 = 252;
+    /// Seconds, from files older than RDB 3.
+    pub const EXPIRETIME: u8 = 253;
+    pub const SELECTDB: u8 = 254;
+    pub const EOF: u8 = 255;
+}
+
+/// What went wrong reading RDB data. RESTORE answers any of these with
+/// Redis's `Bad data format`; a file load names the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RdbError {
+    /// The DUMP footer's version is newer than 10, or its CRC does not match.
+    #[error("DUMP payload version or checksum are wrong")]
+    Payload,
+    /// Truncated or inconsistent data.
+    #[error("{0}")]
+    Corrupt(&'static str),
+    /// A collection with no members (Redis skips such keys in a file).
+    #[error("empty collection")]
+    EmptyKey,
+    /// A well-formed value of a type BlinkDB does not load yet.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Writing a file.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl From<std::io::Error> for RdbError {
+    fn from(e: std::io::Error) -> Self {
+        RdbError::Io(e.to_string())
+    }
+}
+
+/// DUMP's payload for `value`: type byte, body, version and CRC-64.
+pub fn dump_value(
+    engine: &crate::Engine,
+    value: &crate::Value,
+    compress: bool,
+) -> Result<Vec<u8>, RdbError> {
+    let mut out = vec![object_type(value)?];
+    let mut blob = |r: &crate::aof::BlobRef| engine.read_blob(r).map_err(RdbError::Io);
+    write_object(&mut out, value, compress, &mut blob)?;
+    Ok(create_payload(out))
+}
+
+/// The value in a RESTORE payload: the footer checked, then exactly one
+/// value that fills the body.
+pub fn restore_value(
+    payload: &[u8],
+    limits: &crate::types::Limits,
+    check_crc: bool,
+) -> Result<crate::Value, RdbError> {
+    let body = verify_payload(payload, check_crc)?;
+    let mut r = Reader::new(body);
+    let kind = r.byte()?;
+    let value = read_object(kind, &mut r, limits)?;
+    Ok(value)
+}
+
+/// A module type's name from its 64-bit id: nine 6-bit characters from the
+/// top, then a 10-bit encoding version.
+pub fn module_type_name(id: u64) -> (String, u64) {
+    const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let name = (0..9)
+        .map(|i| CHARSET[((id >> (64 - 6 * (i + 1))) & 63) as usize] as char)
+        .collect();
+    (name, id & 1023)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc64_is_redis_jones() {
+        // crc64.c's self test: crc64(0, "123456789") == 0xe9c6d914c4b8d9ca.
+        assert_eq!(CRC64.checksum(b"123456789"), 0xe9c6_d914_c4b8_d9ca);
+    }
+
+    #[test]
+    fn module_names_decode() {
+        // RedisBloom's "MBbloom--", encoding version 4.
+        let mut id = 0u64;
+        for c in b"MBbloom--" {
+            let v = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                .iter()
+                .position(|x| x == c)
+                .unwrap() as u64;
+            id = (id << 6) | v;
+        }
+        id = (id << 10) | 4;
+        assert_eq!(module_type_name(id), ("MBbloom--".to_string(), 4));
+    }
+}

@@ -1,0 +1,134 @@
+//! DUMP and RESTORE: a key's value as Redis 7.0's RDB payload (type byte,
+//! value, RDB version 10, CRC-64), byte-compatible with redis-server both
+//! ways (engine::rdb holds the codec).
+
+use super::args::{eq_ic, parse_i64, ERR_NOT_INT};
+use super::Ctx;
+use crate::protocol::Args;
+use blinkdb_engine::notify::GENERIC;
+use blinkdb_engine::rdb::{self, RdbError};
+use blinkdb_engine::Entry;
+
+const ERR_BUSYKEY: &str = "BUSYKEY Target key name already exists.";
+
+pub fn dump(ctx: &mut Ctx, args: &Args) {
+    // The value is cloned out of the shard (collections share their members
+    // until the next write), then serialized with no lock held.
+    let value = ctx
+        .shared
+        .engine
+        .read(ctx.db(), args[1], |e| e.map(|e| e.value().clone()));
+    let Some(value) = value else {
+        return ctx.out.null();
+    };
+    let compress = ctx.client.settings(ctx.shared).rdbcompression;
+    match rdb::dump_value(&ctx.shared.engine, &value, compress) {
+        Ok(payload) => ctx.out.bulk(&payload),
+        Err(e) => ctx.out.error(&format!("ERR {e}")),
+    }
+}
+
+/// RESTORE's reply for a payload that does not decode: Redis's text, naming
+/// what BlinkDB does not load yet when that is the reason.
+fn bad_format(e: &RdbError) -> String {
+    match e {
+        RdbError::Payload => format!("ERR {}", rdb::ERR_PAYLOAD),
+        RdbError::Unsupported(what) => format!("ERR Bad data format: {what}"),
+        _ => "ERR Bad data format".to_string(),
+    }
+}
+
+/// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]
+///
+/// IDLETIME and FREQ are checked as Redis checks them; they set an access
+/// clock or counter that Redis keeps only under an LRU or LFU maxmemory
+/// policy, and BlinkDB keeps neither (OBJECT IDLETIME/FREQ say so).
+pub fn restore(ctx: &mut Ctx, args: &Args) {
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq) = (-1i64, -1i64);
+    let mut j = 4;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        if eq_ic(args[j], "replace") {
+            replace = true;
+        } else if eq_ic(args[j], "absttl") {
+            absttl = true;
+        } else if eq_ic(args[j], "idletime") && more >= 1 && freq == -1 {
+            let Some(v) = parse_i64(args[j + 1]) else {
+                return ctx.out.error(ERR_NOT_INT);
+            };
+            if v < 0 {
+                return ctx.out.error("ERR Invalid IDLETIME value, must be >= 0");
+            }
+            idle = v;
+            j += 1;
+        } else if eq_ic(args[j], "freq") && more >= 1 && idle == -1 {
+            let Some(v) = parse_i64(args[j + 1]) else {
+                return ctx.out.error(ERR_NOT_INT);
+            };
+            if !(0..=255).contains(&v) {
+                return ctx
+                    .out
+                    .error("ERR Invalid FREQ value, must be >= 0 and <= 255");
+            }
+            freq = v;
+            j += 1;
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    // Decoded before the key is locked; the errors keep Redis's order (a
+    // busy key first, then the TTL, then the payload).
+    let ttl = match parse_i64(args[2]) {
+        None => Err(ERR_NOT_INT.to_string()),
+        Some(t) if t < 0 => Err("ERR Invalid TTL value, must be >= 0".to_string()),
+        Some(t) => Ok(t),
+    };
+    let limits = ctx.client.settings(ctx.shared).collection_limits;
+    let value = match &ttl {
+        Ok(_) => rdb::restore_value(args[3], &limits, true).map_err(|e| bad_format(&e)),
+        Err(_) => Err(String::new()),
+    };
+    let now = ctx.shared.engine.now() as i64;
+    let key = args[1];
+    ctx.write1(key, |tx, db, out| {
+        if !replace && tx.exists(db, key) {
+            return out.error(ERR_BUSYKEY);
+        }
+        let mut ttl = match &ttl {
+            Ok(t) => *t,
+            Err(e) => return out.error(e),
+        };
+        let value = match value {
+            Ok(v) => v,
+            Err(e) => return out.error(&e),
+        };
+        let deleted = replace && tx.remove(db, key).is_some();
+        if ttl != 0 && !absttl {
+            ttl = ttl.saturating_add(now);
+        }
+        // Already expired (never while loading, where now is 0): only the
+        // deletion of the replaced key remains, propagated as a DEL.
+        if ttl != 0 && now != 0 && ttl <= now {
+            if deleted {
+                tx.log(db, &[b"DEL", key]);
+                tx.notify(GENERIC, "del", db, key);
+            }
+            return out.ok();
+        }
+        let mut entry = Entry::new(value);
+        entry.expire_at = ttl as u64;
+        tx.insert(db, key, entry);
+        // Propagated with an absolute TTL, as Redis rewrites it.
+        let at = ttl.to_string();
+        let mut record: Vec<&[u8]> = args.to_vec();
+        if ttl != 0 && !absttl {
+            record[2] = at.as_bytes();
+            record.push(b"ABSTTL");
+        }
+        tx.log(db, &record);
+        tx.notify(GENERIC, "restore", db, key);
+        out.ok();
+    });
+}

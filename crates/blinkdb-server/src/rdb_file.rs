@@ -1,0 +1,362 @@
+//! `dump.rdb`: loading one at start (no AOF yet, or `--load-rdb`), SAVE, and
+//! the INFO persistence `rdb_*` figures. The codec is the engine's (rdb).
+
+use crate::client::{Client, ClientInfo};
+use crate::config::Settings;
+use crate::protocol::{Args, Out};
+use crate::state::Shared;
+use blinkdb_engine::rdb::{self, RdbError, RdbFileWriter};
+use blinkdb_engine::{Entry, Value};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// INFO persistence's rdb_* fields.
+pub struct SaveStats {
+    /// Writes since the last successful save (or load).
+    pub dirty_at_save: AtomicU64,
+    pub in_progress: AtomicBool,
+    pub last_ok: AtomicBool,
+    pub last_duration_sec: AtomicI64,
+    pub saves: AtomicU64,
+    pub last_keys: AtomicU64,
+    /// When the running BGSAVE started (0: none running).
+    pub bgsave_started_ms: AtomicU64,
+    pub last_bgsave_ok: AtomicBool,
+    pub last_bgsave_duration_sec: AtomicI64,
+    /// Keys the last RDB load applied, and the expired ones it left out.
+    pub load_loaded: AtomicU64,
+    pub load_expired: AtomicU64,
+}
+
+impl Default for SaveStats {
+    fn default() -> Self {
+        SaveStats {
+            dirty_at_save: AtomicU64::new(0),
+            in_progress: AtomicBool::new(false),
+            last_ok: AtomicBool::new(true),
+            last_duration_sec: AtomicI64::new(-1),
+            saves: AtomicU64::new(0),
+            last_keys: AtomicU64::new(0),
+            bgsave_started_ms: AtomicU64::new(0),
+            last_bgsave_ok: AtomicBool::new(true),
+            last_bgsave_duration_sec: AtomicI64::new(-1),
+            load_loaded: AtomicU64::new(0),
+            load_expired: AtomicU64::new(0),
+        }
+    }
+}
+
+pub fn path(settings: &Settings) -> PathBuf {
+    settings.dir.join(&settings.dbfilename)
+}
+
+/// Runs one command as an internal client (FUNCTION RESTORE of a file's
+/// libraries); its error reply becomes the error.
+fn run_internal(shared: &Shared, args: &[&[u8]]) -> Result<(), String> {
+    let info = Arc::new(ClientInfo::new(
+        0,
+        "rdb".into(),
+        "rdb".into(),
+        -1,
+        crate::client::Peer::Internal,
+        shared.clock(),
+    ));
+    let mut client = Client::new(info, shared);
+    client.authenticated = true;
+    let mut out = Out::new(2);
+    let spec = match crate::commands::table::resolve(args) {
+        Some(Ok(spec)) => spec,
+        _ => return Err("internal command not found".into()),
+    };
+    let args: Args = args.iter().copied().collect();
+    let mut ctx = crate::commands::Ctx {
+        shared,
+        client: &mut client,
+        out: &mut out,
+    };
+    (spec.handler)(&mut ctx, &args);
+    if out.errors > 0 {
+        return Err(String::from_utf8_lossy(&out.buf).trim().to_string());
+    }
+    Ok(())
+}
+
+/// Loads the RDB file at `path` into the keyspace (keys replace keys of the
+/// same name; libraries replace libraries of the same name). The whole file
+/// is checked (CRC-64) before any key is applied.
+pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, String> {
+    let start = Instant::now();
+    let data = std::fs::read(path).map_err(|e| format!("Reading {}: {e}", path.display()))?;
+    let total = data.len() as u64;
+    shared.loading.total_bytes.store(total, Ordering::Relaxed);
+    let limits = settings.collection_limits;
+    let engine = &shared.engine;
+    let now = blinkdb_engine::clock::now_ms();
+    // Parse everything first: a file that fails half-way loads nothing.
+    let mut keys: Vec<rdb::LoadedKey> = Vec::new();
+    let contents = rdb::load_file(
+        &data,
+        &limits,
+        engine.databases(),
+        settings.rdbchecksum,
+        now,
+        |k| {
+            keys.push(k);
+            Ok(())
+        },
+    )
+    .map_err(|e| format!("Loading RDB {}: {e}", path.display()))?;
+    drop(data);
+    if !contents.functions.is_empty() {
+        let codes: Vec<&[u8]> = contents.functions.iter().map(|c| &c[..]).collect();
+        let payload = crate::scripting::rdb::dump_payload(&codes);
+        run_internal(shared, &[b"FUNCTION", b"RESTORE", &payload, b"REPLACE"])
+            .map_err(|e| format!("Loading the RDB's functions: {e}"))?;
+    }
+    let mut last_report = Instant::now();
+    for (n, k) in keys.into_iter().enumerate() {
+        let mut entry = Entry::new(k.value);
+        entry.expire_at = k.expire_at;
+        engine.write1(k.db, &k.key, |tx| {
+            tx.remove(k.db, &k.key);
+            tx.insert(k.db, &k.key, entry)
+        });
+        if last_report.elapsed().as_secs() >= 1 {
+            last_report = Instant::now();
+            tracing::info!("Loading RDB {}: {n} keys", path.display());
+        }
+        shared
+            .loading
+            .loaded_bytes
+            .store(total * n as u64 / contents.keys.max(1), Ordering::Relaxed);
+    }
+    let rs = &shared.rdb_save;
+    rs.load_loaded.store(contents.keys, Ordering::Relaxed);
+    rs.load_expired.store(contents.expired, Ordering::Relaxed);
+    rs.dirty_at_save.store(
+        shared.engine.stats.changes.load(Ordering::Relaxed),
+        Ordering::Relaxed,
+    );
+    tracing::info!(
+        "DB loaded from RDB {} (version {}): {} keys, {} expired and {} empty skipped, {} libraries, {:.3} seconds",
+        path.display(),
+        contents.version,
+        contents.keys,
+        contents.expired,
+        contents.empty,
+        contents.functions.len(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(contents.keys)
+}
+
+/// After the AOF is open: loads `--load-rdb`'s file, or `dbfilename` when
+/// the AOF did not exist before this start, then rewrites the AOF so that
+/// its base holds what was loaded (the AOF stays the record).
+pub fn load_into_aof(
+    shared: &Shared,
+    settings: &Settings,
+    aof_was_new: bool,
+) -> Result<(), String> {
+    let file = match &settings.load_rdb {
+        Some(p) => p.clone(),
+        None if aof_was_new && path(settings).exists() => path(settings),
+        None => return Ok(()),
+    };
+    import(shared, settings, &file)?;
+    shared
+        .engine
+        .rewrite_aof()
+        .map_err(|e| format!("Writing the loaded RDB into the AOF: {e}"))?;
+    Ok(())
+}
+
+fn read_blob(
+    shared: &Shared,
+) -> impl FnMut(&blinkdb_engine::aof::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
+    move |r| shared.engine.read_blob(r).map_err(RdbError::Io)
+}
+
+/// SAVE: writes every database to `dir/dbfilename` through a temp file and
+/// a rename. Writers wait while it runs (as every client waits for Redis's
+/// SAVE); readers do not: the shards are held for reading.
+pub fn save(shared: &Shared) -> Result<(), String> {
+    let settings = shared.settings();
+    let stats = &shared.rdb_save;
+    if stats.in_progress.swap(true, Ordering::AcqRel) {
+        return Err("ERR Background save already in progress".into());
+    }
+    let start = Instant::now();
+    let dirty = shared.engine.stats.changes.load(Ordering::Relaxed);
+    let result = write_snapshot(shared, &settings);
+    stats.in_progress.store(false, Ordering::Release);
+    stats
+        .last_duration_sec
+        .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+    match result {
+        Ok(keys) => {
+            stats.last_ok.store(true, Ordering::Relaxed);
+            stats.saves.fetch_add(1, Ordering::Relaxed);
+            stats.last_keys.store(keys, Ordering::Relaxed);
+            stats.dirty_at_save.store(dirty, Ordering::Relaxed);
+            shared.last_save_ms.store(shared.clock(), Ordering::Relaxed);
+            tracing::info!(
+                "DB saved on disk: {keys} keys, {:.3} seconds",
+                start.elapsed().as_secs_f64()
+            );
+            Ok(())
+        }
+        Err(e) => {
+            stats.last_ok.store(false, Ordering::Relaxed);
+            tracing::warn!("Failed saving the DB: {e}");
+            Err(format!("ERR {e}"))
+        }
+    }
+}
+
+/// A new file in `dir` with Redis's AUX fields and every function library.
+fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
+    let aux = [
+        ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
+        ("redis-bits", "64".to_string()),
+        (
+            "ctime",
+            (blinkdb_engine::clock::now_ms() / 1000).to_string(),
+        ),
+        ("used-mem", shared.engine.dataset_bytes().to_string()),
+        ("aof-base", "0".to_string()),
+    ];
+    let mut w = RdbFileWriter::create(
+        &path(settings),
+        &aux,
+        settings.rdbcompression,
+        settings.rdbchecksum,
+    )?;
+    for code in crate::scripting::functions::library_codes(shared) {
+        if let Err(e) = w.function(&code) {
+            w.abort();
+            return Err(e);
+        }
+    }
+    Ok(w)
+}
+
+fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
+    let engine = &shared.engine;
+    let mut w = start_file(shared, settings).map_err(|e| e.to_string())?;
+    let result = (|| -> Result<u64, RdbError> {
+        let now = blinkdb_engine::clock::now_ms();
+        let mut blob = read_blob(shared);
+        let mut keys = 0u64;
+        // Every shard of every database held at once, in the order writers
+        // lock them: one point in time.
+        let all: Vec<Vec<_>> = (0..engine.databases())
+            .map(|d| engine.db(d).shards().iter().map(|s| s.read()).collect())
+            .collect();
+        for (d, guards) in all.iter().enumerate() {
+            let (n, expires) = guards
+                .iter()
+                .fold((0, 0), |(n, e), s| (n + s.len(), e + s.expires_len()));
+            if n == 0 {
+                continue;
+            }
+            w.select_db(d, n, expires)?;
+            for shard in guards {
+                for (key, entry) in shard.iter() {
+                    if entry.is_expired(now) {
+                        continue;
+                    }
+                    if let Value::Bloom(..) = entry.value() {
+                        return Err(RdbError::Unsupported(format!(
+                            "key '{}' is a Bloom filter (module type MBbloom--), which BlinkDB does not write to RDB yet",
+                            String::from_utf8_lossy(key)
+                        )));
+                    }
+                    w.key(key, entry.value(), entry.expire_at, &mut blob)?;
+                    keys += 1;
+                }
+            }
+        }
+        Ok(keys)
+    })();
+    match result {
+        Ok(keys) => {
+            w.finish().map_err(|e| e.to_string())?;
+            Ok(keys)
+        }
+        Err(e) => {
+            w.abort();
+            Err(e.to_string())
+        }
+    }
+}
+
+/// BGSAVE [SCHEDULE]: the RDB file written by a background thread from the
+/// engine's copy-before-write snapshot (no fork, no second copy of the data);
+/// the reply text, or the error.
+pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, String> {
+    let stats = &shared.rdb_save;
+    let rewriting = shared.rewrite.started_ms.load(Ordering::Relaxed) != 0;
+    if rewriting && !schedule {
+        return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
+    }
+    if stats.in_progress.swap(true, Ordering::AcqRel) {
+        return Err("ERR Background save already in progress".into());
+    }
+    let settings = shared.settings();
+    let file = match start_file(shared, &settings) {
+        Ok(f) => f,
+        Err(e) => {
+            stats.in_progress.store(false, Ordering::Release);
+            return Err(format!("ERR {e}"));
+        }
+    };
+    stats
+        .bgsave_started_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    let dirty = shared.engine.stats.changes.load(Ordering::Relaxed);
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("bgsave".into())
+        .spawn(move || {
+            let start = Instant::now();
+            tracing::info!("Background saving started");
+            // Waits for a running AOF rewrite first (SCHEDULE).
+            let result = s.engine.save_rdb(file);
+            let st = &s.rdb_save;
+            st.last_bgsave_duration_sec
+                .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+            match result {
+                Ok(keys) => {
+                    st.last_bgsave_ok.store(true, Ordering::Relaxed);
+                    st.last_ok.store(true, Ordering::Relaxed);
+                    st.saves.fetch_add(1, Ordering::Relaxed);
+                    st.last_keys.store(keys, Ordering::Relaxed);
+                    st.dirty_at_save.store(dirty, Ordering::Relaxed);
+                    s.last_save_ms.store(s.clock(), Ordering::Relaxed);
+                    tracing::info!(
+                        "Background saving terminated with success: {keys} keys, {:.3} seconds",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+                Err(e) => {
+                    st.last_bgsave_ok.store(false, Ordering::Relaxed);
+                    tracing::warn!("Background saving error: {e}");
+                }
+            }
+            st.bgsave_started_ms.store(0, Ordering::Relaxed);
+            st.in_progress.store(false, Ordering::Release);
+        });
+    if spawned.is_err() {
+        stats.bgsave_started_ms.store(0, Ordering::Relaxed);
+        stats.in_progress.store(false, Ordering::Release);
+        return Err("ERR Can't start the background save thread".into());
+    }
+    Ok(if rewriting {
+        "Background saving scheduled"
+    } else {
+        "Background saving started"
+    })
+}

@@ -1,0 +1,191 @@
+"""DUMP and RESTORE against redis-server 7.0.15: the same payload bytes for every value
+whose encoding fixes them, RESTORE of each server's payload on the other with the same
+contents and encoding, the same error replies for bad input, and RESTORE in the AOF."""
+
+import os
+import shutil
+import struct
+
+import pytest
+
+from rdb_helpers import ORDER_DEPENDENT, WORKLOAD, client, content
+from resp import RespConnection
+from server import ORACLE_BIN, ServerProcess
+
+
+@pytest.fixture
+def pair(server_factory, oracle):
+    b, r = client(server_factory().port), client(oracle.port)
+    # redis-server's built-in default is 512; BlinkDB ships redis.conf's 128.
+    r.config_set("hash-max-listpack-entries", 128)
+    for conn in (b, r):
+        for cmd in WORKLOAD:
+            conn.execute_command(*cmd)
+    return b, r
+
+
+def keys_of_workload():
+    return sorted({cmd[1] for cmd in WORKLOAD})
+
+
+def test_payloads_equal_redis_and_restore_both_ways(pair):
+    b, r = pair
+    for key in keys_of_workload():
+        from_b, from_r = b.dump(key), r.dump(key)
+        if key not in ORDER_DEPENDENT:
+            assert from_b == from_r, f"DUMP {key} differs"
+        assert b.restore(key + ":r", 0, from_r)
+        assert r.restore(key + ":b", 0, from_b)
+        want = content(r, key)
+        assert content(b, key + ":r") == want
+        assert content(r, key + ":b") == want
+        assert content(b, key) == want
+        enc = r.object("encoding", key)
+        assert b.object("encoding", key + ":r") == enc, key
+        assert r.object("encoding", key + ":b") == enc, key
+
+
+def raw_call(conn, *args):
+    with RespConnection(conn.connection_pool.connection_kwargs["port"]) as c:
+        return c.call(*args).raw
+
+
+def test_error_replies_match_redis(pair, server_factory, oracle):
+    b, r = pair
+    good = r.dump("s:raw")
+    lp = r.dump("h:small")
+    cases = [
+        ("RESTORE", "s:raw", "0", good),                       # BUSYKEY
+        ("RESTORE", "new", "-1", good),                        # negative TTL
+        ("RESTORE", "new", "abc", good),                       # TTL not an integer
+        ("RESTORE", "new", "0", good[:-1] + b"\x00"),          # checksum
+        ("RESTORE", "new", "0", good[:-10] + b"\x0b\x00" + good[-8:]),  # version 11
+        ("RESTORE", "new", "0", b"short"),
+        ("RESTORE", "new", "0", good, "bogus"),
+        ("RESTORE", "new", "0", good, "IDLETIME", "-1"),
+        ("RESTORE", "new", "0", good, "FREQ", "256"),
+        ("RESTORE", "new", "0", good, "FREQ", "x"),
+        ("RESTORE", "new", "0", good, "IDLETIME", "5", "FREQ", "5"),
+        ("RESTORE", "new", "0", good, "IDLETIME"),
+        ("RESTORE", "new", "0", lp[:5] + b"\x00" + lp[6:]),     # damaged, CRC now wrong
+        ("DUMP", "missing"),
+        ("RESTORE", "new"),
+    ]
+    for case in cases:
+        assert raw_call(b, *case) == raw_call(r, *case), case[:3]
+
+
+def test_hostile_payloads_with_valid_checksums(pair):
+    """Bodies with a valid footer that lie about their lengths: an error, nothing stored,
+    no allocation of the declared size (the server keeps answering)."""
+    b, r = pair
+    # A string that claims 2^64-9 bytes; a set that claims 2^32 members; an LZF
+    # string that claims 4 GB out of 3 bytes; a listpack whose header lies.
+    bodies = [
+        b"\x00\x81\xff\xff\xff\xff\xff\xff\xff\xf7",
+        b"\x02\x80\xff\xff\xff\xff\x01a",
+        b"\x00\xc3\x03\x80\xff\xff\xff\xff\x00\x00\x00",
+        b"\x10\x0c\xff\x00\x00\x00\x02\x00\x81a\x02\x01\x01\xff",
+    ]
+    # Not sent to redis-server: the set that claims 2^32 members keeps it busy for
+    # minutes (it sizes its table from the count).
+    for body in bodies:
+        got = raw_call(b, "RESTORE", "h", "0", crc_payload(body))
+        assert got.startswith(b"-ERR Bad data format"), got
+        assert b.exists("h") == 0
+    got = raw_call(b, "RESTORE", "h", "0", crc_payload(b"\x13\x00"))
+    assert b"stream" in got, got
+    assert b.ping()
+
+
+def crc64(data):
+    """Redis's CRC-64 (Jones, reflected), bit by bit."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
+def crc_payload(body):
+    body = body + b"\x0a\x00"
+    return body + struct.pack("<Q", crc64(body))
+
+
+def test_crc64_matches_redis(pair):
+    _, r = pair
+    payload = r.dump("s:raw")
+    assert crc_payload(payload[:-10]) == payload
+
+
+def test_ttl_options(pair):
+    b, r = pair
+    payload = r.dump("s:raw")
+    for conn in (b, r):
+        assert conn.restore("t1", 5000, payload)
+        assert 3000 < conn.pttl("t1") <= 5000
+        assert conn.restore("t2", 4_000_000_000_000, payload, absttl=True)
+        assert conn.pexpiretime("t2") == 4_000_000_000_000
+        conn.set("t3", "old")
+        assert conn.restore("t3", 1, payload, replace=True, absttl=True)
+        assert conn.exists("t3") == 0
+        assert conn.restore("t4", 0, payload, idletime=10)
+        assert conn.get("t4") == b"hello"
+
+
+def test_restore_is_logged_and_replays_in_both_servers(server_factory, tmp_path):
+    srv = server_factory("--appendonly", "yes")
+    conn = client(srv.port)
+    donor = client(server_factory().port)
+    for cmd in WORKLOAD:
+        donor.execute_command(*cmd)
+    for key in keys_of_workload():
+        conn.restore(key, 0, donor.dump(key))
+    conn.restore("ttl", 100000000, donor.dump("s:raw"))
+    want = {k: content(conn, k) for k in keys_of_workload() + ["ttl"]}
+    pttl = conn.pttl("ttl")
+    srv.stop()
+    restarted = server_factory("--appendonly", "yes", "--dir", srv.dir, name="restarted")
+    c2 = client(restarted.port)
+    assert {k: content(c2, k) for k in want} == want
+    assert abs(c2.pttl("ttl") - pttl) < 5000
+    # redis-server replays the same AOF (RESTORE records with ABSTTL).
+    redis_dir = tmp_path / "redis-from-aof"
+    shutil.copytree(os.path.join(srv.dir, "appendonlydir"), redis_dir / "appendonlydir")
+    restarted.stop()
+    oracle = ServerProcess(ORACLE_BIN, str(redis_dir), ["--appendonly", "yes"])
+    try:
+        rc = client(oracle.port)
+        assert {k: content(rc, k) for k in want} == want
+        assert abs(rc.pttl("ttl") - pttl) < 5000
+    finally:
+        oracle.stop()
+
+
+def test_migrate_both_ways(server_factory, oracle):
+    b, r = client(server_factory("--appendonly", "yes").port), client(oracle.port)
+    r.config_set("hash-max-listpack-entries", 128)
+    for cmd in WORKLOAD:
+        b.execute_command(*cmd)
+    keys = keys_of_workload()
+    want = {k: content(b, k) for k in keys}
+    host, rport = "127.0.0.1", oracle.port
+    assert b.execute_command("MIGRATE", host, rport, "", 3, 5000, "COPY", "KEYS", *keys) == b"OK"
+    assert all(b.exists(k) for k in keys)
+    r3 = client(oracle.port, 3)
+    assert {k: content(r3, k) for k in keys} == want
+    assert r3.pttl("s:ttl") > 0
+    # Without REPLACE the target refuses keys it has; the error names its reply.
+    reply = raw_call(b, "MIGRATE", host, str(rport), "s:raw", "3", "5000")
+    assert reply.startswith(b"-ERR Target instance replied with error: BUSYKEY"), reply
+    assert b.execute_command("MIGRATE", host, rport, "", 3, 5000, "REPLACE", "KEYS", *keys) == b"OK"
+    assert not any(b.exists(k) for k in keys)
+    assert b.execute_command("MIGRATE", host, rport, "missing", 3, 5000) == b"NOKEY"
+    assert b.info("stats")["migrate_cached_sockets"] == 1
+    # And back: redis-server migrates to BlinkDB.
+    bport = b.connection_pool.connection_kwargs["port"]
+    assert r3.execute_command("MIGRATE", host, bport, "", 0, 5000, "KEYS", *keys) == b"OK"
+    assert {k: content(b, k) for k in keys} == want
+    assert raw_call(b, "MIGRATE", host, "1", "s:raw", "0", "100") == \
+        b"-IOERR error or timeout connecting to the client\r\n"
