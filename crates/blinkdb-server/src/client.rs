@@ -271,8 +271,6 @@ pub struct Client {
     /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
     /// for all of them).
     pub in_exec: bool,
-    /// Running a command for a script (redis.call): XREAD BLOCK refuses.
-    pub in_script: bool,
 }
 
 /// Why a connection waits before answering (and runs nothing else meanwhile).
@@ -315,7 +313,6 @@ impl Client {
             script_gate: None,
             tracking: None,
             in_exec: false,
-            in_script: false,
         }
     }
 

@@ -609,7 +609,7 @@ fn resolve_ids(
 pub(super) const BLOCKED_DEFAULT_COUNT: usize = 1000;
 
 pub fn xread(ctx: &mut Ctx, args: &Args) {
-    let in_script = ctx.client.in_script;
+    let in_script = crate::scripting::run::in_script_call();
     let r = match parse_read_args(args, false, in_script) {
         Ok(r) => r,
         Err(e) => return ctx.out.error_bytes(&e),

@@ -481,7 +481,7 @@ fn serve_group(
 }
 
 pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
-    let in_script = ctx.client.in_script;
+    let in_script = crate::scripting::run::in_script_call();
     let r = match parse_read_args(args, true, in_script) {
         Ok(r) => r,
         Err(e) => return ctx.out.error_bytes(&e),

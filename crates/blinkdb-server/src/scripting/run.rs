@@ -464,7 +464,6 @@ fn execute(
     client.commands_processed += 1;
     // A script never blocks: BLMPOP and the like answer at once, as in Redis.
     let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
-    let in_script = std::mem::replace(&mut client.in_script, true);
     let mut ctx = Ctx {
         shared,
         client,
@@ -481,7 +480,6 @@ fn execute(
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
     ctx.client.deny_blocking = deny_blocking;
-    ctx.client.in_script = in_script;
     // Counted as Redis counts a script's calls: INFO commandstats, the slow
     // log, latency and MONITOR (as `lua`).
     let failed = ctx.out.errors > 0;
