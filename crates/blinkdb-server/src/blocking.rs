@@ -85,9 +85,19 @@ pub struct Waiter {
     pub deadline: Option<Instant>,
     state: Mutex<State>,
     wake: Notify,
+    /// Served also when its key is gone (XREADGROUP ends with an error).
+    serves_gone_key: std::sync::atomic::AtomicBool,
 }
 
 impl Waiter {
+    /// Marks a wait that a deleted key ends too (XREADGROUP): call it while
+    /// the keys are still locked.
+    pub fn serve_when_key_gone(&self, registry: &Registry) {
+        if !self.serves_gone_key.swap(true, Ordering::Relaxed) {
+            registry.gone_key_waiters.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
     /// Resolves once the wait has ended (served or unblocked; a timeout is
     /// the waiting connection's own clock).
     pub async fn woken(&self) {
@@ -111,6 +121,8 @@ pub struct Registry {
     seq: AtomicU64,
     /// INFO's `blocked_clients`.
     count: AtomicUsize,
+    /// Waiters a deleted key serves (`Waiter::serve_when_key_gone`).
+    gone_key_waiters: AtomicUsize,
 }
 
 /// A deadline `end_ms` (a wall-clock time in ms, 0: none) as a timer instant.
@@ -209,6 +221,7 @@ impl Registry {
             deadline: deadline(end_ms),
             state: Mutex::new(State::Waiting),
             wake: Notify::new(),
+            serves_gone_key: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -252,17 +265,30 @@ impl Registry {
             shared.engine.blocked.fetch_sub(1, Ordering::Relaxed);
         }
         self.count.fetch_sub(1, Ordering::Relaxed);
+        if w.serves_gone_key.load(Ordering::Relaxed) {
+            self.gone_key_waiters.fetch_sub(1, Ordering::Relaxed);
+        }
         w.info.set_flag(FLAG_BLOCKED, false);
     }
 
     /// The clients waiting on `key` of `db`, first blocked first.
-    fn waiting_on(&self, db: usize, key: &[u8]) -> Vec<Arc<Waiter>> {
+    /// Up to `n` of the clients waiting on `key` of `db` that blocked after
+    /// sequence `after` (None: from the first), first blocked first: a push
+    /// serving one of 10k waiters copies a batch, not the whole queue.
+    fn waiting_on(&self, db: usize, key: &[u8], after: Option<u64>, n: usize) -> Vec<Arc<Waiter>> {
         let inner = self.inner.lock();
-        inner
-            .keys
-            .get(&(db, key.into()))
-            .map(|w| w.values().cloned().collect())
-            .unwrap_or_default()
+        let Some(queue) = inner.keys.get(&(db, key.into())) else {
+            return Vec::new();
+        };
+        let from = match after {
+            Some(seq) => std::ops::Bound::Excluded(seq),
+            None => std::ops::Bound::Unbounded,
+        };
+        queue
+            .range((from, std::ops::Bound::Unbounded))
+            .take(n)
+            .map(|(_, w)| w.clone())
+            .collect()
     }
 
     /// The keys of `db` some client waits on (SWAPDB wakes those that exist).
@@ -362,10 +388,25 @@ pub fn serve_ready(shared: &Shared) {
             return;
         }
         for (db, key) in ready {
-            for w in shared.blocking.waiting_on(db, &key) {
-                // A gone key still ends XREADGROUP waits (with an error), so
-                // every waiter is tried; the pops find nothing and stay.
-                shared.blocking.try_serve(shared, &w, &key);
+            let (mut after, mut gone) = (None, false);
+            loop {
+                let batch = shared.blocking.waiting_on(db, &key, after, 64);
+                let Some(last) = batch.last() else { break };
+                after = Some(last.seq);
+                for w in &batch {
+                    // Once the key is gone (a list emptied), only waits that
+                    // a deleted key ends (XREADGROUP's error) are served.
+                    if gone && !w.serves_gone_key.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    shared.blocking.try_serve(shared, w, &key);
+                    if !gone && !shared.engine.peek(db, &key, |e| e.is_some()) {
+                        gone = true;
+                    }
+                }
+                if gone && shared.blocking.gone_key_waiters.load(Ordering::Relaxed) == 0 {
+                    break;
+                }
             }
         }
     }

@@ -548,14 +548,17 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
             if block.is_some() && !deny_blocking {
                 // Only `>` reads get here (history reads always answer):
                 // `serve_xreadgroup` serves the wait.
-                return Some(shared.blocking.block_on_keys(
+                let waiter = shared.blocking.block_on_keys(
                     shared,
                     &who,
                     &r.keys,
                     args,
                     serve_xreadgroup,
                     end_ms,
-                ));
+                );
+                // A deleted stream ends the wait with an error, as in Redis.
+                waiter.serve_when_key_gone(&shared.blocking);
+                return Some(waiter);
             }
             out.null_array();
             return None;
