@@ -29,6 +29,7 @@ fn limits(tiny: bool) -> Limits {
         zset_max_listpack_entries: 2,
         zset_max_listpack_value: 4,
         list_max_listpack_size: 2,
+        ..Limits::default()
     }
 }
 

@@ -353,8 +353,19 @@ pub fn run_commands_for_fuzzing(
     out: &mut Out,
 ) -> bool {
     let _clock = blinkdb_engine::clock::batch();
-    let next = run_commands(shared, client, parser, inbuf, out, &mut Vec::new());
-    matches!(next, Next::Close)
+    loop {
+        let next = run_commands(shared, client, parser, inbuf, out, &mut Vec::new());
+        // Without a socket there is no time to wait: a blocked command ends
+        // at once, as if its timeout passed (or with what served it), and
+        // the commands after it run.
+        let Some(Block::Waiting(waiter)) = client.block.take() else {
+            return matches!(next, Next::Close);
+        };
+        match shared.blocking.finish(shared, &waiter) {
+            Outcome::Served(reply, _) => out.buf.extend_from_slice(&reply),
+            unserved => crate::blocking::reply_unserved(out, waiter.timeout_reply, &unserved),
+        }
+    }
 }
 
 /// Waits until the log holds a served blocked command's effect, as its reply
