@@ -1,7 +1,7 @@
 //! Hash commands (HSET, HGET, HINCRBY, HRANDFIELD, HSCAN...), with Redis
 //! 7.0's replies, errors, keyspace events and AOF records.
 
-use super::args::{eq_ic, incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW, ERR_SYNTAX};
+use super::args::{incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW};
 use super::collection::{self, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
@@ -251,27 +251,9 @@ pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
             }
         });
     }
-    let count = match parse_i64(args[2]) {
-        Some(n) if n != i64::MIN => n,
-        Some(_) => {
-            return ctx.out.error(
-                "ERR value is out of range, value must between -9223372036854775807 and \
-                 9223372036854775807",
-            )
-        }
-        None => return ctx.out.error(ERR_NOT_INT),
+    let Some((count, values)) = super::random::count_args(ctx, args, "withvalues") else {
+        return;
     };
-    let values = match args.get(3) {
-        None => false,
-        Some(w) if args.len() == 4 && eq_ic(w, "withvalues") => true,
-        Some(_) => return ctx.out.error(ERR_SYNTAX),
-    };
-    if values && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-        return ctx.out.error("ERR value is out of range");
-    }
-    if super::random::too_many_repeats(ctx, count) {
-        return ctx.out.error("ERR value is out of range");
-    }
     let mut rng = rand::thread_rng();
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
         let Some(h) = h.filter(|_| count != 0) else {

@@ -3,7 +3,7 @@
 //! keyspace events and AOF records. Ranges are in `zrange.rs`, the set
 //! algebra in `zsetops.rs`.
 
-use super::args::{eq_ic, parse_cursor, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
+use super::args::{eq_ic, parse_cursor, parse_i64, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection::{self, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
@@ -414,27 +414,9 @@ pub fn zrandmember(ctx: &mut Ctx, args: &Args) {
             }
         });
     }
-    let count = match parse_i64(args[2]) {
-        Some(n) if n != i64::MIN => n,
-        Some(_) => {
-            return ctx.out.error(
-                "ERR value is out of range, value must between -9223372036854775807 and \
-                 9223372036854775807",
-            )
-        }
-        None => return ctx.out.error(ERR_NOT_INT),
+    let Some((count, scores)) = super::random::count_args(ctx, args, "withscores") else {
+        return;
     };
-    let scores = match args.get(3) {
-        None => false,
-        Some(w) if args.len() == 4 && eq_ic(w, "withscores") => true,
-        Some(_) => return ctx.out.error(ERR_SYNTAX),
-    };
-    if scores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-        return ctx.out.error("ERR value is out of range");
-    }
-    if super::random::too_many_repeats(ctx, count) {
-        return ctx.out.error("ERR value is out of range");
-    }
     let mut rng = rand::thread_rng();
     collection::read_or_reply(ctx, args[1], |z: Option<&ZSetValue>, out| {
         let Some(z) = z.filter(|_| count != 0) else {
