@@ -28,10 +28,49 @@ WORKLOAD = [
     ("RPUSH", "l:small", *[f"e{i}" for i in range(10)], 1, 2, 300, -1),
     ("RPUSH", "l:big", *[f"element-{i}" * 3 for i in range(3000)]),
     ("PEXPIRE", "h:big", "100000000"),
+    # Streams: a tombstone and an entry with fields of its own in one node; three
+    # nodes of 100 entries; an empty stream with a group; groups with pending entries.
+    ("XADD", "x:small", "1-1", "a", "1"),
+    ("XADD", "x:small", "1-2", "a", "2"),
+    ("XADD", "x:small", "2-0", "b", "x"),
+    ("XDEL", "x:small", "1-2"),
+    *[("XADD", "x:big", f"{i}-{i % 3}", "f", i, "g", "v" * (i % 70)) for i in range(1, 251)],
+    ("XTRIM", "x:big", "MAXLEN", "245"),
+    ("XDEL", "x:big", "200-2"),
+    ("XGROUP", "CREATE", "x:empty", "g", "$", "MKSTREAM"),
+    ("XADD", "x:groups", "5-1", "k", "v"),
+    ("XADD", "x:groups", "6-1", "k", "v", "extra", "field"),
+    ("XADD", "x:groups", "7-1", "k", "v"),
+    ("XGROUP", "CREATE", "x:groups", "readers", "0"),
+    ("XGROUP", "CREATE", "x:groups", "idle", "$"),
+    ("XGROUP", "CREATECONSUMER", "x:groups", "idle", "nobody"),
+    ("XREADGROUP", "GROUP", "readers", "alice", "COUNT", "2", "STREAMS", "x:groups", ">"),
+    ("XREADGROUP", "GROUP", "readers", "bob", "STREAMS", "x:groups", ">"),
+    ("XACK", "x:groups", "readers", "5-1"),
+    ("XSETID", "x:groups", "9-9", "ENTRIESADDED", "10", "MAXDELETEDID", "3-0"),
 ]
 
-# The full encodings iterate in hash order, which differs between servers.
-ORDER_DEPENDENT = {"h:big", "h:long", "set:str", "set:many"}
+# The full encodings iterate in hash order, which differs between servers; a stream's
+# consumers and pending entries carry the time they were seen and delivered.
+ORDER_DEPENDENT = {"h:big", "h:long", "set:str", "set:many", "x:groups"}
+
+
+def stream_content(conn, key):
+    """Entries, XINFO STREAM's counters, and per group XINFO GROUPS, its consumers and
+    pending entries, without the times (idle, time since delivery) and radix-tree-nodes
+    (the size of Redis's own radix tree)."""
+    info = conn.xinfo_stream(key)
+    info.pop("radix-tree-nodes", None)
+    groups = []
+    for g in conn.xinfo_groups(key):
+        name = g["name"]
+        consumers = [(c["name"], c["pending"]) for c in conn.xinfo_consumers(key, name)]
+        pending = [
+            (p["message_id"], p["consumer"], p["times_delivered"])
+            for p in conn.xpending_range(key, name, "-", "+", 1000)
+        ]
+        groups.append((sorted(g.items()), consumers, pending))
+    return conn.xrange(key), sorted(info.items(), key=lambda kv: kv[0]), groups
 
 
 def content(conn, key):
@@ -46,6 +85,8 @@ def content(conn, key):
         return kind, conn.zrange(key, 0, -1, withscores=True)
     if kind == "list":
         return kind, conn.lrange(key, 0, -1)
+    if kind == "stream":
+        return kind, stream_content(conn, key)
     return kind, None
 
 

@@ -11,6 +11,7 @@ mod file;
 mod listpack;
 mod lzf;
 mod read;
+mod stream;
 mod write;
 mod ziplist;
 

@@ -341,9 +341,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             }
             Ok(Value::list(l))
         }
-        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => Err(RdbError::Unsupported(format!(
-            "stream values (RDB type {kind}) are not supported yet"
-        ))),
+        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => Ok(Value::stream(
+            super::stream::read(r, kind == kind::STREAM_LISTPACKS_2)?,
+        )),
         kind::MODULE | kind::MODULE_2 => {
             let id = r.len()?;
             let (name, encver) = module_type_name(id);

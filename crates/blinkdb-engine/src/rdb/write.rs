@@ -89,11 +89,7 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
                 "Bloom filters (module type MBbloom--) are not written to RDB yet".into(),
             ))
         }
-        Value::Stream(..) => {
-            return Err(RdbError::Unsupported(
-                "streams (RDB type 19, stream listpacks 3) are not written to RDB yet".into(),
-            ))
-        }
+        Value::Stream(..) => kind::STREAM_LISTPACKS_2,
     })
 }
 
@@ -204,7 +200,8 @@ pub fn write_object(
                 }
             }
         },
-        Value::Bloom(..) | Value::Stream(..) => {
+        Value::Stream(s, _) => super::stream::write(out, s, compress),
+        Value::Bloom(..) => {
             object_type(value)?;
         }
     }

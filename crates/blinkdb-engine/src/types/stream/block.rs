@@ -76,7 +76,8 @@ pub struct Slot {
     pub pos: usize,
     pub id: StreamId,
     pub deleted: bool,
-    same: bool,
+    /// The entry's field names are the node's master fields.
+    pub same: bool,
     body: usize,
     pub end: usize,
 }
@@ -157,7 +158,26 @@ impl Block {
         self.buf.shrink_to_fit();
     }
 
-    fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
+    /// An empty node whose master fields are `names` (a node read from an
+    /// RDB file, whose master entry is given apart from its entries).
+    pub fn with_master(names: &[&[u8]], first: StreamId) -> Block {
+        let mut buf = Vec::with_capacity(64);
+        put_varint(&mut buf, names.len() as u64);
+        for f in names {
+            put_varint(&mut buf, f.len() as u64);
+            buf.extend_from_slice(f);
+        }
+        Block {
+            entries_at: buf.len() as u32,
+            buf,
+            live: 0,
+            deleted: 0,
+            last: first,
+        }
+    }
+
+    /// The master field names (the first entry's names when built by XADD).
+    pub fn master_fields(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut at = 0;
         let n = get_varint(&self.buf, &mut at);
         (0..n).map(move |_| get_bytes(&self.buf, &mut at))
@@ -171,6 +191,13 @@ impl Block {
                 .master_fields()
                 .zip(fields.iter().step_by(2))
                 .all(|(a, b)| a == *b)
+    }
+
+    /// Appends a deleted entry (a tombstone of a node read from RDB).
+    pub fn push_deleted(&mut self, master: StreamId, id: StreamId, fields: &[&[u8]]) {
+        let pos = self.buf.len();
+        self.push(master, id, fields);
+        self.delete_at(pos);
     }
 
     /// Appends entry `id` (greater than `last`); `master` is the node's key.

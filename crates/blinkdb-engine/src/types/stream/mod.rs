@@ -9,11 +9,10 @@ mod block;
 mod group;
 mod id;
 
-pub use block::Fields;
+pub use block::{Block, Fields, Slot};
 pub use group::{Consumer, Group, Nack};
 pub use id::{ParsedId, StreamId};
 
-use block::Block;
 use std::collections::BTreeMap;
 
 /// Bytes a node costs besides its buffer: the B-tree slot (key and value)
@@ -110,6 +109,35 @@ impl StreamValue {
 
     pub fn encoding(&self) -> &'static str {
         "stream"
+    }
+
+    /// The nodes in ID order, each with its key (its master ID): what an
+    /// RDB file stores as one listpack each.
+    pub fn node_list(&self) -> impl Iterator<Item = (StreamId, &Block)> + '_ {
+        self.blocks.iter().map(|(k, b)| (*k, b))
+    }
+
+    /// Adds a node read from an RDB file after the last one. Its entries
+    /// must follow the previous node's and not precede its key; a node with
+    /// no live entry is dropped, as Redis drops one when its last entry goes.
+    pub fn push_node(&mut self, master: StreamId, mut block: Block) -> Result<(), &'static str> {
+        if let Some((_, prev)) = self.blocks.iter().next_back() {
+            if master <= prev.last {
+                return Err("stream node out of order");
+            }
+        }
+        match block.slots(master).next() {
+            Some(s) if s.id >= master => {}
+            _ => return Err("stream node without entries or before its key"),
+        }
+        if block.live == 0 {
+            return Ok(());
+        }
+        block.seal();
+        self.length += block.live as u64;
+        self.block_bytes += block.bytes();
+        self.blocks.insert(master, block);
+        Ok(())
     }
 
     /// Nodes in the tree (XINFO's radix-tree-keys).
