@@ -36,6 +36,8 @@ WORKLOAD = [
     ("XDEL", "x:small", "1-2"),
     *[("XADD", "x:big", f"{i}-{i % 3}", "f", i, "g", "v" * (i % 70)) for i in range(1, 251)],
     ("XTRIM", "x:big", "MAXLEN", "245"),
+    # Nodes cut by stream-node-max-bytes (4096), measured on Redis's listpack.
+    *[("XADD", "x:wide", f"{i}-0", "blob", "b" * (300 * i), "n", i) for i in range(1, 12)],
     ("XDEL", "x:big", "200-2"),
     ("XGROUP", "CREATE", "x:empty", "g", "$", "MKSTREAM"),
     ("XADD", "x:groups", "5-1", "k", "v"),
@@ -49,6 +51,9 @@ WORKLOAD = [
     ("XACK", "x:groups", "readers", "5-1"),
     ("XSETID", "x:groups", "9-9", "ENTRIESADDED", "10", "MAXDELETEDID", "3-0"),
 ]
+
+# Every key the workload writes (XGROUP and XREADGROUP name theirs later).
+WORKLOAD_KEYS = sorted({cmd[1] for cmd in WORKLOAD if cmd[0] not in ("XGROUP", "XREADGROUP")})
 
 # The full encodings iterate in hash order, which differs between servers; a stream's
 # consumers and pending entries carry the time they were seen and delivered.

@@ -44,6 +44,9 @@ def free_port():
         port = _next_port[0]
         _next_port[0] = port + 1 if port + 1 < PORT_RANGE.stop else PORT_RANGE.start
         probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # As the servers bind (both set SO_REUSEADDR): a port whose closed
+        # connections linger in TIME_WAIT is free to them, so to us too.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(("127.0.0.1", port))
             return port

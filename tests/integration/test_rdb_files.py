@@ -7,7 +7,7 @@ import os
 import shutil
 import subprocess
 
-from rdb_helpers import WORKLOAD, assert_same_keyspace, client, legacy_rdb
+from rdb_helpers import WORKLOAD, WORKLOAD_KEYS, assert_same_keyspace, client, legacy_rdb
 from server import ORACLE_BIN, ServerProcess, require_tool
 
 LIB = "#!lua name=lib\nredis.register_function('f', function() return 1 end)"
@@ -42,7 +42,7 @@ def test_blinkdb_save_loads_in_redis(server_factory, tmp_path):
     shutil.copy(path, redis_dir / "dump.rdb")
     oracle = ServerProcess(ORACLE_BIN, str(redis_dir), ["--hash-max-listpack-entries", "128"])
     try:
-        assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD)
+        assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
         assert client(oracle.port).fcall("f", 0) == 1
         # The encodings survive too.
         for key in ("h:small", "h:big", "set:int", "set:str", "z:small", "z:big", "l:big"):
@@ -61,13 +61,13 @@ def test_redis_save_loads_in_blinkdb_and_stays_in_its_aof(server_factory, tmp_pa
         data_dir.mkdir()
         shutil.copy(redis_dir / "dump.rdb", data_dir / "dump.rdb")
         srv = server_factory("--appendonly", "yes", "--dir", str(data_dir))
-        assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD)
+        assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
         assert client(srv.port).fcall("f", 0) == 1
         srv.stop()
         # The AOF now holds the data: without the RDB file, a restart has it all.
         os.remove(data_dir / "dump.rdb")
         again = server_factory("--appendonly", "yes", "--dir", str(data_dir), name="again")
-        assert assert_same_keyspace(again.port, oracle.port) > 3 * len(WORKLOAD)
+        assert assert_same_keyspace(again.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
         assert client(again.port).fcall("f", 0) == 1
     finally:
         oracle.stop()

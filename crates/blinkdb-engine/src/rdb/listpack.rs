@@ -82,6 +82,49 @@ pub fn as_int(s: &[u8]) -> Option<i64> {
     }
 }
 
+fn backlen_len(l: usize) -> usize {
+    match l {
+        0..=127 => 1,
+        128..=16382 => 2,
+        16383..=2097150 => 3,
+        2097151..=268435454 => 4,
+        _ => 5,
+    }
+}
+
+/// Bytes an integer entry takes in a listpack, its back length included.
+pub fn int_entry_len(v: i64) -> usize {
+    let l = if (0..=127).contains(&v) {
+        1
+    } else if (-4096..=4095).contains(&v) {
+        2
+    } else if (-32768..=32767).contains(&v) {
+        3
+    } else if (-8388608..=8388607).contains(&v) {
+        4
+    } else if (i32::MIN as i64..=i32::MAX as i64).contains(&v) {
+        5
+    } else {
+        9
+    };
+    l + backlen_len(l)
+}
+
+/// Bytes `s` takes in a listpack as lpAppend stores it (an integer when it
+/// is one), its back length included.
+pub fn entry_len(s: &[u8]) -> usize {
+    if let Some(v) = as_int(s) {
+        return int_entry_len(v);
+    }
+    let l = s.len()
+        + match s.len() {
+            0..=63 => 1,
+            64..=4095 => 2,
+            _ => 5,
+        };
+    l + backlen_len(l)
+}
+
 fn push_int(out: &mut Vec<u8>, v: i64) {
     if (0..=127).contains(&v) {
         out.push(v as u8);

@@ -8,7 +8,7 @@
 
 mod dump;
 mod file;
-mod listpack;
+pub(crate) mod listpack;
 mod lzf;
 mod read;
 mod stream;

@@ -17,6 +17,7 @@
 //! deleted is dropped.
 
 use super::id::StreamId;
+use crate::rdb::listpack::{entry_len, int_entry_len};
 
 const DELETED: u8 = 1;
 const SAME_FIELDS: u8 = 2;
@@ -30,6 +31,9 @@ pub struct Block {
     pub deleted: u32,
     /// The last ID appended (deleted or not).
     pub last: StreamId,
+    /// Bytes the node's Redis listpack holds besides its header, terminator
+    /// and live/deleted counts (stream-node-max-bytes is measured on it).
+    lp_rest: usize,
 }
 
 pub fn varint_len(mut n: u64) -> usize {
@@ -67,6 +71,35 @@ fn get_bytes<'a>(buf: &'a [u8], at: &mut usize) -> &'a [u8] {
     let s = &buf[*at..*at + len];
     *at += len;
     s
+}
+
+/// Listpack bytes of a master entry after its counts: field count, names, 0.
+fn master_lp_len<'a>(names: impl Iterator<Item = &'a [u8]>) -> usize {
+    let mut n = 0;
+    let mut len = int_entry_len(0);
+    for name in names {
+        n += 1;
+        len += entry_len(name);
+    }
+    len + int_entry_len(n)
+}
+
+/// Listpack bytes of one entry as streamAppendItem writes it.
+fn entry_lp_len(master: StreamId, id: StreamId, fields: &[&[u8]], same: bool) -> usize {
+    let n = fields.len() / 2;
+    let mut len = int_entry_len(0)
+        + int_entry_len(id.ms.wrapping_sub(master.ms) as i64)
+        + int_entry_len(id.seq.wrapping_sub(master.seq) as i64);
+    for (i, f) in fields.iter().enumerate() {
+        if !same || i % 2 == 1 {
+            len += entry_len(f);
+        }
+    }
+    let lp_count = if same { n + 3 } else { 2 * n + 4 };
+    if !same {
+        len += int_entry_len(n as i64);
+    }
+    len + int_entry_len(lp_count as i64)
 }
 
 /// One decoded entry: where it starts, its ID, whether it is deleted, and
@@ -138,6 +171,7 @@ impl Block {
             live: 0,
             deleted: 0,
             last: id,
+            lp_rest: master_lp_len(fields.iter().step_by(2).copied()),
         };
         b.push(id, id, fields);
         b
@@ -146,11 +180,6 @@ impl Block {
     /// Heap bytes held.
     pub fn bytes(&self) -> usize {
         self.buf.capacity()
-    }
-
-    /// Encoded bytes in use (Redis's node-max-bytes check).
-    pub fn used(&self) -> usize {
-        self.buf.len()
     }
 
     /// Returns the capacity past the end (a node no longer appended to).
@@ -173,6 +202,7 @@ impl Block {
             live: 0,
             deleted: 0,
             last: first,
+            lp_rest: master_lp_len(names.iter().copied()),
         }
     }
 
@@ -218,6 +248,7 @@ impl Block {
         if !same {
             need += varint_len((fields.len() / 2) as u64);
         }
+        self.lp_rest += entry_lp_len(master, id, fields, same);
         self.buf.reserve(need);
         self.buf.push(if same { SAME_FIELDS } else { 0 });
         put_varint(&mut self.buf, ms_delta);
@@ -235,13 +266,10 @@ impl Block {
         self.last = id;
     }
 
-    /// Bytes an entry of `fields` would add at most (the node-size check).
-    pub fn entry_size(fields: &[&[u8]]) -> usize {
-        fields
-            .iter()
-            .map(|f| f.len() + varint_len(f.len() as u64))
-            .sum::<usize>()
-            + 22
+    /// The size of this node as Redis's listpack (lpBytes), which
+    /// stream-node-max-bytes bounds.
+    pub fn redis_bytes(&self) -> usize {
+        7 + int_entry_len(self.live as i64) + int_entry_len(self.deleted as i64) + self.lp_rest
     }
 
     /// The entry at byte `pos`.

@@ -189,16 +189,19 @@ impl StreamValue {
     /// Appends entry `id` (from `next_id`) with `fields` (field, value, ...).
     pub fn append(&mut self, id: StreamId, fields: &[&[u8]], limits: NodeLimits) {
         debug_assert!(id > self.last_id && !fields.is_empty() && fields.len().is_multiple_of(2));
-        let max_bytes = if limits.max_bytes == 0 {
-            usize::MAX
-        } else {
-            limits.max_bytes
+        // Redis's streamAppendItem: a new node when the tail's listpack plus
+        // the entry's field and value bytes reaches stream-node-max-bytes
+        // (0: 1 GB), or when it holds stream-node-max-entries entries.
+        const LISTPACK_MAX: usize = 1 << 30;
+        let max_bytes = match limits.max_bytes {
+            0 => LISTPACK_MAX,
+            n => n.min(LISTPACK_MAX),
         };
-        let size = Block::entry_size(fields);
+        let size: usize = fields.iter().map(|f| f.len()).sum();
         let mut tail = self.blocks.iter_mut().next_back();
         let fits = match &mut tail {
             Some((_, b)) => {
-                b.used() + size < max_bytes
+                b.redis_bytes() + size < max_bytes
                     && (limits.max_entries == 0
                         || ((b.live + b.deleted) as usize) < limits.max_entries)
             }
