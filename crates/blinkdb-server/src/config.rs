@@ -390,11 +390,15 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             .map(crate::pubsub::notify::letters)
             .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
         Kind::Str => {
-            if def.name == "save" && !value.trim().is_empty() {
-                return Err(
-                    "BlinkDB has no save points (the append-only file is the record); use SAVE or BGSAVE"
-                        .into(),
-                );
+            if def.name == "save" {
+                // Kept as Redis shows it: "seconds changes" pairs, spaced.
+                return crate::rdb_file::parse_save_points(value).map(|points| {
+                    points
+                        .iter()
+                        .map(|(s, c)| format!("{s} {c}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
             }
             // As Redis's isValidDBfilename: a name inside `dir`, not a path.
             if def.name == "dbfilename" && (value.is_empty() || value.contains('/')) {
@@ -608,6 +612,7 @@ impl Config {
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),
             dbfilename: self.get("dbfilename").to_string(),
+            save_points: crate::rdb_file::parse_save_points(self.get("save")).unwrap_or_default(),
             load_rdb: self.load_rdb.clone(),
             rdbcompression: self.flag("rdbcompression"),
             rdbchecksum: self.flag("rdbchecksum"),
@@ -751,6 +756,9 @@ pub struct Settings {
     pub appendfilename: String,
     /// The RDB file SAVE writes and a start without an AOF loads, in `dir`.
     pub dbfilename: String,
+    /// `save`: BGSAVE once `changes` writes are at least `seconds` old
+    /// (none by default: the AOF is the record).
+    pub save_points: Vec<(u64, u64)>,
     /// `--load-rdb`: imported once into the AOF at start.
     pub load_rdb: Option<PathBuf>,
     /// LZF-compress RDB strings past 20 bytes (files and DUMP payloads).

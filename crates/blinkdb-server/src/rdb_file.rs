@@ -25,6 +25,8 @@ pub struct SaveStats {
     pub bgsave_started_ms: AtomicU64,
     pub last_bgsave_ok: AtomicBool,
     pub last_bgsave_duration_sec: AtomicI64,
+    /// When the last BGSAVE was tried (Unix ms), for the retry delay.
+    pub last_bgsave_try_ms: AtomicU64,
     /// Keys the last RDB load applied, and the expired ones it left out.
     pub load_loaded: AtomicU64,
     pub load_expired: AtomicU64,
@@ -42,10 +44,86 @@ impl Default for SaveStats {
             bgsave_started_ms: AtomicU64::new(0),
             last_bgsave_ok: AtomicBool::new(true),
             last_bgsave_duration_sec: AtomicI64::new(-1),
+            last_bgsave_try_ms: AtomicU64::new(0),
             load_loaded: AtomicU64::new(0),
             load_expired: AtomicU64::new(0),
         }
     }
+}
+
+/// `save`'s value: "" (none) or pairs "seconds changes ...", seconds at
+/// least 1 and changes at least 0, with Redis's error otherwise. As Redis,
+/// the words are split on each single space, and an empty word reads as 0
+/// (strtoll's whole-string check), so "5 " is the point (5, 0).
+pub fn parse_save_points(value: &str) -> Result<Vec<(u64, u64)>, String> {
+    const ERR: &str = "Invalid save parameters";
+    if value.is_empty() {
+        return Ok(Vec::new());
+    }
+    let words: Vec<&str> = value.split(' ').collect();
+    if words.len() % 2 != 0 {
+        return Err(ERR.into());
+    }
+    let num = |w: &str| -> Option<i64> {
+        if w.is_empty() {
+            return Some(0);
+        }
+        // strtoll skips leading white space; the rest must be the number.
+        let t = w.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+        if t.len() == w.len() || !t.is_empty() {
+            t.parse().ok()
+        } else {
+            None
+        }
+    };
+    words
+        .chunks(2)
+        .map(|p| match (num(p[0]), num(p[1])) {
+            (Some(s), Some(c)) if s >= 1 && c >= 0 => Ok((s as u64, c as u64)),
+            _ => Err(ERR.into()),
+        })
+        .collect()
+}
+
+/// The `save` points, checked by the server's cron as Redis's serverCron
+/// does: a BGSAVE when some point has at least `changes` writes since the
+/// last save and more than `seconds` have passed since it, unless the last
+/// BGSAVE failed less than 5 seconds ago (CONFIG_BGSAVE_RETRY_DELAY).
+pub fn save_points_cron(shared: &Arc<Shared>) {
+    let settings = shared.settings();
+    if settings.save_points.is_empty() {
+        return;
+    }
+    let stats = &shared.rdb_save;
+    if stats.in_progress.load(Ordering::Acquire)
+        || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
+    {
+        return;
+    }
+    let now = shared.clock();
+    let dirty = changes_since_save(shared);
+    let since_save = now.saturating_sub(shared.last_save_ms()) / 1000;
+    let since_try = now.saturating_sub(stats.last_bgsave_try_ms.load(Ordering::Relaxed)) / 1000;
+    let retry_ok = since_try > 5 || stats.last_bgsave_ok.load(Ordering::Relaxed);
+    for &(seconds, changes) in &settings.save_points {
+        if dirty >= changes && since_save > seconds && retry_ok {
+            tracing::info!("{changes} changes in {seconds} seconds. Saving...");
+            if let Err(e) = bgsave(shared, false) {
+                tracing::warn!("Automatic BGSAVE did not start: {e}");
+            }
+            break;
+        }
+    }
+}
+
+/// Writes since the last successful save (INFO's rdb_changes_since_last_save).
+pub fn changes_since_save(shared: &Shared) -> u64 {
+    shared
+        .engine
+        .stats
+        .changes
+        .load(Ordering::Relaxed)
+        .saturating_sub(shared.rdb_save.dirty_at_save.load(Ordering::Relaxed))
 }
 
 pub fn path(settings: &Settings) -> PathBuf {
@@ -305,6 +383,9 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
     if stats.in_progress.swap(true, Ordering::AcqRel) {
         return Err("ERR Background save already in progress".into());
     }
+    stats
+        .last_bgsave_try_ms
+        .store(shared.clock(), Ordering::Relaxed);
     let settings = shared.settings();
     let file = match start_file(shared, &settings) {
         Ok(f) => f,

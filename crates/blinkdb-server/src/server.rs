@@ -119,22 +119,43 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     tokio::spawn(cron(shared.clone()));
     tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
 
-    wait_for_stop(&shared).await;
+    if wait_for_stop(&shared).await {
+        // A signal, as Redis's prepareForShutdown without flags: with `save`
+        // points, the RDB file is written before exiting.
+        let current = shared.settings();
+        if !current.save_points.is_empty() {
+            tracing::info!("Saving the final RDB snapshot before exiting.");
+            let s = shared.clone();
+            match tokio::task::spawn_blocking(move || crate::rdb_file::save(&s)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!("Error trying to save the DB: {e}"),
+                Err(e) => tracing::warn!("Error trying to save the DB: {e}"),
+            }
+        }
+    }
     shutdown(&shared, &settings).await;
     Ok(())
 }
 
-async fn wait_for_stop(shared: &Shared) {
+/// Waits for SHUTDOWN or a signal; true for a signal.
+async fn wait_for_stop(shared: &Shared) -> bool {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
     let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
     let mut stop = shared.stop_signal();
-    tokio::select! {
-        _ = term.recv() => tracing::warn!("Received SIGTERM scheduling shutdown..."),
-        _ = int.recv() => tracing::warn!("Received SIGINT scheduling shutdown..."),
-        _ = stop.changed() => {}
-    }
+    let signalled = tokio::select! {
+        _ = term.recv() => {
+            tracing::warn!("Received SIGTERM scheduling shutdown...");
+            true
+        }
+        _ = int.recv() => {
+            tracing::warn!("Received SIGINT scheduling shutdown...");
+            true
+        }
+        _ = stop.changed() => false,
+    };
     shared.request_stop();
+    signalled
 }
 
 async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
@@ -160,7 +181,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 }
 
 /// Every 100 ms: samples memory use (INFO, maxmemory), evicts in cache mode
-/// and checks the automatic AOF rewrite trigger.
+/// and checks the automatic AOF rewrite trigger and the `save` points.
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
@@ -170,6 +191,7 @@ async fn cron(shared: Arc<Shared>) {
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);
+        crate::rdb_file::save_points_cron(&shared);
         crate::commands::migrate::cached_sockets();
         if shared.notify.tracking.count() > 0 {
             // Also done after reads; here too so that a lowered limit

@@ -125,7 +125,20 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
             return ctx.out.error("ERR No shutdown in progress.");
         }
     }
+    let has = |o: &str| args[1..].iter().any(|a| eq_ic(a, o));
+    // As Redis: SAVE, or `save` points without NOSAVE, write the RDB file
+    // first; a failed save stops the shutdown unless FORCE.
+    let save = has("save") || (!has("nosave") && !ctx.shared.settings().save_points.is_empty());
     tracing::warn!("User requested shutdown...");
+    if save {
+        tracing::info!("Saving the final RDB snapshot before exiting.");
+        if let Err(e) = crate::rdb_file::save(ctx.shared) {
+            tracing::warn!("Error trying to save the DB, can't exit: {e}");
+            if !has("force") {
+                return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
+            }
+        }
+    }
     ctx.shared.request_stop();
     ctx.client.close_after_reply = true;
 }

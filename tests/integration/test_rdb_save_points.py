@@ -1,0 +1,97 @@
+"""`save` points: CONFIG SET/GET as redis-server 7.0.15 answers them, a BGSAVE started
+by the cron once a point is reached (INFO persistence's rdb_* fields tell it), none
+without points, and SHUTDOWN saving when points are set."""
+
+import os
+import time
+
+from rdb_helpers import client
+from resp import ConnectionClosed, RespConnection
+
+
+def raw(port, *args):
+    with RespConnection(port) as c:
+        return c.call(*args).raw
+
+
+def test_config_matches_redis(blinkdb, oracle):
+    for value in ["3600 1 300 100 60 10000", "", "1", "0 1", "1 -1", "a b", "1 2 3",
+                  " 5   7 ", "10 0", "5 ", "+5 1", "5  1"]:
+        got = raw(blinkdb.port, "CONFIG", "SET", "save", value)
+        assert got == raw(oracle.port, "CONFIG", "SET", "save", value), value
+        assert raw(blinkdb.port, "CONFIG", "GET", "save") == raw(oracle.port, "CONFIG", "GET", "save"), value
+
+
+def shutdown(port, *args):
+    """SHUTDOWN closes the connection without a reply when it goes ahead."""
+    try:
+        raw(port, "SHUTDOWN", *args)
+    except ConnectionClosed:
+        pass
+
+
+def wait_for(cond, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_points_start_a_bgsave(server_factory):
+    srv = server_factory("--save", "1 3")
+    c = client(srv.port)
+    path = os.path.join(srv.dir, "dump.rdb")
+    assert c.config_get("save") == {"save": "1 3"}
+    c.set("a", 1)
+    c.set("b", 2)
+    time.sleep(1.5)
+    # Two changes: under the point's three.
+    info = c.info("persistence")
+    assert info["rdb_saves"] == 0 and info["rdb_changes_since_last_save"] == 2
+    assert not os.path.exists(path)
+    c.xadd("s", {"f": "v"})
+    assert wait_for(lambda: c.info("persistence")["rdb_saves"] == 1)
+    info = c.info("persistence")
+    assert info["rdb_changes_since_last_save"] == 0
+    assert info["rdb_last_bgsave_status"] == "ok"
+    assert info["rdb_bgsave_in_progress"] == 0
+    assert info["rdb_last_bgsave_time_sec"] >= 0
+    assert abs(info["rdb_last_save_time"] - time.time()) < 5
+    assert os.path.exists(path)
+    # No points: writes stay unsaved.
+    c.config_set("save", "")
+    c.set("c", 3)
+    time.sleep(1.5)
+    assert c.info("persistence")["rdb_saves"] == 1
+
+
+def test_sigterm_saves_with_points(server_factory):
+    srv = server_factory("--save", "3600 1", "--appendonly", "no")
+    c = client(srv.port)
+    c.set("k", "v")
+    path = os.path.join(srv.dir, "dump.rdb")
+    assert not os.path.exists(path)
+    srv.stop()
+    assert os.path.exists(path)
+    back = server_factory("--appendonly", "no", "--dbfilename", "dump.rdb",
+                          "--load-rdb", path, name="back")
+    assert client(back.port).get("k") == b"v"
+
+
+def test_shutdown_with_and_without_save(server_factory):
+    for args, saved in [((), True), (("NOSAVE",), False)]:
+        srv = server_factory("--save", "3600 1", "--appendonly", "no")
+        client(srv.port).set("k", "v")
+        shutdown(srv.port, *args)
+        srv.proc.wait(timeout=10)
+        srv.stop()
+        assert os.path.exists(os.path.join(srv.dir, "dump.rdb")) == saved, args
+    # SAVE without points.
+    srv = server_factory("--appendonly", "no")
+    client(srv.port).set("k", "v")
+    shutdown(srv.port, "SAVE")
+    srv.proc.wait(timeout=10)
+    srv.stop()
+    assert os.path.exists(os.path.join(srv.dir, "dump.rdb"))
