@@ -426,8 +426,20 @@ def rdb_seeds():
         c.call("RPUSH", "l-small", "a", 1, 300, "b")
         c.call("RPUSH", "l-big", *[f"element-{i}" * 5 for i in range(500)])
         c.call("PEXPIRE", "s-raw", 100000000)
+        # Streams: a tombstone and own fields in one node; two nodes with groups,
+        # a PEL and consumers.
+        c.call("XADD", "x-small", "1-1", "a", "1")
+        c.call("XADD", "x-small", "1-2", "a", "2")
+        c.call("XADD", "x-small", "2-0", "b", "x")
+        c.call("XDEL", "x-small", "1-2")
+        for i in range(1, 131):
+            c.call("XADD", "x-big", f"{i}-{i % 3}", "f", i, "g", "v" * (i % 9))
+        c.call("XGROUP", "CREATE", "x-big", "g", "0")
+        c.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "3", "STREAMS", "x-big", ">")
+        c.call("XGROUP", "CREATECONSUMER", "x-big", "g", "bob")
+        c.call("XGROUP", "CREATE", "x-big", "empty", "$")
         for key in ("s-int", "s-raw", "s-lzf", "h-small", "h-big", "set-int", "set-big",
-                    "z-small", "z-big", "l-small", "l-big"):
+                    "z-small", "z-big", "l-small", "l-big", "x-small", "x-big"):
             payload = c.call("DUMP", key)
             write("rdb", f"redis-{key}", b"\x00" + payload)
             write("rdb", f"redis-{key}-body", b"\x01" + payload[:-10])
