@@ -21,11 +21,11 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, collections, contract, headline, miss, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, collections, contract, headline, miss, queues, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
-          "contract": contract, "collections": collections}
+          "contract": contract, "collections": collections, "queues": queues}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's).
 ONLY_ON_REQUEST = {"headline", "busypoll"}
