@@ -61,7 +61,7 @@ pub fn parse_save_points(value: &str) -> Result<Vec<(u64, u64)>, String> {
         return Ok(Vec::new());
     }
     let words: Vec<&str> = value.split(' ').collect();
-    if words.len() % 2 != 0 {
+    if !words.len().is_multiple_of(2) {
         return Err(ERR.into());
     }
     let num = |w: &str| -> Option<i64> {

@@ -366,7 +366,11 @@ mod tests {
             if i % 3 == 0 {
                 s.append(StreamId::new(i, i), &[b"other", v.as_bytes()], limits);
             } else {
-                s.append(StreamId::new(i, 0), &[b"f", v.as_bytes(), b"g", b"x"], limits);
+                s.append(
+                    StreamId::new(i, 0),
+                    &[b"f", v.as_bytes(), b"g", b"x"],
+                    limits,
+                );
             }
         }
         assert!(s.delete(StreamId::new(2, 0)));
