@@ -181,6 +181,9 @@ unsafe extern "C-unwind" fn call(state: *mut ffi::lua_State) -> c_int {
     }
     let failure = match command_args(state) {
         Ok(argv) => {
+            // The arguments are copied: their stack room is the reply's
+            // (a call with 7999 arguments leaves no room otherwise).
+            ffi::lua_settop(state, 0);
             let reply = run::call(argv);
             run::after_call();
             REPLY.with(|r| r.set(reply));
