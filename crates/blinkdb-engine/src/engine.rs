@@ -570,6 +570,12 @@ impl Engine {
         None
     }
 
+    /// How many shards `active_expire`'s cursor walks through (every
+    /// database's).
+    pub fn expire_positions(&self) -> usize {
+        self.dbs.len() * SHARDS
+    }
+
     /// Reclaims expired keys, visiting at most `max_shards` shards; called
     /// periodically so that expired keys do not pile up. Returns keys removed.
     pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> usize {
