@@ -843,10 +843,7 @@ impl<'a> Tx<'a> {
         let policy = &self.engine.access;
         let clock = if policy.is_lfu() {
             let now = self.now;
-            let replaced = self
-                .shard(db, key)
-                .get(key, now)
-                .map(|e| e.clock().get());
+            let replaced = self.shard(db, key).get(key, now).map(|e| e.clock().get());
             match replaced.or(Some(entry.clock().get()).filter(|&c| c != 0)) {
                 Some(c) => c,
                 None => policy.fresh(ms),

@@ -80,8 +80,8 @@ impl Engine {
             let (_, db, key) = s.pool.pop()?;
             let (freed, _) = self.write1(db, &key, |tx| {
                 let present = access::without_touch(|| tx.get(db, &key).is_some());
-                let eligible =
-                    present && (!policy.volatile || tx.get(db, &key).is_some_and(|e| e.expire_at != 0));
+                let eligible = present
+                    && (!policy.volatile || tx.get(db, &key).is_some_and(|e| e.expire_at != 0));
                 if !eligible {
                     return None;
                 }

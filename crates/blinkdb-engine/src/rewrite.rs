@@ -145,13 +145,10 @@ impl RewriteState {
             Value::Str(value, _) => {
                 self.put_string(db, key, value, entry.expire_at, entry.clock().get())
             }
-            Value::Blob(r, _) => self.blobs.push((
-                db,
-                key.clone(),
-                **r,
-                entry.expire_at,
-                entry.clock().get(),
-            )),
+            Value::Blob(r, _) => {
+                self.blobs
+                    .push((db, key.clone(), **r, entry.expire_at, entry.clock().get()))
+            }
             Value::Hash(..)
             | Value::Set(..)
             | Value::ZSet(..)
@@ -167,7 +164,9 @@ impl RewriteState {
     /// Moves a writer's queued copy into the base, as `copy_entry` would have.
     fn take_preimage(&mut self, p: Preimage) {
         match p {
-            Preimage::Str(db, key, value, at, clock) => self.put_string(db, &key, &value, at, clock),
+            Preimage::Str(db, key, value, at, clock) => {
+                self.put_string(db, &key, &value, at, clock)
+            }
             Preimage::Blob(db, key, r, at, clock) => self.blobs.push((db, key, r, at, clock)),
             Preimage::Collection(db, key, value, at) => self.collections.push((db, key, value, at)),
         }
@@ -305,9 +304,7 @@ impl Engine {
         let key = crate::keyspace::InlineBytes::from_slice(key);
         let at = entry.expire_at;
         let queued = match entry.value() {
-            Value::Str(value, _) => {
-                Preimage::Str(db, key, value.clone(), at, entry.clock().get())
-            }
+            Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at, entry.clock().get()),
             Value::Blob(r, _) => Preimage::Blob(db, key, **r, at, entry.clock().get()),
             Value::Hash(..)
             | Value::Set(..)

@@ -114,7 +114,10 @@ fn dropping_a_segment_evicts_its_dependents_and_deletes_touched_ones() {
     }
     assert_eq!(
         engine.read(0, b"reset", |en| en.map(|en| en.value().clone())),
-        Some(Value::Str((&b"v2"[..]).into(), Meta::new(Origin::new(2, false))))
+        Some(Value::Str(
+            (&b"v2"[..]).into(),
+            Meta::new(Origin::new(2, false))
+        ))
     );
     let m = log.aof.manifest();
     assert!(

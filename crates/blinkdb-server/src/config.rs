@@ -141,7 +141,12 @@ pub static OPTIONS: &[OptionDef] = &[
             "allkeys-fifo",
         ]),
     ),
-    opt("maxmemory-samples", "5", true, Kind::Int(1, i32::MAX as i64)),
+    opt(
+        "maxmemory-samples",
+        "5",
+        true,
+        Kind::Int(1, i32::MAX as i64),
+    ),
     opt("lfu-log-factor", "10", true, Kind::Int(0, i32::MAX as i64)),
     opt("lfu-decay-time", "1", true, Kind::Int(0, i32::MAX as i64)),
     opt("max-disk-size", "0", true, Kind::Memory(0, U64)),

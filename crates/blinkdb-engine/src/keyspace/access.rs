@@ -94,8 +94,12 @@ fn decayed(lfu: u32, now_ms: u64, decay: u32) -> u8 {
     let ldt = lfu >> 8;
     let counter = (lfu & 255) as u8;
     let now = minutes(now_ms);
-    let elapsed = if now >= ldt { now - ldt } else { 65535 - ldt + now };
-    let periods = if decay == 0 { 0 } else { elapsed / decay };
+    let elapsed = if now >= ldt {
+        now - ldt
+    } else {
+        65535 - ldt + now
+    };
+    let periods = elapsed.checked_div(decay).unwrap_or(0);
     counter.saturating_sub(periods.min(255) as u8)
 }
 
@@ -282,7 +286,7 @@ mod tests {
         let c = Clock::new(0);
         c.set(0x12_3456);
         assert_eq!(c.get(), 0x12_3456);
-        c.set(0xff_ffff_ff);
+        c.set(0xffff_ffff);
         assert_eq!(c.get(), 0xff_ffff);
         assert_eq!(c.clone().get(), 0xff_ffff);
     }

@@ -1,8 +1,8 @@
 //! What the index stores per key.
 
+use super::access::Clock;
 use crate::aof::BlobRef;
 use crate::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
-use super::access::Clock;
 use std::sync::Arc;
 
 /// A stored value, carrying its entry's `Meta` (the cache-mode `Origin`
@@ -441,7 +441,10 @@ mod tests {
         };
         e.set_value(Value::blob(at));
         assert_eq!(e.origin(), Origin::new(7, false));
-        e.set_value(Value::Str((&b"b"[..]).into(), Meta::new(Origin::new(9, true))));
+        e.set_value(Value::Str(
+            (&b"b"[..]).into(),
+            Meta::new(Origin::new(9, true)),
+        ));
         assert_eq!(e.origin(), Origin::new(7, false));
         assert_eq!(e.value().as_str(), Some(&b"b"[..]));
     }

@@ -120,12 +120,7 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         let mut entry = Entry::new(value);
         entry.expire_at = ttl as u64;
         tx.insert(db, key, entry);
-        tx.set_access(
-            db,
-            key,
-            u64::try_from(idle).ok(),
-            u8::try_from(freq).ok(),
-        );
+        tx.set_access(db, key, u64::try_from(idle).ok(), u8::try_from(freq).ok());
         // Propagated with an absolute TTL, as Redis rewrites it.
         let at = ttl.to_string();
         let mut record: Vec<&[u8]> = args.to_vec();

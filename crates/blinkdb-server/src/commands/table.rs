@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    access, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog, keys,
-    latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog,
-    sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
+    access, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog,
+    keys, latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set,
+    slowlog, sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
