@@ -385,7 +385,8 @@ def test_debug_needs_enable_debug_command(server_factory):
         assert py(c.call("DEBUG", "SLEEP", "0")) == "OK"
         c.call("SET", "s", "hello")
         line = py(c.call("DEBUG", "OBJECT", "s"))
-        assert re.fullmatch(r"Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:6", line)
+        assert re.fullmatch(r"Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:6"
+                            r" lru:\d+ lru_seconds_idle:0", line)
         assert py(c.call("DEBUG", "OBJECT", "nope")) == ("error", "ERR no such key")
         help_lines = py(c.call("DEBUG", "HELP"))
         assert "SLEEP <seconds>" in help_lines and help_lines[-1] == "    Prints this help."
