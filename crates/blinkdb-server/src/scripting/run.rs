@@ -469,10 +469,12 @@ fn execute(
     let timer = crate::cmdstats::Timer::start();
     IN_CALL.with(|c| c.set(true));
     if aof {
-        (spec.handler)(&mut ctx, &args);
+        crate::commands::access::run_in_script(&mut ctx, spec, &args);
     } else {
         // redis.set_repl without REPL_AOF: applied, not logged.
-        blinkdb_engine::engine::unlogged(|| (spec.handler)(&mut ctx, &args));
+        blinkdb_engine::engine::unlogged(|| {
+            crate::commands::access::run_in_script(&mut ctx, spec, &args)
+        });
     }
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
