@@ -6,6 +6,7 @@ use crate::bfkeys::BloomStore;
 use crate::clock::now_ms;
 use crate::existence::ExistenceFilter;
 use crate::filter::LogPosition;
+use crate::keyspace::access::{self, AccessPolicy};
 use crate::keyspace::{Db, Entry, Origin, Shard, Value, SHARDS};
 use crate::notify::{Observer, KEY_MISS, NEW};
 use crate::persist::Log;
@@ -100,6 +101,9 @@ pub struct Engine {
     /// Clients blocked on keys (BLPOP...), counted by the server: while there
     /// are any, writes note the keys they make ready (ready.rs).
     pub blocked: AtomicUsize,
+    /// What the keys' access clocks hold, LRU time or LFU counter
+    /// (keyspace/access.rs), as `maxmemory-policy` says.
+    pub access: AccessPolicy,
 }
 
 /// Locks held for one command: every shard it touches, taken in a fixed
@@ -162,6 +166,7 @@ impl Engine {
             observer: OnceLock::new(),
             interest: AtomicU32::new(0),
             blocked: AtomicUsize::new(0),
+            access: AccessPolicy::default(),
         }
     }
 
@@ -305,10 +310,22 @@ impl Engine {
         self.read_key(db, key, true, f)
     }
 
-    /// `read` without the `keymiss` event (MEMORY USAGE, as Redis's
-    /// LOOKUP_NONOTIFY lookups).
+    /// `read` without the `keymiss` event and leaving the access clock as
+    /// it is (MEMORY USAGE, DEBUG OBJECT: Redis's dictFind or LOOKUP_NONOTIFY
+    /// with LOOKUP_NOTOUCH lookups).
     pub fn peek<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
-        self.read_key(db, key, false, f)
+        access::without_touch(|| self.read_key(db, key, false, f))
+    }
+
+    /// Updates `entry`'s access clock for a lookup by a command (Redis's
+    /// lookupKey), unless lookups run under `access::without_touch`.
+    /// `now` is the command's clock, 0 while loading.
+    #[inline]
+    pub(crate) fn accessed(&self, entry: &Entry, now: u64) {
+        if access::touching() {
+            let now = if now != 0 { now } else { now_ms() };
+            self.access.touch(entry.clock(), now);
+        }
     }
 
     #[inline]
@@ -340,7 +357,10 @@ impl Engine {
                     }
                     return f(None);
                 }
-                found => return f(found),
+                Some(e) => {
+                    self.accessed(e, now);
+                    return f(Some(e));
+                }
             }
         }
         let mut shard = lock.write();
@@ -351,6 +371,7 @@ impl Engine {
             self.report_expired(interest, db, key);
         } else if let Some(e) = entry {
             // Written again between the two locks.
+            self.accessed(e, now);
             return f(Some(&*e));
         }
         if report_miss {
@@ -570,6 +591,12 @@ impl Engine {
         None
     }
 
+    /// How many shards `active_expire`'s cursor walks through (every
+    /// database's).
+    pub fn expire_positions(&self) -> usize {
+        self.dbs.len() * SHARDS
+    }
+
     /// Reclaims expired keys, visiting at most `max_shards` shards; called
     /// periodically so that expired keys do not pile up. Returns keys removed.
     pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> usize {
@@ -727,6 +754,7 @@ impl<'a> Tx<'a> {
         let mut entry = entry;
         if let Some(e) = entry.as_deref_mut() {
             e.origin_mut().mark_touched();
+            self.engine.accessed(e, self.now);
         }
         entry
     }
@@ -812,6 +840,45 @@ impl<'a> Tx<'a> {
         self.insert_labeled(db, key, entry)
     }
 
+    /// Sets the access clock of `entry`, about to be stored at `key`, as
+    /// Redis's createObject and dbOverwrite do: the current time under LRU;
+    /// under LFU the counter of the live value it replaces, else the one it
+    /// carries (moved by RENAME, MOVE...), else LFU_INIT_VAL now.
+    fn stamp(&mut self, db: usize, key: &[u8], entry: &Entry) {
+        let ms = if self.now != 0 { self.now } else { now_ms() };
+        let policy = &self.engine.access;
+        let clock = if policy.is_lfu() {
+            let now = self.now;
+            let replaced = self.shard(db, key).get(key, now).map(|e| e.clock().get());
+            match replaced.or(Some(entry.clock().get()).filter(|&c| c != 0)) {
+                Some(c) => c,
+                None => policy.fresh(ms),
+            }
+        } else {
+            policy.fresh(ms)
+        };
+        entry.clock().set(clock);
+    }
+
+    /// Sets `key`'s access clock from an idle time in seconds (under LRU)
+    /// or a frequency (under LFU), as RESTORE's IDLETIME and FREQ and an
+    /// RDB's idle and frequency records do (Redis's objectSetLRUOrLFU).
+    /// Does nothing for the other policy's figure, or an absent key.
+    pub fn set_access(&mut self, db: usize, key: &[u8], idle_secs: Option<u64>, freq: Option<u8>) {
+        let now = self.now;
+        let ms = if now != 0 { now } else { now_ms() };
+        let policy = &self.engine.access;
+        let value = match (policy.is_lfu(), idle_secs, freq) {
+            (true, _, Some(f)) => policy.lfu_value(f, ms),
+            (false, Some(idle), _) => access::lru_for_idle(idle, ms),
+            _ => return,
+        };
+        let i = self.guard_index(db, key);
+        if let Some(e) = self.guards[i].2.get(key, now) {
+            e.clock().set(value);
+        }
+    }
+
     /// A segment no later than that of any record this transaction logged
     /// or will log.
     fn fresh_seg(&self) -> u64 {
@@ -823,6 +890,7 @@ impl<'a> Tx<'a> {
     fn insert_labeled(&mut self, db: usize, key: &[u8], entry: Entry) -> Option<Entry> {
         self.mutated = true;
         let now = self.now;
+        self.stamp(db, key, &entry);
         if let Some(filter) = &self.engine.existence {
             filter.insert(key);
         }

@@ -11,6 +11,7 @@ pub mod checksum;
 pub mod clock;
 pub mod engine;
 pub mod evict;
+pub mod evict_sampled;
 pub mod existence;
 pub mod filter;
 pub mod kernel;
@@ -25,4 +26,4 @@ pub mod splitargs;
 pub mod types;
 
 pub use engine::{Engine, EngineOptions, Tx};
-pub use keyspace::{Entry, Origin, Value};
+pub use keyspace::{access, Entry, Meta, Origin, Value};

@@ -41,7 +41,8 @@ pub(crate) struct RewriteState {
     /// no shard lock held, so neither readers nor the writer that triggered a
     /// snapshot wait for megabytes of disk reads. The old files stay until the
     /// rewrite finishes (it holds the maintenance lock), so the refs stay valid.
-    blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, u64)>,
+    /// The last field is the key's access clock (RDB files may record it).
+    blobs: Vec<(usize, crate::keyspace::InlineBytes, BlobRef, u64, u32)>,
     /// Filter keys seen in a shard snapshot, written after the shard pass for
     /// the same reason: a filter's logged values can be millions of digests.
     filters: Vec<(
@@ -85,15 +86,17 @@ const MAX_HELD_LOGS: usize = 256;
 static EPOCHS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// A key's value as a writer found it before its first change during a rewrite:
-/// (db, key, value or large value's location, expiry or 0).
+/// (db, key, value or large value's location, expiry or 0, and for a string
+/// its access clock; a collection's value carries its own).
 pub(crate) enum Preimage {
     Str(
         usize,
         crate::keyspace::InlineBytes,
         crate::keyspace::InlineBytes,
         u64,
+        u32,
     ),
-    Blob(usize, crate::keyspace::InlineBytes, BlobRef, u64),
+    Blob(usize, crate::keyspace::InlineBytes, BlobRef, u64, u32),
     /// Shares the collection (see `RewriteState::collections`).
     Collection(usize, crate::keyspace::InlineBytes, Value, u64),
 }
@@ -139,8 +142,13 @@ impl RewriteState {
                     Err(e) => self.failed = Some(format!("filter {e}")),
                 }
             }
-            Value::Str(value, _) => self.put_string(db, key, value, entry.expire_at),
-            Value::Blob(r, _) => self.blobs.push((db, key.clone(), **r, entry.expire_at)),
+            Value::Str(value, _) => {
+                self.put_string(db, key, value, entry.expire_at, entry.clock().get())
+            }
+            Value::Blob(r, _) => {
+                self.blobs
+                    .push((db, key.clone(), **r, entry.expire_at, entry.clock().get()))
+            }
             Value::Hash(..)
             | Value::Set(..)
             | Value::ZSet(..)
@@ -156,23 +164,28 @@ impl RewriteState {
     /// Moves a writer's queued copy into the base, as `copy_entry` would have.
     fn take_preimage(&mut self, p: Preimage) {
         match p {
-            Preimage::Str(db, key, value, at) => self.put_string(db, &key, &value, at),
-            Preimage::Blob(db, key, r, at) => self.blobs.push((db, key, r, at)),
+            Preimage::Str(db, key, value, at, clock) => {
+                self.put_string(db, &key, &value, at, clock)
+            }
+            Preimage::Blob(db, key, r, at, clock) => self.blobs.push((db, key, r, at, clock)),
             Preimage::Collection(db, key, value, at) => self.collections.push((db, key, value, at)),
         }
         self.keys += 1;
     }
 
     /// A string held in memory: SET into the base, or a key of the RDB file.
-    fn put_string(&mut self, db: usize, key: &[u8], value: &crate::keyspace::InlineBytes, at: u64) {
+    fn put_string(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        value: &crate::keyspace::InlineBytes,
+        at: u64,
+        clock: u32,
+    ) {
         if matches!(self.sink, Sink::Rdb(_)) {
-            self.put_rdb(
-                db,
-                key,
-                &Value::Str(value.clone(), crate::keyspace::Origin::UNSET),
-                at,
-                None,
-            );
+            let value = Value::Str(value.clone(), crate::keyspace::Meta::unset());
+            value.clock().set(clock);
+            self.put_rdb(db, key, &value, at, None);
         } else {
             let at = expiry_arg(at);
             self.emit(db, &set_args(key, value, at.as_deref()));
@@ -291,8 +304,8 @@ impl Engine {
         let key = crate::keyspace::InlineBytes::from_slice(key);
         let at = entry.expire_at;
         let queued = match entry.value() {
-            Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at),
-            Value::Blob(r, _) => Preimage::Blob(db, key, **r, at),
+            Value::Str(value, _) => Preimage::Str(db, key, value.clone(), at, entry.clock().get()),
+            Value::Blob(r, _) => Preimage::Blob(db, key, **r, at, entry.clock().get()),
             Value::Hash(..)
             | Value::Set(..)
             | Value::ZSet(..)
@@ -317,8 +330,10 @@ impl Engine {
             return;
         };
         if matches!(state.sink, Sink::Rdb(_)) {
-            for (db, key, r, at) in std::mem::take(&mut state.blobs) {
-                state.put_rdb(db, &key, &Value::blob(r), at, log);
+            for (db, key, r, at, clock) in std::mem::take(&mut state.blobs) {
+                let value = Value::blob(r);
+                value.clock().set(clock);
+                state.put_rdb(db, &key, &value, at, log);
             }
             for (db, key, value, at) in std::mem::take(&mut state.collections) {
                 state.put_rdb(db, &key, &value, at, log);
@@ -329,7 +344,7 @@ impl Engine {
             state.failed = Some("AOF is disabled".into());
             return;
         };
-        for (db, key, old, at) in std::mem::take(&mut state.blobs) {
+        for (db, key, old, at, _clock) in std::mem::take(&mut state.blobs) {
             if state.failed.is_some() {
                 return;
             }
@@ -465,8 +480,9 @@ impl Engine {
     /// rewrite's shard pass and copy-before-write; writers go on meanwhile.
     /// Exclusive with an AOF rewrite (one waits for the other). Blocking: run
     /// it on a background thread. Returns the number of keys written.
-    pub fn save_rdb(&self, file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
+    pub fn save_rdb(&self, mut file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
         let _exclusive = self.maintenance.lock();
+        file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
         {
             let _all = self.lock_all();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use blinkdb_engine::aof::{Aof, AofOptions, Arg};
 use blinkdb_engine::evict::EvictStep;
 use blinkdb_engine::persist::Log;
-use blinkdb_engine::{Engine, EngineOptions, Entry, Origin, Value};
+use blinkdb_engine::{Engine, EngineOptions, Entry, Meta, Origin, Value};
 
 fn set(e: &Engine, key: &[u8], val: &[u8]) {
     e.write1(0, key, |tx| {
@@ -114,7 +114,10 @@ fn dropping_a_segment_evicts_its_dependents_and_deletes_touched_ones() {
     }
     assert_eq!(
         engine.read(0, b"reset", |en| en.map(|en| en.value().clone())),
-        Some(Value::Str((&b"v2"[..]).into(), Origin::new(2, false)))
+        Some(Value::Str(
+            (&b"v2"[..]).into(),
+            Meta::new(Origin::new(2, false))
+        ))
     );
     let m = log.aof.manifest();
     assert!(

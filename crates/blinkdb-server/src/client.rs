@@ -33,6 +33,8 @@ pub const FLAG_MONITOR: u8 = 1;
 pub const FLAG_NO_EVICT: u8 = 1 << 1;
 /// Waiting in a blocking command or WAIT (blocking.rs).
 pub const FLAG_BLOCKED: u8 = 1 << 2;
+/// CLIENT NO-TOUCH ON: its commands leave the keys' access clocks alone.
+pub const FLAG_NO_TOUCH: u8 = 1 << 3;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -188,6 +190,9 @@ impl ClientInfo {
         f.push_str(&self.tracking.letters());
         if bits & FLAG_NO_EVICT != 0 {
             f.push('e');
+        }
+        if bits & FLAG_NO_TOUCH != 0 {
+            f.push('T');
         }
         if f.is_empty() {
             f.push('N');

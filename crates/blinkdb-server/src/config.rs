@@ -127,8 +127,28 @@ pub static OPTIONS: &[OptionDef] = &[
         "maxmemory-policy",
         "noeviction",
         true,
-        Kind::Enum(&["noeviction", "allkeys-fifo"]),
+        // Redis's policies in Redis's order (sampled key eviction,
+        // blinkdb-engine's evict_sampled.rs), then cache mode's.
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+            "allkeys-fifo",
+        ]),
     ),
+    opt(
+        "maxmemory-samples",
+        "5",
+        true,
+        Kind::Int(1, i32::MAX as i64),
+    ),
+    opt("lfu-log-factor", "10", true, Kind::Int(0, i32::MAX as i64)),
+    opt("lfu-decay-time", "1", true, Kind::Int(0, i32::MAX as i64)),
     opt("max-disk-size", "0", true, Kind::Memory(0, U64)),
     opt("bf-max-memory", "1gb", true, Kind::Memory(0, U64)),
     opt(
@@ -323,18 +343,6 @@ fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Redis eviction policies BlinkDB does not implement: it evicts whole log
-/// segments in FIFO order only (docs/cache-mode.md).
-const REDIS_ONLY_POLICIES: &[&str] = &[
-    "volatile-lru",
-    "allkeys-lru",
-    "volatile-lfu",
-    "allkeys-lfu",
-    "volatile-random",
-    "allkeys-random",
-    "volatile-ttl",
-];
-
 /// Checks a value against its option's kind; returns the canonical form.
 pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
     match def.kind {
@@ -358,16 +366,6 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
                 return Err(format!("argument must be between {lo} and {hi} inclusive"));
             }
             Ok(n.to_string())
-        }
-        Kind::Enum(_)
-            if def.name == "maxmemory-policy"
-                && REDIS_ONLY_POLICIES
-                    .iter()
-                    .any(|p| p.eq_ignore_ascii_case(value)) =>
-        {
-            Err(format!(
-            "BlinkDB supports only the maxmemory policies noeviction and allkeys-fifo, not {value}"
-        ))
         }
         Kind::Enum(choices) => choices
             .iter()
@@ -626,6 +624,12 @@ impl Config {
             maxmemory: self.bytes("maxmemory"),
             maxmemory_policy: self.get("maxmemory-policy").to_string(),
             evict_fifo: self.get("maxmemory-policy") == "allkeys-fifo",
+            evict_sampled: blinkdb_engine::evict_sampled::Policy::parse(
+                self.get("maxmemory-policy"),
+            ),
+            maxmemory_samples: self.int("maxmemory-samples") as usize,
+            lfu_log_factor: self.int("lfu-log-factor") as u32,
+            lfu_decay_time: self.int("lfu-decay-time") as u32,
             max_disk_size: self.bytes("max-disk-size"),
             bf_max_memory: self.bytes("bf-max-memory"),
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
@@ -776,6 +780,11 @@ pub struct Settings {
     pub maxmemory_policy: String,
     /// `maxmemory-policy allkeys-fifo`: cache mode evicts whole segments.
     pub evict_fifo: bool,
+    /// Redis's policies: keys evicted one by one after sampling.
+    pub evict_sampled: Option<blinkdb_engine::evict_sampled::Policy>,
+    pub maxmemory_samples: usize,
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time: u32,
     /// Bytes the AOF directory may hold in cache mode (0: unlimited).
     pub max_disk_size: u64,
     /// Largest file size of one Bloom filter.
@@ -830,13 +839,12 @@ mod tests {
         assert_eq!(c.settings().maxmemory_policy, "noeviction");
         c.set_runtime("maxmemory-policy", "ALLKEYS-FIFO").unwrap();
         assert!(c.settings().evict_fifo);
-        let e = c
-            .set_runtime("maxmemory-policy", "allkeys-lru")
-            .unwrap_err();
-        assert!(
-            e.contains("only") && e.contains("noeviction and allkeys-fifo"),
-            "{e}"
-        );
+        assert!(c.settings().evict_sampled.is_none());
+        c.set_runtime("maxmemory-policy", "allkeys-lru").unwrap();
+        assert!(!c.settings().evict_fifo);
+        assert!(c.settings().evict_sampled.is_some());
+        let e = c.set_runtime("maxmemory-policy", "lru").unwrap_err();
+        assert!(e.contains("volatile-lru, volatile-lfu"), "{e}");
         c.set_runtime("max-disk-size", "64gb").unwrap();
         assert_eq!(c.settings().max_disk_size, 64 << 30);
     }

@@ -1,6 +1,8 @@
-//! Cache mode from the server's side: when the limits are passed, when to
+//! Eviction from the server's side: when the limits are passed, when to
 //! evict (server cron, and before a write that may add data) and when a
-//! write is refused. The engine decides what an eviction drops.
+//! write is refused. The engine decides what an eviction drops: whole log
+//! segments in cache mode (allkeys-fifo), sampled keys under Redis's
+//! policies (evict_sampled.rs).
 
 use crate::config::Settings;
 use crate::state::Shared;
@@ -15,6 +17,9 @@ pub const OOM_DISK: &str = "OOM command not allowed when the AOF directory > 'ma
 const CRON_STEPS: usize = 16;
 /// Segments a write may drop before it runs.
 const WRITE_STEPS: usize = 64;
+/// Keys one cron tick, or one write, evicts at most under a sampled policy
+/// (Redis bounds its loop by time, `maxmemory-eviction-tenacity`).
+const KEY_STEPS: usize = 10_000;
 
 #[derive(Default)]
 pub struct EvictionState {
@@ -39,12 +44,12 @@ enum Outcome {
     NothingLeft(Limit),
 }
 
-/// Which limit is passed, if any. Under allkeys-fifo memory is the
-/// keyspace's own count (RSS does not shrink reliably after frees); under
-/// noeviction it is RSS, as before cache mode existed.
+/// Which limit is passed, if any. When evicting, memory is the keyspace's
+/// own count (RSS does not shrink reliably after frees); under noeviction
+/// it is RSS, as before cache mode existed.
 fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
     if s.maxmemory > 0 {
-        let used = if s.evict_fifo {
+        let used = if evicts(s) {
             shared.eviction.dataset_bytes.load(Ordering::Relaxed)
         } else {
             shared.used_memory.load(Ordering::Relaxed)
@@ -63,8 +68,16 @@ fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
     None
 }
 
+/// Whether the policy evicts anything.
+fn evicts(s: &Settings) -> bool {
+    s.evict_fifo || s.evict_sampled.is_some()
+}
+
 fn evict_until_under(shared: &Shared, s: &Settings, max_steps: usize) -> Outcome {
     let _one = shared.eviction.running.lock();
+    if let Some(policy) = s.evict_sampled {
+        return evict_keys(shared, s, policy, KEY_STEPS);
+    }
     for _ in 0..max_steps {
         let Some(limit) = over(shared, s) else {
             return Outcome::Under;
@@ -97,10 +110,47 @@ fn evict_until_under(shared: &Shared, s: &Settings, max_steps: usize) -> Outcome
     }
 }
 
+/// Evicts keys one at a time under a sampled policy until under the
+/// limit. Only memory shrinks this way: the AOF directory shrinks at the
+/// next rewrite.
+fn evict_keys(
+    shared: &Shared,
+    s: &Settings,
+    policy: blinkdb_engine::evict_sampled::Policy,
+    max_keys: usize,
+) -> Outcome {
+    let mut sampler = None;
+    for _ in 0..max_keys {
+        match over(shared, s) {
+            None => return Outcome::Under,
+            Some(Limit::Disk) => return Outcome::NothingLeft(Limit::Disk),
+            Some(Limit::Memory) => {}
+        }
+        let sampler = sampler.get_or_insert_with(|| shared.engine.eviction_sampler());
+        match shared
+            .engine
+            .evict_sampled(sampler, policy, s.maxmemory_samples)
+        {
+            Some(freed) => {
+                let _ = shared.eviction.dataset_bytes.fetch_update(
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                    |b| Some(b.saturating_sub(freed)),
+                );
+            }
+            None => return Outcome::NothingLeft(Limit::Memory),
+        }
+    }
+    match over(shared, s) {
+        None => Outcome::Under,
+        Some(_) => Outcome::Deferred,
+    }
+}
+
 /// The server cron's part: refresh the memory count and evict while over.
 pub fn cron(shared: &Shared) {
     let s = shared.settings();
-    if !s.evict_fifo {
+    if !evicts(&s) {
         return;
     }
     if s.maxmemory > 0 {
@@ -122,7 +172,7 @@ pub fn cron(shared: &Shared) {
 /// allkeys-fifo only once nothing is left to evict.
 pub fn refusal(shared: &Shared, s: &Settings) -> Option<&'static str> {
     let limit = over(shared, s)?;
-    let limit = if s.evict_fifo {
+    let limit = if evicts(s) {
         match evict_until_under(shared, s, WRITE_STEPS) {
             Outcome::Under | Outcome::Deferred => return None,
             Outcome::NothingLeft(l) => l,

@@ -199,7 +199,8 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
         entry.expire_at = k.expire_at;
         engine.write1(k.db, &k.key, |tx| {
             tx.remove(k.db, &k.key);
-            tx.insert(k.db, &k.key, entry)
+            tx.insert(k.db, &k.key, entry);
+            tx.set_access(k.db, &k.key, k.idle, k.freq);
         });
         if last_report.elapsed().as_secs() >= 1 {
             last_report = Instant::now();
@@ -326,6 +327,7 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
     let mut w = start_file(shared, settings).map_err(|e| e.to_string())?;
     let result = (|| -> Result<u64, RdbError> {
         let now = blinkdb_engine::clock::now_ms();
+        w.save_clocks(engine.access.save_mode(now));
         let mut blob = read_blob(shared);
         let mut keys = 0u64;
         // Every shard of every database held at once, in the order writers

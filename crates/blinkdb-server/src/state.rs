@@ -196,8 +196,17 @@ impl Shared {
     }
 
     /// Hands `notify-keyspace-events`, the output limits and
-    /// `tracking-table-max-keys` to the notifier.
+    /// `tracking-table-max-keys` to the notifier, and the policy the access
+    /// clocks follow (LRU, or LFU with its factor and decay) to the engine.
     fn apply_notify_settings(&self, s: &Settings) {
+        use blinkdb_engine::evict_sampled::Rank;
+        let rank = s.evict_sampled.map(|p| p.rank);
+        self.engine.access.configure(
+            rank == Some(Rank::Lfu),
+            rank == Some(Rank::Lru),
+            s.lfu_log_factor,
+            s.lfu_decay_time,
+        );
         self.notify
             .configure(s.notify_keyspace_events, s.output_limits.pubsub);
         self.notify

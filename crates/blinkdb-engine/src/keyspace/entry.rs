@@ -1,31 +1,33 @@
 //! What the index stores per key.
 
+use super::access::Clock;
 use crate::aof::BlobRef;
 use crate::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
 use std::sync::Arc;
 
-/// A stored value, carrying its entry's `Origin` label (cache mode) as each
-/// variant's second field: rustc puts the 4-byte label in the padding after
-/// the enum's tag, which keeps `Entry` at 40 bytes (asserted below). Build
-/// values with `Value::str`/`blob`/`bloom` (unlabeled); `Entry` owns the label.
+/// A stored value, carrying its entry's `Meta` (the cache-mode `Origin`
+/// label and the access clock) as each variant's second field: `Meta` is 7
+/// bytes of alignment 1, and rustc puts it in the padding after the enum's
+/// 1-byte tag, which keeps `Entry` at 40 bytes (asserted below). Build values
+/// with `Value::str`/`blob`/`bloom` (unlabeled); `Entry` owns the label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value {
     /// A string held in memory.
-    Str(super::InlineBytes, Origin),
+    Str(super::InlineBytes, Meta),
     /// A string of at least `blob-threshold` bytes, kept only in the log:
     /// the index holds where it lies, GET reads it back with pread. Boxed
     /// so that every entry is not as large as a BlobRef (32 bytes).
-    Blob(Box<BlobRef>, Origin),
+    Blob(Box<BlobRef>, Meta),
     /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
-    Bloom(crate::bfkeys::BloomValue, Origin),
+    Bloom(crate::bfkeys::BloomValue, Meta),
     /// Collections are shared on clone and copied on their next change
     /// (`Arc::make_mut`): COPY, and the AOF rewrite's snapshot of a key, cost
     /// nothing until the key changes again.
-    Hash(Arc<HashValue>, Origin),
-    Set(Arc<SetValue>, Origin),
-    ZSet(Arc<ZSetValue>, Origin),
-    List(Arc<ListValue>, Origin),
-    Stream(Arc<StreamValue>, Origin),
+    Hash(Arc<HashValue>, Meta),
+    Set(Arc<SetValue>, Meta),
+    ZSet(Arc<ZSetValue>, Meta),
+    List(Arc<ListValue>, Meta),
+    Stream(Arc<StreamValue>, Meta),
 }
 
 impl Value {
@@ -37,37 +39,37 @@ impl Value {
 
     /// An unlabeled in-memory string.
     pub fn str(bytes: impl Into<super::InlineBytes>) -> Self {
-        Value::Str(bytes.into(), Origin::UNSET)
+        Value::Str(bytes.into(), Meta::unset())
     }
 
     /// An unlabeled reference to a string kept in the log.
     pub fn blob(at: BlobRef) -> Self {
-        Value::Blob(Box::new(at), Origin::UNSET)
+        Value::Blob(Box::new(at), Meta::unset())
     }
 
     /// An unlabeled filter.
     pub fn bloom(filter: crate::bfkeys::BloomValue) -> Self {
-        Value::Bloom(filter, Origin::UNSET)
+        Value::Bloom(filter, Meta::unset())
     }
 
     pub fn hash(h: HashValue) -> Self {
-        Value::Hash(Arc::new(h), Origin::UNSET)
+        Value::Hash(Arc::new(h), Meta::unset())
     }
 
     pub fn set(s: SetValue) -> Self {
-        Value::Set(Arc::new(s), Origin::UNSET)
+        Value::Set(Arc::new(s), Meta::unset())
     }
 
     pub fn zset(z: ZSetValue) -> Self {
-        Value::ZSet(Arc::new(z), Origin::UNSET)
+        Value::ZSet(Arc::new(z), Meta::unset())
     }
 
     pub fn list(l: ListValue) -> Self {
-        Value::List(Arc::new(l), Origin::UNSET)
+        Value::List(Arc::new(l), Meta::unset())
     }
 
     pub fn stream(s: StreamValue) -> Self {
-        Value::Stream(Arc::new(s), Origin::UNSET)
+        Value::Stream(Arc::new(s), Meta::unset())
     }
 
     /// The name `TYPE` replies with.
@@ -161,42 +163,114 @@ impl Value {
             | Value::Set(_, o)
             | Value::ZSet(_, o)
             | Value::List(_, o)
-            | Value::Stream(_, o) => *o,
+            | Value::Stream(_, o) => o.origin,
+        }
+    }
+
+    /// The access clock (access.rs) this value carries.
+    #[inline]
+    pub fn clock(&self) -> &Clock {
+        match self {
+            Value::Str(_, m)
+            | Value::Blob(_, m)
+            | Value::Bloom(_, m)
+            | Value::Hash(_, m)
+            | Value::Set(_, m)
+            | Value::ZSet(_, m)
+            | Value::List(_, m)
+            | Value::Stream(_, m) => &m.clock,
+        }
+    }
+
+    fn meta_mut(&mut self) -> &mut Meta {
+        match self {
+            Value::Str(_, m)
+            | Value::Blob(_, m)
+            | Value::Bloom(_, m)
+            | Value::Hash(_, m)
+            | Value::Set(_, m)
+            | Value::ZSet(_, m)
+            | Value::List(_, m)
+            | Value::Stream(_, m) => m,
         }
     }
 
     fn origin_mut(&mut self) -> &mut Origin {
-        match self {
-            Value::Str(_, o)
-            | Value::Blob(_, o)
-            | Value::Bloom(_, o)
-            | Value::Hash(_, o)
-            | Value::Set(_, o)
-            | Value::ZSet(_, o)
-            | Value::List(_, o)
-            | Value::Stream(_, o) => o,
+        &mut self.meta_mut().origin
+    }
+}
+
+/// What an entry keeps about its value besides the value: the cache-mode
+/// label and the access clock. Both are byte arrays (alignment 1), so the
+/// pair fits in the 7 bytes after `Value`'s tag.
+pub struct Meta {
+    pub origin: Origin,
+    pub clock: Clock,
+}
+
+impl Meta {
+    /// Unlabeled, clock 0 (`Tx::insert` labels and stamps it).
+    pub const fn unset() -> Meta {
+        Meta::new(Origin::UNSET)
+    }
+
+    pub const fn new(origin: Origin) -> Self {
+        Meta {
+            origin,
+            clock: Clock::new(0),
         }
+    }
+}
+
+impl Clone for Meta {
+    fn clone(&self) -> Self {
+        Meta {
+            origin: self.origin,
+            clock: self.clock.clone(),
+        }
+    }
+}
+
+/// The access clock is not part of what a value is: two values are equal
+/// whenever they were last read.
+impl PartialEq for Meta {
+    fn eq(&self, other: &Self) -> bool {
+        self.origin == other.origin
+    }
+}
+
+impl Eq for Meta {}
+
+impl std::fmt::Debug for Meta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}/{:?}", self.origin, self.clock)
     }
 }
 
 /// The oldest log segment an entry's value (or TTL) was built from, and whether a
 /// later record touched it: cache mode evicts an entry together with that segment
 /// and logs a DEL for it if touched (see docs/cache-mode.md).
+/// Stored as bytes (alignment 1) so that it packs with the clock in `Meta`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Origin(u32);
+pub struct Origin([u8; 4]);
 
 impl Origin {
     /// Not labeled yet: `Tx::insert` labels it.
-    pub const UNSET: Origin = Origin(u32::MAX);
+    pub const UNSET: Origin = Origin(u32::MAX.to_ne_bytes());
     const TOUCHED: u32 = 1 << 31;
     /// Labels saturate here; a saturated label is never below a cutoff (kept, not
     /// evicted early), which 2^31 segments make theoretical.
     const MAX_SEG: u64 = (Self::TOUCHED - 2) as u64;
 
+    #[inline]
+    fn bits(self) -> u32 {
+        u32::from_ne_bytes(self.0)
+    }
+
     /// Segment `seg` (an incr seq; 0 for the base).
     pub fn new(seg: u64, touched: bool) -> Self {
         let touched = if touched { Self::TOUCHED } else { 0 };
-        Origin(seg.min(Self::MAX_SEG) as u32 | touched)
+        Origin((seg.min(Self::MAX_SEG) as u32 | touched).to_ne_bytes())
     }
 
     pub fn is_set(self) -> bool {
@@ -204,17 +278,17 @@ impl Origin {
     }
 
     pub fn seg(self) -> u64 {
-        (self.0 & !Self::TOUCHED) as u64
+        (self.bits() & !Self::TOUCHED) as u64
     }
 
     /// Did a record after the one that created the value mention the key?
     pub fn touched(self) -> bool {
-        self.0 & Self::TOUCHED != 0
+        self.bits() & Self::TOUCHED != 0
     }
 
     pub fn mark_touched(&mut self) {
         if self.is_set() {
-            self.0 |= Self::TOUCHED;
+            self.0 = (self.bits() | Self::TOUCHED).to_ne_bytes();
         }
     }
 }
@@ -251,11 +325,18 @@ impl Entry {
         &self.value
     }
 
-    /// Replaces the value, keeping this entry's label (the new value's own
-    /// label is ignored): the key still depends on the same records.
+    /// Replaces the value, keeping this entry's label and access clock (the
+    /// new value's own are ignored): the key still depends on the same
+    /// records, and was last used when it was.
     pub fn set_value(&mut self, mut value: Value) {
-        *value.origin_mut() = self.origin();
+        *value.meta_mut() = self.value.meta_mut().clone();
         self.value = value;
+    }
+
+    /// The access clock (keyspace/access.rs).
+    #[inline]
+    pub fn clock(&self) -> &Clock {
+        self.value.clock()
     }
 
     /// The value, to change in place (a collection's members); replacing
@@ -360,14 +441,17 @@ mod tests {
         };
         e.set_value(Value::blob(at));
         assert_eq!(e.origin(), Origin::new(7, false));
-        e.set_value(Value::Str((&b"b"[..]).into(), Origin::new(9, true)));
+        e.set_value(Value::Str(
+            (&b"b"[..]).into(),
+            Meta::new(Origin::new(9, true)),
+        ));
         assert_eq!(e.origin(), Origin::new(7, false));
         assert_eq!(e.value().as_str(), Some(&b"b"[..]));
     }
 
     #[test]
     fn new_entries_are_unlabeled() {
-        let labeled = Value::Str((&b"v"[..]).into(), Origin::new(4, true));
+        let labeled = Value::Str((&b"v"[..]).into(), Meta::new(Origin::new(4, true)));
         let e = Entry::new(labeled);
         assert!(!e.origin().is_set());
         assert_eq!(e.value().as_str(), Some(&b"v"[..]));

@@ -1,10 +1,11 @@
 //! The in-memory index: entries, shards and the per-database shard array.
 
+pub mod access;
 mod entry;
 mod shard;
 mod watch;
 
-pub use entry::{Entry, Origin, Value};
+pub use entry::{Entry, Meta, Origin, Value};
 
 /// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap
 /// beyond. Most keys and small values fit, which saves an allocation and,

@@ -316,6 +316,11 @@ impl Shard {
             && self.map.get(key).is_some_and(|e| e.is_expired(now))
     }
 
+    /// Keys with a time to live, nearest expiry first.
+    pub fn expiring_keys(&self) -> impl Iterator<Item = &Key> {
+        self.expires.iter().map(|(_, k)| k)
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
         self.map.iter()
     }

@@ -6,6 +6,7 @@ use super::read::{read_object, Reader};
 use super::write::{object_type, write_len, write_object, write_string};
 use super::{module_type_name, opcode, RdbError, CRC64, RDB_VERSION};
 use crate::aof::BlobRef;
+use crate::keyspace::access::{ClockSave, SavedClock};
 use crate::keyspace::Value;
 use crate::types::Limits;
 use std::io::Write;
@@ -18,6 +19,9 @@ pub struct LoadedKey {
     pub value: Value,
     /// Absolute expiry in Unix ms, 0 for none.
     pub expire_at: u64,
+    /// The idle time (seconds) or LFU counter the file recorded, if any.
+    pub idle: Option<u64>,
+    pub freq: Option<u8>,
 }
 
 /// What a file held besides its keys.
@@ -98,6 +102,7 @@ pub fn load_file(
     };
     let mut db = 0usize;
     let mut expire_at: i64 = -1;
+    let (mut idle, mut freq) = (None, None);
     loop {
         let t = r.byte()?;
         match t {
@@ -109,13 +114,13 @@ pub fn load_file(
                 expire_at = r.millis()?;
                 continue;
             }
-            // BlinkDB keeps no access clock or counter: read past them.
+            // The next key's access clock (set after it is stored).
             opcode::FREQ => {
-                r.byte()?;
+                freq = Some(r.byte()?);
                 continue;
             }
             opcode::IDLE => {
-                r.len()?;
+                idle = Some(r.len()?);
                 continue;
             }
             opcode::EOF => break,
@@ -162,6 +167,7 @@ pub fn load_file(
             Err(RdbError::EmptyKey) => {
                 contents.empty += 1;
                 expire_at = -1;
+                (idle, freq) = (None, None);
                 continue;
             }
             Err(e) => return Err(e),
@@ -172,6 +178,7 @@ pub fn load_file(
             expire_at.max(1) as u64
         };
         expire_at = -1;
+        let (key_idle, key_freq) = (idle.take(), freq.take());
         if at != 0 && now != 0 && at <= now {
             contents.expired += 1;
             continue;
@@ -182,6 +189,8 @@ pub fn load_file(
             key,
             value,
             expire_at: at,
+            idle: key_idle,
+            freq: key_freq,
         })?;
     }
     if r.remaining() != 0 {
@@ -201,6 +210,8 @@ pub struct RdbFileWriter {
     compress: bool,
     buf: Vec<u8>,
     pub bytes: u64,
+    /// What each key's access clock becomes in the file.
+    clocks: ClockSave,
 }
 
 impl RdbFileWriter {
@@ -223,6 +234,7 @@ impl RdbFileWriter {
             compress,
             buf: Vec::with_capacity(1 << 16),
             bytes: 0,
+            clocks: ClockSave::NOTHING,
         };
         w.buf
             .extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
@@ -268,7 +280,14 @@ impl RdbFileWriter {
         Ok(())
     }
 
-    /// One key: EXPIRETIME_MS if it has an expiry, its type, name and value.
+    /// Records the keys' access clocks as `clocks` says (see
+    /// `AccessPolicy::save_mode`); by default the file records none.
+    pub fn save_clocks(&mut self, clocks: ClockSave) {
+        self.clocks = clocks;
+    }
+
+    /// One key: EXPIRETIME_MS if it has an expiry, IDLE or FREQ as the
+    /// policy asks, its type, name and value.
     pub fn key(
         &mut self,
         key: &[u8],
@@ -280,6 +299,17 @@ impl RdbFileWriter {
         if expire_at != 0 {
             self.buf.push(opcode::EXPIRETIME_MS);
             self.buf.extend_from_slice(&expire_at.to_le_bytes());
+        }
+        match self.clocks.record(value.clock().get()) {
+            SavedClock::Nothing => {}
+            SavedClock::Idle(secs) => {
+                self.buf.push(opcode::IDLE);
+                write_len(&mut self.buf, secs);
+            }
+            SavedClock::Freq(f) => {
+                self.buf.push(opcode::FREQ);
+                self.buf.push(f);
+            }
         }
         self.buf.push(t);
         write_string(&mut self.buf, key, self.compress);

@@ -223,6 +223,19 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
             ctx.client.info.set_flag(crate::client::FLAG_NO_EVICT, on);
             ctx.out.ok();
         }
+        // Redis 7.2's CLIENT NO-TOUCH (issue 18 lists it): the client's
+        // commands other than TOUCH do not update access clocks (mod.rs).
+        "no-touch" => {
+            let on = if eq_ic(args[2], "on") {
+                true
+            } else if eq_ic(args[2], "off") {
+                false
+            } else {
+                return ctx.syntax_error();
+            };
+            ctx.client.info.set_flag(crate::client::FLAG_NO_TOUCH, on);
+            ctx.out.ok();
+        }
         "tracking" => super::tracking::tracking(ctx, args),
         "caching" => super::tracking::caching(ctx, args),
         "getredir" => super::tracking::getredir(ctx),
@@ -265,6 +278,8 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "    Report tracking status for the current connection.",
                 "NO-EVICT (ON|OFF)",
                 "    Protect current client connection from eviction.",
+                "NO-TOUCH (ON|OFF)",
+                "    Will not touch LRU/LFU stats when this mode is on.",
                 "HELP",
                 "    Prints this help.",
             ];

@@ -37,7 +37,7 @@ fn length_prefix(n: usize) -> usize {
 }
 
 fn object(ctx: &mut Ctx, args: &Args) {
-    let found = ctx.shared.engine.read(ctx.client.db, args[2], |e| {
+    let found = ctx.shared.engine.peek(ctx.client.db, args[2], |e| {
         e.map(|e| {
             let v = e.value();
             let (enc, refcount) = encoding(v);
@@ -56,8 +56,9 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 | Value::List(..)
                 | Value::Stream(..) => v.heap_size(),
             };
+            let (lru, idle) = super::access::debug_fields(e);
             format!(
-                "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len}",
+                "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len} lru:{lru} lru_seconds_idle:{idle}",
                 e as *const _
             )
         })

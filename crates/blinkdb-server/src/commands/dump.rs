@@ -40,9 +40,9 @@ fn bad_format(e: &RdbError) -> String {
 
 /// RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME s] [FREQ f]
 ///
-/// IDLETIME and FREQ are checked as Redis checks them; they set an access
-/// clock or counter that Redis keeps only under an LRU or LFU maxmemory
-/// policy, and BlinkDB keeps neither (OBJECT IDLETIME/FREQ say so).
+/// IDLETIME sets the key's access clock under any policy but an LFU one,
+/// FREQ its counter under an LFU one; the other is checked and ignored, as
+/// in Redis (objectSetLRUOrLFU).
 pub fn restore(ctx: &mut Ctx, args: &Args) {
     let (mut replace, mut absttl) = (false, false);
     let (mut idle, mut freq) = (-1i64, -1i64);
@@ -120,6 +120,7 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         let mut entry = Entry::new(value);
         entry.expire_at = ttl as u64;
         tx.insert(db, key, entry);
+        tx.set_access(db, key, u64::try_from(idle).ok(), u8::try_from(freq).ok());
         // Propagated with an absolute TTL, as Redis rewrites it.
         let at = ttl.to_string();
         let mut record: Vec<&[u8]> = args.to_vec();

@@ -1,5 +1,6 @@
 //! The command table and dispatch: look up, check arity/auth/loading, run.
 
+pub mod access;
 pub mod args;
 mod bitfield;
 mod bitops;
@@ -260,7 +261,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     ctx.client.commands_processed += 1;
     ctx.out.errors_accounted = ctx.out.errors;
     let timer = crate::cmdstats::Timer::start();
-    (spec.handler)(&mut ctx, args);
+    access::run(&mut ctx, spec, args);
     let nanos = timer.elapsed_nanos();
     let failed = ctx.out.errors > ctx.out.errors_accounted;
     ctx.out.errors_accounted = ctx.out.errors;

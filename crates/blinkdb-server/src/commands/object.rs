@@ -4,7 +4,7 @@
 //! characters, "embstr" up to 44 bytes and "raw" beyond, the choice Redis
 //! makes for a value it stores from a command argument; a large value kept in
 //! the log, and a Bloom filter (as RedisBloom's module type), is "raw".
-//! IDLETIME is not served: entries keep no access clock.
+//! IDLETIME and FREQ read the key's access clock (commands/access.rs).
 
 use super::args::parse_i64;
 use super::Ctx;
@@ -66,18 +66,27 @@ pub fn refcount(ctx: &mut Ctx, args: &Args) {
     with_value(ctx, args[2], encoding, false);
 }
 
-/// FREQ needs an LFU policy, which BlinkDB never has: Redis's reply to a
-/// server without one.
-pub fn freq(ctx: &mut Ctx, args: &Args) {
-    let exists = ctx
-        .shared
-        .engine
-        .read(ctx.client.db, args[2], |e| e.is_some());
-    ctx.client.count_lookup(exists);
-    if !exists {
-        return ctx.out.null();
+/// IDLETIME (`freq` false) or FREQ: the seconds since the key's last
+/// access, or its LFU counter, each answered only under its kind of policy.
+/// The lookup leaves the clock as it is (access.rs's NOTOUCH list).
+fn clock_figure(ctx: &mut Ctx, key: &[u8], freq: bool) {
+    let found = ctx.shared.engine.read(ctx.client.db, key, |e| {
+        e.map(|e| super::access::object_figure(ctx, e, freq))
+    });
+    ctx.client.count_lookup(found.is_some());
+    match found {
+        None => ctx.out.null(),
+        Some(Ok(n)) => ctx.out.int(n),
+        Some(Err(msg)) => ctx.out.error(msg),
     }
-    ctx.out.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+}
+
+pub fn idletime(ctx: &mut Ctx, args: &Args) {
+    clock_figure(ctx, args[2], false);
+}
+
+pub fn freq(ctx: &mut Ctx, args: &Args) {
+    clock_figure(ctx, args[2], true);
 }
 
 pub fn help(ctx: &mut Ctx, _args: &Args) {
@@ -89,6 +98,9 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "FREQ <key>",
         "    Return the access frequency index of the <key>. The returned integer is",
         "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
         "REFCOUNT <key>",
         "    Return the number of references of the value associated with the specified",
         "    <key>.",

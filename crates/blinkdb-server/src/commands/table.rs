@@ -5,9 +5,9 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog, keys,
-    latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set, slowlog,
-    sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
+    access, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog,
+    keys, latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set,
+    slowlog, sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -1178,6 +1178,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         keys: "RO index:1 range:0:1:0",
         args: "key:key"),
+    cmd!("touch", -2, READONLY | FAST, ALLKEYS, "generic", "3.2.1", "Alters the last access time of a key(s). Returns the number of existing keys specified.", access::touch;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys that will be touched.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
     cmd!("expire", -3, WRITE | FAST, KEY1, "generic", "1.0.0", "Set a key's time to live in seconds", keys::expire;
         acl: acl::KEYSPACE,
         complexity: "O(1)",
@@ -1388,6 +1394,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "enabled:oneof(on:ON off:OFF)"),
+    // Redis 7.2's entry (src/commands/client-no-touch.json): 7.0.15 has none.
+    cmd!("client|no-touch", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", conn::client;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "enabled:oneof(on:ON off:OFF)"),
     cmd!("client|pause", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.9.50", "Stop processing commands from clients for some time", conn::client;
         acl: acl::CONNECTION,
         complexity: "O(1)",
@@ -1509,6 +1520,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key",
         tips: &["nondeterministic_output"]),
     cmd!("object|freq", 3, READONLY, (2, 2, 1), "generic", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", object::freq;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|idletime", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the time since a Redis object was last accessed", object::idletime;
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:2 range:0:1:0",
