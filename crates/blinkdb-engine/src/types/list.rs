@@ -637,7 +637,7 @@ mod tests {
         assert_eq!(l.compressed_nodes(), 0);
         l.push_back(&e, ListShape { fill: 2, depth: 1 });
         assert_eq!(l.compressed_nodes(), l.node_count() - 2);
-        let mut model: VecDeque<Vec<u8>> = std::iter::repeat(e.clone()).take(11).collect();
+        let mut model: VecDeque<Vec<u8>> = std::iter::repeat_n(e.clone(), 11).collect();
         check(&l, &model);
         l.push_back(&e, ListShape { fill: 2, depth: 0 });
         model.push_back(e);
