@@ -4,7 +4,7 @@
 # corpus (fuzz/corpus/<target>, never written to), failing on any crash,
 # timeout, out-of-memory or leak report. The whole stage stays within
 # FUZZ_STAGE_SECONDS (default 600, build included): what the build leaves is
-# shared by the targets, between 15 and FUZZ_SECONDS (default 45) each.
+# shared by the targets, between 8 and FUZZ_SECONDS (default 45) each.
 # A failing input is kept in target/fuzz-artifacts/<target>/ and printed in
 # base64, so it can be replayed from the log alone:
 #   base64 -d > crash && target/fuzz/x86_64-unknown-linux-gnu/release/<target> crash
@@ -15,7 +15,7 @@ root=$(pwd)
 stage_start=$SECONDS
 budget=${FUZZ_STAGE_SECONDS:-600}
 per_target_max=${FUZZ_SECONDS:-45}
-per_target_min=15
+per_target_min=8
 
 if ! rustup toolchain list | grep -q '^nightly'; then
     echo "installing the nightly toolchain (cargo-fuzz needs -Z flags)"

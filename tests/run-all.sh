@@ -94,7 +94,7 @@ redis_suite() {
 
 fuzz() {
     # 5 minutes with the build, so that the whole run stays near 30.
-    FUZZ_STAGE_SECONDS=${FUZZ_STAGE_SECONDS:-300} tests/fuzz.sh
+    FUZZ_STAGE_SECONDS=${FUZZ_STAGE_SECONDS:-240} tests/fuzz.sh
 }
 
 install_debian_packages

@@ -116,7 +116,7 @@ def first_line_with(text, needle):
 def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=None, keys=None,
             value_size=None, set_ratio=None, miss_ratio=None, preload=False, commands=(),
             items=None, filters=None, seed=1, timeout=3600, allow_errors=False, cpu=None,
-            subscribers=None):
+            subscribers=None, consumers=None, consume=None):
     """Runs blinkdb-loadgen --json and returns its report (a dict).
 
     Error replies make the cell not applicable when they say a command is unknown; any
@@ -127,7 +127,8 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
     for flag, value in (("--duration", duration), ("--requests", requests), ("--keys", keys),
                         ("--value-size", value_size), ("--set-ratio", set_ratio),
                         ("--miss-ratio", miss_ratio), ("--items", items), ("--filters", filters),
-                        ("--subscribers", subscribers)):
+                        ("--subscribers", subscribers), ("--consumers", consumers),
+                        ("--consume", consume)):
         if value is not None:
             argv += [flag, str(value)]
     if preload:

@@ -87,6 +87,24 @@ impl Connection {
             .map_err(|e| format!("write: {e}"))
     }
 
+    /// The bytes of the next whole reply.
+    pub async fn read_raw(&mut self) -> Result<Vec<u8>, String> {
+        loop {
+            if let Some((_, used)) = classify_reply(&self.inbound)? {
+                return Ok(self.inbound.split_to(used).to_vec());
+            }
+            self.inbound.reserve(64 * 1024);
+            let read = self
+                .stream
+                .read_buf(&mut self.inbound)
+                .await
+                .map_err(|e| format!("read: {e}"))?;
+            if read == 0 {
+                return Err("server closed the connection".into());
+            }
+        }
+    }
+
     pub async fn read_reply(&mut self) -> Result<ReplyKind, String> {
         loop {
             if let Some((kind, used)) = classify_reply(&self.inbound)? {

@@ -1,6 +1,7 @@
 //! `blinkdb-loadgen`: a RESP load generator that runs unchanged against BlinkDB and Redis.
 
 mod connection;
+mod consumers;
 mod options;
 mod preload;
 mod stats;
@@ -84,6 +85,13 @@ async fn run(options: &Options) -> Result<(), String> {
         None
     };
 
+    let consumers = match (&options.consume, options.consumers) {
+        (Some(queue), n) if n > 0 => {
+            Some(consumers::Consumers::start(&options.host, options.port, n, queue).await?)
+        }
+        _ => None,
+    };
+
     // Every connection is open before the clock starts, so connect time is not throughput.
     let mut connections = Vec::with_capacity(options.clients);
     for _ in 0..options.clients {
@@ -123,6 +131,10 @@ async fn run(options: &Options) -> Result<(), String> {
     if let Some(e) = failure {
         return Err(e);
     }
+    let consumed = match consumers {
+        Some(c) => Some(c.finish().await?),
+        None => None,
+    };
     let subscriber_messages = match &subscribers {
         Some(subscribers) => settled_count(subscribers).await,
         None => 0,
@@ -136,6 +148,10 @@ async fn run(options: &Options) -> Result<(), String> {
         report["preload_seconds"] = preload_seconds.into();
         report["subscribers"] = options.subscribers.into();
         report["subscriber_messages"] = subscriber_messages.into();
+        if let Some(c) = &consumed {
+            report["consumers"] = options.consumers.into();
+            report["consumed"] = c.to_json(seconds);
+        }
         println!("{report}");
     } else {
         if options.preload {
@@ -144,6 +160,9 @@ async fn run(options: &Options) -> Result<(), String> {
         println!("{}", total.to_text(seconds));
         if options.subscribers > 0 {
             println!("subscribers received {subscriber_messages} messages");
+        }
+        if let Some(c) = &consumed {
+            println!("consumed (push to pop): {}", c.to_text(seconds));
         }
     }
     Ok(())

@@ -31,6 +31,8 @@ pub struct Options {
     pub filters: u64,
     pub subscribers: usize,
     pub subscribe_channel: String,
+    pub consumers: usize,
+    pub consume: Option<crate::consumers::Queue>,
 }
 
 fn command() -> Command {
@@ -157,6 +159,18 @@ fn command() -> Command {
                 .long("subscribe-channel")
                 .default_value("bench:channel"),
         )
+        .arg(
+            Arg::new("consumers")
+                .long("consumers")
+                .default_value("0")
+                .value_parser(value_parser!(usize))
+                .help("connections that pop what the clients push, from --consume, and time each item from push (its __ts__ value) to pop"),
+        )
+        .arg(
+            Arg::new("consume")
+                .long("consume")
+                .help("what consumers pop: list:KEY (BLPOP) or stream:KEY:GROUP (XREADGROUP + XACK)"),
+        )
 }
 
 impl Options {
@@ -193,7 +207,15 @@ impl Options {
                 .get_one::<String>("subscribe-channel")
                 .cloned()
                 .unwrap_or_default(),
+            consumers: *m.get_one("consumers").unwrap_or(&0),
+            consume: m
+                .get_one::<String>("consume")
+                .map(|t| crate::consumers::Queue::parse(t))
+                .transpose()?,
         };
+        if options.consumers > 0 && options.consume.is_none() {
+            return Err("--consumers needs --consume".into());
+        }
         options.check()?;
         Ok(options)
     }

@@ -35,6 +35,8 @@ enum Piece {
     RandInt,
     RandFilter,
     Seq,
+    /// Nanoseconds since the process started (consumers.rs measures push-to-pop with it).
+    Ts,
 }
 
 #[derive(Debug, Clone)]
@@ -75,10 +77,11 @@ pub struct Workload {
     scratch: Vec<u8>,
 }
 
-const PLACEHOLDERS: [(&str, Piece); 3] = [
+const PLACEHOLDERS: [(&str, Piece); 4] = [
     ("__rand_int__", Piece::RandInt),
     ("__rand_filter__", Piece::RandFilter),
     ("__seq__", Piece::Seq),
+    ("__ts__", Piece::Ts),
 ];
 
 fn parse_arg(word: &str) -> Arg {
@@ -340,6 +343,13 @@ impl Workload {
                                             let n = rng.gen_range(0..*filters);
                                             let _ = write!(self.scratch, "{n}");
                                         }
+                                        Piece::Ts => {
+                                            let _ = write!(
+                                                self.scratch,
+                                                "{}",
+                                                crate::consumers::now_ns()
+                                            );
+                                        }
                                         Piece::Seq => {
                                             let _ = write!(
                                                 self.scratch,
@@ -389,6 +399,8 @@ mod tests {
             filters: 4,
             subscribers: 0,
             subscribe_channel: String::new(),
+            consumers: 0,
+            consume: None,
         }
     }
 

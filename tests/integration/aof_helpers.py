@@ -2,12 +2,13 @@
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 
 from resp import RespConnection
-from server import ServerProcess, free_port
+from server import ORACLE_BIN, ServerProcess, free_port
 
 AOF_DIRNAME = "appendonlydir"
 MANIFEST = "appendonly.aof.manifest"
@@ -172,3 +173,38 @@ def crash_seed():
     seed = int(os.environ.get("BLINKDB_CRASH_SEED") or int.from_bytes(os.urandom(4), "big"))
     print(f"BLINKDB_CRASH_SEED={seed}")
     return seed
+
+
+def redis_server(directory, log_dir, *extra):
+    """redis-server 7 with the AOF on, in `directory` (loading what it holds)."""
+    os.makedirs(directory, exist_ok=True)
+    port = free_port()
+    return ServerProcess(ORACLE_BIN, log_dir, port=port, args=[
+        "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
+        "--appendonly", "yes", "--save", "", *extra])
+
+
+def _snapshot_of(srv, snapshot, workload=None):
+    try:
+        with srv.connect() as conn:
+            if workload is not None:
+                workload(conn)
+            return snapshot(conn)
+    finally:
+        srv.stop()
+
+
+def blinkdb_snapshot(binary, directory, snapshot, workload=None):
+    """What BlinkDB holds once (re)started on `directory` (after `workload(conn)` if given)."""
+    return _snapshot_of(start_aof_server(binary, directory), snapshot, workload)
+
+
+def redis_snapshot_of_aof(directory, copy, snapshot):
+    """What redis-server 7 holds after loading a copy (at `copy`) of BlinkDB's `directory`."""
+    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
+    return _snapshot_of(redis_server(copy, copy + "-log"), snapshot)
+
+
+def redis_snapshot_of_run(directory, workload, snapshot):
+    """What redis-server 7 holds after running `workload(conn)` itself, in `directory`."""
+    return _snapshot_of(redis_server(directory, directory + "-log"), snapshot, workload)

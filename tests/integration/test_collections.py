@@ -7,10 +7,10 @@ import shutil
 import time
 
 from aof_helpers import (
-    aof_path, bgrewriteaof, parse_commands, start_aof_server, wait_rewrite_done,
+    aof_path, bgrewriteaof, parse_commands, redis_server, start_aof_server, wait_rewrite_done,
 )
 from resp import plain
-from test_persistence_redis_interop import check_aof, redis_server
+from test_persistence_redis_interop import check_aof
 
 
 def raw(conn, *args):

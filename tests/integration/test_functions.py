@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from aof_helpers import start_aof_server
-from test_persistence_redis_interop import check_aof, redis_server
+from aof_helpers import redis_server, start_aof_server
+from test_persistence_redis_interop import check_aof
 
 redis = pytest.importorskip("redis")
 

@@ -6,13 +6,12 @@ and redis-server 7 loads the AOF."""
 
 import os
 import random
-import shutil
 
 import pytest
 
-from aof_helpers import start_aof_server
+from aof_helpers import blinkdb_snapshot, redis_snapshot_of_aof, redis_snapshot_of_run
 from resp import plain
-from test_persistence_redis_interop import check_aof, redis_server
+from test_persistence_redis_interop import check_aof
 
 SICILY = ("GEOADD", "Sicily", "13.361389", "38.115556", "Palermo",
           "15.087269", "37.502669", "Catania")
@@ -333,38 +332,15 @@ def snapshot(conn):
 
 def test_persistence_and_redis_loads_the_aof(blinkdb_binary, tmp_path):
     directory = str(tmp_path / "blinkdb")
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            geo_workload(conn)
-            expected = snapshot(conn)
-    finally:
-        srv.stop()
+    expected = blinkdb_snapshot(blinkdb_binary, directory, snapshot, geo_workload)
     assert len(expected) >= 7
     incr = [f for f in os.listdir(os.path.join(directory, "appendonlydir")) if "incr" in f]
     text = b"".join(open(os.path.join(directory, "appendonlydir", f), "rb").read()
                     for f in incr)
     assert b"GEOADD" not in text.upper() and b"zadd" in text
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            assert snapshot(conn) == expected, "after a restart"
-    finally:
-        srv.stop()
+    assert blinkdb_snapshot(blinkdb_binary, directory, snapshot) == expected, "after a restart"
     check_aof(directory)
-    copy = str(tmp_path / "redis-copy")
-    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
-    oracle = redis_server(copy, copy + "-log")
-    try:
-        with oracle.connect() as conn:
-            assert snapshot(conn) == expected, "redis-server loading BlinkDB's AOF"
-    finally:
-        oracle.stop()
-    odir = str(tmp_path / "oracle")
-    oracle = redis_server(odir, odir + "-log")
-    try:
-        with oracle.connect() as conn:
-            geo_workload(conn)
-            assert snapshot(conn) == expected, "redis-server given the same commands"
-    finally:
-        oracle.stop()
+    assert redis_snapshot_of_aof(directory, str(tmp_path / "redis-copy"), snapshot) == expected, \
+        "redis-server loading BlinkDB's AOF"
+    assert redis_snapshot_of_run(str(tmp_path / "oracle"), geo_workload, snapshot) == expected, \
+        "redis-server given the same commands"

@@ -7,9 +7,9 @@ import subprocess
 import time
 
 from aof_helpers import (
-    MANIFEST, aof_path, bgrewriteaof, start_aof_server, wait_rewrite_done,
+    MANIFEST, aof_path, bgrewriteaof, redis_server, start_aof_server, wait_rewrite_done,
 )
-from server import ORACLE_BIN, ServerProcess, free_port, require_tool
+from server import require_tool
 
 PTTL_SLACK_MS = 1500
 
@@ -68,14 +68,6 @@ def check_aof(directory):
     output = result.stdout + result.stderr
     assert result.returncode == 0 and "All AOF files and manifest are valid" in output, (
         f"redis-check-aof rejects BlinkDB's AOF:\n{output}")
-
-
-def redis_server(directory, log_dir, *extra):
-    os.makedirs(directory, exist_ok=True)
-    port = free_port()
-    return ServerProcess(ORACLE_BIN, log_dir, port=port, args=[
-        "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
-        "--appendonly", "yes", "--save", "", *extra])
 
 
 def redis_loads(tmp_path, directory, expected, what):

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from aof_helpers import incr_files, start_aof_server
-from test_persistence_redis_interop import check_aof, redis_server
+from aof_helpers import incr_files, redis_server, start_aof_server
+from test_persistence_redis_interop import check_aof
 
 redis = pytest.importorskip("redis")
 

@@ -7,13 +7,12 @@ AOF to the same lists."""
 
 import os
 import random
-import shutil
 
 import pytest
 
-from aof_helpers import start_aof_server
+from aof_helpers import blinkdb_snapshot, redis_snapshot_of_aof, redis_snapshot_of_run
 from resp import plain
-from test_persistence_redis_interop import check_aof, redis_server
+from test_persistence_redis_interop import check_aof
 
 
 def setup():
@@ -227,34 +226,11 @@ def snapshot(conn):
 
 def test_persistence_and_redis_loads_the_aof(blinkdb_binary, tmp_path):
     directory = str(tmp_path / "blinkdb")
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            workload(conn)
-            expected = snapshot(conn)
-    finally:
-        srv.stop()
+    expected = blinkdb_snapshot(blinkdb_binary, directory, snapshot, workload)
     assert set(expected) == {b"d1", b"d2", b"d3", b"str"}
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            assert snapshot(conn) == expected, "after a restart"
-    finally:
-        srv.stop()
+    assert blinkdb_snapshot(blinkdb_binary, directory, snapshot) == expected, "after a restart"
     check_aof(directory)
-    copy = str(tmp_path / "redis-copy")
-    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
-    oracle = redis_server(copy, copy + "-log")
-    try:
-        with oracle.connect() as conn:
-            assert snapshot(conn) == expected, "redis-server loading BlinkDB's AOF"
-    finally:
-        oracle.stop()
-    odir = str(tmp_path / "oracle")
-    oracle = redis_server(odir, odir + "-log")
-    try:
-        with oracle.connect() as conn:
-            workload(conn)
-            assert snapshot(conn) == expected, "redis-server given the same commands"
-    finally:
-        oracle.stop()
+    assert redis_snapshot_of_aof(directory, str(tmp_path / "redis-copy"), snapshot) == expected, \
+        "redis-server loading BlinkDB's AOF"
+    assert redis_snapshot_of_run(str(tmp_path / "oracle"), workload, snapshot) == expected, \
+        "redis-server given the same commands"

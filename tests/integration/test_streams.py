@@ -5,13 +5,15 @@ RESP2 and RESP3; keyspace events match; streams survive a restart and
 BGREWRITEAOF, and redis-server 7 loads the AOF BlinkDB wrote."""
 
 import re
-import shutil
 
 import pytest
 
-from aof_helpers import bgrewriteaof, incr_files, parse_commands, start_aof_server, wait_rewrite_done
+from aof_helpers import (
+    bgrewriteaof, blinkdb_snapshot, incr_files, parse_commands, redis_server,
+    redis_snapshot_of_aof, start_aof_server, wait_rewrite_done,
+)
 from resp import plain
-from test_persistence_redis_interop import check_aof, redis_server
+from test_persistence_redis_interop import check_aof
 
 BAD_ID = b"-ERR Invalid stream ID specified as stream command argument\r\n"
 
@@ -348,22 +350,10 @@ def stream_workload(conn):
 
 def test_persistence_restart_rewrite_and_redis_loads(blinkdb_binary, tmp_path):
     directory = str(tmp_path / "blinkdb")
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            stream_workload(conn)
-            expected = stream_snapshot(conn)
-    finally:
-        srv.stop()
+    expected = blinkdb_snapshot(blinkdb_binary, directory, stream_snapshot, stream_workload)
     assert len(expected) == 6
-    copy = str(tmp_path / "redis-incr")
-    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
-    oracle = redis_server(copy, copy + "-log")
-    try:
-        with oracle.connect() as conn:
-            assert stream_snapshot(conn) == expected, "redis-server replaying BlinkDB's records"
-    finally:
-        oracle.stop()
+    assert redis_snapshot_of_aof(directory, str(tmp_path / "redis-incr"), stream_snapshot) == \
+        expected, "redis-server replaying BlinkDB's records"
     srv = start_aof_server(blinkdb_binary, directory)
     try:
         with srv.connect() as conn:
@@ -374,21 +364,11 @@ def test_persistence_restart_rewrite_and_redis_loads(blinkdb_binary, tmp_path):
             expected = stream_snapshot(conn)
     finally:
         srv.stop()
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            assert stream_snapshot(conn) == expected, "after BGREWRITEAOF and a restart"
-    finally:
-        srv.stop()
+    assert blinkdb_snapshot(blinkdb_binary, directory, stream_snapshot) == expected, \
+        "after BGREWRITEAOF and a restart"
     check_aof(directory)
-    copy = str(tmp_path / "redis-copy")
-    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
-    oracle = redis_server(copy, copy + "-log")
-    try:
-        with oracle.connect() as conn:
-            assert stream_snapshot(conn) == expected, "redis-server loading BlinkDB's rewrite"
-    finally:
-        oracle.stop()
+    assert redis_snapshot_of_aof(directory, str(tmp_path / "redis-copy"), stream_snapshot) == \
+        expected, "redis-server loading BlinkDB's rewrite"
 
 
 def test_blocking_reads_are_served_by_writes(blinkdb, oracle):

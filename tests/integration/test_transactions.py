@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from aof_helpers import incr_files, start_aof_server
-from test_persistence_redis_interop import check_aof, redis_server
+from aof_helpers import incr_files, redis_server, start_aof_server
+from test_persistence_redis_interop import check_aof
 
 EXECABORT = b"-EXECABORT Transaction discarded because of previous errors.\r\n"
 

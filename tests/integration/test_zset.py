@@ -4,16 +4,16 @@ reply bytes from BlinkDB and redis-server 7 in RESP2 and RESP3; keyspace
 events match; random replies have the right shape; sorted sets survive a
 restart and BGREWRITEAOF, and redis-server 7 loads the AOF."""
 
-import os
 import random
-import shutil
-import time
 
 import pytest
 
-from aof_helpers import bgrewriteaof, start_aof_server, wait_rewrite_done
-from resp import RespConnection, plain
-from test_persistence_redis_interop import check_aof, redis_server
+from aof_helpers import (
+    bgrewriteaof, blinkdb_snapshot, redis_server, redis_snapshot_of_aof, start_aof_server,
+    wait_rewrite_done,
+)
+from resp import plain
+from test_persistence_redis_interop import check_aof
 
 
 def members(n, prefix="m"):
@@ -398,13 +398,8 @@ def zset_workload(conn, rng):
 def test_persistence_restart_rewrite_and_redis_loads(blinkdb_binary, tmp_path):
     directory = str(tmp_path / "blinkdb")
     rng = random.Random(5)
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            zset_workload(conn, rng)
-            expected = zset_snapshot(conn)
-    finally:
-        srv.stop()
+    expected = blinkdb_snapshot(blinkdb_binary, directory, zset_snapshot,
+                                lambda conn: zset_workload(conn, rng))
     assert len(expected) > 8
     srv = start_aof_server(blinkdb_binary, directory)
     try:
@@ -416,21 +411,11 @@ def test_persistence_restart_rewrite_and_redis_loads(blinkdb_binary, tmp_path):
             expected = zset_snapshot(conn)
     finally:
         srv.stop()
-    srv = start_aof_server(blinkdb_binary, directory)
-    try:
-        with srv.connect() as conn:
-            assert zset_snapshot(conn) == expected, "after BGREWRITEAOF and a restart"
-    finally:
-        srv.stop()
+    assert blinkdb_snapshot(blinkdb_binary, directory, zset_snapshot) == expected, \
+        "after BGREWRITEAOF and a restart"
     check_aof(directory)
-    copy = str(tmp_path / "redis-copy")
-    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
-    oracle = redis_server(copy, copy + "-log")
-    try:
-        with oracle.connect() as conn:
-            assert zset_snapshot(conn) == expected, "redis-server loading BlinkDB's AOF"
-    finally:
-        oracle.stop()
+    assert redis_snapshot_of_aof(directory, str(tmp_path / "redis-copy"), zset_snapshot) == \
+        expected, "redis-server loading BlinkDB's AOF"
 
 
 def test_redis_aof_replays_to_the_same_sets(blinkdb_binary, tmp_path):

@@ -2,6 +2,7 @@
 //! redis.call's argument checks and command round trip, error tables,
 //! sha1hex, log, setresp, and Redis's deterministic random generator.
 
+pub use super::convert::error_table;
 use super::convert::{fmt_g17, reply_to_lua};
 use super::run;
 use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
@@ -139,31 +140,6 @@ pub(crate) fn lua_number_text(n: f64) -> String {
     String::from_utf8_lossy(&buf[..(len.max(0) as usize).min(63)]).into_owned()
 }
 
-/// `{err = "CODE message"}` from "-CODE message" or "message" (which gets the
-/// ERR code), with line breaks at the ends trimmed: how Redis shapes every
-/// error a script sees.
-pub fn error_table(lua: &Lua, msg: &[u8]) -> mlua::Result<Table> {
-    let (code, text): (&[u8], &[u8]) = match msg.strip_prefix(b"-") {
-        Some(rest) => match rest.iter().position(|&c| c == b' ') {
-            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
-            None => (b"ERR", rest),
-        },
-        None => (b"ERR", msg),
-    };
-    let is_break = |c: &u8| *c == b'\r' || *c == b'\n';
-    let start = text.iter().position(|c| !is_break(c)).unwrap_or(text.len());
-    let end = text
-        .iter()
-        .rposition(|c| !is_break(c))
-        .map_or(start, |e| e + 1);
-    let mut full = code.to_vec();
-    full.push(b' ');
-    full.extend_from_slice(&text[start..end.max(start)]);
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set("err", lua.create_string(&full)?)?;
-    Ok(t)
-}
-
 /// The text of an error raised in Lua that is not an error table.
 fn value_error_text(v: &Value) -> String {
     match v {
@@ -217,8 +193,7 @@ fn call(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
     drop(args);
     let reply = run::call(argv);
     run::after_call(lua);
-    let mut at = 0;
-    let v = reply_to_lua(lua, &reply, &mut at)?;
+    let v = reply_to_lua(lua, &reply)?;
     Ok((v, reply.first() == Some(&b'-')))
 }
 

@@ -13,7 +13,8 @@
 //! false → null, true → 1 (RESP3 booleans after redis.setresp(3)), nil → null.
 
 use crate::protocol::Out;
-use mlua::{Lua, Table, Value};
+use mlua::{ffi, Lua, Table, Value};
+use std::ffi::{c_char, c_int};
 
 /// How deep a returned table may nest before the reply becomes Redis's
 /// stack-limit error (a table that contains itself must end somewhere).
@@ -48,232 +49,413 @@ pub fn truncate(x: f64) -> i64 {
     }
 }
 
-/// Reads one reply from `buf` at `*at` (bytes our own reply writer made) and
-/// builds its Lua value.
-pub fn reply_to_lua(lua: &Lua, buf: &[u8], at: &mut usize) -> mlua::Result<Value> {
-    let line = read_line(buf, at)?;
+// The conversions below use Lua's C API directly, each inside one protected
+// call (`Lua::exec_raw`): mlua's own calls are protected one by one once a
+// memory limit is set, and in Lua 5.1 each protection allocates a C closure,
+// which made a three-command script cost twice Redis's CPU. Inside them, no
+// Rust value that owns memory lives across a Lua call that may raise an
+// error (a raised error unwinds past these frames with longjmp).
+
+/// A byte slice of a string on the Lua stack; valid while it stays there.
+unsafe fn stack_str<'a>(state: *mut ffi::lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    let p = ffi::lua_tolstring(state, idx, &mut len);
+    if p.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p as *const u8, len)
+    }
+}
+
+unsafe fn push_bytes(state: *mut ffi::lua_State, b: &[u8]) {
+    ffi::lua_pushlstring(state, b.as_ptr() as *const c_char, b.len());
+}
+
+/// Pushes a sequence of strings (KEYS, ARGV).
+unsafe fn push_strings(state: *mut ffi::lua_State, items: &[Vec<u8>]) {
+    ffi::lua_createtable(state, items.len().min(i32::MAX as usize) as c_int, 0);
+    for (i, item) in items.iter().enumerate() {
+        push_bytes(state, item);
+        ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+    }
+}
+
+/// Sets the globals KEYS and ARGV of an EVAL script (raw sets: the
+/// sandbox's globals refuse ordinary writes).
+pub fn set_script_args(lua: &Lua, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> mlua::Result<()> {
+    // SAFETY: only Lua API calls on the stack exec_raw gives, which it
+    // restores; the closure holds borrowed slices only.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            for (name, items) in [(&b"KEYS"[..], keys), (&b"ARGV"[..], argv)] {
+                push_bytes(state, name);
+                push_strings(state, items);
+                ffi::lua_rawset(state, ffi::LUA_GLOBALSINDEX);
+            }
+        })
+    }
+}
+
+/// The `keys` and `args` tables a function (FCALL) is called with.
+pub fn function_args(
+    lua: &Lua,
+    keys: &[Vec<u8>],
+    argv: &[Vec<u8>],
+) -> mlua::Result<(Table, Table)> {
+    // SAFETY: as in set_script_args.
+    unsafe {
+        lua.exec_raw((), |state| {
+            push_strings(state, keys);
+            push_strings(state, argv);
+        })
+    }
+}
+
+/// `{err = "CODE message"}` from "-CODE message" or "message" (which gets the
+/// ERR code), with line breaks at the ends trimmed: how Redis shapes every
+/// error a script sees.
+pub fn error_table(lua: &Lua, msg: &[u8]) -> mlua::Result<Table> {
+    // SAFETY: as in set_script_args.
+    unsafe { lua.exec_raw((), |state| push_error_table(state, msg)) }
+}
+
+unsafe fn push_error_table(state: *mut ffi::lua_State, msg: &[u8]) {
+    let (code, text): (&[u8], &[u8]) = match msg.strip_prefix(b"-") {
+        Some(rest) => match rest.iter().position(|&c| c == b' ') {
+            Some(sp) => (&rest[..sp], &rest[sp + 1..]),
+            None => (b"ERR", rest),
+        },
+        None => (b"ERR", msg),
+    };
+    let is_break = |c: &u8| *c == b'\r' || *c == b'\n';
+    let start = text.iter().position(|c| !is_break(c)).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|c| !is_break(c))
+        .map_or(start, |e| e + 1);
+    ffi::lua_createtable(state, 0, 1);
+    push_bytes(state, b"err");
+    push_bytes(state, code);
+    push_bytes(state, b" ");
+    push_bytes(state, &text[start..end.max(start)]);
+    ffi::lua_concat(state, 3);
+    ffi::lua_rawset(state, -3);
+}
+
+/// Reads one reply from `buf` (bytes our own reply writer made) and returns
+/// its Lua value.
+pub fn reply_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<Value> {
+    // SAFETY: as in set_script_args; `buf` is borrowed from the caller.
+    unsafe {
+        lua.exec_raw((), |state| {
+            let base = ffi::lua_gettop(state);
+            let mut at = 0;
+            if !push_reply(state, buf, &mut at) {
+                ffi::lua_settop(state, base);
+                push_error_table(state, b"-ERR unexpected reply from command");
+            }
+        })
+    }
+}
+
+/// Pushes the Lua value of the reply at `*at`; false (with the stack left
+/// for the caller to reset) when the bytes are not a whole reply.
+unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8], at: &mut usize) -> bool {
+    if ffi::lua_checkstack(state, 4) == 0 {
+        return false;
+    }
+    let Some(line) = read_line(buf, at) else {
+        return false;
+    };
     let (kind, rest) = (line[0], &line[1..]);
-    Ok(match kind {
-        b':' => Value::Number(parse_i64(rest)? as f64),
-        b'$' => {
-            let n = parse_i64(rest)?;
-            if n < 0 {
-                return Ok(Value::Boolean(false));
-            }
-            Value::String(lua.create_string(read_bulk(buf, at, n as usize)?)?)
+    match kind {
+        b':' => match parse_i64(rest) {
+            Some(n) => ffi::lua_pushnumber(state, n as f64),
+            None => return false,
+        },
+        b'$' => match parse_i64(rest) {
+            Some(n) if n < 0 => ffi::lua_pushboolean(state, 0),
+            Some(n) => match read_bulk(buf, at, n as usize) {
+                Some(b) => push_bytes(state, b),
+                None => return false,
+            },
+            None => return false,
+        },
+        b'+' => {
+            ffi::lua_createtable(state, 0, 1);
+            push_bytes(state, b"ok");
+            push_bytes(state, rest);
+            ffi::lua_rawset(state, -3);
         }
-        b'+' => single(lua, "ok", Value::String(lua.create_string(rest)?))?,
-        b'-' => Value::Table(super::api::error_table(lua, line)?),
-        b'*' => {
-            let n = parse_i64(rest)?;
-            if n < 0 {
-                return Ok(Value::Boolean(false));
+        b'-' => push_error_table(state, line),
+        b'*' => match parse_i64(rest) {
+            Some(n) if n < 0 => ffi::lua_pushboolean(state, 0),
+            Some(n) => {
+                ffi::lua_createtable(state, n.min(1 << 20) as c_int, 0);
+                for i in 1..=n {
+                    if !push_reply(state, buf, at) {
+                        return false;
+                    }
+                    ffi::lua_rawseti(state, -2, i as ffi::lua_Integer);
+                }
             }
-            let t = lua.create_table_with_capacity(n as usize, 0)?;
-            for i in 1..=n {
-                t.raw_seti(i as usize, reply_to_lua(lua, buf, at)?)?;
-            }
-            Value::Table(t)
-        }
-        b'%' => {
-            let n = parse_i64(rest)?;
-            let map = lua.create_table_with_capacity(0, n as usize)?;
+            None => return false,
+        },
+        b'%' | b'~' => {
+            let Some(n) = parse_i64(rest) else {
+                return false;
+            };
+            ffi::lua_createtable(state, 0, 1);
+            push_bytes(state, if kind == b'%' { b"map" } else { b"set" });
+            ffi::lua_createtable(state, 0, n.clamp(0, 1 << 20) as c_int);
             for _ in 0..n {
-                let k = reply_to_lua(lua, buf, at)?;
-                let v = reply_to_lua(lua, buf, at)?;
-                map.raw_set(k, v)?;
+                if !push_reply(state, buf, at) {
+                    return false;
+                }
+                if kind == b'%' {
+                    if !push_reply(state, buf, at) {
+                        return false;
+                    }
+                } else {
+                    ffi::lua_pushboolean(state, 1);
+                }
+                ffi::lua_rawset(state, -3);
             }
-            single(lua, "map", Value::Table(map))?
+            ffi::lua_rawset(state, -3);
         }
-        b'~' => {
-            let n = parse_i64(rest)?;
-            let set = lua.create_table_with_capacity(0, n as usize)?;
-            for _ in 0..n {
-                set.raw_set(reply_to_lua(lua, buf, at)?, true)?;
-            }
-            single(lua, "set", Value::Table(set))?
-        }
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(rest == b"t"),
+        b'_' => ffi::lua_pushnil(state),
+        b'#' => ffi::lua_pushboolean(state, (rest == b"t") as c_int),
         b',' => {
-            let text = std::str::from_utf8(rest).unwrap_or("nan");
-            let d = match text {
+            let d = match std::str::from_utf8(rest).unwrap_or("nan") {
                 "inf" => f64::INFINITY,
                 "-inf" => f64::NEG_INFINITY,
                 t => t.parse().unwrap_or(f64::NAN),
             };
-            single(lua, "double", Value::Number(d))?
+            ffi::lua_createtable(state, 0, 1);
+            push_bytes(state, b"double");
+            ffi::lua_pushnumber(state, d);
+            ffi::lua_rawset(state, -3);
         }
-        b'(' => single(lua, "big_number", Value::String(lua.create_string(rest)?))?,
+        b'(' => {
+            ffi::lua_createtable(state, 0, 1);
+            push_bytes(state, b"big_number");
+            push_bytes(state, rest);
+            ffi::lua_rawset(state, -3);
+        }
         b'=' => {
-            let n = parse_i64(rest)? as usize;
-            let body = read_bulk(buf, at, n)?;
+            let Some(body) = parse_i64(rest).and_then(|n| read_bulk(buf, at, n as usize)) else {
+                return false;
+            };
             let (format, text) = if body.len() >= 4 {
                 (&body[..3], &body[4..])
             } else {
                 (&b"txt"[..], body)
             };
-            let v = lua.create_table()?;
-            v.raw_set("string", lua.create_string(text)?)?;
-            v.raw_set("format", lua.create_string(format)?)?;
-            single(lua, "verbatim_string", Value::Table(v))?
+            ffi::lua_createtable(state, 0, 1);
+            push_bytes(state, b"verbatim_string");
+            ffi::lua_createtable(state, 0, 2);
+            push_bytes(state, b"string");
+            push_bytes(state, text);
+            ffi::lua_rawset(state, -3);
+            push_bytes(state, b"format");
+            push_bytes(state, format);
+            ffi::lua_rawset(state, -3);
+            ffi::lua_rawset(state, -3);
         }
-        _ => return Err(mlua::Error::runtime("unexpected reply from command")),
-    })
+        _ => return false,
+    }
+    true
 }
 
-fn single(lua: &Lua, field: &str, v: Value) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set(field, v)?;
-    Ok(Value::Table(t))
-}
-
-fn read_line<'a>(buf: &'a [u8], at: &mut usize) -> mlua::Result<&'a [u8]> {
+fn read_line<'a>(buf: &'a [u8], at: &mut usize) -> Option<&'a [u8]> {
     let start = *at;
-    let end = buf[start..]
+    let end = buf
+        .get(start..)?
         .windows(2)
         .position(|w| w == b"\r\n")
         .map(|p| start + p)
-        .filter(|&e| e > start)
-        .ok_or_else(|| mlua::Error::runtime("truncated reply from command"))?;
+        .filter(|&e| e > start)?;
     *at = end + 2;
-    Ok(&buf[start..end])
+    Some(&buf[start..end])
 }
 
-fn read_bulk<'a>(buf: &'a [u8], at: &mut usize, n: usize) -> mlua::Result<&'a [u8]> {
+fn read_bulk<'a>(buf: &'a [u8], at: &mut usize, n: usize) -> Option<&'a [u8]> {
     let start = *at;
-    if buf.len() < start + n + 2 {
-        return Err(mlua::Error::runtime("truncated reply from command"));
+    if buf.len() < start.checked_add(n)?.checked_add(2)? {
+        return None;
     }
     *at = start + n + 2;
-    Ok(&buf[start..start + n])
+    Some(&buf[start..start + n])
 }
 
-fn parse_i64(digits: &[u8]) -> mlua::Result<i64> {
-    std::str::from_utf8(digits)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| mlua::Error::runtime("bad number in reply from command"))
+fn parse_i64(digits: &[u8]) -> Option<i64> {
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// Writes the script's result as the reply to the caller. `script_resp` is
 /// the protocol the script chose with redis.setresp (it decides what a Lua
 /// boolean means); `out.proto` is the caller's.
-pub fn lua_to_reply(out: &mut Out, v: &Value, script_resp: u8) {
-    write_value(out, v, script_resp, 0);
+pub fn lua_to_reply(lua: &Lua, out: &mut Out, v: Value, script_resp: u8) {
+    let mark = out.buf.len();
+    // SAFETY: as in set_script_args; `out` is borrowed from the caller.
+    let done = unsafe { lua.exec_raw::<()>(v, |state| write_top(state, out, script_resp, 0)) };
+    if let Err(e) = done {
+        out.buf.truncate(mark);
+        out.error(&format!("ERR {}", super::api::error_text(&e)));
+    }
 }
 
-fn write_value(out: &mut Out, v: &Value, script_resp: u8, depth: usize) {
-    match v {
-        Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Boolean(b) => {
+/// Writes the value on top of the stack, leaving the stack as it was.
+unsafe fn write_top(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8, depth: usize) {
+    match ffi::lua_type(state, -1) {
+        ffi::LUA_TSTRING => out.bulk(stack_str(state, -1)),
+        ffi::LUA_TBOOLEAN => {
+            let b = ffi::lua_toboolean(state, -1) != 0;
             if script_resp == 2 {
-                if *b {
+                if b {
                     out.int(1)
                 } else {
                     out.null()
                 }
             } else {
-                out.boolean(*b)
+                out.boolean(b)
             }
         }
-        Value::Integer(i) => out.int(*i),
-        Value::Number(n) => out.int(truncate(*n)),
-        Value::Table(t) => {
-            if depth >= MAX_DEPTH {
+        ffi::LUA_TNUMBER => out.int(truncate(ffi::lua_tonumber(state, -1))),
+        ffi::LUA_TTABLE => {
+            if depth >= MAX_DEPTH || ffi::lua_checkstack(state, 4) == 0 {
                 return out.error("ERR reached lua stack limit");
             }
-            write_table(out, t, script_resp, depth)
+            write_table(state, out, script_resp, depth)
         }
         _ => out.null(),
     }
 }
 
-fn write_table(out: &mut Out, t: &Table, script_resp: u8, depth: usize) {
-    if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-        let mut line = b"-".to_vec();
-        line.extend_from_slice(&e.as_bytes());
-        return error_line(out, &line);
+/// Pushes field `name` of the table on top; returns its Lua type.
+unsafe fn field(state: *mut ffi::lua_State, name: &[u8]) -> c_int {
+    push_bytes(state, name);
+    ffi::lua_rawget(state, -2);
+    ffi::lua_type(state, -1)
+}
+
+/// Counts the entries of the table at -1 (lua_next never allocates).
+unsafe fn count_pairs(state: *mut ffi::lua_State) -> usize {
+    let mut n = 0;
+    ffi::lua_pushnil(state);
+    while ffi::lua_next(state, -2) != 0 {
+        ffi::lua_pop(state, 1);
+        n += 1;
     }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        let text = String::from_utf8_lossy(&s.as_bytes()).replace(['\r', '\n'], " ");
-        return out.simple(&text);
+    n
+}
+
+unsafe fn write_table(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8, depth: usize) {
+    if field(state, b"err") == ffi::LUA_TSTRING {
+        let e = stack_str(state, -1);
+        let mut line = Vec::with_capacity(e.len() + 1);
+        line.push(b'-');
+        line.extend_from_slice(e);
+        error_line(out, &line);
+        drop(line);
+        return ffi::lua_pop(state, 1);
     }
-    if let Ok(Value::Number(d)) = t.raw_get::<Value>("double") {
-        return double(out, d);
+    ffi::lua_pop(state, 1);
+    if field(state, b"ok") == ffi::LUA_TSTRING {
+        let text = String::from_utf8_lossy(stack_str(state, -1)).replace(['\r', '\n'], " ");
+        out.simple(&text);
+        drop(text);
+        return ffi::lua_pop(state, 1);
     }
-    if let Ok(Value::Integer(d)) = t.raw_get::<Value>("double") {
-        return double(out, d as f64);
+    ffi::lua_pop(state, 1);
+    if field(state, b"double") == ffi::LUA_TNUMBER {
+        double(out, ffi::lua_tonumber(state, -1));
+        return ffi::lua_pop(state, 1);
     }
-    if let Ok(Value::String(s)) = t.raw_get::<Value>("big_number") {
-        let text: Vec<u8> = s
-            .as_bytes()
+    ffi::lua_pop(state, 1);
+    if field(state, b"big_number") == ffi::LUA_TSTRING {
+        let text: Vec<u8> = stack_str(state, -1)
             .iter()
             .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
             .collect();
-        return if out.resp3() {
+        if out.resp3() {
             out.buf.extend_from_slice(b"(");
             out.buf.extend_from_slice(&text);
             out.buf.extend_from_slice(b"\r\n");
         } else {
             out.bulk(&text)
-        };
+        }
+        drop(text);
+        return ffi::lua_pop(state, 1);
     }
-    if let Ok(Value::Table(v)) = t.raw_get::<Value>("verbatim_string") {
-        if let (Ok(Value::String(format)), Ok(Value::String(text))) =
-            (v.raw_get::<Value>("format"), v.raw_get::<Value>("string"))
-        {
-            let text = text.as_bytes();
-            return if out.resp3() {
-                let format = format.as_bytes();
-                let mut f = [b' '; 3];
-                for (d, s) in f.iter_mut().zip(format.iter()) {
-                    *d = *s;
-                }
-                out.buf
-                    .extend_from_slice(format!("={}\r\n", text.len() + 4).as_bytes());
-                out.buf.extend_from_slice(&f);
-                out.buf.extend_from_slice(b":");
-                out.buf.extend_from_slice(&text);
-                out.buf.extend_from_slice(b"\r\n");
+    ffi::lua_pop(state, 1);
+    if field(state, b"verbatim_string") == ffi::LUA_TTABLE {
+        let format_type = field(state, b"format");
+        let string_type = field(state, b"string");
+        if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
+            verbatim(out, stack_str(state, -2), stack_str(state, -1));
+            return ffi::lua_pop(state, 3);
+        }
+        // Only the named fields were pushed: "format" sits under "string".
+        ffi::lua_pop(state, 2);
+    }
+    ffi::lua_pop(state, 1);
+    for (name, map) in [(&b"map"[..], true), (&b"set"[..], false)] {
+        if field(state, name) == ffi::LUA_TTABLE {
+            let n = count_pairs(state);
+            if map {
+                out.map(n);
             } else {
-                out.bulk(&text)
-            };
+                out.set(n);
+            }
+            ffi::lua_pushnil(state);
+            while ffi::lua_next(state, -2) != 0 {
+                // Key at -2, value at -1; write the key from a copy so that
+                // lua_next gets its key back untouched.
+                ffi::lua_pushvalue(state, -2);
+                write_top(state, out, script_resp, depth + 1);
+                ffi::lua_pop(state, 1);
+                if map {
+                    write_top(state, out, script_resp, depth + 1);
+                }
+                ffi::lua_pop(state, 1);
+            }
+            return ffi::lua_pop(state, 1);
         }
+        ffi::lua_pop(state, 1);
     }
-    if let Ok(Value::Table(map)) = t.raw_get::<Value>("map") {
-        let pairs: Vec<(Value, Value)> = map.pairs::<Value, Value>().flatten().collect();
-        out.map(pairs.len());
-        for (k, v) in &pairs {
-            write_value(out, k, script_resp, depth + 1);
-            write_value(out, v, script_resp, depth + 1);
-        }
-        return;
-    }
-    if let Ok(Value::Table(set)) = t.raw_get::<Value>("set") {
-        let members: Vec<Value> = set
-            .pairs::<Value, Value>()
-            .flatten()
-            .map(|(k, _)| k)
-            .collect();
-        out.set(members.len());
-        for m in &members {
-            write_value(out, m, script_resp, depth + 1);
-        }
-        return;
-    }
-    let mut items = Vec::new();
-    let mut i = 1;
+    let mut n = 0;
     loop {
-        match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
+        ffi::lua_rawgeti(state, -1, n as ffi::lua_Integer + 1);
+        let nil = ffi::lua_type(state, -1) == ffi::LUA_TNIL;
+        ffi::lua_pop(state, 1);
+        if nil {
+            break;
         }
-        i += 1;
+        n += 1;
     }
-    out.array(items.len());
-    for v in &items {
-        write_value(out, v, script_resp, depth + 1);
+    out.array(n);
+    for i in 1..=n {
+        ffi::lua_rawgeti(state, -1, i as ffi::lua_Integer);
+        write_top(state, out, script_resp, depth + 1);
+        ffi::lua_pop(state, 1);
+    }
+}
+
+fn verbatim(out: &mut Out, format: &[u8], text: &[u8]) {
+    if out.resp3() {
+        let mut f = [b' '; 3];
+        for (d, s) in f.iter_mut().zip(format.iter()) {
+            *d = *s;
+        }
+        out.buf
+            .extend_from_slice(format!("={}\r\n", text.len() + 4).as_bytes());
+        out.buf.extend_from_slice(&f);
+        out.buf.extend_from_slice(b":");
+        out.buf.extend_from_slice(text);
+        out.buf.extend_from_slice(b"\r\n");
+    } else {
+        out.bulk(text)
     }
 }
 

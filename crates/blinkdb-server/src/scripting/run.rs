@@ -338,34 +338,27 @@ fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
     let vm = &launch.vm;
     let lua = &vm.lua;
     let mut out = Out::new(launch.client_proto);
-    let strings = |items: &[Vec<u8>]| -> mlua::Result<mlua::Table> {
-        lua.create_sequence_from(
-            items
-                .iter()
-                .map(|k| lua.create_string(k))
-                .collect::<mlua::Result<Vec<_>>>()?,
-        )
-    };
     let result = (|| -> mlua::Result<(bool, Value)> {
-        let (keys, argv) = (strings(&launch.keys)?, strings(&launch.argv)?);
-        lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
+        let hook_on = || lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
         let r = match &launch.target {
             Target::Script(compiled) => {
-                let g = lua.globals();
-                g.raw_set("KEYS", keys)?;
-                g.raw_set("ARGV", argv)?;
+                super::convert::set_script_args(lua, &launch.keys, &launch.argv)?;
+                hook_on();
                 vm.driver.call::<(bool, Value)>(compiled.func.clone())
             }
-            Target::Function(f) => vm
-                .call_function
-                .call::<(bool, Value)>((f.clone(), keys, argv)),
+            Target::Function(f) => {
+                let (keys, argv) = super::convert::function_args(lua, &launch.keys, &launch.argv)?;
+                hook_on();
+                vm.call_function
+                    .call::<(bool, Value)>((f.clone(), keys, argv))
+            }
         };
         lua.remove_hook();
         r
     })();
     let sha = side.name.clone();
     match result {
-        Ok((true, v)) => super::convert::lua_to_reply(&mut out, &v, side.resp.get()),
+        Ok((true, v)) => super::convert::lua_to_reply(lua, &mut out, v, side.resp.get()),
         Ok((false, Value::Table(t))) => {
             let msg = match t.raw_get::<Value>("err") {
                 Ok(Value::String(s)) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
