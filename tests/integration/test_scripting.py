@@ -55,6 +55,9 @@ SCRIPTS = [
     ("return {pcall(function() error({err='X y'}) end)}", []),
     ("return redis.call('echo', 0.1)", []),
     ("return redis.call('echo', 1e20)", []),
+    ("return redis.call('echo', 2^62)", []),
+    ("return redis.call('echo', 99999999999999999)", []),
+    ("return {redis.call('echo', -12345), redis.call('echo', 7.0)}", []),
     ("return print", []),
     ("return os", []),
     ("setmetatable(_G, {})", []),
@@ -73,6 +76,11 @@ SCRIPTS = [
     ("local t = cmsgpack.unpack(cmsgpack.pack({1,2,'abc'})) return t", []),
     ("#!lua flags=no-writes\nreturn redis.call('set','a','b')", []),
     ("#!lua flags=bad\nreturn 1", []),
+    ("#!lua flags=\nreturn 1", []),
+    ("local m = {} for i = 1, 100000 do m[tostring(i)] = i end "
+     "return #cmsgpack.pack(m)", []),
+    ("local a = {} for i = 1, 7999 do a[i] = 1 end "
+     "return redis.call('lpush', KEYS[1], unpack(a))", ["biglist"]),
     ("local t = {}; for i = 1, 100 do t[i] = i end return t", []),
 ]
 

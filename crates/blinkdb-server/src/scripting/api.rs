@@ -3,16 +3,17 @@
 //! sha1hex, log, setresp, and Redis's deterministic random generator.
 
 pub use super::convert::error_table;
-use super::convert::{fmt_g17, reply_to_lua};
+use super::convert::{self, fmt_g17};
 use super::run;
-use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
+use mlua::{ffi, Function, Lua, Table, Value};
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Builds the table of native functions sandbox.lua receives.
 pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("call", lua.create_function(call)?)?;
+    // SAFETY: `call` follows the rules of a Lua C function (see its doc).
+    t.set("call", unsafe { lua.create_c_function(call)? })?;
     t.set(
         "cwrap",
         lua.create_function(|lua, f: Function| {
@@ -165,36 +166,72 @@ pub fn error_text(e: &mlua::Error) -> String {
     }
 }
 
-/// redis.call / redis.pcall: returns the reply and whether it is an error
-/// (redis.call raises it).
-fn call(lua: &Lua, args: MultiValue) -> mlua::Result<(Value, bool)> {
-    if args.is_empty() {
-        let e = error_table(
-            lua,
-            b"Please specify at least one argument for this redis lib call",
-        )?;
-        return Ok((Value::Table(e), true));
+/// redis.call / redis.pcall's native half, a plain C function (an mlua
+/// callback converts every argument and protects every push, which cost
+/// more than the command it runs): returns the reply and whether it is an
+/// error (the Lua half raises it for redis.call).
+///
+/// No Rust value that owns memory is alive across a Lua call that may raise
+/// (a raised error unwinds past this frame with longjmp): the arguments are
+/// copied out before anything is pushed, and the reply is read from a
+/// thread-local buffer.
+unsafe extern "C-unwind" fn call(state: *mut ffi::lua_State) -> c_int {
+    thread_local! {
+        static REPLY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     }
-    let mut argv: Vec<Vec<u8>> = Vec::with_capacity(args.len());
-    for a in args.iter() {
-        match a {
-            Value::String(s) => argv.push(s.as_bytes().to_vec()),
-            Value::Integer(i) => argv.push(i.to_string().into_bytes()),
-            Value::Number(n) => argv.push(fmt_g17(*n).into_bytes()),
-            _ => {
-                let e = error_table(
-                    lua,
-                    b"Lua redis lib command arguments must be strings or integers",
-                )?;
-                return Ok((Value::Table(e), true));
+    let failure = match command_args(state) {
+        Ok(argv) => {
+            // The arguments are copied: their stack room is the reply's
+            // (a call with 7999 arguments leaves no room otherwise).
+            ffi::lua_settop(state, 0);
+            let reply = run::call(argv);
+            run::after_call();
+            REPLY.with(|r| r.set(reply));
+            None
+        }
+        Err(msg) => Some(msg),
+    };
+    if let Some(msg) = failure {
+        convert::push_error_table(state, msg.as_bytes());
+        ffi::lua_pushboolean(state, 1);
+        return 2;
+    }
+    // SAFETY: the buffer is only replaced by the next call, after this one
+    // has pushed its value (pushing runs no script code).
+    let reply: &[u8] = REPLY.with(|r| &*r.as_ptr());
+    convert::push_reply_or_error(state, reply);
+    ffi::lua_pushboolean(state, (reply.first() == Some(&b'-')) as c_int);
+    2
+}
+
+/// The command a script passes to redis.call: strings as they are, numbers
+/// as Redis 7.0 prints them (`%.17g`); Redis's error text otherwise.
+unsafe fn command_args(state: *mut ffi::lua_State) -> Result<Vec<Vec<u8>>, &'static str> {
+    let n = ffi::lua_gettop(state);
+    if n == 0 {
+        return Err("Please specify at least one argument for this redis lib call");
+    }
+    let mut argv = Vec::with_capacity(n as usize);
+    for i in 1..=n {
+        match ffi::lua_type(state, i) {
+            ffi::LUA_TSTRING => {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(state, i, &mut len);
+                argv.push(std::slice::from_raw_parts(p as *const u8, len).to_vec());
             }
+            ffi::LUA_TNUMBER => {
+                let x = ffi::lua_tonumber(state, i);
+                // `%.17g` prints an integer below 1e17 in full, as itoa does.
+                argv.push(if x.trunc() == x && x.abs() < 1e17 {
+                    (x as i64).to_string().into_bytes()
+                } else {
+                    fmt_g17(x).into_bytes()
+                });
+            }
+            _ => return Err("Lua redis lib command arguments must be strings or integers"),
         }
     }
-    drop(args);
-    let reply = run::call(argv);
-    run::after_call(lua);
-    let v = reply_to_lua(lua, &reply)?;
-    Ok((v, reply.first() == Some(&b'-')))
+    Ok(argv)
 }
 
 // Redis's rand48: the 48-bit linear congruential generator of drand48, so a

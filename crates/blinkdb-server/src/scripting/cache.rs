@@ -64,7 +64,8 @@ pub fn shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
                 String::from_utf8_lossy(part)
             ));
         };
-        for flag in list.split(|&c| c == b',') {
+        // `flags=` alone names none (Redis splits an empty string into no parts).
+        for flag in list.split(|&c| c == b',').filter(|_| !list.is_empty()) {
             match flag {
                 b"no-writes" => flags.no_writes = true,
                 b"allow-oom" => flags.allow_oom = true,

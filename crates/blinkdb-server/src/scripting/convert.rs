@@ -119,7 +119,8 @@ pub fn error_table(lua: &Lua, msg: &[u8]) -> mlua::Result<Table> {
     unsafe { lua.exec_raw((), |state| push_error_table(state, msg)) }
 }
 
-unsafe fn push_error_table(state: *mut ffi::lua_State, msg: &[u8]) {
+/// Pushes `{err = ...}` (see error_table). May raise a Lua memory error.
+pub unsafe fn push_error_table(state: *mut ffi::lua_State, msg: &[u8]) {
     let (code, text): (&[u8], &[u8]) = match msg.strip_prefix(b"-") {
         Some(rest) => match rest.iter().position(|&c| c == b' ') {
             Some(sp) => (&rest[..sp], &rest[sp + 1..]),
@@ -142,19 +143,15 @@ unsafe fn push_error_table(state: *mut ffi::lua_State, msg: &[u8]) {
     ffi::lua_rawset(state, -3);
 }
 
-/// Reads one reply from `buf` (bytes our own reply writer made) and returns
-/// its Lua value.
-pub fn reply_to_lua(lua: &Lua, buf: &[u8]) -> mlua::Result<Value> {
-    // SAFETY: as in set_script_args; `buf` is borrowed from the caller.
-    unsafe {
-        lua.exec_raw((), |state| {
-            let base = ffi::lua_gettop(state);
-            let mut at = 0;
-            if !push_reply(state, buf, &mut at) {
-                ffi::lua_settop(state, base);
-                push_error_table(state, b"-ERR unexpected reply from command");
-            }
-        })
+/// Pushes the Lua value of one reply in `buf` (bytes our own reply writer
+/// made), or an error table if they are not a whole reply. May raise a Lua
+/// memory error.
+pub unsafe fn push_reply_or_error(state: *mut ffi::lua_State, buf: &[u8]) {
+    let base = ffi::lua_gettop(state);
+    let mut at = 0;
+    if !push_reply(state, buf, &mut at) {
+        ffi::lua_settop(state, base);
+        push_error_table(state, b"-ERR unexpected reply from command");
     }
 }
 

@@ -75,6 +75,8 @@ struct ScriptSide {
     kill_seen: Cell<bool>,
     /// When `poll` last ran from after_call or paused the script.
     last_poll: Cell<Instant>,
+    /// The interpreter (the Vm the Launch holds outlives the fiber).
+    lua: *const mlua::Lua,
 }
 
 thread_local! {
@@ -166,7 +168,7 @@ fn note_kill(lua: &mlua::Lua) {
 /// Called on the fiber after each redis.call returns: a script whose time
 /// goes into slow commands rather than Lua instructions must still pause
 /// for BUSY replies and see SCRIPT KILL (its next own instruction fails).
-pub fn after_call(lua: &mlua::Lua) {
+pub fn after_call() {
     let killed = with_side(|side| {
         if side.shared.scripting.killed() {
             return true;
@@ -179,7 +181,8 @@ pub fn after_call(lua: &mlua::Lua) {
     })
     .unwrap_or(false);
     if killed {
-        note_kill(lua);
+        // SAFETY: as in `call`: the Lua the side points at runs this fiber.
+        with_side(|side| note_kill(unsafe { &*side.lua }));
     }
 }
 
@@ -265,6 +268,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             name,
             kill_seen: Cell::new(false),
             last_poll: Cell::new(Instant::now()),
+            lua: &launch.vm.lua as *const mlua::Lua,
         };
         SIDE.with(|s| s.set(&side as *const _));
         let reply = execute_script(&side, &launch);

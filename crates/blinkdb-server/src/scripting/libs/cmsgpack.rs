@@ -64,12 +64,14 @@ fn pack_value(out: &mut Vec<u8>, v: &Value, depth: usize) -> Result<()> {
                 }
             }
             None => {
-                let pairs: Vec<(Value, Value)> =
-                    t.pairs::<Value, Value>().collect::<Result<_>>()?;
-                let _ = rmp::encode::write_map_len(out, pairs.len() as u32);
-                for (k, v) in &pairs {
-                    pack_value(out, k, depth + 1)?;
-                    pack_value(out, v, depth + 1)?;
+                // Pair by pair: collecting them would hold a Lua reference per
+                // string, past what mlua's reference stack holds (a 100k-key map).
+                let n = t.pairs::<Value, Value>().count();
+                let _ = rmp::encode::write_map_len(out, n as u32);
+                for pair in t.pairs::<Value, Value>() {
+                    let (k, v) = pair?;
+                    pack_value(out, &k, depth + 1)?;
+                    pack_value(out, &v, depth + 1)?;
                 }
             }
         },
