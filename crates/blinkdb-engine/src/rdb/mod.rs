@@ -9,7 +9,7 @@
 mod dump;
 mod file;
 mod listpack;
-mod lzf;
+pub(crate) mod lzf;
 mod read;
 mod write;
 mod ziplist;
