@@ -255,3 +255,63 @@ def test_many_keys_and_many_waiters(blinkdb):
         finally:
             for w in waiters:
                 w.close()
+
+
+def blocked_stats_scenario(srv):
+    """Blocked commands served, timed out, unblocked and failing, then what INFO
+    commandstats, the slow log and the latency histograms say of them."""
+    with srv.connect() as c, srv.connect() as w:
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        c.call("CONFIG", "RESETSTAT")
+        c.call("SLOWLOG", "RESET")
+        wid = str(w.call("CLIENT", "ID").value)
+
+        def served(blocking, *pushes):
+            w.send(*blocking)
+            wait_blocked(c, 1)
+            for p in pushes:
+                c.call(*p)
+            return w.read_reply().raw
+
+        replies = [
+            served(("BLPOP", "l", "0"), ("RPUSH", "l", "x")),
+            raw(w, "BLPOP", "l", "0.01"),                                   # timeout
+            served(("BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"),
+                   ("SET", "dst", "s"), ("RPUSH", "src", "y")),             # served: WRONGTYPE
+            served(("BZPOPMIN", "z", "0"), ("ZADD", "z", "1", "m")),
+            served(("BLMPOP", "0", "1", "l2", "LEFT", "COUNT", "5"), ("RPUSH", "l2", "p", "q")),
+            served(("BLPOP", "l", "0"), ("CLIENT", "UNBLOCK", wid)),
+            served(("BLPOP", "l", "0"), ("CLIENT", "UNBLOCK", wid, "ERROR")),
+            served(("WAIT", "1", "0"), ("CLIENT", "UNBLOCK", wid)),
+            raw(w, "BLPOP", "dst", "0"),                                     # WRONGTYPE at once
+            raw(w, "BLPOP", "l"),                                            # rejected
+        ]
+        info = c.call("INFO", "commandstats").value.decode()
+        stats = {}
+        for line in info.split("\r\n"):
+            if line.startswith("cmdstat_"):
+                name, fields = line[len("cmdstat_"):].split(":", 1)
+                f = dict(kv.split("=") for kv in fields.split(","))
+                if name != "info":  # wait_blocked's polling
+                    stats[name] = (f["calls"], f["failed_calls"], f["rejected_calls"])
+        entries = reversed(c.call("SLOWLOG", "GET", "-1").value)
+        slowlog = [[v for _, v in e[1][3][1]] for e in entries]
+        slowlog = [e[:2] if e[:2] == [b"CLIENT", b"UNBLOCK"] else e
+                   for e in slowlog if e[:1] != [b"INFO"]]
+        lat = c.call("INFO", "latencystats").value.decode()
+        histograms = sorted(line.split(":")[0] for line in lat.split("\r\n") if line.startswith("latency_"))
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        return replies, stats, slowlog, histograms
+
+
+def test_blocked_command_statistics_match_redis(blinkdb, oracle):
+    """Redis 7.0.15 counts a blocked command's call when it blocks, and when a push serves
+    it (or CLIENT UNBLOCK ends it, counted failed either way) its time again, its failed
+    call, its latency histogram sample and its slow log entry (none for a timeout)."""
+    ours, theirs = blocked_stats_scenario(blinkdb), blocked_stats_scenario(oracle)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1]
+    assert ours[1]["blpop"] == ("5", "3", "1")
+    assert ours[1]["client|unblock"] == ("3", "1", "0")
+    assert ours[2] == theirs[2]
+    assert ours[3] == theirs[3]

@@ -45,10 +45,6 @@ fetch_source() {
         return 1
     # Harmless now that FUNCTION FLUSH is served: a server without it must not fail every test's cleanup.
     sed -i 's/^\(\s*\)r function flush$/\1catch {r function flush}/' "$work/redis-7.0.15/tests/support/server.tcl"
-    # BlinkDB does not compress list nodes (list-compress-depth takes only 0): the setup
-    # lines of the list tests that ask for compression must not abort the whole file.
-    sed -i 's/^\(\s*\)r config set list-compress-depth \([0-9]*\)$/\1catch {r config set list-compress-depth \2}/' \
-        "$work/redis-7.0.15/tests/unit/type/list.tcl"
     echo "$work/redis-7.0.15"
 }
 

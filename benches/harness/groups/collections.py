@@ -1,6 +1,6 @@
 """`collections`: redis-benchmark's own collection tests (`-t hset,sadd,spop,zadd,zpopmin`) at
-c50 P1 and P16, and RSS per member of a 1M-member hash, set and sorted set of short members
-(`f:123456`), each built in 1000-member commands on a fresh server, and of a 1M-entry stream of
+c50 P1 and P16, and RSS per member of a 1M-member hash, set, sorted set and list of short members
+(`f:123456`; the list by RPUSH), each built in 1000-member commands on a fresh server, and of a 1M-entry stream of
 one short field each (`XADD c * f v:123456`, pipelined 1000 at a time). Persistence off, as the
 memory cells need. A server without a command shows n/a for its cell."""
 from ..cells import alternate, pick
@@ -25,6 +25,8 @@ def build(kind, members):
             yield ["HSET", "c"] + [x for i in ids for x in ("f:%d" % i, "v:%d" % i)]
         elif kind == "set":
             yield ["SADD", "c"] + ["m:%d" % i for i in ids]
+        elif kind == "list":
+            yield ["RPUSH", "c"] + ["m:%d" % i for i in ids]
         else:
             yield ["ZADD", "c"] + [x for i in ids for x in (str(i), "m:%d" % i)]
 
@@ -63,7 +65,7 @@ def run(ctx):
                                 "higher", ctx.redis.label, pick(table, test, labels),
                                 {"test": test, "clients": 50, "pipeline": pipeline})
     members = ctx.size("collection_members")
-    for kind in ("hash", "set", "zset", "stream"):
+    for kind in ("hash", "set", "zset", "list", "stream"):
         row = {}
         for contestant in contestants:
             with running(ctx, [contestant]) as started:

@@ -87,9 +87,17 @@ pub struct Waiter {
     wake: Notify,
     /// Served also when its key is gone (XREADGROUP ends with an error).
     serves_gone_key: std::sync::atomic::AtomicBool,
+    /// The blocking call's own time, ns (Redis's `c->duration`), which its
+    /// unblocking counts again (`count_unblocked`).
+    duration_ns: AtomicU64,
 }
 
 impl Waiter {
+    /// Notes how long the call that blocked took (the dispatcher, once it returned).
+    pub fn set_duration(&self, nanos: u64) {
+        self.duration_ns.store(nanos, Ordering::Relaxed);
+    }
+
     /// Marks a wait that a deleted key ends too (XREADGROUP): call it while
     /// the keys are still locked.
     pub fn serve_when_key_gone(&self, registry: &Registry) {
@@ -184,9 +192,10 @@ impl Registry {
         waiter
     }
 
-    /// Blocks the client on no key (WAIT) until `end_ms` or CLIENT UNBLOCK.
-    pub fn block_on_nothing(&self, client: &Client, end_ms: u64) -> Arc<Waiter> {
-        let waiter = self.waiter(&Who::of(client), &[], &Args::new(), None, end_ms);
+    /// Blocks the client on no key (WAIT, whose `args` its statistics
+    /// name) until `end_ms` or CLIENT UNBLOCK.
+    pub fn block_on_nothing(&self, client: &Client, args: &Args, end_ms: u64) -> Arc<Waiter> {
+        let waiter = self.waiter(&Who::of(client), &[], args, None, end_ms);
         self.register(&waiter);
         waiter
     }
@@ -222,6 +231,7 @@ impl Registry {
             state: Mutex::new(State::Waiting),
             wake: Notify::new(),
             serves_gone_key: std::sync::atomic::AtomicBool::new(false),
+            duration_ns: AtomicU64::new(0),
         })
     }
 
@@ -314,6 +324,7 @@ impl Registry {
         client.deny_blocking = true;
         let mut out = Out::new(w.proto);
         let args: Args = w.args.iter().map(|a| &a[..]).collect();
+        let timer = crate::cmdstats::Timer::start();
         let served = serve(
             &mut Ctx {
                 shared,
@@ -323,18 +334,13 @@ impl Registry {
             &args,
             key,
         );
+        let reply_nanos = timer.elapsed_nanos();
         client.flush_stats(shared, 0, true);
         if !served {
             return false;
         }
-        if out.errors > 0 {
-            if let Some(i) = crate::commands::table::resolve(&args)
-                .and_then(|r| r.ok())
-                .and_then(|spec| spec.index())
-            {
-                crate::cmdstats::record_failed(i);
-            }
-        }
+        let settings = client.settings(shared);
+        count_unblocked(shared, settings, w, &args, reply_nanos, out.errors > 0);
         *state = State::Done(Outcome::Served(out.buf.to_vec(), client.pending_lsn));
         self.deregister(shared, w);
         drop(state);
@@ -372,9 +378,50 @@ impl Registry {
         *state = State::Done(Outcome::Unblocked { error });
         self.deregister(shared, &w);
         drop(state);
+        // Either way Redis counts the call failed, and logs it with no arguments
+        // (unblockClient has already reset them).
+        count_unblocked(shared, &shared.settings(), &w, &Args::new(), 0, true);
         w.wake.notify_one();
         true
     }
+}
+
+/// What Redis 7.0's updateStatsOnUnblock counts when a blocked command is
+/// served or ended by CLIENT UNBLOCK (a timeout adds nothing): its call was
+/// counted when it blocked, without a slow log entry or a latency sample;
+/// now its usec and latency histogram take its own time again plus the
+/// time serving it took (`reply_nanos`), a failed call if it `failed`, a slow
+/// log entry of that total naming `logged` (its arguments, or none), and the
+/// serving time as a `command-unblocking` latency event.
+fn count_unblocked(
+    shared: &Shared,
+    settings: &crate::config::Settings,
+    w: &Waiter,
+    logged: &Args,
+    reply_nanos: u64,
+    failed: bool,
+) {
+    let args: Args = w.args.iter().map(|a| &a[..]).collect();
+    let Some(spec) = crate::commands::table::resolve(&args).and_then(|r| r.ok()) else {
+        return;
+    };
+    let nanos = w.duration_ns.load(Ordering::Relaxed) + reply_nanos;
+    if let Some(i) = spec.index() {
+        crate::cmdstats::record_unblocked(i, nanos, failed, settings.latency_tracking);
+    }
+    let micros = nanos / 1000;
+    let (slower_than, max_len) = (settings.slowlog_log_slower_than, settings.slowlog_max_len);
+    if slower_than >= 0
+        && micros >= slower_than as u64
+        && max_len > 0
+        && !spec.has(crate::commands::table::SKIP_SLOWLOG)
+    {
+        shared.slowlog.push(&w.info, spec, logged, micros, max_len);
+    }
+    let threshold = settings.latency_monitor_threshold_ms;
+    shared
+        .latency
+        .add_if_needed("command-unblocking", reply_nanos / 1_000_000, threshold);
 }
 
 /// Serves the clients waiting on the keys this thread's writes made ready,

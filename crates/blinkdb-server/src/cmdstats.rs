@@ -113,10 +113,18 @@ pub fn record_call(index: usize, nanos: u64, failed: bool, histogram: bool) {
     }
 }
 
-/// A blocked command of table entry `index` (counted when it blocked) was
-/// unblocked with an error reply, as Redis's updateStatsOnUnblock counts it.
-pub fn record_failed(index: usize) {
-    bump(&local().commands[index].failed, 1);
+/// A blocked command of table entry `index` (its call counted when it
+/// blocked) was served or unblocked, as Redis's updateStatsOnUnblock counts
+/// it: `nanos` more, a failed call if `failed`, a histogram sample.
+pub fn record_unblocked(index: usize, nanos: u64, failed: bool, histogram: bool) {
+    let c = &local().commands[index];
+    bump(&c.nanos, nanos);
+    if failed {
+        bump(&c.failed, 1);
+    }
+    if histogram {
+        bump(&c.histogram[bucket(nanos)], 1);
+    }
 }
 
 /// A command of table entry `index` was refused before it ran.

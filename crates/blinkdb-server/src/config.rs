@@ -187,7 +187,12 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(i32::MIN as i64, i32::MAX as i64),
     ),
-    opt("list-compress-depth", "0", true, Kind::Int(0, 0)),
+    opt(
+        "list-compress-depth",
+        "0",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
     opt("stream-node-max-bytes", "4096", true, Kind::Memory(0, I64)),
     opt(
         "stream-node-max-entries",
@@ -651,6 +656,7 @@ impl Config {
                 zset_max_listpack_entries: self.int("zset-max-listpack-entries") as usize,
                 zset_max_listpack_value: self.bytes("zset-max-listpack-value") as usize,
                 list_max_listpack_size: self.int("list-max-listpack-size"),
+                list_compress_depth: self.int("list-compress-depth") as usize,
                 stream_node: blinkdb_engine::types::stream::NodeLimits {
                     max_bytes: self.bytes("stream-node-max-bytes") as usize,
                     max_entries: self.int("stream-node-max-entries") as usize,

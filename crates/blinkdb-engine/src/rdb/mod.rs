@@ -9,7 +9,7 @@
 mod dump;
 mod file;
 pub(crate) mod listpack;
-mod lzf;
+pub(crate) mod lzf;
 mod read;
 mod stream;
 mod write;

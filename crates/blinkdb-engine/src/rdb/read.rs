@@ -213,7 +213,7 @@ fn pairs_of(items: Vec<Item<'_>>) -> Result<impl Iterator<Item = (Item<'_>, Item
 
 fn list_push(l: &mut ListValue, items: Vec<Item<'_>>, limits: &Limits) {
     for i in items {
-        l.push_back(&i.to_bytes(), limits.list_max_listpack_size);
+        l.push_back(&i.to_bytes(), limits.list_shape());
     }
 }
 
@@ -225,7 +225,7 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             let n = r.count(1)?;
             let mut l = ListValue::default();
             for _ in 0..n {
-                l.push_back(&r.string()?, limits.list_max_listpack_size);
+                l.push_back(&r.string()?, limits.list_shape());
             }
             if l.is_empty() {
                 return Err(RdbError::EmptyKey);
@@ -323,7 +323,7 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 let blob = r.string()?;
                 match container {
                     // A plain node: one element, as is.
-                    1 => l.push_back(&blob, limits.list_max_listpack_size),
+                    1 => l.push_back(&blob, limits.list_shape()),
                     2 => {
                         let items = if kind == kind::LIST_QUICKLIST {
                             ziplist::decode(&blob)?

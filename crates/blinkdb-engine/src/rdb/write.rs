@@ -7,7 +7,9 @@ use super::listpack::{self, ListpackWriter};
 use super::{kind, lzf, RdbError};
 use crate::aof::BlobRef;
 use crate::keyspace::Value;
+use crate::types::list::compress_node;
 use crate::types::{HashValue, SetValue, ZSetValue};
+use std::borrow::Cow;
 
 /// rdbSaveLen.
 pub fn write_len(out: &mut Vec<u8>, len: u64) {
@@ -56,16 +58,24 @@ pub fn write_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
     }
     if compress && s.len() > 20 {
         if let Some(packed) = lzf::compress(s, s.len() - 4) {
-            out.push(0xC3);
-            write_len(out, packed.len() as u64);
-            write_len(out, s.len() as u64);
-            out.extend_from_slice(&packed);
+            write_lzf(out, &packed, s.len());
             return;
         }
     }
     write_len(out, s.len() as u64);
     out.extend_from_slice(s);
 }
+
+/// rdbSaveLzfBlob: `packed`, the LZF of `raw_len` bytes.
+fn write_lzf(out: &mut Vec<u8>, packed: &[u8], raw_len: usize) {
+    out.push(0xC3);
+    write_len(out, packed.len() as u64);
+    write_len(out, raw_len as u64);
+    out.extend_from_slice(packed);
+}
+
+/// A quicklist 2 node holding a listpack (QUICKLIST_NODE_CONTAINER_PACKED).
+const QUICKLIST_NODE_CONTAINER_PACKED: u64 = 2;
 
 /// The RDB type byte of a value.
 pub fn object_type(value: &Value) -> Result<u8, RdbError> {
@@ -113,7 +123,7 @@ const SIZE_SAFETY_LIMIT: usize = 8192;
 /// elements are pushed at the tail in order (_quicklistNodeAllowInsert under
 /// `fill`), so a list built by RPUSH dumps to Redis's exact bytes; its
 /// nodes in memory are BlinkDB's own.
-fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a [u8]>, fill: i64) -> Vec<Vec<u8>> {
+fn quicklist_nodes<'a>(items: impl Iterator<Item = Cow<'a, [u8]>>, fill: i64) -> Vec<Vec<u8>> {
     let mut nodes = Vec::new();
     let mut lp = ListpackWriter::new();
     for item in items {
@@ -130,7 +140,7 @@ fn quicklist_nodes<'a>(items: impl Iterator<Item = &'a [u8]>, fill: i64) -> Vec<
                 lp = ListpackWriter::new();
             }
         }
-        lp.push(item);
+        lp.push(&item);
     }
     if lp.count() > 0 {
         nodes.push(lp.finish());
@@ -150,10 +160,18 @@ pub fn write_object(
         Value::Blob(r, _) => write_string(out, &blob(r)?, compress),
         Value::List(l, _) => {
             let nodes = quicklist_nodes(l.iter(), l.fill());
-            write_len(out, nodes.len() as u64);
-            for lp in nodes {
-                write_len(out, 2);
-                write_string(out, &lp, compress);
+            let (count, depth) = (nodes.len(), l.depth());
+            write_len(out, count as u64);
+            for (i, lp) in nodes.into_iter().enumerate() {
+                write_len(out, QUICKLIST_NODE_CONTAINER_PACKED);
+                // A node quicklist.c keeps compressed (deeper than the
+                // compress depth from both ends, and LZF pays) is written
+                // as its LZF blob, whatever `rdbcompression` says.
+                let inner = depth > 0 && i >= depth && i + depth < count;
+                match inner.then(|| compress_node(&lp)).flatten() {
+                    Some(packed) => write_lzf(out, &packed, lp.len()),
+                    None => write_string(out, &lp, compress),
+                }
             }
         }
         Value::Set(s, _) => match &**s {
@@ -212,7 +230,7 @@ pub fn write_object(
 mod tests {
     use super::*;
     use crate::rdb::{read_object, Reader};
-    use crate::types::{Limits, ListValue};
+    use crate::types::{Limits, ListShape, ListValue};
 
     fn no_blob(_: &BlobRef) -> Result<bytes::Bytes, RdbError> {
         unreachable!()
@@ -252,7 +270,7 @@ mod tests {
             h.set(k.as_bytes(), i.to_string().as_bytes(), &limits);
             z.insert(k.as_bytes(), i as f64 / 3.0, &limits);
             s.add(i.to_string().as_bytes(), &limits);
-            l.push_back(k.as_bytes(), -2);
+            l.push_back(k.as_bytes(), ListShape::default());
             if i == 5 || i == 299 {
                 for v in [
                     Value::hash(h.clone()),
@@ -266,6 +284,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Inner nodes of a compressed list are written as their LZF blobs
+    /// (even with `rdbcompression no`), the end nodes as plain strings.
+    #[test]
+    fn compressed_list_nodes() {
+        let shape = ListShape { fill: 4, depth: 1 };
+        let mut l = ListValue::default();
+        for i in 0..12 {
+            l.push_back(format!("element-{i:03}-").repeat(4).as_bytes(), shape);
+        }
+        let v = Value::list(l);
+        let mut out = Vec::new();
+        write_object(&mut out, &v, false, &mut no_blob).unwrap();
+        // 3 nodes: the first and last plain, the middle one LZF.
+        assert_eq!(out[0], 3);
+        assert_eq!(out[1], QUICKLIST_NODE_CONTAINER_PACKED as u8);
+        let mut r = Reader::new(&out[2..]);
+        r.string().unwrap();
+        let second = out.len() - r.remaining();
+        assert_eq!(out[second], QUICKLIST_NODE_CONTAINER_PACKED as u8);
+        assert_eq!(out[second + 1], 0xC3);
+        let mut r = Reader::new(&out);
+        let back = read_object(kind::LIST_QUICKLIST_2, &mut r, &Limits::default()).unwrap();
+        assert_eq!(back, v);
     }
 
     #[test]

@@ -1,22 +1,167 @@
 //! Lists: a deque of `Pack` nodes, as Redis's quicklist of listpacks, each
 //! filled up to `list-max-listpack-size` (entries when positive, 4-64 KB
 //! when -1..-5; -2, 8 KB, by default). Pushes and pops at either end touch
-//! one node; an index walks node counts. Nodes are never compressed
-//! (`list-compress-depth` 0).
+//! one node; an index walks node counts.
+//!
+//! With `list-compress-depth` N > 0, every node more than N nodes from both
+//! ends is kept LZF-compressed, as quicklist.c does: a node is compressed
+//! when it has at least [`MIN_COMPRESS_BYTES`] and LZF saves more than
+//! [`MIN_COMPRESS_IMPROVE`] bytes, else it stays raw. The end nodes, where
+//! pushes and pops land, are always raw; a read of an inner node
+//! decompresses a copy, and a write (LSET) decompresses the node, changes
+//! it and compresses it again. Whenever the node count changes at an end,
+//! only the nodes crossing the depth boundary change form.
 
 use super::pack::Pack;
+use crate::rdb::lzf;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// Bytes a node of a positive fill may still reach (Redis's SIZE_SAFETY_LIMIT).
 const SAFETY_BYTES: usize = 8192;
+/// Smaller nodes are never compressed (quicklist.c's MIN_COMPRESS_BYTES).
+pub const MIN_COMPRESS_BYTES: usize = 48;
+/// Compression must save more than this many bytes (MIN_COMPRESS_IMPROVE).
+pub const MIN_COMPRESS_IMPROVE: usize = 8;
+
+/// A node's bytes compressed as quicklist.c's __quicklistCompressNode
+/// compresses them (lzf_compress into a buffer of the node's size, kept only
+/// when at least [`MIN_COMPRESS_BYTES`] and saving more than
+/// [`MIN_COMPRESS_IMPROVE`]); None when the node stays raw. The RDB writer
+/// asks the same question of the listpacks it writes.
+pub fn compress_node(raw: &[u8]) -> Option<Vec<u8>> {
+    if raw.len() < MIN_COMPRESS_BYTES {
+        return None;
+    }
+    let packed = lzf::compress(raw, raw.len())?;
+    (packed.len() + MIN_COMPRESS_IMPROVE < raw.len()).then_some(packed)
+}
+
+/// How a list lays out its nodes: `list-max-listpack-size` and
+/// `list-compress-depth`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListShape {
+    pub fill: i64,
+    pub depth: usize,
+}
+
+impl Default for ListShape {
+    /// Redis's defaults: 8 KB nodes, none compressed.
+    fn default() -> Self {
+        ListShape { fill: -2, depth: 0 }
+    }
+}
+
+/// One node: a pack, or its LZF form.
+#[derive(Clone)]
+enum Node {
+    Raw(Pack),
+    Lzf {
+        packed: Box<[u8]>,
+        raw_len: usize,
+        entries: usize,
+    },
+}
+
+impl Node {
+    fn entries(&self) -> usize {
+        match self {
+            Node::Raw(p) => p.entries(),
+            Node::Lzf { entries, .. } => *entries,
+        }
+    }
+
+    /// Heap bytes held.
+    fn bytes(&self) -> usize {
+        match self {
+            Node::Raw(p) => p.bytes(),
+            Node::Lzf { packed, .. } => packed.len(),
+        }
+    }
+
+    /// Bytes uncompressed.
+    fn raw_len(&self) -> usize {
+        match self {
+            Node::Raw(p) => p.end(),
+            Node::Lzf { raw_len, .. } => *raw_len,
+        }
+    }
+
+    fn is_compressed(&self) -> bool {
+        matches!(self, Node::Lzf { .. })
+    }
+
+    /// The pack, decompressed into a copy when compressed.
+    fn pack(&self) -> Cow<'_, Pack> {
+        match self {
+            Node::Raw(p) => Cow::Borrowed(p),
+            Node::Lzf {
+                packed,
+                raw_len,
+                entries,
+            } => {
+                let raw = lzf::decompress(packed, *raw_len as u64)
+                    .expect("a list node's own LZF decompresses");
+                Cow::Owned(Pack::from_raw(raw, *entries))
+            }
+        }
+    }
+
+    /// The pack, decompressing the node in place first.
+    fn raw_mut(&mut self) -> &mut Pack {
+        self.decompress();
+        match self {
+            Node::Raw(p) => p,
+            Node::Lzf { .. } => unreachable!("decompressed above"),
+        }
+    }
+
+    fn decompress(&mut self) {
+        if self.is_compressed() {
+            let pack = self.pack().into_owned();
+            *self = Node::Raw(pack);
+        }
+    }
+
+    /// Compresses the node if LZF pays (see [`compress_node`]).
+    fn compress(&mut self) {
+        let Node::Raw(p) = self else {
+            return;
+        };
+        if let Some(packed) = compress_node(p.raw()) {
+            *self = Node::Lzf {
+                packed: packed.into_boxed_slice(),
+                raw_len: p.end(),
+                entries: p.entries(),
+            };
+        }
+    }
+
+    /// The node's elements, collected so that a list's iterator is
+    /// double-ended: borrowed from a raw node, copied out of a compressed one.
+    fn items(&self) -> Vec<Cow<'_, [u8]>> {
+        match self {
+            Node::Raw(p) => p.iter().map(|(_, e)| Cow::Borrowed(e)).collect(),
+            Node::Lzf { .. } => self
+                .pack()
+                .iter()
+                .map(|(_, e)| Cow::Owned(e.to_vec()))
+                .collect(),
+        }
+    }
+}
 
 #[derive(Clone, Default)]
 pub struct ListValue {
-    nodes: VecDeque<Pack>,
+    nodes: VecDeque<Node>,
     len: usize,
     /// The fill of the last push, for rebuilds.
     fill: i64,
-    /// Sum of node buffer capacities (memory accounting).
+    /// The compress depth of the last push: nodes further than this from
+    /// both ends are compressed (0: none).
+    depth: usize,
+    /// Sum of node heap bytes, compressed ones at their compressed size
+    /// (memory accounting).
     bytes: usize,
 }
 
@@ -65,17 +210,81 @@ impl ListValue {
         }
     }
 
-    pub fn bytes(&self) -> usize {
-        self.bytes + self.nodes.capacity() * std::mem::size_of::<Pack>()
+    /// `list-compress-depth` as of the last push.
+    pub fn depth(&self) -> usize {
+        self.depth
     }
 
-    fn recount(&mut self) {
-        self.bytes = self.nodes.iter().map(|n| n.bytes()).sum();
+    pub fn bytes(&self) -> usize {
+        self.bytes + self.nodes.capacity() * std::mem::size_of::<Node>()
+    }
+
+    /// Nodes (DEBUG OBJECT's ql_nodes).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Nodes kept compressed.
+    pub fn compressed_nodes(&self) -> usize {
+        self.nodes.iter().filter(|n| n.is_compressed()).count()
+    }
+
+    /// Bytes of all nodes uncompressed (DEBUG OBJECT's ql_uncompressed_size).
+    pub fn uncompressed_bytes(&self) -> usize {
+        self.nodes.iter().map(Node::raw_len).sum()
+    }
+
+    /// Whether node `i` lies deeper than the compress depth from both ends.
+    fn inner(&self, i: usize) -> bool {
+        self.depth > 0 && i >= self.depth && i + self.depth < self.nodes.len()
+    }
+
+    /// Puts node `i` in the form its place asks for.
+    fn settle(&mut self, i: usize) {
+        if i >= self.nodes.len() {
+            return;
+        }
+        let inner = self.inner(i);
+        let node = &mut self.nodes[i];
+        let before = node.bytes();
+        if inner {
+            node.compress();
+        } else {
+            node.decompress();
+        }
+        self.bytes = self.bytes - before + self.nodes[i].bytes();
+    }
+
+    /// After the node count changed at an end: the nodes that crossed the
+    /// depth boundary, at most two at each end, change form.
+    fn settle_ends(&mut self) {
+        if self.depth == 0 {
+            return;
+        }
+        let n = self.nodes.len();
+        let d = self.depth;
+        for i in [Some(d - 1), Some(d), n.checked_sub(d + 1), n.checked_sub(d)]
+            .into_iter()
+            .flatten()
+        {
+            self.settle(i);
+        }
+    }
+
+    /// Takes the shape of a push; a new depth recompresses every node.
+    fn reshape(&mut self, shape: ListShape) {
+        self.fill = shape.fill;
+        if shape.depth != self.depth {
+            self.depth = shape.depth;
+            for i in 0..self.nodes.len() {
+                self.settle(i);
+            }
+        }
     }
 
     /// Whether `item` may join `node` under `fill` (list-max-listpack-size).
-    fn fits(node: &Pack, item: &[u8], fill: i64) -> bool {
-        let bytes = node.end() + item.len() + 5;
+    fn fits(node: &Node, item: &[u8], fill: i64) -> bool {
+        let bytes = node.raw_len() + item.len() + 5;
         if fill > 0 {
             return (node.entries() as i64) < fill && bytes <= SAFETY_BYTES;
         }
@@ -83,66 +292,81 @@ impl ListValue {
         bytes <= 4096 << (level - 1)
     }
 
-    pub fn push_back(&mut self, item: &[u8], fill: i64) {
-        self.fill = fill;
-        match self.nodes.back_mut() {
-            Some(n) if Self::fits(n, item, fill) => {
-                let before = n.bytes();
-                n.push(item);
-                self.bytes = self.bytes + n.bytes() - before;
+    /// Runs `f` on the raw pack of node `i`, keeping the byte count.
+    fn with_node<R>(&mut self, i: usize, f: impl FnOnce(&mut Pack) -> R) -> R {
+        let node = &mut self.nodes[i];
+        let before = node.bytes();
+        let r = f(node.raw_mut());
+        self.bytes = self.bytes - before + self.nodes[i].bytes();
+        r
+    }
+
+    fn push_node(&mut self, item: &[u8], front: bool) {
+        let mut p = Pack::default();
+        p.push(item);
+        self.bytes += p.bytes();
+        if front {
+            self.nodes.push_front(Node::Raw(p));
+        } else {
+            self.nodes.push_back(Node::Raw(p));
+        }
+        self.settle_ends();
+    }
+
+    pub fn push_back(&mut self, item: &[u8], shape: ListShape) {
+        self.reshape(shape);
+        match self.nodes.back() {
+            Some(n) if Self::fits(n, item, shape.fill) => {
+                let last = self.nodes.len() - 1;
+                self.with_node(last, |p| p.push(item));
             }
-            _ => {
-                let mut n = Pack::default();
-                n.push(item);
-                self.bytes += n.bytes();
-                self.nodes.push_back(n);
-            }
+            _ => self.push_node(item, false),
         }
         self.len += 1;
     }
 
-    pub fn push_front(&mut self, item: &[u8], fill: i64) {
-        self.fill = fill;
-        match self.nodes.front_mut() {
-            Some(n) if Self::fits(n, item, fill) => {
-                let before = n.bytes();
-                n.insert_at(0, &[item]);
-                self.bytes = self.bytes + n.bytes() - before;
+    pub fn push_front(&mut self, item: &[u8], shape: ListShape) {
+        self.reshape(shape);
+        match self.nodes.front() {
+            Some(n) if Self::fits(n, item, shape.fill) => {
+                self.with_node(0, |p| p.insert_at(0, &[item]));
             }
-            _ => {
-                let mut n = Pack::default();
-                n.push(item);
-                self.bytes += n.bytes();
-                self.nodes.push_front(n);
-            }
+            _ => self.push_node(item, true),
         }
         self.len += 1;
+    }
+
+    /// Drops node `i` when it has no entries left.
+    fn drop_if_empty(&mut self, i: usize) {
+        if self.nodes[i].entries() == 0 {
+            self.bytes -= self.nodes[i].bytes();
+            self.nodes.remove(i);
+            self.settle_ends();
+        }
     }
 
     pub fn pop_front(&mut self) -> Option<Vec<u8>> {
-        let node = self.nodes.front_mut()?;
-        let item = node.iter().next().map(|(_, e)| e.to_vec())?;
-        let before = node.bytes();
-        node.remove_at(0, 1);
-        self.bytes = self.bytes + node.bytes() - before;
-        if node.entries() == 0 {
-            self.bytes -= node.bytes();
-            self.nodes.pop_front();
+        if self.nodes.is_empty() {
+            return None;
         }
+        let item = self.with_node(0, |p| {
+            let item = p.iter().next().map(|(_, e)| e.to_vec())?;
+            p.remove_at(0, 1);
+            Some(item)
+        })?;
+        self.drop_if_empty(0);
         self.len -= 1;
         Some(item)
     }
 
     pub fn pop_back(&mut self) -> Option<Vec<u8>> {
-        let node = self.nodes.back_mut()?;
-        let (pos, item) = node.iter().last().map(|(p, e)| (p, e.to_vec()))?;
-        let before = node.bytes();
-        node.remove_at(pos, 1);
-        self.bytes = self.bytes + node.bytes() - before;
-        if node.entries() == 0 {
-            self.bytes -= node.bytes();
-            self.nodes.pop_back();
-        }
+        let last = self.nodes.len().checked_sub(1)?;
+        let item = self.with_node(last, |p| {
+            let (pos, item) = p.iter().last().map(|(p, e)| (p, e.to_vec()))?;
+            p.remove_at(pos, 1);
+            Some(item)
+        })?;
+        self.drop_if_empty(last);
         self.len -= 1;
         Some(item)
     }
@@ -172,49 +396,66 @@ impl ListValue {
         None
     }
 
-    pub fn get(&self, index: usize) -> Option<&[u8]> {
+    /// Element `index`: borrowed from a raw node, copied out of a
+    /// compressed one.
+    pub fn get(&self, index: usize) -> Option<Cow<'_, [u8]>> {
         let (n, i) = self.locate(index)?;
-        self.nodes[n].iter().nth(i).map(|(_, e)| e)
+        match &self.nodes[n] {
+            Node::Raw(p) => p.iter().nth(i).map(|(_, e)| Cow::Borrowed(e)),
+            node => node
+                .pack()
+                .iter()
+                .nth(i)
+                .map(|(_, e)| Cow::Owned(e.to_vec())),
+        }
     }
 
-    /// Replaces element `index`; false if out of range.
+    /// Replaces element `index`; false if out of range. A compressed node
+    /// is decompressed, changed and compressed again.
     pub fn set(&mut self, index: usize, item: &[u8]) -> bool {
         let Some((n, i)) = self.locate(index) else {
             return false;
         };
-        let node = &mut self.nodes[n];
-        let pos = node.iter().nth(i).map(|(p, _)| p).expect("located");
-        node.replace_at(pos, item);
-        self.recount();
+        self.with_node(n, |p| {
+            let pos = p.iter().nth(i).map(|(p, _)| p).expect("located");
+            p.replace_at(pos, item);
+        });
+        self.settle(n);
         true
     }
 
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &[u8]> + '_ {
-        self.nodes.iter().flat_map(|n| {
-            // A node's entries, collected so that the whole is double-ended.
-            n.iter().map(|(_, e)| e).collect::<Vec<_>>()
-        })
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Cow<'_, [u8]>> + '_ {
+        self.nodes.iter().flat_map(Node::items)
     }
 
     /// Elements `start..=end` (in range, start <= end).
-    pub fn range(&self, start: usize, end: usize) -> impl Iterator<Item = &[u8]> + '_ {
+    pub fn range(&self, start: usize, end: usize) -> impl Iterator<Item = Cow<'_, [u8]>> + '_ {
         let (first, skip) = self.locate(start).unwrap_or((self.nodes.len(), 0));
         self.nodes
             .iter()
             .skip(first)
-            .flat_map(|n| n.iter().map(|(_, e)| e))
+            .flat_map(Node::items)
             .skip(skip)
             .take(end + 1 - start)
+    }
+
+    fn shape(&self) -> ListShape {
+        ListShape {
+            fill: self.fill,
+            depth: self.depth,
+        }
     }
 
     /// Rebuilds from `items` (LTRIM, LREM, LINSERT: operations that touch
     /// the middle).
     fn rebuild<'a>(&mut self, items: impl Iterator<Item = &'a [u8]>) {
+        let shape = self.shape();
         let mut fresh = ListValue::default();
-        for it in items {
-            fresh.push_back(it, self.fill);
-        }
         fresh.fill = self.fill;
+        fresh.depth = self.depth;
+        for it in items {
+            fresh.push_back(it, shape);
+        }
         std::mem::swap(self, &mut fresh);
     }
 
@@ -225,15 +466,14 @@ impl ListValue {
             return;
         }
         let end = end.min(self.len - 1);
-        // Whole nodes off both ends first, then rebuild the rest.
-        let kept: Vec<Vec<u8>> = self.range(start, end).map(|e| e.to_vec()).collect();
+        let kept: Vec<Vec<u8>> = self.range(start, end).map(Cow::into_owned).collect();
         self.rebuild(kept.iter().map(|v| &v[..]));
     }
 
     /// LREM: removes up to `count` elements equal to `item` (from the head
     /// when count > 0, from the tail when < 0, all when 0); returns how many.
     pub fn remove(&mut self, count: i64, item: &[u8]) -> usize {
-        let all: Vec<Vec<u8>> = self.iter().map(|e| e.to_vec()).collect();
+        let all: Vec<Vec<u8>> = self.iter().map(Cow::into_owned).collect();
         let limit = if count == 0 {
             usize::MAX
         } else {
@@ -269,11 +509,11 @@ impl ListValue {
     /// LINSERT: puts `item` before or after the first `pivot`; false if no
     /// element equals it.
     pub fn insert(&mut self, before: bool, pivot: &[u8], item: &[u8]) -> bool {
-        let Some(at) = self.iter().position(|e| e == pivot) else {
+        let Some(at) = self.iter().position(|e| *e == *pivot) else {
             return false;
         };
         let at = if before { at } else { at + 1 };
-        let all: Vec<Vec<u8>> = self.iter().map(|e| e.to_vec()).collect();
+        let all: Vec<Vec<u8>> = self.iter().map(Cow::into_owned).collect();
         let items = all[..at]
             .iter()
             .map(|e| &e[..])
@@ -293,28 +533,136 @@ mod tests {
     fn pushes_pops_and_indexes_across_nodes() {
         let mut l = ListValue::default();
         for i in 0..5000 {
-            l.push_back(format!("v{i}").as_bytes(), -2);
-            l.push_front(format!("w{i}").as_bytes(), -2);
+            l.push_back(format!("v{i}").as_bytes(), ListShape::default());
+            l.push_front(format!("w{i}").as_bytes(), ListShape::default());
         }
         assert_eq!(l.len(), 10_000);
         assert!(l.nodes.len() > 2);
-        assert_eq!(l.get(0), Some(&b"w4999"[..]));
-        assert_eq!(l.get(9_999), Some(&b"v4999"[..]));
-        assert_eq!(l.get(5_000), Some(&b"v0"[..]));
+        assert_eq!(l.get(0).as_deref(), Some(&b"w4999"[..]));
+        assert_eq!(l.get(9_999).as_deref(), Some(&b"v4999"[..]));
+        assert_eq!(l.get(5_000).as_deref(), Some(&b"v0"[..]));
         assert!(l.set(5_000, b"x"));
-        assert_eq!(l.get(5_000), Some(&b"x"[..]));
-        let r: Vec<_> = l.range(4_999, 5_001).map(|e| e.to_vec()).collect();
+        assert_eq!(l.get(5_000).as_deref(), Some(&b"x"[..]));
+        let r: Vec<_> = l.range(4_999, 5_001).map(Cow::into_owned).collect();
         assert_eq!(r, [b"w0".to_vec(), b"x".to_vec(), b"v1".to_vec()]);
         assert_eq!(l.pop_front(), Some(b"w4999".to_vec()));
         assert_eq!(l.pop_back(), Some(b"v4999".to_vec()));
         l.trim(1, 3);
         assert_eq!(l.len(), 3);
-        assert_eq!(l.iter().next(), Some(&b"w4997"[..]));
+        assert_eq!(l.iter().next().as_deref(), Some(&b"w4997"[..]));
         assert!(l.insert(true, b"w4996", b"n"));
-        assert_eq!(l.get(1), Some(&b"n"[..]));
-        l.push_back(b"n", -2);
+        assert_eq!(l.get(1).as_deref(), Some(&b"n"[..]));
+        l.push_back(b"n", ListShape::default());
         assert_eq!(l.remove(-1, b"n"), 1);
         assert_eq!(l.len(), 4);
-        assert_eq!(l.iter().next_back(), Some(&b"w4995"[..]));
+        assert_eq!(l.iter().next_back().as_deref(), Some(&b"w4995"[..]));
+    }
+
+    /// The list's elements, checked against a plain model, and its nodes
+    /// against the depth rule: raw within `depth` of an end, compressed
+    /// inside when LZF pays.
+    fn check(l: &ListValue, model: &VecDeque<Vec<u8>>) {
+        assert_eq!(l.len(), model.len());
+        assert!(l.iter().map(Cow::into_owned).eq(model.iter().cloned()));
+        assert!(l
+            .iter()
+            .rev()
+            .map(Cow::into_owned)
+            .eq(model.iter().rev().cloned()));
+        for (i, n) in l.nodes.iter().enumerate() {
+            let raw = n.pack();
+            let pays = compress_node(raw.raw()).is_some();
+            assert_eq!(
+                n.is_compressed(),
+                l.inner(i) && pays,
+                "node {i} of {}",
+                l.nodes.len()
+            );
+        }
+        let counted: usize = l.nodes.iter().map(Node::bytes).sum();
+        assert_eq!(l.bytes, counted);
+    }
+
+    #[test]
+    fn inner_nodes_are_compressed_and_read_back() {
+        for depth in [1, 2, 3] {
+            let shape = ListShape { fill: 4, depth };
+            let mut l = ListValue::default();
+            let mut model = VecDeque::new();
+            for i in 0..200u32 {
+                // Compressible elements, with some short and incompressible ones.
+                let e = if i % 7 == 0 {
+                    i.to_be_bytes().to_vec()
+                } else {
+                    format!("{i:05}-").repeat(12).into_bytes()
+                };
+                if i % 3 == 0 {
+                    l.push_front(&e, shape);
+                    model.push_front(e);
+                } else {
+                    l.push_back(&e, shape);
+                    model.push_back(e);
+                }
+                check(&l, &model);
+            }
+            assert!(l.compressed_nodes() > 0);
+            assert!(l.bytes < l.uncompressed_bytes());
+            for i in (0..model.len()).step_by(13) {
+                assert_eq!(l.get(i).as_deref(), Some(&model[i][..]));
+                let r: Vec<_> = l.range(i, (i + 9).min(model.len() - 1)).collect();
+                assert_eq!(r[0], model[i]);
+            }
+            // LSET of an inner node: decompressed, changed, compressed again.
+            assert!(l.set(100, b"changed"));
+            model[100] = b"changed".to_vec();
+            check(&l, &model);
+            while model.len() > 3 {
+                assert_eq!(l.pop_back(), model.pop_back());
+                assert_eq!(l.pop_front(), model.pop_front());
+                check(&l, &model);
+            }
+            assert_eq!(l.remove(0, &model[1].clone()), 1);
+            model.remove(1);
+            check(&l, &model);
+        }
+    }
+
+    #[test]
+    fn a_new_depth_reshapes_every_node() {
+        let mut l = ListValue::default();
+        let e = vec![b'x'; 100];
+        for _ in 0..10 {
+            l.push_back(&e, ListShape { fill: 2, depth: 0 });
+        }
+        assert_eq!(l.compressed_nodes(), 0);
+        l.push_back(&e, ListShape { fill: 2, depth: 1 });
+        assert_eq!(l.compressed_nodes(), l.node_count() - 2);
+        let mut model: VecDeque<Vec<u8>> = std::iter::repeat_n(e.clone(), 11).collect();
+        check(&l, &model);
+        l.push_back(&e, ListShape { fill: 2, depth: 0 });
+        model.push_back(e);
+        assert_eq!(l.compressed_nodes(), 0);
+        check(&l, &model);
+        // Rebuilds (LTRIM, LINSERT) keep the depth.
+        l.push_back(b"y", ListShape { fill: 2, depth: 2 });
+        model.push_back(b"y".to_vec());
+        assert!(l.insert(true, b"y", b"z"));
+        model.insert(model.len() - 1, b"z".to_vec());
+        check(&l, &model);
+        // 10 elements, 5 nodes: the middle one is deeper than 2.
+        l.trim(1, 10);
+        let model: VecDeque<Vec<u8>> = model.into_iter().skip(1).take(10).collect();
+        check(&l, &model);
+        assert!(l.compressed_nodes() > 0);
+    }
+
+    #[test]
+    fn the_compression_rule_is_quicklists() {
+        assert!(compress_node(&[b'a'; 47]).is_none());
+        assert!(compress_node(&[b'a'; 48]).is_some());
+        let noise: Vec<u8> = (0..200u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+            .collect();
+        assert!(compress_node(&noise).is_none());
     }
 }

@@ -13,7 +13,7 @@ pub mod table;
 pub mod zset;
 
 pub use hash::HashValue;
-pub use list::ListValue;
+pub use list::{ListShape, ListValue};
 pub use set::SetValue;
 pub use stream::StreamValue;
 pub use zset::ZSetValue;
@@ -30,8 +30,21 @@ pub struct Limits {
     pub zset_max_listpack_value: usize,
     /// `list-max-listpack-size`: entries per list node, or -1..-5 for 4-64 KB.
     pub list_max_listpack_size: i64,
+    /// `list-compress-depth`: list nodes further than this from both ends
+    /// are compressed (0: none).
+    pub list_compress_depth: usize,
     /// `stream-node-max-bytes` and `stream-node-max-entries`.
     pub stream_node: stream::NodeLimits,
+}
+
+impl Limits {
+    /// How a list lays out its nodes under these limits.
+    pub fn list_shape(&self) -> ListShape {
+        ListShape {
+            fill: self.list_max_listpack_size,
+            depth: self.list_compress_depth,
+        }
+    }
 }
 
 impl Default for Limits {
@@ -44,6 +57,7 @@ impl Default for Limits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            list_compress_depth: 0,
             stream_node: stream::NodeLimits::default(),
         }
     }

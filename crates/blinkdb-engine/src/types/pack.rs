@@ -134,6 +134,19 @@ impl Pack {
     pub fn shrink(&mut self) {
         self.buf.shrink_to_fit();
     }
+
+    /// The encoded entries, as one buffer (what a list node compresses).
+    pub fn raw(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// A pack of `entries` entries from the buffer [`Pack::raw`] gave.
+    pub fn from_raw(buf: Vec<u8>, entries: usize) -> Pack {
+        Pack {
+            buf,
+            n: entries as u32,
+        }
+    }
 }
 
 pub struct PackIter<'a> {

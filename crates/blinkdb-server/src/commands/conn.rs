@@ -323,6 +323,9 @@ fn client_unblock(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(super::args::ERR_NOT_INT);
     };
     let unblocked = id >= 0 && ctx.shared.blocking.unblock(ctx.shared, id as u64, error);
+    if unblocked && error {
+        ctx.out.foreign_errors += 1;
+    }
     ctx.out.int(unblocked as i64);
 }
 

@@ -57,8 +57,20 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 | Value::Stream(..) => v.heap_size(),
             };
             let (lru, idle) = super::access::debug_fields(e);
+            // A list adds what Redis's DEBUG OBJECT says of its quicklist.
+            let quicklist = match v {
+                Value::List(l, _) => format!(
+                    " ql_nodes:{} ql_avg_node:{:.2} ql_listpack_max:{} ql_compressed:{} ql_uncompressed_size:{}",
+                    l.node_count(),
+                    l.len() as f64 / l.node_count().max(1) as f64,
+                    l.fill(),
+                    (l.depth() != 0) as u8,
+                    l.uncompressed_bytes()
+                ),
+                _ => String::new(),
+            };
             format!(
-                "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len} lru:{lru} lru_seconds_idle:{idle}",
+                "Value at:{:p} refcount:{refcount} encoding:{enc} serializedlength:{len} lru:{lru} lru_seconds_idle:{idle}{quicklist}",
                 e as *const _
             )
         })

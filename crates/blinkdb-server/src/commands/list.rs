@@ -7,7 +7,7 @@ use super::collection;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::notify::LIST;
-use blinkdb_engine::types::ListValue;
+use blinkdb_engine::types::{ListShape, ListValue};
 use blinkdb_engine::Tx;
 
 const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
@@ -66,11 +66,12 @@ fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
-pub(super) fn fill(ctx: &mut Ctx) -> i64 {
+/// `list-max-listpack-size` and `list-compress-depth`, for a push.
+pub(super) fn fill(ctx: &mut Ctx) -> ListShape {
     ctx.client
         .settings(ctx.shared)
         .collection_limits
-        .list_max_listpack_size
+        .list_shape()
 }
 
 fn push_generic(ctx: &mut Ctx, args: &Args, end: End, only_existing: bool) {
@@ -205,7 +206,7 @@ pub fn lindex(ctx: &mut Ctx, args: &Args) {
         let Some(index) = index else {
             return out.error(ERR_NOT_INT);
         };
-        out.bulk_opt(position(l.len(), index).and_then(|i| l.get(i)))
+        out.bulk_opt(position(l.len(), index).and_then(|i| l.get(i)).as_deref())
     });
 }
 
@@ -254,7 +255,7 @@ pub fn lrange(ctx: &mut Ctx, args: &Args) {
             Some((l, (a, b))) => {
                 out.array(b - a + 1);
                 for e in l.range(a, b) {
-                    out.bulk(e);
+                    out.bulk(&e);
                 }
             }
         }
@@ -411,13 +412,13 @@ pub fn lpos(ctx: &mut Ctx, args: &Args) {
         };
         if rank > 0 {
             for (idx, e) in l.iter().enumerate().take(limit) {
-                if !visit(idx, e) {
+                if !visit(idx, &e) {
                     break;
                 }
             }
         } else {
             for (n, e) in l.iter().rev().enumerate().take(limit) {
-                if !visit(len - 1 - n, e) {
+                if !visit(len - 1 - n, &e) {
                     break;
                 }
             }
@@ -447,7 +448,7 @@ pub(super) fn move_locked(
     db: usize,
     (src, dst): (&[u8], &[u8]),
     (from, to): (End, End),
-    fill: i64,
+    fill: ListShape,
     record: &[&[u8]],
 ) -> bool {
     match collection::get::<ListValue>(tx, db, src) {

@@ -263,8 +263,14 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     let timer = crate::cmdstats::Timer::start();
     access::run(&mut ctx, spec, args);
     let nanos = timer.elapsed_nanos();
-    let failed = ctx.out.errors > ctx.out.errors_accounted;
+    if let Some(crate::client::Block::Waiting(w)) = &ctx.client.block {
+        w.set_duration(nanos);
+    }
+    // Error replies it caused elsewhere (CLIENT UNBLOCK ERROR) fail it too,
+    // as Redis's failed_calls follows the server's error count.
+    let failed = ctx.out.errors > ctx.out.errors_accounted || ctx.out.foreign_errors > 0;
     ctx.out.errors_accounted = ctx.out.errors;
+    ctx.out.foreign_errors = 0;
     if ctx.client.tracking.is_some() {
         tracking::after_command(&mut ctx, spec, args);
     }
@@ -290,11 +296,15 @@ pub(crate) fn after_call(
         settings.slowlog_max_len,
         settings.latency_monitor_threshold_ms,
     );
+    // A command that blocked gets its latency sample and slow log entry
+    // when it is served or unblocked (blocking::count_unblocked), as in Redis.
+    let blocked = ctx.client.block.is_some();
     if let Some(i) = index {
-        crate::cmdstats::record_call(i, nanos, failed, histogram);
+        crate::cmdstats::record_call(i, nanos, failed, histogram && !blocked);
     }
     let micros = nanos / 1000;
-    if slower_than >= 0
+    if !blocked
+        && slower_than >= 0
         && micros >= slower_than as u64
         && max_len > 0
         && !spec.has(table::SKIP_SLOWLOG)

@@ -278,6 +278,6 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
     if wanted <= 0 || ctx.client.deny_blocking {
         return ctx.out.int(0);
     }
-    let waiter = ctx.shared.blocking.block_on_nothing(ctx.client, end);
+    let waiter = ctx.shared.blocking.block_on_nothing(ctx.client, args, end);
     ctx.client.block = Some(crate::client::Block::Waiting(waiter));
 }

@@ -16,6 +16,7 @@ use crate::protocol::Args;
 use blinkdb_engine::notify::{GENERIC, LIST};
 use blinkdb_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
 use blinkdb_engine::Entry;
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 const ERR_SCORES: &str = "ERR One or more scores can't be converted into double";
@@ -164,9 +165,9 @@ fn load(e: Option<&Entry>, req: &mut Request, in_script: bool) -> Result<Loaded,
                 if let Some(l) = list {
                     let skip = start as usize;
                     if req.desc {
-                        elems.extend(l.iter().rev().skip(skip).take(take).map(<[u8]>::to_vec));
+                        elems.extend(l.iter().rev().skip(skip).take(take).map(Cow::into_owned));
                     } else {
-                        elems.extend(l.iter().skip(skip).take(take).map(<[u8]>::to_vec));
+                        elems.extend(l.iter().skip(skip).take(take).map(Cow::into_owned));
                     }
                 }
                 end -= start;
@@ -175,7 +176,7 @@ fn load(e: Option<&Entry>, req: &mut Request, in_script: bool) -> Result<Loaded,
         }
         Kind::List => {
             if let Some(l) = list {
-                elems.extend(l.iter().map(<[u8]>::to_vec));
+                elems.extend(l.iter().map(Cow::into_owned));
             }
         }
         Kind::Set => {
@@ -392,7 +393,7 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
         .client
         .settings(ctx.shared)
         .collection_limits
-        .list_max_listpack_size;
+        .list_shape();
     let mut result = ListValue::default();
     for item in window {
         if req.gets.is_empty() {

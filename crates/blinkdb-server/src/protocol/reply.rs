@@ -25,6 +25,9 @@ pub struct Out {
     /// `errors` when the last command's accounting ended: errors past it are
     /// the running command's own (failed_calls), not those of commands it ran.
     pub errors_accounted: u64,
+    /// Error replies the running command caused on other clients (CLIENT
+    /// UNBLOCK ERROR): Redis counts it failed for them too.
+    pub foreign_errors: u64,
     /// End of the last Pub/Sub frame (a message or an (un)subscribe
     /// confirmation) in `buf`: CLIENT REPLY OFF and SKIP never drop those.
     pub pushed_to: usize,
@@ -54,6 +57,7 @@ impl Out {
             proto,
             errors: 0,
             errors_accounted: 0,
+            foreign_errors: 0,
             pushed_to: 0,
             cap: usize::MAX,
         }
