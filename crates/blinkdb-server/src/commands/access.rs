@@ -45,20 +45,39 @@ const NOTOUCH: &[&str] = &[
 
 /// How `spec`'s lookups treat access clocks for `client`.
 fn mode(client: &Client, spec: &CommandSpec) -> Mode {
+    let own = cached_mode(spec);
+    let no_touch = client.info.flags.load(Ordering::Relaxed) & FLAG_NO_TOUCH != 0;
+    match own {
+        Mode::Inherit if no_touch => Mode::Leave,
+        m => m,
+    }
+}
+
+/// `own_mode`, worked out once per table entry: this runs before every
+/// command.
+fn cached_mode(spec: &CommandSpec) -> Mode {
+    static MODES: std::sync::OnceLock<Vec<Mode>> = std::sync::OnceLock::new();
+    match spec.index() {
+        Some(i) => MODES.get_or_init(|| super::table::COMMANDS.iter().map(own_mode).collect())[i],
+        None => own_mode(spec),
+    }
+}
+
+/// A command's own mode, whoever runs it.
+fn own_mode(spec: &CommandSpec) -> Mode {
     let base = spec.base_name();
     if base == "touch" {
         // Redis 7.2 exempts TOUCH from CLIENT NO-TOUCH; inside MULTI it
         // runs within EXEC's no-touch scope, hence the explicit mode.
-        return Mode::Touch;
-    }
-    let no_touch = client.info.flags.load(Ordering::Relaxed) & FLAG_NO_TOUCH != 0;
-    if no_touch || NOTOUCH.contains(&base) {
+        Mode::Touch
+    } else if NOTOUCH.contains(&base) {
         Mode::Leave
     } else {
         Mode::Inherit
     }
 }
 
+#[derive(Clone, Copy)]
 enum Mode {
     Touch,
     Leave,
@@ -79,7 +98,7 @@ pub fn run(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
 /// touches nothing, TOUCH included, as in Redis 7.2 where the calling
 /// command is EVAL).
 pub fn run_in_script(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
-    if NOTOUCH.contains(&spec.base_name()) {
+    if matches!(cached_mode(spec), Mode::Leave) {
         access::without_touch(|| (spec.handler)(ctx, args))
     } else {
         (spec.handler)(ctx, args)
