@@ -137,6 +137,16 @@ impl Node {
         }
     }
 
+    /// The node's elements in order, borrowed from a raw node without
+    /// collecting them (LRANGE 0 99 of an 8 KB node reads 100, not all), or
+    /// copied out of a compressed one.
+    fn forward(&self) -> NodeItems<'_> {
+        match self {
+            Node::Raw(p) => NodeItems::Raw(p.iter()),
+            Node::Lzf { .. } => NodeItems::Copied(self.items().into_iter()),
+        }
+    }
+
     /// The node's elements, collected so that a list's iterator is
     /// double-ended: borrowed from a raw node, copied out of a compressed one.
     fn items(&self) -> Vec<Cow<'_, [u8]>> {
@@ -147,6 +157,23 @@ impl Node {
                 .iter()
                 .map(|(_, e)| Cow::Owned(e.to_vec()))
                 .collect(),
+        }
+    }
+}
+
+/// A node's elements in order (see [`Node::forward`]).
+enum NodeItems<'a> {
+    Raw(super::pack::PackIter<'a>),
+    Copied(std::vec::IntoIter<Cow<'a, [u8]>>),
+}
+
+impl<'a> Iterator for NodeItems<'a> {
+    type Item = Cow<'a, [u8]>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            NodeItems::Raw(it) => it.next().map(|(_, e)| Cow::Borrowed(e)),
+            NodeItems::Copied(it) => it.next(),
         }
     }
 }
@@ -434,7 +461,7 @@ impl ListValue {
         self.nodes
             .iter()
             .skip(first)
-            .flat_map(Node::items)
+            .flat_map(Node::forward)
             .skip(skip)
             .take(end + 1 - start)
     }
