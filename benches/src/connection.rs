@@ -89,27 +89,21 @@ impl Connection {
 
     /// The bytes of the next whole reply.
     pub async fn read_raw(&mut self) -> Result<Vec<u8>, String> {
-        loop {
-            if let Some((_, used)) = classify_reply(&self.inbound)? {
-                return Ok(self.inbound.split_to(used).to_vec());
-            }
-            self.inbound.reserve(64 * 1024);
-            let read = self
-                .stream
-                .read_buf(&mut self.inbound)
-                .await
-                .map_err(|e| format!("read: {e}"))?;
-            if read == 0 {
-                return Err("server closed the connection".into());
-            }
-        }
+        let (_, used) = self.next_reply().await?;
+        Ok(self.inbound.split_to(used).to_vec())
     }
 
     pub async fn read_reply(&mut self) -> Result<ReplyKind, String> {
+        let (kind, used) = self.next_reply().await?;
+        self.inbound.advance(used);
+        Ok(kind)
+    }
+
+    /// Reads until the buffer starts with a whole reply: its kind and length.
+    async fn next_reply(&mut self) -> Result<(ReplyKind, usize), String> {
         loop {
-            if let Some((kind, used)) = classify_reply(&self.inbound)? {
-                self.inbound.advance(used);
-                return Ok(kind);
+            if let Some(found) = classify_reply(&self.inbound)? {
+                return Ok(found);
             }
             self.inbound.reserve(64 * 1024);
             let read = self

@@ -3,10 +3,10 @@ c50 P1 and P16, and RSS per member of a 1M-member hash, set, sorted set and list
 (`f:123456`; the list by RPUSH), each built in 1000-member commands on a fresh server, and of a 1M-entry stream of
 one short field each (`XADD c * f v:123456`, pipelined 1000 at a time). Persistence off, as the
 memory cells need. A server without a command shows n/a for its cell."""
-from ..cells import alternate, pick
 from ..context import persistence_label, running
 from ..resp import ReplyError, brief
-from ..runners import NotApplicable, redis_benchmark
+from ..runners import NotApplicable
+from .redisbench import test_cells
 
 GROUP = "collections"
 TESTS = ["HSET", "SADD", "SPOP", "ZADD", "ZPOPMIN"]
@@ -48,22 +48,9 @@ def rss_per_member(server, kind, members):
 
 def run(ctx):
     contestants = [ctx.blinkdb, ctx.redis]
-    labels = [c.label for c in contestants]
     section = persistence_label(False, "everysec")
-    requests = ctx.size("collection_requests")
     with running(ctx, contestants) as servers:
-        for pipeline in (1, 16):
-            for test in TESTS:
-                table = alternate(
-                    [(label, server if isinstance(server, str) else
-                      (lambda server=server: redis_benchmark(
-                          server.port, clients=50, requests=requests, pipeline=pipeline,
-                          tests=[test])))
-                     for label, server in servers],
-                    ctx.rounds, ctx.warmups)
-                ctx.results.add(GROUP, section, "%s c50 P%d" % (test, pipeline), "req/s",
-                                "higher", ctx.redis.label, pick(table, test, labels),
-                                {"test": test, "clients": 50, "pipeline": pipeline})
+        test_cells(ctx, GROUP, servers, TESTS, ctx.size("collection_requests"))
     members = ctx.size("collection_members")
     for kind in ("hash", "set", "zset", "list", "stream"):
         row = {}

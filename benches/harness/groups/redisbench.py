@@ -3,35 +3,39 @@ test alone so that each has its own server CPU, at c50 P1 and P16, persistence o
 tests fill their list first (redis-benchmark's "LPUSH (needed to benchmark LRANGE)" step, not
 shown: LPUSH has its own row). redis-benchmark 7.0.15's default run has no XADD test; the
 `queues` group measures streams. A server that cannot run a test shows n/a for it."""
-PREFILL = "LPUSH (needed"
 from ..cells import alternate, pick
 from ..context import persistence_label, running
 from ..runners import redis_benchmark
 
 GROUP = "redisbench"
+PREFILL = "LPUSH (needed"
 # redis-benchmark's -t names of its default tests, in its order.
 TESTS = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "lpop", "rpop",
          "sadd", "hset", "spop", "zadd", "zpopmin", "lrange_100", "lrange_300", "lrange_500",
          "lrange_600", "mset"]
 
 
-def run(ctx):
-    contestants = [ctx.blinkdb, ctx.redis]
-    labels = [c.label for c in contestants]
+def test_cells(ctx, group, servers, tests, requests):
+    """One cell per redis-benchmark test (each run alone) at c50 P1 and P16 on `servers`,
+    named as redis-benchmark names the test; the LRANGE tests' fill step is left out."""
+    labels = [c.label for c in (ctx.blinkdb, ctx.redis)]
     section = persistence_label(False, "everysec")
-    requests = ctx.size("redisbench_requests")
-    with running(ctx, contestants) as servers:
-        for pipeline in (1, 16):
-            for test in TESTS:
-                table = alternate(
-                    [(label, server if isinstance(server, str) else
-                      (lambda server=server: redis_benchmark(
-                          server.port, clients=50, requests=requests, pipeline=pipeline,
-                          tests=[test])))
-                     for label, server in servers],
-                    ctx.rounds, ctx.warmups)
-                names = [m for m in table if m != "*" and not m.startswith(PREFILL)]
-                for name in names or [test.upper()]:
-                    ctx.results.add(GROUP, section, "%s c50 P%d" % (name, pipeline), "req/s",
-                                    "higher", ctx.redis.label, pick(table, name, labels),
-                                    {"test": name, "clients": 50, "pipeline": pipeline})
+    for pipeline in (1, 16):
+        for test in tests:
+            table = alternate(
+                [(label, server if isinstance(server, str) else
+                  (lambda server=server: redis_benchmark(
+                      server.port, clients=50, requests=requests, pipeline=pipeline,
+                      tests=[test])))
+                 for label, server in servers],
+                ctx.rounds, ctx.warmups)
+            names = [m for m in table if m != "*" and not m.startswith(PREFILL)]
+            for name in names or [test.upper()]:
+                ctx.results.add(group, section, "%s c50 P%d" % (name, pipeline), "req/s",
+                                "higher", ctx.redis.label, pick(table, name, labels),
+                                {"test": name, "clients": 50, "pipeline": pipeline})
+
+
+def run(ctx):
+    with running(ctx, [ctx.blinkdb, ctx.redis]) as servers:
+        test_cells(ctx, GROUP, servers, TESTS, ctx.size("redisbench_requests"))
