@@ -56,6 +56,7 @@ SCRIPTS = [
     ("return redis.call('echo', 0.1)", []),
     ("return redis.call('echo', 1e20)", []),
     ("return redis.call('echo', 2^62)", []),
+    ("return redis.call('echo', -0.0)", []),
     ("return redis.call('echo', 99999999999999999)", []),
     ("return {redis.call('echo', -12345), redis.call('echo', 7.0)}", []),
     ("return print", []),

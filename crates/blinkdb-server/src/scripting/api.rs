@@ -221,12 +221,15 @@ unsafe fn command_args(state: *mut ffi::lua_State) -> Result<Vec<Vec<u8>>, &'sta
             }
             ffi::LUA_TNUMBER => {
                 let x = ffi::lua_tonumber(state, i);
-                // `%.17g` prints an integer below 1e17 in full, as itoa does.
-                argv.push(if x.trunc() == x && x.abs() < 1e17 {
-                    (x as i64).to_string().into_bytes()
-                } else {
-                    fmt_g17(x).into_bytes()
-                });
+                // `%.17g` prints an integer below 1e17 in full, as itoa does
+                // (but -0 as "-0").
+                argv.push(
+                    if x.trunc() == x && x.abs() < 1e17 && !(x == 0.0 && x.is_sign_negative()) {
+                        (x as i64).to_string().into_bytes()
+                    } else {
+                        fmt_g17(x).into_bytes()
+                    },
+                );
             }
             _ => return Err("Lua redis lib command arguments must be strings or integers"),
         }
