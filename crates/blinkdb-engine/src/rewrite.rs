@@ -107,6 +107,22 @@ fn expiry_arg(at: u64) -> Option<String> {
 }
 
 impl RewriteState {
+    /// A pass of `epoch` writing to `sink`, nothing copied yet.
+    fn new(epoch: u64, sink: Sink) -> Self {
+        RewriteState {
+            epoch,
+            sink,
+            selected: None,
+            moved: Vec::new(),
+            blobs: Vec::new(),
+            filters: Vec::new(),
+            collections: Vec::new(),
+            held_logs: 0,
+            failed: None,
+            keys: 0,
+        }
+    }
+
     /// Copies one live entry into the base: a string now; a large value or a
     /// filter's values are set aside for after the shard pass.
     fn copy_entry(
@@ -418,26 +434,10 @@ impl Engine {
             debug_assert!(leftover.is_empty(), "preimages left from a rewrite");
             leftover.clear();
             drop(leftover);
-            *self.rewrite.lock() = Some(RewriteState {
-                epoch,
-                sink: Sink::Aof(base),
-                selected: None,
-                moved: Vec::new(),
-                blobs: Vec::new(),
-                filters: Vec::new(),
-                collections: Vec::new(),
-                held_logs: 0,
-                failed: None,
-                keys: 0,
-            });
+            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Aof(base)));
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
-        for db in 0..self.databases() {
-            for s in 0..SHARDS {
-                let mut shard = self.db(db).shard(s).write();
-                self.snapshot_before_write(db, &mut shard, epoch);
-            }
-        }
+        self.snapshot_all_shards(epoch);
         self.write_deferred(Some(&log));
         if let Some(state) = self.rewrite.lock().as_mut() {
             if let (None, Sink::Aof(base)) = (&state.failed, &mut state.sink) {
@@ -475,6 +475,17 @@ impl Engine {
         })
     }
 
+    /// The shard pass of rewrite `epoch` (AOF rewrite or BGSAVE): every
+    /// shard, in turn under its write lock, copied as it is now.
+    fn snapshot_all_shards(&self, epoch: u64) {
+        for db in 0..self.databases() {
+            for s in 0..SHARDS {
+                let mut shard = self.db(db).shard(s).write();
+                self.snapshot_before_write(db, &mut shard, epoch);
+            }
+        }
+    }
+
     /// BGSAVE without fork: `file` (started with its AUX fields and function
     /// libraries) gets every key as it was when this call began, through the
     /// rewrite's shard pass and copy-before-write; writers go on meanwhile.
@@ -489,26 +500,10 @@ impl Engine {
             let mut leftover = self.rewrite_preimages.lock();
             leftover.clear();
             drop(leftover);
-            *self.rewrite.lock() = Some(RewriteState {
-                epoch,
-                sink: Sink::Rdb(file),
-                selected: None,
-                moved: Vec::new(),
-                blobs: Vec::new(),
-                filters: Vec::new(),
-                collections: Vec::new(),
-                held_logs: 0,
-                failed: None,
-                keys: 0,
-            });
+            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Rdb(file)));
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
-        for db in 0..self.databases() {
-            for s in 0..SHARDS {
-                let mut shard = self.db(db).shard(s).write();
-                self.snapshot_before_write(db, &mut shard, epoch);
-            }
-        }
+        self.snapshot_all_shards(epoch);
         self.write_deferred(self.log_handle().map(|l| &**l));
         let all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);

@@ -287,6 +287,22 @@ pub enum Block {
 }
 
 impl Client {
+    /// An authenticated client of the server's own (AOF or RDB loading runs
+    /// its commands through one), named `name` in logs and CLIENT LIST.
+    pub fn internal(shared: &Shared, name: &str) -> Self {
+        let info = Arc::new(ClientInfo::new(
+            0,
+            name.into(),
+            name.into(),
+            -1,
+            Peer::Internal,
+            shared.clock(),
+        ));
+        let mut client = Client::new(info, shared);
+        client.authenticated = true;
+        client
+    }
+
     pub fn new(info: Arc<ClientInfo>, shared: &Shared) -> Self {
         let settings = shared.settings();
         Client {

@@ -1,7 +1,7 @@
 //! Opening and replaying the AOF at start, BGREWRITEAOF and its automatic
 //! trigger, and the figures INFO persistence reports.
 
-use crate::client::{Client, ClientInfo};
+use crate::client::Client;
 use crate::commands::lookup;
 use crate::config::Settings;
 use crate::protocol::{Args, Out};
@@ -73,16 +73,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
     ));
     shared.engine.set_replay_log(log.clone());
     let start = Instant::now();
-    let info = Arc::new(ClientInfo::new(
-        0,
-        "aof".into(),
-        "aof".into(),
-        -1,
-        crate::client::Peer::Internal,
-        shared.clock(),
-    ));
-    let mut client = Client::new(info, shared);
-    client.authenticated = true;
+    let mut client = Client::internal(shared, "aof");
     let mut out = Out::new(2);
     let mut last_report = Instant::now();
     let stats = log

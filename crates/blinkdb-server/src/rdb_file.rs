@@ -1,7 +1,7 @@
 //! `dump.rdb`: loading one at start (no AOF yet, or `--load-rdb`), SAVE, and
 //! the INFO persistence `rdb_*` figures. The codec is the engine's (rdb).
 
-use crate::client::{Client, ClientInfo};
+use crate::client::Client;
 use crate::config::Settings;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
@@ -133,16 +133,7 @@ pub fn path(settings: &Settings) -> PathBuf {
 /// Runs one command as an internal client (FUNCTION RESTORE of a file's
 /// libraries); its error reply becomes the error.
 fn run_internal(shared: &Shared, args: &[&[u8]]) -> Result<(), String> {
-    let info = Arc::new(ClientInfo::new(
-        0,
-        "rdb".into(),
-        "rdb".into(),
-        -1,
-        crate::client::Peer::Internal,
-        shared.clock(),
-    ));
-    let mut client = Client::new(info, shared);
-    client.authenticated = true;
+    let mut client = Client::internal(shared, "rdb");
     let mut out = Out::new(2);
     let spec = match crate::commands::table::resolve(args) {
         Some(Ok(spec)) => spec,

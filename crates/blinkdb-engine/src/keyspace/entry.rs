@@ -155,21 +155,16 @@ impl Value {
 
     /// The label this value carries (`Origin::UNSET` until stored by `Tx`).
     pub fn origin(&self) -> Origin {
-        match self {
-            Value::Str(_, o)
-            | Value::Blob(_, o)
-            | Value::Bloom(_, o)
-            | Value::Hash(_, o)
-            | Value::Set(_, o)
-            | Value::ZSet(_, o)
-            | Value::List(_, o)
-            | Value::Stream(_, o) => o.origin,
-        }
+        self.meta().origin
     }
 
     /// The access clock (access.rs) this value carries.
     #[inline]
     pub fn clock(&self) -> &Clock {
+        &self.meta().clock
+    }
+
+    fn meta(&self) -> &Meta {
         match self {
             Value::Str(_, m)
             | Value::Blob(_, m)
@@ -178,7 +173,7 @@ impl Value {
             | Value::Set(_, m)
             | Value::ZSet(_, m)
             | Value::List(_, m)
-            | Value::Stream(_, m) => &m.clock,
+            | Value::Stream(_, m) => m,
         }
     }
 

@@ -211,31 +211,11 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
             ctx.out.ok();
         }
         "reply" => client_reply(ctx, args),
-        "no-evict" => {
-            let on = if eq_ic(args[2], "on") {
-                true
-            } else if eq_ic(args[2], "off") {
-                false
-            } else {
-                return ctx.syntax_error();
-            };
-            // BlinkDB never evicts clients: the flag shows in CLIENT LIST.
-            ctx.client.info.set_flag(crate::client::FLAG_NO_EVICT, on);
-            ctx.out.ok();
-        }
+        // BlinkDB never evicts clients: the flag shows in CLIENT LIST.
+        "no-evict" => set_client_flag(ctx, args[2], crate::client::FLAG_NO_EVICT),
         // Redis 7.2's CLIENT NO-TOUCH (issue 18 lists it): the client's
         // commands other than TOUCH do not update access clocks (mod.rs).
-        "no-touch" => {
-            let on = if eq_ic(args[2], "on") {
-                true
-            } else if eq_ic(args[2], "off") {
-                false
-            } else {
-                return ctx.syntax_error();
-            };
-            ctx.client.info.set_flag(crate::client::FLAG_NO_TOUCH, on);
-            ctx.out.ok();
-        }
+        "no-touch" => set_client_flag(ctx, args[2], crate::client::FLAG_NO_TOUCH),
         "tracking" => super::tracking::tracking(ctx, args),
         "caching" => super::tracking::caching(ctx, args),
         "getredir" => super::tracking::getredir(ctx),
@@ -347,6 +327,19 @@ fn client_pause(ctx: &mut Ctx, args: &Args) {
         }
         Err(e) => ctx.out.error(e),
     }
+}
+
+/// CLIENT NO-EVICT / NO-TOUCH `ON|OFF`: sets or clears `flag`.
+fn set_client_flag(ctx: &mut Ctx, arg: &[u8], flag: u8) {
+    let on = if eq_ic(arg, "on") {
+        true
+    } else if eq_ic(arg, "off") {
+        false
+    } else {
+        return ctx.syntax_error();
+    };
+    ctx.client.info.set_flag(flag, on);
+    ctx.out.ok();
 }
 
 fn client_reply(ctx: &mut Ctx, args: &Args) {
