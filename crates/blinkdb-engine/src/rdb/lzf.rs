@@ -89,41 +89,38 @@ pub fn compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
             htab[idx(hval)] = ip as u32;
             ip += 1;
         } else {
-            if op >= limit {
-                return None;
-            }
-            lit += 1;
-            out[op] = input[ip];
-            op += 1;
+            literal(&mut out, &mut op, &mut lit, input[ip], limit)?;
             ip += 1;
-            if lit == LZF_MAX_LIT {
-                out[op - lit - 1] = (lit - 1) as u8;
-                lit = 0;
-                op += 1;
-            }
         }
     }
     if op + 3 > limit {
         return None;
     }
     while ip < n {
-        if op >= limit {
-            return None;
-        }
-        lit += 1;
-        out[op] = input[ip];
-        op += 1;
+        literal(&mut out, &mut op, &mut lit, input[ip], limit)?;
         ip += 1;
-        if lit == LZF_MAX_LIT {
-            out[op - lit - 1] = (lit - 1) as u8;
-            lit = 0;
-            op += 1;
-        }
     }
     out[op - lit - 1] = (lit as u8).wrapping_sub(1); // end the run
     op -= (lit == 0) as usize;
     out.truncate(op);
     Some(out)
+}
+
+/// Appends one byte to the current literal run (lzf_c.c's literal step),
+/// closing the run at LZF_MAX_LIT bytes; None when the output is full.
+fn literal(out: &mut [u8], op: &mut usize, lit: &mut usize, byte: u8, limit: usize) -> Option<()> {
+    if *op >= limit {
+        return None;
+    }
+    *lit += 1;
+    out[*op] = byte;
+    *op += 1;
+    if *lit == LZF_MAX_LIT {
+        out[*op - *lit - 1] = (*lit - 1) as u8;
+        *lit = 0;
+        *op += 1;
+    }
+    Some(())
 }
 
 /// Most output one input byte of LZF can stand for: a 3-byte back reference
