@@ -47,8 +47,18 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     }));
     let config_file = config.file.clone();
     let shared = Shared::new(engine, config, on_loglevel).into_arc();
-    if settings.appendonly {
-        // Clients may connect while the log loads; they get -LOADING.
+    // Without an AOF the RDB file is the dataset, as in redis-server.
+    let rdb_to_load = if settings.appendonly {
+        None
+    } else {
+        settings
+            .load_rdb
+            .clone()
+            .or_else(|| Some(crate::rdb_file::path(&settings)).filter(|p| p.exists()))
+    };
+    if settings.appendonly || rdb_to_load.is_some() {
+        // Clients may connect while the data loads; they get -LOADING (set
+        // before the listeners open, so no PING sees PONG before a failed load).
         shared.engine.set_loading(true);
         // INFO must show when loading began from the first moment it says loading:1.
         shared
@@ -100,13 +110,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             .map_err(|e| format!("AOF loading task failed: {e}"))?;
         shared.engine.set_loading(false);
         loaded?;
-    } else if let Some(file) = settings
-        .load_rdb
-        .clone()
-        .or_else(|| Some(crate::rdb_file::path(&settings)).filter(|p| p.exists()))
-    {
-        // Without an AOF the RDB file is the dataset, as in redis-server.
-        shared.engine.set_loading(true);
+    } else if let Some(file) = rdb_to_load {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::rdb_file::import(&s, &st, &file))
             .await
