@@ -720,8 +720,8 @@ mod tests {
             assert_eq!(t.iter_from(n as usize, false).count(), 0);
             let mut t = t;
             t.remap(|s| s + 1);
-            for r in 0..n as usize {
-                t.set_key(r, (model[r] + 1) as f64);
+            for (r, s) in model.iter().enumerate() {
+                t.set_key(r, (s + 1) as f64);
             }
             check(&t, &model.iter().map(|s| s + 1).collect::<Vec<_>>());
         }
