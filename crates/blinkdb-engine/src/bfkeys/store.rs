@@ -1,6 +1,7 @@
 //! Where key-owned filters live: `<data_dir>/bloom/`, filter ids, the set of open
 //! filters (for the periodic flush) and kernel availability.
 
+use crate::bloom::RedisBloomChain;
 use super::record::Binding;
 use super::value::{BackendSpec, BloomValue, Cell, KeyFilterSpec};
 use crate::bloom::{BloomError, BloomLimits};
@@ -163,6 +164,13 @@ impl BloomStore {
             }
         };
         Ok(self.register(cell))
+    }
+
+    /// A filter imported from RedisBloom (RESTORE, an RDB file), kept with its
+    /// own bit arrays and hash scheme.
+    pub fn import(self: &Arc<Self>, chain: RedisBloomChain) -> BloomValue {
+        let id = self.allocate_id();
+        self.register(Cell::imported(self.clone(), id, chain))
     }
 
     fn register(&self, cell: Cell) -> BloomValue {

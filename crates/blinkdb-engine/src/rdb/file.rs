@@ -2,7 +2,7 @@
 //! libraries, databases with their RESIZEDB hints, keys with their expiry
 //! and LRU/LFU opcodes, EOF and the CRC-64 trailer.
 
-use super::read::{read_object, Reader};
+use super::read::{read_entry, Loaded, Reader};
 use super::write::{object_type, write_len, write_object, write_string};
 use super::{module_type_name, opcode, RdbError, CRC64, RDB_VERSION};
 use crate::aof::BlobRef;
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub struct LoadedKey {
     pub db: usize,
     pub key: Vec<u8>,
-    pub value: Value,
+    pub value: Loaded,
     /// Absolute expiry in Unix ms, 0 for none.
     pub expire_at: u64,
     /// The idle time (seconds) or LFU counter the file recorded, if any.
@@ -162,7 +162,7 @@ pub fn load_file(
             _ => {}
         }
         let key = r.string()?.into_owned();
-        let value = match read_object(t, &mut r, limits) {
+        let value = match read_entry(t, &mut r, limits) {
             Ok(v) => v,
             Err(RdbError::EmptyKey) => {
                 contents.empty += 1;
