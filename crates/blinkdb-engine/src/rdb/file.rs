@@ -17,6 +17,9 @@ pub struct LoadedKey {
     pub db: usize,
     pub key: Vec<u8>,
     pub value: Loaded,
+    /// The value's type byte and where its bytes lie in the file (after the key).
+    pub kind: u8,
+    pub raw: std::ops::Range<usize>,
     /// Absolute expiry in Unix ms, 0 for none.
     pub expire_at: u64,
     /// The idle time (seconds) or LFU counter the file recorded, if any.
@@ -162,6 +165,7 @@ pub fn load_file(
             _ => {}
         }
         let key = r.string()?.into_owned();
+        let value_start = 9 + r.pos();
         let value = match read_entry(t, &mut r, limits) {
             Ok(v) => v,
             Err(RdbError::EmptyKey) => {
@@ -188,6 +192,8 @@ pub fn load_file(
             db,
             key,
             value,
+            kind: t,
+            raw: value_start..9 + r.pos(),
             expire_at: at,
             idle: key_idle,
             freq: key_freq,
