@@ -238,3 +238,35 @@ def test_rdb_file_with_a_foreign_module_is_refused_whole(redisbloom, tmp_path):
         assert "MBbloomCF" in srv.log_text()
     finally:
         srv.stop()
+
+
+def scandump(conn, key):
+    chunks, cursor = [], 0
+    while True:
+        cursor, data = conn.execute_command("BF.SCANDUMP", key, cursor)
+        if cursor == 0:
+            return chunks
+        chunks.append((cursor, data))
+
+
+def test_redisbloom_scandump_loads_both_ways(blinkdb, redisbloom):
+    """RedisBloom's SCANDUMP format (also what its AOF rewrite writes as BF.LOADCHUNK)."""
+    r, b = client(redisbloom.port), client(blinkdb.port)
+    filters = build_filters(r)
+    for key, items in filters.items():
+        for cursor, data in scandump(r, key):
+            assert b.execute_command("BF.LOADCHUNK", key, cursor, data)
+        assert info(b, key) == info(r, key), key
+        assert_no_false_negative(b, key, items)
+        assert b.execute_command("BF.MEXISTS", key, *PROBES) == \
+            r.execute_command("BF.MEXISTS", key, *PROBES), key
+        assert b.dump(key) == r.dump(key)
+        # And back: BlinkDB's SCANDUMP of an imported filter is RedisBloom's.
+        assert scandump(b, key) == scandump(r, key)
+        for cursor, data in scandump(b, key):
+            assert r.execute_command("BF.LOADCHUNK", key + ":back", cursor, data)
+        assert info(r, key + ":back") == info(r, key)
+    raw = lambda *a: blinkdb.connect().call(*a).raw  # noqa: E731
+    header = scandump(r, "bf:scaling")[0][1]
+    assert raw("BF.LOADCHUNK", "bad", 1, header[:-1]) == b"-ERR received bad data\r\n"
+    assert b.exists("bad") == 0

@@ -586,9 +586,7 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.scandump(cursor)),
             Backend::Kernel(_) => Err(BloomError::KernelNoDump),
-            Backend::RedisBloom(_) => Err(BloomError::BadBackend(
-                "BF.SCANDUMP of a filter imported from RedisBloom is not supported (DUMP it instead)",
-            )),
+            Backend::RedisBloom(c) => Ok(c.scandump(cursor)),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -603,7 +601,7 @@ impl BloomValue {
         match &mut state.backend {
             Backend::User(f) => f.load_chunk(cursor, data),
             Backend::Kernel(_) => Err(BloomError::KernelNoDump),
-            Backend::RedisBloom(_) => Err(BloomError::BadData),
+            Backend::RedisBloom(c) => c.load_chunk(cursor, data),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }

@@ -28,6 +28,10 @@ const SEED: u64 = 0xc6a4_a793_5bd1_e995;
 /// `sizeof(SBChain)` and `sizeof(SBLink)` on 64-bit: BF.INFO Size counts them.
 const CHAIN_STRUCT_BYTES: u64 = 32;
 const LINK_STRUCT_BYTES: u64 = 64;
+const HEADER_BYTES: usize = 20;
+const LINK_HEADER_BYTES: usize = 53;
+/// RedisBloom's MAX_SCANDUMP_SIZE.
+const SCANDUMP_CHUNK: usize = 16 << 20;
 /// RedisBloom's loader asserts fewer links than this.
 pub const MAX_LINKS: u64 = 1000;
 
@@ -318,6 +322,117 @@ impl RedisBloomChain {
         Ok(chain)
     }
 
+    /// BF.SCANDUMP in RedisBloom's format: cursor 0 gives (1, header); then each
+    /// chunk (at most 16 MiB, one link) with the cursor after it: 1 + its end's
+    /// offset over the links' concatenated bit arrays; past the end (0, empty).
+    pub fn scandump(&self, cursor: i64) -> (i64, Vec<u8>) {
+        if cursor == 0 {
+            return (1, self.scandump_header());
+        }
+        let Some((link, offset)) = self.link_at(cursor) else {
+            return (0, Vec::new());
+        };
+        let bf = &self.links[link].bf;
+        let len = (bf.len() - offset).min(SCANDUMP_CHUNK);
+        (cursor + len as i64, bf[offset..offset + len].to_vec())
+    }
+
+    /// `getLinkPos`: the link and offset of cursor `iter` (1-based).
+    fn link_at(&self, iter: i64) -> Option<(usize, usize)> {
+        let mut at = u64::try_from(iter.checked_sub(1)?).ok()?;
+        for (i, link) in self.links.iter().enumerate() {
+            let bytes = link.bf.len() as u64;
+            if at < bytes {
+                return Some((i, at as usize));
+            }
+            at -= bytes;
+        }
+        None
+    }
+
+    /// `SBChain_GetEncodedHeader`: packed little-endian, 20 bytes then 53 per link.
+    pub fn scandump_header(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_BYTES + LINK_HEADER_BYTES * self.links.len());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&(self.links.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.options.to_le_bytes());
+        out.extend_from_slice(&self.growth.to_le_bytes());
+        for l in &self.links {
+            out.extend_from_slice(&(l.bf.len() as u64).to_le_bytes());
+            out.extend_from_slice(&l.bits.to_le_bytes());
+            out.extend_from_slice(&l.size.to_le_bytes());
+            out.extend_from_slice(&l.error.to_le_bytes());
+            out.extend_from_slice(&l.bpe.to_le_bytes());
+            out.extend_from_slice(&l.hashes.to_le_bytes());
+            out.extend_from_slice(&l.entries.to_le_bytes());
+            out.push(l.n2);
+        }
+        out
+    }
+
+    /// `SB_NewChainFromHeader` (BF.LOADCHUNK cursor 1 on a missing key): the
+    /// chain with every bit clear, checked as RedisBloom checks it.
+    pub fn from_scandump_header(buf: &[u8], limits: &BloomLimits) -> Result<Self, BloomError> {
+        if buf.len() < HEADER_BYTES {
+            return Err(BloomError::BadData);
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8"));
+        let u32_at = |at: usize| u32::from_le_bytes(buf[at..at + 4].try_into().expect("4"));
+        let nfilters = u32_at(8) as usize;
+        if buf.len() != HEADER_BYTES + LINK_HEADER_BYTES * nfilters {
+            return Err(BloomError::BadData);
+        }
+        let mut links = Vec::with_capacity(nfilters);
+        let mut total = 0u64;
+        for i in 0..nfilters {
+            let at = HEADER_BYTES + LINK_HEADER_BYTES * i;
+            let bytes = u64_at(at);
+            total = total.saturating_add(bytes);
+            if total > limits.max_memory {
+                return Err(BloomError::OverMaxMemory {
+                    needed: total,
+                    max: limits.max_memory,
+                });
+            }
+            links.push(RbLink {
+                bf: vec![0; bytes as usize],
+                bits: u64_at(at + 8),
+                size: u64_at(at + 16),
+                error: f64::from_bits(u64_at(at + 24)),
+                bpe: f64::from_bits(u64_at(at + 32)),
+                hashes: u32_at(at + 40),
+                entries: u64_at(at + 44),
+                n2: buf[at + 52],
+            });
+        }
+        let chain = RedisBloomChain {
+            size: u64_at(0),
+            options: u32_at(12),
+            growth: u32_at(16),
+            links,
+        };
+        chain.validate().map_err(|_| BloomError::BadData)?;
+        Ok(chain)
+    }
+
+    /// `SBChain_LoadEncodedChunk`: `data` ends at cursor `iter`.
+    pub fn load_chunk(&mut self, iter: i64, data: &[u8]) -> Result<(), BloomError> {
+        if iter <= 0 || (iter as u64) < data.len() as u64 {
+            return Err(BloomError::BadData);
+        }
+        let (link, offset) = self
+            .link_at(iter - data.len() as i64)
+            .ok_or(BloomError::InvalidOffset)?;
+        let bf = &mut self.links[link].bf;
+        if data.len() > bf.len() - offset {
+            return Err(BloomError::BadBackend(
+                "invalid chunk - Too big for current filter",
+            ));
+        }
+        bf[offset..offset + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
     /// Checks a decoded chain: what RedisBloom's loader asserts and what its
     /// integrity check refuses, plus what BlinkDB needs to serve it safely.
     pub fn validate(&self) -> Result<(), &'static str> {
@@ -372,6 +487,27 @@ mod tests {
         let n = RedisBloomChain::new(100, 0.01, 2, true, &limits).unwrap();
         assert_eq!(n.size_bytes(), 216);
         c.validate().unwrap();
+    }
+
+    #[test]
+    fn scandump_round_trips_through_loadchunk() {
+        let limits = BloomLimits::default();
+        let mut c = RedisBloomChain::new(20, 0.01, 2, false, &limits).unwrap();
+        for i in 0..200 {
+            c.add(format!("{i}").as_bytes(), &limits).unwrap();
+        }
+        let (mut cursor, header) = c.scandump(0);
+        let mut copy = RedisBloomChain::from_scandump_header(&header, &limits).unwrap();
+        loop {
+            let (next, data) = c.scandump(cursor);
+            if next == 0 {
+                break;
+            }
+            copy.load_chunk(next, &data).unwrap();
+            cursor = next;
+        }
+        assert_eq!(copy, c);
+        assert!(RedisBloomChain::from_scandump_header(&header[..header.len() - 1], &limits).is_err());
     }
 
     #[test]
