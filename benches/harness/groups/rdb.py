@@ -93,6 +93,7 @@ def bgsave(server):
         while True:
             peak = max(peak, tree_rss_kb(server.proc.pid))
             info = client.call("INFO", "persistence")
+            info = info.decode() if isinstance(info, bytes) else info
             if "rdb_bgsave_in_progress:0" in info:
                 break
             time.sleep(SAMPLE_SECONDS)
