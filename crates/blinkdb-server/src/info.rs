@@ -38,7 +38,7 @@ pub fn rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn human(bytes: u64) -> String {
+pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "K", "M", "G"];
     let mut v = bytes as f64;
     let mut i = 0;
@@ -145,6 +145,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 shared.engine.dataset_bytes(),
                 settings.max_disk_size,
             );
+            shared.scripting.info_memory(o);
         }
         "persistence" => crate::persistence::info(shared, o),
         "stats" => {
