@@ -168,8 +168,7 @@ impl<F: FnMut(LoadedCommand) -> Result<()>> FileParse<'_, F> {
                     // which the batch does not cover; its own bytes must match.
                     let after_redis = !self.saw_batch
                         && len < actual_len
-                        && s
-                            .hash_range(unit_start - len, unit_start)
+                        && s.hash_range(unit_start - len, unit_start)
                             .map_err(io_at(unit_start))?
                             == sum;
                     if !after_redis && (len != actual_len || sum != actual) {

@@ -21,11 +21,13 @@ fn read_all(f: &dyn LogFile, len: u64, name: &str) -> Result<Vec<u8>> {
     let mut data = vec![0u8; len as usize];
     let mut at = 0usize;
     while at < data.len() {
-        let n = f.read_at(&mut data[at..], at as u64).map_err(|e| AofError::Corrupt {
-            file: name.to_string(),
-            offset: at as u64,
-            reason: format!("read: {e}"),
-        })?;
+        let n = f
+            .read_at(&mut data[at..], at as u64)
+            .map_err(|e| AofError::Corrupt {
+                file: name.to_string(),
+                offset: at as u64,
+                reason: format!("read: {e}"),
+            })?;
         if n == 0 {
             break;
         }
@@ -36,7 +38,10 @@ fn read_all(f: &dyn LogFile, len: u64, name: &str) -> Result<Vec<u8>> {
 }
 
 fn inline(parts: Vec<Vec<u8>>) -> Vec<Arg> {
-    parts.into_iter().map(|p| Arg::Inline(Bytes::from(p))).collect()
+    parts
+        .into_iter()
+        .map(|p| Arg::Inline(Bytes::from(p)))
+        .collect()
 }
 
 struct Key {
@@ -94,7 +99,10 @@ pub(super) fn replay(
     for k in keys {
         if k.db != db {
             db = k.db;
-            give(vec![b"SELECT".to_vec(), db.to_string().into_bytes()], k.raw.start as u64)?;
+            give(
+                vec![b"SELECT".to_vec(), db.to_string().into_bytes()],
+                k.raw.start as u64,
+            )?;
         }
         let mut body = Vec::with_capacity(1 + k.raw.len());
         body.push(k.kind);
@@ -119,7 +127,12 @@ pub(super) fn replay(
     }
     for code in contents.functions {
         give(
-            vec![b"FUNCTION".to_vec(), b"LOAD".to_vec(), b"REPLACE".to_vec(), code],
+            vec![
+                b"FUNCTION".to_vec(),
+                b"LOAD".to_vec(),
+                b"REPLACE".to_vec(),
+                code,
+            ],
             len,
         )?;
     }

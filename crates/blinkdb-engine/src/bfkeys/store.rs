@@ -1,9 +1,9 @@
 //! Where key-owned filters live: `<data_dir>/bloom/`, filter ids, the set of open
 //! filters (for the periodic flush) and kernel availability.
 
-use crate::bloom::RedisBloomChain;
 use super::record::Binding;
 use super::value::{BackendSpec, BloomValue, Cell, KeyFilterSpec};
+use crate::bloom::RedisBloomChain;
 use crate::bloom::{BloomError, BloomLimits};
 use crate::filter::LogPosition;
 use parking_lot::Mutex;

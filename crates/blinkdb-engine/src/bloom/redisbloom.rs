@@ -129,7 +129,10 @@ impl RbLink {
             link_entries += (bit_diff as f64 / bpe) as u64;
             (bits, n2)
         };
-        let bytes = bits.div_ceil(64).checked_mul(8).ok_or(BloomError::TooLarge)?;
+        let bytes = bits
+            .div_ceil(64)
+            .checked_mul(8)
+            .ok_or(BloomError::TooLarge)?;
         if bytes > limits.max_memory {
             return Err(BloomError::OverMaxMemory {
                 needed: bytes,
@@ -472,8 +475,9 @@ mod tests {
         let (a, b) = item_hash(b"hello");
         assert_ne!(a, b);
         // Tail lengths 1..=7 and a full block all differ.
-        let hashes: std::collections::HashSet<u64> =
-            (0..=9).map(|n| murmur64a(&b"abcdefghi"[..n], SEED)).collect();
+        let hashes: std::collections::HashSet<u64> = (0..=9)
+            .map(|n| murmur64a(&b"abcdefghi"[..n], SEED))
+            .collect();
         assert_eq!(hashes.len(), 10);
     }
 
@@ -507,7 +511,9 @@ mod tests {
             cursor = next;
         }
         assert_eq!(copy, c);
-        assert!(RedisBloomChain::from_scandump_header(&header[..header.len() - 1], &limits).is_err());
+        assert!(
+            RedisBloomChain::from_scandump_header(&header[..header.len() - 1], &limits).is_err()
+        );
     }
 
     #[test]

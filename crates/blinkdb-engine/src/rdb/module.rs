@@ -26,7 +26,10 @@ const CHARSET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxy
 pub fn module_type_id(name: &str, encver: u64) -> u64 {
     let mut id = 0u64;
     for c in name.bytes() {
-        let v = CHARSET.iter().position(|x| *x == c).expect("module charset") as u64;
+        let v = CHARSET
+            .iter()
+            .position(|x| *x == c)
+            .expect("module charset") as u64;
         id = (id << 6) | v;
     }
     (id << 10) | (encver & 1023)
@@ -72,7 +75,9 @@ pub fn read(r: &mut Reader<'_>) -> Result<RedisBloomChain, RdbError> {
     // Each link takes at least 17 bytes: the count cannot exceed what is left.
     let nfilters = uint(r)?;
     if nfilters.saturating_mul(17) > r.remaining() as u64 {
-        return Err(RdbError::Corrupt("RedisBloom filter link count beyond the data"));
+        return Err(RdbError::Corrupt(
+            "RedisBloom filter link count beyond the data",
+        ));
     }
     let options = u32::try_from(uint(r)?)
         .map_err(|_| RdbError::Corrupt("RedisBloom filter options out of range"))?;

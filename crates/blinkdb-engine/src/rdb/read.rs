@@ -367,7 +367,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => Ok(Value::stream(
             super::stream::read(r, kind == kind::STREAM_LISTPACKS_2)?,
         )),
-        kind::MODULE | kind::MODULE_2 => Err(RdbError::Corrupt("module value where a plain value is expected")),
+        kind::MODULE | kind::MODULE_2 => Err(RdbError::Corrupt(
+            "module value where a plain value is expected",
+        )),
         _ => Err(RdbError::Corrupt("unknown value type")),
     }
 }
