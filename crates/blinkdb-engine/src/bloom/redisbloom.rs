@@ -22,6 +22,9 @@ pub const OPT_FORCE64: u32 = 4;
 /// `BLOOM_OPT_NO_SCALING`.
 pub const OPT_NO_SCALING: u32 = 8;
 
+/// RedisBloom's truncated ln 2 (bloom.c's LN2), not `f64::consts::LN_2`: the
+/// hash count `ceil(LN2 · bpe)` must come out as RedisBloom computes it.
+#[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 const LN2_SQUARED: f64 = 0.480453013918201;
 const SEED: u64 = 0xc6a4_a793_5bd1_e995;
