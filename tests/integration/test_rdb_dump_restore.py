@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from rdb_helpers import ORDER_DEPENDENT, WORKLOAD, WORKLOAD_KEYS, client, content
+from rdb_helpers import ORDER_DEPENDENT, WORKLOAD, WORKLOAD_KEYS, client, content, crc64
 from resp import RespConnection
 from server import ORACLE_BIN, ServerProcess
 
@@ -119,16 +119,6 @@ def test_damaged_stream_payloads(pair):
     # The legacy type 15 (Redis 5 and 6) of an empty stream with no groups.
     assert raw_call(b, "RESTORE", "old", "0", crc_payload(b"\x0f\x00\x00\x05\x00\x00")) == b"+OK\r\n"
     assert b.xinfo_stream("old")["last-generated-id"] == b"5-0"
-
-
-def crc64(data):
-    """Redis's CRC-64 (Jones, reflected), bit by bit."""
-    crc = 0
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x95AC9329AC4BC9B5 if crc & 1 else 0)
-    return crc
 
 
 def crc_payload(body):

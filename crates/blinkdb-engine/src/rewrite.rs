@@ -137,11 +137,12 @@ impl RewriteState {
         }
         let at = expiry_arg(entry.expire_at);
         match entry.value() {
+            // An RDB file holds the filter as RedisBloom's value, written after
+            // the shard pass like a collection (its bits only ever gain ones,
+            // so a later add cannot take an item away from the file).
             Value::Bloom(..) if matches!(self.sink, Sink::Rdb(_)) => {
-                self.failed = Some(format!(
-                    "key '{}' is a Bloom filter (module type MBbloom--), which BlinkDB does not write to RDB yet",
-                    String::from_utf8_lossy(key)
-                ));
+                self.collections
+                    .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
             Value::Bloom(filter, _) => {
                 // A filter is re-bound to its files, never copied bit by bit;

@@ -6,7 +6,7 @@ use crate::config::Settings;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use blinkdb_engine::rdb::{self, RdbError, RdbFileWriter};
-use blinkdb_engine::{Entry, Value};
+use blinkdb_engine::Entry;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -186,7 +186,7 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
     }
     let mut last_report = Instant::now();
     for (n, k) in keys.into_iter().enumerate() {
-        let mut entry = Entry::new(k.value);
+        let mut entry = Entry::new(k.value.into_value(engine));
         entry.expire_at = k.expire_at;
         engine.write1(k.db, &k.key, |tx| {
             tx.remove(k.db, &k.key);
@@ -338,12 +338,6 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
                 for (key, entry) in shard.iter() {
                     if entry.is_expired(now) {
                         continue;
-                    }
-                    if let Value::Bloom(..) = entry.value() {
-                        return Err(RdbError::Unsupported(format!(
-                            "key '{}' is a Bloom filter (module type MBbloom--), which BlinkDB does not write to RDB yet",
-                            String::from_utf8_lossy(key)
-                        )));
                     }
                     w.key(key, entry.value(), entry.expire_at, &mut blob)?;
                     keys += 1;

@@ -22,6 +22,7 @@ pub mod fault;
 mod load;
 mod manifest;
 mod options;
+mod rdb_base;
 mod record;
 mod rewrite;
 mod scan;

@@ -123,6 +123,23 @@ impl Scanner {
         Ok(Some(out))
     }
 
+    /// xxh3-64 of the file's bytes `start..end` (read again from the file).
+    pub fn hash_range(&self, start: u64, end: u64) -> std::io::Result<u64> {
+        let mut h = Xxh3::new();
+        let mut chunk = vec![0u8; 64 << 10];
+        let mut at = start;
+        while at < end {
+            let part = &mut chunk[..(end - at).min(64 << 10) as usize];
+            let got = read_full_at(&*self.file, part, at)?;
+            if got == 0 {
+                break;
+            }
+            h.update(&part[..got]);
+            at += got as u64;
+        }
+        Ok(h.digest())
+    }
+
     /// Offset where the file's trailing run of zero bytes starts (`len` if none): what a
     /// crash leaves when the size was extended but the data blocks never reached the disk.
     pub fn zero_tail_start(&self) -> std::io::Result<u64> {

@@ -3,6 +3,7 @@
 
 use super::record::Binding;
 use super::value::{BackendSpec, BloomValue, Cell, KeyFilterSpec};
+use crate::bloom::RedisBloomChain;
 use crate::bloom::{BloomError, BloomLimits};
 use crate::filter::LogPosition;
 use parking_lot::Mutex;
@@ -163,6 +164,13 @@ impl BloomStore {
             }
         };
         Ok(self.register(cell))
+    }
+
+    /// A filter imported from RedisBloom (RESTORE, an RDB file), kept with its
+    /// own bit arrays and hash scheme.
+    pub fn import(self: &Arc<Self>, chain: RedisBloomChain) -> BloomValue {
+        let id = self.allocate_id();
+        self.register(Cell::imported(self.clone(), id, chain))
     }
 
     fn register(&self, cell: Cell) -> BloomValue {

@@ -6,7 +6,7 @@ use super::side_log::{ItemLog, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
     dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
-    ChainRebuildReason, ScalableBloom,
+    ChainRebuildReason, RedisBloomChain, ScalableBloom,
 };
 use crate::filter::{ItemHash, LogPosition};
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
@@ -67,6 +67,10 @@ pub struct KeyFilterInfo {
 enum Backend {
     User(ScalableBloom),
     Kernel(Box<KernelBloom>),
+    /// A filter imported from RedisBloom (RESTORE, dump.rdb): its bit arrays
+    /// and hash scheme as they were, in memory; the AOF holds it (a rewrite
+    /// writes it as a RESTORE record), no file.
+    RedisBloom(Box<RedisBloomChain>),
     Gone,
 }
 
@@ -202,6 +206,38 @@ impl Cell {
         })
     }
 
+    pub(crate) fn imported(store: Arc<BloomStore>, id: u64, chain: RedisBloomChain) -> Cell {
+        let first = &chain.links[0];
+        let nonscaling = chain.nonscaling();
+        let config = BloomConfig {
+            // The rate BF.RESERVE was given: the first link has half of it.
+            error_rate: if nonscaling {
+                first.error
+            } else {
+                (first.error * 2.0).min(0.5)
+            },
+            capacity: first.entries,
+            expansion: chain.growth.max(1) as u64,
+            nonscaling,
+        };
+        Cell {
+            id,
+            spec: KeyFilterSpec {
+                config,
+                backend: BackendSpec::User,
+            },
+            store,
+            state: RwLock::new(State {
+                backend: Backend::RedisBloom(Box::new(chain)),
+                replay_seen: 0,
+                durable_items: 0,
+                items: None,
+                reopened: false,
+                unusable: None,
+            }),
+        }
+    }
+
     pub(crate) fn from_header(
         store: Arc<BloomStore>,
         id: u64,
@@ -292,7 +328,7 @@ impl Drop for Cell {
                 }
             }
             Backend::Kernel(kernel) => kernel.delete(),
-            Backend::Gone => Ok(()),
+            Backend::RedisBloom(_) | Backend::Gone => Ok(()),
         };
         if let Err(e) = result {
             tracing::warn!(id = self.id, "could not delete a dropped bloom filter: {e}");
@@ -348,6 +384,7 @@ impl BloomValue {
                 Ok(added)
             }
             Backend::Kernel(k) => k.add(item, true),
+            Backend::RedisBloom(c) => c.add(item, limits),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -387,6 +424,18 @@ impl BloomValue {
                 }
                 out
             }
+            Backend::RedisBloom(c) => {
+                let mut out = Vec::new();
+                for item in items {
+                    let r = c.add(item, limits);
+                    let stop = r.is_err();
+                    out.push(r);
+                    if stop {
+                        break;
+                    }
+                }
+                out
+            }
             Backend::Gone => vec![Err(BloomError::NotFound)],
         }
     }
@@ -409,6 +458,9 @@ impl BloomValue {
             match &mut state.backend {
                 Backend::User(f) => f.replay_add(item, limits)?,
                 Backend::Kernel(k) => k.force_add(item)?,
+                Backend::RedisBloom(c) => {
+                    c.add(item, limits)?;
+                }
                 Backend::Gone => return Err(BloomError::NotFound),
             }
         }
@@ -439,6 +491,11 @@ impl BloomValue {
                     })?;
                     f.replay_add_hash(ItemHash::from_digest(digest), limits)?
                 }
+                Backend::RedisBloom(_) => {
+                    return Err(BloomError::BadBackend(
+                        "stored values for an imported RedisBloom filter",
+                    ))
+                }
                 Backend::Gone => return Err(BloomError::NotFound),
             }
         }
@@ -450,6 +507,7 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.exists(item)),
             Backend::Kernel(k) => k.exists(item),
+            Backend::RedisBloom(c) => Ok(c.contains(item)),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -463,6 +521,7 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.mexists(items)),
             Backend::Kernel(k) => items.into_iter().map(|item| k.exists(item)).collect(),
+            Backend::RedisBloom(c) => Ok(items.into_iter().map(|item| c.contains(item)).collect()),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -472,6 +531,7 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => f.card(),
             Backend::Kernel(k) => k.entries(),
+            Backend::RedisBloom(c) => c.size,
             Backend::Gone => 0,
         }
     }
@@ -492,6 +552,16 @@ impl BloomValue {
                     expansion: None,
                 },
                 kernel: Some(k.info()),
+            },
+            Backend::RedisBloom(c) => KeyFilterInfo {
+                bloom: BloomInfo {
+                    capacity: c.capacity(),
+                    size: c.size_bytes(),
+                    filters: c.links.len() as u64,
+                    items: c.size,
+                    expansion: (!c.nonscaling()).then_some(c.growth as u64),
+                },
+                kernel: None,
             },
             Backend::Gone => KeyFilterInfo {
                 bloom: BloomInfo {
@@ -516,6 +586,7 @@ impl BloomValue {
         match &self.0.state.read().backend {
             Backend::User(f) => Ok(f.scandump(cursor)),
             Backend::Kernel(_) => Err(BloomError::KernelNoDump),
+            Backend::RedisBloom(c) => Ok(c.scandump(cursor)),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -530,6 +601,7 @@ impl BloomValue {
         match &mut state.backend {
             Backend::User(f) => f.load_chunk(cursor, data),
             Backend::Kernel(_) => Err(BloomError::KernelNoDump),
+            Backend::RedisBloom(c) => c.load_chunk(cursor, data),
             Backend::Gone => Err(BloomError::NotFound),
         }
     }
@@ -554,7 +626,7 @@ impl BloomValue {
         match &state.backend {
             Backend::User(f) => f.flush(checkpoint),
             Backend::Kernel(k) => k.sync(),
-            Backend::Gone => Ok(()),
+            Backend::RedisBloom(_) | Backend::Gone => Ok(()),
         }
     }
 
@@ -564,10 +636,18 @@ impl BloomValue {
     pub fn duplicate(&self) -> Result<(BloomValue, Binding), BloomError> {
         let store = self.0.store.clone();
         let state = self.0.state.read();
-        let Backend::User(f) = &state.backend else {
-            return Err(BloomError::BadBackend(
-                "COPY of a kernel-backed Bloom filter is not supported",
-            ));
+        let f = match &state.backend {
+            Backend::User(f) => f,
+            Backend::RedisBloom(_) => {
+                return Err(BloomError::BadBackend(
+                    "COPY of a Bloom filter imported from RedisBloom is not supported",
+                ))
+            }
+            _ => {
+                return Err(BloomError::BadBackend(
+                    "COPY of a kernel-backed Bloom filter is not supported",
+                ))
+            }
         };
         let id = store.allocate_id();
         let copy = f.copy_files(id)?;
@@ -597,6 +677,28 @@ impl BloomValue {
         let cell = Arc::new(cell);
         store.live.lock().insert(id, Arc::downgrade(&cell));
         Ok((BloomValue(cell), binding))
+    }
+
+    /// The filter as RedisBloom's `MBbloom--` value. An imported filter is
+    /// itself; BlinkDB's own filters (user and kernel) keep no items, so they
+    /// export saturated (RedisBloom's geometry, every bit set: no false
+    /// negative, every probe positive; docs/rdb-format.md says why).
+    pub fn to_redisbloom(&self) -> Result<RedisBloomChain, BloomError> {
+        let unlimited = BloomLimits {
+            max_memory: u64::MAX,
+        };
+        let state = self.0.state.read();
+        let (config, link_items) = match &state.backend {
+            Backend::RedisBloom(c) => return Ok((**c).clone()),
+            Backend::User(f) => (f.config(), f.link_items()),
+            Backend::Kernel(k) => (self.0.spec.config, vec![(k.entries(), k.size_bytes())]),
+            Backend::Gone => return Err(BloomError::NotFound),
+        };
+        tracing::warn!(
+            id = self.0.id,
+            "Bloom filter exported to RedisBloom's format saturated: its items are not kept, so every bit is set"
+        );
+        RedisBloomChain::saturated(&config, &link_items, &unlimited)
     }
 
     /// The binding record naming this filter, with `base` items already counted.
@@ -671,6 +773,16 @@ pub fn rewrite_snapshot(
     let bound = v.binding(0);
     let state = v.0.state.read();
     let (binding, values) = match &state.backend {
+        Backend::RedisBloom(c) => {
+            // No binding: the filter is its RDB value, which redis-server (with
+            // RedisBloom) replays as well.
+            let payload = crate::rdb::bloom_payload(c);
+            let record = vec![b"RESTORE".to_vec(), key.to_vec(), b"0".to_vec(), payload];
+            return Ok(FilterRewrite {
+                binding: record,
+                values: None,
+            });
+        }
         Backend::Kernel(k) => (bound, Some(k.snapshot(hold_open)?)),
         Backend::User(f) => {
             let items = match &state.items {

@@ -489,6 +489,14 @@ impl ScalableBloom {
         self.links.iter().map(|l| l.file.size_bytes()).sum()
     }
 
+    /// Items counted and file bytes per sub-filter, first to last.
+    pub fn link_items(&self) -> Vec<(u64, u64)> {
+        self.links
+            .iter()
+            .map(|l| (l.file.item_count(), l.file.size_bytes()))
+            .collect()
+    }
+
     /// BF.CARD.
     pub fn card(&self) -> u64 {
         self.links.iter().map(|l| l.file.item_count()).sum()

@@ -13,6 +13,7 @@ mod config;
 mod dump;
 mod error;
 mod meta;
+mod redisbloom;
 
 pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ScalableBloom};
 pub use config::{
@@ -21,6 +22,7 @@ pub use config::{
 };
 pub use dump::{dump_header_items, CHUNK_LINES};
 pub use error::BloomError;
+pub use redisbloom::{item_hash as redisbloom_hash, RbLink, RedisBloomChain};
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! libraries, databases with their RESIZEDB hints, keys with their expiry
 //! and LRU/LFU opcodes, EOF and the CRC-64 trailer.
 
-use super::read::{read_object, Reader};
+use super::read::{read_entry, Loaded, Reader};
 use super::write::{object_type, write_len, write_object, write_string};
 use super::{module_type_name, opcode, RdbError, CRC64, RDB_VERSION};
 use crate::aof::BlobRef;
@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 pub struct LoadedKey {
     pub db: usize,
     pub key: Vec<u8>,
-    pub value: Value,
+    pub value: Loaded,
+    /// The value's type byte and where its bytes lie in the file (after the key).
+    pub kind: u8,
+    pub raw: std::ops::Range<usize>,
     /// Absolute expiry in Unix ms, 0 for none.
     pub expire_at: u64,
     /// The idle time (seconds) or LFU counter the file recorded, if any.
@@ -162,7 +165,8 @@ pub fn load_file(
             _ => {}
         }
         let key = r.string()?.into_owned();
-        let value = match read_object(t, &mut r, limits) {
+        let value_start = 9 + r.pos();
+        let value = match read_entry(t, &mut r, limits) {
             Ok(v) => v,
             Err(RdbError::EmptyKey) => {
                 contents.empty += 1;
@@ -188,6 +192,8 @@ pub fn load_file(
             db,
             key,
             value,
+            kind: t,
+            raw: value_start..9 + r.pos(),
             expire_at: at,
             idle: key_idle,
             freq: key_freq,

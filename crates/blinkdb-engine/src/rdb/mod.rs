@@ -10,6 +10,7 @@ mod dump;
 mod file;
 pub(crate) mod listpack;
 pub(crate) mod lzf;
+pub mod module;
 mod read;
 mod stream;
 mod write;
@@ -17,7 +18,7 @@ mod ziplist;
 
 pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
 pub use file::{load_file, read_old_function, FileContents, LoadedKey, RdbFileWriter};
-pub use read::{read_object, Reader};
+pub use read::{read_entry, read_object, Loaded, Reader};
 pub use write::{object_type, write_len, write_object, write_string};
 
 /// The version Redis 7.0 writes (and the highest it reads).
@@ -110,18 +111,34 @@ pub fn dump_value(
     Ok(create_payload(out))
 }
 
+impl Loaded {
+    /// The key's value: a RedisBloom filter becomes a filter of `engine`'s store.
+    pub fn into_value(self, engine: &crate::Engine) -> crate::Value {
+        match self {
+            Loaded::Value(v) => v,
+            Loaded::Bloom(chain) => crate::Value::bloom(engine.blooms.import(*chain)),
+        }
+    }
+}
+
+/// DUMP's payload for a RedisBloom filter (compressed, as `rdbcompression yes`).
+pub fn bloom_payload(chain: &crate::bloom::RedisBloomChain) -> Vec<u8> {
+    let mut out = vec![kind::MODULE_2];
+    module::write(&mut out, chain, true);
+    create_payload(out)
+}
+
 /// The value in a RESTORE payload: the footer checked, then exactly one
 /// value that fills the body.
 pub fn restore_value(
     payload: &[u8],
     limits: &crate::types::Limits,
     check_crc: bool,
-) -> Result<crate::Value, RdbError> {
+) -> Result<Loaded, RdbError> {
     let body = verify_payload(payload, check_crc)?;
     let mut r = Reader::new(body);
     let kind = r.byte()?;
-    let value = read_object(kind, &mut r, limits)?;
-    Ok(value)
+    read_entry(kind, &mut r, limits)
 }
 
 /// A module type's name from its 64-bit id: nine 6-bit characters from the

@@ -217,7 +217,30 @@ fn list_push(l: &mut ListValue, items: Vec<Item<'_>>, limits: &Limits) {
     }
 }
 
-/// The value of RDB type `kind` at the reader's position.
+/// A decoded value: a key's value, or a RedisBloom filter, which only the
+/// server can turn into a key (it owns the filter store).
+#[derive(Debug)]
+pub enum Loaded {
+    Value(Value),
+    Bloom(Box<crate::bloom::RedisBloomChain>),
+}
+
+/// The value of RDB type `kind` at the reader's position, module values included.
+pub fn read_entry(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Loaded, RdbError> {
+    match kind {
+        kind::MODULE_2 => Ok(Loaded::Bloom(Box::new(super::module::read(r)?))),
+        kind::MODULE => {
+            let id = r.len()?;
+            let (name, encver) = module_type_name(id);
+            Err(RdbError::Unsupported(format!(
+                "module type {name} (encoding version {encver}) in the pre-Redis-5 module format is not supported"
+            )))
+        }
+        _ => read_object(kind, r, limits).map(Loaded::Value),
+    }
+}
+
+/// The value of RDB type `kind` at the reader's position (not module values).
 pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Value, RdbError> {
     match kind {
         kind::STRING => Ok(Value::str(&r.string()?[..])),
@@ -344,13 +367,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => Ok(Value::stream(
             super::stream::read(r, kind == kind::STREAM_LISTPACKS_2)?,
         )),
-        kind::MODULE | kind::MODULE_2 => {
-            let id = r.len()?;
-            let (name, encver) = module_type_name(id);
-            Err(RdbError::Unsupported(format!(
-                "module type {name} (encoding version {encver}) is not supported"
-            )))
-        }
+        kind::MODULE | kind::MODULE_2 => Err(RdbError::Corrupt(
+            "module value where a plain value is expected",
+        )),
         _ => Err(RdbError::Corrupt("unknown value type")),
     }
 }

@@ -94,11 +94,7 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
             HashValue::Pack(_) => kind::HASH_LISTPACK,
             HashValue::Table(_) => kind::HASH,
         },
-        Value::Bloom(..) => {
-            return Err(RdbError::Unsupported(
-                "Bloom filters (module type MBbloom--) are not written to RDB yet".into(),
-            ))
-        }
+        Value::Bloom(..) => kind::MODULE_2,
         Value::Stream(..) => kind::STREAM_LISTPACKS_2,
     })
 }
@@ -219,8 +215,11 @@ pub fn write_object(
             }
         },
         Value::Stream(s, _) => super::stream::write(out, s, compress),
-        Value::Bloom(..) => {
-            object_type(value)?;
+        Value::Bloom(b, _) => {
+            let chain = b
+                .to_redisbloom()
+                .map_err(|e| RdbError::Io(format!("Bloom filter: {e}")))?;
+            super::module::write(out, &chain, compress);
         }
     }
     Ok(())

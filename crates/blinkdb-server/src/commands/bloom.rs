@@ -15,7 +15,10 @@ use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::bfkeys::{BackendSpec, Binding, BloomValue, KeyFilterSpec};
 use blinkdb_engine::bloom::args::{parse_insert, parse_reserve, InfoField};
-use blinkdb_engine::bloom::{BloomConfig, BloomError, BloomLimits};
+use blinkdb_engine::bloom::{BloomConfig, BloomError, BloomLimits, RedisBloomChain};
+
+/// The first bytes of a BlinkDB SCANDUMP header chunk (docs/bloom-file-format.md).
+const BLINKDB_DUMP_MAGIC: &[u8] = b"BLINKBD\0";
 use blinkdb_engine::notify::MODULE;
 use blinkdb_engine::{Entry, Tx, Value};
 
@@ -470,6 +473,20 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
     ctx.write1(key, |tx, db, out| {
         let result = match filter_of(tx, db, key) {
             Err(()) => return out.error(ERR_WRONGTYPE),
+            // RedisBloom's own header (its SCANDUMP, its AOF rewrite): the
+            // filter is imported as RedisBloom's (docs/rdb-format.md), and the
+            // record is logged as it came, so replay makes it again.
+            Ok(None) if cursor == 1 && !data.starts_with(BLINKDB_DUMP_MAGIC) => {
+                match RedisBloomChain::from_scandump_header(data, &limits) {
+                    Ok(chain) => {
+                        let f = shared.engine.blooms.import(chain);
+                        tx.insert(db, key, Entry::new(Value::bloom(f)));
+                        tx.log(db, &[b"BF.LOADCHUNK", key, args[2], data]);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            }
             Ok(None) if cursor == 1 && !replay => {
                 match shared.engine.blooms.load_header(None, data, &limits) {
                     Ok(f) => {
