@@ -65,9 +65,18 @@ pub struct EngineStats {
     pub changes: AtomicU64,
 }
 
+/// Where the replication stream taps the writes: every record the AOF gets
+/// (and the same records with the AOF off), called under the shard locks of
+/// the write it records, so its order agrees with every shard's order.
+pub trait WriteFeed: Send + Sync {
+    fn feed(&self, db: usize, args: &[&[u8]]);
+}
+
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The replication stream's tap (set once by the server).
+    feed: OnceLock<Arc<dyn WriteFeed>>,
     /// The log being replayed, before `log` is installed: replayed commands
     /// that read a large value (APPEND, PFADD...) read it from here.
     replay_log: OnceLock<Arc<Log>>,
@@ -146,6 +155,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            feed: OnceLock::new(),
             replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
@@ -199,6 +209,11 @@ impl Engine {
 
     pub fn db(&self, index: usize) -> &Db {
         &self.dbs[index]
+    }
+
+    /// Installs the replication stream's tap (once; later calls are ignored).
+    pub fn set_feed(&self, feed: Arc<dyn WriteFeed>) {
+        let _ = self.feed.set(feed);
     }
 
     /// Installs the log once loading is over; writes before that (replayed
@@ -427,12 +442,15 @@ impl Engine {
     /// Logs a command; returns its position (0 without a log) and where
     /// its large arguments lie.
     pub fn log(&self, db: usize, args: &[&[u8]]) -> (u64, Vec<BlobRef>) {
-        let Some(log) = self.log.get() else {
-            return (0, Vec::new());
-        };
         if UNLOGGED.with(Cell::get) {
             return (0, Vec::new());
         }
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, args);
+        }
+        let Some(log) = self.log.get() else {
+            return (0, Vec::new());
+        };
         match log.append(db, args) {
             Ok((lsn, refs)) => (lsn.0, refs),
             Err(e) => {
