@@ -216,6 +216,15 @@ impl Engine {
         let _ = self.feed.set(feed);
     }
 
+    /// A key found expired and removed: replicas get its DEL, as Redis's
+    /// propagateDeletion sends it (a replica never expires keys itself).
+    #[inline]
+    pub(crate) fn feed_expired(&self, db: usize, key: &[u8]) {
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, &[b"DEL", key]);
+        }
+    }
+
     /// Installs the log once loading is over; writes before that (replayed
     /// ones) are not logged again.
     pub fn set_log(&self, log: Arc<Log>) {
@@ -634,6 +643,9 @@ impl Engine {
             }
             let mut guard = lock.write();
             let gone = guard.expire_due(now, per_shard);
+            for key in &gone {
+                self.feed_expired(db, key);
+            }
             let interest = self.interest();
             if interest != 0 {
                 for key in &gone {
@@ -766,6 +778,7 @@ impl<'a> Tx<'a> {
         if expired {
             self.expired += 1;
             self.engine.report_expired(self.interest, db, key);
+            self.engine.feed_expired(db, key);
         }
         // A write command that looks at a key may log a record that needs
         // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
@@ -925,6 +938,7 @@ impl<'a> Tx<'a> {
             match old {
                 Some(e) if e.is_expired(now) => {
                     self.expired += 1;
+                    self.engine.feed_expired(db, key);
                     None
                 }
                 old => old,
@@ -961,6 +975,7 @@ impl<'a> Tx<'a> {
             Some(e) if e.is_expired(self.now) => {
                 self.expired += 1;
                 self.engine.report_expired(self.interest, db, key);
+                self.engine.feed_expired(db, key);
                 None
             }
             old => old,
@@ -980,6 +995,7 @@ impl<'a> Tx<'a> {
         if old.is_expired(now) {
             self.expired += 1;
             self.engine.report_expired(self.interest, db, key);
+            self.engine.feed_expired(db, key);
             return None;
         }
         self.changed(key);

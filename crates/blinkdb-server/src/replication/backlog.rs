@@ -313,10 +313,11 @@ impl Feed {
         b.trim();
     }
 
-    /// Copies up to `max` bytes of the stream for replica `id` and moves its
-    /// position past them. Err: it can no longer be served (dropped, or its
-    /// bytes are gone).
-    pub fn read(&self, id: u64, max: usize, into: &mut Vec<u8>) -> Result<(), ()> {
+    /// Copies up to `max` bytes of the stream for replica `id`, from its
+    /// position (which `sent` moves once they are written: until then they
+    /// count against its output limit). Err: it can no longer be served
+    /// (dropped, or its bytes are gone).
+    pub fn peek(&self, id: u64, max: usize, into: &mut Vec<u8>) -> Result<(), ()> {
         into.clear();
         let mut b = self.inner.lock();
         let (first, end) = (b.first, b.offset + 1);
@@ -327,22 +328,26 @@ impl Feed {
             return Err(());
         }
         let from = (next - first) as usize;
-        let n = ((end - next) as usize).min(max);
+        let to = from + ((end - next) as usize).min(max);
         let (a, c) = b.data.as_slices();
-        let to = from + n;
         if from < a.len() {
             into.extend_from_slice(&a[from..to.min(a.len())]);
         }
         if to > a.len() {
             into.extend_from_slice(&c[from.saturating_sub(a.len())..to - a.len()]);
         }
-        if let Some(r) = b.replica_mut(id) {
-            r.next = Some(next + n as u64);
-        }
-        if n > 0 {
-            b.trim();
-        }
         Ok(())
+    }
+
+    /// Replica `id` was sent `n` more bytes.
+    pub fn sent(&self, id: u64, n: usize) {
+        let mut b = self.inner.lock();
+        if let Some(r) = b.replica_mut(id) {
+            if let Some(next) = r.next.as_mut() {
+                *next += n as u64;
+            }
+        }
+        b.trim();
     }
 
     /// Bytes replica `id` has not been sent yet.
@@ -439,7 +444,7 @@ mod tests {
         feed.feed(3, &[b"SET", b"a", b"1"]);
         feed.feed(3, &[b"DEL", b"a"]);
         let mut out = Vec::new();
-        feed.read(7, 1 << 20, &mut out).unwrap();
+        feed.peek(7, 1 << 20, &mut out).unwrap();
         let want = b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$3\r\nDEL\r\n$1\r\na\r\n";
         assert_eq!(out, want);
         assert_eq!(feed.lock().offset, want.len() as u64);
@@ -465,7 +470,8 @@ mod tests {
         assert!(feed.lock().histlen() > 90_000);
         let mut out = Vec::new();
         while {
-            feed.read(1, 4096, &mut out).unwrap();
+            feed.peek(1, 4096, &mut out).unwrap();
+            feed.sent(1, out.len());
             !out.is_empty()
         } {}
         assert_eq!(feed.lock().histlen(), 16 * 1024);
@@ -490,6 +496,6 @@ mod tests {
         }
         assert!(r.is_killed());
         let mut out = Vec::new();
-        assert!(feed.read(2, 100, &mut out).is_err());
+        assert!(feed.peek(2, 100, &mut out).is_err());
     }
 }

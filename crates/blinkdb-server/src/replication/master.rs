@@ -339,13 +339,14 @@ async fn stream<S: Socket>(
         if info.is_killed() {
             return;
         }
-        if feed.read(id, 1 << 20, &mut chunk).is_err() {
+        if feed.peek(id, 256 * 1024, &mut chunk).is_err() {
             return;
         }
         if !chunk.is_empty() {
             if !send(sock, client, &chunk).await {
                 return;
             }
+            feed.sent(id, chunk.len());
             continue;
         }
         tokio::select! {
