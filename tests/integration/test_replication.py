@@ -338,3 +338,60 @@ def test_replconf_and_psync_errors_match_redis(server_factory, oracle):
                 got.append(str(e))
         replies.append(got)
     assert replies[0] == replies[1]
+
+
+def read_sync_payload(conn):
+    """The bulk after (+FULLRESYNC and) keepalive newlines: `$<len>\\r\\n` + RDB bytes."""
+    while True:
+        line = conn._line()
+        if line.startswith(b"$"):
+            break
+        assert line in (b"", b"\n") or line.startswith(b"+FULLRESYNC"), line
+    n = int(line[1:])
+    while len(conn.buf) - conn.pos < n:
+        conn._fill()
+    rdb = bytes(conn.buf[conn.pos : conn.pos + n])
+    conn.pos += n
+    return rdb
+
+
+def read_stream(conn, n):
+    while len(conn.buf) - conn.pos < n:
+        conn._fill()
+    data = bytes(conn.buf[conn.pos : conn.pos + n])
+    conn.pos += n
+    return data
+
+
+def test_wire_format_of_psync_and_sync(server_factory):
+    master = server_factory()
+    m = client(master.port)
+    m.set("k", "v")
+    with RespConnection(master.port) as c:
+        assert c.call("REPLCONF", "listening-port", "1").raw == b"+OK\r\n"
+        assert c.call("REPLCONF", "capa", "eof", "capa", "psync2").raw == b"+OK\r\n"
+        c.send("PSYNC", "?", "-1")
+        first = c._line()
+        assert re.fullmatch(rb"\+FULLRESYNC [0-9a-f]{40} (\d+)", first), first
+        offset = int(first.split()[2])
+        rdb = read_sync_payload(c)
+        assert rdb.startswith(b"REDIS0010") and b"redis-ver\x067.0.15" in rdb and b"k" in rdb
+        m.set("after", "1")
+        want = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nset\r\n$5\r\nafter\r\n$1\r\n1\r\n"
+        got = read_stream(c, len(want))
+        assert got.lower() == want.lower()
+        assert int(info(m)["master_repl_offset"]) == offset + len(want)
+        # A partial resync from the middle of what was sent.
+        replid = first.split()[1].decode()
+        with RespConnection(master.port) as p:
+            assert p.call("REPLCONF", "capa", "psync2").raw == b"+OK\r\n"
+            p.send("PSYNC", replid, offset + 1)
+            assert p._line() == f"+CONTINUE {replid}".encode()
+            assert read_stream(p, len(want)).lower() == want.lower()
+        with RespConnection(master.port) as p:
+            p.send("PSYNC", replid, offset + len(want) + 2)  # past the end: full
+            assert p._line().startswith(b"+FULLRESYNC")
+    with RespConnection(master.port) as c:
+        c.send("SYNC")
+        rdb = read_sync_payload(c)
+        assert rdb.startswith(b"REDIS0010")

@@ -192,6 +192,11 @@ impl Backlog {
     }
 }
 
+/// A replica the stream can no longer serve: dropped (output limit, kill),
+/// or the bytes it needs are gone.
+#[derive(Debug)]
+pub struct Gone;
+
 /// The stream and its replicas, shared by every thread that writes.
 pub struct Feed {
     /// Mirrors `Backlog::active`, read without the lock on every write.
@@ -317,15 +322,15 @@ impl Feed {
     /// position (which `sent` moves once they are written: until then they
     /// count against its output limit). Err: it can no longer be served
     /// (dropped, or its bytes are gone).
-    pub fn peek(&self, id: u64, max: usize, into: &mut Vec<u8>) -> Result<(), ()> {
+    pub fn peek(&self, id: u64, max: usize, into: &mut Vec<u8>) -> Result<(), Gone> {
         into.clear();
         let mut b = self.inner.lock();
         let (first, end) = (b.first, b.offset + 1);
         let Some(next) = b.replica_mut(id).and_then(|r| r.next) else {
-            return Err(());
+            return Err(Gone);
         };
         if next < first || next > end {
-            return Err(());
+            return Err(Gone);
         }
         let from = (next - first) as usize;
         let to = from + ((end - next) as usize).min(max);
@@ -475,7 +480,10 @@ mod tests {
             !out.is_empty()
         } {}
         assert_eq!(feed.lock().histlen(), 16 * 1024);
-        let (first, end) = (feed.lock().first, feed.lock().offset + 1);
+        let (first, end) = {
+            let b = feed.lock();
+            (b.first, b.offset + 1)
+        };
         assert_eq!(end - first, 16 * 1024);
         let id = feed.lock().replid.clone();
         assert!(!feed.lock().can_continue(&id, first - 1));

@@ -28,8 +28,9 @@ pub struct ReplConf {
 /// PSYNC's outcome, acted on by the connection once the reply is out: the
 /// connection becomes the replica's stream.
 pub enum Handoff {
-    /// A full sync: snapshot, RDB, then the stream.
-    Full,
+    /// A full sync: snapshot, RDB, then the stream; true for SYNC (no
+    /// `+FULLRESYNC` line: a pre-PSYNC replica does not expect one).
+    Full(bool),
     /// `+CONTINUE` was sent: the stream, from the offset PSYNC asked for.
     Continue(Arc<Notify>),
 }
@@ -47,7 +48,7 @@ fn peer_ip(client: &Client) -> String {
 
 /// REPLCONF <option> <value> ...
 pub fn replconf(ctx: &mut Ctx, args: &Args) {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return ctx.out.error("ERR syntax error");
     }
     let mut conf = ctx.client.repl_conf.clone();
@@ -143,7 +144,7 @@ pub fn psync(ctx: &mut Ctx, args: &Args) {
     }
     tracing::info!("Replica {} asks for synchronization", ctx.client.info.addr);
     mark_replica(ctx.client);
-    ctx.client.replica_handoff = Some(Handoff::Full);
+    ctx.client.replica_handoff = Some(Handoff::Full(eq_ic(args[0], "sync")));
 }
 
 fn mark_replica(client: &mut Client) {
@@ -177,7 +178,7 @@ pub async fn serve<S: Socket>(
     let id = client.id;
     let wake = match handoff {
         Handoff::Continue(wake) => wake,
-        Handoff::Full => {
+        Handoff::Full(pre_psync) => {
             let conf = client.repl_conf.clone();
             let ip = conf.ip_address.clone().unwrap_or_else(|| peer_ip(client));
             let wake =
@@ -185,7 +186,7 @@ pub async fn serve<S: Socket>(
                     .replication
                     .feed
                     .add_replica(client.info.clone(), ip, conf.listening_port);
-            if !full_sync(shared, sock, client).await {
+            if !full_sync(shared, sock, client, pre_psync).await {
                 shared.replication.feed.remove_replica(id);
                 return;
             }
@@ -204,7 +205,12 @@ pub async fn serve<S: Socket>(
 /// The snapshot, written to a file of its own by a thread, then sent as
 /// `+FULLRESYNC <replid> <offset>` and a `$<len>` bulk. False if the
 /// replica is gone or the snapshot failed.
-async fn full_sync<S: Socket>(shared: &Arc<Shared>, sock: &mut S, client: &mut Client) -> bool {
+async fn full_sync<S: Socket>(
+    shared: &Arc<Shared>,
+    sock: &mut S,
+    client: &mut Client,
+    pre_psync: bool,
+) -> bool {
     let id = client.id;
     let settings = shared.settings();
     let path = settings.dir.join(format!("replsync-{id}.rdb"));
@@ -248,7 +254,11 @@ async fn full_sync<S: Socket>(shared: &Arc<Shared>, sock: &mut S, client: &mut C
         }
     };
     let replid = shared.replication.feed.lock().replid.clone();
-    let line = format!("+FULLRESYNC {replid} {offset}\r\n");
+    let line = if pre_psync {
+        String::new()
+    } else {
+        format!("+FULLRESYNC {replid} {offset}\r\n")
+    };
     if !send(sock, client, line.as_bytes()).await {
         // The thread still finishes its file: remove it when done.
         tokio::spawn(async move {

@@ -132,7 +132,7 @@ pub async fn cron(shared: Arc<Shared>) {
         tick.tick().await;
         seconds += 1;
         let period = shared.settings().repl_ping_replica_period.max(1);
-        if seconds % period == 0 && !shared.replication.feed.lock().replicas.is_empty() {
+        if seconds.is_multiple_of(period) && !shared.replication.feed.lock().replicas.is_empty() {
             shared.replication.feed.feed_raw(&[b"PING"]);
         }
     }
