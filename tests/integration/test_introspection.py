@@ -5,6 +5,7 @@ COMMAND, INFO commandstats/errorstats), compared with redis-server 7.0.15
 import os
 import re
 import subprocess
+import time
 
 from server import ORACLE_BIN
 
@@ -279,3 +280,34 @@ def test_latencystats_and_histograms(blinkdb):
         c.call("SET", "a", "b")
         assert py(c.call("LATENCY", "HISTOGRAM")) == []
         assert "calls=1" in py(c.call("INFO", "commandstats"))
+
+
+def test_info_rates_peak_and_pubsub_counts(blinkdb, oracle):
+    """Fields monitoring agents graph: instantaneous_* (100 ms samples, mean of 16), the
+    memory peak, system memory, pub/sub counts, and the fork/children fields (BlinkDB never
+    forks). Every name is one redis-server 7.0.15 shows in the same section."""
+    wanted = {
+        "memory": ["used_memory_peak", "used_memory_peak_human", "used_memory_peak_perc",
+                   "total_system_memory", "total_system_memory_human"],
+        "stats": ["instantaneous_ops_per_sec", "instantaneous_input_kbps",
+                  "instantaneous_output_kbps", "pubsub_channels", "pubsub_patterns",
+                  "pubsubshard_channels", "total_forks", "latest_fork_usec"],
+        "cpu": ["used_cpu_sys_children", "used_cpu_user_children"],
+    }
+    with blinkdb.connect() as b, oracle.connect() as o:
+        for section, names in wanted.items():
+            ours, theirs = info_fields(b, section), info_fields(o, section)
+            for name in names:
+                assert name in ours and name in theirs, (section, name)
+        sub = blinkdb.connect()
+        sub.call("SUBSCRIBE", "a", "b")
+        sub.call("PSUBSCRIBE", "p*")
+        for _ in range(300):
+            b.call("SET", "k", "v")
+        time.sleep(0.35)
+        stats = info_fields(b, "stats")
+        assert (stats["pubsub_channels"], stats["pubsub_patterns"]) == ("2", "1")
+        assert int(stats["instantaneous_ops_per_sec"]) > 0
+        memory = info_fields(b, "memory")
+        assert int(memory["used_memory_peak"]) >= int(memory["used_memory"]) > 0
+        sub.close()

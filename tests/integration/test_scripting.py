@@ -440,3 +440,24 @@ def test_set_repl_keeps_writes_out_of_the_aof(tmp_path, blinkdb_binary, oracle):
                 [b"1", None, b"3", None, b"5"]
     finally:
         srv.stop()
+
+
+def test_info_memory_scripting_fields(blinkdb, oracle):
+    """INFO memory names every scripting field Redis 7.0 names; counts follow the cache."""
+    fields = ["used_memory_lua", "used_memory_vm_eval", "used_memory_scripts_eval",
+              "number_of_cached_scripts", "number_of_functions", "used_memory_vm_functions",
+              "used_memory_vm_total", "used_memory_functions", "used_memory_scripts"]
+    lib = "#!lua name=infolib\nredis.register_function('f1', function() return 1 end)"
+    infos = []
+    for srv in (blinkdb, oracle):
+        r = redis.Redis(port=srv.port)
+        r.script_load("return 1")
+        r.script_load("return 2")
+        r.function_load(lib)
+        infos.append(r.info("memory"))
+    ours, theirs = infos
+    assert set(fields) <= set(theirs) and set(fields) <= set(ours)
+    assert ours["number_of_cached_scripts"] == theirs["number_of_cached_scripts"] == 2
+    assert ours["number_of_functions"] == theirs["number_of_functions"] == 1
+    assert ours["used_memory_lua"] > 0 and ours["used_memory_vm_functions"] > 0
+    assert ours["used_memory_vm_total"] == ours["used_memory_lua"] + ours["used_memory_vm_functions"]

@@ -2,6 +2,8 @@
 //! it (redis-cli, ioredis's ready check, monitoring agents) work.
 
 use crate::commands::table::COMMANDS;
+use crate::instant::Metric;
+use crate::pubsub::Kind;
 use crate::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -38,7 +40,7 @@ pub fn rss_bytes() -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-fn human(bytes: u64) -> String {
+pub fn human(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "K", "M", "G"];
     let mut v = bytes as f64;
     let mut i = 0;
@@ -64,6 +66,18 @@ fn info_safe(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// MemTotal of /proc/meminfo, in bytes (0 if unreadable).
+fn total_system_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
 }
 
 fn cpu_times() -> (f64, f64) {
@@ -134,17 +148,23 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         }
         "memory" => {
             let rss = rss_bytes();
+            let peak = shared.instant.note_memory(rss);
+            let system = total_system_memory();
             let _ = write!(
                 o,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
+                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
                 human(rss),
                 human(rss),
+                human(peak),
+                rss as f64 * 100.0 / peak.max(1) as f64,
+                human(system),
                 settings.maxmemory,
                 human(settings.maxmemory),
                 settings.maxmemory_policy,
                 shared.engine.dataset_bytes(),
                 settings.max_disk_size,
             );
+            shared.scripting.info_memory(o);
         }
         "persistence" => crate::persistence::info(shared, o),
         "stats" => {
@@ -152,7 +172,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
             let _ = write!(
                 o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\ninstantaneous_ops_per_sec:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nlatest_fork_usec:0\r\n",
                 l(&stats.connections_received),
                 l(&stats.commands),
                 l(&stats.net_input_bytes),
@@ -167,6 +187,12 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 tracked_items,
                 prefixes,
                 crate::cmdstats::total_error_replies(),
+                shared.instant.rate(Metric::Ops) as u64,
+                shared.instant.rate(Metric::NetInput) / 1024.0,
+                shared.instant.rate(Metric::NetOutput) / 1024.0,
+                shared.pubsub.count(Kind::Channel),
+                shared.pubsub.count(Kind::Pattern),
+                shared.pubsub.count(Kind::Shard),
             );
         }
         "replication" => {
@@ -176,7 +202,8 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let (sys, user) = cpu_times();
             let _ = write!(
                 o,
-                "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\n"
+                // BlinkDB never forks: its children used no CPU.
+                "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
             );
         }
         "bloom" => crate::info_bloom::section(shared, o),

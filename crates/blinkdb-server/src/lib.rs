@@ -14,6 +14,7 @@ pub mod exec_gate;
 pub mod flusher;
 pub mod info;
 pub mod info_bloom;
+pub mod instant;
 pub mod io_threads;
 pub mod logging;
 pub mod network;

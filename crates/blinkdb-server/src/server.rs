@@ -190,9 +190,18 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
-        shared
-            .used_memory
-            .store(crate::info::rss_bytes(), Ordering::Relaxed);
+        let rss = crate::info::rss_bytes();
+        shared.used_memory.store(rss, Ordering::Relaxed);
+        shared.instant.note_memory(rss);
+        let stats = &shared.stats;
+        shared.instant.sample(
+            shared.clock(),
+            [
+                stats.commands.load(Ordering::Relaxed),
+                stats.net_input_bytes.load(Ordering::Relaxed),
+                stats.net_output_bytes.load(Ordering::Relaxed),
+            ],
+        );
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::persistence::maybe_auto_rewrite(&shared);

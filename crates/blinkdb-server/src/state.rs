@@ -58,6 +58,8 @@ pub struct Shared {
     pub last_save_ms: AtomicU64,
     /// Resident set size, sampled by the server cron (INFO, maxmemory).
     pub used_memory: AtomicU64,
+    /// INFO's instantaneous_* rates and used_memory_peak (cron samples).
+    pub instant: crate::instant::Instant,
     /// Cache mode (maxmemory-policy allkeys-fifo).
     pub eviction: crate::eviction::EvictionState,
     pub loading: crate::persistence::LoadingState,
@@ -115,6 +117,7 @@ impl Shared {
             started_ms: blinkdb_engine::clock::now_ms(),
             last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
             used_memory: AtomicU64::new(0),
+            instant: Default::default(),
             eviction: Default::default(),
             loading: Default::default(),
             rewrite: Default::default(),

@@ -94,8 +94,13 @@ impl Libraries {
         self.funcs.get(&name.to_ascii_lowercase())
     }
 
-    fn function_count(&self) -> usize {
+    pub fn function_count(&self) -> usize {
         self.funcs.len()
+    }
+
+    /// The libraries' code, in bytes (INFO's used_memory_functions).
+    pub fn code_bytes(&self) -> usize {
+        self.libs.values().map(|l| l.code.len()).sum()
     }
 }
 

@@ -117,17 +117,34 @@ impl Scripting {
         Ok(made)
     }
 
-    /// Memory the interpreter uses (INFO's used_memory_lua).
-    pub fn memory(&self) -> usize {
-        self.vm.lock().as_ref().map_or(0, |vm| vm.memory())
-    }
-
-    /// Scripts in the cache (INFO's number_of_cached_scripts).
-    pub fn cached(&self) -> usize {
-        self.vm
-            .lock()
-            .as_ref()
-            .map_or(0, |vm| vm.scripts.lock().len())
+    /// INFO memory's scripting fields, in Redis 7.0's order and names.
+    pub fn info_memory(&self, o: &mut String) {
+        use std::fmt::Write;
+        let (eval_vm, (cached, bodies)) = self.vm.lock().as_ref().map_or((0, (0, 0)), |vm| {
+            let scripts = vm.scripts.lock();
+            let bodies: usize = scripts.values().map(|c| c.body_len).sum();
+            (vm.memory(), (scripts.len(), bodies))
+        });
+        // The script cache: each entry's SHA (40 bytes) and its body.
+        let scripts_eval = cached * 40 + bodies;
+        let (functions_vm, functions, libraries) = {
+            let f = self.functions.lock();
+            (
+                f.memory(),
+                f.current.function_count(),
+                f.current.code_bytes(),
+            )
+        };
+        let human = |b: usize| crate::info::human(b as u64);
+        let _ = write!(
+            o,
+            "used_memory_lua:{eval_vm}\r\nused_memory_vm_eval:{eval_vm}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{functions}\r\nused_memory_vm_functions:{functions_vm}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{libraries}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
+            human(eval_vm),
+            eval_vm + functions_vm,
+            human(eval_vm + functions_vm),
+            scripts_eval + libraries,
+            human(scripts_eval + libraries),
+        );
     }
 }
 
