@@ -419,3 +419,32 @@ def test_bloom_filters_reach_a_redisbloom_replica_over_the_stream(server_factory
     probes = [f"item{i}" for i in range(0, 1000, 7)]
     assert r.execute_command("BF.MEXISTS", "bf:r", *probes) == \
         m.execute_command("BF.MEXISTS", "bf:r", *probes)
+
+
+def test_replication_options_at_runtime(server_factory, tmp_path, peers, oracle):
+    master = server_factory()
+    m = client(master.port)
+    r_oracle = client(oracle.port)
+    for conn in (m, r_oracle):
+        assert conn.config_get("repl-backlog-size") == {"repl-backlog-size": "1048576"}
+        assert conn.config_get("repl-timeout") == {"repl-timeout": "60"}
+        assert conn.config_get("repl-ping-replica-period") == {"repl-ping-replica-period": "10"}
+    m.config_set("repl-backlog-size", "1000")  # Redis keeps at least 16kb
+    r_oracle.config_set("repl-backlog-size", "1000")
+    replica = start_replica(peers, tmp_path, master.port)
+    linked(replica)
+    assert info(m)["repl_backlog_size"] == "16384" == info(r_oracle)["repl_backlog_size"]
+    m.config_set("repl-backlog-size", "64kb")
+    assert info(m)["repl_backlog_size"] == "65536"
+    # The master's PING every repl-ping-replica-period seconds moves the offset.
+    m.config_set("repl-ping-replica-period", "1")
+    before = int(info(m)["master_repl_offset"])
+    wait_for(lambda: int(info(m)["master_repl_offset"]) >= before + len(b"*1\r\n$4\r\nPING\r\n"),
+             what="a PING in the stream")
+    # A client that WAITs and goes away leaves nothing behind.
+    from resp import RespConnection as Raw
+    with Raw(master.port) as c:
+        c.send("WAIT", 5, 0)
+        time.sleep(0.2)
+    m.set("after", "wait")
+    assert m.execute_command("WAIT", 1, 5000) == 1

@@ -391,6 +391,9 @@ impl Registry {
     /// The waiting connection went away: nothing of it stays registered.
     pub fn cancel(&self, shared: &Shared, w: &Waiter) {
         let _ = self.finish(shared, w);
+        if let TimeoutReply::Acks(_) = w.timeout_reply {
+            shared.replication.feed.end_wait(w.info.id);
+        }
     }
 
     /// CLIENT UNBLOCK: ends the wait of client `id` if it is blocked.
