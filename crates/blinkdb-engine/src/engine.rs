@@ -110,6 +110,10 @@ pub struct Engine {
     /// Clients blocked on keys (BLPOP...), counted by the server: while there
     /// are any, writes note the keys they make ready (ready.rs).
     pub blocked: AtomicUsize,
+    /// Until this time (Unix ms) an expired key read by a command reads as
+    /// absent but stays, as during Redis's CLIENT PAUSE: expiring it would
+    /// be a write.
+    expiry_held_until: AtomicU64,
     /// What the keys' access clocks hold, LRU time or LFU counter
     /// (keyspace/access.rs), as `maxmemory-policy` says.
     pub access: AccessPolicy,
@@ -176,6 +180,7 @@ impl Engine {
             observer: OnceLock::new(),
             interest: AtomicU32::new(0),
             blocked: AtomicUsize::new(0),
+            expiry_held_until: AtomicU64::new(0),
             access: AccessPolicy::default(),
         }
     }
@@ -341,6 +346,12 @@ impl Engine {
         access::without_touch(|| self.read_key(db, key, false, f))
     }
 
+    /// Holds lazy expiry on reads until `until_ms` (0: from now on, expired
+    /// keys read are deleted again).
+    pub fn hold_expiry_until(&self, until_ms: u64) {
+        self.expiry_held_until.store(until_ms, Ordering::Relaxed);
+    }
+
     /// Updates `entry`'s access clock for a lookup by a command (Redis's
     /// lookupKey), unless lookups run under `access::without_touch`.
     /// `now` is the command's clock, 0 while loading.
@@ -373,7 +384,15 @@ impl Engine {
         {
             let shard = lock.read();
             match shard.get_any(key) {
-                Some(e) if e.is_expired(now) => {}
+                Some(e) if e.is_expired(now) => {
+                    if now < self.expiry_held_until.load(Ordering::Relaxed) {
+                        drop(shard);
+                        if report_miss {
+                            self.emit(self.interest(), KEY_MISS, "keymiss", db, key);
+                        }
+                        return f(None);
+                    }
+                }
                 None => {
                     drop(shard);
                     if report_miss {
@@ -501,7 +520,8 @@ impl Engine {
         self.report_flush(by);
         drop(guards);
         if !old.is_empty() {
-            std::thread::spawn(move || drop(old));
+            let keys = old.iter().map(|s| s.len() as u64).sum();
+            crate::types::free_later_objects(old, keys);
         }
         lsn
     }

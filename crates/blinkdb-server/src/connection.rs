@@ -292,6 +292,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             Next::Read => {}
             Next::Paused => {
                 let pause = shared.pause.wait();
+                let _held = shared.pause.hold();
                 if !hold(&mut sock, &mut inbuf, &info, &mut client, pause).await {
                     break;
                 }

@@ -142,7 +142,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
                 shared.connected.load(Ordering::Relaxed),
                 settings.maxclients,
-                shared.blocking.blocked_clients(),
+                shared.blocking.blocked_clients() + shared.pause.held(),
                 shared.notify.tracking.count(),
             );
         }
@@ -165,6 +165,12 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 settings.max_disk_size,
             );
             shared.scripting.info_memory(o);
+            let _ = write!(
+                o,
+                "lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
+                blinkdb_engine::types::LAZYFREE_PENDING.load(Ordering::Relaxed),
+                blinkdb_engine::types::LAZYFREED.load(Ordering::Relaxed),
+            );
         }
         "persistence" => crate::persistence::info(shared, o),
         "stats" => {

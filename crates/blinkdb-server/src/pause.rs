@@ -1,7 +1,7 @@
 //! CLIENT PAUSE: while a pause lasts, connections hold back the commands it
 //! covers (every command, or those that may write) until it ends.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use tokio::sync::Notify;
 
 pub const NONE: u8 = 0;
@@ -17,6 +17,18 @@ pub struct Pause {
     /// Woken when a pause is lifted early (CLIENT UNPAUSE).
     lifted: Notify,
     lock: parking_lot::Mutex<()>,
+    /// Connections holding a command back (INFO blocked_clients counts them,
+    /// as Redis counts its postponed clients).
+    held: AtomicUsize,
+}
+
+/// One connection held by a pause, while it lives.
+pub struct Held<'a>(&'a AtomicUsize);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Pause {
@@ -40,6 +52,21 @@ impl Pause {
             self.mode.fetch_max(mode, Ordering::AcqRel);
             self.end_ms.fetch_max(end_ms, Ordering::AcqRel);
         }
+    }
+
+    /// When the pause in force ends (Unix ms; a past time if none).
+    pub fn end_ms(&self) -> u64 {
+        self.end_ms.load(Ordering::Acquire)
+    }
+
+    /// Counts a connection as held until the guard drops.
+    pub fn hold(&self) -> Held<'_> {
+        self.held.fetch_add(1, Ordering::Relaxed);
+        Held(&self.held)
+    }
+
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
     }
 
     pub fn unpause(&self) {

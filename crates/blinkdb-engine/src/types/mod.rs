@@ -18,6 +18,8 @@ pub use set::SetValue;
 pub use stream::StreamValue;
 pub use zset::ZSetValue;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 /// The encoding limits (`hash-max-listpack-entries` and the rest), which the
 /// server's configuration sets; a value converts to its full encoding once
 /// past them, and never back (as in Redis).
@@ -163,25 +165,45 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
 /// expiry of a 10M-member set must not stall the connection thread.
 pub const LAZYFREE_THRESHOLD: usize = 64;
 
+/// INFO's lazyfree_pending_objects (handed to the freeing thread, not freed
+/// yet) and lazyfreed_objects (freed there since the last CONFIG RESETSTAT).
+pub static LAZYFREE_PENDING: AtomicU64 = AtomicU64::new(0);
+pub static LAZYFREED: AtomicU64 = AtomicU64::new(0);
+
 /// Hands `garbage` to the freeing thread (started on first use); frees it
 /// here if that thread cannot be reached.
 pub(crate) fn free_later<T: Send + 'static>(garbage: T) {
+    free_later_objects(garbage, 1);
+}
+
+/// `free_later` for `garbage` that holds `objects` values (a flushed
+/// database counts its keys, as Redis's emptyDbAsync does).
+pub(crate) fn free_later_objects<T: Send + 'static>(garbage: T, objects: u64) {
     use std::sync::mpsc::{channel, Sender};
     use std::sync::{Mutex, OnceLock};
-    type Garbage = Box<dyn Send>;
+    type Garbage = (Box<dyn Send>, u64);
     static FREER: OnceLock<Option<Mutex<Sender<Garbage>>>> = OnceLock::new();
     let freer = FREER.get_or_init(|| {
         let (tx, rx) = channel::<Garbage>();
         std::thread::Builder::new()
             .name("lazyfree".into())
-            .spawn(move || rx.into_iter().for_each(drop))
+            .spawn(move || {
+                for (garbage, objects) in rx {
+                    drop(garbage);
+                    LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+                    LAZYFREED.fetch_add(objects, Ordering::Relaxed);
+                }
+            })
             .ok()
             .map(|_| Mutex::new(tx))
     });
     if let Some(tx) = freer {
         if let Ok(tx) = tx.lock() {
+            LAZYFREE_PENDING.fetch_add(objects, Ordering::Relaxed);
             // On failure the value comes back inside the error and drops here.
-            let _ = tx.send(Box::new(garbage));
+            if tx.send((Box::new(garbage), objects)).is_err() {
+                LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+            }
         }
     }
 }

@@ -351,7 +351,11 @@ pub fn paused(shared: &Shared, client: &Client, args: &Args) -> bool {
     match shared.pause.mode() {
         crate::pause::ALL => true,
         crate::pause::WRITE => {
-            multi::effective_flags(spec, client) & (table::WRITE | table::MAY_REPLICATE) != 0
+            let flags = match &client.multi {
+                Some(tx) if spec.name == "exec" => spec.flags | tx.flags,
+                _ => crate::scripting::command_flags(shared, spec.flags, args),
+            };
+            flags & (table::WRITE | table::MAY_REPLICATE) != 0
         }
         _ => false,
     }

@@ -64,7 +64,7 @@ pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
         ctx.client.close_after_reply = true;
         return false;
     }
-    tx.flags |= spec.flags;
+    tx.flags |= crate::scripting::command_flags(ctx.shared, spec.flags, args);
     tx.queue.push(args.iter().map(|a| a.to_vec()).collect());
     ctx.out.simple("QUEUED");
     true

@@ -66,6 +66,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             engine
                 .expired_keys
                 .store(0, std::sync::atomic::Ordering::Relaxed);
+            blinkdb_engine::types::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.out.ok();
         }
         "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite() {

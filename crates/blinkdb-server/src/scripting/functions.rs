@@ -44,7 +44,7 @@ pub struct FunctionInfo {
 }
 
 impl FunctionInfo {
-    fn script_flags(&self) -> ScriptFlags {
+    pub fn script_flags(&self) -> ScriptFlags {
         let has = |i: u32| self.flags & (1 << i) != 0;
         ScriptFlags {
             shebang: true,

@@ -24,6 +24,7 @@ mod vm;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
+use crate::state::Shared;
 use cache::{ScriptFlags, Sha};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -156,6 +157,55 @@ pub fn allowed_when_busy(args: &Args) -> bool {
     match spec.name {
         "shutdown" => args[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave")),
         _ => spec.has(crate::commands::table::ALLOW_BUSY),
+    }
+}
+
+/// The flags a script command is checked with (pause, MULTI), as Redis's
+/// getCommandFlags makes them: a script or function that declares flags
+/// (a shebang, or any function) is a write only without `no-writes`, and no
+/// longer "may replicate"; without declared flags, the command's own flags.
+pub fn command_flags(shared: &Shared, spec_flags: u32, args: &Args) -> u32 {
+    use crate::commands::table::{DENYOOM, MAY_REPLICATE, STALE, WRITE};
+    if !runs_script(args) || args.len() < 2 {
+        return spec_flags;
+    }
+    let name = args[0];
+    let declared = if name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"fcall") {
+        let fname = String::from_utf8_lossy(args[1]);
+        shared
+            .scripting
+            .functions
+            .lock()
+            .current
+            .function(&fname)
+            .map(|f| f.script_flags())
+    } else if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"evalsha") {
+        let mut sha: Sha = [0; 40];
+        (args[1].len() == 40).then(|| {
+            for (d, s) in sha.iter_mut().zip(args[1]) {
+                *d = s.to_ascii_lowercase();
+            }
+        });
+        let vm = shared.scripting.vm.lock().clone();
+        vm.and_then(|vm| vm.get(&sha)).map(|c| c.flags)
+    } else {
+        cache::shebang(args[1]).ok().map(|(f, _)| f)
+    };
+    match declared {
+        Some(f) if f.shebang => {
+            let mut flags = spec_flags & !(STALE | DENYOOM | WRITE | MAY_REPLICATE);
+            if !f.no_writes {
+                flags |= WRITE;
+                if !f.allow_oom {
+                    flags |= DENYOOM;
+                }
+            }
+            if f.allow_stale {
+                flags |= STALE;
+            }
+            flags
+        }
+        _ => spec_flags,
     }
 }
 

@@ -436,10 +436,11 @@ fn execute(
     if spec.has(table::NOSCRIPT) {
         return err("This Redis command is not allowed from script");
     }
+    // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
+    if run.read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {
+        return err("Write commands are not allowed from read-only scripts.");
+    }
     if spec.has(table::WRITE) {
-        if run.read_only {
-            return err("Write commands are not allowed from read-only scripts.");
-        }
         if !run.wrote {
             let settings = client.settings(shared);
             let denyoom = spec.has(table::DENYOOM) && !run.allow_oom;
