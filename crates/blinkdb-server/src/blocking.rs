@@ -339,11 +339,12 @@ impl Registry {
             .collect()
     }
 
-    /// Runs `w`'s command for it from `key`; true if that ended its wait.
-    fn try_serve(&self, shared: &Shared, w: &Arc<Waiter>, key: &[u8]) -> bool {
+    /// Runs `w`'s command for it from `key`; the log position of what it
+    /// logged if that ended its wait (0: nothing logged), None if it waits on.
+    fn try_serve(&self, shared: &Shared, w: &Arc<Waiter>, key: &[u8]) -> Option<u64> {
         let mut state = w.state.lock();
         let (State::Waiting, Some(serve)) = (&*state, w.serve) else {
-            return false;
+            return None;
         };
         let mut client = Client::new(w.info.clone(), shared);
         client.db = w.db;
@@ -364,15 +365,16 @@ impl Registry {
         let reply_nanos = timer.elapsed_nanos();
         client.flush_stats(shared, 0, true);
         if !served {
-            return false;
+            return None;
         }
         let settings = client.settings(shared);
         count_unblocked(shared, settings, w, &args, reply_nanos, out.errors > 0);
-        *state = State::Done(Outcome::Served(out.buf.to_vec(), client.pending_lsn));
+        let lsn = client.pending_lsn;
+        *state = State::Done(Outcome::Served(out.buf.to_vec(), lsn));
         self.deregister(shared, w);
         drop(state);
         w.wake.notify_one();
-        true
+        Some(lsn)
     }
 
     /// Ends `w`'s wait on its own connection (its deadline passed, or it was
@@ -457,12 +459,15 @@ fn count_unblocked(
 /// Serves the clients waiting on the keys this thread's writes made ready,
 /// key by key in the order they became ready and, for each, first blocked
 /// first. Serving can make more keys ready
-/// (BLMOVE pushes): it goes on until none is left.
-pub fn serve_ready(shared: &Shared) {
+/// (BLMOVE pushes): it goes on until none is left. Returns the log position
+/// of the last effect logged (0: none), which the writer's own reply waits
+/// for too, so that the served connections usually find it written.
+pub fn serve_ready(shared: &Shared) -> u64 {
+    let mut logged = 0;
     loop {
         let ready = blinkdb_engine::ready::take();
         if ready.is_empty() {
-            return;
+            return logged;
         }
         for (db, key) in ready {
             let (mut after, mut gone) = (None, false);
@@ -476,7 +481,9 @@ pub fn serve_ready(shared: &Shared) {
                     if gone && !w.serves_gone_key.load(Ordering::Relaxed) {
                         continue;
                     }
-                    shared.blocking.try_serve(shared, w, &key);
+                    if let Some(lsn) = shared.blocking.try_serve(shared, w, &key) {
+                        logged = logged.max(lsn);
+                    }
                     if !gone && !shared.engine.peek(db, &key, |e| e.is_some()) {
                         gone = true;
                     }

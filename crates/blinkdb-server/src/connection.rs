@@ -204,8 +204,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 tokio::task::yield_now().await;
                 crate::scripting::run::resume(&shared, &mut client, &mut out);
             }
+            let mut served_lsn = 0;
             if blinkdb_engine::ready::pending() {
-                crate::blocking::serve_ready(&shared);
+                served_lsn = crate::blocking::serve_ready(&shared);
             }
             // What the script changed: invalidations after its reply.
             shared.notify.tracking.broadcast();
@@ -215,6 +216,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             if client.pending_lsn > lsn_before {
                 logged_replies.push((reply_start, out.buf.len()));
             }
+            client.pending_lsn = client.pending_lsn.max(served_lsn);
             if matches!(next, Next::Close) {
                 break;
             }
@@ -386,7 +388,7 @@ pub fn run_commands_for_fuzzing(
 /// Waits until the log holds a served blocked command's effect, as its reply
 /// must (the fsync policy); false if it never will (the connection closes).
 async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
-    match crate::flusher::durable(shared, lsn).await {
+    match crate::flusher::served_durable(shared, lsn).await {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(
@@ -566,10 +568,11 @@ fn run_commands(
                 } else {
                     dispatch(shared, client, out, &args);
                 }
+                let mut served_lsn = 0;
                 if blinkdb_engine::ready::pending() {
                     // Clients blocked on keys this command filled are served
                     // before the next command runs, as in Redis.
-                    crate::blocking::serve_ready(shared);
+                    served_lsn = crate::blocking::serve_ready(shared);
                 }
                 if client.reply_off || client.reply_skip {
                     // CLIENT REPLY OFF / SKIP: the reply is dropped, but not
@@ -579,6 +582,9 @@ fn run_commands(
                 } else if client.pending_lsn > lsn_before {
                     logged_replies.push((reply_start, out.buf.len()));
                 }
+                // The effects of the pops served go out in this thread's
+                // round too, so that the woken connections find them written.
+                client.pending_lsn = client.pending_lsn.max(served_lsn);
                 if client.tracking.is_some() {
                     // Invalidations this command caused to this client come after
                     // its reply (and after a transaction's whole reply), as in Redis.

@@ -190,6 +190,12 @@ pub struct ListValue {
     /// Sum of node heap bytes, compressed ones at their compressed size
     /// (memory accounting).
     bytes: usize,
+    /// Start offsets of the last node's entries, so that a pop at the back
+    /// finds the last entry without walking the node (a Pack has no
+    /// back-lengths). Built by the first `pop_back` that needs it, kept by
+    /// pushes and pops at either end of that node, cleared (empty) when the
+    /// last node changes otherwise; a list only pushed to never has one.
+    tail: Vec<u32>,
 }
 
 impl std::fmt::Debug for ListValue {
@@ -345,9 +351,19 @@ impl ListValue {
         match self.nodes.back() {
             Some(n) if Self::fits(n, item, shape.fill) => {
                 let last = self.nodes.len() - 1;
-                self.with_node(last, |p| p.push(item));
+                let pos = self.with_node(last, |p| {
+                    let pos = p.end();
+                    p.push(item);
+                    pos
+                });
+                if !self.tail.is_empty() {
+                    self.tail.push(pos as u32);
+                }
             }
-            _ => self.push_node(item, false),
+            _ => {
+                self.tail.clear();
+                self.push_node(item, false);
+            }
         }
         self.len += 1;
     }
@@ -356,7 +372,17 @@ impl ListValue {
         self.reshape(shape);
         match self.nodes.front() {
             Some(n) if Self::fits(n, item, shape.fill) => {
-                self.with_node(0, |p| p.insert_at(0, &[item]));
+                let added = self.with_node(0, |p| {
+                    p.insert_at(0, &[item]);
+                    p.next_pos(0)
+                });
+                if self.nodes.len() == 1 && !self.tail.is_empty() {
+                    // The last node is this one: its offsets move up.
+                    for at in &mut self.tail {
+                        *at += added as u32;
+                    }
+                    self.tail.insert(0, 0);
+                }
             }
             _ => self.push_node(item, true),
         }
@@ -366,6 +392,9 @@ impl ListValue {
     /// Drops node `i` when it has no entries left.
     fn drop_if_empty(&mut self, i: usize) {
         if self.nodes[i].entries() == 0 {
+            if i + 1 == self.nodes.len() {
+                self.tail.clear();
+            }
             self.bytes -= self.nodes[i].bytes();
             self.nodes.remove(i);
             self.settle_ends();
@@ -376,11 +405,19 @@ impl ListValue {
         if self.nodes.is_empty() {
             return None;
         }
-        let item = self.with_node(0, |p| {
+        let (item, removed) = self.with_node(0, |p| {
             let item = p.iter().next().map(|(_, e)| e.to_vec())?;
+            let removed = p.next_pos(0);
             p.remove_at(0, 1);
-            Some(item)
+            Some((item, removed))
         })?;
+        if self.nodes.len() == 1 && !self.tail.is_empty() {
+            // The last node is this one: its offsets move down.
+            self.tail.remove(0);
+            for at in &mut self.tail {
+                *at -= removed as u32;
+            }
+        }
         self.drop_if_empty(0);
         self.len -= 1;
         Some(item)
@@ -388,11 +425,17 @@ impl ListValue {
 
     pub fn pop_back(&mut self) -> Option<Vec<u8>> {
         let last = self.nodes.len().checked_sub(1)?;
+        if self.tail.is_empty() {
+            if let Node::Raw(p) = &self.nodes[last] {
+                self.tail.extend(p.iter().map(|(pos, _)| pos as u32));
+            }
+        }
+        let pos = self.tail.pop()? as usize;
         let item = self.with_node(last, |p| {
-            let (pos, item) = p.iter().last().map(|(p, e)| (p, e.to_vec()))?;
-            p.remove_at(pos, 1);
-            Some(item)
-        })?;
+            let item = p.entry(pos).to_vec();
+            p.pop_last_at(pos);
+            item
+        });
         self.drop_if_empty(last);
         self.len -= 1;
         Some(item)
@@ -443,6 +486,9 @@ impl ListValue {
         let Some((n, i)) = self.locate(index) else {
             return false;
         };
+        if n + 1 == self.nodes.len() {
+            self.tail.clear();
+        }
         self.with_node(n, |p| {
             let pos = p.iter().nth(i).map(|(p, _)| p).expect("located");
             p.replace_at(pos, item);
@@ -608,6 +654,52 @@ mod tests {
         }
         let counted: usize = l.nodes.iter().map(Node::bytes).sum();
         assert_eq!(l.bytes, counted);
+        check_tail(l);
+    }
+
+    /// A built tail index holds the last node's entry offsets.
+    fn check_tail(l: &ListValue) {
+        if !l.tail.is_empty() {
+            let last = l.nodes.back().expect("an index has a node").pack();
+            let offsets: Vec<u32> = last.iter().map(|(p, _)| p as u32).collect();
+            assert_eq!(l.tail, offsets);
+        }
+    }
+
+    #[test]
+    fn the_tail_index_follows_every_change() {
+        for fill in [3, 5, -2] {
+            let shape = ListShape { fill, depth: 0 };
+            let mut l = ListValue::default();
+            let mut model = VecDeque::new();
+            let mut x = 12345u32;
+            for step in 0..3000u32 {
+                x = x.wrapping_mul(1103515245).wrapping_add(12345);
+                let e = format!("{step}-{}", "z".repeat((x >> 8) as usize % 40)).into_bytes();
+                match (x >> 20) % 8 {
+                    0 | 1 => {
+                        l.push_back(&e, shape);
+                        model.push_back(e);
+                    }
+                    2 | 3 => {
+                        l.push_front(&e, shape);
+                        model.push_front(e);
+                    }
+                    4 | 5 => assert_eq!(l.pop_back(), model.pop_back()),
+                    6 => assert_eq!(l.pop_front(), model.pop_front()),
+                    _ => {
+                        if !model.is_empty() {
+                            let i = (x as usize >> 3) % model.len();
+                            assert!(l.set(i, b"set"));
+                            model[i] = b"set".to_vec();
+                        }
+                    }
+                }
+                check_tail(&l);
+                assert_eq!(l.len(), model.len());
+            }
+            check(&l, &model);
+        }
     }
 
     #[test]

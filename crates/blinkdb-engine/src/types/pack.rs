@@ -122,6 +122,19 @@ impl Pack {
             .map(|(pos, _, b)| (pos, b))
     }
 
+    /// The entry starting at byte `pos`.
+    pub fn entry(&self, pos: usize) -> &[u8] {
+        self.entry_at(pos).0
+    }
+
+    /// Removes the last entry, which starts at byte `pos` (the caller knows
+    /// where it starts: no walk).
+    pub fn pop_last_at(&mut self, pos: usize) {
+        debug_assert_eq!(self.entry_at(pos).1, self.buf.len());
+        self.buf.truncate(pos);
+        self.n -= 1;
+    }
+
     /// Position after the entry starting at `pos`.
     pub fn next_pos(&self, pos: usize) -> usize {
         self.entry_at(pos).1

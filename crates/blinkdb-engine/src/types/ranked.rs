@@ -7,25 +7,44 @@
 //! ordered-map crate takes an outside comparator without copying each
 //! member into the tree.
 //!
+//! Each slot is stored with its key (a sorted set's score), so that a search
+//! compares keys held in the tree and reads the table only between equal
+//! keys: a search of a 1M-member set then touches the few nodes on its path
+//! instead of one random table slot per probe (those cache misses were most
+//! of a ZRANGEBYSCORE's time).
+//!
 //! Every inner node keeps, per child, the number of elements under it (rank
-//! and select) and the child's first slot (search). Both are exact: they are
-//! fixed on the way back up from every change, so a freed slot number never
-//! lingers in the tree. Leaves hold up to `LEAF_MAX` slots (4 bytes each); a
-//! leaf split at its end (ascending loads, such as an AOF replay) keeps the
-//! full half full, so sequential builds fill leaves completely.
+//! and select) and the child's first slot and key (search). They are exact:
+//! they are fixed on the way back up from every change, so a freed slot
+//! number never lingers in the tree. Leaves hold up to `LEAF_MAX` (key, slot)
+//! pairs (16 bytes each); a leaf split at its end (ascending loads, such as an
+//! AOF replay) keeps the full half full, so sequential builds fill leaves
+//! completely.
 
 const LEAF_MAX: usize = 128;
 const INNER_MAX: usize = 64;
 
+/// A slot and its key.
+type Item = (f64, u32);
+
 enum Node {
-    Leaf(Vec<u32>),
+    Leaf(Vec<Item>),
     Inner(Vec<Child>),
 }
 
 struct Child {
     count: usize,
     first: u32,
+    /// The key of `first`.
+    key: f64,
     node: Box<Node>,
+}
+
+impl Child {
+    /// Takes the first slot and key of its node again.
+    fn refresh_first(&mut self) {
+        (self.key, self.first) = self.node.first();
+    }
 }
 
 impl Clone for Node {
@@ -43,6 +62,7 @@ impl Clone for Node {
                 c.extend(children.iter().map(|ch| Child {
                     count: ch.count,
                     first: ch.first,
+                    key: ch.key,
                     node: ch.node.clone(),
                 }));
                 Node::Inner(c)
@@ -52,10 +72,10 @@ impl Clone for Node {
 }
 
 impl Node {
-    fn first(&self) -> u32 {
+    fn first(&self) -> Item {
         match self {
             Node::Leaf(v) => v[0],
-            Node::Inner(c) => c[0].first,
+            Node::Inner(c) => (c[0].key, c[0].first),
         }
     }
 
@@ -67,15 +87,17 @@ impl Node {
     }
 
     fn child(node: Node) -> Child {
+        let (key, first) = node.first();
         Child {
             count: node.count(),
-            first: node.first(),
+            first,
+            key,
             node: Box::new(node),
         }
     }
 
     /// Inserts `slot` at `rank`; returns a new right sibling if this node split.
-    fn insert(&mut self, rank: usize, slot: u32, nodes: &mut Nodes) -> Option<Node> {
+    fn insert(&mut self, rank: usize, slot: Item, nodes: &mut Nodes) -> Option<Node> {
         match self {
             Node::Leaf(v) => {
                 if v.len() < LEAF_MAX {
@@ -109,7 +131,7 @@ impl Node {
                 let ch = &mut children[i];
                 let split = ch.node.insert(within, slot, nodes);
                 ch.count = ch.node.count_hint(ch.count + 1, split.as_ref());
-                ch.first = ch.node.first();
+                ch.refresh_first();
                 if let Some(right) = split {
                     children.insert(i + 1, Node::child(right));
                 }
@@ -143,14 +165,14 @@ impl Node {
     /// Removes and returns the slot at `rank`. The caller rebalances.
     fn remove(&mut self, rank: usize, nodes: &mut Nodes) -> u32 {
         match self {
-            Node::Leaf(v) => v.remove(rank),
+            Node::Leaf(v) => v.remove(rank).1,
             Node::Inner(children) => {
                 let (i, within) = locate(children, rank);
                 let ch = &mut children[i];
                 let slot = ch.node.remove(within, nodes);
                 ch.count -= 1;
                 if ch.count > 0 {
-                    ch.first = ch.node.first();
+                    ch.refresh_first();
                 }
                 rebalance(children, i, nodes);
                 slot
@@ -162,7 +184,7 @@ impl Node {
         let mut node = self;
         loop {
             match node {
-                Node::Leaf(v) => return v[rank],
+                Node::Leaf(v) => return v[rank].1,
                 Node::Inner(children) => {
                     let (i, within) = locate(children, rank);
                     rank = within;
@@ -172,9 +194,22 @@ impl Node {
         }
     }
 
+    /// Sets the key of the slot at `rank`, which keeps its place.
+    fn set_key(&mut self, rank: usize, key: f64) {
+        match self {
+            Node::Leaf(v) => v[rank].0 = key,
+            Node::Inner(children) => {
+                let (i, within) = locate(children, rank);
+                let ch = &mut children[i];
+                ch.node.set_key(within, key);
+                ch.refresh_first();
+            }
+        }
+    }
+
     fn remap(&mut self, map: &impl Fn(u32) -> u32) {
         match self {
-            Node::Leaf(v) => v.iter_mut().for_each(|s| *s = map(*s)),
+            Node::Leaf(v) => v.iter_mut().for_each(|s| s.1 = map(s.1)),
             Node::Inner(c) => {
                 for ch in c {
                     ch.first = map(ch.first);
@@ -243,7 +278,7 @@ fn rebalance(children: &mut Vec<Child>, i: usize, nodes: &mut Nodes) {
                     x.extend(y.drain(..take));
                 } else {
                     let give = x.len() - want;
-                    let tail: Vec<u32> = x.drain(x.len() - give..).collect();
+                    let tail: Vec<Item> = x.drain(x.len() - give..).collect();
                     y.splice(0..0, tail);
                 }
             }
@@ -269,7 +304,7 @@ fn rebalance(children: &mut Vec<Child>, i: usize, nodes: &mut Nodes) {
     for ch in [&mut *a, &mut *b] {
         ch.count = ch.node.count();
         if ch.count > 0 {
-            ch.first = ch.node.first();
+            ch.refresh_first();
         }
     }
     if children[r].count == 0 {
@@ -315,8 +350,8 @@ impl Default for Ranked {
 }
 
 impl Ranked {
-    /// A tree over `slots`, already in order, with full leaves.
-    pub fn from_sorted(slots: impl IntoIterator<Item = u32>) -> Self {
+    /// A tree over `slots` (key, slot), already in order, with full leaves.
+    pub fn from_sorted(slots: impl IntoIterator<Item = (f64, u32)>) -> Self {
         let mut level: Vec<Node> = Vec::new();
         let mut leaf = Vec::with_capacity(LEAF_MAX);
         let mut len = 0;
@@ -389,22 +424,23 @@ impl Ranked {
     /// capacity).
     pub fn bytes(&self) -> usize {
         let node = std::mem::size_of::<Node>();
-        self.nodes.leaves * (LEAF_MAX * 4 + node)
+        self.nodes.leaves * (LEAF_MAX * std::mem::size_of::<Item>() + node)
             + self.nodes.inners * (INNER_MAX * std::mem::size_of::<Child>() + node)
     }
 
-    /// How many leading slots satisfy `pred`, which must hold for a prefix
-    /// of the order and fail for the rest (e.g. "orders before x").
-    pub fn partition_point(&self, pred: impl Fn(u32) -> bool) -> usize {
+    /// How many leading slots satisfy `pred` (of a key and its slot), which
+    /// must hold for a prefix of the order and fail for the rest (e.g.
+    /// "orders before x").
+    pub fn partition_point(&self, pred: impl Fn(f64, u32) -> bool) -> usize {
         let mut rank = 0;
         let mut node = &self.root;
         loop {
             match node {
-                Node::Leaf(v) => return rank + v.partition_point(|&s| pred(s)),
+                Node::Leaf(v) => return rank + v.partition_point(|&(k, s)| pred(k, s)),
                 Node::Inner(children) => {
                     // The last child whose first slot satisfies pred holds the
                     // boundary (the first child when none does).
-                    let i = children[1..].partition_point(|ch| pred(ch.first));
+                    let i = children[1..].partition_point(|ch| pred(ch.key, ch.first));
                     rank += children[..i].iter().map(|ch| ch.count).sum::<usize>();
                     node = &children[i].node;
                 }
@@ -417,9 +453,10 @@ impl Ranked {
         self.root.get(rank)
     }
 
-    pub fn insert_at(&mut self, rank: usize, slot: u32) {
+    /// Inserts `slot` with its `key` at `rank`.
+    pub fn insert_at(&mut self, rank: usize, key: f64, slot: u32) {
         debug_assert!(rank <= self.len);
-        if let Some(right) = self.root.insert(rank, slot, &mut self.nodes) {
+        if let Some(right) = self.root.insert(rank, (key, slot), &mut self.nodes) {
             let left = std::mem::replace(&mut self.root, Node::Inner(Vec::new()));
             let mut children = Vec::with_capacity(INNER_MAX);
             children.push(Node::child(left));
@@ -447,6 +484,12 @@ impl Ranked {
             *self = Ranked::default();
         }
         slot
+    }
+
+    /// Sets the key of the slot at `rank` (< len) to one that keeps it
+    /// between its neighbours.
+    pub fn set_key(&mut self, rank: usize, key: f64) {
+        self.root.set_key(rank, key);
     }
 
     /// Renumbers every slot (after the table compacted its arena).
@@ -490,7 +533,7 @@ impl Ranked {
 /// Walks the leaves from a starting rank, forward or backward.
 pub struct Iter<'a> {
     stack: Vec<(&'a [Child], usize)>,
-    leaf: &'a [u32],
+    leaf: &'a [Item],
     /// Forward: the next index in `leaf`; backward: one past it.
     pos: usize,
     rev: bool,
@@ -508,12 +551,12 @@ impl<'a> Iterator for Iter<'a> {
             if self.rev && self.pos > 0 {
                 self.pos -= 1;
                 self.left -= 1;
-                return Some(self.leaf[self.pos]);
+                return Some(self.leaf[self.pos].1);
             }
             if !self.rev && self.pos < self.leaf.len() {
                 self.pos += 1;
                 self.left -= 1;
-                return Some(self.leaf[self.pos - 1]);
+                return Some(self.leaf[self.pos - 1].1);
             }
             // Up to the nearest ancestor with a next child, then down its
             // nearest edge.
@@ -573,12 +616,22 @@ mod tests {
         }
         for (r, &s) in model.iter().enumerate().step_by(7) {
             assert_eq!(t.get(r), s);
-            assert_eq!(t.partition_point(|x| x < s), r);
+            assert_eq!(t.partition_point(|_, x| x < s), r);
+            assert_eq!(t.partition_point(|k, _| k < s as f64), r);
         }
         check_node(&t.root, true);
+        check_keys(&t.root);
         let (mut leaves, mut inners) = (0, 0);
         count_nodes(&t.root, &mut leaves, &mut inners);
         assert_eq!((t.nodes.leaves, t.nodes.inners), (leaves, inners));
+    }
+
+    /// Every leaf's keys are its slots (the tests' keys).
+    fn check_keys(n: &Node) {
+        match n {
+            Node::Leaf(v) => assert!(v.iter().all(|&(k, s)| k == s as f64)),
+            Node::Inner(c) => c.iter().for_each(|ch| check_keys(&ch.node)),
+        }
     }
 
     fn count_nodes(n: &Node, leaves: &mut usize, inners: &mut usize) {
@@ -598,7 +651,7 @@ mod tests {
             for ch in c {
                 assert_eq!(ch.count, ch.node.count());
                 assert!(ch.count > 0);
-                assert_eq!(ch.first, ch.node.first());
+                assert_eq!((ch.key, ch.first), ch.node.first());
                 check_node(&ch.node, false);
             }
         }
@@ -614,9 +667,9 @@ mod tests {
                 let s = rng.gen::<u32>() >> 8;
                 if let Err(at) = model.binary_search(&s) {
                     model.insert(at, s);
-                    let r = t.partition_point(|x| x < s);
+                    let r = t.partition_point(|_, x| x < s);
                     assert_eq!(r, at);
-                    t.insert_at(r, s);
+                    t.insert_at(r, s as f64, s);
                 }
             } else {
                 let at = rng.gen_range(0..model.len());
@@ -641,14 +694,14 @@ mod tests {
             let n = 100_000u32;
             for i in 0..n {
                 if desc {
-                    t.insert_at(0, n - 1 - i);
+                    t.insert_at(0, (n - 1 - i) as f64, n - 1 - i);
                 } else {
-                    t.insert_at(i as usize, i);
+                    t.insert_at(i as usize, i as f64, i);
                 }
             }
             check(&t, &(0..n).collect::<Vec<_>>());
-            // About 4 bytes per slot: leaves are full.
-            assert!(t.bytes() < n as usize * 5, "{}", t.bytes());
+            // About 16 bytes per slot: leaves are full.
+            assert!(t.bytes() < n as usize * 17, "{}", t.bytes());
         }
     }
 
@@ -656,7 +709,7 @@ mod tests {
     fn built_from_sorted_and_iterated_from_any_rank() {
         for n in [0u32, 1, 127, 128, 129, 8191, 8192, 8193, 20_000] {
             let model: Vec<u32> = (0..n).map(|i| i * 2).collect();
-            let t = Ranked::from_sorted(model.iter().copied());
+            let t = Ranked::from_sorted(model.iter().map(|&s| (s as f64, s)));
             check(&t, &model);
             if n > 10 {
                 let from: Vec<_> = t.iter_from(5, false).take(3).collect();
@@ -667,6 +720,9 @@ mod tests {
             assert_eq!(t.iter_from(n as usize, false).count(), 0);
             let mut t = t;
             t.remap(|s| s + 1);
+            for (r, s) in model.iter().enumerate() {
+                t.set_key(r, (s + 1) as f64);
+            }
             check(&t, &model.iter().map(|s| s + 1).collect::<Vec<_>>());
         }
     }

@@ -1,10 +1,11 @@
 //! Sorted sets: members ordered by (score, member). A `Pack` of (member,
 //! score) pairs in that order while small (Redis's listpack encoding), then
 //! `Sorted` (Redis's skiplist encoding): members and scores in a `Table`
-//! slot arena, and their order in a `Ranked` tree of slot numbers.
+//! slot arena, and their order in a `Ranked` tree of slot numbers, each with
+//! its score (so that a score search reads no table slot).
 //!
 //! A member of a large set costs its `ZEntry` slot (32 bytes; members up to
-//! 16 bytes inline), about 5 bytes of hash index and about 4 of order, where
+//! 16 bytes inline), about 5 bytes of hash index and about 16 of order, where
 //! Redis pays a skiplist node, an sds and a dict entry (~100 bytes).
 
 use super::pack::Pack;
@@ -77,10 +78,13 @@ impl Sorted {
 
     /// The rank (score, member) has or would have.
     fn rank_of(&self, score: f64, member: &[u8]) -> usize {
-        self.order.partition_point(|s| {
-            let e = self.table.at(s);
-            order((e.score, &e.member), (score, member)) == Ordering::Less
-        })
+        // The table is read only between equal scores.
+        self.order
+            .partition_point(|k, s| match Score(k).cmp(&Score(score)) {
+                Ordering::Less => true,
+                Ordering::Greater => false,
+                Ordering::Equal => self.table.at(s).member[..] < *member,
+            })
     }
 
     fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
@@ -98,11 +102,13 @@ impl Sorted {
                 order((score, member), (s, m)) == Ordering::Less
             };
             self.table.at_mut(slot).score = score;
-            if !(fits_before && fits_after) {
+            if fits_before && fits_after {
+                self.order.set_key(rank, score);
+            } else {
                 let gone = self.order.remove_at(rank);
                 debug_assert_eq!(gone, slot);
                 let at = self.rank_of(score, member);
-                self.order.insert_at(at, slot);
+                self.order.insert_at(at, score, slot);
             }
             return Some(old);
         }
@@ -111,7 +117,7 @@ impl Sorted {
             member: Member::from_slice(member),
             score,
         });
-        self.order.insert_at(at, slot);
+        self.order.insert_at(at, score, slot);
         None
     }
 
@@ -144,15 +150,16 @@ impl Sorted {
     /// Built from unique members already in (score, member) order.
     fn from_sorted(items: &[(&[u8], f64)]) -> Self {
         let mut table = Table::with_capacity(items.len());
-        let slots: Vec<u32> = items
+        let slots: Vec<(f64, u32)> = items
             .iter()
             .map(|&(m, score)| {
-                table
+                let slot = table
                     .insert_slot(ZEntry {
                         member: Member::from_slice(m),
                         score,
                     })
-                    .0
+                    .0;
+                (score, slot)
             })
             .collect();
         Sorted {
@@ -317,10 +324,20 @@ impl ZSetValue {
                 .pairs()
                 .position(|(_, m, s)| !pred(m, score_of(s)))
                 .unwrap_or(self.len()),
-            ZSetValue::Sorted(s) => s.order.partition_point(|slot| {
+            ZSetValue::Sorted(s) => s.order.partition_point(|_, slot| {
                 let (m, sc) = s.entry(slot);
                 pred(m, sc)
             }),
+        }
+    }
+
+    /// [`ZSetValue::partition`] of a predicate on scores alone: the full
+    /// encoding answers from the scores its order tree holds, without
+    /// reading a member.
+    pub fn partition_by_score(&self, pred: impl Fn(f64) -> bool) -> usize {
+        match self {
+            ZSetValue::Pack(_) => self.partition(|_, s| pred(s)),
+            ZSetValue::Sorted(s) => s.order.partition_point(|k, _| pred(k)),
         }
     }
 
@@ -481,6 +498,8 @@ mod tests {
             // Scores in [0, 0]: a, y, z.
             let lo = z.partition(|_, s| s < 0.0);
             let hi = z.partition(|_, s| s <= 0.0);
+            assert_eq!(lo, z.partition_by_score(|s| s < 0.0));
+            assert_eq!(hi, z.partition_by_score(|s| s <= 0.0));
             assert_eq!((lo, hi), (1, 4));
             let back: Vec<_> = z.range(0, true).map(|(m, _)| m.to_vec()).collect();
             assert_eq!(back[0], b"m");

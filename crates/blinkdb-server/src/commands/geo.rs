@@ -397,7 +397,7 @@ fn scan_span<'z>(
     found: &mut Vec<Point<'z>>,
     limit: usize,
 ) {
-    let start = z.partition(|_, s| s < min);
+    let start = z.partition_by_score(|s| s < min);
     for (member, score) in z.range(start, false) {
         if score >= max {
             break;

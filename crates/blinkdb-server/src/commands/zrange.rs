@@ -65,13 +65,13 @@ impl ScoreRange {
     /// The ranks in range: `start..end`.
     pub fn ranks(&self, z: &ZSetValue) -> (usize, usize) {
         let start = self.start(z);
-        let end = z.partition(|_, s| self.lte_max(s)).max(start);
+        let end = z.partition_by_score(|s| self.lte_max(s)).max(start);
         (start, end)
     }
 
     /// The rank of the first member at or past the minimum.
     fn start(&self, z: &ZSetValue) -> usize {
-        z.partition(|_, s| !self.gte_min(s))
+        z.partition_by_score(|s| !self.gte_min(s))
     }
 
     /// Visits the members in range from the near bound (the minimum, or with
@@ -86,7 +86,7 @@ impl ScoreRange {
         mut emit: impl FnMut(&'z [u8], f64),
     ) {
         let (from, far): (usize, &dyn Fn(f64) -> bool) = if rev {
-            let end = z.partition(|_, s| self.lte_max(s));
+            let end = z.partition_by_score(|s| self.lte_max(s));
             (z.len() - end, &|s| self.gte_min(s))
         } else {
             (self.start(z), &|s| self.lte_max(s))
