@@ -65,9 +65,18 @@ pub struct EngineStats {
     pub changes: AtomicU64,
 }
 
+/// Where the replication stream taps the writes: every record the AOF gets
+/// (and the same records with the AOF off), called under the shard locks of
+/// the write it records, so its order agrees with every shard's order.
+pub trait WriteFeed: Send + Sync {
+    fn feed(&self, db: usize, args: &[&[u8]]);
+}
+
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// The replication stream's tap (set once by the server).
+    feed: OnceLock<Arc<dyn WriteFeed>>,
     /// The log being replayed, before `log` is installed: replayed commands
     /// that read a large value (APPEND, PFADD...) read it from here.
     replay_log: OnceLock<Arc<Log>>,
@@ -150,6 +159,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            feed: OnceLock::new(),
             replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
             expire_cursor: Mutex::new(0),
@@ -204,6 +214,20 @@ impl Engine {
 
     pub fn db(&self, index: usize) -> &Db {
         &self.dbs[index]
+    }
+
+    /// Installs the replication stream's tap (once; later calls are ignored).
+    pub fn set_feed(&self, feed: Arc<dyn WriteFeed>) {
+        let _ = self.feed.set(feed);
+    }
+
+    /// A key found expired and removed: replicas get its DEL, as Redis's
+    /// propagateDeletion sends it (a replica never expires keys itself).
+    #[inline]
+    pub(crate) fn feed_expired(&self, db: usize, key: &[u8]) {
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, &[b"DEL", key]);
+        }
     }
 
     /// Installs the log once loading is over; writes before that (replayed
@@ -446,12 +470,15 @@ impl Engine {
     /// Logs a command; returns its position (0 without a log) and where
     /// its large arguments lie.
     pub fn log(&self, db: usize, args: &[&[u8]]) -> (u64, Vec<BlobRef>) {
-        let Some(log) = self.log.get() else {
-            return (0, Vec::new());
-        };
         if UNLOGGED.with(Cell::get) {
             return (0, Vec::new());
         }
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, args);
+        }
+        let Some(log) = self.log.get() else {
+            return (0, Vec::new());
+        };
         match log.append(db, args) {
             Ok((lsn, refs)) => (lsn.0, refs),
             Err(e) => {
@@ -636,6 +663,9 @@ impl Engine {
             }
             let mut guard = lock.write();
             let gone = guard.expire_due(now, per_shard);
+            for key in &gone {
+                self.feed_expired(db, key);
+            }
             let interest = self.interest();
             if interest != 0 {
                 for key in &gone {
@@ -768,6 +798,7 @@ impl<'a> Tx<'a> {
         if expired {
             self.expired += 1;
             self.engine.report_expired(self.interest, db, key);
+            self.engine.feed_expired(db, key);
         }
         // A write command that looks at a key may log a record that needs
         // it (BF.ADD, APPEND...): assume it does (see docs/cache-mode.md).
@@ -927,6 +958,7 @@ impl<'a> Tx<'a> {
             match old {
                 Some(e) if e.is_expired(now) => {
                     self.expired += 1;
+                    self.engine.feed_expired(db, key);
                     None
                 }
                 old => old,
@@ -963,6 +995,7 @@ impl<'a> Tx<'a> {
             Some(e) if e.is_expired(self.now) => {
                 self.expired += 1;
                 self.engine.report_expired(self.interest, db, key);
+                self.engine.feed_expired(db, key);
                 None
             }
             old => old,
@@ -982,6 +1015,7 @@ impl<'a> Tx<'a> {
         if old.is_expired(now) {
             self.expired += 1;
             self.engine.report_expired(self.interest, db, key);
+            self.engine.feed_expired(db, key);
             return None;
         }
         self.changed(key);

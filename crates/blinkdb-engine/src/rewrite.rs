@@ -492,12 +492,28 @@ impl Engine {
     /// rewrite's shard pass and copy-before-write; writers go on meanwhile.
     /// Exclusive with an AOF rewrite (one waits for the other). Blocking: run
     /// it on a background thread. Returns the number of keys written.
-    pub fn save_rdb(&self, mut file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
+    pub fn save_rdb(&self, file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
+        self.save_rdb_at(file, || (), |()| {})
+    }
+
+    /// `save_rdb`, for a full sync: `hold` runs first (after any AOF
+    /// rewrite is over) and takes what must keep other writers out before
+    /// the shard locks are taken (the server's transaction gate); then, with
+    /// every shard locked at the snapshot's point in time, `at` gets it back
+    /// (to note the replication offset the file is consistent with).
+    pub fn save_rdb_at<G>(
+        &self,
+        mut file: crate::rdb::RdbFileWriter,
+        hold: impl FnOnce() -> G,
+        at: impl FnOnce(G),
+    ) -> Result<u64, String> {
         let _exclusive = self.maintenance.lock();
         file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
+        let held = hold();
         {
             let _all = self.lock_all();
+            at(held);
             let mut leftover = self.rewrite_preimages.lock();
             leftover.clear();
             drop(leftover);

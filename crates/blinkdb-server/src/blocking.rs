@@ -32,8 +32,8 @@ pub type ServeFn = fn(&mut Ctx, &Args, &[u8]) -> bool;
 pub enum TimeoutReply {
     /// The blocking pops and reads: a null array.
     NullArray,
-    /// WAIT: the replicas that acknowledged (none: there are no replicas).
-    Zero,
+    /// WAIT: the replicas that acknowledged this replication offset.
+    Acks(u64),
 }
 
 /// How a wait ended.
@@ -194,10 +194,37 @@ impl Registry {
 
     /// Blocks the client on no key (WAIT, whose `args` its statistics
     /// name) until `end_ms` or CLIENT UNBLOCK.
-    pub fn block_on_nothing(&self, client: &Client, args: &Args, end_ms: u64) -> Arc<Waiter> {
-        let waiter = self.waiter(&Who::of(client), &[], args, None, end_ms);
+    /// WAIT: blocks `client` until `wake_wait` or `end_ms`; it then answers
+    /// how many replicas acknowledged `offset`.
+    pub fn block_for_acks(
+        &self,
+        client: &Client,
+        args: &Args,
+        end_ms: u64,
+        offset: u64,
+    ) -> Arc<Waiter> {
+        let mut waiter = self.waiter(&Who::of(client), &[], args, None, end_ms);
+        if let Some(w) = Arc::get_mut(&mut waiter) {
+            w.timeout_reply = TimeoutReply::Acks(offset);
+        }
         self.register(&waiter);
         waiter
+    }
+
+    /// Ends the WAIT of client `id` (enough replicas acknowledged): it
+    /// answers as at its timeout.
+    pub fn wake_wait(&self, shared: &Shared, id: u64) {
+        let Some(w) = self.inner.lock().clients.get(&id).cloned() else {
+            return;
+        };
+        let mut state = w.state.lock();
+        if !matches!(*state, State::Waiting) {
+            return;
+        }
+        *state = State::Done(Outcome::TimedOut);
+        self.deregister(shared, &w);
+        drop(state);
+        w.wake.notify_one();
     }
 
     fn waiter(
@@ -225,7 +252,7 @@ impl Registry {
             timeout_reply: if serve.is_some() {
                 TimeoutReply::NullArray
             } else {
-                TimeoutReply::Zero
+                TimeoutReply::Acks(0)
             },
             deadline: deadline(end_ms),
             state: Mutex::new(State::Waiting),
@@ -366,6 +393,9 @@ impl Registry {
     /// The waiting connection went away: nothing of it stays registered.
     pub fn cancel(&self, shared: &Shared, w: &Waiter) {
         let _ = self.finish(shared, w);
+        if let TimeoutReply::Acks(_) = w.timeout_reply {
+            shared.replication.feed.end_wait(w.info.id);
+        }
     }
 
     /// CLIENT UNBLOCK: ends the wait of client `id` if it is blocked.
@@ -515,12 +545,23 @@ pub fn signal_all(keys: &[(usize, Box<[u8]>)]) {
 }
 
 /// Writes the reply of a wait that ended without being served.
-pub fn reply_unserved(out: &mut Out, reply: TimeoutReply, outcome: &Outcome) {
+pub fn reply_unserved(
+    shared: &Shared,
+    client: u64,
+    out: &mut Out,
+    reply: TimeoutReply,
+    outcome: &Outcome,
+) {
+    if let TimeoutReply::Acks(_) = reply {
+        shared.replication.feed.end_wait(client);
+    }
     match (outcome, reply) {
         (Outcome::Unblocked { error: true }, _) => {
             out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
         }
         (_, TimeoutReply::NullArray) => out.null_array(),
-        (_, TimeoutReply::Zero) => out.int(0),
+        (_, TimeoutReply::Acks(offset)) => {
+            out.int(shared.replication.feed.lock().acked(offset) as i64)
+        }
     }
 }

@@ -35,6 +35,8 @@ pub const FLAG_NO_EVICT: u8 = 1 << 1;
 pub const FLAG_BLOCKED: u8 = 1 << 2;
 /// CLIENT NO-TOUCH ON: its commands leave the keys' access clocks alone.
 pub const FLAG_NO_TOUCH: u8 = 1 << 3;
+/// A replica's link (CLIENT LIST flags=S).
+pub const FLAG_REPLICA: u8 = 1 << 4;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -178,6 +180,9 @@ impl ClientInfo {
     fn flag_letters(&self) -> String {
         let bits = self.flags.load(Ordering::Relaxed);
         let mut f = String::new();
+        if bits & FLAG_REPLICA != 0 {
+            f.push('S');
+        }
         if bits & FLAG_MONITOR != 0 {
             f.push('O');
         }
@@ -276,6 +281,11 @@ pub struct Client {
     /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
     /// for all of them).
     pub in_exec: bool,
+    /// What a replica said with REPLCONF before PSYNC.
+    pub repl_conf: crate::replication::master::ReplConf,
+    /// Set by PSYNC/SYNC: the connection becomes a replica's stream once
+    /// the reply is out.
+    pub replica_handoff: Option<crate::replication::master::Handoff>,
 }
 
 /// Why a connection waits before answering (and runs nothing else meanwhile).
@@ -334,6 +344,8 @@ impl Client {
             script_gate: None,
             tracking: None,
             in_exec: false,
+            repl_conf: Default::default(),
+            replica_handoff: None,
         }
     }
 

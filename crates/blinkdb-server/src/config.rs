@@ -86,6 +86,14 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::OutputLimits,
     ),
     opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
+    opt("repl-backlog-size", "1mb", true, Kind::Memory(0, I64)),
+    opt("repl-timeout", "60", true, Kind::Int(1, i32::MAX as i64)),
+    opt(
+        "repl-ping-replica-period",
+        "10",
+        true,
+        Kind::Int(1, i32::MAX as i64),
+    ),
     opt(
         "tracking-table-max-keys",
         "1000000",
@@ -605,6 +613,9 @@ impl Config {
                 self.get("client-output-buffer-limit"),
             ),
             hz: self.int("hz") as u32,
+            repl_backlog_size: self.bytes("repl-backlog-size").min(usize::MAX as u64) as usize,
+            repl_timeout_secs: self.int("repl-timeout") as u64,
+            repl_ping_replica_period: self.int("repl-ping-replica-period") as u64,
             notify_keyspace_events: crate::pubsub::notify::parse_flags(
                 self.get("notify-keyspace-events"),
             )
@@ -820,6 +831,12 @@ pub struct Settings {
     pub busy_reply_threshold_ms: u64,
     /// Bytes the Lua interpreter may allocate (0: no limit).
     pub lua_memory_limit: usize,
+    /// The replication backlog's size (bytes kept for partial resyncs).
+    pub repl_backlog_size: usize,
+    /// A replica silent this long is dropped.
+    pub repl_timeout_secs: u64,
+    /// How often the master PINGs its replicas through the stream.
+    pub repl_ping_replica_period: u64,
 }
 
 #[cfg(test)]

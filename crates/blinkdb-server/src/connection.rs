@@ -277,6 +277,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
         client.flush_stats(&shared, now, false);
+        if let Some(handoff) = client.replica_handoff.take() {
+            // PSYNC/SYNC: the connection is the replica's stream from now on.
+            let rest = std::mem::take(&mut inbuf);
+            crate::replication::master::serve(&shared, &mut sock, &mut client, rest, handoff).await;
+            break;
+        }
         if client.monitor.is_some() && !send_monitor_lines(&mut sock, &mut client).await {
             break;
         }
@@ -324,7 +330,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     unserved => {
                         if !client.reply_off {
                             let reply = waiter.timeout_reply;
-                            crate::blocking::reply_unserved(&mut out, reply, &unserved);
+                            crate::blocking::reply_unserved(
+                                &shared, client.id, &mut out, reply, &unserved,
+                            );
                         }
                     }
                 }
@@ -366,7 +374,13 @@ pub fn run_commands_for_fuzzing(
         };
         match shared.blocking.finish(shared, &waiter) {
             Outcome::Served(reply, _) => out.buf.extend_from_slice(&reply),
-            unserved => crate::blocking::reply_unserved(out, waiter.timeout_reply, &unserved),
+            unserved => crate::blocking::reply_unserved(
+                shared,
+                client.id,
+                out,
+                waiter.timeout_reply,
+                &unserved,
+            ),
         }
     }
 }

@@ -202,9 +202,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "replication" => {
-            o.push_str(
-                "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n",
-            );
+            crate::replication::info_section(shared, o);
         }
         "cpu" => {
             let (sys, user) = cpu_times();

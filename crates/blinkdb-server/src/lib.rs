@@ -23,6 +23,7 @@ pub mod persistence;
 pub mod protocol;
 pub mod pubsub;
 pub mod rdb_file;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod state;

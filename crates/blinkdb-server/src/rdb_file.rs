@@ -287,8 +287,8 @@ pub fn save(shared: &Shared) -> Result<(), String> {
 }
 
 /// A new file in `dir` with Redis's AUX fields and every function library.
-fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
-    let aux = [
+fn aux_fields(shared: &Shared) -> [(&'static str, String); 5] {
+    [
         ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
         ("redis-bits", "64".to_string()),
         (
@@ -297,10 +297,13 @@ fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, Rdb
         ),
         ("used-mem", shared.engine.dataset_bytes().to_string()),
         ("aof-base", "0".to_string()),
-    ];
+    ]
+}
+
+fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
     let mut w = RdbFileWriter::create(
         &path(settings),
-        &aux,
+        &aux_fields(shared),
         settings.rdbcompression,
         settings.rdbchecksum,
     )?;
@@ -308,6 +311,31 @@ fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, Rdb
         if let Err(e) = w.function(&code) {
             w.abort();
             return Err(e);
+        }
+    }
+    Ok(w)
+}
+
+/// A full sync's file at `path` (written through `tmp`), with the AUX
+/// fields and function libraries every RDB file starts with.
+pub fn start_sync_file(
+    shared: &Shared,
+    path: &Path,
+    tmp: PathBuf,
+) -> Result<RdbFileWriter, String> {
+    let settings = shared.settings();
+    let mut w = RdbFileWriter::create_via(
+        path,
+        tmp,
+        &aux_fields(shared),
+        settings.rdbcompression,
+        settings.rdbchecksum,
+    )
+    .map_err(|e| e.to_string())?;
+    for code in crate::scripting::functions::library_codes(shared) {
+        if let Err(e) = w.function(&code) {
+            w.abort();
+            return Err(e.to_string());
         }
     }
     Ok(w)

@@ -121,6 +121,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     tracing::info!("Ready to accept connections");
     tokio::spawn(expire_cycle(shared.clone()));
     tokio::spawn(cron(shared.clone()));
+    tokio::spawn(crate::replication::cron(shared.clone()));
     tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
 
     if wait_for_stop(&shared).await {

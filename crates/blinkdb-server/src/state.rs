@@ -79,6 +79,8 @@ pub struct Shared {
     /// Clients blocked on keys or WAIT.
     pub blocking: crate::blocking::Registry,
     pub scripting: crate::scripting::Scripting,
+    /// The replication stream and the replicas (replication/).
+    pub replication: crate::replication::Replication,
     /// Keyspace events and client-side caching: the engine's observer.
     pub notify: Arc<crate::pubsub::notify::Notifier>,
     /// Serializes updates of the engine's interest mask.
@@ -98,6 +100,8 @@ impl Shared {
         let pubsub = Arc::new(crate::pubsub::Registry::default());
         let notify = Arc::new(crate::pubsub::notify::Notifier::new(pubsub.clone()));
         engine.set_observer(notify.clone());
+        let replication = crate::replication::Replication::new(&settings);
+        engine.set_feed(replication.feed.clone());
         let run_id: String = (0..40)
             .map(|_| format!("{:x}", rand::random::<u8>() % 16))
             .collect();
@@ -128,6 +132,7 @@ impl Shared {
             pubsub,
             blocking: Default::default(),
             scripting: Default::default(),
+            replication,
             notify,
             interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
@@ -192,6 +197,7 @@ impl Shared {
         *self.settings.write() = settings.clone();
         self.settings_version.fetch_add(1, Ordering::Release);
         self.apply_notify_settings(&settings);
+        self.replication.apply(&settings);
         if level_changed {
             (self.on_loglevel)(cfg.get("loglevel"));
         }

@@ -230,6 +230,18 @@ impl RdbFileWriter {
     ) -> Result<Self, RdbError> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let tmp = dir.join(format!("temp-{}.rdb", std::process::id()));
+        Self::create_via(path, tmp, aux, compress, checksum)
+    }
+
+    /// `create` with the temp file named by the caller (a full sync's file
+    /// must not share BGSAVE's temp name).
+    pub fn create_via(
+        path: &Path,
+        tmp: PathBuf,
+        aux: &[(&str, String)],
+        compress: bool,
+        checksum: bool,
+    ) -> Result<Self, RdbError> {
         let file = std::fs::File::create(&tmp)?;
         let mut w = RdbFileWriter {
             file: std::io::BufWriter::with_capacity(1 << 20, file),

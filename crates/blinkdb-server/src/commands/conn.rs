@@ -382,21 +382,42 @@ fn client_setinfo(ctx: &mut Ctx, args: &Args) {
     ctx.out.ok();
 }
 
+/// CLIENT LIST/KILL TYPE: Redis's getClientType classes.
+#[derive(Clone, Copy, PartialEq)]
+enum ClientType {
+    Normal,
+    Replica,
+    Pubsub,
+    Master,
+}
+
+impl ClientType {
+    fn of(c: &crate::client::ClientInfo) -> Self {
+        let flags = c.flags.load(std::sync::atomic::Ordering::Relaxed);
+        if flags & crate::client::FLAG_REPLICA != 0 && flags & crate::client::FLAG_MONITOR == 0 {
+            ClientType::Replica
+        } else if c.subs.active() {
+            ClientType::Pubsub
+        } else {
+            ClientType::Normal
+        }
+    }
+}
+
 fn client_list(ctx: &mut Ctx, args: &Args) {
     let mut ids: Option<Vec<u64>> = None;
-    let mut pubsub_type: Option<bool> = None;
+    let mut kind: Option<ClientType> = None;
     let mut j = 2;
     while j < args.len() {
         if eq_ic(args[j], "type") && j + 1 < args.len() {
             let t = String::from_utf8_lossy(args[j + 1]).to_ascii_lowercase();
-            if !matches!(t.as_str(), "normal" | "master" | "replica" | "pubsub") {
-                return ctx.out.error(&format!("ERR Unknown client type '{t}'"));
-            }
-            match t.as_str() {
-                "normal" => pubsub_type = Some(false),
-                "pubsub" => pubsub_type = Some(true),
-                _ => ids = Some(vec![]),
-            }
+            kind = Some(match t.as_str() {
+                "normal" => ClientType::Normal,
+                "pubsub" => ClientType::Pubsub,
+                "replica" | "slave" => ClientType::Replica,
+                "master" => ClientType::Master,
+                _ => return ctx.out.error(&format!("ERR Unknown client type '{t}'")),
+            });
             j += 2;
         } else if eq_ic(args[j], "id") && j + 1 < args.len() {
             // Any integer (Redis lists no client for 0 or -1), in the order given.
@@ -424,7 +445,7 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
     };
     let mut text = String::new();
     for info in listed {
-        if pubsub_type.is_some_and(|p| p != info.subs.active()) {
+        if kind.is_some_and(|k| k != ClientType::of(info)) {
             continue;
         }
         text.push_str(&info.describe(&now));
@@ -450,16 +471,17 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let mut addr: Option<String> = None;
     let mut laddr: Option<String> = None;
     let mut skipme = true;
-    let mut normal = true;
+    let mut kind: Option<ClientType> = None;
     for pair in args[2..].chunks(2) {
         let v = String::from_utf8_lossy(pair[1]).into_owned();
         if eq_ic(pair[0], "type") {
-            // Every BlinkDB client is a normal one (no replicas, no pub/sub).
-            match v.to_ascii_lowercase().as_str() {
-                "normal" => {}
-                "master" | "replica" | "slave" | "pubsub" => normal = false,
+            kind = Some(match v.to_ascii_lowercase().as_str() {
+                "normal" => ClientType::Normal,
+                "pubsub" => ClientType::Pubsub,
+                "replica" | "slave" => ClientType::Replica,
+                "master" => ClientType::Master,
                 _ => return ctx.out.error(&format!("ERR Unknown client type '{v}'")),
-            }
+            });
         } else if eq_ic(pair[0], "user") {
             if v != "default" {
                 return ctx.out.error(&format!("ERR No such user '{v}'"));
@@ -486,7 +508,7 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let me = skipme.then_some(ctx.client.id);
     let n = ctx.shared.kill_clients(
         |c| {
-            normal
+            kind.is_none_or(|k| k == ClientType::of(c))
                 && id.is_none_or(|i| c.id == i)
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)

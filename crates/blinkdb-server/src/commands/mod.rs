@@ -8,7 +8,7 @@ mod bloom;
 mod bpop;
 pub mod collection;
 mod command;
-mod conn;
+pub(crate) mod conn;
 mod debug;
 mod dump;
 mod geo;

@@ -256,29 +256,3 @@ pub fn module_help(ctx: &mut Ctx, _args: &Args) {
         "    Prints this help.",
     ]);
 }
-
-/// ROLE: a master without replicas (BlinkDB has no replication yet).
-pub fn role(ctx: &mut Ctx, _args: &Args) {
-    ctx.out.array(3);
-    ctx.out.bulk(b"master");
-    ctx.out.int(0);
-    ctx.out.array(0);
-}
-
-/// WAIT numreplicas timeout: with no replicas none acknowledges, so it
-/// answers 0 at once when that is enough (or inside MULTI), else after the
-/// timeout (never, for 0), as Redis does with no replica connected.
-pub fn wait(ctx: &mut Ctx, args: &Args) {
-    let Some(wanted) = parse_i64(args[1]) else {
-        return ctx.out.error(ERR_NOT_INT);
-    };
-    let end = match super::conn::timeout_ms(args[2]) {
-        Ok(end) => end,
-        Err(e) => return ctx.out.error(e),
-    };
-    if wanted <= 0 || ctx.client.deny_blocking {
-        return ctx.out.int(0);
-    }
-    let waiter = ctx.shared.blocking.block_on_nothing(ctx.client, args, end);
-    ctx.client.block = Some(crate::client::Block::Waiting(waiter));
-}

@@ -1590,14 +1590,20 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)"),
     cmd!("monitor", 1, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Listen for all requests received by the server in real time", monitor::monitor;
         history: &[]),
-    cmd!("wait", 3, NOSCRIPT, NOKEYS, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", server::wait;
+    cmd!("wait", 3, NOSCRIPT, NOKEYS, "generic", "3.0.0", "Wait for the synchronous replication of all the write commands sent in the context of the current connection", crate::replication::wait;
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "numreplicas:integer timeout:integer",
         tips: &["request_policy:all_shards", "response_policy:agg_min"]),
-    cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", server::role;
+    cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", crate::replication::role;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)"),
+    cmd!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "2.8.0", "Internal command used for replication", crate::replication::master::psync;
+        args: "replicationid:string offset:integer"),
+    cmd!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "1.0.0", "Internal command used for replication", crate::replication::master::psync),
+    cmd!("replconf", -1, ADMIN | NOSCRIPT | LOADING_OK | STALE | ALLOW_BUSY, NOKEYS, "server", "3.0.0", "An internal command for configuring the replication stream", crate::replication::master::replconf;
+        complexity: "O(1)",
+        doc_flags: doc::SYSCMD),
     cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug::debug;
         complexity: "Depends on subcommand.",
         doc_flags: doc::SYSCMD),

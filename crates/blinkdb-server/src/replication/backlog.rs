@@ -1,0 +1,509 @@
+//! The replication stream as a master sends it: every record the engine logs
+//! (the AOF's records, with the AOF off too), RESP-encoded with a SELECT
+//! before a record of another database, appended to one buffer numbered by
+//! replication offset. The buffer is the backlog (`repl-backlog-size`, kept
+//! for partial resyncs) and, beyond it, whatever a connected replica has not
+//! been sent yet; each replica reads its bytes from here by offset.
+
+use crate::client::ClientInfo;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+/// Where a replica is in its life on this master (INFO's `state=`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ReplicaState {
+    /// Waiting for the snapshot's point in time.
+    WaitBgsave,
+    /// Its RDB file is being written or sent.
+    SendBulk,
+    /// Streaming.
+    Online,
+}
+
+impl ReplicaState {
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplicaState::WaitBgsave => "wait_bgsave",
+            ReplicaState::SendBulk => "send_bulk",
+            ReplicaState::Online => "online",
+        }
+    }
+}
+
+/// A connected replica, as the master sees it.
+pub struct Replica {
+    pub info: Arc<ClientInfo>,
+    pub ip: String,
+    /// REPLCONF listening-port (0 if it never said).
+    pub port: u16,
+    pub state: ReplicaState,
+    /// The next stream byte to send it (None before its snapshot point).
+    pub next: Option<u64>,
+    /// The offset it last acknowledged (REPLCONF ACK), and when (ms).
+    pub ack: u64,
+    pub ack_ms: u64,
+    /// Rung when the stream grows.
+    pub wake: Arc<Notify>,
+}
+
+/// A WAIT in progress: the client, the offset it waits for, how many
+/// replicas must have acknowledged it.
+struct WaitReq {
+    client: u64,
+    offset: u64,
+    replicas: usize,
+}
+
+pub struct Backlog {
+    pub replid: String,
+    pub replid2: String,
+    /// The last offset of `replid2`'s history (-1: none).
+    pub second_offset: i64,
+    /// Stream bytes from offset `first` on (offsets count from 1, as Redis's).
+    data: VecDeque<u8>,
+    first: u64,
+    /// master_repl_offset: the offset of the last byte ever fed.
+    pub offset: u64,
+    /// Whether the backlog exists (made when the first replica connects).
+    pub active: bool,
+    /// The database the stream last SELECTed (None: the next record says).
+    db: Option<usize>,
+    /// repl-backlog-size.
+    pub size: usize,
+    /// Hard limit of the replica output class (0: none): a replica this many
+    /// bytes behind is dropped.
+    pub hard_limit: u64,
+    pub replicas: Vec<Replica>,
+    waits: Vec<WaitReq>,
+}
+
+impl Backlog {
+    pub fn first_byte_offset(&self) -> u64 {
+        if self.active {
+            self.first
+        } else {
+            0
+        }
+    }
+
+    pub fn histlen(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    fn push_command(&mut self, args: &[&[u8]]) {
+        let mut head = String::with_capacity(16);
+        let _ = write!(head, "*{}\r\n", args.len());
+        self.data.extend(head.as_bytes());
+        for a in args {
+            head.clear();
+            let _ = write!(head, "${}\r\n", a.len());
+            self.data.extend(head.as_bytes());
+            self.data.extend(a.iter());
+            self.data.extend(b"\r\n");
+        }
+    }
+
+    /// Appends one record (after a SELECT when `db` changes; None: no
+    /// SELECT, as for the master's PING), then wakes the replicas and drops
+    /// the ones too far behind.
+    fn append(&mut self, db: Option<usize>, args: &[&[u8]]) {
+        let before = self.data.len();
+        if let Some(db) = db {
+            if self.db != Some(db) {
+                let n = db.to_string();
+                self.push_command(&[b"SELECT", n.as_bytes()]);
+                self.db = Some(db);
+            }
+        }
+        self.push_command(args);
+        self.offset += (self.data.len() - before) as u64;
+        let end = self.offset + 1;
+        let hard = self.hard_limit;
+        for r in &mut self.replicas {
+            if let Some(next) = r.next {
+                if hard > 0 && end - next >= hard && !r.info.is_killed() {
+                    tracing::warn!(
+                        "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                        r.info.id,
+                        r.info.addr
+                    );
+                    r.info.kill();
+                    r.next = None;
+                    continue;
+                }
+                r.wake.notify_one();
+            }
+        }
+        self.trim();
+    }
+
+    /// Drops what neither the backlog size nor any replica still needs.
+    fn trim(&mut self) {
+        let end = self.offset + 1;
+        let mut keep = self.size as u64;
+        for r in &self.replicas {
+            if let Some(next) = r.next {
+                keep = keep.max(end - next);
+            }
+        }
+        let len = self.data.len() as u64;
+        if len > keep {
+            let drop = (len - keep) as usize;
+            self.data.drain(..drop);
+            self.first += drop as u64;
+        }
+    }
+
+    /// Makes the backlog if there is none: the stream starts after the
+    /// current offset.
+    fn activate(&mut self) {
+        if !self.active {
+            self.active = true;
+            self.data.clear();
+            self.first = self.offset + 1;
+            self.db = None;
+        }
+    }
+
+    /// Whether a replica asking for `replid` from `offset` can be served from
+    /// the backlog (Redis's masterTryPartialResynchronization test).
+    pub fn can_continue(&self, replid: &str, offset: u64) -> bool {
+        if !self.active {
+            return false;
+        }
+        let same = replid.eq_ignore_ascii_case(&self.replid)
+            || (replid.eq_ignore_ascii_case(&self.replid2)
+                && self.second_offset >= 0
+                && offset <= self.second_offset as u64 + 1);
+        same && offset >= self.first && offset <= self.offset + 1
+    }
+
+    fn replica_mut(&mut self, id: u64) -> Option<&mut Replica> {
+        self.replicas.iter_mut().find(|r| r.info.id == id)
+    }
+
+    /// How many replicas acknowledged `offset` or more.
+    pub fn acked(&self, offset: u64) -> usize {
+        self.replicas.iter().filter(|r| r.ack >= offset).count()
+    }
+}
+
+/// A replica the stream can no longer serve: dropped (output limit, kill),
+/// or the bytes it needs are gone.
+#[derive(Debug)]
+pub struct Gone;
+
+/// The stream and its replicas, shared by every thread that writes.
+pub struct Feed {
+    /// Mirrors `Backlog::active`, read without the lock on every write.
+    active: AtomicBool,
+    inner: Mutex<Backlog>,
+}
+
+pub fn random_replid() -> String {
+    (0..40)
+        .map(|_| format!("{:x}", rand::random::<u8>() % 16))
+        .collect()
+}
+
+impl Feed {
+    pub fn new(size: usize) -> Self {
+        Feed {
+            active: AtomicBool::new(false),
+            inner: Mutex::new(Backlog {
+                replid: random_replid(),
+                replid2: "0".repeat(40),
+                second_offset: -1,
+                data: VecDeque::new(),
+                first: 1,
+                offset: 0,
+                active: false,
+                db: None,
+                size,
+                hard_limit: 0,
+                replicas: Vec::new(),
+                waits: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, Backlog> {
+        self.inner.lock()
+    }
+
+    /// Appends a record of the master's own (PING, REPLCONF GETACK) with no
+    /// SELECT before it; nothing while there is no backlog.
+    pub fn feed_raw(&self, args: &[&[u8]]) {
+        if !self.active.load(Ordering::Acquire) {
+            return;
+        }
+        self.inner.lock().append(None, args);
+    }
+
+    /// Registers a replica that is about to sync (state wait_bgsave).
+    pub fn add_replica(&self, info: Arc<ClientInfo>, ip: String, port: u16) -> Arc<Notify> {
+        let wake = Arc::new(Notify::new());
+        let mut b = self.inner.lock();
+        b.replicas.retain(|r| r.info.id != info.id);
+        b.replicas.push(Replica {
+            info,
+            ip,
+            port,
+            state: ReplicaState::WaitBgsave,
+            next: None,
+            ack: 0,
+            ack_ms: blinkdb_engine::clock::now_ms(),
+            wake: wake.clone(),
+        });
+        wake
+    }
+
+    /// The snapshot's point in time for replica `id` (called while every
+    /// shard is locked): makes the backlog if needed and starts the
+    /// replica's stream right after the current offset, which it returns.
+    pub fn start_full(&self, id: u64) -> u64 {
+        let mut b = self.inner.lock();
+        b.activate();
+        self.active.store(true, Ordering::Release);
+        let offset = b.offset;
+        if let Some(r) = b.replica_mut(id) {
+            r.next = Some(offset + 1);
+            r.state = ReplicaState::SendBulk;
+        }
+        offset
+    }
+
+    /// PSYNC replid offset: registers the replica streaming from `offset`
+    /// if the backlog covers it; the replication id to answer with.
+    pub fn try_continue(
+        &self,
+        info: &Arc<ClientInfo>,
+        ip: String,
+        port: u16,
+        replid: &str,
+        offset: u64,
+    ) -> Option<(String, Arc<Notify>)> {
+        let mut b = self.inner.lock();
+        if !b.can_continue(replid, offset) {
+            return None;
+        }
+        let wake = Arc::new(Notify::new());
+        b.replicas.retain(|r| r.info.id != info.id);
+        b.replicas.push(Replica {
+            info: info.clone(),
+            ip,
+            port,
+            state: ReplicaState::Online,
+            next: Some(offset),
+            ack: offset.saturating_sub(1),
+            ack_ms: blinkdb_engine::clock::now_ms(),
+            wake: wake.clone(),
+        });
+        Some((b.replid.clone(), wake))
+    }
+
+    pub fn set_state(&self, id: u64, state: ReplicaState) {
+        if let Some(r) = self.inner.lock().replica_mut(id) {
+            r.state = state;
+        }
+    }
+
+    pub fn remove_replica(&self, id: u64) {
+        let mut b = self.inner.lock();
+        b.replicas.retain(|r| r.info.id != id);
+        b.trim();
+    }
+
+    /// Copies up to `max` bytes of the stream for replica `id`, from its
+    /// position (which `sent` moves once they are written: until then they
+    /// count against its output limit). Err: it can no longer be served
+    /// (dropped, or its bytes are gone).
+    pub fn peek(&self, id: u64, max: usize, into: &mut Vec<u8>) -> Result<(), Gone> {
+        into.clear();
+        let mut b = self.inner.lock();
+        let (first, end) = (b.first, b.offset + 1);
+        let Some(next) = b.replica_mut(id).and_then(|r| r.next) else {
+            return Err(Gone);
+        };
+        if next < first || next > end {
+            return Err(Gone);
+        }
+        let from = (next - first) as usize;
+        let to = from + ((end - next) as usize).min(max);
+        let (a, c) = b.data.as_slices();
+        if from < a.len() {
+            into.extend_from_slice(&a[from..to.min(a.len())]);
+        }
+        if to > a.len() {
+            into.extend_from_slice(&c[from.saturating_sub(a.len())..to - a.len()]);
+        }
+        Ok(())
+    }
+
+    /// Replica `id` was sent `n` more bytes.
+    pub fn sent(&self, id: u64, n: usize) {
+        let mut b = self.inner.lock();
+        if let Some(r) = b.replica_mut(id) {
+            if let Some(next) = r.next.as_mut() {
+                *next += n as u64;
+            }
+        }
+        b.trim();
+    }
+
+    /// Bytes replica `id` has not been sent yet.
+    pub fn pending(&self, id: u64) -> u64 {
+        let mut b = self.inner.lock();
+        let end = b.offset + 1;
+        b.replica_mut(id)
+            .and_then(|r| r.next)
+            .map_or(0, |n| end - n)
+    }
+
+    /// REPLCONF ACK from replica `id`; returns the WAITs it satisfied.
+    pub fn ack(&self, id: u64, offset: u64) -> Vec<u64> {
+        let mut b = self.inner.lock();
+        if let Some(r) = b.replica_mut(id) {
+            r.ack = r.ack.max(offset);
+            r.ack_ms = blinkdb_engine::clock::now_ms();
+        }
+        let mut done = Vec::new();
+        let waits = std::mem::take(&mut b.waits);
+        for w in waits {
+            if b.acked(w.offset) >= w.replicas {
+                done.push(w.client);
+            } else {
+                b.waits.push(w);
+            }
+        }
+        done
+    }
+
+    /// Registers a WAIT of `client` for `replicas` acknowledgements of
+    /// `offset`, and asks the replicas for theirs.
+    pub fn add_wait(&self, client: u64, offset: u64, replicas: usize) {
+        let mut b = self.inner.lock();
+        b.waits.push(WaitReq {
+            client,
+            offset,
+            replicas,
+        });
+        if b.active {
+            b.append(None, &[b"REPLCONF", b"GETACK", b"*"]);
+        }
+    }
+
+    /// Forgets the WAIT of `client` (it ended).
+    pub fn end_wait(&self, client: u64) {
+        self.inner.lock().waits.retain(|w| w.client != client);
+    }
+
+    pub fn set_limits(&self, size: usize, hard: u64) {
+        let mut b = self.inner.lock();
+        b.size = size.max(16 * 1024);
+        b.hard_limit = hard;
+        if b.active {
+            b.trim();
+        }
+    }
+}
+
+impl blinkdb_engine::engine::WriteFeed for Feed {
+    #[inline]
+    fn feed(&self, db: usize, args: &[&[u8]]) {
+        if !self.active.load(Ordering::Acquire) {
+            return;
+        }
+        self.inner.lock().append(Some(db), args);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(id: u64) -> Arc<ClientInfo> {
+        Arc::new(ClientInfo::new(
+            id,
+            "127.0.0.1:1".into(),
+            "127.0.0.1:2".into(),
+            -1,
+            crate::client::Peer::Internal,
+            0,
+        ))
+    }
+
+    #[test]
+    fn stream_selects_db_and_counts_offsets() {
+        use blinkdb_engine::engine::WriteFeed;
+        let feed = Feed::new(1 << 20);
+        feed.feed(0, &[b"SET", b"a", b"1"]);
+        assert_eq!(feed.lock().offset, 0, "nothing is kept before a replica");
+        let r = info(7);
+        feed.add_replica(r.clone(), "127.0.0.1".into(), 1);
+        assert_eq!(feed.start_full(7), 0);
+        feed.feed(3, &[b"SET", b"a", b"1"]);
+        feed.feed(3, &[b"DEL", b"a"]);
+        let mut out = Vec::new();
+        feed.peek(7, 1 << 20, &mut out).unwrap();
+        let want = b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$3\r\nDEL\r\n$1\r\na\r\n";
+        assert_eq!(out, want);
+        assert_eq!(feed.lock().offset, want.len() as u64);
+        let id = feed.lock().replid.clone();
+        assert!(feed.lock().can_continue(&id, 1));
+        assert!(feed.lock().can_continue(&id, want.len() as u64 + 1));
+        assert!(!feed.lock().can_continue(&id, want.len() as u64 + 2));
+        assert!(!feed.lock().can_continue(&"0".repeat(40), 1));
+    }
+
+    #[test]
+    fn backlog_keeps_its_size_unless_a_replica_needs_more() {
+        use blinkdb_engine::engine::WriteFeed;
+        let feed = Feed::new(0);
+        feed.set_limits(16 * 1024, 0);
+        feed.add_replica(info(1), "x".into(), 1);
+        feed.start_full(1);
+        let v = vec![b'x'; 1000];
+        for _ in 0..100 {
+            feed.feed(0, &[b"SET", b"k", &v]);
+        }
+        // The replica read nothing: everything is still there for it.
+        assert!(feed.lock().histlen() > 90_000);
+        let mut out = Vec::new();
+        while {
+            feed.peek(1, 4096, &mut out).unwrap();
+            feed.sent(1, out.len());
+            !out.is_empty()
+        } {}
+        assert_eq!(feed.lock().histlen(), 16 * 1024);
+        let (first, end) = {
+            let b = feed.lock();
+            (b.first, b.offset + 1)
+        };
+        assert_eq!(end - first, 16 * 1024);
+        let id = feed.lock().replid.clone();
+        assert!(!feed.lock().can_continue(&id, first - 1));
+        assert!(feed.lock().can_continue(&id, first));
+    }
+
+    #[test]
+    fn a_replica_past_the_hard_limit_is_dropped() {
+        use blinkdb_engine::engine::WriteFeed;
+        let feed = Feed::new(16 * 1024);
+        feed.set_limits(16 * 1024, 10_000);
+        let r = info(2);
+        feed.add_replica(r.clone(), "x".into(), 1);
+        feed.start_full(2);
+        let v = vec![b'x'; 1000];
+        for _ in 0..20 {
+            feed.feed(0, &[b"SET", b"k", &v]);
+        }
+        assert!(r.is_killed());
+        let mut out = Vec::new();
+        assert!(feed.peek(2, 100, &mut out).is_err());
+    }
+}

@@ -1,0 +1,139 @@
+//! Replication on Redis's own protocol (docs/replication.md): this server as
+//! a master of redis-server or BlinkDB replicas.
+//!
+//! - `backlog`: the write stream, tapped from the engine's log calls, and
+//!   the replicas' positions in it;
+//! - `master`: SYNC/PSYNC, REPLCONF, the full sync and the streaming;
+//! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
+
+pub mod backlog;
+pub mod master;
+
+use crate::commands::Ctx;
+use crate::protocol::Args;
+use crate::state::Shared;
+use backlog::Feed;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct Replication {
+    pub feed: Arc<Feed>,
+    /// repl-timeout, seconds.
+    pub timeout_secs: AtomicU64,
+}
+
+impl Replication {
+    pub fn new(settings: &crate::config::Settings) -> Self {
+        let r = Replication {
+            feed: Arc::new(Feed::new(settings.repl_backlog_size)),
+            timeout_secs: AtomicU64::new(settings.repl_timeout_secs),
+        };
+        r.apply(settings);
+        r
+    }
+
+    /// Takes the replication options of `settings` (startup, CONFIG SET).
+    pub fn apply(&self, settings: &crate::config::Settings) {
+        self.feed.set_limits(
+            settings.repl_backlog_size,
+            settings.output_limits.replica.hard,
+        );
+        self.timeout_secs
+            .store(settings.repl_timeout_secs, Ordering::Relaxed);
+    }
+}
+
+/// WAIT numreplicas timeout: blocks until that many replicas acknowledged
+/// the stream up to now (or the timeout), then answers how many did.
+pub fn wait(ctx: &mut Ctx, args: &Args) {
+    let Some(wanted) = crate::commands::args::parse_i64(args[1]) else {
+        return ctx.out.error("ERR value is not an integer or out of range");
+    };
+    let end = match crate::commands::conn::timeout_ms(args[2]) {
+        Ok(end) => end,
+        Err(e) => return ctx.out.error(e),
+    };
+    let feed = &ctx.shared.replication.feed;
+    let offset = feed.lock().offset;
+    let acked = feed.lock().acked(offset);
+    if wanted <= 0 || acked as i64 >= wanted || ctx.client.deny_blocking {
+        return ctx.out.int(acked as i64);
+    }
+    let waiter = ctx
+        .shared
+        .blocking
+        .block_for_acks(ctx.client, args, end, offset);
+    feed.add_wait(ctx.client.id, offset, wanted as usize);
+    ctx.client.block = Some(crate::client::Block::Waiting(waiter));
+}
+
+/// ROLE, as a master: ["master", offset, [[ip, port, acked offset]...]].
+pub fn role(ctx: &mut Ctx, _args: &Args) {
+    let b = ctx.shared.replication.feed.lock();
+    let online: Vec<_> = b
+        .replicas
+        .iter()
+        .filter(|r| r.state == backlog::ReplicaState::Online)
+        .map(|r| (r.ip.clone(), r.port, r.ack))
+        .collect();
+    let offset = b.offset;
+    drop(b);
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.int(offset as i64);
+    ctx.out.array(online.len());
+    for (ip, port, ack) in online {
+        ctx.out.array(3);
+        ctx.out.bulk(ip.as_bytes());
+        ctx.out.bulk(port.to_string().as_bytes());
+        ctx.out.bulk(ack.to_string().as_bytes());
+    }
+}
+
+/// INFO's replication section, with Redis 7.0's field names.
+pub fn info_section(shared: &Shared, o: &mut String) {
+    let b = shared.replication.feed.lock();
+    let now = blinkdb_engine::clock::now_ms();
+    o.push_str("# Replication\r\nrole:master\r\n");
+    let _ = write!(o, "connected_slaves:{}\r\n", b.replicas.len());
+    for (i, r) in b.replicas.iter().enumerate() {
+        let _ = write!(
+            o,
+            "slave{i}:ip={},port={},state={},offset={},lag={}\r\n",
+            r.ip,
+            r.port,
+            r.state.name(),
+            r.ack,
+            now.saturating_sub(r.ack_ms) / 1000
+        );
+    }
+    let _ = write!(
+        o,
+        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        b.replid,
+        b.replid2,
+        b.offset,
+        b.second_offset,
+        u8::from(b.active),
+        b.size,
+        b.first_byte_offset(),
+        b.histlen()
+    );
+}
+
+/// Once a second: a PING into the stream every repl-ping-replica-period
+/// seconds while replicas are connected, as Redis's replicationCron does.
+pub async fn cron(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut seconds = 0u64;
+    loop {
+        tick.tick().await;
+        seconds += 1;
+        let period = shared.settings().repl_ping_replica_period.max(1);
+        if seconds.is_multiple_of(period) && !shared.replication.feed.lock().replicas.is_empty() {
+            shared.replication.feed.feed_raw(&[b"PING"]);
+        }
+    }
+}
