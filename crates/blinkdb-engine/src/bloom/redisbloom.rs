@@ -62,33 +62,9 @@ pub struct RedisBloomChain {
     pub links: Vec<RbLink>,
 }
 
-/// MurmurHash64A as RedisBloom's MurmurHash64A_Bloom computes it (little-endian
-/// 8-byte blocks, the tail folded in from its last byte down).
-pub fn murmur64a(key: &[u8], seed: u64) -> u64 {
-    const M: u64 = 0xc6a4_a793_5bd1_e995;
-    const R: u32 = 47;
-    let mut h = seed ^ (key.len() as u64).wrapping_mul(M);
-    let mut blocks = key.chunks_exact(8);
-    for block in &mut blocks {
-        let mut k = u64::from_le_bytes(block.try_into().expect("8 bytes"));
-        k = k.wrapping_mul(M);
-        k ^= k >> R;
-        k = k.wrapping_mul(M);
-        h ^= k;
-        h = h.wrapping_mul(M);
-    }
-    let tail = blocks.remainder();
-    if !tail.is_empty() {
-        for (i, byte) in tail.iter().enumerate().rev() {
-            h ^= (*byte as u64) << (8 * i);
-        }
-        h = h.wrapping_mul(M);
-    }
-    h ^= h >> R;
-    h = h.wrapping_mul(M);
-    h ^= h >> R;
-    h
-}
+/// MurmurHash64A, as RedisBloom's MurmurHash64A_Bloom computes it: the
+/// same function as HyperLogLog's (Redis's endian-neutral variant).
+pub use crate::types::hll::murmur64a;
 
 /// `bloom_calc_hash64`.
 pub fn item_hash(item: &[u8]) -> (u64, u64) {

@@ -57,7 +57,7 @@ const DENSE: u8 = 0;
 const SPARSE: u8 = 1;
 /// Bit 7 of the cached cardinality's last byte: the cache is stale.
 const STALE_BIT: u8 = 0x80;
-const HASH_SEED: u32 = 0xadc8_3b19;
+const HASH_SEED: u64 = 0xadc8_3b19;
 
 const XZERO_BIT: u8 = 0x40;
 const VAL_BIT: u8 = 0x80;
@@ -145,10 +145,10 @@ pub fn invalidate_cache(value: &mut [u8]) {
 
 /// MurmurHash2, 64-bit version (MurmurHash64A), reading 8-byte blocks as
 /// little-endian words as Redis's endian-neutral variant does.
-pub fn murmur64a(data: &[u8], seed: u32) -> u64 {
+pub fn murmur64a(data: &[u8], seed: u64) -> u64 {
     const M: u64 = 0xc6a4_a793_5bd1_e995;
     const R: u32 = 47;
-    let mut h = seed as u64 ^ (data.len() as u64).wrapping_mul(M);
+    let mut h = seed ^ (data.len() as u64).wrapping_mul(M);
     let mut blocks = data.chunks_exact(8);
     for block in &mut blocks {
         let mut k = u64::from_le_bytes(block.try_into().expect("8-byte block"));
