@@ -486,7 +486,7 @@ impl ScalableBloom {
     }
 
     fn size_bytes(&self) -> u64 {
-        self.links.iter().map(|l| l.file.size_bytes()).sum()
+        saturating_sum(self.links.iter().map(|l| l.file.size_bytes()))
     }
 
     /// Items counted and file bytes per sub-filter, first to last.
@@ -499,13 +499,13 @@ impl ScalableBloom {
 
     /// BF.CARD.
     pub fn card(&self) -> u64 {
-        self.links.iter().map(|l| l.file.item_count()).sum()
+        saturating_sum(self.links.iter().map(|l| l.file.item_count()))
     }
 
     /// BF.INFO.
     pub fn info(&self) -> BloomInfo {
         BloomInfo {
-            capacity: self.links.iter().map(|l| l.capacity).sum(),
+            capacity: saturating_sum(self.links.iter().map(|l| l.capacity)),
             size: self.size_bytes(),
             filters: self.links.len() as u64,
             items: self.card(),
@@ -526,4 +526,10 @@ impl ScalableBloom {
     pub fn sub_filters(&self) -> impl Iterator<Item = &BloomFile> {
         self.links.iter().map(|l| &l.file)
     }
+}
+
+/// Counts read from files may be anything: a damaged header must not
+/// overflow a total (the fuzz target bloom_file found one).
+fn saturating_sum(values: impl Iterator<Item = u64>) -> u64 {
+    values.fold(0, u64::saturating_add)
 }
