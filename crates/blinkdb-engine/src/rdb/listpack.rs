@@ -317,18 +317,8 @@ pub fn decode(b: &[u8]) -> Result<Vec<Item<'_>>, RdbError> {
     Ok(items)
 }
 
-fn backlen_size(l: usize) -> usize {
-    match l {
-        0..=127 => 1,
-        128..=16382 => 2,
-        16383..=2097150 => 3,
-        2097151..=268435454 => 4,
-        _ => 5,
-    }
-}
-
 fn skip_backlen(start: usize, at: usize) -> usize {
-    at + backlen_size(at - start)
+    at + backlen_len(at - start)
 }
 
 /// The back length after an entry must encode the entry's size.
