@@ -180,14 +180,11 @@ pub fn command_flags(shared: &Shared, spec_flags: u32, args: &Args) -> u32 {
             .function(&fname)
             .map(|f| f.script_flags())
     } else if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"evalsha") {
-        let mut sha: Sha = [0; 40];
-        (args[1].len() == 40).then(|| {
-            for (d, s) in sha.iter_mut().zip(args[1]) {
-                *d = s.to_ascii_lowercase();
-            }
-        });
         let vm = shared.scripting.vm.lock().clone();
-        vm.and_then(|vm| vm.get(&sha)).map(|c| c.flags)
+        cache::parse_sha(args[1])
+            .zip(vm)
+            .and_then(|(sha, vm)| vm.get(&sha))
+            .map(|c| c.flags)
     } else {
         cache::shebang(args[1]).ok().map(|(f, _)| f)
     };
