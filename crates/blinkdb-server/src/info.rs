@@ -28,14 +28,17 @@ const SECTIONS: &[(&str, bool)] = &[
 ];
 
 pub fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+    proc_kb_field("/proc/self/status", "VmRSS:")
+}
+
+/// A "Name: N kB" line of a /proc file, in bytes (0 if unreadable).
+fn proc_kb_field(path: &str, name: &str) -> u64 {
+    std::fs::read_to_string(path)
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-            })
+            s.lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)
 }
@@ -66,18 +69,6 @@ fn info_safe(s: &str) -> String {
             }
         })
         .collect()
-}
-
-/// MemTotal of /proc/meminfo, in bytes (0 if unreadable).
-fn total_system_memory() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
 }
 
 fn cpu_times() -> (f64, f64) {
@@ -149,7 +140,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "memory" => {
             let rss = rss_bytes();
             let peak = shared.instant.note_memory(rss);
-            let system = total_system_memory();
+            let system = proc_kb_field("/proc/meminfo", "MemTotal:");
             let _ = write!(
                 o,
                 "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
