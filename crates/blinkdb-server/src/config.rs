@@ -94,6 +94,17 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(1, i32::MAX as i64),
     ),
+    // The replica side (replication/replica.rs). `replicaof` is set by
+    // REPLICAOF, not CONFIG SET (immutable, as in Redis).
+    opt("replicaof", "", false, Kind::Str),
+    opt("masterauth", "", true, Kind::Str),
+    opt("masteruser", "", true, Kind::Str),
+    opt("replica-read-only", "yes", true, Kind::Bool),
+    opt("replica-serve-stale-data", "yes", true, Kind::Bool),
+    opt("replica-priority", "100", true, Kind::Int(0, i32::MAX as i64)),
+    opt("replica-announced", "yes", true, Kind::Bool),
+    // The RDB of a full sync is always spooled to a file, then loaded.
+    opt("repl-diskless-load", "disabled", true, Kind::Enum(&["disabled"])),
     opt(
         "tracking-table-max-keys",
         "1000000",
@@ -245,6 +256,11 @@ const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("slaveof", "replicaof"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-priority", "replica-priority"),
+    ("slave-announced", "replica-announced"),
 ];
 
 /// The shipped configuration file, which documents every option.
@@ -415,6 +431,9 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             if def.name == "dbfilename" && (value.is_empty() || value.contains('/')) {
                 return Err("dbfilename can't be a path, just a filename".into());
             }
+            if def.name == "replicaof" && !value.is_empty() {
+                return crate::replication::replica::parse_replicaof(value);
+            }
             if def.name == "latency-tracking-info-percentiles" {
                 return parse_percentiles(value).map(|p| {
                     p.iter()
@@ -540,6 +559,12 @@ impl Config {
         Ok(())
     }
 
+    /// Stores an option's value without CONFIG SET's checks (REPLICAOF
+    /// records the master in `replicaof`, for CONFIG GET and REWRITE).
+    pub fn set_internal(&mut self, name: &'static str, value: String) {
+        self.values.insert(name, value);
+    }
+
     /// `validate`, except that an option set in parts is merged with its current value.
     fn validate_over(&self, def: &OptionDef, value: &str) -> Result<String, String> {
         match def.kind {
@@ -616,6 +641,13 @@ impl Config {
             repl_backlog_size: self.bytes("repl-backlog-size").min(usize::MAX as u64) as usize,
             repl_timeout_secs: self.int("repl-timeout") as u64,
             repl_ping_replica_period: self.int("repl-ping-replica-period") as u64,
+            replicaof: crate::replication::replica::master_of(self.get("replicaof")),
+            masterauth: opt_str("masterauth"),
+            masteruser: opt_str("masteruser"),
+            replica_read_only: self.flag("replica-read-only"),
+            replica_serve_stale_data: self.flag("replica-serve-stale-data"),
+            replica_priority: self.int("replica-priority"),
+            replica_announced: self.flag("replica-announced"),
             notify_keyspace_events: crate::pubsub::notify::parse_flags(
                 self.get("notify-keyspace-events"),
             )
@@ -837,6 +869,14 @@ pub struct Settings {
     pub repl_timeout_secs: u64,
     /// How often the master PINGs its replicas through the stream.
     pub repl_ping_replica_period: u64,
+    /// `replicaof host port`: the master this server follows.
+    pub replicaof: Option<(String, u16)>,
+    pub masterauth: Option<String>,
+    pub masteruser: Option<String>,
+    pub replica_read_only: bool,
+    pub replica_serve_stale_data: bool,
+    pub replica_priority: i64,
+    pub replica_announced: bool,
 }
 
 #[cfg(test)]

@@ -4,10 +4,12 @@
 //! - `backlog`: the write stream, tapped from the engine's log calls, and
 //!   the replicas' positions in it;
 //! - `master`: SYNC/PSYNC, REPLCONF, the full sync and the streaming;
+//! - `replica`: REPLICAOF and the link to a master (this server as a replica);
 //! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
 
 pub mod backlog;
 pub mod master;
+pub mod replica;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
@@ -22,6 +24,8 @@ pub struct Replication {
     pub feed: Arc<Feed>,
     /// repl-timeout, seconds.
     pub timeout_secs: AtomicU64,
+    /// This server as a replica (REPLICAOF).
+    pub link: replica::Link,
 }
 
 impl Replication {
@@ -29,6 +33,7 @@ impl Replication {
         let r = Replication {
             feed: Arc::new(Feed::new(settings.repl_backlog_size)),
             timeout_secs: AtomicU64::new(settings.repl_timeout_secs),
+            link: replica::Link::default(),
         };
         r.apply(settings);
         r
@@ -48,6 +53,9 @@ impl Replication {
 /// WAIT numreplicas timeout: blocks until that many replicas acknowledged
 /// the stream up to now (or the timeout), then answers how many did.
 pub fn wait(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.replication.link.is_replica.load(Ordering::Acquire) {
+        return ctx.out.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
     let Some(wanted) = crate::commands::args::parse_i64(args[1]) else {
         return ctx.out.error("ERR value is not an integer or out of range");
     };
@@ -71,6 +79,9 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
 
 /// ROLE, as a master: ["master", offset, [[ip, port, acked offset]...]].
 pub fn role(ctx: &mut Ctx, _args: &Args) {
+    if replica::role(ctx) {
+        return;
+    }
     let b = ctx.shared.replication.feed.lock();
     let online: Vec<_> = b
         .replicas
@@ -94,9 +105,12 @@ pub fn role(ctx: &mut Ctx, _args: &Args) {
 
 /// INFO's replication section, with Redis 7.0's field names.
 pub fn info_section(shared: &Shared, o: &mut String) {
+    o.push_str("# Replication\r\n");
+    if !replica::info_fields(shared, o) {
+        o.push_str("role:master\r\n");
+    }
     let b = shared.replication.feed.lock();
     let now = blinkdb_engine::clock::now_ms();
-    o.push_str("# Replication\r\nrole:master\r\n");
     let _ = write!(o, "connected_slaves:{}\r\n", b.replicas.len());
     for (i, r) in b.replicas.iter().enumerate() {
         let _ = write!(
@@ -126,6 +140,9 @@ pub fn info_section(shared: &Shared, o: &mut String) {
 /// Once a second: a PING into the stream every repl-ping-replica-period
 /// seconds while replicas are connected, as Redis's replicationCron does.
 pub async fn cron(shared: Arc<Shared>) {
+    if let Some((host, port)) = shared.settings().replicaof.clone() {
+        replica::follow(&shared, host, port);
+    }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut seconds = 0u64;
     loop {
