@@ -347,3 +347,56 @@ def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers)
         good.close()
     r.execute_command("REPLICAOF", "NO", "ONE")
     assert r.set("after", "ok")
+
+
+def same_offset(a, b):
+    wait_for(lambda: info(b)["slave_repl_offset"] == info(a)["master_repl_offset"],
+             what="the chained replica at its top master's offset")
+
+
+def test_chained_blinkdb_replicas_and_restart_after_kill_9(server_factory, tmp_path):
+    """A -> B -> C, all BlinkDB: one history (same replid and offsets down the chain);
+    B killed with -9 and restarted resyncs partially when A's backlog covers the gap
+    (B's replica-checkpoint matches its AOF), fully when it does not; C follows B."""
+    a = server_factory("--repl-backlog-size", "64kb")
+    ma = client(a.port)
+    ma.set("before", "chain")
+    b = blink_replica(server_factory, a.port, "--appendonly", "yes")
+    linked(b)
+    c = blink_replica(server_factory, b.port)
+    rc = linked(c)
+    mixed_writes(ma)
+    same_offset(ma, rc)
+    assert info(rc)["master_replid"] == info(ma)["master_replid"]
+    assert same_keyspace_but_group_counters(a.port, c.port) > 40
+    # kill -9 B; A goes on with writes its backlog still holds.
+    time.sleep(1.5)  # B's checkpoint for the last writes
+    b_name, b_port = os.path.basename(b.dir), b.port
+    b.proc.kill()
+    b.proc.wait()
+    for i in range(50):
+        ma.set(f"gap:{i}", i)
+    b = server_factory("--replicaof", "127.0.0.1", str(a.port), "--appendonly", "yes",
+                       name=b_name, port=b_port)
+    rb = linked(b)
+    same_offset(ma, rb)
+    same_offset(ma, rc)
+    log = replica_log(b)
+    assert "Replica checkpoint matches the AOF" in log
+    assert log.count("Successful partial resynchronization with master") == 1
+    assert log.count("Full resync from master") == 1
+    assert same_keyspace_but_group_counters(a.port, b.port) > 90
+    assert same_keyspace_but_group_counters(a.port, c.port) > 90
+    # Again, with a gap larger than A's backlog: a full sync.
+    time.sleep(1.5)
+    b.proc.kill()
+    b.proc.wait()
+    for i in range(200):
+        ma.set(f"big:{i}", "x" * 1000)
+    b = server_factory("--replicaof", "127.0.0.1", str(a.port), "--appendonly", "yes",
+                       name=b_name, port=b_port)
+    rb = linked(b)
+    same_offset(ma, rb)
+    same_offset(ma, rc)
+    assert replica_log(b).count("Full resync from master") == 2
+    assert same_keyspace_but_group_counters(a.port, c.port) > 290

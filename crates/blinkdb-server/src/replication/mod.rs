@@ -8,6 +8,7 @@
 //! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
 
 pub mod backlog;
+pub mod checkpoint;
 pub mod master;
 pub mod replica;
 
@@ -141,6 +142,11 @@ pub fn info_section(shared: &Shared, o: &mut String) {
 /// seconds while replicas are connected, as Redis's replicationCron does.
 pub async fn cron(shared: Arc<Shared>) {
     if let Some((host, port)) = shared.settings().replicaof.clone() {
+        // Restarted as a replica: where the AOF just loaded left us in the
+        // master's stream, if the checkpoint says so (checkpoint.rs).
+        if let Some((replid, offset)) = checkpoint::load(&shared) {
+            shared.replication.feed.follow_full(&replid, offset);
+        }
         replica::follow(&shared, host, port);
     }
     let mut tick = tokio::time::interval(Duration::from_secs(1));

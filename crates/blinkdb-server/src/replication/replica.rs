@@ -204,6 +204,7 @@ pub fn promote(shared: &Shared) {
         }
     }
     repl.feed.promote();
+    super::checkpoint::remove(shared);
     shared.engine.set_replica(false);
     shared.config_set_internal("replicaof", String::new());
 }
@@ -519,6 +520,7 @@ async fn full_sync(
         blinkdb_engine::clock::now_ms(),
         std::process::id()
     ));
+    super::checkpoint::remove(shared);
     let result = receive(shared, generation, conn, spec, &tmp).await;
     let result = match result {
         Ok(()) => {
@@ -664,6 +666,7 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
     tracing::info!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or the RDB is loaded; streaming.");
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let ack = |conn_off: u64| conn_off.to_string();
+    let mut checkpointed = None;
     // First ACK at once (a diskless master puts us online on it).
     let off = shared.replication.feed.lock().offset;
     conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
@@ -685,8 +688,16 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
                 set_state(shared, generation, |s| s.last_io_ms = blinkdb_engine::clock::now_ms());
             }
             _ = tick.tick() => {
-                let off = shared.replication.feed.lock().offset;
+                let (replid, off) = {
+                    let b = shared.replication.feed.lock();
+                    (b.replid.clone(), b.offset)
+                };
                 conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
+                // Every applied command is in the AOF (none queued in a MULTI).
+                if client.multi.is_none() && checkpointed != Some(off) {
+                    super::checkpoint::save(shared, &replid, off);
+                    checkpointed = Some(off);
+                }
             }
         }
     }
