@@ -368,7 +368,7 @@ def test_chained_blinkdb_replicas_and_restart_after_kill_9(server_factory, tmp_p
     mixed_writes(ma)
     same_offset(ma, rc)
     assert info(rc)["master_replid"] == info(ma)["master_replid"]
-    assert same_keyspace_but_group_counters(a.port, c.port) > 40
+    assert same_keyspace_but_group_counters(a.port, c.port) >= 40
     # kill -9 B; A goes on with writes its backlog still holds.
     time.sleep(1.5)  # B's checkpoint for the last writes
     b_name, b_port = os.path.basename(b.dir), b.port
@@ -385,8 +385,8 @@ def test_chained_blinkdb_replicas_and_restart_after_kill_9(server_factory, tmp_p
     assert "Replica checkpoint matches the AOF" in log
     assert log.count("Successful partial resynchronization with master") == 1
     assert log.count("Full resync from master") == 1
-    assert same_keyspace_but_group_counters(a.port, b.port) > 90
-    assert same_keyspace_but_group_counters(a.port, c.port) > 90
+    assert same_keyspace_but_group_counters(a.port, b.port) >= 90
+    assert same_keyspace_but_group_counters(a.port, c.port) >= 90
     # Again, with a gap larger than A's backlog: a full sync.
     time.sleep(1.5)
     b.proc.kill()
@@ -399,4 +399,4 @@ def test_chained_blinkdb_replicas_and_restart_after_kill_9(server_factory, tmp_p
     same_offset(ma, rb)
     same_offset(ma, rc)
     assert replica_log(b).count("Full resync from master") == 2
-    assert same_keyspace_but_group_counters(a.port, c.port) > 290
+    assert same_keyspace_but_group_counters(a.port, c.port) >= 290
