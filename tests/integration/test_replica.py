@@ -400,3 +400,111 @@ def test_chained_blinkdb_replicas_and_restart_after_kill_9(server_factory, tmp_p
     same_offset(ma, rc)
     assert replica_log(b).count("Full resync from master") == 2
     assert same_keyspace_but_group_counters(a.port, c.port) >= 290
+
+
+def test_min_replicas_to_write(server_factory, tmp_path, peers, oracle):
+    master = server_factory("--min-replicas-to-write", "1", "--min-replicas-max-lag", "10")
+    client(oracle.port).config_set("min-replicas-to-write", 1)
+    replies = []
+    for port in (master.port, oracle.port):
+        with RespConnection(port) as raw:
+            replies.append([raw.call("SET", "a", "1").raw, raw.call("GET", "a").raw,
+                            raw.call("MULTI").raw, raw.call("SET", "a", "2").raw,
+                            raw.call("EXEC").raw])
+    assert replies[0] == replies[1]
+    assert replies[0][0] == b"-NOREPLICAS Not enough good replicas to write.\r\n"
+    m = client(master.port)
+    assert info(m)["min_slaves_good_slaves"] == "0"
+    replica = blink_replica(server_factory, master.port)
+    linked(replica)
+    wait_for(lambda: info(m)["min_slaves_good_slaves"] == "1", what="a good replica")
+    assert m.set("a", "1")
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    assert client(replica.port).get("a") == b"1"
+    assert list(info(m).keys())[:3] == ["role", "connected_slaves", "min_slaves_good_slaves"]
+
+
+def write_conf(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def test_sentinel_fails_over_a_blinkdb_master(server_factory, tmp_path, peers):
+    """redis-server --sentinel monitors a BlinkDB master with two BlinkDB replicas; the
+    master is killed with -9; Sentinel promotes one replica (SLAVEOF NO ONE in its
+    MULTI with CONFIG REWRITE and CLIENT KILL) and points the other at it; redis-py's
+    Sentinel discovers the new master and writes to it."""
+    from redis.sentinel import Sentinel
+
+    from server import free_port
+
+    def blink(name, extra=()):
+        d = tmp_path / name
+        d.mkdir()
+        port = free_port()
+        conf = write_conf(str(d / "blinkdb.conf"), [f"port {port}", f"dir {d}", *extra])
+        return server_factory(conf, name=name, port=port, args=[])
+
+    a = blink("a")
+    ma = client(a.port)
+    ma.set("before", "failover")
+    b = blink("b", [f"replicaof 127.0.0.1 {a.port}"])
+    c = blink("c", [f"replicaof 127.0.0.1 {a.port}"])
+    for srv in (b, c):
+        linked(srv)
+    sdir = tmp_path / "sentinel"
+    sdir.mkdir()
+    sport = free_port()
+    sconf = write_conf(str(sdir / "sentinel.conf"), [
+        f"port {sport}", "bind 127.0.0.1", f"dir {sdir}",
+        f"sentinel monitor mymaster 127.0.0.1 {a.port} 1",
+        "sentinel down-after-milliseconds mymaster 1000",
+        "sentinel failover-timeout mymaster 20000",
+        "sentinel parallel-syncs mymaster 1",
+    ])
+    sentinel_srv = ServerProcess(ORACLE_BIN, str(sdir), [], port=sport,
+                                 args=[sconf, "--sentinel"])
+    peers.append(sentinel_srv)
+    s = client(sport)
+    wait_for(lambda: len(s.execute_command("SENTINEL", "REPLICAS", "mymaster")) == 2,
+             timeout=30, what="Sentinel discovers both replicas")
+    ma.set("acked", "yes")
+    assert ma.execute_command("WAIT", 2, 5000) == 2
+    start = time.monotonic()
+    a.proc.kill()
+    a.proc.wait()
+    ports = {b.port: b, c.port: c}
+
+    def new_master():
+        addr = s.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")
+        return int(addr[1]) if addr and int(addr[1]) in ports else None
+
+    promoted = wait_for(new_master, timeout=60, what="Sentinel promotes a replica")
+    elapsed = time.monotonic() - start
+    other = c if promoted == b.port else b
+    pm = client(promoted)
+    wait_for(lambda: info(pm)["role"] == "master", what="the promoted replica is a master")
+    ro = client(other.port)
+    wait_for(lambda: info(ro).get("master_port") == str(promoted)
+             and info(ro).get("master_link_status") == "up", timeout=60,
+             what="the other replica follows the new master")
+    # The promoted node's config file was rewritten without replicaof.
+    with open(os.path.join(ports[promoted].dir, "blinkdb.conf")) as f:
+        assert "replicaof" not in f.read()
+    sentinel = Sentinel([("127.0.0.1", sport)], socket_timeout=2)
+
+    def discovered():
+        try:
+            return sentinel.discover_master("mymaster")
+        except Exception:
+            return None
+
+    assert wait_for(discovered, timeout=30, what="redis-py discovers the new master") == \
+        ("127.0.0.1", promoted)
+    new = sentinel.master_for("mymaster", socket_timeout=2)
+    assert new.get("acked") == b"yes"
+    assert new.set("after", "failover")
+    wait_for(lambda: ro.get("after") == b"failover", what="the write reaches the other replica")
+    assert "Successful partial resynchronization with master" in replica_log(other)
+    print(f"failover: new master after {elapsed:.1f} s")

@@ -101,10 +101,32 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("masteruser", "", true, Kind::Str),
     opt("replica-read-only", "yes", true, Kind::Bool),
     opt("replica-serve-stale-data", "yes", true, Kind::Bool),
-    opt("replica-priority", "100", true, Kind::Int(0, i32::MAX as i64)),
+    opt(
+        "replica-priority",
+        "100",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
     opt("replica-announced", "yes", true, Kind::Bool),
+    opt(
+        "min-replicas-to-write",
+        "0",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt(
+        "min-replicas-max-lag",
+        "10",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
     // The RDB of a full sync is always spooled to a file, then loaded.
-    opt("repl-diskless-load", "disabled", true, Kind::Enum(&["disabled"])),
+    opt(
+        "repl-diskless-load",
+        "disabled",
+        true,
+        Kind::Enum(&["disabled"]),
+    ),
     opt(
         "tracking-table-max-keys",
         "1000000",
@@ -261,6 +283,8 @@ const ALIASES: &[(&str, &str)] = &[
     ("slave-serve-stale-data", "replica-serve-stale-data"),
     ("slave-priority", "replica-priority"),
     ("slave-announced", "replica-announced"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
 ];
 
 /// The shipped configuration file, which documents every option.
@@ -648,6 +672,8 @@ impl Config {
             replica_serve_stale_data: self.flag("replica-serve-stale-data"),
             replica_priority: self.int("replica-priority"),
             replica_announced: self.flag("replica-announced"),
+            min_replicas_to_write: self.int("min-replicas-to-write") as usize,
+            min_replicas_max_lag: self.int("min-replicas-max-lag") as u64,
             notify_keyspace_events: crate::pubsub::notify::parse_flags(
                 self.get("notify-keyspace-events"),
             )
@@ -736,7 +762,7 @@ impl Config {
             match find(&first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
                     let value = Self::shown(def.name, self.get(def.name));
-                    out.push_str(&format!("{} {}\n", def.name, quote(&value)));
+                    out.push_str(&Self::rewritten_line(def.name, &value));
                 }
                 Some(_) => {}
                 None => {
@@ -750,10 +776,20 @@ impl Config {
             let default = validate(def, def.default).unwrap_or_default();
             if !written.contains(def.name) && self.get(def.name) != default {
                 let value = Self::shown(def.name, self.get(def.name));
-                out.push_str(&format!("{} {}\n", def.name, quote(&value)));
+                out.push_str(&Self::rewritten_line(def.name, &value));
             }
         }
         out
+    }
+
+    /// One option's line; `replicaof` as Redis writes it (`replicaof host
+    /// port`, and no line at all for a master).
+    fn rewritten_line(name: &str, value: &str) -> String {
+        match name {
+            "replicaof" if value.is_empty() => String::new(),
+            "replicaof" => format!("replicaof {value}\n"),
+            _ => format!("{} {}\n", name, quote(value)),
+        }
     }
 }
 
@@ -877,6 +913,10 @@ pub struct Settings {
     pub replica_serve_stale_data: bool,
     pub replica_priority: i64,
     pub replica_announced: bool,
+    /// Writes are refused (NOREPLICAS) with fewer replicas than this whose
+    /// last ACK is at most `min_replicas_max_lag` seconds old (0: off).
+    pub min_replicas_to_write: usize,
+    pub min_replicas_max_lag: u64,
 }
 
 #[cfg(test)]

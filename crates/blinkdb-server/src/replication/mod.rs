@@ -54,7 +54,13 @@ impl Replication {
 /// WAIT numreplicas timeout: blocks until that many replicas acknowledged
 /// the stream up to now (or the timeout), then answers how many did.
 pub fn wait(ctx: &mut Ctx, args: &Args) {
-    if ctx.shared.replication.link.is_replica.load(Ordering::Acquire) {
+    if ctx
+        .shared
+        .replication
+        .link
+        .is_replica
+        .load(Ordering::Acquire)
+    {
         return ctx.out.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
     }
     let Some(wanted) = crate::commands::args::parse_i64(args[1]) else {
@@ -104,15 +110,38 @@ pub fn role(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
+/// Online replicas whose last ACK is at most `max_lag` seconds old (Redis's
+/// repl_good_slaves_count).
+pub fn good_replicas(shared: &Shared, max_lag: u64) -> usize {
+    let now = blinkdb_engine::clock::now_ms() / 1000;
+    shared
+        .replication
+        .feed
+        .lock()
+        .replicas
+        .iter()
+        .filter(|r| {
+            r.state == backlog::ReplicaState::Online
+                && now.saturating_sub(r.ack_ms / 1000) <= max_lag
+        })
+        .count()
+}
+
 /// INFO's replication section, with Redis 7.0's field names.
 pub fn info_section(shared: &Shared, o: &mut String) {
     o.push_str("# Replication\r\n");
     if !replica::info_fields(shared, o) {
         o.push_str("role:master\r\n");
     }
+    let settings = shared.settings();
+    let good = (settings.min_replicas_to_write > 0 && settings.min_replicas_max_lag > 0)
+        .then(|| good_replicas(shared, settings.min_replicas_max_lag));
     let b = shared.replication.feed.lock();
     let now = blinkdb_engine::clock::now_ms();
     let _ = write!(o, "connected_slaves:{}\r\n", b.replicas.len());
+    if let Some(good) = good {
+        let _ = write!(o, "min_slaves_good_slaves:{good}\r\n");
+    }
     for (i, r) in b.replicas.iter().enumerate() {
         let _ = write!(
             o,

@@ -113,9 +113,18 @@ pub fn replicaof(ctx: &mut Ctx, args: &Args) {
             .error("ERR Command is not valid when client is a replica.");
     }
     if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
-        if ctx.shared.replication.link.is_replica.load(Ordering::Acquire) {
+        if ctx
+            .shared
+            .replication
+            .link
+            .is_replica
+            .load(Ordering::Acquire)
+        {
             promote(ctx.shared);
-            tracing::info!("MASTER MODE enabled (user request from '{}')", ctx.client.info.addr);
+            tracing::info!(
+                "MASTER MODE enabled (user request from '{}')",
+                ctx.client.info.addr
+            );
         }
         return ctx.out.ok();
     }
@@ -446,7 +455,9 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
         .ask(&[b"REPLCONF", b"listening-port", port.as_bytes()])
         .await?;
     if reply.starts_with('-') {
-        tracing::info!("(Non critical) Master does not understand REPLCONF listening-port: {reply}");
+        tracing::info!(
+            "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
+        );
     }
     let reply = conn
         .ask(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
@@ -459,9 +470,7 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
         None => ("?".to_string(), "-1".to_string()),
     };
     if replid != "?" {
-        tracing::info!(
-            "Trying a partial resynchronization (request {replid}:{offset})."
-        );
+        tracing::info!("Trying a partial resynchronization (request {replid}:{offset}).");
     }
     let reply = conn
         .ask(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
@@ -471,7 +480,9 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
         let id = w.next().filter(|id| id.len() == 40);
         let off = w.next().and_then(|o| o.parse::<u64>().ok());
         let (Some(id), Some(off)) = (id, off) else {
-            return Err(format!("Master replied with wrong +FULLRESYNC syntax: {reply}"));
+            return Err(format!(
+                "Master replied with wrong +FULLRESYNC syntax: {reply}"
+            ));
         };
         tracing::info!("Full resync from master: {id}:{off}");
         return Ok(Sync::Full {
@@ -507,7 +518,9 @@ async fn full_sync(
         });
     };
     if header.starts_with('-') {
-        return Err(format!("MASTER aborted replication with an error: {header}"));
+        return Err(format!(
+            "MASTER aborted replication with an error: {header}"
+        ));
     }
     let Some(spec) = header.strip_prefix('$') else {
         return Err(format!(
@@ -551,8 +564,9 @@ async fn receive(
     spec: &str,
     path: &std::path::Path,
 ) -> Result<(), String> {
-    let mut file = std::fs::File::create(path)
-        .map_err(|e| format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}"))?;
+    let mut file = std::fs::File::create(path).map_err(|e| {
+        format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
+    })?;
     let mut write = |bytes: &[u8]| {
         file.write_all(bytes)
             .map_err(|e| format!("Write error writing to the temp file for the sync: {e}"))
@@ -571,7 +585,9 @@ async fn receive(
             return Err(format!("Bad EOF mark from MASTER: {spec}"));
         }
         set_state(shared, generation, |s| s.sync_total = -1);
-        tracing::info!("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk");
+        tracing::info!(
+            "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"
+        );
         let mut read = 0u64;
         loop {
             // Everything but a possible start of the mark goes to the file.
@@ -669,7 +685,8 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
     let mut checkpointed = None;
     // First ACK at once (a diskless master puts us online on it).
     let off = shared.replication.feed.lock().offset;
-    conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
+    conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
+        .await?;
     loop {
         if !current(shared, generation) || info.is_killed() {
             return Err("Link closed".into());
@@ -680,7 +697,8 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
             s.read_offset = off + conn.buf.len() as u64;
         });
         if getack {
-            conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
+            conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
+                .await?;
         }
         tokio::select! {
             r = conn.fill() => {
@@ -828,7 +846,11 @@ pub fn info_fields(shared: &Shared, o: &mut String) -> bool {
     );
     if s.state == LinkState::Transfer {
         let total = s.sync_total;
-        let left = if total > 0 { total - s.sync_read as i64 } else { 0 };
+        let left = if total > 0 {
+            total - s.sync_read as i64
+        } else {
+            0
+        };
         let perc = if total > 0 {
             s.sync_read as f64 * 100.0 / total as f64
         } else {
@@ -859,11 +881,24 @@ pub fn info_fields(shared: &Shared, o: &mut String) -> bool {
     true
 }
 
-/// Why a client's command is refused on a replica (Redis's processCommand
-/// checks, in its order), if it is: READONLY for a write, MASTERDOWN while
-/// the link is down and stale data is not served.
+/// Why a client's command is refused for replication's sake (Redis's
+/// processCommand checks, in its order), if it is: NOREPLICAS on a master
+/// short of good replicas (min-replicas-to-write), READONLY for a write on
+/// a replica, MASTERDOWN while its link is down and stale data is not served.
 pub fn refusal(shared: &Shared, client: &mut Client, flags: u32) -> Option<&'static str> {
+    use crate::commands::table::{STALE, WRITE};
     if !shared.replication.link.is_replica.load(Ordering::Relaxed) {
+        if flags & WRITE == 0 {
+            return None;
+        }
+        let settings = client.settings(shared);
+        let (min, lag) = (
+            settings.min_replicas_to_write,
+            settings.min_replicas_max_lag,
+        );
+        if min > 0 && lag > 0 && super::good_replicas(shared, lag) < min {
+            return Some("NOREPLICAS Not enough good replicas to write.");
+        }
         return None;
     }
     if client.info.flags.load(Ordering::Relaxed) & FLAG_MASTER != 0
@@ -872,10 +907,10 @@ pub fn refusal(shared: &Shared, client: &mut Client, flags: u32) -> Option<&'sta
         return None;
     }
     let settings = client.settings(shared);
-    if flags & crate::commands::table::WRITE != 0 && settings.replica_read_only {
+    if flags & WRITE != 0 && settings.replica_read_only {
         return Some("READONLY You can't write against a read only replica.");
     }
-    if !settings.replica_serve_stale_data && flags & crate::commands::table::STALE == 0 {
+    if !settings.replica_serve_stale_data && flags & STALE == 0 {
         let up = shared
             .replication
             .link
