@@ -125,7 +125,8 @@ def test_replicaof_command_role_and_client_list(server_factory, tmp_path, peers,
     with pytest.raises(Exception, match="WAIT cannot be used with replica instances"):
         c.execute_command("WAIT", 1, 0)
     # The redis-server master lists us as its replica, on our listening port.
-    assert f"port={b.port},state=online" in info(m)["slave0"]
+    wait_for(lambda: f"port={b.port},state=online" in info(m).get("slave0", ""),
+             what="the master lists us online")
     # SLAVEOF NO ONE: a master again, with the data.
     assert c.execute_command("SLAVEOF", "NO", "ONE") is True  # redis-py reads +OK so
     assert info(c)["role"] == "master"
