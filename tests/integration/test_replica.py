@@ -525,3 +525,35 @@ def test_sentinel_fails_over_a_blinkdb_master(server_factory, tmp_path, peers):
     wait_for(after_on_other, what="the write reaches the other replica")
     assert "Successful partial resynchronization with master" in replica_log(other)
     print(f"failover: new master after {elapsed:.1f} s")
+
+
+def bf_scandump(conn, key):
+    chunks, cursor = [], 0
+    while True:
+        cursor, data = conn.execute_command("BF.SCANDUMP", key, cursor)
+        if cursor == 0:
+            return chunks
+        chunks.append((cursor, data))
+
+
+def test_blinkdb_replica_of_blinkdb_gets_bloom_filters_exactly(server_factory):
+    """A BlinkDB replica's full sync carries the master's own filters bit for bit (the
+    blinkdb-bf AUX field of its RDB), and later adds reach it as RedisBloom commands."""
+    master = server_factory()
+    m = client(master.port)
+    m.execute_command("BF.RESERVE", "bf:synced", 0.001, 100_000)
+    m.execute_command("BF.MADD", "bf:synced", *[f"a{i}" for i in range(5000)])
+    m.execute_command("BF.INSERT", "bf:grown", "CAPACITY", 50, "ITEMS", *[f"b{i}" for i in range(400)])
+    replica = blink_replica(server_factory, master.port)
+    r = linked(replica)
+    m.execute_command("BF.MADD", "bf:synced", *[f"c{i}" for i in range(100)])
+    m.execute_command("BF.ADD", "bf:streamed", "x")
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    probes = [f"never{i}" for i in range(3000)]
+    for key in ("bf:synced", "bf:grown", "bf:streamed"):
+        assert r.execute_command("BF.INFO", key) == m.execute_command("BF.INFO", key), key
+        assert r.execute_command("BF.MEXISTS", key, *probes) == \
+            m.execute_command("BF.MEXISTS", key, *probes), key
+    # The filters synced in the snapshot are the master's bits exactly.
+    for key in ("bf:synced", "bf:grown"):
+        assert bf_scandump(r, key) == bf_scandump(m, key), key
