@@ -114,6 +114,9 @@ pub struct Engine {
     /// absent but stays, as during Redis's CLIENT PAUSE: expiring it would
     /// be a write.
     expiry_held_until: AtomicU64,
+    /// A replica's keyspace: keys expire only by its master's DEL; reads
+    /// hide logically expired keys without deleting them (as Redis's).
+    replica: AtomicBool,
     /// What the keys' access clocks hold, LRU time or LFU counter
     /// (keyspace/access.rs), as `maxmemory-policy` says.
     pub access: AccessPolicy,
@@ -181,6 +184,7 @@ impl Engine {
             interest: AtomicU32::new(0),
             blocked: AtomicUsize::new(0),
             expiry_held_until: AtomicU64::new(0),
+            replica: AtomicBool::new(false),
             access: AccessPolicy::default(),
         }
     }
@@ -352,6 +356,16 @@ impl Engine {
         self.expiry_held_until.store(until_ms, Ordering::Relaxed);
     }
 
+    /// Replica mode: no active expiry, and reads hide expired keys without
+    /// deleting them (the master's DEL removes them).
+    pub fn set_replica(&self, on: bool) {
+        self.replica.store(on, Ordering::Release);
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.replica.load(Ordering::Acquire)
+    }
+
     /// Updates `entry`'s access clock for a lookup by a command (Redis's
     /// lookupKey), unless lookups run under `access::without_touch`.
     /// `now` is the command's clock, 0 while loading.
@@ -385,7 +399,9 @@ impl Engine {
             let shard = lock.read();
             match shard.get_any(key) {
                 Some(e) if e.is_expired(now) => {
-                    if now < self.expiry_held_until.load(Ordering::Relaxed) {
+                    if now < self.expiry_held_until.load(Ordering::Relaxed)
+                        || self.replica.load(Ordering::Relaxed)
+                    {
                         drop(shard);
                         if report_miss {
                             self.emit(self.interest(), KEY_MISS, "keymiss", db, key);
@@ -659,7 +675,7 @@ impl Engine {
     /// Reclaims expired keys, visiting at most `max_shards` shards; called
     /// periodically so that expired keys do not pile up. Returns keys removed.
     pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> usize {
-        if self.is_loading() {
+        if self.is_loading() || self.is_replica() {
             return 0;
         }
         let total = self.dbs.len() * SHARDS;

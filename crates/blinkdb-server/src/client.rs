@@ -37,6 +37,8 @@ pub const FLAG_BLOCKED: u8 = 1 << 2;
 pub const FLAG_NO_TOUCH: u8 = 1 << 3;
 /// A replica's link (CLIENT LIST flags=S).
 pub const FLAG_REPLICA: u8 = 1 << 4;
+/// This replica's link to its master (CLIENT LIST flags=M).
+pub const FLAG_MASTER: u8 = 1 << 5;
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -185,6 +187,9 @@ impl ClientInfo {
         }
         if bits & FLAG_MONITOR != 0 {
             f.push('O');
+        }
+        if bits & FLAG_MASTER != 0 {
+            f.push('M');
         }
         if self.subs.active() {
             f.push('P');

@@ -94,6 +94,39 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(1, i32::MAX as i64),
     ),
+    // The replica side (replication/replica.rs). `replicaof` is set by
+    // REPLICAOF, not CONFIG SET (immutable, as in Redis).
+    opt("replicaof", "", false, Kind::Str),
+    opt("masterauth", "", true, Kind::Str),
+    opt("masteruser", "", true, Kind::Str),
+    opt("replica-read-only", "yes", true, Kind::Bool),
+    opt("replica-serve-stale-data", "yes", true, Kind::Bool),
+    opt(
+        "replica-priority",
+        "100",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt("replica-announced", "yes", true, Kind::Bool),
+    opt(
+        "min-replicas-to-write",
+        "0",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt(
+        "min-replicas-max-lag",
+        "10",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    // The RDB of a full sync is always spooled to a file, then loaded.
+    opt(
+        "repl-diskless-load",
+        "disabled",
+        true,
+        Kind::Enum(&["disabled"]),
+    ),
     opt(
         "tracking-table-max-keys",
         "1000000",
@@ -245,6 +278,13 @@ const ALIASES: &[(&str, &str)] = &[
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
     ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("slaveof", "replicaof"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slave-priority", "replica-priority"),
+    ("slave-announced", "replica-announced"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
 ];
 
 /// The shipped configuration file, which documents every option.
@@ -415,6 +455,9 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             if def.name == "dbfilename" && (value.is_empty() || value.contains('/')) {
                 return Err("dbfilename can't be a path, just a filename".into());
             }
+            if def.name == "replicaof" && !value.is_empty() {
+                return crate::replication::replica::parse_replicaof(value);
+            }
             if def.name == "latency-tracking-info-percentiles" {
                 return parse_percentiles(value).map(|p| {
                     p.iter()
@@ -540,6 +583,12 @@ impl Config {
         Ok(())
     }
 
+    /// Stores an option's value without CONFIG SET's checks (REPLICAOF
+    /// records the master in `replicaof`, for CONFIG GET and REWRITE).
+    pub fn set_internal(&mut self, name: &'static str, value: String) {
+        self.values.insert(name, value);
+    }
+
     /// `validate`, except that an option set in parts is merged with its current value.
     fn validate_over(&self, def: &OptionDef, value: &str) -> Result<String, String> {
         match def.kind {
@@ -616,6 +665,15 @@ impl Config {
             repl_backlog_size: self.bytes("repl-backlog-size").min(usize::MAX as u64) as usize,
             repl_timeout_secs: self.int("repl-timeout") as u64,
             repl_ping_replica_period: self.int("repl-ping-replica-period") as u64,
+            replicaof: crate::replication::replica::master_of(self.get("replicaof")),
+            masterauth: opt_str("masterauth"),
+            masteruser: opt_str("masteruser"),
+            replica_read_only: self.flag("replica-read-only"),
+            replica_serve_stale_data: self.flag("replica-serve-stale-data"),
+            replica_priority: self.int("replica-priority"),
+            replica_announced: self.flag("replica-announced"),
+            min_replicas_to_write: self.int("min-replicas-to-write") as usize,
+            min_replicas_max_lag: self.int("min-replicas-max-lag") as u64,
             notify_keyspace_events: crate::pubsub::notify::parse_flags(
                 self.get("notify-keyspace-events"),
             )
@@ -704,7 +762,7 @@ impl Config {
             match find(&first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
                     let value = Self::shown(def.name, self.get(def.name));
-                    out.push_str(&format!("{} {}\n", def.name, quote(&value)));
+                    out.push_str(&Self::rewritten_line(def.name, &value));
                 }
                 Some(_) => {}
                 None => {
@@ -718,10 +776,20 @@ impl Config {
             let default = validate(def, def.default).unwrap_or_default();
             if !written.contains(def.name) && self.get(def.name) != default {
                 let value = Self::shown(def.name, self.get(def.name));
-                out.push_str(&format!("{} {}\n", def.name, quote(&value)));
+                out.push_str(&Self::rewritten_line(def.name, &value));
             }
         }
         out
+    }
+
+    /// One option's line; `replicaof` as Redis writes it (`replicaof host
+    /// port`, and no line at all for a master).
+    fn rewritten_line(name: &str, value: &str) -> String {
+        match name {
+            "replicaof" if value.is_empty() => String::new(),
+            "replicaof" => format!("replicaof {value}\n"),
+            _ => format!("{} {}\n", name, quote(value)),
+        }
     }
 }
 
@@ -837,6 +905,18 @@ pub struct Settings {
     pub repl_timeout_secs: u64,
     /// How often the master PINGs its replicas through the stream.
     pub repl_ping_replica_period: u64,
+    /// `replicaof host port`: the master this server follows.
+    pub replicaof: Option<(String, u16)>,
+    pub masterauth: Option<String>,
+    pub masteruser: Option<String>,
+    pub replica_read_only: bool,
+    pub replica_serve_stale_data: bool,
+    pub replica_priority: i64,
+    pub replica_announced: bool,
+    /// Writes are refused (NOREPLICAS) with fewer replicas than this whose
+    /// last ACK is at most `min_replicas_max_lag` seconds old (0: off).
+    pub min_replicas_to_write: usize,
+    pub min_replicas_max_lag: u64,
 }
 
 #[cfg(test)]

@@ -177,6 +177,14 @@ impl Shared {
         self.config.read()
     }
 
+    /// Sets one option from inside the server (REPLICAOF's `replicaof`).
+    pub fn config_set_internal(&self, name: &'static str, value: String) {
+        let mut cfg = self.config.write();
+        cfg.set_internal(name, value);
+        *self.settings.write() = Arc::new(cfg.settings());
+        self.settings_version.fetch_add(1, Ordering::Release);
+    }
+
     /// Applies CONFIG SET pairs all-or-nothing.
     pub fn config_set(&self, pairs: &[(String, String)]) -> Result<(), (String, String)> {
         // A parameter named twice is refused, as in Redis (which lets an

@@ -396,6 +396,8 @@ impl ClientType {
         let flags = c.flags.load(std::sync::atomic::Ordering::Relaxed);
         if flags & crate::client::FLAG_REPLICA != 0 && flags & crate::client::FLAG_MONITOR == 0 {
             ClientType::Replica
+        } else if flags & crate::client::FLAG_MASTER != 0 {
+            ClientType::Master
         } else if c.subs.active() {
             ClientType::Pubsub
         } else {

@@ -229,6 +229,9 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         );
     }
     let flags = multi::effective_flags(spec, client);
+    if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
+        return reject(client, out, spec, err);
+    }
     if flags & table::WRITE != 0 {
         let settings = client.settings(shared);
         if let Some(err) = shared.write_refusal(flags & table::DENYOOM != 0, settings) {

@@ -1598,6 +1598,17 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", crate::replication::role;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)"),
+    cmd!("replicaof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, NOKEYS, "server", "5.0.0", "Make the server a replica of another instance, or promote it as master.", crate::replication::replica::replicaof;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)",
+        args: "args:oneof(host-port:block(host:string port:integer) no-one:block(no:NO one:ONE))"),
+    cmd!("slaveof", 3, ADMIN | NOSCRIPT | STALE | NO_ASYNC_LOADING, NOKEYS, "server", "1.0.0", "Make the server a replica of another instance, or promote it as master.", crate::replication::replica::replicaof;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)",
+        args: "args:oneof(host-port:block(host:string port:integer) no-one:block(no:NO one:ONE))",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "5.0.0",
+        replaced_by: "`REPLICAOF`"),
     cmd!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "2.8.0", "Internal command used for replication", crate::replication::master::psync;
         args: "replicationid:string offset:integer"),
     cmd!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "1.0.0", "Internal command used for replication", crate::replication::master::psync),

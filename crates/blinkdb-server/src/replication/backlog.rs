@@ -61,7 +61,8 @@ struct WaitReq {
 pub struct Backlog {
     pub replid: String,
     pub replid2: String,
-    /// The last offset of `replid2`'s history (-1: none).
+    /// Redis's second_replid_offset: `replid2`'s history covers offsets
+    /// below this one (-1: no second id).
     pub second_offset: i64,
     /// Stream bytes from offset `first` on (offsets count from 1, as Redis's).
     data: VecDeque<u8>,
@@ -79,6 +80,9 @@ pub struct Backlog {
     pub hard_limit: u64,
     pub replicas: Vec<Replica>,
     waits: Vec<WaitReq>,
+    /// On a replica, inside a MULTI its master sent: the offset before
+    /// that MULTI (a sub-replica's snapshot point must not fall inside it).
+    multi_start: Option<u64>,
 }
 
 impl Backlog {
@@ -121,6 +125,12 @@ impl Backlog {
         }
         self.push_command(args);
         self.offset += (self.data.len() - before) as u64;
+        self.pushed();
+    }
+
+    /// After bytes were added: wakes the replicas, drops the ones too far
+    /// behind, trims.
+    fn pushed(&mut self) {
         let end = self.offset + 1;
         let hard = self.hard_limit;
         for r in &mut self.replicas {
@@ -178,7 +188,7 @@ impl Backlog {
         let same = replid.eq_ignore_ascii_case(&self.replid)
             || (replid.eq_ignore_ascii_case(&self.replid2)
                 && self.second_offset >= 0
-                && offset <= self.second_offset as u64 + 1);
+                && offset <= self.second_offset as u64);
         same && offset >= self.first && offset <= self.offset + 1
     }
 
@@ -201,6 +211,9 @@ pub struct Gone;
 pub struct Feed {
     /// Mirrors `Backlog::active`, read without the lock on every write.
     active: AtomicBool,
+    /// Set while this server is a replica: the stream is its master's,
+    /// proxied byte for byte (`proxy`), and its own writes are not fed.
+    proxy: AtomicBool,
     inner: Mutex<Backlog>,
 }
 
@@ -214,6 +227,7 @@ impl Feed {
     pub fn new(size: usize) -> Self {
         Feed {
             active: AtomicBool::new(false),
+            proxy: AtomicBool::new(false),
             inner: Mutex::new(Backlog {
                 replid: random_replid(),
                 replid2: "0".repeat(40),
@@ -227,6 +241,7 @@ impl Feed {
                 hard_limit: 0,
                 replicas: Vec::new(),
                 waits: Vec::new(),
+                multi_start: None,
             }),
         }
     }
@@ -238,7 +253,7 @@ impl Feed {
     /// Appends a record of the master's own (PING, REPLCONF GETACK) with no
     /// SELECT before it; nothing while there is no backlog.
     pub fn feed_raw(&self, args: &[&[u8]]) {
-        if !self.active.load(Ordering::Acquire) {
+        if !self.active.load(Ordering::Acquire) || self.proxy.load(Ordering::Relaxed) {
             return;
         }
         self.inner.lock().append(None, args);
@@ -269,7 +284,7 @@ impl Feed {
         let mut b = self.inner.lock();
         b.activate();
         self.active.store(true, Ordering::Release);
-        let offset = b.offset;
+        let offset = b.multi_start.unwrap_or(b.offset);
         if let Some(r) = b.replica_mut(id) {
             r.next = Some(offset + 1);
             r.state = ReplicaState::SendBulk;
@@ -412,10 +427,112 @@ impl Feed {
     }
 }
 
+impl Feed {
+    /// Replica mode on or off (see `proxy`).
+    pub fn set_proxy(&self, on: bool) {
+        self.proxy.store(on, Ordering::Release);
+    }
+
+    pub fn is_proxy(&self) -> bool {
+        self.proxy.load(Ordering::Acquire)
+    }
+
+    /// Drops every sub-replica's link (they reconnect and PSYNC again).
+    fn drop_replicas(b: &mut Backlog) {
+        for r in b.replicas.drain(..) {
+            r.info.kill();
+        }
+    }
+
+    /// A replica's full sync is loaded: the stream is now the master's
+    /// `replid` from `offset` on, with a fresh backlog, and sub-replicas
+    /// must sync again.
+    pub fn follow_full(&self, replid: &str, offset: u64) {
+        let mut b = self.inner.lock();
+        Self::drop_replicas(&mut b);
+        b.replid = replid.to_string();
+        b.replid2 = "0".repeat(40);
+        b.second_offset = -1;
+        b.data.clear();
+        b.offset = offset;
+        b.first = offset + 1;
+        b.active = true;
+        b.db = None;
+        b.multi_start = None;
+        self.proxy.store(true, Ordering::Release);
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// `+CONTINUE [replid]`: the stream goes on from our offset; a new id
+    /// becomes ours, the old one our second (PSYNC2), and sub-replicas
+    /// reconnect to learn it.
+    pub fn follow_continue(&self, new_replid: Option<&str>) {
+        let mut b = self.inner.lock();
+        if let Some(id) = new_replid.filter(|id| !id.eq_ignore_ascii_case(&b.replid)) {
+            b.replid2 = std::mem::replace(&mut b.replid, id.to_string());
+            b.second_offset = b.offset as i64 + 1;
+            Self::drop_replicas(&mut b);
+        }
+        b.activate();
+        b.multi_start = None;
+        self.proxy.store(true, Ordering::Release);
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// Leaves proxy mode without changing ids (REPLICAOF to another master:
+    /// the handshake decides) and drops the sub-replicas.
+    pub fn unfollow(&self, drop_replicas: bool) {
+        let mut b = self.inner.lock();
+        if drop_replicas {
+            Self::drop_replicas(&mut b);
+        }
+        b.multi_start = None;
+    }
+
+    /// REPLICAOF NO ONE: a new history starts here (Redis's
+    /// shiftReplicationId); replicas of the old one may PSYNC to it with
+    /// the old id up to this offset.
+    pub fn promote(&self) {
+        let mut b = self.inner.lock();
+        self.proxy.store(false, Ordering::Release);
+        if b.active {
+            b.replid2 = std::mem::replace(&mut b.replid, random_replid());
+            b.second_offset = b.offset as i64 + 1;
+        } else {
+            b.replid = random_replid();
+        }
+        b.db = None;
+        b.multi_start = None;
+        Self::drop_replicas(&mut b);
+    }
+
+    /// The replication id and offset this replica PSYNCs with, if it has a
+    /// history (a backlog).
+    pub fn resume_point(&self) -> Option<(String, u64)> {
+        let b = self.inner.lock();
+        b.active.then(|| (b.replid.clone(), b.offset))
+    }
+
+    /// One command of the master's stream, applied: its exact bytes go to
+    /// this replica's backlog and sub-replicas. `multi`: Some(true) for a
+    /// MULTI, Some(false) for its EXEC/DISCARD.
+    pub fn proxy_bytes(&self, bytes: &[u8], multi: Option<bool>) {
+        let mut b = self.inner.lock();
+        match multi {
+            Some(true) if b.multi_start.is_none() => b.multi_start = Some(b.offset),
+            Some(false) => b.multi_start = None,
+            _ => {}
+        }
+        b.data.extend(bytes.iter());
+        b.offset += bytes.len() as u64;
+        b.pushed();
+    }
+}
+
 impl blinkdb_engine::engine::WriteFeed for Feed {
     #[inline]
     fn feed(&self, db: usize, args: &[&[u8]]) {
-        if !self.active.load(Ordering::Acquire) {
+        if !self.active.load(Ordering::Acquire) || self.proxy.load(Ordering::Relaxed) {
             return;
         }
         if args[0].len() > 8 && args[0][..8].eq_ignore_ascii_case(b"blinkdb.") {

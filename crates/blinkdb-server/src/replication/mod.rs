@@ -4,10 +4,13 @@
 //! - `backlog`: the write stream, tapped from the engine's log calls, and
 //!   the replicas' positions in it;
 //! - `master`: SYNC/PSYNC, REPLCONF, the full sync and the streaming;
+//! - `replica`: REPLICAOF and the link to a master (this server as a replica);
 //! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
 
 pub mod backlog;
+pub mod checkpoint;
 pub mod master;
+pub mod replica;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
@@ -22,6 +25,8 @@ pub struct Replication {
     pub feed: Arc<Feed>,
     /// repl-timeout, seconds.
     pub timeout_secs: AtomicU64,
+    /// This server as a replica (REPLICAOF).
+    pub link: replica::Link,
 }
 
 impl Replication {
@@ -29,6 +34,7 @@ impl Replication {
         let r = Replication {
             feed: Arc::new(Feed::new(settings.repl_backlog_size)),
             timeout_secs: AtomicU64::new(settings.repl_timeout_secs),
+            link: replica::Link::default(),
         };
         r.apply(settings);
         r
@@ -48,6 +54,15 @@ impl Replication {
 /// WAIT numreplicas timeout: blocks until that many replicas acknowledged
 /// the stream up to now (or the timeout), then answers how many did.
 pub fn wait(ctx: &mut Ctx, args: &Args) {
+    if ctx
+        .shared
+        .replication
+        .link
+        .is_replica
+        .load(Ordering::Acquire)
+    {
+        return ctx.out.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
     let Some(wanted) = crate::commands::args::parse_i64(args[1]) else {
         return ctx.out.error("ERR value is not an integer or out of range");
     };
@@ -71,6 +86,9 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
 
 /// ROLE, as a master: ["master", offset, [[ip, port, acked offset]...]].
 pub fn role(ctx: &mut Ctx, _args: &Args) {
+    if replica::role(ctx) {
+        return;
+    }
     let b = ctx.shared.replication.feed.lock();
     let online: Vec<_> = b
         .replicas
@@ -92,12 +110,38 @@ pub fn role(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
+/// Online replicas whose last ACK is at most `max_lag` seconds old (Redis's
+/// repl_good_slaves_count).
+pub fn good_replicas(shared: &Shared, max_lag: u64) -> usize {
+    let now = blinkdb_engine::clock::now_ms() / 1000;
+    shared
+        .replication
+        .feed
+        .lock()
+        .replicas
+        .iter()
+        .filter(|r| {
+            r.state == backlog::ReplicaState::Online
+                && now.saturating_sub(r.ack_ms / 1000) <= max_lag
+        })
+        .count()
+}
+
 /// INFO's replication section, with Redis 7.0's field names.
 pub fn info_section(shared: &Shared, o: &mut String) {
+    o.push_str("# Replication\r\n");
+    if !replica::info_fields(shared, o) {
+        o.push_str("role:master\r\n");
+    }
+    let settings = shared.settings();
+    let good = (settings.min_replicas_to_write > 0 && settings.min_replicas_max_lag > 0)
+        .then(|| good_replicas(shared, settings.min_replicas_max_lag));
     let b = shared.replication.feed.lock();
     let now = blinkdb_engine::clock::now_ms();
-    o.push_str("# Replication\r\nrole:master\r\n");
     let _ = write!(o, "connected_slaves:{}\r\n", b.replicas.len());
+    if let Some(good) = good {
+        let _ = write!(o, "min_slaves_good_slaves:{good}\r\n");
+    }
     for (i, r) in b.replicas.iter().enumerate() {
         let _ = write!(
             o,
@@ -126,6 +170,14 @@ pub fn info_section(shared: &Shared, o: &mut String) {
 /// Once a second: a PING into the stream every repl-ping-replica-period
 /// seconds while replicas are connected, as Redis's replicationCron does.
 pub async fn cron(shared: Arc<Shared>) {
+    if let Some((host, port)) = shared.settings().replicaof.clone() {
+        // Restarted as a replica: where the AOF just loaded left us in the
+        // master's stream, if the checkpoint says so (checkpoint.rs).
+        if let Some((replid, offset)) = checkpoint::load(&shared) {
+            shared.replication.feed.follow_full(&replid, offset);
+        }
+        replica::follow(&shared, host, port);
+    }
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut seconds = 0u64;
     loop {

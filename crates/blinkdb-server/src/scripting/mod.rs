@@ -360,6 +360,15 @@ pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result
             }
             return Err(e);
         }
+        let write = crate::commands::table::WRITE | crate::commands::table::STALE;
+        if let Some(e) = crate::replication::replica::refusal(ctx.shared, ctx.client, write) {
+            if e.starts_with("READONLY") {
+                return Err(
+                    "READONLY Can not run script with write flag on readonly replica".into(),
+                );
+            }
+            return Err(e.into());
+        }
         if ro {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }

@@ -449,6 +449,12 @@ fn execute(
                 line.error(&refusal);
                 return line.buf.to_vec();
             }
+            let write = table::WRITE | table::STALE;
+            if let Some(refusal) = crate::replication::replica::refusal(shared, client, write) {
+                let mut line = Out::new(resp);
+                line.error(refusal);
+                return line.buf.to_vec();
+            }
             run.wrote = true;
             shared.scripting.wrote();
         }

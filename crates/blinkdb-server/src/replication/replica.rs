@@ -1,0 +1,942 @@
+//! The replica side: REPLICAOF, the link to the master (handshake, PSYNC,
+//! the full sync's RDB spooled to a file and loaded, then the master's
+//! stream applied by a client flagged as the master's), REPLCONF ACKs, and
+//! the replica's INFO/ROLE fields. docs/replication.md has the wire formats.
+//!
+//! The link runs on a thread of its own (a current-thread runtime): it
+//! applies commands under the transaction gate like a connection thread,
+//! and the main runtime's accept loop and crons never wait for it.
+
+use crate::client::{Client, ClientInfo, Peer, FLAG_MASTER};
+use crate::commands::Ctx;
+use crate::protocol::{Args, Out, RequestLimits, RequestParser};
+use crate::state::Shared;
+use bytes::{Buf, BytesMut};
+use parking_lot::Mutex;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Where the link stands (ROLE's state names; INFO's link status).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum LinkState {
+    /// Waiting to connect (after a failure: once a second).
+    Connect,
+    Connecting,
+    /// PING, AUTH, REPLCONF, PSYNC.
+    Handshake,
+    /// Receiving the RDB of a full sync (and loading it).
+    Transfer,
+    /// Streaming.
+    Connected,
+}
+
+impl LinkState {
+    fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Transfer => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// What INFO and ROLE show of the link.
+pub struct Status {
+    pub host: String,
+    pub port: u16,
+    pub state: LinkState,
+    /// Last byte from the master (ms).
+    pub last_io_ms: u64,
+    /// When the link went down (0: it was never up).
+    pub down_since_ms: u64,
+    /// Bytes read from the master's stream (applied or not).
+    pub read_offset: u64,
+    /// The full sync's payload: total (-1: EOF-marked) and read so far.
+    pub sync_total: i64,
+    pub sync_read: u64,
+    pub sync_last_io_ms: u64,
+    /// The current connection (handshake on), killed by REPLICAOF and
+    /// CLIENT KILL TYPE master.
+    pub conn: Option<Arc<ClientInfo>>,
+}
+
+pub struct Link {
+    /// Set while this server is a replica (read on every write command).
+    pub is_replica: AtomicBool,
+    /// Bumped by every REPLICAOF: a link thread of an older one ends.
+    generation: AtomicU64,
+    pub status: Mutex<Option<Status>>,
+}
+
+impl Default for Link {
+    fn default() -> Self {
+        Link {
+            is_replica: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            status: Mutex::new(None),
+        }
+    }
+}
+
+/// `replicaof` as stored: "host port" (validated).
+pub fn parse_replicaof(value: &str) -> Result<String, String> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    match words.as_slice() {
+        [host, port] if port.parse::<u16>().is_ok() => Ok(format!("{host} {port}")),
+        _ => Err("Invalid master port".into()),
+    }
+}
+
+/// The master a stored `replicaof` names.
+pub fn master_of(value: &str) -> Option<(String, u16)> {
+    let mut w = value.split_whitespace();
+    let host = w.next()?.to_string();
+    let port = w.next()?.parse().ok()?;
+    Some((host, port))
+}
+
+fn eq_ic(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+/// REPLICAOF host port | NO ONE (and SLAVEOF).
+pub fn replicaof(ctx: &mut Ctx, args: &Args) {
+    if ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_REPLICA != 0 {
+        return ctx
+            .out
+            .error("ERR Command is not valid when client is a replica.");
+    }
+    if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
+        if ctx
+            .shared
+            .replication
+            .link
+            .is_replica
+            .load(Ordering::Acquire)
+        {
+            promote(ctx.shared);
+            tracing::info!(
+                "MASTER MODE enabled (user request from '{}')",
+                ctx.client.info.addr
+            );
+        }
+        return ctx.out.ok();
+    }
+    let port = crate::commands::args::parse_i64(args[2]).filter(|p| (0..=65535).contains(p));
+    let Some(port) = port else {
+        return ctx.out.error("ERR Invalid master port");
+    };
+    let host = String::from_utf8_lossy(args[1]).into_owned();
+    let port = port as u16;
+    let link = &ctx.shared.replication.link;
+    if link.is_replica.load(Ordering::Acquire) {
+        let same = link
+            .status
+            .lock()
+            .as_ref()
+            .is_some_and(|s| s.host.eq_ignore_ascii_case(&host) && s.port == port);
+        if same {
+            tracing::info!("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.");
+            ctx.out
+                .buf
+                .extend_from_slice(b"+OK Already connected to specified master\r\n");
+            return;
+        }
+    }
+    follow(ctx.shared, host.clone(), port);
+    tracing::info!(
+        "REPLICAOF {host}:{port} enabled (user request from '{}')",
+        ctx.client.info.addr
+    );
+    ctx.out.ok();
+}
+
+/// Makes this server a replica of host:port and starts its link.
+pub fn follow(shared: &Shared, host: String, port: u16) {
+    let repl = &shared.replication;
+    let generation = repl.link.generation.fetch_add(1, Ordering::AcqRel) + 1;
+    repl.link.is_replica.store(true, Ordering::Release);
+    {
+        let mut st = repl.link.status.lock();
+        if let Some(conn) = st.as_ref().and_then(|s| s.conn.as_ref()) {
+            conn.kill();
+        }
+        *st = Some(Status {
+            host: host.clone(),
+            port,
+            state: LinkState::Connect,
+            last_io_ms: 0,
+            down_since_ms: 0,
+            read_offset: repl.feed.lock().offset,
+            sync_total: 0,
+            sync_read: 0,
+            sync_last_io_ms: 0,
+            conn: None,
+        });
+    }
+    // Our replicas resync with us (they may PSYNC on), as Redis's
+    // replicationSetMaster; our own writes stop feeding the stream.
+    repl.feed.unfollow(true);
+    repl.feed.set_proxy(true);
+    shared.engine.set_replica(true);
+    shared.config_set_internal("replicaof", format!("{host} {port}"));
+    let s = shared.arc();
+    let spawned = std::thread::Builder::new()
+        .name("repl-link".into())
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            rt.block_on(run(s, generation));
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("Can't start the replication link thread: {e}");
+    }
+}
+
+/// REPLICAOF NO ONE: a master again, with a new replication id (the old one
+/// kept as replid2 so that replicas of the old master PSYNC on).
+pub fn promote(shared: &Shared) {
+    let repl = &shared.replication;
+    repl.link.generation.fetch_add(1, Ordering::AcqRel);
+    repl.link.is_replica.store(false, Ordering::Release);
+    if let Some(st) = repl.link.status.lock().take() {
+        if let Some(conn) = st.conn {
+            conn.kill();
+        }
+    }
+    repl.feed.promote();
+    super::checkpoint::remove(shared);
+    shared.engine.set_replica(false);
+    shared.config_set_internal("replicaof", String::new());
+}
+
+fn current(shared: &Shared, generation: u64) -> bool {
+    shared.replication.link.generation.load(Ordering::Acquire) == generation
+}
+
+fn set_state(shared: &Shared, generation: u64, f: impl FnOnce(&mut Status)) {
+    if !current(shared, generation) {
+        return;
+    }
+    if let Some(st) = shared.replication.link.status.lock().as_mut() {
+        f(st);
+    }
+}
+
+/// The link: connect, sync, stream; on any failure, again a second later.
+async fn run(shared: Arc<Shared>, generation: u64) {
+    loop {
+        if !current(&shared, generation) {
+            return;
+        }
+        let target = shared
+            .replication
+            .link
+            .status
+            .lock()
+            .as_ref()
+            .map(|s| (s.host.clone(), s.port));
+        let Some((host, port)) = target else { return };
+        set_state(&shared, generation, |s| s.state = LinkState::Connecting);
+        tracing::info!("Connecting to MASTER {host}:{port}");
+        let result = session(&shared, generation, &host, port).await;
+        let was_up = matches!(result, Err((true, _)));
+        if let Err((_, e)) = &result {
+            tracing::warn!("Replication link with MASTER {host}:{port}: {e}");
+        }
+        if !current(&shared, generation) {
+            return;
+        }
+        set_state(&shared, generation, |s| {
+            s.state = LinkState::Connect;
+            s.conn = None;
+            if was_up || s.down_since_ms != 0 {
+                s.down_since_ms = blinkdb_engine::clock::now_ms();
+            }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// One connection's error: (whether the link had reached streaming, text).
+type LinkError = (bool, String);
+
+fn early(e: impl std::fmt::Display) -> LinkError {
+    (false, e.to_string())
+}
+
+/// The socket with the master, its unread bytes and its client identity.
+struct Conn {
+    sock: TcpStream,
+    buf: BytesMut,
+    info: Arc<ClientInfo>,
+    timeout: Duration,
+}
+
+impl Conn {
+    /// Reads more into `buf`: errors on EOF, timeout, or a kill.
+    async fn fill(&mut self) -> Result<usize, String> {
+        if self.buf.capacity() - self.buf.len() < 16 * 1024 {
+            self.buf.reserve(64 * 1024);
+        }
+        loop {
+            tokio::select! {
+                r = tokio::time::timeout(self.timeout, self.sock.read_buf(&mut self.buf)) => {
+                    return match r {
+                        Err(_) => Err("Timeout connecting to the MASTER...".into()),
+                        Ok(Ok(0)) => Err("Connection lost".into()),
+                        Ok(Ok(n)) => Ok(n),
+                        Ok(Err(e)) => Err(format!("Error reading from MASTER: {e}")),
+                    };
+                }
+                _ = self.info.kill_signal.notified() => {
+                    if self.info.is_killed() {
+                        return Err("Link killed".into());
+                    }
+                }
+            }
+        }
+    }
+
+    /// One line (without its CR LF); bare newlines (the master's
+    /// keepalives) give empty lines.
+    async fn line(&mut self) -> Result<String, String> {
+        loop {
+            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
+                let mut line = self.buf.split_to(i + 1);
+                line.truncate(i);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(i - 1);
+                }
+                return Ok(String::from_utf8_lossy(&line).into_owned());
+            }
+            if self.buf.len() > 64 * 1024 {
+                return Err("Line from the MASTER too long".into());
+            }
+            self.fill().await?;
+        }
+    }
+
+    async fn send(&mut self, args: &[&[u8]]) -> Result<(), String> {
+        let mut cmd = Vec::new();
+        let _ = write!(cmd, "*{}\r\n", args.len());
+        for a in args {
+            let _ = write!(cmd, "${}\r\n", a.len());
+            cmd.extend_from_slice(a);
+            cmd.extend_from_slice(b"\r\n");
+        }
+        match tokio::time::timeout(self.timeout, self.sock.write_all(&cmd)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(format!("Error writing to MASTER: {e}")),
+            Err(_) => Err("Timeout writing to MASTER".into()),
+        }
+    }
+
+    /// Sends a command and reads its one-line reply.
+    async fn ask(&mut self, args: &[&[u8]]) -> Result<String, String> {
+        self.send(args).await?;
+        loop {
+            let line = self.line().await?;
+            if !line.is_empty() {
+                return Ok(line);
+            }
+        }
+    }
+}
+
+/// PSYNC's answer.
+enum Sync {
+    Full { replid: String, offset: u64 },
+    Continue(Option<String>),
+}
+
+/// One connection to the master, from connect to its end.
+async fn session(
+    shared: &Arc<Shared>,
+    generation: u64,
+    host: &str,
+    port: u16,
+) -> Result<(), LinkError> {
+    let timeout = Duration::from_secs(
+        shared
+            .replication
+            .timeout_secs
+            .load(Ordering::Relaxed)
+            .max(1),
+    );
+    let sock = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
+        .await
+        .map_err(|_| early("Timeout connecting to the MASTER..."))?
+        .map_err(|e| early(format!("Error condition on socket for SYNC: {e}")))?;
+    let _ = sock.set_nodelay(true);
+    let peer = sock.peer_addr().map_err(early)?;
+    let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let info = Arc::new(ClientInfo::new(
+        shared.next_client_id(),
+        peer.to_string(),
+        local,
+        std::os::fd::AsRawFd::as_raw_fd(&sock),
+        Peer::Tcp(peer.ip()),
+        shared.clock(),
+    ));
+    info.flags.fetch_or(FLAG_MASTER, Ordering::Relaxed);
+    if !current(shared, generation) {
+        return Ok(());
+    }
+    set_state(shared, generation, |s| {
+        s.state = LinkState::Handshake;
+        s.conn = Some(info.clone());
+    });
+    tracing::info!("MASTER <-> REPLICA sync started");
+    let mut conn = Conn {
+        sock,
+        buf: BytesMut::with_capacity(64 * 1024),
+        info,
+        timeout,
+    };
+    let sync = handshake(shared, &mut conn).await.map_err(early)?;
+    match sync {
+        Sync::Full { replid, offset } => {
+            set_state(shared, generation, |s| {
+                s.state = LinkState::Transfer;
+                s.sync_total = 0;
+                s.sync_read = 0;
+            });
+            full_sync(shared, generation, &mut conn, &replid, offset)
+                .await
+                .map_err(early)?;
+        }
+        Sync::Continue(new_id) => {
+            tracing::info!("Successful partial resynchronization with master.");
+            shared.replication.feed.follow_continue(new_id.as_deref());
+        }
+    }
+    if !current(shared, generation) {
+        return Ok(());
+    }
+    stream(shared, generation, conn)
+        .await
+        .map_err(|e| (true, e))
+}
+
+async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
+    let pong = conn.ask(&[b"PING"]).await?;
+    // An error about authentication is fine here: AUTH follows.
+    if pong.starts_with('-')
+        && !pong.starts_with("-NOAUTH")
+        && !pong.starts_with("-NOPERM")
+        && !pong.starts_with("-ERR operation not permitted")
+    {
+        return Err(format!("Error reply to PING from master: '{pong}'"));
+    }
+    let settings = shared.settings();
+    if let Some(pass) = &settings.masterauth {
+        let reply = match &settings.masteruser {
+            Some(user) => {
+                conn.ask(&[b"AUTH", user.as_bytes(), pass.as_bytes()])
+                    .await?
+            }
+            None => conn.ask(&[b"AUTH", pass.as_bytes()]).await?,
+        };
+        if reply.starts_with('-') {
+            return Err(format!("Unable to AUTH to MASTER: {reply}"));
+        }
+    }
+    let port = settings.port.to_string();
+    let reply = conn
+        .ask(&[b"REPLCONF", b"listening-port", port.as_bytes()])
+        .await?;
+    if reply.starts_with('-') {
+        tracing::info!(
+            "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
+        );
+    }
+    let reply = conn
+        .ask(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
+        .await?;
+    if reply.starts_with('-') {
+        tracing::info!("(Non critical) Master does not understand REPLCONF capa: {reply}");
+    }
+    let (replid, offset) = match shared.replication.feed.resume_point() {
+        Some((id, off)) => (id, (off + 1).to_string()),
+        None => ("?".to_string(), "-1".to_string()),
+    };
+    if replid != "?" {
+        tracing::info!("Trying a partial resynchronization (request {replid}:{offset}).");
+    }
+    let reply = conn
+        .ask(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
+        .await?;
+    if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
+        let mut w = rest.split_whitespace();
+        let id = w.next().filter(|id| id.len() == 40);
+        let off = w.next().and_then(|o| o.parse::<u64>().ok());
+        let (Some(id), Some(off)) = (id, off) else {
+            return Err(format!(
+                "Master replied with wrong +FULLRESYNC syntax: {reply}"
+            ));
+        };
+        tracing::info!("Full resync from master: {id}:{off}");
+        return Ok(Sync::Full {
+            replid: id.to_string(),
+            offset: off,
+        });
+    }
+    if let Some(rest) = reply.strip_prefix("+CONTINUE") {
+        let id = rest.trim();
+        let id = (id.len() == 40).then(|| id.to_string());
+        return Ok(Sync::Continue(id));
+    }
+    Err(format!("Unexpected reply to PSYNC from master: {reply}"))
+}
+
+/// Receives the RDB (`$<len>` or `$EOF:<mark>`) into a temp file, then
+/// loads it in place of the whole dataset (clients get -LOADING meanwhile).
+async fn full_sync(
+    shared: &Arc<Shared>,
+    generation: u64,
+    conn: &mut Conn,
+    replid: &str,
+    offset: u64,
+) -> Result<(), String> {
+    let header = loop {
+        let line = conn.line().await?;
+        if !line.is_empty() {
+            break line;
+        }
+        // A newline: the master is still making the snapshot.
+        set_state(shared, generation, |s| {
+            s.last_io_ms = blinkdb_engine::clock::now_ms();
+        });
+    };
+    if header.starts_with('-') {
+        return Err(format!(
+            "MASTER aborted replication with an error: {header}"
+        ));
+    }
+    let Some(spec) = header.strip_prefix('$') else {
+        return Err(format!(
+            "Bad protocol from MASTER, the first byte is not '$' (we received '{header}'), are you sure the host and port are right?"
+        ));
+    };
+    let settings = shared.settings();
+    let tmp = settings.dir.join(format!(
+        "temp-{}-{}.rdb",
+        blinkdb_engine::clock::now_ms(),
+        std::process::id()
+    ));
+    super::checkpoint::remove(shared);
+    let result = receive(shared, generation, conn, spec, &tmp).await;
+    let result = match result {
+        Ok(()) => {
+            if !current(shared, generation) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err("REPLICAOF changed during the transfer".into());
+            }
+            tracing::info!("MASTER <-> REPLICA sync: Loading DB in memory");
+            let (s, path) = (shared.clone(), tmp.clone());
+            tokio::task::spawn_blocking(move || load(&s, &path))
+                .await
+                .unwrap_or_else(|e| Err(format!("loading task failed: {e}")))
+        }
+        Err(e) => Err(e),
+    };
+    let _ = std::fs::remove_file(&tmp);
+    result?;
+    shared.replication.feed.follow_full(replid, offset);
+    tracing::info!("MASTER <-> REPLICA sync: Finished with success");
+    Ok(())
+}
+
+/// The payload into `path`.
+async fn receive(
+    shared: &Shared,
+    generation: u64,
+    conn: &mut Conn,
+    spec: &str,
+    path: &std::path::Path,
+) -> Result<(), String> {
+    let mut file = std::fs::File::create(path).map_err(|e| {
+        format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
+    })?;
+    let mut write = |bytes: &[u8]| {
+        file.write_all(bytes)
+            .map_err(|e| format!("Write error writing to the temp file for the sync: {e}"))
+    };
+    let progress = |read: u64| {
+        set_state(shared, generation, |s| {
+            let now = blinkdb_engine::clock::now_ms();
+            s.sync_read = read;
+            s.last_io_ms = now;
+            s.sync_last_io_ms = now;
+        })
+    };
+    if let Some(mark) = spec.strip_prefix("EOF:") {
+        let mark = mark.as_bytes().to_vec();
+        if mark.len() != 40 {
+            return Err(format!("Bad EOF mark from MASTER: {spec}"));
+        }
+        set_state(shared, generation, |s| s.sync_total = -1);
+        tracing::info!(
+            "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"
+        );
+        let mut read = 0u64;
+        loop {
+            // Everything but a possible start of the mark goes to the file.
+            if let Some(at) = conn.buf.windows(40).position(|w| w == &mark[..]) {
+                write(&conn.buf[..at])?;
+                read += at as u64;
+                conn.buf.advance(at + 40);
+                progress(read);
+                return file.sync_all().map_err(|e| e.to_string());
+            }
+            if conn.buf.len() > 40 {
+                let n = conn.buf.len() - 39;
+                write(&conn.buf[..n])?;
+                read += n as u64;
+                conn.buf.advance(n);
+                progress(read);
+            }
+            conn.fill().await?;
+        }
+    }
+    let Ok(len) = spec.parse::<u64>() else {
+        return Err(format!("Bad bulk length from MASTER: {spec}"));
+    };
+    set_state(shared, generation, |s| s.sync_total = len as i64);
+    tracing::info!("MASTER <-> REPLICA sync: receiving {len} bytes from master to disk");
+    let mut left = len;
+    loop {
+        let n = (conn.buf.len() as u64).min(left) as usize;
+        write(&conn.buf[..n])?;
+        conn.buf.advance(n);
+        left -= n as u64;
+        progress(len - left);
+        if left == 0 {
+            return file.sync_all().map_err(|e| e.to_string());
+        }
+        conn.fill().await?;
+    }
+}
+
+/// Replaces the dataset with the RDB at `path`: flushed, loaded (the whole
+/// file is checked before any key goes in), the AOF rewritten from it. A
+/// file that fails leaves an empty dataset, never a part of one.
+fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
+    let settings = shared.settings();
+    {
+        // No command is half-way when loading starts.
+        let _alone = shared.gate.exclusive();
+        shared.engine.set_loading(true);
+    }
+    shared
+        .loading
+        .start_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    let engine = &shared.engine;
+    engine.flush(None, &[b"FLUSHALL"], false, 0);
+    let mut result = crate::rdb_file::import(shared, &settings, path).map(|_| ());
+    if let Err(e) = &result {
+        tracing::warn!("Failed trying to load the MASTER synchronization DB from disk: {e}");
+        engine.flush(None, &[b"FLUSHALL"], false, 0);
+    } else if settings.appendonly {
+        if let Err(e) = engine.rewrite_aof() {
+            result = Err(format!("Writing the synced data into the AOF: {e}"));
+        }
+    }
+    engine.set_loading(false);
+    result
+}
+
+/// Unregisters the master client when the stream ends.
+struct Registered<'a>(&'a Shared, u64);
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.0.unregister(self.1);
+    }
+}
+
+/// The master's stream, applied in order; an ACK every second.
+async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result<(), String> {
+    let info = conn.info.clone();
+    shared.register(info.clone());
+    let _registered = Registered(shared, info.id);
+    let mut client = Client::new(info.clone(), shared);
+    client.authenticated = true;
+    let mut parser = RequestParser::default();
+    let mut out = Out::new(2);
+    set_state(shared, generation, |s| {
+        s.state = LinkState::Connected;
+        s.last_io_ms = blinkdb_engine::clock::now_ms();
+        s.down_since_ms = 0;
+    });
+    tracing::info!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or the RDB is loaded; streaming.");
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let ack = |conn_off: u64| conn_off.to_string();
+    let mut checkpointed = None;
+    // First ACK at once (a diskless master puts us online on it).
+    let off = shared.replication.feed.lock().offset;
+    conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
+        .await?;
+    loop {
+        if !current(shared, generation) || info.is_killed() {
+            return Err("Link closed".into());
+        }
+        let getack = apply(shared, &mut client, &mut parser, &mut conn.buf, &mut out)?;
+        let off = shared.replication.feed.lock().offset;
+        set_state(shared, generation, |s| {
+            s.read_offset = off + conn.buf.len() as u64;
+        });
+        if getack {
+            conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
+                .await?;
+        }
+        tokio::select! {
+            r = conn.fill() => {
+                r?;
+                set_state(shared, generation, |s| s.last_io_ms = blinkdb_engine::clock::now_ms());
+            }
+            _ = tick.tick() => {
+                let (replid, off) = {
+                    let b = shared.replication.feed.lock();
+                    (b.replid.clone(), b.offset)
+                };
+                conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
+                // Every applied command is in the AOF (none queued in a MULTI).
+                if client.multi.is_none() && checkpointed != Some(off) {
+                    super::checkpoint::save(shared, &replid, off);
+                    checkpointed = Some(off);
+                }
+            }
+        }
+    }
+}
+
+/// Runs every complete command in `buf` as the master's client, each
+/// proxied to this server's backlog once applied. True if one was
+/// REPLCONF GETACK (the caller answers with an ACK).
+fn apply(
+    shared: &Shared,
+    client: &mut Client,
+    parser: &mut RequestParser,
+    buf: &mut BytesMut,
+    out: &mut Out,
+) -> Result<bool, String> {
+    let mut consumed = 0;
+    let mut getack = false;
+    let feed = &shared.replication.feed;
+    loop {
+        let limits = RequestLimits {
+            max_bulk_len: i64::MAX,
+            authenticated: true,
+        };
+        let parsed = match parser.parse(&buf[consumed..], limits) {
+            Ok(p) => p,
+            Err(e) => return Err(format!("Protocol error from MASTER: {}", e.0)),
+        };
+        let Some(args) = parsed.args else {
+            consumed += parsed.consumed;
+            break;
+        };
+        let raw = &buf[consumed..consumed + parsed.consumed];
+        consumed += parsed.consumed;
+        if args.len() >= 2 && eq_ic(args[0], "replconf") && eq_ic(args[1], "getack") {
+            getack = true;
+            feed.proxy_bytes(raw, None);
+            continue;
+        }
+        let multi = if eq_ic(args[0], "multi") {
+            Some(true)
+        } else if eq_ic(args[0], "exec") || eq_ic(args[0], "discard") {
+            Some(false)
+        } else {
+            None
+        };
+        let errors = out.errors;
+        if eq_ic(args[0], "exec") {
+            let _alone = shared.gate.exclusive();
+            crate::commands::dispatch(shared, client, out, &args);
+            feed.proxy_bytes(raw, multi);
+        } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
+            client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
+            crate::commands::dispatch(shared, client, out, &args);
+            while client.script.is_some() {
+                crate::scripting::run::resume(shared, client, out);
+            }
+            client.script_gate = None;
+            feed.proxy_bytes(raw, multi);
+        } else {
+            let _gate = shared.gate.shared();
+            crate::commands::dispatch(shared, client, out, &args);
+            feed.proxy_bytes(raw, multi);
+        }
+        if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
+            shared.blocking.cancel(shared, &w);
+        }
+        if blinkdb_engine::ready::pending() {
+            crate::blocking::serve_ready(shared);
+        }
+        if out.errors > errors {
+            tracing::warn!(
+                "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
+                String::from_utf8_lossy(&out.buf).trim(),
+                String::from_utf8_lossy(args[0])
+            );
+        }
+        out.clear();
+    }
+    buf.advance(consumed);
+    shared.notify.tracking.broadcast();
+    Ok(getack)
+}
+
+/// ROLE, as a replica: ["slave", host, port, state, offset].
+pub fn role(ctx: &mut Ctx) -> bool {
+    let st = ctx.shared.replication.link.status.lock();
+    let Some(s) = st.as_ref() else {
+        return false;
+    };
+    let (host, port, state) = (s.host.clone(), s.port, s.state);
+    drop(st);
+    let offset = if state == LinkState::Connected {
+        ctx.shared.replication.feed.lock().offset as i64
+    } else {
+        -1
+    };
+    ctx.out.array(5);
+    ctx.out.bulk(b"slave");
+    ctx.out.bulk(host.as_bytes());
+    ctx.out.int(port as i64);
+    ctx.out.bulk(state.role_name().as_bytes());
+    ctx.out.int(offset);
+    true
+}
+
+/// INFO replication's replica fields (after `role:slave`), in Redis 7.0's
+/// order; false when this server is a master.
+pub fn info_fields(shared: &Shared, o: &mut String) -> bool {
+    use std::fmt::Write as _;
+    let st = shared.replication.link.status.lock();
+    let Some(s) = st.as_ref() else {
+        return false;
+    };
+    let now = blinkdb_engine::clock::now_ms();
+    let settings = shared.settings();
+    let applied = shared.replication.feed.lock().offset;
+    let up = s.state == LinkState::Connected;
+    let _ = write!(
+        o,
+        "role:slave\r\nmaster_host:{}\r\nmaster_port:{}\r\nmaster_link_status:{}\r\nmaster_last_io_seconds_ago:{}\r\nmaster_sync_in_progress:{}\r\nslave_read_repl_offset:{}\r\nslave_repl_offset:{}\r\n",
+        s.host,
+        s.port,
+        if up { "up" } else { "down" },
+        if up { (now.saturating_sub(s.last_io_ms) / 1000) as i64 } else { -1 },
+        u8::from(s.state == LinkState::Transfer),
+        if up { s.read_offset.max(applied) } else { applied },
+        applied,
+    );
+    if s.state == LinkState::Transfer {
+        let total = s.sync_total;
+        let left = if total > 0 {
+            total - s.sync_read as i64
+        } else {
+            0
+        };
+        let perc = if total > 0 {
+            s.sync_read as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
+        let _ = write!(
+            o,
+            "master_sync_total_bytes:{total}\r\nmaster_sync_read_bytes:{}\r\nmaster_sync_left_bytes:{left}\r\nmaster_sync_perc:{perc:.2}\r\nmaster_sync_last_io_seconds_ago:{}\r\n",
+            s.sync_read,
+            now.saturating_sub(s.sync_last_io_ms) / 1000
+        );
+    }
+    if !up {
+        let down = if s.down_since_ms == 0 {
+            -1
+        } else {
+            (now.saturating_sub(s.down_since_ms) / 1000) as i64
+        };
+        let _ = write!(o, "master_link_down_since_seconds:{down}\r\n");
+    }
+    let _ = write!(
+        o,
+        "slave_priority:{}\r\nslave_read_only:{}\r\nreplica_announced:{}\r\n",
+        settings.replica_priority,
+        u8::from(settings.replica_read_only),
+        u8::from(settings.replica_announced)
+    );
+    true
+}
+
+/// Why a client's command is refused for replication's sake (Redis's
+/// processCommand checks, in its order), if it is: NOREPLICAS on a master
+/// short of good replicas (min-replicas-to-write), READONLY for a write on
+/// a replica, MASTERDOWN while its link is down and stale data is not served.
+pub fn refusal(shared: &Shared, client: &mut Client, flags: u32) -> Option<&'static str> {
+    use crate::commands::table::{STALE, WRITE};
+    if !shared.replication.link.is_replica.load(Ordering::Relaxed) {
+        if flags & WRITE == 0 {
+            return None;
+        }
+        let settings = client.settings(shared);
+        let (min, lag) = (
+            settings.min_replicas_to_write,
+            settings.min_replicas_max_lag,
+        );
+        if min > 0 && lag > 0 && super::good_replicas(shared, lag) < min {
+            return Some("NOREPLICAS Not enough good replicas to write.");
+        }
+        return None;
+    }
+    if client.info.flags.load(Ordering::Relaxed) & FLAG_MASTER != 0
+        || matches!(client.info.peer, Peer::Internal)
+    {
+        return None;
+    }
+    let settings = client.settings(shared);
+    if flags & WRITE != 0 && settings.replica_read_only {
+        return Some("READONLY You can't write against a read only replica.");
+    }
+    if !settings.replica_serve_stale_data && flags & STALE == 0 {
+        let up = shared
+            .replication
+            .link
+            .status
+            .lock()
+            .as_ref()
+            .is_some_and(|s| s.state == LinkState::Connected);
+        if !up {
+            return Some(
+                "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            );
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicaof_values() {
+        assert_eq!(parse_replicaof("h  6379").unwrap(), "h 6379");
+        assert!(parse_replicaof("h 70000").is_err());
+        assert!(parse_replicaof("h").is_err());
+        assert_eq!(master_of("h 1"), Some(("h".into(), 1)));
+        assert_eq!(master_of(""), None);
+    }
+}
