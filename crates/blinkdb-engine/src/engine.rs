@@ -506,6 +506,18 @@ impl Engine {
         }
     }
 
+    /// Sizes `db`'s tables for `keys` more keys spread over its shards (an
+    /// RDB's RESIZEDB hint), so that loading them grows no table step by step.
+    pub fn reserve_keys(&self, db: usize, keys: usize) {
+        let each = keys / SHARDS + keys / SHARDS / 8;
+        if each == 0 {
+            return;
+        }
+        for shard in self.dbs[db].shards() {
+            shard.write().reserve(each);
+        }
+    }
+
     /// Removes every key of `db` (all dbs when None), atomically, logging
     /// `cmd`. With `lazy`, the memory is released on a background thread.
     /// `by` is the client that asked (tracking's flush invalidation).
@@ -1021,6 +1033,14 @@ impl<'a> Tx<'a> {
         }
         self.changed(key);
         live
+    }
+
+    /// Makes room in the shard of `key` (held by this transaction) for
+    /// `additional` more keys: a batch of inserts into one shard (an RDB
+    /// load) then grows its table once.
+    pub fn reserve(&mut self, db: usize, key: &[u8], additional: usize) {
+        let i = self.guard_index(db, key);
+        self.guards[i].2.reserve(additional);
     }
 
     /// Removes `key`, returning the live entry that was there.

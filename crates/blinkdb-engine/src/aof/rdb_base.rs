@@ -75,7 +75,7 @@ pub(super) fn replay(
     let contents = rdb::load_file(&data, &Limits::default(), usize::MAX, true, 0, |k| {
         keys.push(Key {
             db: k.db,
-            key: k.key,
+            key: k.key.into_vec(),
             kind: k.kind,
             raw: k.raw,
             expire_at: k.expire_at,

@@ -83,6 +83,12 @@ impl Shard {
         Some(r)
     }
 
+    /// Makes room for `additional` more keys without growing the table
+    /// step by step (an RDB load knows each shard's count before inserting).
+    pub fn reserve(&mut self, additional: usize) {
+        self.map.reserve(additional);
+    }
+
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
         self.insert_signaled(key, entry, true)

@@ -7,7 +7,7 @@ use super::write::{object_type, write_len, write_object, write_string};
 use super::{kind, module_type_name, native_bloom, opcode, RdbError, CRC64, RDB_VERSION};
 use crate::aof::BlobRef;
 use crate::keyspace::access::{ClockSave, SavedClock};
-use crate::keyspace::Value;
+use crate::keyspace::{InlineBytes, Value};
 use crate::types::Limits;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 /// One key read from a file.
 pub struct LoadedKey {
     pub db: usize,
-    pub key: Vec<u8>,
+    /// Inline up to 16 bytes, as the keyspace keeps it: no allocation per key.
+    pub key: InlineBytes,
     pub value: Loaded,
     /// The value's type byte and where its bytes lie in the file (after the key).
     pub kind: u8,
@@ -68,6 +69,21 @@ pub fn load_file(
     databases: usize,
     check_crc: bool,
     now: u64,
+    on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+) -> Result<FileContents, RdbError> {
+    load_file_sized(data, limits, databases, check_crc, now, |_, _| {}, on_key)
+}
+
+/// `load_file`, also giving each RESIZEDB hint as `on_resize(db, keys)`
+/// (the count the file claims for the database that follows, unchecked),
+/// so the caller can size its tables before the keys arrive.
+pub fn load_file_sized(
+    data: &[u8],
+    limits: &Limits,
+    databases: usize,
+    check_crc: bool,
+    now: u64,
+    mut on_resize: impl FnMut(usize, u64),
     mut on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
 ) -> Result<FileContents, RdbError> {
     if data.len() < 9 || &data[..5] != b"REDIS" {
@@ -140,8 +156,9 @@ pub fn load_file(
                 continue;
             }
             opcode::RESIZEDB => {
+                let keys = r.len()?;
                 r.len()?;
-                r.len()?;
+                on_resize(db, keys);
                 continue;
             }
             opcode::AUX => {
@@ -170,7 +187,7 @@ pub fn load_file(
             }
             _ => {}
         }
-        let key = r.string()?.into_owned();
+        let key = InlineBytes::from_slice(&r.string()?);
         let value_start = 9 + r.pos();
         if native.is_some() && t != kind::MODULE_2 {
             native = None;
@@ -228,7 +245,7 @@ pub struct RdbFileWriter {
     file: std::io::BufWriter<std::fs::File>,
     tmp: PathBuf,
     path: PathBuf,
-    digest: crc::Digest<'static, u64>,
+    digest: crc::Digest<'static, u64, crc::Table<16>>,
     checksum: bool,
     compress: bool,
     buf: Vec<u8>,
@@ -433,11 +450,22 @@ mod tests {
         w.finish().unwrap();
         let data = std::fs::read(&path).unwrap();
         let mut keys = Vec::new();
-        let c = load_file(&data, &Limits::default(), 16, true, 1, |k| {
-            keys.push((k.db, k.key, k.value, k.expire_at));
-            Ok(())
-        })
+        let mut hints = Vec::new();
+        let c = load_file_sized(
+            &data,
+            &Limits::default(),
+            16,
+            true,
+            1,
+            |db, n| hints.push((db, n)),
+            |k| {
+                keys.push((k.db, k.key, k.value, k.expire_at));
+                Ok(())
+            },
+        )
         .unwrap();
+        assert_eq!(hints, [(3, 2)]);
+        assert_eq!(&keys[0].1[..], b"a");
         assert_eq!(c.functions.len(), 1);
         assert_eq!(c.aux[0].0, b"redis-ver");
         assert_eq!(keys.len(), 2);

@@ -24,7 +24,39 @@ pub enum Item<'a> {
     Int(i64),
 }
 
-impl Item<'_> {
+/// An entry's bytes without an allocation: a string's are the blob's, an
+/// integer's are printed into the value itself.
+pub enum ItemBytes<'a> {
+    Str(&'a [u8]),
+    /// The decimal digits (at most 20: `-9223372036854775808`) and their count.
+    Int([u8; 20], u8),
+}
+
+impl std::ops::Deref for ItemBytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ItemBytes::Str(s) => s,
+            ItemBytes::Int(digits, n) => &digits[..*n as usize],
+        }
+    }
+}
+
+impl<'a> Item<'a> {
+    /// The entry as its bytes, borrowed or printed in place.
+    pub fn bytes(self) -> ItemBytes<'a> {
+        match self {
+            Item::Str(s) => ItemBytes::Str(s),
+            Item::Int(i) => {
+                let mut buf = itoa::Buffer::new();
+                let text = buf.format(i).as_bytes();
+                let mut digits = [0u8; 20];
+                digits[..text.len()].copy_from_slice(text);
+                ItemBytes::Int(digits, text.len() as u8)
+            }
+        }
+    }
+
     pub fn to_bytes(self) -> Vec<u8> {
         match self {
             Item::Str(s) => s.to_vec(),

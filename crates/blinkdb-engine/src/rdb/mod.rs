@@ -18,7 +18,9 @@ mod write;
 mod ziplist;
 
 pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
-pub use file::{load_file, read_old_function, FileContents, LoadedKey, RdbFileWriter};
+pub use file::{
+    load_file, load_file_sized, read_old_function, FileContents, LoadedKey, RdbFileWriter,
+};
 pub use read::{read_entry, read_object, Loaded, Reader};
 pub use write::{object_type, write_len, write_object, write_string};
 
@@ -26,7 +28,10 @@ pub use write::{object_type, write_len, write_object, write_string};
 pub const RDB_VERSION: u16 = 10;
 
 /// Redis's CRC-64 (Jones polynomial, reflected), as its crc64.c computes it.
-pub static CRC64: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_REDIS);
+/// Slicing-by-16 tables (32 KB): a whole-file check at load was 5% of a
+/// 500k-key load with the one-byte table (Redis's crcspeed slices by 8).
+pub static CRC64: crc::Crc<u64, crc::Table<16>> =
+    crc::Crc::<u64, crc::Table<16>>::new(&crc::CRC_64_REDIS);
 
 /// Value types (`RDB_TYPE_*`): one byte before each key.
 pub mod kind {

@@ -7,6 +7,7 @@ use super::{kind, lzf, module_type_name, ziplist, RdbError};
 use crate::keyspace::Value;
 use crate::types::{HashValue, Limits, ListValue, SetValue, ZSetValue};
 use std::borrow::Cow;
+use std::ops::Deref;
 
 const ENC_INT8: u8 = 0;
 const ENC_INT16: u8 = 1;
@@ -157,8 +158,8 @@ fn score(v: f64) -> Result<f64, RdbError> {
 
 const DUPLICATE: RdbError = RdbError::Corrupt("duplicate member");
 
-fn hash_from(
-    pairs: impl Iterator<Item = (Vec<u8>, Vec<u8>)>,
+fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
+    pairs: impl Iterator<Item = (F, V)>,
     limits: &Limits,
 ) -> Result<Value, RdbError> {
     let mut h = HashValue::default();
@@ -189,12 +190,23 @@ fn set_from<'b>(
     Ok(Value::set(s))
 }
 
-fn zset_from(items: Vec<(Vec<u8>, f64)>, limits: &Limits) -> Result<Value, RdbError> {
+/// Members this many or fewer are checked for duplicates pairwise (no set).
+const FEW: usize = 16;
+
+fn zset_from<M: Deref<Target = [u8]>>(
+    items: Vec<(M, f64)>,
+    limits: &Limits,
+) -> Result<Value, RdbError> {
     if items.is_empty() {
         return Err(RdbError::EmptyKey);
     }
-    let mut seen = hashbrown::HashSet::with_capacity(items.len());
-    if !items.iter().all(|(m, _)| seen.insert(&m[..])) {
+    let unique = if items.len() <= FEW {
+        (1..items.len()).all(|i| items[..i].iter().all(|(m, _)| m[..] != items[i].0[..]))
+    } else {
+        let mut seen = hashbrown::HashSet::with_capacity(items.len());
+        items.iter().all(|(m, _)| seen.insert(&m[..]))
+    };
+    if !unique {
         return Err(DUPLICATE);
     }
     let scored: Vec<(&[u8], f64)> = items.iter().map(|(m, s)| (&m[..], *s)).collect();
@@ -213,7 +225,7 @@ fn pairs_of(items: Vec<Item<'_>>) -> Result<impl Iterator<Item = (Item<'_>, Item
 
 fn list_push(l: &mut ListValue, items: Vec<Item<'_>>, limits: &Limits) {
     for i in items {
-        l.push_back(&i.to_bytes(), limits.list_shape());
+        l.push_back(&i.bytes(), limits.list_shape());
     }
 }
 
@@ -263,14 +275,22 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         }
         kind::SET => {
             let n = r.count(1)?;
-            let members = (0..n).map(|_| r.string()).collect::<Result<Vec<_>, _>>()?;
-            set_from(members.into_iter(), limits)
+            let mut s = SetValue::default();
+            for _ in 0..n {
+                if !s.add(&r.string()?, limits) {
+                    return Err(DUPLICATE);
+                }
+            }
+            if s.is_empty() {
+                return Err(RdbError::EmptyKey);
+            }
+            Ok(Value::set(s))
         }
         kind::ZSET | kind::ZSET_2 => {
             let n = r.count(2)?;
             let mut items = Vec::with_capacity(n);
             for _ in 0..n {
-                let m = r.string()?.into_owned();
+                let m = r.string()?;
                 let s = if kind == kind::ZSET {
                     r.text_double()?
                 } else {
@@ -284,8 +304,8 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             let n = r.count(2)?;
             let mut pairs = Vec::with_capacity(n);
             for _ in 0..n {
-                let f = r.string()?.into_owned();
-                let v = r.string()?.into_owned();
+                let f = r.string()?;
+                let v = r.string()?;
                 pairs.push((f, v));
             }
             hash_from(pairs.into_iter(), limits)
@@ -293,10 +313,7 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         kind::HASH_ZIPMAP => {
             let blob = r.string()?;
             let pairs = ziplist::decode_zipmap(&blob)?;
-            hash_from(
-                pairs.into_iter().map(|(f, v)| (f.to_vec(), v.to_vec())),
-                limits,
-            )
+            hash_from(pairs.into_iter(), limits)
         }
         kind::HASH_ZIPLIST | kind::HASH_LISTPACK => {
             let blob = r.string()?;
@@ -305,7 +322,7 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             } else {
                 listpack::decode(&blob)?
             };
-            let pairs = pairs_of(items)?.map(|(f, v)| (f.to_bytes(), v.to_bytes()));
+            let pairs = pairs_of(items)?.map(|(f, v)| (f.bytes(), v.bytes()));
             hash_from(pairs, limits)
         }
         kind::ZSET_ZIPLIST | kind::ZSET_LISTPACK => {
@@ -316,7 +333,7 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 listpack::decode(&blob)?
             };
             let items = pairs_of(items)?
-                .map(|(m, s)| Ok((m.to_bytes(), s.score()?)))
+                .map(|(m, s)| Ok((m.bytes(), s.score()?)))
                 .collect::<Result<Vec<_>, RdbError>>()?;
             zset_from(items, limits)
         }
