@@ -166,22 +166,25 @@ def test_client_no_touch(blinkdb, oracle, closes):
     c.call("GET", "k")
     c.call("EXEC")
     assert integer(c, "OBJECT", "IDLETIME", "k") >= 2, "a NO-TOUCH client's reads leave it"
+    # IDLETIME counts whole seconds of an LRU clock with 1 s resolution (as Redis's): a
+    # key just read shows 1 when the clock ticks between the read and the IDLETIME, so
+    # "touched" is <= 1, and "left alone" is >= 2 after 2.2 s.
     # TOUCH still touches, alone or in a transaction.
     assert c.call("TOUCH", "k").raw == b":1\r\n"
-    assert integer(c, "OBJECT", "IDLETIME", "k") == 0
+    assert integer(c, "OBJECT", "IDLETIME", "k") <= 1
     c.call("MULTI")
     c.call("TOUCH", "j")
     c.call("EXEC")
-    assert integer(c, "OBJECT", "IDLETIME", "j") == 0
+    assert integer(c, "OBJECT", "IDLETIME", "j") <= 1
     # Another client's reads touch as usual.
-    time.sleep(1.1)
+    time.sleep(2.2)
     other.call("GET", "k")
-    assert integer(c, "OBJECT", "IDLETIME", "k") == 0
+    assert integer(c, "OBJECT", "IDLETIME", "k") <= 1
     assert c.call("CLIENT", "NO-TOUCH", "OFF").raw == b"+OK\r\n"
     assert "flags=N " in c.call("CLIENT", "INFO").value.decode()
-    time.sleep(1.1)
+    time.sleep(2.2)
     c.call("GET", "k")
-    assert integer(c, "OBJECT", "IDLETIME", "k") == 0
+    assert integer(c, "OBJECT", "IDLETIME", "k") <= 1
     help_lines = [v.decode() for _, v in c.call("CLIENT", "HELP").value]
     i = help_lines.index("NO-TOUCH (ON|OFF)")
     assert help_lines[i + 1] == "    Will not touch LRU/LFU stats when this mode is on."
