@@ -133,8 +133,8 @@ def test_single_node_serves_and_refuses_like_redis(server_factory, cluster_oracl
         assert c.call("CLUSTER", "RESET").raw.startswith(b"-ERR CLUSTER RESET can't")
 
 
-def conf_line(name, port, flags, slots=""):
-    return f"{name} 127.0.0.1:{port}@{port + 10000} {flags} - 0 0 1 connected {slots}".rstrip()
+def conf_line(name, port, flags, slots="", epoch=1):
+    return f"{name} 127.0.0.1:{port}@{port + 10000} {flags} - 0 0 {epoch} connected {slots}".rstrip()
 
 
 def test_moved_ask_and_nodes_conf(tmp_path):
@@ -142,13 +142,13 @@ def test_moved_ask_and_nodes_conf(tmp_path):
     one owning nothing redirects, ASK follows a migrating slot."""
     a_name, b_name = "a" * 40, "b" * 40
     a_port, b_port = free_port(), free_port()
-    for d, me, other in (("a", (a_name, a_port, "0-16383"), (b_name, b_port, "")),
-                         ("b", (b_name, b_port, ""), (a_name, a_port, "0-16383"))):
+    for d, me, other in (("a", (a_name, a_port, "0-16383", 1), (b_name, b_port, "", 2)),
+                         ("b", (b_name, b_port, "", 2), (a_name, a_port, "0-16383", 1))):
         os.makedirs(tmp_path / d)
         with open(tmp_path / d / "nodes.conf", "w") as f:
-            f.write(conf_line(me[0], me[1], "myself,master", me[2]) + "\n")
-            f.write(conf_line(other[0], other[1], "master", other[2]) + "\n")
-            f.write("vars currentEpoch 1 lastVoteEpoch 0\n")
+            f.write(conf_line(me[0], me[1], "myself,master", me[2], me[3]) + "\n")
+            f.write(conf_line(other[0], other[1], "master", other[2], other[3]) + "\n")
+            f.write("vars currentEpoch 2 lastVoteEpoch 0\n")
     a = ServerProcess(blinkdb_bin(), str(tmp_path / "a"), CLUSTER, port=a_port)
     try:
         b = ServerProcess(blinkdb_bin(), str(tmp_path / "b"), CLUSTER, port=b_port)
@@ -181,7 +181,7 @@ def test_moved_ask_and_nodes_conf(tmp_path):
             a = ServerProcess(a.binary, str(tmp_path / "a"), CLUSTER, port=a_port)
             with a.connect() as c:
                 assert f"[{slot}->-{b_name}]" in c.call("CLUSTER", "NODES").value.decode()
-                assert c.call("CLUSTER", "INFO").value.split(b"\r\n")[7] == b"cluster_current_epoch:1"
+                assert c.call("CLUSTER", "INFO").value.split(b"\r\n")[7] == b"cluster_current_epoch:2"
         finally:
             b.stop()
     finally:
@@ -216,3 +216,151 @@ def test_redis_py_cluster_client_routes(server_factory):
             node_conn.execute_command("SUNIONSTORE", "{u}d", "{u}a", "{v}b")
     finally:
         rc.close()
+
+
+# --- the bus (stage 2) ------------------------------------------------------
+
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+
+
+def cluster_nodes(n, count, timeout=20.0):
+    """`count` BlinkDB cluster nodes with a short node timeout."""
+    return [start_retrying(blinkdb_bin(), f"{n}/node{i}", CLUSTER + ("--cluster-node-timeout", "3000"))
+            for i in range(count)]
+
+
+def stop_all(nodes):
+    for s in nodes:
+        s.stop()
+
+
+def redis_cli(*args, stdin=None, timeout=90):
+    return subprocess.run(["redis-cli", *args], input=stdin, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def wait_until(pred, timeout=20.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def nodes_text(srv):
+    with srv.connect() as c:
+        return c.call("CLUSTER", "NODES").value.decode()
+
+
+def test_redis_cli_cluster_create_and_check(tmp_path):
+    """3 BlinkDB masters (replicas need BlinkDB-as-replica, not merged yet)."""
+    nodes = cluster_nodes(tmp_path, 3)
+    try:
+        addrs = [f"127.0.0.1:{s.port}" for s in nodes]
+        out = redis_cli("--cluster", "create", *addrs, "--cluster-replicas", "0", "--cluster-yes")
+        assert "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
+        assert "[OK] All nodes agree about slots configuration." in out.stdout
+        for s in nodes:
+            wait_ok(s)
+        check = redis_cli("--cluster", "check", addrs[1])
+        assert "[ERR]" not in check.stdout and "[WARNING]" not in check.stdout, check.stdout
+        assert "[OK] All 16384 slots covered." in check.stdout
+        for s in nodes:
+            lines = nodes_text(s).strip().split("\n")
+            assert len(lines) == 3 and all(" connected" in line for line in lines), lines
+        # Cluster-aware clients route across the three masters.
+        rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
+        try:
+            for i in range(200):
+                rc.set(f"key:{i}", i)
+            assert [int(rc.get(f"key:{i}")) for i in range(200)] == list(range(200))
+            assert rc.execute_command("BF.ADD", "bf{1}", "a") == 1
+            with nodes[0].connect() as c:
+                counts = [c.call("DBSIZE").value]
+            assert 0 < counts[0] < 201
+        finally:
+            rc.close()
+        # PUBLISH reaches subscribers on another node through the bus.
+        sub = redis.Redis(port=nodes[2].port)
+        p = sub.pubsub()
+        p.subscribe("news")
+        p.get_message(timeout=2)
+        with nodes[0].connect() as c:
+            c.call("PUBLISH", "news", "hello")
+        msg = p.get_message(timeout=5)
+        assert msg and msg["data"] == b"hello", msg
+        p.close()
+        # nodes.conf brings a restarted node back into the cluster.
+        port, directory = nodes[1].port, nodes[1].dir
+        nodes[1].stop()
+        nodes[1] = ServerProcess(blinkdb_bin(), directory, CLUSTER + ("--cluster-node-timeout", "3000"), port=port)
+        wait_ok(nodes[1])
+        wait_until(lambda: nodes_text(nodes[1]).count(" connected") == 3, what="links after restart")
+    finally:
+        stop_all(nodes)
+
+
+def test_blinkdb_joins_a_redis_cluster(tmp_path):
+    """The proof the bus is Redis's: CLUSTER MEET into redis-server 7.0 nodes."""
+    redis_nodes = [start_retrying(ORACLE_BIN, str(tmp_path / f"redis{i}"),
+                                  CLUSTER + ("--cluster-node-timeout", "3000")) for i in range(3)]
+    ours = cluster_nodes(tmp_path, 1)
+    try:
+        addrs = [f"127.0.0.1:{s.port}" for s in redis_nodes]
+        out = redis_cli("--cluster", "create", *addrs, "--cluster-replicas", "0", "--cluster-yes")
+        assert "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
+        with ours[0].connect() as c:
+            assert c.call("CLUSTER", "MEET", "127.0.0.1", str(redis_nodes[0].port)).raw == b"+OK\r\n"
+            me = c.call("CLUSTER", "MYID").value.decode()
+        for s in redis_nodes:
+            wait_until(lambda s=s: any(line.startswith(me) and " connected" in line
+                                       for line in nodes_text(s).split("\n")),
+                       what=f"redis node {s.port} sees BlinkDB connected")
+        wait_until(lambda: nodes_text(ours[0]).count(" connected") == 4, what="BlinkDB sees all")
+        wait_ok(ours[0])
+        check = redis_cli("--cluster", "check", f"127.0.0.1:{ours[0].port}")
+        assert "[OK] All nodes agree about slots configuration." in check.stdout, check.stdout
+        assert "[ERR]" not in check.stdout
+        # BlinkDB redirects to the redis-server that owns the slot.
+        with ours[0].connect() as c:
+            assert c.call("GET", "foo").raw.startswith(b"-MOVED 12182 127.0.0.1:")
+    finally:
+        stop_all(ours)
+        stop_all(redis_nodes)
+
+
+def test_bus_rejects_malformed_messages(tmp_path):
+    nodes = cluster_nodes(tmp_path, 1)
+    try:
+        bus = nodes[0].port + 10000
+        header = bytearray(2256)
+        header[0:4] = b"RCmb"
+        bad = [
+            b"XXXX" + (2256).to_bytes(4, "big") + bytes(2248),    # wrong signature
+            b"RCmb" + (16).to_bytes(4, "big"),                    # too short
+            b"RCmb" + (2256).to_bytes(4, "big") + bytes(100),     # truncated, then closed
+            bytes(header[:4]) + (2256).to_bytes(4, "big") + (7).to_bytes(2, "big") + bytes(2246),  # version 7
+            bytes(header[:4]) + (2256).to_bytes(4, "big") + (1).to_bytes(2, "big") + bytes(2)
+            + (0).to_bytes(2, "big") + (500).to_bytes(2, "big") + bytes(2240),  # 500 gossip entries missing
+        ]
+        for payload in bad:
+            s = socket.create_connection(("127.0.0.1", bus), timeout=5)
+            s.sendall(payload)
+            if payload[4:8] == (2256).to_bytes(4, "big") and len(payload) < 2256:
+                s.shutdown(socket.SHUT_WR)
+            try:
+                assert s.recv(10) == b""  # the node closes the link, no reply
+            except ConnectionResetError:
+                pass
+            s.close()
+        assert nodes[0].alive()
+        with nodes[0].connect() as c:
+            assert c.call("PING").raw == b"+PONG\r\n"
+            assert b"cluster_known_nodes:1" in c.call("CLUSTER", "INFO").raw
+        log = nodes[0].log_text()
+        assert "Bad message length or signature" in log
+        assert "protocol version 7" in log
+    finally:
+        stop_all(nodes)

@@ -80,14 +80,12 @@ pub fn start_handshake(c: &Cluster, ip: &str, port: u16, cport: u16) {
 pub async fn run(shared: Arc<Shared>, bind: Vec<String>) -> Result<(), String> {
     let cluster = shared.cluster.clone().expect("cluster mode");
     for addr in &bind {
-        let l = TcpListener::bind((addr.as_str(), cluster.cport))
-            .await
-            .map_err(|e| {
-                format!(
-                    "Failed listening on {addr}:{} (cluster): {e}",
-                    cluster.cport
-                )
-            })?;
+        let l = crate::network::bind_tcp(addr, cluster.cport, 511).map_err(|e| {
+            format!(
+                "Failed listening on {addr}:{} (cluster): {e}",
+                cluster.cport
+            )
+        })?;
         tokio::spawn(accept_loop(shared.clone(), l));
     }
     tokio::spawn(cron(shared));
@@ -740,7 +738,7 @@ fn process_gossip(c: &Cluster, st: &mut State, m: &Message, sender: Option<Name>
             }
         } else if sender.is_some()
             && g.flags & nodes::NOADDR == 0
-            && !st.blacklist.get(&g.name).is_some_and(|t| *t > now)
+            && st.blacklist.get(&g.name).is_none_or(|t| *t <= now)
         {
             let mut n = Node::new(g.name, g.flags, now);
             n.ip = g.ip.clone();
@@ -840,7 +838,7 @@ async fn cron(shared: Arc<Shared>) {
                 n.link = Some(id);
                 connect.push((n.name, n.ip.clone(), n.cport, id, rx));
             }
-            if iteration % 10 == 0 {
+            if iteration.is_multiple_of(10) {
                 // Ping the node with the oldest pong among five random ones.
                 use rand::seq::IteratorRandom;
                 let pick = st

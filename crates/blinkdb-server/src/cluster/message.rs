@@ -135,7 +135,7 @@ pub fn check_prefix(b: &[u8; 8]) -> Result<usize, String> {
         return Err("Bad message length or signature received from Cluster bus.".into());
     }
     let totlen = u32::from_be_bytes(b[4..8].try_into().expect("4 bytes")) as usize;
-    if totlen < HEADER_LEN || totlen > MAX_LEN {
+    if !(HEADER_LEN..=MAX_LEN).contains(&totlen) {
         return Err("Bad message length or signature received from Cluster bus.".into());
     }
     Ok(totlen)
@@ -187,7 +187,7 @@ pub fn decode(b: &[u8]) -> Result<Message, String> {
                         return Err(bad_len());
                     }
                     let len = u32_at(rest, 0) as usize;
-                    if len % 8 != 0 || len < 8 || len > rest.len() {
+                    if !len.is_multiple_of(8) || len < 8 || len > rest.len() {
                         return Err(bad_len());
                     }
                     match u16_at(rest, 4) {
