@@ -4,7 +4,8 @@
 # environment target/venv, made by tests/venv.sh), then runs, in order:
 #   1. cargo fmt --check and clippy -D warnings
 #   2. cargo test (unit tests, engine scenario tests incl. AOF and kernel BPF)
-#   3. the black-box integration suites against the release binary
+#   3. the black-box integration suites against the release binary (two
+#      pytest-xdist workers, each running whole files on its own ports)
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
 #   6. Redis 7.0.15's own test suite against BlinkDB (tests/redis-suite)
@@ -77,7 +78,7 @@ unit() {
 
 integration() {
     cargo build --release -p blinkdb-server &&
-        BLINKDB_BIN="$root/target/release/blinkdb" "$python" -m pytest tests/integration -q -p no:cacheprovider -rs
+        BLINKDB_BIN="$root/target/release/blinkdb" "$python" -m pytest tests/integration -q -p no:cacheprovider -rs -n 2 --dist loadfile
 }
 
 clients() {

@@ -13,9 +13,16 @@ ORACLE_BIN = "/usr/bin/redis-server"
 
 
 def _port_range():
-    """BLINKDB_TEST_PORTS=LOW-HIGH (inclusive) lets parallel runs use their own ports."""
-    spec = os.environ.get("BLINKDB_TEST_PORTS", "17500-17599")
+    """BLINKDB_TEST_PORTS=LOW-HIGH (inclusive) lets parallel runs use their own ports.
+    Under pytest-xdist each worker (gwN) takes its own equal slice of that range."""
+    spec = os.environ.get("BLINKDB_TEST_PORTS", "17500-17699")
     low, high = (int(part) for part in spec.split("-"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if worker.startswith("gw") and workers > 1:
+        size = (high + 1 - low) // workers
+        low += int(worker[2:]) * size
+        high = low + size - 1
     return range(low, high + 1)
 
 

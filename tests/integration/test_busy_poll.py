@@ -138,4 +138,7 @@ def test_polling_stops_for_sparse_requests_and_resumes_under_load(server_factory
             c.call("PING")
             time.sleep(0.005)
         dense = cpu_clock(pid) - before
-        assert dense > 0.02, dense
+        # Polling the 10 x 5 ms gaps burns up to 0.05 s; answering 10 PINGs without
+        # polling costs well under 1 ms. Under load (the suite runs two files at once on
+        # 2 cores) the polling thread gets only part of the gaps: 0.019 s was seen.
+        assert dense > 0.01, dense

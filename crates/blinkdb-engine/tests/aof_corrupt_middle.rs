@@ -1,12 +1,10 @@
 //! Damage before the tail (a flipped byte in an early batch, garbage instead of RESP)
 //! refuses to load with the file and offset in the message, unless allow_corrupt.
 
-mod common;
-
 use std::fs;
 
+use crate::common::{load_all, options};
 use blinkdb_engine::aof::{Aof, AofOptions};
-use common::{load_all, options};
 
 fn write_batches(opts: &AofOptions) -> Vec<u64> {
     let aof = Aof::open(opts.clone()).unwrap();

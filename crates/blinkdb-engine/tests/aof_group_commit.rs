@@ -2,13 +2,11 @@
 //! disk after each wait, and concurrent waiters share fdatasyncs (far fewer syncs than
 //! acknowledged writes).
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{load_all, options, write_from_threads};
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, FsyncPolicy};
-use common::{load_all, options, write_from_threads};
 
 #[test]
 fn concurrent_waiters_share_fdatasyncs() {

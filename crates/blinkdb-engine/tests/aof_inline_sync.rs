@@ -3,13 +3,11 @@
 //! on disk, a thread arriving during another's sync waits and is covered, and a full disk
 //! fails the waiters with the MISCONF error, then recovers once space is back.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{load_all, options, write_from_threads};
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, AofError, FsyncPolicy};
-use common::{load_all, options, write_from_threads};
 
 fn always(dir: &std::path::Path, storage: &FaultStorage) -> Arc<Aof> {
     let mut opts = options(dir);

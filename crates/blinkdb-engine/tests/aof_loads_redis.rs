@@ -2,14 +2,12 @@
 //! (`--aof-use-rdb-preamble no`): incr files only, then a BGREWRITEAOF base plus a new
 //! incr file. Replaying the commands gives the state Redis reports.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::common::{load_all, RedisServer};
 use blinkdb_engine::aof::{Aof, AofOptions, FsyncPolicy};
-use common::{load_all, RedisServer};
 
 /// The subset of Redis string semantics the scenario uses.
 fn replay(cmds: &[Vec<Vec<u8>>]) -> HashMap<Vec<u8>, Vec<u8>> {

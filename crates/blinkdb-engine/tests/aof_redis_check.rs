@@ -1,12 +1,10 @@
 //! Debian's redis-check-aof (Redis 7) accepts a directory written by this module,
 //! including `#BK` annotations, blobs, several incr files and a rewritten base.
 
-mod common;
-
 use std::process::Command;
 
+use crate::common::{load_all, options};
 use blinkdb_engine::aof::Aof;
-use common::{load_all, options};
 
 #[test]
 fn redis_check_aof_accepts_our_directory() {

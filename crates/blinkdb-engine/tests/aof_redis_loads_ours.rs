@@ -1,12 +1,10 @@
 //! Debian's redis-server 7 starts from a directory written by this module and serves the
 //! keys (small and blob-sized values) with their TTLs.
 
-mod common;
-
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::common::{load_all, options, RedisServer};
 use blinkdb_engine::aof::Aof;
-use common::{load_all, options, RedisServer};
 
 #[test]
 fn redis_server_loads_our_aof_directory() {

@@ -1,13 +1,11 @@
 //! A crash at every storage step of a rewrite (and of the rotation it starts) leaves a
 //! directory that loads to the same logical contents, with no blob lost.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{cmd, load_all, options};
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, AofOptions};
-use common::{cmd, load_all, options};
 
 fn populate(opts: &AofOptions) -> Vec<Vec<Vec<u8>>> {
     let aof = Aof::open(opts.clone()).unwrap();

@@ -1,10 +1,8 @@
 //! Commands with 1 KB - 4 MB values survive close + reopen + load byte for byte, across
 //! segment rotations, and blobs read back through their refs with checksums.
 
-mod common;
-
+use crate::common::{cmd, load_all, options};
 use blinkdb_engine::aof::{Aof, BlobRef};
-use common::{cmd, load_all, options};
 use rand::{Rng, RngCore, SeedableRng};
 
 #[test]

@@ -2,12 +2,10 @@
 //! reports MISCONF, freeing space lets the retry succeed, and everything acknowledged
 //! loads back.
 
-mod common;
-
 use std::process::Command;
 
+use crate::common::{cmd, load_all};
 use blinkdb_engine::aof::{Aof, AofOptions, FsyncPolicy};
-use common::{cmd, load_all};
 
 struct Mount(std::path::PathBuf);
 impl Drop for Mount {

@@ -1,13 +1,11 @@
 //! A tail torn at any byte offset (cut short, or zero-filled) loads exactly a prefix of
 //! the committed batches, and the file is truncated back to the last whole batch.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 
+use crate::common::{cmd, load_all, options};
 use blinkdb_engine::aof::Aof;
-use common::{cmd, load_all, options};
 use rand::{Rng, SeedableRng};
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -2,13 +2,11 @@
 //! Redis's MISCONF text, the torn bytes are truncated away, a later retry succeeds and
 //! clears the error, and no acknowledged byte is lost or corrupted.
 
-mod common;
-
 use std::sync::Arc;
 
+use crate::common::{cmd, load_all, options};
 use blinkdb_engine::aof::fault::FaultStorage;
 use blinkdb_engine::aof::{Aof, AofError};
-use common::{cmd, load_all, options};
 
 #[test]
 fn enospc_sets_error_state_and_retry_recovers() {

@@ -1,10 +1,8 @@
 //! Scenario: a kernel filter filled to capacity keeps its promise: no false
 //! negatives, and a measured false-positive rate at or under the request.
 
-mod kernel_support;
-
+use crate::kernel_support::kernel_root;
 use blinkdb_engine::kernel::{FilterSpec, KernelFilter, PinLocation};
-use kernel_support::kernel_root;
 
 const CAPACITY: u32 = 10_000;
 const ERROR_RATE: f64 = 0.01;

@@ -4,15 +4,13 @@
 //! The "missing" cases run this test binary again as a child with
 //! capabilities dropped by `setpriv`; the child prints the probe's error.
 
-mod kernel_support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::kernel_support::{kernel_root, say_skipped};
 use blinkdb_engine::kernel::{
     ensure_bpffs, is_bpffs, probe, FilterSpec, KernelFilter, PinLocation,
 };
-use kernel_support::{kernel_root, say_skipped};
 
 /// Set in the child: the pin root to probe.
 const CHILD_ROOT_VAR: &str = "BLINKDB_KERNEL_PROBE_ROOT";
@@ -47,7 +45,12 @@ fn probe_without(test: &str, caps: &[&str], root: &Path) -> Option<String> {
         .arg(format!("--inh-caps={drop_list}"))
         .arg(format!("--bounding-set={drop_list}"))
         .arg(&me)
-        .args(["--exact", "probe_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "kernel_environment::probe_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ROOT_VAR, root)
         .output();
     match out {

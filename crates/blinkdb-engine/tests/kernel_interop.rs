@@ -5,14 +5,12 @@
 //! The separate process is this test binary run again with
 //! `BLINKDB_INTEROP_PIN` set, executing `interop_reader` only.
 
-mod kernel_support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::kernel_support::kernel_root;
 use aya::maps::{bloom_filter::BloomFilter, Map, MapData};
 use blinkdb_engine::kernel::{FilterSpec, KernelFilter, PinLocation};
-use kernel_support::kernel_root;
 
 const PIN_VAR: &str = "BLINKDB_INTEROP_PIN";
 const MODE_VAR: &str = "BLINKDB_INTEROP_MODE";
@@ -59,7 +57,7 @@ fn run_reader(pin: &Path, mode: &str) -> usize {
     let out = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "interop_reader",
+            "kernel_interop::interop_reader",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -1,10 +1,8 @@
 //! Scenario: items go into kernel filters and come back: digest mode for any
 //! bytes, RAW mode for fixed-width items, single and batch calls.
 
-mod kernel_support;
-
+use crate::kernel_support::kernel_root;
 use blinkdb_engine::kernel::{FilterSpec, KernelError, KernelFilter, PinLocation};
-use kernel_support::kernel_root;
 
 #[test]
 fn add_reports_new_items_and_contains_finds_them() {

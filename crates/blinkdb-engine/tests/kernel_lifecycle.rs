@@ -1,15 +1,13 @@
 //! Scenario: a kernel filter's pin lifecycle: create and pin, reopen the same
 //! map, notice a removed pin, and unpin on delete.
 
-mod kernel_support;
-
 use std::os::fd::{AsFd, AsRawFd};
 use std::process::Command;
 
+use crate::kernel_support::{kernel_root, say_skipped};
 use blinkdb_engine::kernel::{
     FilterSpec, KernelError, KernelFilter, OpenOutcome, PinLocation, PinStatus,
 };
-use kernel_support::{kernel_root, say_skipped};
 
 #[test]
 fn create_pins_a_bloom_map_with_the_requested_hash_count() {

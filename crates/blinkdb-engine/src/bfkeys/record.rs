@@ -55,6 +55,33 @@ impl Binding {
         .into()
     }
 
+    /// The command RedisBloom would replicate for a filter created with this
+    /// binding: `BF.RESERVE key error_rate capacity [EXPANSION n | NONSCALING]`.
+    /// The replication stream sends it in place of the binding record, which
+    /// only BlinkDB's own replay knows. `None` for a binding that does not
+    /// create an empty filter (`base > 0`: COPY, a rewrite), whose items no
+    /// command can carry. Kernel filters reach replicas as plain filters, as
+    /// they do in an RDB file.
+    pub fn redisbloom_form(&self, key: &[u8]) -> Option<Vec<Vec<u8>>> {
+        if self.base != 0 {
+            return None;
+        }
+        let c = &self.spec.config;
+        let mut cmd = vec![
+            b"BF.RESERVE".to_vec(),
+            key.to_vec(),
+            format!("{:?}", c.error_rate).into_bytes(),
+            c.capacity.to_string().into_bytes(),
+        ];
+        if c.nonscaling {
+            cmd.push(b"NONSCALING".to_vec());
+        } else {
+            cmd.push(b"EXPANSION".to_vec());
+            cmd.push(c.expansion.to_string().into_bytes());
+        }
+        Some(cmd)
+    }
+
     /// Decodes the arguments after the key.
     pub fn decode(args: &[&[u8]]) -> Option<Binding> {
         let text = |i: usize| std::str::from_utf8(args.get(i)?).ok();
@@ -113,7 +140,38 @@ mod tests {
         assert_eq!(rec[0], b"BLINKDB.BFBIND");
         assert_eq!(rec[1], b"key");
         let rest: Vec<&[u8]> = rec[2..].iter().map(|a| &a[..]).collect();
+        assert_eq!(b.redisbloom_form(b"key"), None, "base > 0: no command form");
         assert_eq!(Binding::decode(&rest), Some(b));
         assert_eq!(Binding::decode(&rest[..9]), None);
+    }
+
+    #[test]
+    fn a_new_filter_replicates_as_bf_reserve() {
+        let mut b = Binding {
+            id: 1,
+            base: 0,
+            spec: KeyFilterSpec {
+                config: BloomConfig {
+                    error_rate: 0.00001,
+                    capacity: 100,
+                    expansion: 2,
+                    nonscaling: false,
+                },
+                backend: BackendSpec::User,
+            },
+            pin: None,
+        };
+        let form = |b: &Binding| -> Vec<String> {
+            let cmd = b.redisbloom_form(b"k").unwrap();
+            cmd.iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        };
+        assert_eq!(
+            form(&b),
+            ["BF.RESERVE", "k", "1e-5", "100", "EXPANSION", "2"]
+        );
+        b.spec.config.nonscaling = true;
+        assert_eq!(form(&b), ["BF.RESERVE", "k", "1e-5", "100", "NONSCALING"]);
     }
 }

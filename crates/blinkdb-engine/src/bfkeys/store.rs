@@ -166,6 +166,25 @@ impl BloomStore {
         Ok(self.register(cell))
     }
 
+    /// A new filter rebuilt from a whole SCANDUMP (an RDB file's `blinkdb-bf`
+    /// field): the header, then every data chunk at its cursor. The chunks
+    /// must fill the header's lines exactly (checked by the field's decoder),
+    /// so the files it sizes are backed by bytes the file really held.
+    pub fn load_dump(
+        self: &Arc<Self>,
+        header: &[u8],
+        chunks: &[(i64, Vec<u8>)],
+    ) -> Result<BloomValue, BloomError> {
+        let unlimited = BloomLimits {
+            max_memory: u64::MAX,
+        };
+        let filter = self.load_header(None, header, &unlimited)?;
+        for (cursor, data) in chunks {
+            filter.load_chunk(*cursor, data, false)?;
+        }
+        Ok(filter)
+    }
+
     /// A filter imported from RedisBloom (RESTORE, an RDB file), kept with its
     /// own bit arrays and hash scheme.
     pub fn import(self: &Arc<Self>, chain: RedisBloomChain) -> BloomValue {

@@ -372,6 +372,11 @@ impl BloomValue {
         matches!(self.0.spec.backend, BackendSpec::Kernel { .. })
     }
 
+    /// A filter imported from RedisBloom (kept in RedisBloom's layout).
+    pub fn is_imported(&self) -> bool {
+        matches!(self.0.state.read().backend, Backend::RedisBloom(_))
+    }
+
     /// BF.ADD: Ok(true) when newly added.
     pub fn add(&self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
         let state = &mut *self.0.state.write();

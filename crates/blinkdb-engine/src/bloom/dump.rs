@@ -24,6 +24,18 @@ pub fn dump_header_items(data: &[u8]) -> Option<u64> {
     Some(meta.links.iter().map(|l| l.items).sum())
 }
 
+/// The byte length of each data chunk a full SCANDUMP after this header
+/// chunk yields, in order (as `scandump` cuts them: per sub-filter, at most
+/// `CHUNK_LINES` lines each). Lazy: a header may declare very many.
+pub fn dump_chunk_plan(header: &[u8]) -> Option<impl Iterator<Item = u64>> {
+    let meta = ChainMeta::decode(header, DUMP_MAGIC)?;
+    Some(meta.links.into_iter().flat_map(|link| {
+        let lines = link.geometry.lines;
+        (0..lines.div_ceil(CHUNK_LINES))
+            .map(move |i| (lines - i * CHUNK_LINES).min(CHUNK_LINES) * LINE_BYTES as u64)
+    }))
+}
+
 impl ScalableBloom {
     /// One BF.SCANDUMP step. Returns the next cursor and the chunk.
     pub fn scandump(&self, cursor: i64) -> (i64, Vec<u8>) {

@@ -4,7 +4,7 @@
 
 use super::read::{read_entry, Loaded, Reader};
 use super::write::{object_type, write_len, write_object, write_string};
-use super::{module_type_name, opcode, RdbError, CRC64, RDB_VERSION};
+use super::{kind, module_type_name, native_bloom, opcode, RdbError, CRC64, RDB_VERSION};
 use crate::aof::BlobRef;
 use crate::keyspace::access::{ClockSave, SavedClock};
 use crate::keyspace::Value;
@@ -106,6 +106,8 @@ pub fn load_file(
     let mut db = 0usize;
     let mut expire_at: i64 = -1;
     let (mut idle, mut freq) = (None, None);
+    // The `blinkdb-bf` field before a key: that key's exact filter.
+    let mut native: Option<Vec<u8>> = None;
     loop {
         let t = r.byte()?;
         match t {
@@ -145,7 +147,11 @@ pub fn load_file(
             opcode::AUX => {
                 let k = r.string()?.into_owned();
                 let v = r.string()?.into_owned();
-                contents.aux.push((k, v));
+                if k == native_bloom::AUX_NAME {
+                    native = Some(v);
+                } else {
+                    contents.aux.push((k, v));
+                }
                 continue;
             }
             opcode::MODULE_AUX => {
@@ -166,7 +172,18 @@ pub fn load_file(
         }
         let key = r.string()?.into_owned();
         let value_start = 9 + r.pos();
+        if native.is_some() && t != kind::MODULE_2 {
+            native = None;
+        }
         let value = match read_entry(t, &mut r, limits) {
+            Ok(Loaded::Bloom(chain)) => match native.take().map(|v| native_bloom::decode(&v)) {
+                Some(Some(dump)) => Loaded::NativeBloom(Box::new(dump), chain),
+                Some(None) => {
+                    tracing::warn!("a malformed blinkdb-bf field: the key's RedisBloom value (saturated) is used");
+                    Loaded::Bloom(chain)
+                }
+                None => Loaded::Bloom(chain),
+            },
             Ok(v) => v,
             Err(RdbError::EmptyKey) => {
                 contents.empty += 1;
@@ -314,6 +331,20 @@ impl RdbFileWriter {
         blob: &mut dyn FnMut(&BlobRef) -> Result<bytes::Bytes, RdbError>,
     ) -> Result<(), RdbError> {
         let t = object_type(value)?;
+        if let Value::Bloom(filter, _) = value {
+            if let Some(field) = native_bloom::Field::of(filter) {
+                self.buf.push(opcode::AUX);
+                write_string(&mut self.buf, native_bloom::AUX_NAME, false);
+                write_len(&mut self.buf, field.byte_len());
+                field.write(filter, |piece| {
+                    self.buf.extend_from_slice(piece);
+                    if self.buf.len() >= 1 << 16 {
+                        self.flush_buf()?;
+                    }
+                    Ok(())
+                })?;
+            }
+        }
         if expire_at != 0 {
             self.buf.push(opcode::EXPIRETIME_MS);
             self.buf.extend_from_slice(&expire_at.to_le_bytes());

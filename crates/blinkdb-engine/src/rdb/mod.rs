@@ -11,6 +11,7 @@ mod file;
 pub(crate) mod listpack;
 pub(crate) mod lzf;
 pub mod module;
+pub mod native_bloom;
 mod read;
 mod stream;
 mod write;
@@ -117,6 +118,17 @@ impl Loaded {
         match self {
             Loaded::Value(v) => v,
             Loaded::Bloom(chain) => crate::Value::bloom(engine.blooms.import(*chain)),
+            Loaded::NativeBloom(native, chain) => {
+                match engine.blooms.load_dump(&native.header, &native.chunks) {
+                    Ok(filter) => crate::Value::bloom(filter),
+                    Err(e) => {
+                        tracing::warn!(
+                            "a BlinkDB Bloom filter's dump did not load ({e}): its RedisBloom value (saturated) is used"
+                        );
+                        crate::Value::bloom(engine.blooms.import(*chain))
+                    }
+                }
+            }
         }
     }
 }

@@ -223,6 +223,12 @@ fn list_push(l: &mut ListValue, items: Vec<Item<'_>>, limits: &Limits) {
 pub enum Loaded {
     Value(Value),
     Bloom(Box<crate::bloom::RedisBloomChain>),
+    /// A BlinkDB filter: its exact dump (the `blinkdb-bf` AUX field before
+    /// the key), and the RedisBloom value written for redis-server.
+    NativeBloom(
+        Box<super::native_bloom::NativeBloom>,
+        Box<crate::bloom::RedisBloomChain>,
+    ),
 }
 
 /// The value of RDB type `kind` at the reader's position, module values included.

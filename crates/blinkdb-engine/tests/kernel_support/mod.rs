@@ -1,7 +1,7 @@
 //! Shared set-up for the kernel filter tests: a private pin root per test,
 //! and a loud skip when this machine cannot run kernel filters.
 
-#![allow(dead_code)] // each test binary uses a different part of this module
+#![allow(dead_code)] // not every part is used
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -418,7 +418,46 @@ impl blinkdb_engine::engine::WriteFeed for Feed {
         if !self.active.load(Ordering::Acquire) {
             return;
         }
+        if args[0].len() > 8 && args[0][..8].eq_ignore_ascii_case(b"blinkdb.") {
+            return self.feed_internal(db, args);
+        }
         self.inner.lock().append(Some(db), args);
+    }
+}
+
+impl Feed {
+    /// BlinkDB's internal log records (`BLINKDB.*`, which bind keys to
+    /// filter files) in the form a replica can apply: redis-server with
+    /// RedisBloom, or BlinkDB, which stores the filter in files of its own.
+    fn feed_internal(&self, db: usize, args: &[&[u8]]) {
+        use blinkdb_engine::bfkeys::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND};
+        let name = args[0];
+        let form: Option<Vec<Vec<u8>>> = if name.eq_ignore_ascii_case(BIND_COMMAND.as_bytes()) {
+            args.get(2..)
+                .and_then(Binding::decode)
+                .and_then(|b| b.redisbloom_form(args[1]))
+        } else if name.eq_ignore_ascii_case(LOAD_HEADER_COMMAND.as_bytes()) && args.len() == 4 {
+            // BF.LOADCHUNK's header step, iterator 1 as SCANDUMP gave it.
+            Some(vec![
+                b"BF.LOADCHUNK".to_vec(),
+                args[1].to_vec(),
+                b"1".to_vec(),
+                args[3].to_vec(),
+            ])
+        } else {
+            None
+        };
+        match form {
+            Some(cmd) => {
+                let refs: Vec<&[u8]> = cmd.iter().map(|a| &a[..]).collect();
+                self.inner.lock().append(Some(db), &refs);
+            }
+            None => tracing::warn!(
+                record = %String::from_utf8_lossy(name),
+                key = %String::from_utf8_lossy(args.get(1).copied().unwrap_or_default()),
+                "a write has no form replicas can apply (a COPY of a Bloom filter): replicas miss it"
+            ),
+        }
     }
 }
 
