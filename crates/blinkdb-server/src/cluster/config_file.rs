@@ -179,8 +179,8 @@ mod tests {
 
     #[test]
     fn redis_file_round_trips() {
-        let text = "36b518a36f1993727661815fcd375d78263dfb4c :25009@35009 myself,master - 0 0 3 connected 0-100 200 [5->-ab518a36f1993727661815fcd375d78263dfb4c]\n\
-ab518a36f1993727661815fcd375d78263dfb4c 127.0.0.1:7001@17001,h master - 0 1 2 connected 101-199\n\
+        let text = "36b518a36f1993727661815fcd375d78263dfb4c :25009@35009 myself,master - 0 0 3 connected 0-100 200 [5->-ab6518a36f1993727661815fcd375d78263dfb4c]\n\
+ab6518a36f1993727661815fcd375d78263dfb4c 127.0.0.1:7001@17001,h master - 0 1 2 connected 101-199\n\
 vars currentEpoch 5 lastVoteEpoch 1\n";
         let st = parse(text, 7).unwrap();
         assert_eq!(st.current_epoch, 5);
@@ -188,7 +188,7 @@ vars currentEpoch 5 lastVoteEpoch 1\n";
         assert_eq!(st.migrating.len(), 1);
         let again = parse(&render(&st), 7).unwrap();
         assert_eq!(render(&again), render(&st));
-        assert!(render(&st).contains(" myself,master - 0 0 3 connected 0-100 200 [5->-ab5"));
+        assert!(render(&st).contains(" myself,master - 0 0 3 connected 0-100 200 [5->-ab6"));
         assert!(parse("garbage\n", 0).is_err());
         assert!(parse("36b518a36f1993727661815fcd375d78263dfb4c :1@2 myself,master - 0 0 0 connected 0-99999\n", 0).is_err());
     }
