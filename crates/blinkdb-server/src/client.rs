@@ -286,6 +286,10 @@ pub struct Client {
     /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
     /// for all of them).
     pub in_exec: bool,
+    /// Cluster mode: ASKING was sent (the next command may use an importing slot).
+    pub cluster_asking: bool,
+    /// Cluster mode: READONLY (reads served by a replica).
+    pub cluster_readonly: bool,
     /// What a replica said with REPLCONF before PSYNC.
     pub repl_conf: crate::replication::master::ReplConf,
     /// Set by PSYNC/SYNC: the connection becomes a replica's stream once
@@ -349,6 +353,8 @@ impl Client {
             script_gate: None,
             tracking: None,
             in_exec: false,
+            cluster_asking: false,
+            cluster_readonly: false,
             repl_conf: Default::default(),
             replica_handoff: None,
         }

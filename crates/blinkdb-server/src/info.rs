@@ -257,7 +257,11 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 }
             }
         }
-        "cluster" => o.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+        "cluster" => o.push_str(if shared.cluster.is_some() {
+            "# Cluster\r\ncluster_enabled:1\r\n"
+        } else {
+            "# Cluster\r\ncluster_enabled:0\r\n"
+        }),
         "keyspace" => {
             o.push_str("# Keyspace\r\n");
             for i in 0..engine.databases() {

@@ -5,6 +5,7 @@ pub mod blocking;
 pub mod bloom_flush;
 pub mod busy_poll;
 pub mod client;
+pub mod cluster;
 pub mod cmdstats;
 pub mod commands;
 pub mod config;

@@ -46,7 +46,14 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         existence_filter_size: settings.existence_filter_size,
     }));
     let config_file = config.file.clone();
-    let shared = Shared::new(engine, config, on_loglevel).into_arc();
+    let cluster = if config.get("cluster-enabled") == "yes" {
+        Some(Arc::new(crate::cluster::Cluster::open(&config, &settings)?))
+    } else {
+        None
+    };
+    let mut shared = Shared::new(engine, config, on_loglevel);
+    shared.cluster = cluster;
+    let shared = shared.into_arc();
     // Without an AOF the RDB file is the dataset, as in redis-server.
     let rdb_to_load = if settings.appendonly {
         None
@@ -122,6 +129,9 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     tokio::spawn(expire_cycle(shared.clone()));
     tokio::spawn(cron(shared.clone()));
     tokio::spawn(crate::replication::cron(shared.clone()));
+    if shared.cluster.is_some() {
+        crate::cluster::bus::run(shared.clone(), settings.bind.clone()).await?;
+    }
     tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
 
     if wait_for_stop(&shared).await {

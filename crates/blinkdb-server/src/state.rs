@@ -83,6 +83,8 @@ pub struct Shared {
     pub replication: crate::replication::Replication,
     /// Keyspace events and client-side caching: the engine's observer.
     pub notify: Arc<crate::pubsub::notify::Notifier>,
+    /// Redis Cluster state, when `cluster-enabled yes` (cluster/).
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
     /// Serializes updates of the engine's interest mask.
     interest_update: Mutex<()>,
     stop: watch::Sender<Stop>,
@@ -134,6 +136,7 @@ impl Shared {
             scripting: Default::default(),
             replication,
             notify,
+            cluster: None,
             interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),

@@ -23,6 +23,13 @@ pub fn echo(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn select(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.cluster.is_some() {
+        match super::args::parse_i64(args[1]).filter(|n| i32::try_from(*n).is_ok()) {
+            None => return ctx.out.error(super::args::ERR_NOT_INT),
+            Some(0) => {}
+            Some(_) => return ctx.out.error("ERR SELECT is not allowed in cluster mode"),
+        }
+    }
     if let Some(db) = super::keys::parse_db(ctx, args[1]) {
         ctx.client.set_db(db);
         ctx.out.ok();

@@ -202,6 +202,15 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     if !client.authenticated && !spec.has(table::NO_AUTH) {
         return reject(client, out, spec, "NOAUTH Authentication required.");
     }
+    if let Some(cluster) = &shared.cluster {
+        if let Some(err) = crate::cluster::redirect::route(shared, cluster, client, spec, args) {
+            if spec.name == "exec" {
+                client.multi = None;
+                multi::unwatch_all(shared, client);
+            }
+            return reject(client, out, spec, &err);
+        }
+    }
     if client.multi.is_some() && spec.has(table::NO_MULTI) {
         return reject(
             client,

@@ -25,6 +25,13 @@ pub struct Transaction {
     bytes: usize,
 }
 
+impl Transaction {
+    /// The queued command lines (cluster routing judges them at EXEC).
+    pub fn queued(&self) -> &[Vec<Vec<u8>>] {
+        &self.queue
+    }
+}
+
 /// The keys this client WATCHes, and the flag their shards mark.
 pub struct Watching {
     flag: Arc<WatchFlag>,

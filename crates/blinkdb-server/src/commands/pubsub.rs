@@ -43,6 +43,7 @@ fn publish_to(ctx: &mut Ctx, args: &Args, shard: bool) {
         .shared
         .pubsub
         .publish(args[1], args[2], shard, &limit, now);
+    crate::cluster::bus::propagate_publish(ctx.shared, args[1], args[2], shard);
     // A RESP3 client subscribed to the channel it publishes to sees the message
     // before the reply, as in Redis (the message is written to it first).
     pubsub::flush_mailbox(ctx.client, ctx.out);

@@ -1,0 +1,382 @@
+//! Redis Cluster: the slot table, the nodes this node knows, nodes.conf,
+//! client redirections (redirect.rs), CLUSTER commands (commands.rs) and
+//! the cluster bus (bus.rs, message.rs). Absent (`Shared::cluster` is None)
+//! unless `cluster-enabled yes`: nothing here runs then.
+
+pub mod bus;
+pub mod commands;
+pub mod config_file;
+pub mod message;
+pub mod nodes;
+pub mod redirect;
+pub mod slots;
+
+use nodes::{Name, Node};
+use parking_lot::RwLock;
+use slots::SLOTS;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+/// Redis's CLUSTER_WRITABLE_DELAY: a master that starts with the cluster
+/// failed waits this long before it declares it ok.
+const WRITABLE_DELAY_MS: u64 = 2000;
+const MIN_REJOIN_DELAY_MS: u64 = 500;
+const MAX_REJOIN_DELAY_MS: u64 = 5000;
+/// How long a forgotten node is kept out (Redis's CLUSTER_BLACKLIST_TTL).
+pub const BLACKLIST_TTL_MS: u64 = 60_000;
+
+/// Message counters by bus message type (CLUSTER INFO).
+pub const MSG_TYPES: usize = 11;
+pub const MSG_TYPE_NAMES: [&str; MSG_TYPES] = [
+    "ping",
+    "pong",
+    "meet",
+    "fail",
+    "publish",
+    "auth-req",
+    "auth-ack",
+    "update",
+    "mfstart",
+    "module",
+    "publishshard",
+];
+
+pub struct State {
+    pub myself: Name,
+    pub nodes: HashMap<Name, Node>,
+    /// The owner of each slot.
+    pub slots: Vec<Option<Name>>,
+    pub migrating: BTreeMap<u16, Name>,
+    pub importing: BTreeMap<u16, Name>,
+    pub current_epoch: u64,
+    pub last_vote_epoch: u64,
+    pub ok: bool,
+    /// Masters serving at least one slot.
+    pub size: usize,
+    pub sent: [u64; MSG_TYPES],
+    pub received: [u64; MSG_TYPES],
+    /// Forgotten nodes and until when gossip must not bring them back.
+    pub blacklist: HashMap<Name, u64>,
+    first_update_ms: u64,
+    among_minority_ms: u64,
+    /// nodes.conf is out of date.
+    pub dirty: bool,
+    /// Nodes just marked FAIL, for the cron to tell everyone.
+    pub pending_fail: Vec<Name>,
+}
+
+impl State {
+    fn new(myself: Name, now: u64) -> State {
+        let mut nodes = HashMap::new();
+        nodes.insert(
+            myself,
+            Node::new(myself, nodes::MYSELF | nodes::MASTER, now),
+        );
+        State {
+            myself,
+            nodes,
+            slots: vec![None; SLOTS],
+            migrating: BTreeMap::new(),
+            importing: BTreeMap::new(),
+            current_epoch: 0,
+            last_vote_epoch: 0,
+            ok: false,
+            size: 0,
+            sent: [0; MSG_TYPES],
+            received: [0; MSG_TYPES],
+            blacklist: HashMap::new(),
+            first_update_ms: 0,
+            among_minority_ms: 0,
+            dirty: true,
+            pending_fail: Vec::new(),
+        }
+    }
+
+    pub fn me(&self) -> &Node {
+        &self.nodes[&self.myself]
+    }
+
+    pub fn me_mut(&mut self) -> &mut Node {
+        self.nodes.get_mut(&self.myself).expect("myself is known")
+    }
+
+    pub fn node(&self, name: &[u8]) -> Option<&Node> {
+        self.nodes.get(&nodes::parse_name(name)?)
+    }
+
+    pub fn add_slot(&mut self, slot: usize, owner: Name) {
+        if let Some(prev) = self.slots[slot].take() {
+            if let Some(n) = self.nodes.get_mut(&prev) {
+                n.slots.set(slot, false);
+            }
+        }
+        if let Some(n) = self.nodes.get_mut(&owner) {
+            n.slots.set(slot, true);
+            self.slots[slot] = Some(owner);
+        }
+    }
+
+    pub fn del_slot(&mut self, slot: usize) {
+        if let Some(prev) = self.slots[slot].take() {
+            if let Some(n) = self.nodes.get_mut(&prev) {
+                n.slots.set(slot, false);
+            }
+        }
+    }
+
+    /// The config epoch a node shows: a replica shows its master's.
+    pub fn shown_epoch(&self, n: &Node) -> u64 {
+        match (&n.slaveof, n.is_slave()) {
+            (Some(m), true) => self.nodes.get(m).map_or(n.config_epoch, |m| m.config_epoch),
+            _ => n.config_epoch,
+        }
+    }
+
+    /// One node's CLUSTER NODES line (without the newline).
+    pub fn describe(&self, n: &Node) -> String {
+        let mut line = n.describe_head(self.shown_epoch(n));
+        for (start, end, _) in slots::runs(|s| (self.slots[s] == Some(n.name)).then_some(())) {
+            if start == end {
+                line.push_str(&format!(" {start}"));
+            } else {
+                line.push_str(&format!(" {start}-{end}"));
+            }
+        }
+        if n.name == self.myself {
+            // Redis lists a slot once, migrating first.
+            let mut open: BTreeMap<u16, String> = BTreeMap::new();
+            for (s, to) in &self.importing {
+                open.insert(*s, format!(" [{s}-<-{}]", nodes::name_str(to)));
+            }
+            for (s, to) in &self.migrating {
+                open.insert(*s, format!(" [{s}->-{}]", nodes::name_str(to)));
+            }
+            open.values().for_each(|t| line.push_str(t));
+        }
+        line
+    }
+
+    /// CLUSTER NODES (or nodes.conf without `vars`), skipping nodes with any
+    /// of the `skip` flags.
+    pub fn describe_all(&self, skip: u16) -> String {
+        let mut out = String::new();
+        for n in self.nodes.values() {
+            if n.flags & skip != 0 {
+                continue;
+            }
+            out.push_str(&self.describe(n));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The replicas of a master, as known.
+    pub fn replicas_of(&self, master: &Name) -> Vec<&Node> {
+        self.nodes
+            .values()
+            .filter(|n| n.is_slave() && n.slaveof.as_ref() == Some(master))
+            .collect()
+    }
+
+    /// Redis's clusterUpdateState: ok when every slot is served (if
+    /// `require_full_coverage`) by a node not failed, and a majority of
+    /// slot-serving masters is reachable.
+    pub fn update_state(&mut self, now: u64, opts: &Options) {
+        if self.first_update_ms == 0 {
+            self.first_update_ms = now;
+        }
+        if self.me().is_master() && !self.ok && now - self.first_update_ms < WRITABLE_DELAY_MS {
+            return;
+        }
+        let mut ok = true;
+        if opts.require_full_coverage {
+            ok = self.slots.iter().all(|o| {
+                o.as_ref()
+                    .and_then(|n| self.nodes.get(n))
+                    .is_some_and(|n| !n.failed())
+            });
+        }
+        let mut size = 0;
+        let mut reachable = 0;
+        for n in self.nodes.values() {
+            if n.is_master() && n.numslots() > 0 {
+                size += 1;
+                if n.flags & (nodes::FAIL | nodes::PFAIL) == 0 {
+                    reachable += 1;
+                }
+            }
+        }
+        self.size = size;
+        if reachable < size / 2 + 1 {
+            ok = false;
+            self.among_minority_ms = now;
+        }
+        if ok != self.ok {
+            let delay = opts
+                .node_timeout_ms
+                .clamp(MIN_REJOIN_DELAY_MS, MAX_REJOIN_DELAY_MS);
+            if ok && self.me().is_master() && now - self.among_minority_ms < delay {
+                return;
+            }
+            tracing::warn!("Cluster state changed: {}", if ok { "ok" } else { "fail" });
+            self.ok = ok;
+        }
+    }
+
+    /// Redis's clusterBumpConfigEpochWithoutConsensus.
+    pub fn bump_epoch_without_consensus(&mut self) -> bool {
+        let max = self
+            .nodes
+            .values()
+            .map(|n| n.config_epoch)
+            .max()
+            .unwrap_or(0);
+        let mine = self.me().config_epoch;
+        if mine == 0 || mine != max {
+            self.current_epoch += 1;
+            let e = self.current_epoch;
+            self.me_mut().config_epoch = e;
+            self.dirty = true;
+            tracing::warn!("New configEpoch set to {e}");
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn forget(&mut self, name: &Name, now: u64) {
+        for s in 0..SLOTS {
+            if self.slots[s] == Some(*name) {
+                self.del_slot(s);
+            }
+        }
+        self.migrating.retain(|_, n| n != name);
+        self.importing.retain(|_, n| n != name);
+        for n in self.nodes.values_mut() {
+            n.fail_reports.retain(|(r, _)| r != name);
+            if n.slaveof == Some(*name) {
+                n.slaveof = None;
+            }
+        }
+        self.nodes.remove(name);
+        self.blacklist.insert(*name, now + BLACKLIST_TTL_MS);
+        self.dirty = true;
+    }
+}
+
+/// The cluster options (read from the configuration when needed, so CONFIG
+/// SET applies at once).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub node_timeout_ms: u64,
+    pub require_full_coverage: bool,
+    pub allow_reads_when_down: bool,
+    pub allow_pubsubshard_when_down: bool,
+    pub announce_ip: String,
+    pub announce_port: u16,
+    pub announce_bus_port: u16,
+}
+
+impl Options {
+    pub fn from_config(c: &crate::config::Config) -> Options {
+        let int = |n: &str| c.get(n).parse::<i64>().unwrap_or(0);
+        Options {
+            node_timeout_ms: int("cluster-node-timeout").max(0) as u64,
+            require_full_coverage: c.get("cluster-require-full-coverage") == "yes",
+            allow_reads_when_down: c.get("cluster-allow-reads-when-down") == "yes",
+            allow_pubsubshard_when_down: c.get("cluster-allow-pubsubshard-when-down") == "yes",
+            announce_ip: c.get("cluster-announce-ip").to_string(),
+            announce_port: int("cluster-announce-port") as u16,
+            announce_bus_port: int("cluster-announce-bus-port") as u16,
+        }
+    }
+}
+
+pub struct Cluster {
+    pub state: RwLock<State>,
+    /// nodes.conf.
+    pub path: PathBuf,
+    /// The data port and bus port this node listens on.
+    pub port: u16,
+    pub cport: u16,
+    /// Wakes the bus (a MEET to start, a broadcast to send).
+    pub bus_wake: tokio::sync::Notify,
+    pub links: bus::Links,
+}
+
+impl Cluster {
+    /// Loads nodes.conf, or starts a new node (and writes the file).
+    pub fn open(
+        config: &crate::config::Config,
+        settings: &crate::config::Settings,
+    ) -> Result<Cluster, String> {
+        let file = config.get("cluster-config-file");
+        let path = settings.dir.join(file);
+        let port = settings.port;
+        let cport = match config.get("cluster-port").parse::<u16>().unwrap_or(0) {
+            0 => port.wrapping_add(10000),
+            p => p,
+        };
+        let now = blinkdb_engine::clock::now_ms();
+        let opts = Options::from_config(config);
+        let mut state = match config_file::load(&path, now)? {
+            Some(state) => state,
+            None => {
+                let name = nodes::random_name();
+                tracing::info!(
+                    "No cluster configuration found, I'm {}",
+                    nodes::name_str(&name)
+                );
+                State::new(name, now)
+            }
+        };
+        {
+            let me = state.me_mut();
+            me.port = if opts.announce_port != 0 {
+                opts.announce_port
+            } else {
+                port
+            };
+            me.cport = if opts.announce_bus_port != 0 {
+                opts.announce_bus_port
+            } else {
+                cport
+            };
+            if !opts.announce_ip.is_empty() {
+                me.ip = opts.announce_ip.clone();
+            }
+        }
+        state.update_state(now, &opts);
+        let cluster = Cluster {
+            state: RwLock::new(state),
+            path,
+            port,
+            cport,
+            bus_wake: tokio::sync::Notify::new(),
+            links: bus::Links::default(),
+        };
+        cluster
+            .save(true)
+            .map_err(|e| format!("Fatal: can't update cluster config file: {e}"))?;
+        Ok(cluster)
+    }
+
+    /// Writes nodes.conf now (crash-safe: temp file, fsync, rename).
+    pub fn save(&self, fsync: bool) -> std::io::Result<()> {
+        let text = {
+            let mut st = self.state.write();
+            st.dirty = false;
+            config_file::render(&st)
+        };
+        config_file::write(&self.path, &text, fsync)
+    }
+
+    /// Saves nodes.conf if a change left it out of date.
+    pub fn save_if_dirty(&self) {
+        if self.state.read().dirty {
+            if let Err(e) = self.save(true) {
+                tracing::warn!("Fatal: can't update cluster config file: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Where a command must run (Redis's getNodeByQuery): all its keys in one
+//! slot, served here, or a -MOVED/-ASK/-TRYAGAIN/-CROSSSLOT/-CLUSTERDOWN
+//! error instead of running it. A transaction is judged as a whole at EXEC.
+
+use super::nodes;
+use super::{Cluster, Options};
+use crate::client::Client;
+use crate::commands::{spec, table, CommandSpec};
+use crate::protocol::Args;
+use crate::state::Shared;
+
+const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
+const UNSTABLE: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
+const DOWN: &str = "CLUSTERDOWN The cluster is down";
+const DOWN_RO: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
+const UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
+
+/// The error that replaces the command, if it must not run here. Called for
+/// every command when cluster mode is on.
+pub fn route(
+    shared: &Shared,
+    cluster: &Cluster,
+    client: &mut Client,
+    spec: &CommandSpec,
+    args: &Args,
+) -> Option<String> {
+    // ASKING covers the next command only (a whole transaction inside MULTI).
+    let asking = client.cluster_asking;
+    if client.multi.is_none() && spec.name != "asking" {
+        client.cluster_asking = false;
+    }
+    let is_exec = spec.name == "exec";
+    if !is_exec && !spec::movable_keys(spec) && !spec::has_keys(spec) && !is_shard_pubsub(spec) {
+        return None;
+    }
+    let mut commands: Vec<(&CommandSpec, Args)> = Vec::new();
+    if is_exec {
+        let tx = client.multi.as_ref()?;
+        for argv in tx.queued() {
+            let argv: Args = argv.iter().map(|a| a.as_slice()).collect();
+            if let Some(Ok(s)) = table::resolve(&argv) {
+                commands.push((s, argv));
+            }
+        }
+    } else {
+        commands.push((spec, args.iter().copied().collect()));
+    }
+    let mut write = false;
+    let mut shard_pubsub = false;
+    let mut keys: Vec<&[u8]> = Vec::new();
+    for (s, argv) in &commands {
+        write |= crate::scripting::command_flags(shared, s.flags, argv) & table::WRITE != 0;
+        if is_shard_pubsub(s) {
+            shard_pubsub = true;
+            let from = 1;
+            let to = if s.name == "spublish" {
+                2.min(argv.len())
+            } else {
+                argv.len()
+            };
+            keys.extend(argv[from.min(to)..to].iter().copied());
+        } else if let Some(found) = spec::command_keys(s, argv) {
+            keys.extend(found.iter().map(|(i, _)| argv[*i]));
+        }
+    }
+    let first = *keys.first()?;
+    let slot = super::slots::key_slot(first) as usize;
+    let st = cluster.state.read();
+    let Some(owner) = st.slots[slot] else {
+        return Some(UNBOUND.into());
+    };
+    let me = st.myself;
+    let migrating = owner == me && st.migrating.contains_key(&(slot as u16));
+    let importing = !migrating && st.importing.contains_key(&(slot as u16));
+    let mut multiple = false;
+    for k in &keys[1..] {
+        if *k != first {
+            if super::slots::key_slot(k) as usize != slot {
+                return Some(CROSSSLOT.into());
+            }
+            multiple = true;
+        }
+    }
+    let (mut missing, mut existing) = (0, 0);
+    if (migrating || importing) && !shard_pubsub {
+        for k in &keys {
+            if shared.engine.peek(0, k, |e| e.is_some()) {
+                existing += 1;
+            } else {
+                missing += 1;
+            }
+        }
+    }
+    if !st.ok {
+        let opts = Options::from_config(&shared.config());
+        if shard_pubsub {
+            if !opts.allow_pubsubshard_when_down {
+                return Some(DOWN.into());
+            }
+        } else if !opts.allow_reads_when_down {
+            return Some(DOWN.into());
+        } else if write {
+            return Some(DOWN_RO.into());
+        }
+    }
+    if (migrating || importing) && spec.name == "migrate" {
+        return None;
+    }
+    if migrating && missing > 0 {
+        if existing > 0 {
+            return Some(UNSTABLE.into());
+        }
+        let to = st.migrating[&(slot as u16)];
+        return Some(redirect("ASK", slot, st.nodes.get(&to)?));
+    }
+    if importing && (asking || spec.has(table::ASKING)) {
+        if multiple && missing > 0 {
+            return Some(UNSTABLE.into());
+        }
+        return None;
+    }
+    let mine = st.me();
+    if (client.cluster_readonly || shard_pubsub)
+        && !write
+        && mine.is_slave()
+        && mine.slaveof == Some(owner)
+    {
+        return None;
+    }
+    if owner == me {
+        return None;
+    }
+    Some(redirect("MOVED", slot, st.nodes.get(&owner)?))
+}
+
+fn redirect(kind: &str, slot: usize, n: &nodes::Node) -> String {
+    format!("{kind} {slot} {}:{}", n.ip, n.port)
+}
+
+fn is_shard_pubsub(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "ssubscribe" | "sunsubscribe" | "spublish")
+}
