@@ -160,7 +160,10 @@ impl State {
     /// of the `skip` flags.
     pub fn describe_all(&self, skip: u16) -> String {
         let mut out = String::new();
-        for n in self.nodes.values() {
+        // By name, so nodes.conf and CLUSTER NODES do not reorder between writes.
+        let mut nodes: Vec<&Node> = self.nodes.values().collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        for n in nodes {
             if n.flags & skip != 0 {
                 continue;
             }
