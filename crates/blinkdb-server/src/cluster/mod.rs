@@ -162,7 +162,7 @@ impl State {
         let mut out = String::new();
         // By name, so nodes.conf and CLUSTER NODES do not reorder between writes.
         let mut nodes: Vec<&Node> = self.nodes.values().collect();
-        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        nodes.sort_by_key(|n| n.name);
         for n in nodes {
             if n.flags & skip != 0 {
                 continue;
