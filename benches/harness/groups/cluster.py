@@ -5,7 +5,14 @@ its own directory, so its own nodes.conf; bus port = data port + 10000), slots a
 CLUSTER INFO says `cluster_state:ok` and knows 3 nodes. Then `redis-benchmark --cluster -c 50
 -t set,get -r 1000000` at -P 1 and -P 16, entering at the first node (redis-benchmark spreads
 its 50 clients over the masters and sends each key to its slot's owner). CPU us/op is the
-three nodes' CPU summed, per request; the idle line sums the nodes too (% of one core)."""
+three nodes' CPU summed, per request; the idle line sums the nodes too (% of one core).
+
+redis-benchmark --cluster runs one thread per master, and then only its 250 ms throughput
+timer stops the run (redis-benchmark.c, showThroughput: `if (config.num_threads &&
+requests_finished >= config.requests) aeStop`), so each run's time is rounded up to the next
+250 ms step, for both columns alike. The cells are sized to take about 5 s or more (quick:
+200k requests at -P 1, 1.5M at -P 16), which keeps that rounding under about 5%; cells of well
+under a second only measured the timer."""
 import contextlib
 import socket
 import subprocess
