@@ -21,15 +21,17 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, collection_ops, collections, contract, headline, miss, queues, rdb, redisbench, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, headline, miss, queues, rdb, redisbench, replication, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
-          "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb}
+          "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb,
+          "replication": replication, "cluster": cluster}
 # Run only when named with --only (headline's cells are part of another group's full run;
-# busypoll studies one option of BlinkDB's).
-ONLY_ON_REQUEST = {"headline", "busypoll"}
+# busypoll studies one option of BlinkDB's; replication and cluster start several servers per
+# column and take minutes even with --quick).
+ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "cluster"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
@@ -39,7 +41,9 @@ SIZES = {
               "blob_total_bytes": 512 << 20, "restart_keys": 1_000_000,
               "fsync_always_requests": 5_000, "collection_requests": 20_000,
               "collection_members": 200_000, "redisbench_requests": 20_000,
-              "rdb_keys": 500_000},
+              "rdb_keys": 500_000, "repl_requests_p1": 30_000, "repl_requests_p16": 150_000,
+              "repl_lag_seconds": 2.0, "repl_sync_keys": 500_000,
+              "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
@@ -47,7 +51,9 @@ SIZES = {
              "blob_total_bytes": 4 << 30, "restart_keys": 5_000_000,
              "fsync_always_requests": 50_000, "collection_requests": 1_000_000,
              "collection_members": 1_000_000, "redisbench_requests": 200_000,
-             "rdb_keys": 5_000_000},
+             "rdb_keys": 5_000_000, "repl_requests_p1": 300_000, "repl_requests_p16": 2_000_000,
+             "repl_lag_seconds": 5.0, "repl_sync_keys": 5_000_000,
+             "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000},
 }
 
 

@@ -29,12 +29,14 @@ def measure(value, p50=None, p99=None):
 
 def server_window(port):
     """A servercpu.Window on the server this harness runs on `port` (a null context for a
-    server it did not start)."""
-    pid = servers.pid_on_port(port)
-    if pid is None:
+    server it did not start). A list of ports gives one window over all those servers (their
+    CPU summed: a cluster's nodes)."""
+    ports = port if isinstance(port, (list, tuple)) else [port]
+    pids = [servers.pid_on_port(p) for p in ports]
+    if not pids or any(pid is None for pid in pids):
         return contextlib.nullcontext(None)
     try:
-        return servercpu.Window(pid)
+        return servercpu.Window(pids[0]) if len(pids) == 1 else servercpu.Windows(pids)
     except OSError:
         return contextlib.nullcontext(None)
 
@@ -66,21 +68,24 @@ def add_server_cpu(m, window, units):
 
 
 def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=None,
-                    value_size=None, command=None, timeout=900):
+                    value_size=None, command=None, timeout=900, cluster=False, cpu_ports=None):
     """Runs redis-benchmark --csv; returns {test name: measure in requests/s}. Several tests
     run one invocation each (redis-benchmark opens its clients anew for every test anyway),
-    so that each test's server CPU is its own."""
+    so that each test's server CPU is its own. `cluster`: redis-benchmark --cluster, entering
+    at `port`; `cpu_ports`: the servers whose CPU is summed (default: the one on `port`)."""
     out = {}
     for test in tests or [None]:
         out.update(redis_benchmark_once(port, clients, requests, pipeline, test, keyspace,
-                                        value_size, command, timeout))
+                                        value_size, command, timeout, cluster, cpu_ports))
     return out
 
 
 def redis_benchmark_once(port, clients, requests, pipeline, test, keyspace, value_size, command,
-                         timeout):
+                         timeout, cluster=False, cpu_ports=None):
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
             "-n", str(requests), "-P", str(pipeline), "--csv"]
+    if cluster:
+        argv.append("--cluster")
     if keyspace:
         argv += ["-r", str(keyspace)]
     if value_size:
@@ -89,8 +94,11 @@ def redis_benchmark_once(port, clients, requests, pipeline, test, keyspace, valu
         argv += ["-t", test]
     if command:
         argv += list(command)
-    proc = run_tool(argv, timeout, port=port)
-    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    proc = run_tool(argv, timeout, port=cpu_ports or port)
+    # --cluster prints the nodes it found before the CSV: start at the CSV's header.
+    lines = proc.stdout.splitlines(keepends=True)
+    header = next((i for i, line in enumerate(lines) if line.startswith('"test"')), 0)
+    rows = list(csv.DictReader(io.StringIO("".join(lines[header:]))))
     problem = (proc.stderr + proc.stdout).strip()
     if not rows or proc.returncode != 0:
         if is_unsupported(problem):

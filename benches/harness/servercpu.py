@@ -74,3 +74,27 @@ class Window:
         self.stat_seconds = stat - self.stat0
         _last[self.key] = (cpu, wall)
         return False
+
+
+class Windows:
+    """Window over several processes (a cluster's nodes): the same attributes, summed."""
+
+    def __init__(self, pids):
+        self.windows = [Window(pid) for pid in pids]
+        self.seconds = self.idle_cpu = self.idle_wall = self.stat_seconds = None
+
+    def __enter__(self):
+        for w in self.windows:
+            w.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        for w in self.windows:
+            w.__exit__(*exc)
+        for name in ("seconds", "stat_seconds", "idle_cpu"):
+            values = [getattr(w, name) for w in self.windows]
+            setattr(self, name, None if None in values else sum(values))
+        # Wall time is shared, not summed: the nodes' idle CPU is over the same gap.
+        walls = [w.idle_wall for w in self.windows]
+        self.idle_wall = None if None in walls else max(walls)
+        return False
