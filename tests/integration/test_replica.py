@@ -20,6 +20,7 @@ import pytest
 from rdb_helpers import client
 from resp import RespConnection
 from server import ORACLE_BIN, ServerProcess
+from test_rdb_bloom import scandump
 from test_replication import (
     info,
     mixed_writes,
@@ -527,15 +528,6 @@ def test_sentinel_fails_over_a_blinkdb_master(server_factory, tmp_path, peers):
     print(f"failover: new master after {elapsed:.1f} s")
 
 
-def bf_scandump(conn, key):
-    chunks, cursor = [], 0
-    while True:
-        cursor, data = conn.execute_command("BF.SCANDUMP", key, cursor)
-        if cursor == 0:
-            return chunks
-        chunks.append((cursor, data))
-
-
 def test_blinkdb_replica_of_blinkdb_gets_bloom_filters_exactly(server_factory):
     """A BlinkDB replica's full sync carries the master's own filters bit for bit (the
     blinkdb-bf AUX field of its RDB), and later adds reach it as RedisBloom commands."""
@@ -556,4 +548,4 @@ def test_blinkdb_replica_of_blinkdb_gets_bloom_filters_exactly(server_factory):
             m.execute_command("BF.MEXISTS", key, *probes), key
     # The filters synced in the snapshot are the master's bits exactly.
     for key in ("bf:synced", "bf:grown"):
-        assert bf_scandump(r, key) == bf_scandump(m, key), key
+        assert scandump(r, key) == scandump(m, key), key
