@@ -26,26 +26,42 @@ class Context:
 
 
 @contextlib.contextmanager
-def running(ctx, contestants, appendonly=False, appendfsync="everysec", extra=None):
-    """Starts one server per contestant; yields [(label, Server | "n/a (reason)")]."""
+def each_started(contestants, start, what, errors=(StartError,)):
+    """Runs `start(contestant)` for each contestant, which returns something with a
+    discard() method (a server, a topology); yields [(label, it | "n/a (reason)")], a
+    start that raised one of `errors` giving the reason. Discards them all at the end."""
     started = []
     try:
         for contestant in contestants:
-            server = Server(contestant, ctx.ports, ctx.root, appendonly, appendfsync,
-                            (extra or {}).get(contestant.label, ()))
             try:
-                server.start()
-                started.append((contestant.label, server))
-            except StartError as e:
-                server.discard()
-                reason = "n/a (server did not start: %s)" % brief(e, 120)
+                started.append((contestant.label, start(contestant)))
+            except errors as e:
+                reason = "n/a (%s did not start: %s)" % (what, brief(e, 120))
                 print("  %s: %s" % (contestant.label, reason), flush=True)
                 started.append((contestant.label, reason))
         yield started
     finally:
-        for _, server in started:
-            if isinstance(server, Server):
-                server.discard()
+        for _, it in started:
+            if not isinstance(it, str):
+                it.discard()
+
+
+@contextlib.contextmanager
+def running(ctx, contestants, appendonly=False, appendfsync="everysec", extra=None):
+    """Starts one server per contestant; yields [(label, Server | "n/a (reason)")]."""
+
+    def start(contestant):
+        server = Server(contestant, ctx.ports, ctx.root, appendonly, appendfsync,
+                        (extra or {}).get(contestant.label, ()))
+        try:
+            server.start()
+        except StartError:
+            server.discard()
+            raise
+        return server
+
+    with each_started(contestants, start, "server") as started:
+        yield started
 
 
 def persistence_modes(ctx, main):

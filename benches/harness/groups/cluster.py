@@ -13,13 +13,13 @@ requests_finished >= config.requests) aeStop`), so each run's time is rounded up
 250 ms step, for both columns alike. The cells are sized to take about 5 s or more (quick:
 200k requests at -P 1, 1.5M at -P 16), which keeps that rounding under about 5%; cells of well
 under a second only measured the timer."""
-import contextlib
 import socket
 import subprocess
 import time
 
 from ..cells import alternate, pick
-from ..resp import ReplyError, brief
+from ..context import each_started
+from ..resp import ReplyError
 from ..runners import ToolError, redis_benchmark
 from ..servers import Server, StartError
 
@@ -90,22 +90,10 @@ def info_of(text):
     return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
 
 
-@contextlib.contextmanager
 def clusters(ctx, contestants):
-    started = []
-    try:
-        for contestant in contestants:
-            try:
-                started.append((contestant.label, Cluster(ctx, contestant)))
-            except (StartError, ReplyError, OSError, ToolError) as e:
-                reason = "n/a (cluster did not start: %s)" % brief(e, 120)
-                print("  %s: %s" % (contestant.label, reason), flush=True)
-                started.append((contestant.label, reason))
-        yield started
-    finally:
-        for _, cluster in started:
-            if isinstance(cluster, Cluster):
-                cluster.discard()
+    """[(label, Cluster | "n/a (reason)")], one per contestant."""
+    return each_started(contestants, lambda c: Cluster(ctx, c), "cluster",
+                        (StartError, ReplyError, OSError, ToolError))
 
 
 def run(ctx):

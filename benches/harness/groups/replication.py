@@ -33,13 +33,13 @@ starts at once (Redis 7's default waits 5 s for more replicas); it changes no st
    REPLICAOF and after the master has no replica and no save in progress, i.e. Redis has
    reaped its child).
 """
-import contextlib
 import os
 import threading
 import time
 
 from .. import servercpu
 from ..cells import alternate, pick
+from ..context import each_started
 from ..resp import Client, ReplyError, brief
 from ..runners import NotApplicable, ToolError, add_server_cpu, loadgen, loadgen_measure, \
     measure, redis_benchmark
@@ -113,23 +113,10 @@ class Topology:
             server.discard()
 
 
-@contextlib.contextmanager
 def topologies(ctx, contestants, replicas):
     """[(label, Topology | "n/a (reason)")], one per contestant."""
-    started = []
-    try:
-        for contestant in contestants:
-            try:
-                started.append((contestant.label, Topology(ctx, contestant, replicas)))
-            except (StartError, ReplyError, OSError, ToolError) as e:
-                reason = "n/a (topology did not start: %s)" % brief(e, 120)
-                print("  %s: %s" % (contestant.label, reason), flush=True)
-                started.append((contestant.label, reason))
-        yield started
-    finally:
-        for _, top in started:
-            if isinstance(top, Topology):
-                top.discard()
+    return each_started(contestants, lambda c: Topology(ctx, c, replicas), "topology",
+                        (StartError, ReplyError, OSError, ToolError))
 
 
 def throughput(ctx):
