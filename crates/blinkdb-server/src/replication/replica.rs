@@ -112,6 +112,11 @@ pub fn replicaof(ctx: &mut Ctx, args: &Args) {
             .out
             .error("ERR Command is not valid when client is a replica.");
     }
+    if ctx.shared.replication.failover.phase() != super::failover::Phase::NoFailover {
+        return ctx
+            .out
+            .error("ERR REPLICAOF not allowed while failing over.");
+    }
     if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
         if ctx
             .shared
@@ -472,9 +477,31 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
     if replid != "?" {
         tracing::info!("Trying a partial resynchronization (request {replid}:{offset}).");
     }
-    let reply = conn
-        .ask(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
-        .await?;
+    // A master handing over to us (FAILOVER) asks the target to promote
+    // itself: `PSYNC <replid> <offset> FAILOVER`, as Redis 7.0.
+    let handover = super::failover::handing_over(shared);
+    let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), offset.as_bytes()];
+    if handover {
+        psync.push(b"FAILOVER");
+    }
+    if let Err(e) = conn.send(&psync).await {
+        super::failover::psync_answered(shared, false, true);
+        return Err(e);
+    }
+    let reply = loop {
+        match conn.line().await {
+            Ok(line) if line.is_empty() => continue,
+            Ok(line) => break line,
+            Err(e) => {
+                super::failover::psync_answered(shared, false, false);
+                return Err(e);
+            }
+        }
+    };
+    if handover {
+        let accepted = reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE");
+        super::failover::psync_answered(shared, accepted, false);
+    }
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
         let mut w = rest.split_whitespace();
         let id = w.next().filter(|id| id.len() == 40);
@@ -797,6 +824,17 @@ fn apply(
     buf.advance(consumed);
     shared.notify.tracking.broadcast();
     Ok(getack)
+}
+
+/// Whether the link to our master is streaming (Redis's REPL_STATE_CONNECTED).
+pub fn link_up(shared: &Shared) -> bool {
+    shared
+        .replication
+        .link
+        .status
+        .lock()
+        .as_ref()
+        .is_some_and(|s| s.state == LinkState::Connected)
 }
 
 /// ROLE, as a replica: ["slave", host, port, state, offset].
