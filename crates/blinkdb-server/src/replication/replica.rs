@@ -675,12 +675,69 @@ fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
         tracing::warn!("Failed trying to load the MASTER synchronization DB from disk: {e}");
         engine.flush(None, &[b"FLUSHALL"], false, 0);
     } else if settings.appendonly {
+        let moved = keep_large_values_in_the_log(shared);
+        if moved > 0 {
+            tracing::info!("MASTER <-> REPLICA sync: {moved} large values kept in the log");
+        }
         if let Err(e) = engine.rewrite_aof() {
             result = Err(format!("Writing the synced data into the AOF: {e}"));
         }
     }
     engine.set_loading(false);
     result
+}
+
+/// After a full sync, the strings of at least `blob-threshold` bytes go to
+/// the log as a SET puts them (the index keeps their place, not the bytes),
+/// so that a replica keeps large values on disk as its master does; the AOF
+/// rewrite that follows moves them into its base. Returns how many.
+fn keep_large_values_in_the_log(shared: &Shared) -> usize {
+    use blinkdb_engine::keyspace::{Entry, Value};
+    let engine = &shared.engine;
+    let Some(threshold) = engine.log_handle().map(|l| l.blob_threshold) else {
+        return 0;
+    };
+    let mut moved = 0;
+    for db in 0..engine.databases() {
+        let mut cursor = 0;
+        loop {
+            let mut large = Vec::new();
+            cursor = engine.scan(db, cursor, 1024, |key, e| {
+                if matches!(e.value(), Value::Str(s, _) if s.len() >= threshold) {
+                    large.push(key.to_vec());
+                }
+            });
+            for key in large {
+                let (done, _) = engine.write1(db, &key, |tx| {
+                    let Some(e) = tx.get(db, &key) else {
+                        return false;
+                    };
+                    let Value::Str(s, _) = e.value() else {
+                        return false;
+                    };
+                    let (val, at) = (s.to_vec(), e.expire_at);
+                    let at_text = at.to_string();
+                    let refs = if at != 0 {
+                        tx.log(db, &[b"SET", &key, &val, b"PXAT", at_text.as_bytes()])
+                    } else {
+                        tx.log(db, &[b"SET", &key, &val])
+                    };
+                    let Some(r) = refs.get(2).copied().flatten() else {
+                        return false;
+                    };
+                    let mut entry = Entry::new(Value::blob(r));
+                    entry.expire_at = at;
+                    tx.insert_after_log(db, &key, entry);
+                    true
+                });
+                moved += usize::from(done);
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+    }
+    moved
 }
 
 /// Unregisters the master client when the stream ends.
