@@ -616,3 +616,37 @@ def test_large_values_stay_on_disk_on_a_blinkdb_replica(server_factory):
     assert m.execute_command("WAIT", 1, 5000) == 1
     caught_up(m)
     check(r)
+
+
+@pytest.mark.parametrize("master_kind", ["redis", "blinkdb"])
+def test_full_sync_replaces_the_replicas_function_libraries(server_factory, tmp_path, peers,
+                                                            master_kind):
+    """As Redis's emptyData at a full sync: the replica's own libraries go, the master's
+    come with the RDB (FLUSHALL alone keeps libraries)."""
+    lib = ("#!lua name={0}\nredis.register_function{{function_name='{0}_fn', "
+           "callback=function() return '{0}' end, flags={{'no-writes'}}}}")
+    master = (start_redis(peers, tmp_path, "redis-master") if master_kind == "redis"
+              else server_factory())
+    client(master.port).execute_command("FUNCTION", "LOAD", lib.format("theirs"))
+    b = server_factory("--appendonly", "yes")
+    c = client(b.port)
+
+    def names():
+        return sorted(entry[1] for entry in c.execute_command("FUNCTION", "LIST"))
+
+    c.execute_command("FUNCTION", "LOAD", lib.format("mine"))
+    c.execute_command("FLUSHALL")
+    assert names() == [b"mine"]
+    c.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    linked(b)
+    assert names() == [b"theirs"]
+    assert c.execute_command("FCALL_RO", "theirs_fn", 0) == b"theirs"
+    with pytest.raises(Exception, match="Function not found"):
+        c.execute_command("FCALL_RO", "mine_fn", 0)
+    # The AOF rewritten after the sync holds the master's libraries only.
+    c.execute_command("REPLICAOF", "NO", "ONE")
+    name, port = os.path.basename(b.dir), b.port
+    b.stop()
+    b = server_factory("--appendonly", "yes", name=name, port=port)
+    c = client(b.port)
+    assert names() == [b"theirs"]

@@ -670,6 +670,9 @@ fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
         .store(shared.clock(), Ordering::Relaxed);
     let engine = &shared.engine;
     engine.flush(None, &[b"FLUSHALL"], false, 0);
+    // The function libraries go too (Redis's emptyData at a full sync): the
+    // master's, if it has any, come with the RDB.
+    drop(std::mem::take(&mut *shared.scripting.functions.lock()));
     let mut result = crate::rdb_file::import(shared, &settings, path).map(|_| ());
     if let Err(e) = &result {
         tracing::warn!("Failed trying to load the MASTER synchronization DB from disk: {e}");
