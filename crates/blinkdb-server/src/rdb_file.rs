@@ -321,7 +321,11 @@ fn import_file(
     let start = Instant::now();
     let data = std::fs::read(path).map_err(|e| format!("Reading {}: {e}", path.display()))?;
     let total = data.len() as u64;
-    shared.loading.total_bytes.store(total, Ordering::Relaxed);
+    // An AOF base is the first of the AOF's files: the AOF loader reported
+    // the total of them all already, and the base's offsets count from 0.
+    if aof_base.is_none() {
+        shared.loading.total_bytes.store(total, Ordering::Relaxed);
+    }
     let limits = settings.collection_limits;
     let engine = &shared.engine;
     // A preamble keeps expired keys (0: nothing counts as expired).
