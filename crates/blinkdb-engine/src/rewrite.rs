@@ -34,6 +34,11 @@ pub(crate) enum Sink {
 /// The failure that sends an RDB-base rewrite back to a RESP base: a
 /// kernel-backed filter's map cannot be read into an RDB file (it would be
 /// written saturated), while a RESP base re-binds it to its pin.
+/// Creates an RDB-format AOF base in place at the path given, with its AUX
+/// fields and function libraries (see `Engine::rewrite_aof_rdb`).
+pub type StartRdbBase<'a> =
+    &'a dyn Fn(&std::path::Path) -> Result<crate::rdb::RdbFileWriter, String>;
+
 const KERNEL_FILTER_IN_RDB_BASE: &str = "a kernel-backed Bloom filter cannot go into an RDB base";
 
 pub(crate) struct RewriteState {
@@ -482,10 +487,7 @@ impl Engine {
     /// AUX fields and function libraries. A keyspace holding a kernel-backed
     /// filter is rewritten with a RESP base instead (logged): the filter's
     /// map cannot be read into an RDB file.
-    pub fn rewrite_aof_rdb(
-        &self,
-        start: &dyn Fn(&std::path::Path) -> Result<crate::rdb::RdbFileWriter, String>,
-    ) -> Result<RewriteReport, String> {
+    pub fn rewrite_aof_rdb(&self, start: StartRdbBase<'_>) -> Result<RewriteReport, String> {
         match self.rewrite_aof_with(Some(start)) {
             Err(e) if e == KERNEL_FILTER_IN_RDB_BASE => {
                 tracing::warn!("AOF rewrite: {e}; this rewrite writes a RESP base");
@@ -495,10 +497,7 @@ impl Engine {
         }
     }
 
-    fn rewrite_aof_with(
-        &self,
-        rdb: Option<&dyn Fn(&std::path::Path) -> Result<crate::rdb::RdbFileWriter, String>>,
-    ) -> Result<RewriteReport, String> {
+    fn rewrite_aof_with(&self, rdb: Option<StartRdbBase<'_>>) -> Result<RewriteReport, String> {
         let log = self.log_handle().ok_or("AOF is disabled")?.clone();
         let _exclusive = self.maintenance.lock();
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
