@@ -160,7 +160,7 @@ def blinkdb_seeds(binary):
     proc = subprocess.Popen(
         [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
          "--appendonly", "yes", "--save", "", "--blob-threshold", "64",
-         "--segment-size", "4096"],
+         "--segment-size", "4096", "--aof-use-rdb-preamble", "no"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         c = Client(port)
@@ -213,6 +213,59 @@ def blinkdb_seeds(binary):
         parts = [file(chain)] + links + [ilog] + dump
         for flags, what in [(0, "as-written"), (1 | 2 | 0x40, "sealed-adds")]:
             write("bloom_file", f"filter{n}-{what}", bytes([flags]) + struct.pack("<H", 0) + SEP.join(parts))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def blinkdb_rdb_seeds(binary):
+    """BlinkDB's RDB-format AOF base (aof-use-rdb-preamble yes: a large value written
+    uncompressed, a filter with its blinkdb-bf AUX field), and the blinkdbBF module
+    payload MIGRATE sends to another BlinkDB (built from BF.SCANDUMP as the
+    docs/rdb-format.md layout says)."""
+    work = tempfile.mkdtemp(prefix="blinkdb-rdb-seeds-")
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+         "--appendonly", "yes", "--save", "", "--blob-threshold", "64",
+         "--aof-use-rdb-preamble", "yes"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        c = Client(port)
+        c.call("SET", "k", "v")
+        c.call("SET", "large", "L" * 300, "PX", "100000000")
+        c.call("HSET", "h", "a", "1")
+        c.call("BF.RESERVE", "bf", "0.01", "10")
+        c.call("BF.MADD", "bf", *[f"i{i}" for i in range(40)])
+        nxt, header = c.call("BF.SCANDUMP", "bf", "0")
+        field = b"\x01" + struct.pack("<I", len(header)) + header
+        while True:
+            nxt, data = c.call("BF.SCANDUMP", "bf", str(nxt))
+            if nxt == 0:
+                break
+            field += struct.pack("<qI", nxt, len(data)) + data
+        charset = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+        mid = 0
+        for ch in b"blinkdbBF":
+            mid = (mid << 6) | charset.index(ch)
+        body = (b"\x07\x81" + struct.pack(">Q", (mid << 10) | 1) + b"\x05"
+                + b"\x80" + struct.pack(">I", len(field)) + field + b"\x00")
+        write("rdb", "blinkdb-native-bf-body", b"\x01" + body)
+        c.call("BGREWRITEAOF")
+        for _ in range(200):
+            if b"aof_rewrite_in_progress:0" in c.call("INFO", "persistence"):
+                break
+            time.sleep(0.05)
+        aof_dir = os.path.join(work, "appendonlydir")
+        bases = [n for n in os.listdir(aof_dir) if n.endswith(".base.rdb")]
+        with open(os.path.join(aof_dir, bases[0]), "rb") as f:
+            data = f.read()
+        write("rdb", "blinkdb-aof-base-rdb", b"\x02" + data[9:])
+        c.shutdown()
+    finally:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
     shutil.rmtree(work, ignore_errors=True)
 
 
@@ -518,6 +571,7 @@ if __name__ == "__main__":
     rdb_seeds()
     redisbloom_seeds()
     blinkdb_seeds(binary)
+    blinkdb_rdb_seeds(binary)
     redis_seeds()
     for t in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, t))

@@ -10,6 +10,10 @@ import pytest
 
 from aof_helpers import aof_path, bgrewriteaof, kill9, start_aof_server, wait_rewrite_done
 
+# These tests are about the RESP base, which re-binds a filter to its files (an RDB base
+# holds the filter's bits: test_rdb_preamble.py).
+RESP_BASE = ("--aof-use-rdb-preamble", "no")
+
 BEFORE = [f"before-{i}" for i in range(4000)]
 AFTER = [f"after-{i}" for i in range(1500)]
 
@@ -53,7 +57,7 @@ def lose_files(directory, how):
 @pytest.mark.parametrize("how", ["delete", "delete-all", "corrupt"])
 def test_user_filter_rebuilt_after_rewrite(blinkdb_binary, tmp_path, stop, how):
     directory = str(tmp_path / "d")
-    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always")
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always", *RESP_BASE)
     try:
         c = srv.connect()
         # Small capacity: the filter scales to several sub-filters.
@@ -75,7 +79,7 @@ def test_user_filter_rebuilt_after_rewrite(blinkdb_binary, tmp_path, stop, how):
             srv.stop()
 
     lose_files(directory, how)
-    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always")
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always", *RESP_BASE)
     try:
         c = srv.connect()
         lost = missing(c, "f", BEFORE + AFTER)
@@ -88,7 +92,7 @@ def test_user_filter_rebuilt_after_rewrite(blinkdb_binary, tmp_path, stop, how):
     finally:
         srv.stop()
     lose_files(directory, "delete-all")
-    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always")
+    srv = start_aof_server(blinkdb_binary, directory, "--appendfsync", "always", *RESP_BASE)
     try:
         c = srv.connect()
         assert not missing(c, "f", BEFORE + AFTER)

@@ -135,7 +135,8 @@ def test_aof_restart_rewrite_and_redis_loads_it(blinkdb_binary, tmp_path):
             expected = dump(c)
     finally:
         srv.stop()
-    srv = start_aof_server(blinkdb_binary, directory)
+    # The RESP base's batching (aof-use-rdb-preamble no; the RDB base: test_rdb_preamble.py).
+    srv = start_aof_server(blinkdb_binary, directory, "--aof-use-rdb-preamble", "no")
     try:
         with srv.connect() as c:
             assert dump(c) == expected

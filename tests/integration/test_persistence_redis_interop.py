@@ -94,7 +94,8 @@ def test_redis_reads_blinkdb_aof(blinkdb_binary, tmp_path):
     check_aof(directory)
     redis_loads(tmp_path, directory, expected, "after writes")
 
-    srv = start_aof_server(blinkdb_binary, directory)
+    # The RESP base (the RDB base: test_rdb_preamble.py).
+    srv = start_aof_server(blinkdb_binary, directory, "--aof-use-rdb-preamble", "no")
     try:
         with srv.connect() as conn:
             bgrewriteaof(conn)

@@ -2,7 +2,13 @@
 and lists of 5 short members), written once by redis-server's SAVE, then per contestant: time
 to serve it (spawn with the file in `--dir`, persistence off, to PING + DBSIZE = all keys), and
 BGSAVE of it: wall time to `rdb_bgsave_in_progress:0` and the peak RSS of the server's process
-tree during it (Redis forks, so its child counts; BlinkDB saves from a thread)."""
+tree during it (Redis forks, so its child counts; BlinkDB saves from a thread).
+
+Then the same data as an appendonlydir whose base each server's own rewrite wrote, once with
+`aof-use-rdb-preamble yes` (an RDB base) and once with `no` (a RESP base): time to serve a
+restart from it (to PING + DBSIZE). BlinkDB imports the dump.rdb into its AOF at its first
+start (a rewrite in the chosen form); redis-server loads it with the AOF off, then
+`CONFIG SET appendonly yes` writes its AOF."""
 import os
 import shutil
 import time
@@ -129,6 +135,52 @@ def run(ctx):
                 server.discard()
         return once
 
+    def aof_dir(contestant, preamble):
+        """A server directory holding the dataset as an appendonlydir whose base the
+        server's own rewrite wrote with `aof-use-rdb-preamble preamble`."""
+        flags = ["--aof-use-rdb-preamble", preamble]
+        server = Server(contestant, ctx.ports, ctx.root, appendonly=contestant.is_blinkdb,
+                        extra=flags)
+        shutil.copy(dump, os.path.join(server.dir, "dump.rdb"))
+        try:
+            server.start(timeout=900, ready=lambda c: c.call("DBSIZE") == keys)
+            with server.client() as client:
+                if not contestant.is_blinkdb:
+                    client.call("CONFIG", "SET", "appendonly", "yes")
+                deadline = time.monotonic() + 900
+                while time.monotonic() < deadline:
+                    info = client.call("INFO", "persistence")
+                    info = info.decode() if isinstance(info, bytes) else info
+                    if ("aof_rewrite_in_progress:0" in info
+                            and "aof_rewrite_scheduled:0" in info):
+                        break
+                    time.sleep(0.05)
+            server.stop()
+        except (StartError, ReplyError) as e:
+            server.discard()
+            raise NotApplicable("no AOF: %s" % brief(e))
+        os.remove(os.path.join(server.dir, "dump.rdb"))
+        return server.dir
+
+    def restart_runner(contestant, preamble):
+        state = {}
+
+        def once():
+            if "dir" not in state:
+                state["dir"] = aof_dir(contestant, preamble)
+            server = Server(contestant, ctx.ports, ctx.root, appendonly=True,
+                            extra=["--aof-use-rdb-preamble", preamble])
+            shutil.rmtree(server.dir, ignore_errors=True)
+            server.dir = state["dir"]
+            try:
+                load = server.start(timeout=900, ready=lambda c: c.call("DBSIZE") == keys)
+            except StartError as e:
+                raise NotApplicable("did not load: %s" % brief(e))
+            finally:
+                server.stop(graceful=False)
+            return {"restart": measure(load * 1000.0)}
+        return once, state
+
     contestants = [ctx.blinkdb, ctx.redis]
     labels = [c.label for c in contestants]
     table = alternate([(c.label, runner(c)) for c in contestants], ctx.rounds, ctx.warmups)
@@ -142,4 +194,18 @@ def run(ctx):
                     "lower", ctx.redis.label, pick(table, "peak", labels), params)
     ctx.results.add(GROUP, section, "RSS growth of the process tree during BGSAVE", "kB",
                     "lower", ctx.redis.label, pick(table, "growth", labels), params)
+    for preamble, form in (("yes", "an RDB base"), ("no", "a RESP base")):
+        runners, states = [], []
+        for c in contestants:
+            fn, state = restart_runner(c, preamble)
+            runners.append((c.label, fn))
+            states.append(state)
+        table = alternate(runners, ctx.rounds, ctx.warmups)
+        ctx.results.add(GROUP, "appendonlydir",
+                        "restart from a %d-key mixed AOF with %s (aof-use-rdb-preamble %s; "
+                        "to PING + DBSIZE)" % (keys, form, preamble),
+                        "ms", "lower", ctx.redis.label, pick(table, "restart", labels), params)
+        for state in states:
+            if "dir" in state:
+                shutil.rmtree(state["dir"], ignore_errors=True)
     os.remove(dump)

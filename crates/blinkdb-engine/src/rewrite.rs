@@ -26,8 +26,20 @@ use std::sync::atomic::Ordering;
 /// file (BGSAVE). Both take the same shard pass and copy-before-write.
 pub(crate) enum Sink {
     Aof(RewriteBase),
-    Rdb(crate::rdb::RdbFileWriter),
+    /// An RDB file; with a base, it is the AOF rewrite's RDB-format base
+    /// (`aof-use-rdb-preamble yes`), written in place at the base's temp path.
+    Rdb(crate::rdb::RdbFileWriter, Option<RewriteBase>),
 }
+
+/// The failure that sends an RDB-base rewrite back to a RESP base: a
+/// kernel-backed filter's map cannot be read into an RDB file (it would be
+/// written saturated), while a RESP base re-binds it to its pin.
+/// Creates an RDB-format AOF base in place at the path given, with its AUX
+/// fields and function libraries (see `Engine::rewrite_aof_rdb`).
+pub type StartRdbBase<'a> =
+    &'a dyn Fn(&std::path::Path) -> Result<crate::rdb::RdbFileWriter, String>;
+
+const KERNEL_FILTER_IN_RDB_BASE: &str = "a kernel-backed Bloom filter cannot go into an RDB base";
 
 pub(crate) struct RewriteState {
     epoch: u64,
@@ -140,7 +152,12 @@ impl RewriteState {
             // An RDB file holds the filter as RedisBloom's value, written after
             // the shard pass like a collection (its bits only ever gain ones,
             // so a later add cannot take an item away from the file).
-            Value::Bloom(..) if matches!(self.sink, Sink::Rdb(_)) => {
+            Value::Bloom(filter, _)
+                if filter.is_kernel() && matches!(self.sink, Sink::Rdb(_, Some(_))) =>
+            {
+                self.failed = Some(KERNEL_FILTER_IN_RDB_BASE.into());
+            }
+            Value::Bloom(..) if matches!(self.sink, Sink::Rdb(..)) => {
                 self.collections
                     .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
@@ -199,7 +216,7 @@ impl RewriteState {
         at: u64,
         clock: u32,
     ) {
-        if matches!(self.sink, Sink::Rdb(_)) {
+        if matches!(self.sink, Sink::Rdb(..)) {
             let value = Value::Str(value.clone(), crate::keyspace::Meta::unset());
             value.clock().set(clock);
             self.put_rdb(db, key, &value, at, None);
@@ -219,7 +236,7 @@ impl RewriteState {
         at: u64,
         log: Option<&crate::persist::Log>,
     ) {
-        let Sink::Rdb(file) = &mut self.sink else {
+        let Sink::Rdb(file, _) = &mut self.sink else {
             return;
         };
         if self.failed.is_some() {
@@ -238,6 +255,49 @@ impl RewriteState {
         };
         if let Err(e) = result.and_then(|_| file.key(key, value, at, &mut blob)) {
             self.failed = Some(e.to_string());
+        }
+    }
+
+    /// A large value into the AOF's RDB base, uncompressed, so that the
+    /// entry can point at its bytes there after the switch (as a RESP base's
+    /// SET record holds them): no second copy on disk, none in memory.
+    fn put_rdb_blob(
+        &mut self,
+        db: usize,
+        key: crate::keyspace::InlineBytes,
+        old: BlobRef,
+        at: u64,
+        clock: u32,
+        log: Option<&crate::persist::Log>,
+    ) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Some(log) = log else {
+            self.failed = Some("AOF is disabled".into());
+            return;
+        };
+        let value = match log.read_blob(&old) {
+            Ok(v) => v,
+            Err(e) => {
+                self.failed = Some(format!("reading a large value for the rewrite: {e}"));
+                return;
+            }
+        };
+        let Sink::Rdb(file, Some(base)) = &mut self.sink else {
+            return;
+        };
+        let mut result = Ok(());
+        if self.selected != Some(db) {
+            result = file.select(db);
+            self.selected = Some(db);
+        }
+        match result.and_then(|_| file.key_raw_string(&key, &value, at, clock)) {
+            Ok(offset) => {
+                let new = base.blob_ref(offset, old.len, old.checksum);
+                self.moved.push((db, key, old, new));
+            }
+            Err(e) => self.failed = Some(e.to_string()),
         }
     }
 
@@ -346,8 +406,13 @@ impl Engine {
         let Some(state) = guard.as_mut() else {
             return;
         };
-        if matches!(state.sink, Sink::Rdb(_)) {
+        if let Sink::Rdb(_, base) = &state.sink {
+            let into_base = base.is_some();
             for (db, key, r, at, clock) in std::mem::take(&mut state.blobs) {
+                if into_base {
+                    state.put_rdb_blob(db, key, r, at, clock, log);
+                    continue;
+                }
                 let value = Value::blob(r);
                 value.clock().set(clock);
                 state.put_rdb(db, &key, &value, at, log);
@@ -414,54 +479,123 @@ impl Engine {
     /// Rewrites the AOF into a compact base (BGREWRITEAOF). Blocking; run it
     /// on a background thread. Clients keep reading and writing meanwhile.
     pub fn rewrite_aof(&self) -> Result<RewriteReport, String> {
+        self.rewrite_aof_with(None)
+    }
+
+    /// `rewrite_aof` with an RDB-format base (`aof-use-rdb-preamble yes`):
+    /// `start` creates the file in place at the path it is given, with its
+    /// AUX fields and function libraries. A keyspace holding a kernel-backed
+    /// filter is rewritten with a RESP base instead (logged): the filter's
+    /// map cannot be read into an RDB file.
+    pub fn rewrite_aof_rdb(&self, start: StartRdbBase<'_>) -> Result<RewriteReport, String> {
+        match self.rewrite_aof_with(Some(start)) {
+            Err(e) if e == KERNEL_FILTER_IN_RDB_BASE => {
+                tracing::warn!("AOF rewrite: {e}; this rewrite writes a RESP base");
+                self.rewrite_aof_with(None)
+            }
+            other => other,
+        }
+    }
+
+    fn rewrite_aof_with(&self, rdb: Option<StartRdbBase<'_>>) -> Result<RewriteReport, String> {
         let log = self.log_handle().ok_or("AOF is disabled")?.clone();
         let _exclusive = self.maintenance.lock();
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
         {
             let _all = self.lock_all();
-            let mut base = log.aof.begin_rewrite().map_err(|e| e.to_string())?;
-            if let Some(preamble) = self.rewrite_preamble.get() {
-                for record in preamble() {
-                    let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
-                    if let Err(e) = base.command(&args) {
-                        log.aof.abort_rewrite(base);
-                        return Err(e.to_string());
+            let sink = match rdb {
+                None => {
+                    let mut base = log.aof.begin_rewrite().map_err(|e| e.to_string())?;
+                    if let Some(preamble) = self.rewrite_preamble.get() {
+                        for record in preamble() {
+                            let args: Vec<&[u8]> = record.iter().map(|a| &a[..]).collect();
+                            if let Err(e) = base.command(&args) {
+                                log.aof.abort_rewrite(base);
+                                return Err(e.to_string());
+                            }
+                        }
                     }
+                    Sink::Aof(base)
                 }
-            }
+                Some(start) => {
+                    let base = log.aof.begin_rewrite_rdb().map_err(|e| e.to_string())?;
+                    let mut file = match start(base.temp_path()) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            log.aof.abort_rewrite(base);
+                            return Err(e);
+                        }
+                    };
+                    file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
+                    Sink::Rdb(file, Some(base))
+                }
+            };
             // Each shard's copy empties the queue, so it is empty between rewrites; a
             // leftover would put another rewrite's values into this base.
             let mut leftover = self.rewrite_preimages.lock();
             debug_assert!(leftover.is_empty(), "preimages left from a rewrite");
             leftover.clear();
             drop(leftover);
-            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Aof(base)));
+            *self.rewrite.lock() = Some(RewriteState::new(epoch, sink));
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
         self.snapshot_all_shards(epoch);
         self.write_deferred(Some(&log));
-        if let Some(state) = self.rewrite.lock().as_mut() {
-            if let (None, Sink::Aof(base)) = (&state.failed, &mut state.sink) {
-                if let Err(e) = base.sync() {
-                    state.failed = Some(e.to_string());
-                }
+        // Every shard is copied: writers no longer reach the state. The base
+        // is finished and synced here, while clients run.
+        let state = self.rewrite.lock().take().ok_or("rewrite state vanished");
+        let state = match state {
+            Ok(s) => s,
+            Err(e) => {
+                self.rewrite_epoch.store(0, Ordering::Release);
+                return Err(e.into());
             }
-        }
+        };
+        let RewriteState {
+            sink,
+            mut failed,
+            moved,
+            keys,
+            ..
+        } = state;
+        let base = match sink {
+            Sink::Aof(mut base) => {
+                if failed.is_none() {
+                    if let Err(e) = base.sync() {
+                        failed = Some(e.to_string());
+                    }
+                }
+                base
+            }
+            Sink::Rdb(file, Some(mut base)) => {
+                if failed.is_some() {
+                    file.abort();
+                } else {
+                    match file.finish() {
+                        Ok(bytes) => base.adopt_rdb(bytes),
+                        Err(e) => failed = Some(e.to_string()),
+                    }
+                }
+                base
+            }
+            Sink::Rdb(file, None) => {
+                file.abort();
+                self.rewrite_epoch.store(0, Ordering::Release);
+                return Err("rewrite state of another kind".into());
+            }
+        };
         let mut all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);
-        let state = self.rewrite.lock().take().ok_or("rewrite state vanished")?;
-        let Sink::Aof(base) = state.sink else {
-            return Err("rewrite state of another kind".into());
-        };
         let base_bytes = base.size();
-        if let Some(e) = state.failed {
+        if let Some(e) = failed {
+            drop(all);
             log.aof.abort_rewrite(base);
             return Err(e);
         }
         log.aof
             .switch_to_new_base(base)
             .map_err(|e| e.to_string())?;
-        for (db, key, old, new) in state.moved {
+        for (db, key, old, new) in moved {
             let index = crate::keyspace::Db::shard_index(&key);
             all[db * SHARDS + index].swap_blob(&key, &old, new);
         }
@@ -470,10 +604,7 @@ impl Engine {
         if let Err(e) = self.rebuild_existence_filter() {
             tracing::warn!("Rebuilding the key-existence filter after the rewrite failed: {e}");
         }
-        Ok(RewriteReport {
-            keys: state.keys,
-            base_bytes,
-        })
+        Ok(RewriteReport { keys, base_bytes })
     }
 
     /// The shard pass of rewrite `epoch` (AOF rewrite or BGSAVE): every
@@ -517,7 +648,7 @@ impl Engine {
             let mut leftover = self.rewrite_preimages.lock();
             leftover.clear();
             drop(leftover);
-            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Rdb(file)));
+            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Rdb(file, None)));
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
         self.snapshot_all_shards(epoch);
@@ -526,7 +657,7 @@ impl Engine {
         self.rewrite_epoch.store(0, Ordering::Release);
         let state = self.rewrite.lock().take().ok_or("save state vanished")?;
         drop(all);
-        let Sink::Rdb(file) = state.sink else {
+        let Sink::Rdb(file, None) = state.sink else {
             return Err("save state of another kind".into());
         };
         if let Some(e) = state.failed {

@@ -171,6 +171,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify-blobs-on-read", "yes", false, Kind::Bool),
     opt("aof-load-truncated", "yes", false, Kind::Bool),
     opt("aof-load-corrupt", "no", false, Kind::Bool),
+    opt("aof-use-rdb-preamble", "yes", true, Kind::Bool),
     opt(
         "auto-aof-rewrite-percentage",
         "100",
@@ -713,6 +714,7 @@ impl Config {
             verify_blobs_on_read: self.flag("verify-blobs-on-read"),
             aof_load_truncated: self.flag("aof-load-truncated"),
             aof_load_corrupt: self.flag("aof-load-corrupt"),
+            aof_use_rdb_preamble: self.flag("aof-use-rdb-preamble"),
             auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
             auto_aof_rewrite_min_size: self.bytes("auto-aof-rewrite-min-size"),
             maxmemory: self.bytes("maxmemory"),
@@ -879,6 +881,8 @@ pub struct Settings {
     pub verify_blobs_on_read: bool,
     pub aof_load_truncated: bool,
     pub aof_load_corrupt: bool,
+    /// The AOF rewrite writes an RDB-format base (`<appendfilename>.<seq>.base.rdb`).
+    pub aof_use_rdb_preamble: bool,
     pub auto_aof_rewrite_percentage: u64,
     pub auto_aof_rewrite_min_size: u64,
     pub maxmemory: u64,

@@ -76,9 +76,20 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
     let mut client = Client::internal(shared, "aof");
     let mut out = Out::new(2);
     let mut last_report = Instant::now();
+    let mut rdb_base = false;
+    let mut load_base = |base: blinkdb_engine::aof::RdbBase| {
+        rdb_base = true;
+        crate::rdb_file::import_aof_base(shared, settings, &base).map_err(|e| {
+            blinkdb_engine::aof::AofError::Corrupt {
+                file: base.name.clone(),
+                offset: 0,
+                reason: format!("RDB base: {e}"),
+            }
+        })
+    };
     let stats = log
         .aof
-        .load(
+        .load_with_rdb_base(
             |cmd| {
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
                 replay(shared, &log, &mut client, &mut out, cmd).map_err(|reason| {
@@ -89,6 +100,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
                     }
                 })
             },
+            &mut load_base,
             |p| {
                 shared
                     .loading
@@ -115,6 +127,14 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
     // RENAME/MOVE in the log; a failure leaves those filters answering errors.
     if let Err(e) = shared.engine.blooms.attach_all() {
         tracing::warn!("Kernel Bloom filters: {e}");
+    }
+    if rdb_base {
+        let removed = shared.engine.blooms.remove_unbound_files();
+        if removed > 0 {
+            tracing::info!(
+                "Removed {removed} filter files no key holds (the RDB base rebuilt its filters)"
+            );
+        }
     }
     if let Some((file, offset)) = &stats.truncated {
         tracing::warn!(
@@ -288,7 +308,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
         .spawn(move || {
             let start = Instant::now();
             tracing::info!("Background append only file rewriting started");
-            let result = shared.engine.rewrite_aof();
+            let result = crate::rdb_file::rewrite_aof(&shared);
             let r = &shared.rewrite;
             r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
             match result {

@@ -218,7 +218,16 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
         engine.write1(db, &first, |tx| {
             tx.reserve(db, &first, n);
             for p in batch {
-                let mut entry = Entry::new(p.value.into_value(engine));
+                // Files never hold the one value that can fail here (a
+                // blinkdbBF dump: the parser refuses it).
+                let value = match p.value.into_value(engine) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        tracing::warn!("Loading RDB: a key's value did not load: {e}");
+                        continue;
+                    }
+                };
+                let mut entry = Entry::new(value);
                 entry.expire_at = p.expire_at;
                 // A fresh value replacing any of the same name (its label
                 // does not derive from the old one: as a DEL then a SET).
@@ -245,13 +254,85 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
 /// row (keys in file order hit a random shard each). On 2 cores the two
 /// halves overlap (a 500k-key file: about 45% of the work is inserting).
 pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, String> {
+    import_file(shared, settings, path, None)
+}
+
+/// An RDB-format AOF base (`aof-use-rdb-preamble yes`, BlinkDB's or
+/// Redis's), loaded at start by the same batched loader as a dump.rdb
+/// (instead of one RESTORE per key): as Redis loads a preamble, keys already
+/// expired are kept (the incr files after it may still refer to them), and a
+/// string of at least `blob-threshold` bytes stored uncompressed stays on
+/// disk, its entry pointing into the base (as for a RESP base's SET).
+pub fn import_aof_base(
+    shared: &Shared,
+    settings: &Settings,
+    base: &blinkdb_engine::aof::RdbBase,
+) -> Result<u64, String> {
+    shared.engine.set_replay_file(base.file);
+    import_file(
+        shared,
+        settings,
+        &base.path,
+        Some((base.file, settings.blob_threshold.max(1))),
+    )
+}
+
+/// An AOF rewrite by `aof-use-rdb-preamble`: an RDB-format base (AUX
+/// `aof-base 1`, as Redis's preamble, then the function libraries) or a
+/// RESP one.
+pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::rewrite::RewriteReport, String> {
+    let settings = shared.settings();
+    if !settings.aof_use_rdb_preamble {
+        return shared.engine.rewrite_aof();
+    }
+    // Taken before the rewrite holds every shard (used-mem reads them).
+    let mut aux = aux_fields(shared);
+    for (k, v) in aux.iter_mut() {
+        if *k == "aof-base" {
+            *v = "1".to_string();
+        }
+    }
+    // Called with every shard held (the libraries are those of that instant).
+    let start = |path: &Path| -> Result<RdbFileWriter, String> {
+        let mut w = RdbFileWriter::create_in_place(
+            path,
+            &aux,
+            settings.rdbcompression,
+            settings.rdbchecksum,
+        )
+        .map_err(|e| e.to_string())?;
+        for code in crate::scripting::functions::library_codes(shared) {
+            if let Err(e) = w.function(&code) {
+                w.abort();
+                return Err(e.to_string());
+            }
+        }
+        Ok(w)
+    };
+    shared.engine.rewrite_aof_rdb(&start)
+}
+
+fn import_file(
+    shared: &Shared,
+    settings: &Settings,
+    path: &Path,
+    aof_base: Option<(blinkdb_engine::aof::FileId, usize)>,
+) -> Result<u64, String> {
     let start = Instant::now();
     let data = std::fs::read(path).map_err(|e| format!("Reading {}: {e}", path.display()))?;
     let total = data.len() as u64;
-    shared.loading.total_bytes.store(total, Ordering::Relaxed);
+    // An AOF base is the first of the AOF's files: the AOF loader reported
+    // the total of them all already, and the base's offsets count from 0.
+    if aof_base.is_none() {
+        shared.loading.total_bytes.store(total, Ordering::Relaxed);
+    }
     let limits = settings.collection_limits;
     let engine = &shared.engine;
-    let now = blinkdb_engine::clock::now_ms();
+    // A preamble keeps expired keys (0: nothing counts as expired).
+    let now = match aof_base {
+        Some(_) => 0,
+        None => blinkdb_engine::clock::now_ms(),
+    };
     let mut batches = Batches {
         dbs: (0..engine.databases()).map(|_| Vec::new()).collect(),
         pending: 0,
@@ -280,11 +361,20 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
                 engine.reserve_keys(db, keys.min(total / 2) as usize);
             },
             |k| {
+                let mut value = k.value;
+                if let Some((file, threshold)) = aof_base {
+                    if k.kind == rdb::kind::STRING {
+                        if let Some(r) = rdb::string_in_place(&data, k.raw.clone(), file, threshold)
+                        {
+                            value = rdb::Loaded::Value(blinkdb_engine::Value::blob(r));
+                        }
+                    }
+                }
                 let full = batches.push(
                     k.db,
                     Pending {
                         key: k.key,
-                        value: k.value,
+                        value,
                         expire_at: k.expire_at,
                         idle: k.idle,
                         freq: k.freq,
@@ -358,10 +448,7 @@ pub fn load_into_aof(
         None => return Ok(()),
     };
     import(shared, settings, &file)?;
-    shared
-        .engine
-        .rewrite_aof()
-        .map_err(|e| format!("Writing the loaded RDB into the AOF: {e}"))?;
+    rewrite_aof(shared).map_err(|e| format!("Writing the loaded RDB into the AOF: {e}"))?;
     Ok(())
 }
 

@@ -365,12 +365,24 @@ fn header_number(line: &[u8], prefix: u8) -> Option<u64> {
     std::str::from_utf8(body).ok()?.parse().ok()
 }
 
+/// An RDB-format base the caller loads itself (see `Aof::load_with_rdb_base`).
+pub struct RdbBase {
+    pub path: std::path::PathBuf,
+    /// The name the manifest gives it.
+    pub name: String,
+    /// Its id: a large value the caller keeps in place points into it.
+    pub file: FileId,
+    pub len: u64,
+}
+
 impl Inner {
     pub fn load(
         &self,
         mut on_command: impl FnMut(LoadedCommand) -> Result<()>,
+        on_rdb_base: Option<&mut dyn FnMut(RdbBase) -> Result<u64>>,
         mut on_progress: impl FnMut(LoadProgress),
     ) -> Result<LoadStats> {
+        let mut on_rdb_base = on_rdb_base;
         if self.append.lock().loaded {
             return Err(AofError::AlreadyLoaded);
         }
@@ -418,14 +430,22 @@ impl Inner {
                         reason: "an RDB-format file is only read as the base".into(),
                     });
                 }
-                stats.commands += super::rdb_base::replay(
-                    &*f,
-                    len,
-                    *id,
-                    Lsn::new(first_incr, 0),
-                    &entry.name,
-                    &mut on_command,
-                )?;
+                stats.commands += match on_rdb_base.as_mut() {
+                    Some(load_base) => load_base(RdbBase {
+                        path: self.path(&entry.name),
+                        name: entry.name.clone(),
+                        file: *id,
+                        len,
+                    })?,
+                    None => super::rdb_base::replay(
+                        &*f,
+                        len,
+                        *id,
+                        Lsn::new(first_incr, 0),
+                        &entry.name,
+                        &mut on_command,
+                    )?,
+                };
                 done_before += len;
                 final_sizes += len;
                 continue;

@@ -66,6 +66,10 @@ pub fn incr_name(basename: &str, seq: u64) -> String {
 pub fn base_name(basename: &str, seq: u64) -> String {
     format!("{basename}.{seq}.base.aof")
 }
+/// An RDB-format base's name (`aof-use-rdb-preamble yes`), as Redis 7 names it.
+pub fn rdb_base_name(basename: &str, seq: u64) -> String {
+    format!("{basename}.{seq}.base.rdb")
+}
 
 impl Manifest {
     /// Highest base seq ever used (current base, else history bases parsed from names).

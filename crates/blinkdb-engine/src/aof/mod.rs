@@ -42,7 +42,7 @@ use parking_lot::{Mutex, RwLock};
 
 pub use error::{AofError, Result};
 pub use evict::OldestSegment;
-pub use load::{Arg, LoadProgress, LoadStats, LoadedCommand};
+pub use load::{Arg, LoadProgress, LoadStats, LoadedCommand, RdbBase};
 pub use manifest::{FileKind, Manifest, ManifestEntry};
 pub use options::{AofOptions, FsyncPolicy};
 pub use record::BATCH_TAG;
@@ -129,11 +129,14 @@ impl Aof {
         }
         // A rewrite cut short by a stop or a crash left its partial base under the name
         // the next rewrite would use: never loaded, so it only takes disk space.
-        let stale = dir.join(rewrite::temp_base_name(
-            &opts.basename,
-            manifest.base_seq() + 1,
-        ));
-        if storage.exists(&stale) {
+        for stale in [
+            rewrite::temp_base_name(&opts.basename, manifest.base_seq() + 1),
+            rewrite::temp_rdb_base_name(&opts.basename, manifest.base_seq() + 1),
+        ] {
+            let stale = dir.join(stale);
+            if !storage.exists(&stale) {
+                continue;
+            }
             match storage.remove(&stale) {
                 Ok(()) => {
                     tracing::info!("Removed an unfinished rewrite's base {}", stale.display())
@@ -208,7 +211,20 @@ impl Aof {
         on_command: impl FnMut(LoadedCommand) -> Result<()>,
         on_progress: impl FnMut(LoadProgress),
     ) -> Result<LoadStats> {
-        self.inner.load(on_command, on_progress)
+        self.inner.load(on_command, None, on_progress)
+    }
+
+    /// `load`, with an RDB-format base handed to `on_rdb_base` whole (the
+    /// server's batched RDB loader) instead of replayed as RESTORE commands;
+    /// it returns the number of keys it loaded. The incr files follow as in
+    /// `load`. On an error nothing more is read.
+    pub fn load_with_rdb_base(
+        &self,
+        on_command: impl FnMut(LoadedCommand) -> Result<()>,
+        on_rdb_base: &mut dyn FnMut(RdbBase) -> Result<u64>,
+        on_progress: impl FnMut(LoadProgress),
+    ) -> Result<LoadStats> {
+        self.inner.load(on_command, Some(on_rdb_base), on_progress)
     }
 
     /// Appends the records built by `build` to the in-memory batch (a short mutex; no I/O)
@@ -307,7 +323,15 @@ impl Aof {
     /// Starts a rewrite: appends move to a fresh incr file; stream the compact keyspace
     /// into the returned base, then call `finish_rewrite` (or `abort_rewrite`).
     pub fn begin_rewrite(&self) -> Result<RewriteBase> {
-        self.inner.begin_rewrite()
+        self.inner.begin_rewrite(false)
+    }
+
+    /// `begin_rewrite` for an RDB-format base (`aof-use-rdb-preamble yes`):
+    /// the caller writes the whole RDB file at `RewriteBase::temp_path`,
+    /// fsyncs it, calls `adopt_rdb`, then `switch_to_new_base` renames it to
+    /// `<basename>.<seq>.base.rdb` and switches the manifest as for a RESP base.
+    pub fn begin_rewrite_rdb(&self) -> Result<RewriteBase> {
+        self.inner.begin_rewrite(true)
     }
 
     /// fdatasyncs the base, switches the manifest atomically, then deletes the old files.

@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::error::{AofError, Result};
-use super::manifest::{base_name, FileKind, ManifestEntry};
+use super::manifest::{base_name, rdb_base_name, FileKind, ManifestEntry};
 use super::record::{encode_command, seal_batch};
 use super::storage::{write_all_at, LogFile};
 use super::types::{BlobRef, FileId, Lsn};
@@ -29,10 +29,19 @@ pub(crate) fn temp_base_name(basename: &str, seq: u64) -> String {
     format!("temp-rewrite-{}", base_name(basename, seq))
 }
 
+/// `temp_base_name` for an RDB-format base.
+pub(crate) fn temp_rdb_base_name(basename: &str, seq: u64) -> String {
+    format!("temp-rewrite-{}", rdb_base_name(basename, seq))
+}
+
 /// A base file being written by a rewrite.
 pub struct RewriteBase {
     file: Arc<dyn LogFile>,
     temp_name: String,
+    temp_path: std::path::PathBuf,
+    /// An RDB-format base (`aof-use-rdb-preamble yes`): the caller writes the
+    /// whole file at `temp_path` itself (`rdb::RdbFileWriter`, which fsyncs
+    /// it) and hands over its size with `adopt_rdb`; `command` is refused.
     seq: u64,
     /// Incr files below this seq are covered by the new base.
     first_kept_incr: u64,
@@ -42,12 +51,49 @@ pub struct RewriteBase {
     offset: u64,
     /// Bytes of the base known to be on disk.
     synced: u64,
+    rdb: bool,
 }
 
 impl RewriteBase {
+    /// Where the caller writes an RDB-format base (see `begin_rewrite_rdb`).
+    pub fn temp_path(&self) -> &std::path::Path {
+        &self.temp_path
+    }
+
+    /// Whether this base is RDB-format.
+    pub fn is_rdb(&self) -> bool {
+        self.rdb
+    }
+
+    /// The caller wrote and fsynced `len` bytes of RDB at `temp_path`.
+    pub fn adopt_rdb(&mut self, len: u64) {
+        debug_assert!(self.rdb && self.buf.is_empty());
+        self.offset = len;
+        self.synced = len;
+    }
+
+    /// A large value the caller wrote into the RDB base uncompressed: its
+    /// payload's `len` bytes at `offset`, with xxh3-64 `checksum`. Readable
+    /// once the switch succeeded.
+    pub fn blob_ref(&self, offset: u64, len: u64, checksum: u64) -> BlobRef {
+        BlobRef {
+            file: FileId::base(self.seq),
+            offset,
+            len,
+            checksum,
+        }
+    }
+
     /// Adds one command to the new base; returns refs (into the new base) for its large
     /// arguments. They become readable once `finish_rewrite` succeeded.
     pub fn command(&mut self, args: &[&[u8]]) -> Result<Vec<BlobRef>> {
+        if self.rdb {
+            return Err(AofError::Corrupt {
+                file: self.temp_name.clone(),
+                offset: self.offset,
+                reason: "a command written into an RDB-format base".into(),
+            });
+        }
         let refs = encode_command(
             &mut self.buf,
             args,
@@ -108,11 +154,11 @@ impl RewriteBase {
 }
 
 impl Inner {
-    pub fn begin_rewrite(&self) -> Result<RewriteBase> {
+    pub fn begin_rewrite(&self, rdb: bool) -> Result<RewriteBase> {
         if self.rewriting.swap(true, Ordering::AcqRel) {
             return Err(AofError::RewriteInProgress);
         }
-        let result = self.start_base();
+        let result = self.start_base(rdb);
         if result.is_err() {
             self.rewriting.store(false, Ordering::Release);
             self.counters
@@ -122,7 +168,7 @@ impl Inner {
         result
     }
 
-    fn start_base(&self) -> Result<RewriteBase> {
+    fn start_base(&self, rdb: bool) -> Result<RewriteBase> {
         let new_incr = {
             let mut a = self.append.lock();
             if !a.loaded {
@@ -134,7 +180,11 @@ impl Inner {
         };
         self.commit(Lsn::new(new_incr, 0))?;
         let seq = self.writer.lock().manifest.base_seq() + 1;
-        let temp_name = temp_base_name(&self.opts.basename, seq);
+        let temp_name = if rdb {
+            temp_rdb_base_name(&self.opts.basename, seq)
+        } else {
+            temp_base_name(&self.opts.basename, seq)
+        };
         let path = self.path(&temp_name);
         let file = self
             .storage
@@ -143,6 +193,8 @@ impl Inner {
         Ok(RewriteBase {
             file,
             temp_name,
+            temp_path: path,
+            rdb,
             seq,
             first_kept_incr: new_incr,
             blob_threshold: self.opts.blob_threshold,
@@ -168,7 +220,11 @@ impl Inner {
     fn switch_to_base(&self, base: &mut RewriteBase) -> Result<()> {
         base.sync()?;
         let temp = self.path(&base.temp_name);
-        let name = base_name(&self.opts.basename, base.seq);
+        let name = if base.rdb {
+            rdb_base_name(&self.opts.basename, base.seq)
+        } else {
+            base_name(&self.opts.basename, base.seq)
+        };
         let path = self.path(&name);
         self.storage
             .rename(&temp, &path)

@@ -249,6 +249,44 @@ impl BloomStore {
         first
     }
 
+    /// Deletes the files of filters no key holds (named by a 16-hex-digit id
+    /// that is not live). Called once the log is replayed after loading an
+    /// RDB-format base: the base rebuilt each filter into new files (its exact
+    /// dump), so the previous run's files are bound by nothing; without this,
+    /// every restart would leave a copy of every filter behind. Returns the
+    /// number of files removed.
+    pub fn remove_unbound_files(&self) -> usize {
+        let live: std::collections::HashSet<u64> = self
+            .live
+            .lock()
+            .iter()
+            .filter(|(_, w)| w.strong_count() > 0)
+            .map(|(id, _)| *id)
+            .collect();
+        let mut removed = 0;
+        for entry in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            let name = entry.file_name();
+            let Some(id) = name
+                .to_str()
+                .and_then(|n| n.get(..16))
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+            else {
+                continue;
+            };
+            if live.contains(&id) {
+                continue;
+            }
+            match std::fs::remove_file(entry.path()) {
+                Ok(()) => removed += 1,
+                Err(e) => tracing::warn!(
+                    "could not remove an unbound filter file {}: {e}",
+                    entry.path().display()
+                ),
+            }
+        }
+        removed
+    }
+
     /// Flushes and stops deleting files when values are dropped (process exit).
     pub fn close(&self) {
         let _ = self.flush_all(LogPosition::default());

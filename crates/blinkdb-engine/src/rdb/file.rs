@@ -201,6 +201,14 @@ pub fn load_file_sized(
                 }
                 None => Loaded::Bloom(chain),
             },
+            // BlinkDB writes its filters into files as the AUX field plus
+            // RedisBloom's value, never as its DUMP-only module type.
+            Ok(Loaded::NativeDump(_)) => {
+                return Err(RdbError::Unsupported(format!(
+                    "module type {} in a file (it only travels in RESTORE payloads)",
+                    super::module::NATIVE_TYPE
+                )))
+            }
             Ok(v) => v,
             Err(RdbError::EmptyKey) => {
                 contents.empty += 1;
@@ -299,6 +307,17 @@ impl RdbFileWriter {
         Ok(w)
     }
 
+    /// A file written in place at `path` (no temp name, no rename): the AOF
+    /// rewrite's RDB base, whose temp name and switch are the AOF's.
+    pub fn create_in_place(
+        path: &Path,
+        aux: &[(&str, String)],
+        compress: bool,
+        checksum: bool,
+    ) -> Result<Self, RdbError> {
+        Self::create_via(path, path.to_path_buf(), aux, compress, checksum)
+    }
+
     fn flush_buf(&mut self) -> Result<(), RdbError> {
         if self.checksum {
             self.digest.update(&self.buf);
@@ -386,6 +405,45 @@ impl RdbFileWriter {
         Ok(())
     }
 
+    /// A string key whose value is written uncompressed, whatever
+    /// `rdbcompression` says (a large value the AOF keeps on disk: its
+    /// payload is read back in place, see `aof::RewriteBase::blob_ref`).
+    /// Returns the file offset of the value's first byte.
+    pub fn key_raw_string(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        expire_at: u64,
+        clock: u32,
+    ) -> Result<u64, RdbError> {
+        if expire_at != 0 {
+            self.buf.push(opcode::EXPIRETIME_MS);
+            self.buf.extend_from_slice(&expire_at.to_le_bytes());
+        }
+        match self.clocks.record(clock) {
+            SavedClock::Nothing => {}
+            SavedClock::Idle(secs) => {
+                self.buf.push(opcode::IDLE);
+                write_len(&mut self.buf, secs);
+            }
+            SavedClock::Freq(f) => {
+                self.buf.push(opcode::FREQ);
+                self.buf.push(f);
+            }
+        }
+        self.buf.push(kind::STRING);
+        write_string(&mut self.buf, key, self.compress);
+        write_len(&mut self.buf, value.len() as u64);
+        let offset = self.bytes + self.buf.len() as u64;
+        self.flush_buf()?;
+        if self.checksum {
+            self.digest.update(value);
+        }
+        self.file.write_all(value)?;
+        self.bytes += value.len() as u64;
+        Ok(offset)
+    }
+
     /// EOF, the checksum (0 when rdbchecksum is off), fsync, rename.
     pub fn finish(mut self) -> Result<u64, RdbError> {
         self.buf.push(opcode::EOF);
@@ -403,6 +461,9 @@ impl RdbFileWriter {
             .map_err(|e| RdbError::Io(e.to_string()))?;
         file.sync_all()?;
         drop(file);
+        if self.tmp == self.path {
+            return Ok(self.bytes);
+        }
         std::fs::rename(&self.tmp, &self.path)?;
         if let Some(dir) = self.path.parent() {
             if let Ok(d) = std::fs::File::open(if dir.as_os_str().is_empty() {
@@ -417,10 +478,14 @@ impl RdbFileWriter {
     }
 
     /// Drops the temp file (a failed save leaves the old file in place).
+    /// A file written in place is left to its owner (the AOF removes it).
     pub fn abort(self) {
         let tmp = self.tmp.clone();
+        let in_place = self.tmp == self.path;
         drop(self);
-        let _ = std::fs::remove_file(tmp);
+        if !in_place {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 

@@ -117,10 +117,36 @@ pub fn dump_value(
     Ok(create_payload(out))
 }
 
+/// DUMP's payload for `value` as MIGRATE sends it to another BlinkDB: a
+/// filter BlinkDB made goes exactly, as module type `blinkdbBF`; anything
+/// else as `dump_value`.
+pub fn dump_value_native(
+    engine: &crate::Engine,
+    value: &crate::Value,
+    compress: bool,
+) -> Result<Vec<u8>, RdbError> {
+    if let crate::Value::Bloom(filter, _) = value {
+        let mut out = vec![kind::MODULE_2];
+        if let Some(result) = module::write_native(&mut out, filter) {
+            result?;
+            return Ok(create_payload(out));
+        }
+    }
+    dump_value(engine, value, compress)
+}
+
 impl Loaded {
-    /// The key's value: a RedisBloom filter becomes a filter of `engine`'s store.
-    pub fn into_value(self, engine: &crate::Engine) -> crate::Value {
-        match self {
+    /// The key's value: a RedisBloom filter becomes a filter of `engine`'s
+    /// store. Fails only for a `blinkdbBF` dump whose filter does not load
+    /// (a line checksum, a header the store refuses).
+    pub fn into_value(self, engine: &crate::Engine) -> Result<crate::Value, RdbError> {
+        Ok(match self {
+            Loaded::NativeDump(native) => crate::Value::bloom(
+                engine
+                    .blooms
+                    .load_dump(&native.header, &native.chunks)
+                    .map_err(|e| RdbError::Io(format!("BlinkDB filter dump: {e}")))?,
+            ),
             Loaded::Value(v) => v,
             Loaded::Bloom(chain) => crate::Value::bloom(engine.blooms.import(*chain)),
             Loaded::NativeBloom(native, chain) => {
@@ -134,8 +160,38 @@ impl Loaded {
                     }
                 }
             }
-        }
+        })
     }
+}
+
+/// A string value stored uncompressed in a file, `raw` being its bytes there
+/// (length prefix included, as `LoadedKey::raw`): when it is at least
+/// `threshold` bytes, a reference to it in place, in AOF file `file` (an
+/// RDB-format AOF base keeps its large values on disk, as a RESP base does).
+pub fn string_in_place(
+    data: &[u8],
+    raw: std::ops::Range<usize>,
+    file: crate::aof::FileId,
+    threshold: usize,
+) -> Option<crate::aof::BlobRef> {
+    let bytes = data.get(raw.clone())?;
+    let header = match bytes.first()? >> 6 {
+        0 => 1,
+        1 => 2,
+        2 if bytes[0] == 0x80 => 5,
+        2 if bytes[0] == 0x81 => 9,
+        _ => return None, // an integer or LZF encoding
+    };
+    let payload = bytes.get(header..)?;
+    if payload.len() < threshold.max(1) {
+        return None;
+    }
+    Some(crate::aof::BlobRef {
+        file,
+        offset: (raw.start + header) as u64,
+        len: payload.len() as u64,
+        checksum: crate::checksum::xxh3_64_large(payload),
+    })
 }
 
 /// DUMP's payload for a RedisBloom filter (compressed, as `rdbcompression yes`).

@@ -56,10 +56,79 @@ fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
     Ok(r.string()?.into_owned())
 }
 
+/// BlinkDB's own module type: a filter BlinkDB made, exactly, as its
+/// BF.SCANDUMP (the `blinkdb-bf` AUX field's layout, native_bloom.rs) in one
+/// STRING field. Only MIGRATE to a BlinkDB target writes it; redis-server
+/// answers RESTORE of it with `Bad data format` (no such module type).
+pub const NATIVE_TYPE: &str = "blinkdbBF";
+pub const NATIVE_ENCVER: u64 = 1;
+
+/// A module value read: RedisBloom's filter, or BlinkDB's exact dump.
+pub enum ModuleValue {
+    RedisBloom(RedisBloomChain),
+    Native(super::native_bloom::NativeBloom),
+}
+
+/// The value after a `MODULE_2` type byte, either module type.
+pub fn read_any(r: &mut Reader<'_>) -> Result<ModuleValue, RdbError> {
+    let id = r.len()?;
+    let (name, encver) = module_type_name(id);
+    if name != NATIVE_TYPE {
+        return read_bloom(r, id).map(ModuleValue::RedisBloom);
+    }
+    if encver != NATIVE_ENCVER {
+        return Err(RdbError::Unsupported(format!(
+            "module type {name} encoding version {encver} is not supported ({NATIVE_ENCVER})"
+        )));
+    }
+    // The field's length is checked against what is left before anything is
+    // allocated (Reader::string); decode then requires every chunk the
+    // header declares to be present, so no size is trusted past the payload.
+    let field = string(r)?;
+    if r.len()? != OPCODE_EOF {
+        return Err(RdbError::Corrupt("module value not fully consumed"));
+    }
+    super::native_bloom::decode(&field)
+        .map(ModuleValue::Native)
+        .ok_or(RdbError::Corrupt("BlinkDB filter dump"))
+}
+
+/// `filter`'s exact value as module type `blinkdbBF` (after the `MODULE_2`
+/// type byte); `None` when it has no dump (kernel-backed or imported from
+/// RedisBloom: those go as RedisBloom's value).
+pub fn write_native(
+    out: &mut Vec<u8>,
+    filter: &crate::bfkeys::BloomValue,
+) -> Option<Result<(), RdbError>> {
+    let field = super::native_bloom::Field::of(filter)?;
+    write_len(out, module_type_id(NATIVE_TYPE, NATIVE_ENCVER));
+    write_len(out, OPCODE_STRING);
+    write_len(out, field.byte_len());
+    let start = out.len();
+    let result = field.write(filter, |piece| {
+        out.extend_from_slice(piece);
+        Ok(())
+    });
+    if let Err(e) = result {
+        return Some(Err(e));
+    }
+    if (out.len() - start) as u64 != field.byte_len() {
+        return Some(Err(RdbError::Io(
+            "Bloom filter dump: the filter changed shape while dumped".into(),
+        )));
+    }
+    write_len(out, OPCODE_EOF);
+    Some(Ok(()))
+}
+
 /// The value after a `MODULE_2` type byte (`MODULE`, the pre-opcode form of
 /// RedisBloom 1.x, is refused by the caller).
 pub fn read(r: &mut Reader<'_>) -> Result<RedisBloomChain, RdbError> {
     let id = r.len()?;
+    read_bloom(r, id)
+}
+
+fn read_bloom(r: &mut Reader<'_>, id: u64) -> Result<RedisBloomChain, RdbError> {
     let (name, encver) = module_type_name(id);
     if name != BLOOM_TYPE {
         return Err(RdbError::Unsupported(format!(

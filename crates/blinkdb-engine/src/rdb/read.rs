@@ -241,12 +241,18 @@ pub enum Loaded {
         Box<super::native_bloom::NativeBloom>,
         Box<crate::bloom::RedisBloomChain>,
     ),
+    /// A BlinkDB filter as module type `blinkdbBF` (a RESTORE payload that
+    /// MIGRATE sent from BlinkDB to BlinkDB): its exact dump alone.
+    NativeDump(Box<super::native_bloom::NativeBloom>),
 }
 
 /// The value of RDB type `kind` at the reader's position, module values included.
 pub fn read_entry(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Loaded, RdbError> {
     match kind {
-        kind::MODULE_2 => Ok(Loaded::Bloom(Box::new(super::module::read(r)?))),
+        kind::MODULE_2 => Ok(match super::module::read_any(r)? {
+            super::module::ModuleValue::RedisBloom(chain) => Loaded::Bloom(Box::new(chain)),
+            super::module::ModuleValue::Native(native) => Loaded::NativeDump(Box::new(native)),
+        }),
         kind::MODULE => {
             let id = r.len()?;
             let (name, encver) = module_type_name(id);

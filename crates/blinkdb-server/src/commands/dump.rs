@@ -90,7 +90,7 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         Ok(_) => rdb::restore_value(args[3], &limits, true).map_err(|e| bad_format(&e)),
         Err(_) => Err(String::new()),
     };
-    let value = value.map(|v| v.into_value(&ctx.shared.engine));
+    let value = value.and_then(|v| v.into_value(&ctx.shared.engine).map_err(|e| bad_format(&e)));
     let now = ctx.shared.engine.now() as i64;
     let key = args[1];
     ctx.write1(key, |tx, db, out| {

@@ -21,6 +21,9 @@ struct Cached {
     /// The database the connection has selected (-1: unknown).
     last_db: i64,
     last_use: Instant,
+    /// Whether the target is BlinkDB (probed once per connection, when a
+    /// filter is to be sent; None: not probed yet).
+    blinkdb: Option<bool>,
 }
 
 fn cache() -> &'static Mutex<HashMap<String, Cached>> {
@@ -46,6 +49,7 @@ fn connect(host: &[u8], port: &[u8], timeout: Duration) -> Option<Cached> {
         stream: BufReader::new(stream),
         last_db: -1,
         last_use: Instant::now(),
+        blinkdb: None,
     })
 }
 
@@ -64,6 +68,47 @@ fn command(out: &mut Vec<u8>, args: &[&[u8]]) {
     for a in args {
         bulk(out, a);
     }
+}
+
+/// Whether the target is BlinkDB: its `INFO server` has a `blinkdb_version`
+/// field (redis-server's has none; an error reply, such as an ACL denial,
+/// counts as not BlinkDB: the portable RedisBloom form goes then). Sent
+/// after AUTH when MIGRATE has one. Err: the connection failed.
+fn probe_blinkdb(
+    conn: &mut Cached,
+    auth: Option<(Option<&[u8]>, &[u8])>,
+    timeout: Duration,
+) -> std::io::Result<bool> {
+    let mut buf = Vec::new();
+    if let Some((user, pass)) = auth {
+        match user {
+            Some(user) => command(&mut buf, &[b"AUTH", user, pass]),
+            None => command(&mut buf, &[b"AUTH", pass]),
+        }
+    }
+    command(&mut buf, &[b"INFO", b"server"]);
+    let s = conn.stream.get_mut();
+    s.set_write_timeout(Some(timeout))?;
+    s.set_read_timeout(Some(timeout))?;
+    s.write_all(&buf)?;
+    s.flush()?;
+    if auth.is_some() {
+        read_line(&mut conn.stream)?;
+    }
+    let head = read_line(&mut conn.stream)?;
+    let Some(len) = head.strip_prefix(b"$") else {
+        return Ok(false); // an error reply
+    };
+    let len: usize = std::str::from_utf8(len)
+        .ok()
+        .and_then(|l| l.parse().ok())
+        .filter(|&l| l <= 1 << 20)
+        .ok_or(std::io::ErrorKind::InvalidData)?;
+    let mut body = vec![0u8; len + 2];
+    conn.stream.read_exact(&mut body)?;
+    Ok(body
+        .split(|&c| c == b'\n')
+        .any(|l| l.starts_with(b"blinkdb_version:")))
 }
 
 /// One reply line (syncReadLine: at most 1024 bytes, CRLF removed).
@@ -168,6 +213,26 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                 }
             },
         };
+        // A filter BlinkDB made goes exactly to another BlinkDB (module type
+        // blinkdbBF), as RedisBloom's value to anything else.
+        let has_filter = found
+            .iter()
+            .any(|(_, v, _)| matches!(v, blinkdb_engine::Value::Bloom(..)));
+        if has_filter && conn.blinkdb.is_none() {
+            match probe_blinkdb(&mut conn, pass.map(|p| (user, p)), timeout) {
+                Ok(is) => conn.blinkdb = Some(is),
+                Err(_) if may_retry => {
+                    may_retry = false;
+                    continue;
+                }
+                Err(_) => {
+                    return ctx
+                        .out
+                        .error("IOERR error or timeout writing to target instance")
+                }
+            }
+        }
+        let native = conn.blinkdb == Some(true);
         let mut buf = Vec::new();
         if let Some(pass) = pass {
             match user {
@@ -190,7 +255,12 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                 }
                 ttl = ttl.max(1);
             }
-            let payload = match rdb::dump_value(&ctx.shared.engine, value, compress) {
+            let payload = if native {
+                rdb::dump_value_native(&ctx.shared.engine, value, compress)
+            } else {
+                rdb::dump_value(&ctx.shared.engine, value, compress)
+            };
+            let payload = match payload {
                 Ok(p) => p,
                 Err(e) => return ctx.out.error(&format!("ERR {e}")),
             };
