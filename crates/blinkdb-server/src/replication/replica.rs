@@ -682,7 +682,7 @@ fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
         if moved > 0 {
             tracing::info!("MASTER <-> REPLICA sync: {moved} large values kept in the log");
         }
-        if let Err(e) = engine.rewrite_aof() {
+        if let Err(e) = crate::rdb_file::rewrite_aof(shared) {
             result = Err(format!("Writing the synced data into the AOF: {e}"));
         }
     }
