@@ -238,13 +238,20 @@ fn slot_node(ctx: &mut Ctx, n: &Node) {
     }
 }
 
-/// Replicas that CLUSTER SLOTS lists: not failed and with data.
-fn available(n: &Node) -> bool {
-    !n.failed() && n.repl_offset != 0
+/// Replicas that CLUSTER SLOTS lists: not failed and with data (Redis's
+/// isReplicaAvailable; our own offset is the one we applied).
+fn available(n: &Node, my_offset: u64) -> bool {
+    let offset = if n.flags & nodes::MYSELF != 0 {
+        my_offset
+    } else {
+        n.repl_offset
+    };
+    !n.failed() && offset != 0
 }
 
 pub fn slots(ctx: &mut Ctx, _args: &Args) {
     let Some(c) = enabled(ctx) else { return };
+    let my_offset = ctx.shared.replication.feed.lock().offset;
     let st = c.state.read();
     let runs = super::slots::runs(|s| st.slots[s]);
     ctx.out.array(runs.len());
@@ -255,7 +262,7 @@ pub fn slots(ctx: &mut Ctx, _args: &Args) {
         let replicas: Vec<&Node> = st
             .replicas_of(&owner)
             .into_iter()
-            .filter(|n| available(n))
+            .filter(|n| available(n, my_offset))
             .collect();
         ctx.out.array(3 + replicas.len());
         ctx.out.int(start as i64);
@@ -812,5 +819,84 @@ pub fn meet(ctx: &mut Ctx, args: &Args) {
         ));
     };
     super::bus::start_handshake(&c, &ip.to_string(), port as u16, cport as u16);
+    ctx.out.ok();
+}
+
+/// CLUSTER REPLICATE <node-id>: this node becomes a replica of a master
+/// (an empty master without slots, or a replica switching masters).
+pub fn replicate(ctx: &mut Ctx, args: &Args) {
+    let Some(c) = enabled(ctx) else { return };
+    {
+        let mut st = c.state.write();
+        let Some(name) = known(ctx, &st, args[2]) else {
+            return;
+        };
+        if name == st.myself {
+            return ctx.out.error("ERR Can't replicate myself");
+        }
+        if st.nodes[&name].is_slave() {
+            return ctx
+                .out
+                .error("ERR I can only replicate a master, not a replica.");
+        }
+        if st.me().is_master() && (st.me().numslots() != 0 || keys_in_any(ctx) != 0) {
+            return ctx
+                .out
+                .error("ERR To set a master the node must be empty and without assigned slots.");
+        }
+        super::failover::set_master(ctx.shared, &mut st, name);
+        changed(ctx, &c, st);
+    }
+    super::failover::sync_replication(ctx.shared, &c);
+    ctx.out.ok();
+}
+
+/// CLUSTER FAILOVER [FORCE|TAKEOVER], sent to a replica.
+pub fn failover(ctx: &mut Ctx, args: &Args) {
+    let Some(c) = enabled(ctx) else { return };
+    if args.len() > 3 {
+        return crate::commands::subcommand_syntax_error(ctx, args);
+    }
+    let (force, takeover) = match args.get(2).map(|a| a.to_ascii_lowercase()) {
+        None => (false, false),
+        Some(a) if a == b"force" => (true, false),
+        Some(a) if a == b"takeover" => (true, true),
+        Some(_) => return ctx.syntax_error(),
+    };
+    let opts = opts(ctx);
+    let mut st = c.state.write();
+    let me = st.me();
+    if me.is_master() {
+        return ctx
+            .out
+            .error("ERR You should send CLUSTER FAILOVER to a replica");
+    }
+    let Some(master) = me.slaveof.and_then(|m| st.nodes.get(&m)) else {
+        return ctx
+            .out
+            .error("ERR I'm a replica but my master is unknown to me");
+    };
+    if !force && (master.failed() || master.link.is_none()) {
+        return ctx
+            .out
+            .error("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+    }
+    let master = master.name;
+    super::failover::reset_manual(ctx.shared, &mut st);
+    let now = now();
+    st.manual.end = now + super::failover::MF_TIMEOUT_MS;
+    if takeover {
+        tracing::warn!("Taking over the master (user request).");
+        st.bump_epoch_without_consensus();
+        super::failover::replace_master(ctx.shared, &c, &mut st, &opts, now);
+    } else if force {
+        tracing::warn!("Forced failover user request accepted.");
+        st.manual.can_start = true;
+    } else {
+        tracing::warn!("Manual failover user request accepted.");
+        super::bus::send_mfstart(ctx.shared, &c, &mut st, &opts, &master);
+    }
+    changed(ctx, &c, st);
+    super::failover::sync_replication(ctx.shared, &c);
     ctx.out.ok();
 }

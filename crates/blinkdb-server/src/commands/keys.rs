@@ -327,6 +327,21 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
         if eq_ic(args[j], "replace") {
             replace = true;
         } else if eq_ic(args[j], "db") && j + 1 < args.len() {
+            if ctx.shared.cluster.is_some() {
+                // Redis checks the index is an integer, then refuses any
+                // database but 0 in cluster mode.
+                match parse_i64(args[j + 1]) {
+                    None => return ctx.out.error(super::args::ERR_NOT_INT),
+                    Some(0) => {}
+                    Some(_) => {
+                        return ctx.out.error(
+                            "ERR Copying to another database is not allowed in cluster mode",
+                        )
+                    }
+                }
+                j += 2;
+                continue;
+            }
             match parse_db(ctx, args[j + 1]) {
                 Some(d) => dst_db = d,
                 None => return,
@@ -385,6 +400,9 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn move_(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.cluster.is_some() {
+        return ctx.out.error("ERR MOVE is not allowed in cluster mode");
+    }
     let Some(dst_db) = parse_db(ctx, args[2]) else {
         return;
     };
@@ -455,6 +473,9 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn swapdb(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.cluster.is_some() {
+        return ctx.out.error("ERR SWAPDB is not allowed in cluster mode");
+    }
     let index = |raw: &[u8]| parse_i64(raw).filter(|n| i32::try_from(*n).is_ok());
     let Some(a) = index(args[1]) else {
         return ctx.out.error("ERR invalid first DB index");

@@ -1823,6 +1823,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("cluster|delslotsrange", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "7.0.0", "Set hash slots as unbound in receiving node", cluster::delslotsrange;
         complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
         args: "start-slot_end-slot:block*(start-slot:integer end-slot:integer)"),
+    cmd!("cluster|failover", -2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Forces a replica to perform a manual failover of its master.", cluster::failover;
+        complexity: "O(1)",
+        args: "options:oneof?(force:FORCE takeover:TAKEOVER)"),
     cmd!("cluster|flushslots", 2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Delete a node's own slots information", cluster::flushslots;
         complexity: "O(1)"),
     cmd!("cluster|forget", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Remove a node from the nodes table", cluster::forget;
@@ -1856,6 +1859,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "node-id:string",
         tips: &["nondeterministic_output"]),
+    cmd!("cluster|replicate", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Reconfigure a node as a replica of the specified master node", cluster::replicate;
+        complexity: "O(1)",
+        args: "node-id:string"),
     cmd!("cluster|reset", -2, ADMIN | NOSCRIPT | STALE, NOKEYS, "cluster", "3.0.0", "Reset a Redis Cluster node", cluster::reset;
         complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
         args: "hard_soft:oneof?(hard:HARD soft:SOFT)"),
