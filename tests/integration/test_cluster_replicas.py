@@ -26,6 +26,7 @@ def errors_of(nodes):
     wait_until(lambda: call(n2, "CLUSTER", "REPLICATE", ids[1]).raw == b"+OK\r\n",
                what="replicate")
     wait_until(lambda: node_lines(n0)[ids[2]][2] == "slave", what="replica seen")
+    wait_until(lambda: state_ok(n0), what="cluster ok")
     out = []
     for srv, cmd in [
         (n0, ("CLUSTER", "REPLICATE", "0" * 40)),
@@ -46,6 +47,19 @@ def errors_of(nodes):
         (n0, ("CLUSTER", "REPLICAS", ids[2])),
         (n0, ("CLUSTER", "SETSLOT", "1", "NODE", ids[2])),
         (n2, ("CLUSTER", "SETSLOT", "1", "STABLE")),
+        (n0, ("MOVE", "a", "1")),
+        (n0, ("MOVE", "a", "x")),
+        (n0, ("SWAPDB", "0", "1")),
+        (n0, ("SET", "{a}a", "1")),
+        (n0, ("CLUSTER", "GETKEYSINSLOT", "15495", "10")),
+        (n0, ("CLUSTER", "GETKEYSINSLOT", "15495", "0")),
+        (n0, ("COPY", "{a}a", "{a}b", "DB", "1")),
+        (n0, ("COPY", "{a}a", "{a}b", "DB", "99999")),
+        (n0, ("COPY", "{a}a", "{a}b", "DB", "x")),
+        (n0, ("COPY", "{a}a", "{a}b", "DB", "0")),
+        (n0, ("CLUSTER", "COUNTKEYSINSLOT", "15495")),
+        (n0, ("DEL", "{a}a")),
+        (n0, ("CLUSTER", "COUNTKEYSINSLOT", "15495")),
     ]:
         out.append((cmd[:2], call(srv, *cmd).raw.replace(srv.dir.encode(), b"")))
     # Names and ports differ between the two clusters; the texts must not.

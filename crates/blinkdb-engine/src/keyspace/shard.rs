@@ -1,5 +1,6 @@
 //! One shard: a hash map of keys plus an ordered index of expiry times.
 
+use super::slots::SlotIndex;
 use super::watch::{WatchFlag, Watchers};
 use super::Entry;
 use hashbrown::HashMap;
@@ -25,6 +26,8 @@ pub struct Shard {
     bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
     watchers: Option<Box<Watchers>>,
+    /// Keys by cluster slot, kept in cluster mode only (db 0).
+    slots: Option<Box<SlotIndex>>,
 }
 
 impl Shard {
@@ -102,6 +105,9 @@ impl Shard {
             Some(slot) => Some(std::mem::replace(slot, entry)),
             None => {
                 self.map.insert(key.into(), entry);
+                if let Some(ix) = self.slots.as_mut() {
+                    ix.add(key);
+                }
                 None
             }
         };
@@ -138,6 +144,9 @@ impl Shard {
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
+        if let Some(ix) = self.slots.as_mut() {
+            ix.remove(key);
+        }
         self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
         if old.expire_at != 0 {
@@ -178,6 +187,9 @@ impl Shard {
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
             if let Some(old) = self.map.remove(&key) {
+                if let Some(ix) = self.slots.as_mut() {
+                    ix.remove(&key);
+                }
                 self.bytes -= old.accounted_bytes(&key);
                 self.touched(&key, false);
             }
@@ -212,6 +224,9 @@ impl Shard {
 
     pub fn clear(&mut self) {
         self.touch_all();
+        if self.slots.is_some() {
+            self.slots = Some(Box::default());
+        }
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
         self.bytes = 0;
@@ -248,6 +263,9 @@ impl Shard {
     /// their watchers; the rewrite snapshot mark and the watchers stay.
     pub fn take_entries(&mut self) -> Shard {
         self.touch_all();
+        if self.slots.is_some() {
+            self.slots = Some(Box::default());
+        }
         Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
@@ -271,6 +289,33 @@ impl Shard {
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.bytes, &mut other.bytes);
+        self.rebuild_slot_index();
+        other.rebuild_slot_index();
+    }
+
+    /// Starts keeping keys by cluster slot (cluster mode), from the keys
+    /// already here.
+    pub fn enable_slot_index(&mut self) {
+        self.slots = Some(Box::default());
+        self.rebuild_slot_index();
+    }
+
+    fn rebuild_slot_index(&mut self) {
+        if let Some(ix) = self.slots.as_mut() {
+            **ix = SlotIndex::default();
+            for k in self.map.keys() {
+                ix.add(k);
+            }
+        }
+    }
+
+    /// Keys in a cluster slot (None: no slot index).
+    pub fn slot_count(&self, slot: u16) -> Option<usize> {
+        self.slots.as_ref().map(|ix| ix.count(slot))
+    }
+
+    pub fn slot_keys(&self, slot: u16) -> impl Iterator<Item = &Key> {
+        self.slots.iter().flat_map(move |ix| ix.keys(slot))
     }
 
     fn touch_all(&mut self) {

@@ -41,12 +41,24 @@ fn opts(ctx: &Ctx) -> Options {
     Options::from_config(&ctx.shared.config())
 }
 
-/// After a change: recompute the state and write nodes.conf.
-fn changed(ctx: &Ctx, c: &Cluster, mut st: parking_lot::RwLockWriteGuard<State>) {
+/// After a change: recompute the state and write nodes.conf (without
+/// fsync, as Redis saves after a command; elections and votes fsync).
+fn changed(ctx: &Ctx, c: &Cluster, st: parking_lot::RwLockWriteGuard<State>) {
+    changed_fsync(ctx, c, st, false)
+}
+
+fn changed_fsync(
+    ctx: &Ctx,
+    c: &Cluster,
+    mut st: parking_lot::RwLockWriteGuard<State>,
+    fsync: bool,
+) {
     st.dirty = true;
     st.update_state(now(), &opts(ctx));
     drop(st);
-    c.save_if_dirty();
+    if let Err(e) = c.save(fsync) {
+        tracing::warn!("Fatal: can't update cluster config file: {e}");
+    }
 }
 
 fn lossy(b: &[u8]) -> String {
@@ -364,23 +376,20 @@ pub fn links(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
-/// Keys of db 0 in a slot, up to `max` (every key when None). The keyspace
-/// keeps no per-slot index (docs/cluster.md: it would cost memory per key
-/// in every mode); this walks db 0, which only cluster mode asks for.
-fn keys_in_slot(ctx: &Ctx, slot: usize, max: Option<usize>, mut found: impl FnMut(&[u8])) -> usize {
-    let mut n = 0;
-    let mut cursor = 0;
-    loop {
-        cursor = ctx.shared.engine.scan(0, cursor, 1024, |k, _| {
-            if max.is_none_or(|m| n < m) && key_slot(k) as usize == slot {
-                n += 1;
-                found(k);
-            }
-        });
-        if cursor == 0 || max.is_some_and(|m| n >= m) {
-            return n;
-        }
-    }
+/// Keys of db 0 in a slot, up to `max`, from the engine's per-slot index
+/// (kept in cluster mode: docs/cluster.md "Keys per slot").
+fn keys_in_slot(ctx: &Ctx, slot: usize, max: usize) -> Vec<Vec<u8>> {
+    ctx.shared
+        .engine
+        .keys_in_slot(slot as u16, max)
+        .expect("cluster mode keeps the slot index")
+}
+
+fn count_in_slot(ctx: &Ctx, slot: usize) -> usize {
+    ctx.shared
+        .engine
+        .count_keys_in_slot(slot as u16)
+        .expect("cluster mode keeps the slot index")
 }
 
 pub fn countkeysinslot(ctx: &mut Ctx, args: &Args) {
@@ -393,7 +402,7 @@ pub fn countkeysinslot(ctx: &mut Ctx, args: &Args) {
     if !(0..SLOTS as i64).contains(&slot) {
         return ctx.out.error("ERR Invalid slot");
     }
-    let n = keys_in_slot(ctx, slot as usize, None, |_| {});
+    let n = count_in_slot(ctx, slot as usize);
     ctx.out.int(n as i64);
 }
 
@@ -410,10 +419,7 @@ pub fn getkeysinslot(ctx: &mut Ctx, args: &Args) {
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
         return ctx.out.error("ERR Invalid slot or number of keys");
     }
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    keys_in_slot(ctx, slot as usize, Some(max as usize), |k| {
-        keys.push(k.to_vec())
-    });
+    let keys = keys_in_slot(ctx, slot as usize, max as usize);
     ctx.out.array(keys.len());
     for k in keys {
         ctx.out.bulk(&k);
@@ -615,7 +621,7 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
             let Some(n) = target(ctx, &st, "Unknown node") else {
                 return;
             };
-            let count = keys_in_slot(ctx, slot, Some(1), |_| {});
+            let count = count_in_slot(ctx, slot);
             if st.slots[slot] == Some(me) && n != me && count != 0 {
                 return ctx.out.error(&format!("ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."));
             }
@@ -678,7 +684,7 @@ pub fn set_config_epoch(ctx: &mut Ctx, args: &Args) {
         st.me_mut().config_epoch = epoch as u64;
         tracing::warn!("configEpoch set to {epoch} via CLUSTER SET-CONFIG-EPOCH");
         st.current_epoch = st.current_epoch.max(epoch as u64);
-        changed(ctx, &c, st);
+        changed_fsync(ctx, &c, st, true);
         ctx.out.ok();
     }
 }
@@ -896,7 +902,7 @@ pub fn failover(ctx: &mut Ctx, args: &Args) {
         tracing::warn!("Manual failover user request accepted.");
         super::bus::send_mfstart(ctx.shared, &c, &mut st, &opts, &master);
     }
-    changed(ctx, &c, st);
+    changed_fsync(ctx, &c, st, true);
     super::failover::sync_replication(ctx.shared, &c);
     ctx.out.ok();
 }

@@ -180,10 +180,10 @@ pub fn handle_replica_failover(
         .filter(|_| me.is_slave())
         .and_then(|m| st.nodes.get(&m));
     let Some(master) = master else { return };
-    if (!master.failed() && !manual)
-        || (opts.replica_no_failover && !manual)
-        || master.numslots() == 0
-    {
+    // A manual failover goes ahead; an automatic one needs a failed master
+    // and failover allowed.
+    let wanted = manual || (master.failed() && !opts.replica_no_failover);
+    if !wanted || master.numslots() == 0 {
         return;
     }
     let timeout = opts.node_timeout_ms;

@@ -327,21 +327,6 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
         if eq_ic(args[j], "replace") {
             replace = true;
         } else if eq_ic(args[j], "db") && j + 1 < args.len() {
-            if ctx.shared.cluster.is_some() {
-                // Redis checks the index is an integer, then refuses any
-                // database but 0 in cluster mode.
-                match parse_i64(args[j + 1]) {
-                    None => return ctx.out.error(super::args::ERR_NOT_INT),
-                    Some(0) => {}
-                    Some(_) => {
-                        return ctx.out.error(
-                            "ERR Copying to another database is not allowed in cluster mode",
-                        )
-                    }
-                }
-                j += 2;
-                continue;
-            }
             match parse_db(ctx, args[j + 1]) {
                 Some(d) => dst_db = d,
                 None => return,
@@ -351,6 +336,11 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
             return ctx.syntax_error();
         }
         j += 1;
+    }
+    if ctx.shared.cluster.is_some() && (src_db != 0 || dst_db != 0) {
+        return ctx
+            .out
+            .error("ERR Copying to another database is not allowed in cluster mode");
     }
     let (src, dst) = (&args[1], &args[2]);
     if src_db == dst_db && src == dst {
