@@ -766,6 +766,14 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
             .error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
     let mut st = c.state.write();
+    // A replica turns into an empty master (Redis's clusterReset).
+    let was_replica = st.me().is_slave();
+    if was_replica {
+        let me = st.me_mut();
+        me.flags = (me.flags & !nodes::SLAVE) | nodes::MASTER;
+        me.slaveof = None;
+        super::failover::reset_manual(ctx.shared, &mut st);
+    }
     st.migrating.clear();
     st.importing.clear();
     for s in 0..SLOTS {
@@ -788,6 +796,10 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
         st.nodes.insert(node.name, node);
     }
     changed(ctx, &c, st);
+    if was_replica {
+        super::failover::sync_replication(ctx.shared, &c);
+        ctx.shared.engine.flush(None, &[b"FLUSHALL"], false, 0);
+    }
     ctx.out.ok();
 }
 
