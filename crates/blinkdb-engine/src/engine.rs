@@ -647,35 +647,25 @@ impl Engine {
     /// Cluster mode: db 0 keeps its keys by hash slot from now on (the
     /// keys already there included).
     pub fn enable_slot_index(&self) {
+        let ix = Arc::new(crate::keyspace::slots::SlotIndex::default());
         for s in self.dbs[0].shards() {
-            s.write().enable_slot_index();
+            s.write().enable_slot_index(ix.clone());
         }
+    }
+
+    fn slot_index(&self) -> Option<Arc<crate::keyspace::slots::SlotIndex>> {
+        self.dbs[0].shard(0).read().slot_index().cloned()
     }
 
     /// Keys of db 0 in a cluster slot, expired ones not yet reclaimed
     /// included, as Redis counts them (None: no slot index).
     pub fn count_keys_in_slot(&self, slot: u16) -> Option<usize> {
-        let mut n = 0;
-        for s in self.dbs[0].shards() {
-            n += s.read().slot_count(slot)?;
-        }
-        Some(n)
+        Some(self.slot_index()?.count(slot))
     }
 
     /// Up to `max` keys of db 0 in a cluster slot (None: no slot index).
     pub fn keys_in_slot(&self, slot: u16, max: usize) -> Option<Vec<Vec<u8>>> {
-        let mut out = Vec::new();
-        for s in self.dbs[0].shards() {
-            let s = s.read();
-            s.slot_count(slot)?;
-            for k in s.slot_keys(slot) {
-                if out.len() >= max {
-                    return Some(out);
-                }
-                out.push(k.to_vec());
-            }
-        }
-        Some(out)
+        Some(self.slot_index()?.keys(slot, max))
     }
 
     /// A random live key of `db`.

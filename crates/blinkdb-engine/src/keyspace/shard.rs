@@ -26,8 +26,9 @@ pub struct Shard {
     bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
     watchers: Option<Box<Watchers>>,
-    /// Keys by cluster slot, kept in cluster mode only (db 0).
-    slots: Option<Box<SlotIndex>>,
+    /// Keys by cluster slot, kept in cluster mode only (db 0's shards
+    /// share it).
+    slots: Option<Arc<SlotIndex>>,
 }
 
 impl Shard {
@@ -105,7 +106,7 @@ impl Shard {
             Some(slot) => Some(std::mem::replace(slot, entry)),
             None => {
                 self.map.insert(key.into(), entry);
-                if let Some(ix) = self.slots.as_mut() {
+                if let Some(ix) = &self.slots {
                     ix.add(key);
                 }
                 None
@@ -144,7 +145,7 @@ impl Shard {
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
-        if let Some(ix) = self.slots.as_mut() {
+        if let Some(ix) = &self.slots {
             ix.remove(key);
         }
         self.touched(key, false);
@@ -187,7 +188,7 @@ impl Shard {
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
             if let Some(old) = self.map.remove(&key) {
-                if let Some(ix) = self.slots.as_mut() {
+                if let Some(ix) = &self.slots {
                     ix.remove(&key);
                 }
                 self.bytes -= old.accounted_bytes(&key);
@@ -224,9 +225,7 @@ impl Shard {
 
     pub fn clear(&mut self) {
         self.touch_all();
-        if self.slots.is_some() {
-            self.slots = Some(Box::default());
-        }
+        self.unindex_all();
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
         self.bytes = 0;
@@ -263,9 +262,7 @@ impl Shard {
     /// their watchers; the rewrite snapshot mark and the watchers stay.
     pub fn take_entries(&mut self) -> Shard {
         self.touch_all();
-        if self.slots.is_some() {
-            self.slots = Some(Box::default());
-        }
+        self.unindex_all();
         Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
@@ -286,36 +283,38 @@ impl Shard {
         }
         touch_either(self, &other.map);
         touch_either(other, &self.map);
+        // The slot index (db 0 only) follows the keys.
+        for (a, b) in [(&*self, &*other), (&*other, &*self)] {
+            if let Some(ix) = &a.slots {
+                a.map.keys().for_each(|k| ix.remove(k));
+                b.map.keys().for_each(|k| ix.add(k));
+            }
+        }
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.bytes, &mut other.bytes);
-        self.rebuild_slot_index();
-        other.rebuild_slot_index();
     }
 
-    /// Starts keeping keys by cluster slot (cluster mode), from the keys
-    /// already here.
-    pub fn enable_slot_index(&mut self) {
-        self.slots = Some(Box::default());
-        self.rebuild_slot_index();
+    /// Starts keeping keys by cluster slot in `ix` (cluster mode), the keys
+    /// already here included.
+    pub fn enable_slot_index(&mut self, ix: Arc<SlotIndex>) {
+        for k in self.map.keys() {
+            ix.add(k);
+        }
+        self.slots = Some(ix);
     }
 
-    fn rebuild_slot_index(&mut self) {
-        if let Some(ix) = self.slots.as_mut() {
-            **ix = SlotIndex::default();
+    fn unindex_all(&mut self) {
+        if let Some(ix) = &self.slots {
             for k in self.map.keys() {
-                ix.add(k);
+                ix.remove(k);
             }
         }
     }
 
-    /// Keys in a cluster slot (None: no slot index).
-    pub fn slot_count(&self, slot: u16) -> Option<usize> {
-        self.slots.as_ref().map(|ix| ix.count(slot))
-    }
-
-    pub fn slot_keys(&self, slot: u16) -> impl Iterator<Item = &Key> {
-        self.slots.iter().flat_map(move |ix| ix.keys(slot))
+    /// db 0's slot index, in cluster mode.
+    pub fn slot_index(&self) -> Option<&Arc<SlotIndex>> {
+        self.slots.as_ref()
     }
 
     fn touch_all(&mut self) {

@@ -4,7 +4,8 @@
 
 use super::shard::Key;
 use crc::{Crc, CRC_16_XMODEM};
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashSet;
+use parking_lot::Mutex;
 
 pub const SLOTS: usize = 16384;
 
@@ -23,32 +24,39 @@ pub fn key_slot(key: &[u8]) -> u16 {
     CRC16.checksum(hashed) & 0x3FFF
 }
 
-/// One shard's keys by slot. Each key is stored a second time (inline up
-/// to 16 bytes), which is the memory this index costs per key.
-#[derive(Default)]
-pub struct SlotIndex(HashMap<u16, HashSet<Key>>);
+/// Database 0's keys by slot, shared by its shards: one locked set per
+/// slot (taken inside a shard's lock, never the other way round). A slot's
+/// keys live in one set, so the sets are large and dense: the cost is the
+/// key stored a second time (inline up to 16 bytes) plus the set's slack.
+pub struct SlotIndex(Box<[Mutex<HashSet<Key>>]>);
+
+impl Default for SlotIndex {
+    fn default() -> Self {
+        SlotIndex((0..SLOTS).map(|_| Mutex::new(HashSet::new())).collect())
+    }
+}
 
 impl SlotIndex {
-    pub fn add(&mut self, key: &[u8]) {
-        self.0.entry(key_slot(key)).or_default().insert(key.into());
+    pub fn add(&self, key: &[u8]) {
+        self.0[key_slot(key) as usize].lock().insert(key.into());
     }
 
-    pub fn remove(&mut self, key: &[u8]) {
-        let slot = key_slot(key);
-        if let Some(set) = self.0.get_mut(&slot) {
-            set.remove(key);
-            if set.is_empty() {
-                self.0.remove(&slot);
-            }
-        }
+    pub fn remove(&self, key: &[u8]) {
+        self.0[key_slot(key) as usize].lock().remove(key);
     }
 
     pub fn count(&self, slot: u16) -> usize {
-        self.0.get(&slot).map_or(0, |s| s.len())
+        self.0[slot as usize].lock().len()
     }
 
-    pub fn keys(&self, slot: u16) -> impl Iterator<Item = &Key> {
-        self.0.get(&slot).into_iter().flatten()
+    /// Up to `max` keys of a slot.
+    pub fn keys(&self, slot: u16, max: usize) -> Vec<Vec<u8>> {
+        self.0[slot as usize]
+            .lock()
+            .iter()
+            .take(max)
+            .map(|k| k.to_vec())
+            .collect()
     }
 }
 
@@ -66,7 +74,7 @@ mod tests {
 
     #[test]
     fn index_counts_and_forgets() {
-        let mut ix = SlotIndex::default();
+        let ix = SlotIndex::default();
         ix.add(b"{a}1");
         ix.add(b"{a}2");
         ix.add(b"{a}2");
@@ -75,6 +83,6 @@ mod tests {
         ix.remove(b"{a}1");
         ix.remove(b"{a}2");
         assert_eq!(ix.count(s), 0);
-        assert!(ix.0.is_empty());
+        assert!(ix.keys(s, 10).is_empty());
     }
 }
