@@ -77,9 +77,11 @@ fi
 
 # --- static binary ------------------------------------------------------------------------------
 # Static glibc binary: the image has no libc to link against at run time.
+# BLINKDB_DOCKER_PROFILE picks the Cargo profile (default release; the test suite uses ci).
+profile="${BLINKDB_DOCKER_PROFILE:-release}"
 RUSTFLAGS='-C target-feature=+crt-static -C strip=debuginfo' \
-    cargo build --release --locked --target x86_64-unknown-linux-gnu -p blinkdb-server
-binary=target/x86_64-unknown-linux-gnu/release/blinkdb
+    cargo build --profile "$profile" --locked --target x86_64-unknown-linux-gnu -p blinkdb-server
+binary=target/x86_64-unknown-linux-gnu/$profile/blinkdb
 # A shared-library dependency would make the binary fail inside the empty image.
 if readelf -d "$binary" | grep -q '(NEEDED)'; then
     echo "build.sh: $binary needs shared libraries:" >&2
@@ -88,8 +90,9 @@ if readelf -d "$binary" | grep -q '(NEEDED)'; then
 fi
 
 # The image's /data, empty, so that COPY --chown can give it to the non-root user.
-rm -rf target/docker-rootfs
-mkdir -p target/docker-rootfs/data
+rm -rf target/docker-rootfs target/docker-bin
+mkdir -p target/docker-rootfs/data target/docker-bin
+cp "$binary" target/docker-bin/blinkdb
 
 # --- image --------------------------------------------------------------------------------------
 if [ "$engine" = docker ]; then

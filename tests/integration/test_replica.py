@@ -549,3 +549,70 @@ def test_blinkdb_replica_of_blinkdb_gets_bloom_filters_exactly(server_factory):
     # The filters synced in the snapshot are the master's bits exactly.
     for key in ("bf:synced", "bf:grown"):
         assert scandump(r, key) == scandump(m, key), key
+
+
+def test_large_values_stay_on_disk_on_a_blinkdb_replica(server_factory):
+    """Values of at least blob-threshold live in the log, not in memory, on the master;
+    a BlinkDB replica stores them the same way whether they came with the full sync
+    (loaded, then moved to the log before the AOF rewrite) or down the stream (plain SET,
+    MULTI/EXEC, EVAL, with a TTL). MEMORY USAGE tells: a few dozen bytes for a value
+    kept in the log. Writes of every type, Bloom filters included, read back identically
+    after WAIT, and again after the replica is killed with -9 and restarted."""
+    import random
+
+    rng = random.Random(22)
+    master = server_factory("--appendonly", "yes")
+    m = client(master.port)
+    big = {f"big:{i:02d}": rng.randbytes(rng.randint(20_000, 300_000)) for i in range(12)}
+    keys = sorted(big)
+    for k in keys[:4]:
+        m.set(k, big[k])
+    m.set(keys[4], big[keys[4]], px=100_000_000)
+    m.execute_command("BF.RESERVE", "bf:full", "0.01", "1000")
+    m.execute_command("BF.MADD", "bf:full", *[f"i{i}" for i in range(300)])
+    replica = blink_replica(server_factory, master.port, "--appendonly", "yes")
+    r = linked(replica)
+    # The stream: a plain SET, MULTI/EXEC, EVAL, a TTL, and the mixed workload.
+    m.set(keys[5], big[keys[5]])
+    with m.pipeline(transaction=True) as p:
+        p.set(keys[6], big[keys[6]])
+        p.set(keys[7], big[keys[7]], ex=100_000)
+        p.execute()
+    m.eval("redis.call('SET', KEYS[1], ARGV[1]); return redis.call('SET', KEYS[2], ARGV[2])",
+           2, keys[8], keys[9], big[keys[8]], big[keys[9]])
+    m.set(keys[10], big[keys[10]])
+    m.append(keys[10], b"tail")
+    big[keys[10]] += b"tail"
+    m.set(keys[11], big[keys[11]])
+    m.execute_command("BF.ADD", "bf:full", "late")
+    m.execute_command("BF.RESERVE", "bf:stream", "0.001", "500", "NONSCALING")
+    m.execute_command("BF.MADD", "bf:stream", *[f"s{i}" for i in range(200)])
+    mixed_writes(m)
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    caught_up(m)
+
+    def check(r):
+        for k in keys:
+            assert r.get(k) == big[k], k
+            # Every large value is in the log on both sides, but the one APPEND
+            # changed: a changed large value is kept in memory (engine).
+            if k != keys[10]:
+                assert (r.memory_usage(k) or 0) < 1024, k
+                assert (m.memory_usage(k) or 0) < 1024, k
+        assert 0 < r.pttl(keys[4]) <= m.pttl(keys[4]) + 5000
+        assert 0 < r.pttl(keys[7])
+        for key in ("bf:full", "bf:stream"):
+            assert scandump(r, key) == scandump(m, key), key
+        assert same_keyspace_but_group_counters(master.port, replica.port) > 40
+
+    check(r)
+    assert "large values kept in the log" in replica_log(replica)
+    replica.proc.kill()
+    replica.proc.wait()
+    name = os.path.basename(replica.dir)
+    replica = server_factory("--appendonly", "yes", "--replicaof", "127.0.0.1",
+                             str(master.port), name=name)
+    r = linked(replica)
+    assert m.execute_command("WAIT", 1, 5000) == 1
+    caught_up(m)
+    check(r)

@@ -1,7 +1,7 @@
 //! CLIENT PAUSE: while a pause lasts, connections hold back the commands it
 //! covers (every command, or those that may write) until it ends.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use tokio::sync::Notify;
 
 pub const NONE: u8 = 0;
@@ -20,6 +20,9 @@ pub struct Pause {
     /// Connections holding a command back (INFO blocked_clients counts them,
     /// as Redis counts its postponed clients).
     held: AtomicUsize,
+    /// FAILOVER's own write pause (Redis's PAUSE_DURING_FAILOVER): no end
+    /// time, not lifted by CLIENT UNPAUSE, only by the failover's end.
+    failover: AtomicBool,
 }
 
 /// One connection held by a pause, while it lives.
@@ -34,11 +37,28 @@ impl Drop for Held<'_> {
 impl Pause {
     /// The pause now in force (NONE once its time is over).
     pub fn mode(&self) -> u8 {
-        match self.mode.load(Ordering::Acquire) {
+        let client = match self.mode.load(Ordering::Acquire) {
             NONE => NONE,
             m if blinkdb_engine::clock::now_ms() < self.end_ms.load(Ordering::Acquire) => m,
             _ => NONE,
+        };
+        if client == NONE && self.failover.load(Ordering::Acquire) {
+            return WRITE;
         }
+        client
+    }
+
+    /// FAILOVER's write pause on or off (CLIENT PAUSE/UNPAUSE leave it).
+    pub fn set_failover(&self, on: bool) {
+        let _l = self.lock.lock();
+        self.failover.store(on, Ordering::Release);
+        if !on {
+            self.lifted.notify_waiters();
+        }
+    }
+
+    pub fn failover(&self) -> bool {
+        self.failover.load(Ordering::Acquire)
     }
 
     /// Starts or extends a pause: the stricter mode and the later end win,
@@ -69,6 +89,7 @@ impl Pause {
         self.held.load(Ordering::Relaxed)
     }
 
+    /// CLIENT UNPAUSE: lifts the client pause (not FAILOVER's).
     pub fn unpause(&self) {
         let _l = self.lock.lock();
         self.mode.store(NONE, Ordering::Release);
@@ -88,6 +109,13 @@ impl Pause {
             .end_ms
             .load(Ordering::Acquire)
             .saturating_sub(blinkdb_engine::clock::now_ms());
+        // Under FAILOVER's pause alone only its end (a notification) lifts
+        // it; callers check again after a wake-up.
+        let left = if left == 0 || self.mode.load(Ordering::Acquire) == NONE {
+            3_600_000
+        } else {
+            left
+        };
         tokio::select! {
             _ = lifted => {}
             _ = tokio::time::sleep(std::time::Duration::from_millis(left)) => {}

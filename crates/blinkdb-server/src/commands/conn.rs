@@ -215,7 +215,9 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         "pause" => client_pause(ctx, args),
         "unpause" => {
             ctx.shared.pause.unpause();
-            ctx.shared.engine.hold_expiry_until(0);
+            if !ctx.shared.pause.failover() {
+                ctx.shared.engine.hold_expiry_until(0);
+            }
             ctx.out.ok();
         }
         "reply" => client_reply(ctx, args),
@@ -331,9 +333,11 @@ fn client_pause(ctx: &mut Ctx, args: &Args) {
     match timeout_ms(args[2]) {
         Ok(end) => {
             ctx.shared.pause.pause(mode, end);
-            ctx.shared
-                .engine
-                .hold_expiry_until(ctx.shared.pause.end_ms());
+            if !ctx.shared.pause.failover() {
+                ctx.shared
+                    .engine
+                    .hold_expiry_until(ctx.shared.pause.end_ms());
+            }
             ctx.out.ok();
         }
         Err(e) => ctx.out.error(e),

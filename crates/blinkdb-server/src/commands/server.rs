@@ -67,6 +67,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 .expired_keys
                 .store(0, std::sync::atomic::Ordering::Relaxed);
             blinkdb_engine::types::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
+            ctx.shared.replication.feed.reset_stats();
             ctx.out.ok();
         }
         "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite() {

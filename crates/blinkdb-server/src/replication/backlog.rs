@@ -9,7 +9,7 @@ use crate::client::ClientInfo;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -215,6 +215,10 @@ pub struct Feed {
     /// proxied byte for byte (`proxy`), and its own writes are not fed.
     proxy: AtomicBool,
     inner: Mutex<Backlog>,
+    /// INFO stats' sync_full, sync_partial_ok, sync_partial_err.
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
 }
 
 pub fn random_replid() -> String {
@@ -243,7 +247,17 @@ impl Feed {
                 waits: Vec::new(),
                 multi_start: None,
             }),
+            sync_full: AtomicU64::new(0),
+            sync_partial_ok: AtomicU64::new(0),
+            sync_partial_err: AtomicU64::new(0),
         }
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset_stats(&self) {
+        self.sync_full.store(0, Ordering::Relaxed);
+        self.sync_partial_ok.store(0, Ordering::Relaxed);
+        self.sync_partial_err.store(0, Ordering::Relaxed);
     }
 
     pub fn lock(&self) -> parking_lot::MutexGuard<'_, Backlog> {

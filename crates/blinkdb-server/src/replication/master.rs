@@ -100,6 +100,39 @@ pub fn psync(ctx: &mut Ctx, args: &Args) {
     if ctx.client.info.flags.load(Ordering::Relaxed) & FLAG_REPLICA != 0 {
         return;
     }
+    let repl = &ctx.shared.replication;
+    if args.len() > 3 && eq_ic(args[0], "psync") && eq_ic(args[3], "failover") {
+        // FAILOVER from our master: we become the master if we follow the
+        // same history (Redis 7.0's syncCommand).
+        tracing::warn!(
+            "Failover request received for replid {}.",
+            String::from_utf8_lossy(args[1])
+        );
+        if !repl.link.is_replica.load(Ordering::Acquire) {
+            return ctx
+                .out
+                .error("ERR PSYNC FAILOVER can't be sent to a master.");
+        }
+        let ours = repl.feed.lock().replid.clone();
+        if !args[1].eq_ignore_ascii_case(ours.as_bytes()) {
+            return ctx
+                .out
+                .error("ERR PSYNC FAILOVER replid must match my replid.");
+        }
+        super::replica::promote(ctx.shared);
+        tracing::info!(
+            "MASTER MODE enabled (failover request from '{}')",
+            ctx.client.info.addr
+        );
+    }
+    if repl.failover.phase() != super::failover::Phase::NoFailover {
+        return ctx.out.error("NOMASTERLINK Can't SYNC while failing over");
+    }
+    if repl.link.is_replica.load(Ordering::Acquire) && !super::replica::link_up(ctx.shared) {
+        return ctx
+            .out
+            .error("NOMASTERLINK Can't SYNC while not connected with my master");
+    }
     let conf = ctx.client.repl_conf.clone();
     let ip = conf
         .ip_address
@@ -126,6 +159,7 @@ pub fn psync(ctx: &mut Ctx, args: &Args) {
                 };
                 ctx.out.buf.extend_from_slice(line.as_bytes());
                 mark_replica(ctx.client);
+                feed.sync_partial_ok.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(
                     "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {offset}.",
                     ctx.client.info.addr,
@@ -136,6 +170,7 @@ pub fn psync(ctx: &mut Ctx, args: &Args) {
             }
         }
         if replid != "?" {
+            feed.sync_partial_err.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 "Partial resynchronization not accepted for replica {}: full sync",
                 ctx.client.info.addr
@@ -144,6 +179,7 @@ pub fn psync(ctx: &mut Ctx, args: &Args) {
     }
     tracing::info!("Replica {} asks for synchronization", ctx.client.info.addr);
     mark_replica(ctx.client);
+    feed.sync_full.fetch_add(1, Ordering::Relaxed);
     ctx.client.replica_handoff = Some(Handoff::Full(eq_ic(args[0], "sync")));
 }
 

@@ -9,6 +9,7 @@
 
 pub mod backlog;
 pub mod checkpoint;
+pub mod failover;
 pub mod master;
 pub mod replica;
 
@@ -27,6 +28,8 @@ pub struct Replication {
     pub timeout_secs: AtomicU64,
     /// This server as a replica (REPLICAOF).
     pub link: replica::Link,
+    /// FAILOVER's state.
+    pub failover: failover::Failover,
 }
 
 impl Replication {
@@ -35,6 +38,7 @@ impl Replication {
             feed: Arc::new(Feed::new(settings.repl_backlog_size)),
             timeout_secs: AtomicU64::new(settings.repl_timeout_secs),
             link: replica::Link::default(),
+            failover: failover::Failover::default(),
         };
         r.apply(settings);
         r
@@ -134,6 +138,7 @@ pub fn info_section(shared: &Shared, o: &mut String) {
         o.push_str("role:master\r\n");
     }
     let settings = shared.settings();
+    let failover_state = shared.replication.failover.phase().name();
     let good = (settings.min_replicas_to_write > 0 && settings.min_replicas_max_lag > 0)
         .then(|| good_replicas(shared, settings.min_replicas_max_lag));
     let b = shared.replication.feed.lock();
@@ -155,7 +160,8 @@ pub fn info_section(shared: &Shared, o: &mut String) {
     }
     let _ = write!(
         o,
-        "master_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        "master_failover_state:{}\r\nmaster_replid:{}\r\nmaster_replid2:{}\r\nmaster_repl_offset:{}\r\nsecond_repl_offset:{}\r\nrepl_backlog_active:{}\r\nrepl_backlog_size:{}\r\nrepl_backlog_first_byte_offset:{}\r\nrepl_backlog_histlen:{}\r\n",
+        failover_state,
         b.replid,
         b.replid2,
         b.offset,
@@ -184,7 +190,12 @@ pub async fn cron(shared: Arc<Shared>) {
         tick.tick().await;
         seconds += 1;
         let period = shared.settings().repl_ping_replica_period.max(1);
-        if seconds.is_multiple_of(period) && !shared.replication.feed.lock().replicas.is_empty() {
+        // No PING while FAILOVER waits for a replica to catch up (it would
+        // move the offset the replica must acknowledge).
+        if seconds.is_multiple_of(period)
+            && !shared.pause.failover()
+            && !shared.replication.feed.lock().replicas.is_empty()
+        {
             shared.replication.feed.feed_raw(&[b"PING"]);
         }
     }

@@ -116,6 +116,11 @@ pub fn replicaof(ctx: &mut Ctx, args: &Args) {
             .out
             .error("ERR Command is not valid when client is a replica.");
     }
+    if ctx.shared.replication.failover.phase() != super::failover::Phase::NoFailover {
+        return ctx
+            .out
+            .error("ERR REPLICAOF not allowed while failing over.");
+    }
     if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
         if ctx
             .shared
@@ -476,9 +481,31 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
     if replid != "?" {
         tracing::info!("Trying a partial resynchronization (request {replid}:{offset}).");
     }
-    let reply = conn
-        .ask(&[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
-        .await?;
+    // A master handing over to us (FAILOVER) asks the target to promote
+    // itself: `PSYNC <replid> <offset> FAILOVER`, as Redis 7.0.
+    let handover = super::failover::handing_over(shared);
+    let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), offset.as_bytes()];
+    if handover {
+        psync.push(b"FAILOVER");
+    }
+    if let Err(e) = conn.send(&psync).await {
+        super::failover::psync_answered(shared, false, true);
+        return Err(e);
+    }
+    let reply = loop {
+        match conn.line().await {
+            Ok(line) if line.is_empty() => continue,
+            Ok(line) => break line,
+            Err(e) => {
+                super::failover::psync_answered(shared, false, false);
+                return Err(e);
+            }
+        }
+    };
+    if handover {
+        let accepted = reply.starts_with("+FULLRESYNC") || reply.starts_with("+CONTINUE");
+        super::failover::psync_answered(shared, accepted, false);
+    }
     if let Some(rest) = reply.strip_prefix("+FULLRESYNC") {
         let mut w = rest.split_whitespace();
         let id = w.next().filter(|id| id.len() == 40);
@@ -652,12 +679,69 @@ fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
         tracing::warn!("Failed trying to load the MASTER synchronization DB from disk: {e}");
         engine.flush(None, &[b"FLUSHALL"], false, 0);
     } else if settings.appendonly {
+        let moved = keep_large_values_in_the_log(shared);
+        if moved > 0 {
+            tracing::info!("MASTER <-> REPLICA sync: {moved} large values kept in the log");
+        }
         if let Err(e) = engine.rewrite_aof() {
             result = Err(format!("Writing the synced data into the AOF: {e}"));
         }
     }
     engine.set_loading(false);
     result
+}
+
+/// After a full sync, the strings of at least `blob-threshold` bytes go to
+/// the log as a SET puts them (the index keeps their place, not the bytes),
+/// so that a replica keeps large values on disk as its master does; the AOF
+/// rewrite that follows moves them into its base. Returns how many.
+fn keep_large_values_in_the_log(shared: &Shared) -> usize {
+    use blinkdb_engine::keyspace::{Entry, Value};
+    let engine = &shared.engine;
+    let Some(threshold) = engine.log_handle().map(|l| l.blob_threshold) else {
+        return 0;
+    };
+    let mut moved = 0;
+    for db in 0..engine.databases() {
+        let mut cursor = 0;
+        loop {
+            let mut large = Vec::new();
+            cursor = engine.scan(db, cursor, 1024, |key, e| {
+                if matches!(e.value(), Value::Str(s, _) if s.len() >= threshold) {
+                    large.push(key.to_vec());
+                }
+            });
+            for key in large {
+                let (done, _) = engine.write1(db, &key, |tx| {
+                    let Some(e) = tx.get(db, &key) else {
+                        return false;
+                    };
+                    let Value::Str(s, _) = e.value() else {
+                        return false;
+                    };
+                    let (val, at) = (s.to_vec(), e.expire_at);
+                    let at_text = at.to_string();
+                    let refs = if at != 0 {
+                        tx.log(db, &[b"SET", &key, &val, b"PXAT", at_text.as_bytes()])
+                    } else {
+                        tx.log(db, &[b"SET", &key, &val])
+                    };
+                    let Some(r) = refs.get(2).copied().flatten() else {
+                        return false;
+                    };
+                    let mut entry = Entry::new(Value::blob(r));
+                    entry.expire_at = at;
+                    tx.insert_after_log(db, &key, entry);
+                    true
+                });
+                moved += usize::from(done);
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+    }
+    moved
 }
 
 /// Unregisters the master client when the stream ends.
@@ -801,6 +885,17 @@ fn apply(
     buf.advance(consumed);
     shared.notify.tracking.broadcast();
     Ok(getack)
+}
+
+/// Whether the link to our master is streaming (Redis's REPL_STATE_CONNECTED).
+pub fn link_up(shared: &Shared) -> bool {
+    shared
+        .replication
+        .link
+        .status
+        .lock()
+        .as_ref()
+        .is_some_and(|s| s.state == LinkState::Connected)
 }
 
 /// ROLE, as a replica: ["slave", host, port, state, offset].
