@@ -644,6 +644,30 @@ impl Engine {
         }
     }
 
+    /// Cluster mode: db 0 keeps its keys by hash slot from now on (the
+    /// keys already there included).
+    pub fn enable_slot_index(&self) {
+        let ix = Arc::new(crate::keyspace::slots::SlotIndex::default());
+        for s in self.dbs[0].shards() {
+            s.write().enable_slot_index(ix.clone());
+        }
+    }
+
+    fn slot_index(&self) -> Option<Arc<crate::keyspace::slots::SlotIndex>> {
+        self.dbs[0].shard(0).read().slot_index().cloned()
+    }
+
+    /// Keys of db 0 in a cluster slot, expired ones not yet reclaimed
+    /// included, as Redis counts them (None: no slot index).
+    pub fn count_keys_in_slot(&self, slot: u16) -> Option<usize> {
+        Some(self.slot_index()?.count(slot))
+    }
+
+    /// Up to `max` keys of db 0 in a cluster slot (None: no slot index).
+    pub fn keys_in_slot(&self, slot: u16, max: usize) -> Option<Vec<Vec<u8>>> {
+        Some(self.slot_index()?.keys(slot, max))
+    }
+
     /// A random live key of `db`.
     pub fn random_key(&self, db: usize) -> Option<Box<[u8]>> {
         use rand::Rng;

@@ -47,6 +47,8 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     }));
     let config_file = config.file.clone();
     let cluster = if config.get("cluster-enabled") == "yes" {
+        // Keys by slot (docs/cluster.md), before any data loads.
+        engine.enable_slot_index();
         Some(Arc::new(crate::cluster::Cluster::open(&config, &settings)?))
     } else {
         None

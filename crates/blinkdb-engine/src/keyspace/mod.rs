@@ -3,6 +3,7 @@
 pub mod access;
 mod entry;
 mod shard;
+pub mod slots;
 mod watch;
 
 pub use entry::{Entry, Meta, Origin, Value};

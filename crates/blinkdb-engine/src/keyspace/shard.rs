@@ -1,5 +1,6 @@
 //! One shard: a hash map of keys plus an ordered index of expiry times.
 
+use super::slots::SlotIndex;
 use super::watch::{WatchFlag, Watchers};
 use super::Entry;
 use hashbrown::HashMap;
@@ -25,6 +26,9 @@ pub struct Shard {
     bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
     watchers: Option<Box<Watchers>>,
+    /// Keys by cluster slot, kept in cluster mode only (db 0's shards
+    /// share it).
+    slots: Option<Arc<SlotIndex>>,
 }
 
 impl Shard {
@@ -102,6 +106,9 @@ impl Shard {
             Some(slot) => Some(std::mem::replace(slot, entry)),
             None => {
                 self.map.insert(key.into(), entry);
+                if let Some(ix) = &self.slots {
+                    ix.add(key);
+                }
                 None
             }
         };
@@ -138,6 +145,9 @@ impl Shard {
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
         let old = self.map.remove(key)?;
+        if let Some(ix) = &self.slots {
+            ix.remove(key);
+        }
         self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
         if old.expire_at != 0 {
@@ -178,6 +188,9 @@ impl Shard {
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
             if let Some(old) = self.map.remove(&key) {
+                if let Some(ix) = &self.slots {
+                    ix.remove(&key);
+                }
                 self.bytes -= old.accounted_bytes(&key);
                 self.touched(&key, false);
             }
@@ -212,6 +225,7 @@ impl Shard {
 
     pub fn clear(&mut self) {
         self.touch_all();
+        self.unindex_all();
         self.map = HashMap::new();
         self.expires = BTreeSet::new();
         self.bytes = 0;
@@ -248,6 +262,7 @@ impl Shard {
     /// their watchers; the rewrite snapshot mark and the watchers stay.
     pub fn take_entries(&mut self) -> Shard {
         self.touch_all();
+        self.unindex_all();
         Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
@@ -268,9 +283,38 @@ impl Shard {
         }
         touch_either(self, &other.map);
         touch_either(other, &self.map);
+        // The slot index (db 0 only) follows the keys.
+        for (a, b) in [(&*self, &*other), (&*other, &*self)] {
+            if let Some(ix) = &a.slots {
+                a.map.keys().for_each(|k| ix.remove(k));
+                b.map.keys().for_each(|k| ix.add(k));
+            }
+        }
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.bytes, &mut other.bytes);
+    }
+
+    /// Starts keeping keys by cluster slot in `ix` (cluster mode), the keys
+    /// already here included.
+    pub fn enable_slot_index(&mut self, ix: Arc<SlotIndex>) {
+        for k in self.map.keys() {
+            ix.add(k);
+        }
+        self.slots = Some(ix);
+    }
+
+    fn unindex_all(&mut self) {
+        if let Some(ix) = &self.slots {
+            for k in self.map.keys() {
+                ix.remove(k);
+            }
+        }
+    }
+
+    /// db 0's slot index, in cluster mode.
+    pub fn slot_index(&self) -> Option<&Arc<SlotIndex>> {
+        self.slots.as_ref()
     }
 
     fn touch_all(&mut self) {

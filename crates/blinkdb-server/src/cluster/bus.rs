@@ -37,7 +37,7 @@ impl Links {
         (id, rx)
     }
 
-    fn send(&self, id: u64, bytes: Vec<u8>) {
+    pub(super) fn send(&self, id: u64, bytes: Vec<u8>) {
         if let Some(tx) = self.senders.lock().get(&id) {
             let _ = tx.send(bytes);
         }
@@ -185,7 +185,13 @@ struct LinkInfo {
 }
 
 /// The header every message from this node carries (clusterBuildMessageHdr).
-fn header(shared: &Shared, st: &State, opts: &Options, kind: u16, body: Body) -> Message {
+pub(super) fn header(
+    shared: &Shared,
+    st: &State,
+    opts: &Options,
+    kind: u16,
+    body: Body,
+) -> Message {
     let me = st.me();
     let master = match (&me.slaveof, me.is_slave()) {
         (Some(m), true) => st.nodes.get(m).unwrap_or(me),
@@ -205,7 +211,15 @@ fn header(shared: &Shared, st: &State, opts: &Options, kind: u16, body: Body) ->
         cport: me.cport,
         flags: me.flags,
         state_ok: st.ok,
-        mflags: [0; 3],
+        mflags: [
+            if me.is_master() && st.manual.end != 0 {
+                super::failover::FLAG0_PAUSED
+            } else {
+                0
+            },
+            0,
+            0,
+        ],
         body,
     }
 }
@@ -277,7 +291,7 @@ fn send_ping(shared: &Shared, c: &Cluster, st: &mut State, opts: &Options, name:
 }
 
 /// Sends a message to every node with a link (clusterBroadcastMessage).
-fn broadcast(c: &Cluster, st: &mut State, msg: &Message) {
+pub(super) fn broadcast(c: &Cluster, st: &mut State, msg: &Message) {
     let bytes = message::encode(msg);
     for n in st.nodes.values() {
         if let Some(l) = n.link {
@@ -292,6 +306,51 @@ fn broadcast(c: &Cluster, st: &mut State, msg: &Message) {
         .filter(|n| n.link.is_some() && n.flags & (nodes::MYSELF | nodes::HANDSHAKE) == 0)
         .count() as u64;
     st.sent[msg.kind as usize] += sent;
+}
+
+/// A PING now on a node's link (a master serving a manual failover).
+pub(super) fn ping_now(shared: &Shared, c: &Cluster, st: &mut State, opts: &Options, name: &Name) {
+    send_ping(shared, c, st, opts, name, message::PING);
+}
+
+/// MFSTART to our master (CLUSTER FAILOVER).
+pub(super) fn send_mfstart(
+    shared: &Shared,
+    c: &Cluster,
+    st: &mut State,
+    opts: &Options,
+    to: &Name,
+) {
+    let Some(link) = st.nodes.get(to).and_then(|n| n.link) else {
+        return;
+    };
+    let m = header(shared, st, opts, message::MFSTART, Body::Other);
+    c.links.send(link, message::encode(&m));
+    st.sent[message::MFSTART as usize] += 1;
+}
+
+/// Redis's clusterBroadcastPong: a PONG to every connected node, or only
+/// to the other replicas of our master (`local`).
+pub(super) fn broadcast_pong(
+    shared: &Shared,
+    c: &Cluster,
+    st: &mut State,
+    opts: &Options,
+    local: bool,
+) {
+    let master = st.me().slaveof;
+    let targets: Vec<(Name, u64)> = st
+        .nodes
+        .values()
+        .filter(|n| n.flags & (nodes::MYSELF | nodes::HANDSHAKE) == 0)
+        .filter(|n| !local || (n.is_slave() && n.slaveof.is_some() && n.slaveof == master))
+        .filter_map(|n| n.link.map(|l| (n.name, l)))
+        .collect();
+    for (name, link) in targets {
+        let m = ping_message(shared, st, opts, message::PONG, Some(&name));
+        c.links.send(link, message::encode(&m));
+        st.sent[message::PONG as usize] += 1;
+    }
 }
 
 /// PUBLISH (or SPUBLISH, to this shard only) reaches the other nodes.
@@ -385,6 +444,30 @@ fn process(shared: &Shared, c: &Cluster, link: &LinkInfo, m: Message) -> bool {
         }
         let n = st.nodes.get_mut(&s).expect("sender is known");
         n.repl_offset = m.offset;
+        // A replica running a manual failover learns its paused master's offset.
+        if st.manual.end != 0
+            && st.me().is_slave()
+            && st.me().slaveof == Some(s)
+            && m.mflags[0] & super::failover::FLAG0_PAUSED != 0
+            && st.manual.master_offset.is_none()
+        {
+            st.manual.master_offset = Some(m.offset);
+        }
+    }
+    match (m.kind, sender_known) {
+        (message::FAILOVER_AUTH_REQUEST, Some(s)) => {
+            super::failover::vote(shared, c, &mut st, &opts, s, &m, now);
+            return true;
+        }
+        (message::FAILOVER_AUTH_ACK, Some(s)) => {
+            super::failover::count_vote(&mut st, &s, m.current_epoch);
+            return true;
+        }
+        (message::MFSTART, Some(s)) => {
+            super::failover::manual_start(shared, c, &mut st, &opts, s);
+            return true;
+        }
+        _ => {}
     }
     let is_ping = matches!(m.kind, message::PING | message::MEET);
     if is_ping {
@@ -492,7 +575,7 @@ fn process(shared: &Shared, c: &Cluster, link: &LinkInfo, m: Message) -> bool {
                 .and_then(|sm| st.nodes.get(&sm))
                 .is_some_and(|sm| sm.slots.0[..] != m.myslots[..]);
             if st.nodes[&s].is_master() && dirty_slots {
-                update_slots_with(&mut st, &s, m.config_epoch, &m.myslots[..]);
+                update_slots_with(shared, &mut st, &s, m.config_epoch, &m.myslots[..]);
             }
             if dirty_slots {
                 for j in 0..SLOTS {
@@ -594,7 +677,7 @@ fn process(shared: &Shared, c: &Cluster, link: &LinkInfo, m: Message) -> bool {
             n.config_epoch = *config_epoch;
             st.dirty = true;
             let name = *name;
-            update_slots_with(&mut st, &name, *config_epoch, &slots[..]);
+            update_slots_with(shared, &mut st, &name, *config_epoch, &slots[..]);
         }
         Body::Other => {}
     }
@@ -659,15 +742,28 @@ fn set_role(st: &mut State, s: &Name, slaveof: Option<Name>) {
 }
 
 /// Redis's clusterUpdateSlotsConfigWith: slots a master claims with a newer
-/// config epoch than their owner's become its.
-fn update_slots_with(st: &mut State, sender: &Name, epoch: u64, slots: &[u8]) {
+/// config epoch than their owner's become its. When our master (or we)
+/// lost its last slot to the sender, we become the sender's replica.
+fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64, slots: &[u8]) {
     let me = st.myself;
+    if *sender == me {
+        tracing::warn!("Discarding UPDATE message about myself.");
+        return;
+    }
+    let cur_master = if st.me().is_master() {
+        Some(me)
+    } else {
+        st.me().slaveof
+    };
     let mut lost = 0;
+    let mut sender_slots = 0;
+    let mut migrated_ours = 0;
     for j in 0..SLOTS {
-        if slots[j / 8] & (1 << (j % 8)) == 0 || st.slots[j] == Some(*sender) {
+        if slots[j / 8] & (1 << (j % 8)) == 0 {
             continue;
         }
-        if st.importing.contains_key(&(j as u16)) {
+        sender_slots += 1;
+        if st.slots[j] == Some(*sender) || st.importing.contains_key(&(j as u16)) {
             continue;
         }
         let owner_epoch = st.slots[j]
@@ -676,6 +772,9 @@ fn update_slots_with(st: &mut State, sender: &Name, epoch: u64, slots: &[u8]) {
         if owner_epoch.is_none_or(|e| e < epoch) {
             if st.slots[j] == Some(me) {
                 lost += 1;
+            }
+            if st.slots[j].is_some() && st.slots[j] == cur_master {
+                migrated_ours += 1;
             }
             st.add_slot(j, *sender);
             st.dirty = true;
@@ -686,6 +785,25 @@ fn update_slots_with(st: &mut State, sender: &Name, epoch: u64, slots: &[u8]) {
             "Configuration change: {lost} of my slots now belong to {}",
             nodes::name_str(sender)
         );
+    }
+    let cur_empty = cur_master
+        .and_then(|m| st.nodes.get(&m))
+        .is_some_and(|m| m.numslots() == 0);
+    if migrated_ours > 0 && cur_empty && sender_slots > 0 {
+        tracing::warn!(
+            "Configuration change detected. Reconfiguring myself as a replica of {}",
+            nodes::name_str(sender)
+        );
+        super::failover::set_master(shared, st, *sender);
+    } else if let Some(grand) = st
+        .me()
+        .slaveof
+        .and_then(|m| st.nodes.get(&m))
+        .and_then(|m| m.slaveof)
+        .filter(|g| *g != me)
+    {
+        // Our master became a replica: follow its master.
+        super::failover::set_master(shared, st, grand);
     }
 }
 
@@ -908,8 +1026,30 @@ async fn cron(shared: Arc<Shared>) {
                 n.fail_reports
                     .retain(|(_, t)| now.saturating_sub(*t) <= validity);
             }
+            let nofailover = if opts.replica_no_failover {
+                nodes::NOFAILOVER
+            } else {
+                0
+            };
+            if st.me().flags & nodes::NOFAILOVER != nofailover {
+                let me = st.me_mut();
+                me.flags = (me.flags & !nodes::NOFAILOVER) | nofailover;
+                st.dirty = true;
+            }
+            super::failover::manual_cron(&shared, &mut st, now);
+            if st.me().is_master() && st.manual.end != 0 {
+                // A master serving a manual failover pings its replica
+                // continuously: each PING carries the paused offset.
+                if let Some(r) = st.manual.slave {
+                    send_ping(&shared, &cluster, &mut st, &opts, &r, message::PING);
+                }
+            }
+            if st.me().is_slave() {
+                super::failover::handle_replica_failover(&shared, &cluster, &mut st, &opts, now);
+            }
             st.update_state(now, &opts);
         }
+        super::failover::sync_replication(&shared, &cluster);
         for (name, ip, cport, id, rx) in connect {
             tokio::spawn(connect_link(shared.clone(), name, ip, cport, id, rx));
         }
@@ -941,6 +1081,13 @@ async fn connect_link(
             );
             cluster.links.close(id);
             forget_link(&cluster, id);
+            // Failure detection counts from a PING: a node we cannot reach
+            // counts as pinged now (as Redis does on a failed connect).
+            if let Some(n) = cluster.state.write().nodes.get_mut(&name) {
+                if n.ping_sent == 0 {
+                    n.ping_sent = now();
+                }
+            }
             return;
         }
     };

@@ -41,12 +41,24 @@ fn opts(ctx: &Ctx) -> Options {
     Options::from_config(&ctx.shared.config())
 }
 
-/// After a change: recompute the state and write nodes.conf.
-fn changed(ctx: &Ctx, c: &Cluster, mut st: parking_lot::RwLockWriteGuard<State>) {
+/// After a change: recompute the state and write nodes.conf (without
+/// fsync, as Redis saves after a command; elections and votes fsync).
+fn changed(ctx: &Ctx, c: &Cluster, st: parking_lot::RwLockWriteGuard<State>) {
+    changed_fsync(ctx, c, st, false)
+}
+
+fn changed_fsync(
+    ctx: &Ctx,
+    c: &Cluster,
+    mut st: parking_lot::RwLockWriteGuard<State>,
+    fsync: bool,
+) {
     st.dirty = true;
     st.update_state(now(), &opts(ctx));
     drop(st);
-    c.save_if_dirty();
+    if let Err(e) = c.save(fsync) {
+        tracing::warn!("Fatal: can't update cluster config file: {e}");
+    }
 }
 
 fn lossy(b: &[u8]) -> String {
@@ -238,13 +250,20 @@ fn slot_node(ctx: &mut Ctx, n: &Node) {
     }
 }
 
-/// Replicas that CLUSTER SLOTS lists: not failed and with data.
-fn available(n: &Node) -> bool {
-    !n.failed() && n.repl_offset != 0
+/// Replicas that CLUSTER SLOTS lists: not failed and with data (Redis's
+/// isReplicaAvailable; our own offset is the one we applied).
+fn available(n: &Node, my_offset: u64) -> bool {
+    let offset = if n.flags & nodes::MYSELF != 0 {
+        my_offset
+    } else {
+        n.repl_offset
+    };
+    !n.failed() && offset != 0
 }
 
 pub fn slots(ctx: &mut Ctx, _args: &Args) {
     let Some(c) = enabled(ctx) else { return };
+    let my_offset = ctx.shared.replication.feed.lock().offset;
     let st = c.state.read();
     let runs = super::slots::runs(|s| st.slots[s]);
     ctx.out.array(runs.len());
@@ -255,7 +274,7 @@ pub fn slots(ctx: &mut Ctx, _args: &Args) {
         let replicas: Vec<&Node> = st
             .replicas_of(&owner)
             .into_iter()
-            .filter(|n| available(n))
+            .filter(|n| available(n, my_offset))
             .collect();
         ctx.out.array(3 + replicas.len());
         ctx.out.int(start as i64);
@@ -357,23 +376,20 @@ pub fn links(ctx: &mut Ctx, _args: &Args) {
     }
 }
 
-/// Keys of db 0 in a slot, up to `max` (every key when None). The keyspace
-/// keeps no per-slot index (docs/cluster.md: it would cost memory per key
-/// in every mode); this walks db 0, which only cluster mode asks for.
-fn keys_in_slot(ctx: &Ctx, slot: usize, max: Option<usize>, mut found: impl FnMut(&[u8])) -> usize {
-    let mut n = 0;
-    let mut cursor = 0;
-    loop {
-        cursor = ctx.shared.engine.scan(0, cursor, 1024, |k, _| {
-            if max.is_none_or(|m| n < m) && key_slot(k) as usize == slot {
-                n += 1;
-                found(k);
-            }
-        });
-        if cursor == 0 || max.is_some_and(|m| n >= m) {
-            return n;
-        }
-    }
+/// Keys of db 0 in a slot, up to `max`, from the engine's per-slot index
+/// (kept in cluster mode: docs/cluster.md "Keys per slot").
+fn keys_in_slot(ctx: &Ctx, slot: usize, max: usize) -> Vec<Vec<u8>> {
+    ctx.shared
+        .engine
+        .keys_in_slot(slot as u16, max)
+        .expect("cluster mode keeps the slot index")
+}
+
+fn count_in_slot(ctx: &Ctx, slot: usize) -> usize {
+    ctx.shared
+        .engine
+        .count_keys_in_slot(slot as u16)
+        .expect("cluster mode keeps the slot index")
 }
 
 pub fn countkeysinslot(ctx: &mut Ctx, args: &Args) {
@@ -386,7 +402,7 @@ pub fn countkeysinslot(ctx: &mut Ctx, args: &Args) {
     if !(0..SLOTS as i64).contains(&slot) {
         return ctx.out.error("ERR Invalid slot");
     }
-    let n = keys_in_slot(ctx, slot as usize, None, |_| {});
+    let n = count_in_slot(ctx, slot as usize);
     ctx.out.int(n as i64);
 }
 
@@ -403,10 +419,7 @@ pub fn getkeysinslot(ctx: &mut Ctx, args: &Args) {
     if !(0..SLOTS as i64).contains(&slot) || max < 0 {
         return ctx.out.error("ERR Invalid slot or number of keys");
     }
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    keys_in_slot(ctx, slot as usize, Some(max as usize), |k| {
-        keys.push(k.to_vec())
-    });
+    let keys = keys_in_slot(ctx, slot as usize, max as usize);
     ctx.out.array(keys.len());
     for k in keys {
         ctx.out.bulk(&k);
@@ -608,7 +621,7 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
             let Some(n) = target(ctx, &st, "Unknown node") else {
                 return;
             };
-            let count = keys_in_slot(ctx, slot, Some(1), |_| {});
+            let count = count_in_slot(ctx, slot);
             if st.slots[slot] == Some(me) && n != me && count != 0 {
                 return ctx.out.error(&format!("ERR Can't assign hashslot {slot} to a different node while I still hold keys for this hash slot."));
             }
@@ -671,7 +684,7 @@ pub fn set_config_epoch(ctx: &mut Ctx, args: &Args) {
         st.me_mut().config_epoch = epoch as u64;
         tracing::warn!("configEpoch set to {epoch} via CLUSTER SET-CONFIG-EPOCH");
         st.current_epoch = st.current_epoch.max(epoch as u64);
-        changed(ctx, &c, st);
+        changed_fsync(ctx, &c, st, true);
         ctx.out.ok();
     }
 }
@@ -753,6 +766,14 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
             .error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
     let mut st = c.state.write();
+    // A replica turns into an empty master (Redis's clusterReset).
+    let was_replica = st.me().is_slave();
+    if was_replica {
+        let me = st.me_mut();
+        me.flags = (me.flags & !nodes::SLAVE) | nodes::MASTER;
+        me.slaveof = None;
+        super::failover::reset_manual(ctx.shared, &mut st);
+    }
     st.migrating.clear();
     st.importing.clear();
     for s in 0..SLOTS {
@@ -775,6 +796,10 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
         st.nodes.insert(node.name, node);
     }
     changed(ctx, &c, st);
+    if was_replica {
+        super::failover::sync_replication(ctx.shared, &c);
+        ctx.shared.engine.flush(None, &[b"FLUSHALL"], false, 0);
+    }
     ctx.out.ok();
 }
 
@@ -812,5 +837,84 @@ pub fn meet(ctx: &mut Ctx, args: &Args) {
         ));
     };
     super::bus::start_handshake(&c, &ip.to_string(), port as u16, cport as u16);
+    ctx.out.ok();
+}
+
+/// CLUSTER REPLICATE <node-id>: this node becomes a replica of a master
+/// (an empty master without slots, or a replica switching masters).
+pub fn replicate(ctx: &mut Ctx, args: &Args) {
+    let Some(c) = enabled(ctx) else { return };
+    {
+        let mut st = c.state.write();
+        let Some(name) = known(ctx, &st, args[2]) else {
+            return;
+        };
+        if name == st.myself {
+            return ctx.out.error("ERR Can't replicate myself");
+        }
+        if st.nodes[&name].is_slave() {
+            return ctx
+                .out
+                .error("ERR I can only replicate a master, not a replica.");
+        }
+        if st.me().is_master() && (st.me().numslots() != 0 || keys_in_any(ctx) != 0) {
+            return ctx
+                .out
+                .error("ERR To set a master the node must be empty and without assigned slots.");
+        }
+        super::failover::set_master(ctx.shared, &mut st, name);
+        changed(ctx, &c, st);
+    }
+    super::failover::sync_replication(ctx.shared, &c);
+    ctx.out.ok();
+}
+
+/// CLUSTER FAILOVER [FORCE|TAKEOVER], sent to a replica.
+pub fn failover(ctx: &mut Ctx, args: &Args) {
+    let Some(c) = enabled(ctx) else { return };
+    if args.len() > 3 {
+        return crate::commands::subcommand_syntax_error(ctx, args);
+    }
+    let (force, takeover) = match args.get(2).map(|a| a.to_ascii_lowercase()) {
+        None => (false, false),
+        Some(a) if a == b"force" => (true, false),
+        Some(a) if a == b"takeover" => (true, true),
+        Some(_) => return ctx.syntax_error(),
+    };
+    let opts = opts(ctx);
+    let mut st = c.state.write();
+    let me = st.me();
+    if me.is_master() {
+        return ctx
+            .out
+            .error("ERR You should send CLUSTER FAILOVER to a replica");
+    }
+    let Some(master) = me.slaveof.and_then(|m| st.nodes.get(&m)) else {
+        return ctx
+            .out
+            .error("ERR I'm a replica but my master is unknown to me");
+    };
+    if !force && (master.failed() || master.link.is_none()) {
+        return ctx
+            .out
+            .error("ERR Master is down or failed, please use CLUSTER FAILOVER FORCE");
+    }
+    let master = master.name;
+    super::failover::reset_manual(ctx.shared, &mut st);
+    let now = now();
+    st.manual.end = now + super::failover::MF_TIMEOUT_MS;
+    if takeover {
+        tracing::warn!("Taking over the master (user request).");
+        st.bump_epoch_without_consensus();
+        super::failover::replace_master(ctx.shared, &c, &mut st, &opts, now);
+    } else if force {
+        tracing::warn!("Forced failover user request accepted.");
+        st.manual.can_start = true;
+    } else {
+        tracing::warn!("Manual failover user request accepted.");
+        super::bus::send_mfstart(ctx.shared, &c, &mut st, &opts, &master);
+    }
+    changed_fsync(ctx, &c, st, true);
+    super::failover::sync_replication(ctx.shared, &c);
     ctx.out.ok();
 }

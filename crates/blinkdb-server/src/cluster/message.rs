@@ -22,7 +22,10 @@ pub const PONG: u16 = 1;
 pub const MEET: u16 = 2;
 pub const FAIL: u16 = 3;
 pub const PUBLISH: u16 = 4;
+pub const FAILOVER_AUTH_REQUEST: u16 = 5;
+pub const FAILOVER_AUTH_ACK: u16 = 6;
 pub const UPDATE: u16 = 7;
+pub const MFSTART: u16 = 8;
 pub const PUBLISHSHARD: u16 = 10;
 
 /// mflags[0]: the message carries ping extensions.

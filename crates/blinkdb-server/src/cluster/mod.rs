@@ -6,6 +6,7 @@
 pub mod bus;
 pub mod commands;
 pub mod config_file;
+pub mod failover;
 pub mod message;
 pub mod nodes;
 pub mod redirect;
@@ -63,6 +64,12 @@ pub struct State {
     pub dirty: bool,
     /// Nodes just marked FAIL, for the cron to tell everyone.
     pub pending_fail: Vec<Name>,
+    /// This replica's election (failover.rs).
+    pub election: failover::Election,
+    /// A manual failover in progress (failover.rs).
+    pub manual: failover::Manual,
+    /// Tell every node our new configuration at once (after a failover).
+    pub pong_all: bool,
 }
 
 impl State {
@@ -89,6 +96,9 @@ impl State {
             among_minority_ms: 0,
             dirty: true,
             pending_fail: Vec::new(),
+            election: Default::default(),
+            manual: Default::default(),
+            pong_all: false,
         }
     }
 
@@ -278,6 +288,9 @@ pub struct Options {
     pub announce_ip: String,
     pub announce_port: u16,
     pub announce_bus_port: u16,
+    pub replica_validity_factor: u64,
+    pub replica_no_failover: bool,
+    pub repl_ping_period_ms: u64,
 }
 
 impl Options {
@@ -291,6 +304,9 @@ impl Options {
             announce_ip: c.get("cluster-announce-ip").to_string(),
             announce_port: int("cluster-announce-port") as u16,
             announce_bus_port: int("cluster-announce-bus-port") as u16,
+            replica_validity_factor: int("cluster-replica-validity-factor").max(0) as u64,
+            replica_no_failover: c.get("cluster-replica-no-failover") == "yes",
+            repl_ping_period_ms: int("repl-ping-replica-period").max(0) as u64 * 1000,
         }
     }
 }

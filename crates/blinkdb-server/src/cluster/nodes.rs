@@ -73,6 +73,8 @@ pub struct Node {
     /// Nodes that reported this one failing, and when.
     pub fail_reports: Vec<(Name, u64)>,
     pub fail_time: u64,
+    /// When we last voted for a replica of this master (failover).
+    pub voted_time: u64,
     pub ctime: u64,
 }
 
@@ -98,6 +100,7 @@ impl Node {
             inbound_ctime: None,
             fail_reports: Vec::new(),
             fail_time: 0,
+            voted_time: 0,
             ctime: now,
         }
     }

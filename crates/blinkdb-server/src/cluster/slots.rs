@@ -1,26 +1,11 @@
 //! The 16384 hash slots: which slot a key hashes to (CRC16/XMODEM of the key,
 //! or of its `{hash tag}`), and the slot bitmap the bus carries.
 
-use crc::{Crc, CRC_16_XMODEM};
+pub use blinkdb_engine::keyspace::slots::key_slot;
 
 pub const SLOTS: usize = 16384;
 /// Bytes of a slot bitmap (one bit per slot, slot 0 in bit 0 of byte 0).
 pub const BITMAP_BYTES: usize = SLOTS / 8;
-
-const CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_XMODEM);
-
-/// The slot of a key: a non-empty `{...}` section (the first `{` and the
-/// first `}` after it) is hashed instead of the whole key.
-pub fn key_slot(key: &[u8]) -> u16 {
-    let hashed = match key.iter().position(|&c| c == b'{') {
-        Some(s) => match key[s + 1..].iter().position(|&c| c == b'}') {
-            Some(len) if len > 0 => &key[s + 1..s + 1 + len],
-            _ => key,
-        },
-        None => key,
-    };
-    CRC16.checksum(hashed) & 0x3FFF
-}
 
 /// A slot bitmap, as `myslots` in the bus header.
 #[derive(Clone, PartialEq, Eq)]

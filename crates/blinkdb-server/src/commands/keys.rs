@@ -337,6 +337,11 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
         }
         j += 1;
     }
+    if ctx.shared.cluster.is_some() && (src_db != 0 || dst_db != 0) {
+        return ctx
+            .out
+            .error("ERR Copying to another database is not allowed in cluster mode");
+    }
     let (src, dst) = (&args[1], &args[2]);
     if src_db == dst_db && src == dst {
         return ctx
@@ -385,6 +390,9 @@ pub fn copy(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn move_(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.cluster.is_some() {
+        return ctx.out.error("ERR MOVE is not allowed in cluster mode");
+    }
     let Some(dst_db) = parse_db(ctx, args[2]) else {
         return;
     };
@@ -455,6 +463,9 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn swapdb(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.cluster.is_some() {
+        return ctx.out.error("ERR SWAPDB is not allowed in cluster mode");
+    }
     let index = |raw: &[u8]| parse_i64(raw).filter(|n| i32::try_from(*n).is_ok());
     let Some(a) = index(args[1]) else {
         return ctx.out.error("ERR invalid first DB index");

@@ -265,7 +265,13 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                 Err(e) => return ctx.out.error(&format!("ERR {e}")),
             };
             let ttl = ttl.to_string();
-            let mut cmd: Vec<&[u8]> = vec![b"RESTORE", key, ttl.as_bytes(), &payload];
+            // In cluster mode the target may be importing the slot.
+            let restore: &[u8] = if ctx.shared.cluster.is_some() {
+                b"RESTORE-ASKING"
+            } else {
+                b"RESTORE"
+            };
+            let mut cmd: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), &payload];
             if replace {
                 cmd.push(b"REPLACE");
             }

@@ -203,7 +203,16 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         return reject(client, out, spec, "NOAUTH Authentication required.");
     }
     if let Some(cluster) = &shared.cluster {
-        if let Some(err) = crate::cluster::redirect::route(shared, cluster, client, spec, args) {
+        // What our master sends runs as sent (Redis skips CLIENT_MASTER).
+        let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
+            & crate::client::FLAG_MASTER
+            != 0;
+        let routed = if from_master {
+            None
+        } else {
+            crate::cluster::redirect::route(shared, cluster, client, spec, args)
+        };
+        if let Some(err) = routed {
             if spec.name == "exec" {
                 client.multi = None;
                 multi::unwatch_all(shared, client);

@@ -1272,6 +1272,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "RO,access index:1 range:0:1:0",
         args: "key:key",
         tips: &["nondeterministic_output"]),
+    cmd!("restore-asking", -4, WRITE | DENYOOM | ASKING, KEY1, "server", "3.0.0", "An internal command for migrating keys in a cluster", dump::restore;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
+        history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")],
+        doc_flags: doc::SYSCMD),
     cmd!("restore", -4, WRITE | DENYOOM, KEY1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", dump::restore;
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
@@ -1827,6 +1834,9 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("cluster|delslotsrange", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "7.0.0", "Set hash slots as unbound in receiving node", cluster::delslotsrange;
         complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
         args: "start-slot_end-slot:block*(start-slot:integer end-slot:integer)"),
+    cmd!("cluster|failover", -2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Forces a replica to perform a manual failover of its master.", cluster::failover;
+        complexity: "O(1)",
+        args: "options:oneof?(force:FORCE takeover:TAKEOVER)"),
     cmd!("cluster|flushslots", 2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Delete a node's own slots information", cluster::flushslots;
         complexity: "O(1)"),
     cmd!("cluster|forget", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Remove a node from the nodes table", cluster::forget;
@@ -1860,6 +1870,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "node-id:string",
         tips: &["nondeterministic_output"]),
+    cmd!("cluster|replicate", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Reconfigure a node as a replica of the specified master node", cluster::replicate;
+        complexity: "O(1)",
+        args: "node-id:string"),
     cmd!("cluster|reset", -2, ADMIN | NOSCRIPT | STALE, NOKEYS, "cluster", "3.0.0", "Reset a Redis Cluster node", cluster::reset;
         complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
         args: "hard_soft:oneof?(hard:HARD soft:SOFT)"),

@@ -107,6 +107,10 @@ fn eq_ic(a: &[u8], b: &str) -> bool {
 
 /// REPLICAOF host port | NO ONE (and SLAVEOF).
 pub fn replicaof(ctx: &mut Ctx, args: &Args) {
+    // A cluster node replicates the master CLUSTER REPLICATE names.
+    if ctx.shared.cluster.is_some() {
+        return ctx.out.error("ERR REPLICAOF not allowed in cluster mode.");
+    }
     if ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_REPLICA != 0 {
         return ctx
             .out

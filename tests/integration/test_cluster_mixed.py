@@ -1,0 +1,90 @@
+"""The mixed cluster (issue 23 stage 5): BlinkDB nodes in a cluster of
+redis-server 7.0 nodes, speaking Redis's bus: joining with CLUSTER MEET,
+taking slots through `redis-cli --cluster reshard`, and serving as the
+replica of a redis-server master that is promoted when the master dies."""
+
+import time
+
+from redis.cluster import RedisCluster
+
+from cluster_util import (blinkdb_nodes, call, create, kill9, myid, node_lines, nodes_text,
+                          redis_cli, redis_nodes, state_ok, stop_all, wait_check_clean,
+                          wait_until)
+
+
+def join(ours, theirs):
+    call(ours, "CLUSTER", "MEET", "127.0.0.1", str(theirs[0].port))
+    me = myid(ours)
+    for s in theirs:
+        wait_until(lambda s=s: any(line.startswith(me) and " connected" in line
+                                   for line in nodes_text(s).split("\n")),
+                   what=f"redis node {s.port} sees BlinkDB")
+    wait_until(lambda: nodes_text(ours).count(" connected") == len(theirs) + 1,
+               what="BlinkDB sees every node")
+    wait_until(lambda: state_ok(ours), what="BlinkDB's cluster state ok")
+
+
+def test_blinkdb_takes_slots_from_redis_nodes(tmp_path):
+    theirs = redis_nodes(tmp_path, 3)
+    ours = blinkdb_nodes(tmp_path, 1)
+    try:
+        create(theirs)
+        join(ours[0], theirs)
+        first = f"127.0.0.1:{theirs[0].port}"
+        wait_check_clean(first)
+        rc = RedisCluster(host="127.0.0.1", port=theirs[0].port)
+        for i in range(3000):
+            rc.set(f"m:{i}", i)
+        out = redis_cli("--cluster", "reshard", first, "--cluster-from", "all",
+                        "--cluster-to", myid(ours[0]), "--cluster-slots", "600",
+                        "--cluster-yes", timeout=300)
+        assert out.returncode == 0 and "ERR" not in out.stdout, out.stdout + out.stderr
+        wait_check_clean(first)
+        wait_check_clean(f"127.0.0.1:{ours[0].port}")
+        assert call(ours[0], "DBSIZE").value > 0
+        assert [int(rc.get(f"m:{i}")) for i in range(3000)] == list(range(3000))
+        rc.close()
+    finally:
+        stop_all(ours + theirs)
+
+
+def test_blinkdb_replica_of_redis_master_is_promoted(tmp_path):
+    theirs = redis_nodes(tmp_path, 3)
+    ours = blinkdb_nodes(tmp_path, 1)
+    try:
+        create(theirs)
+        join(ours[0], theirs)
+        victim = theirs[0]
+        vid = myid(victim)
+        wait_until(lambda: call(ours[0], "CLUSTER", "REPLICATE", vid).raw == b"+OK\r\n",
+                   what="REPLICATE a redis-server master")
+        rc = RedisCluster(host="127.0.0.1", port=theirs[1].port)
+        for i in range(2000):
+            rc.set(f"r:{i}", i)
+        with victim.connect() as c:
+            assert c.call("WAIT", "1", "5000").value == 1
+        wait_until(lambda: all(node_lines(s)[myid(ours[0])][3] == vid for s in theirs),
+                   what="redis nodes see the BlinkDB replica")
+        assert call(ours[0], "DBSIZE").value == call(victim, "DBSIZE").value
+        kill9(victim)
+        t0 = time.monotonic()
+        me = myid(ours[0])
+        wait_until(lambda: "master" in node_lines(ours[0])[me][2], 30, "BlinkDB promoted")
+        print(f"BlinkDB replica promoted {time.monotonic() - t0:.2f} s after kill -9 "
+              "of its redis-server master")
+        alive = theirs[1:] + ours
+        wait_until(lambda: all("master" in node_lines(s)[me][2] for s in alive), 30,
+                   "redis nodes accept the new master")
+        wait_until(lambda: all(state_ok(s) for s in alive), 30, "cluster ok")
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                assert [int(rc.get(f"r:{i}")) for i in range(2000)] == list(range(2000))
+                break
+            except Exception:  # noqa: BLE001 - the client refreshes its slots
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        rc.close()
+    finally:
+        stop_all(ours + theirs)
