@@ -28,12 +28,29 @@ pub fn bind_tcp(addr: &str, port: u16, backlog: u32) -> std::io::Result<TcpListe
     sock.listen(backlog)
 }
 
+/// With `perm`, the socket is bound under a temporary name, given its mode,
+/// then renamed into place: no client ever finds it with the default mode.
 pub fn bind_unix(path: &std::path::Path, perm: u32) -> std::io::Result<UnixListener> {
     let _ = std::fs::remove_file(path);
-    let l = UnixListener::bind(path)?;
-    if perm != 0 {
-        use std::os::unix::fs::PermissionsExt;
+    if perm == 0 {
+        return UnixListener::bind(path);
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = std::path::PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(l) = UnixListener::bind(&tmp) else {
+        // The longer name may not fit a socket address: bind, then chmod.
+        let l = UnixListener::bind(path)?;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(perm))?;
+        return Ok(l);
+    };
+    let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(perm))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = placed {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
     }
     Ok(l)
 }

@@ -1620,7 +1620,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("failover", -1, ADMIN | NOSCRIPT | STALE, NOKEYS, "server", "6.2.0", "Start a coordinated failover between this server and one of its replicas.", crate::replication::failover::command;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)",
-        args: "target:block=TO?(host:string port:integer) force:FORCE? abort:ABORT? milliseconds:integer=TIMEOUT?"),
+        args: "target:block=TO?(host:string port:integer force:FORCE?) abort:ABORT? milliseconds:integer=TIMEOUT?"),
     cmd!("psync", -3, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "2.8.0", "Internal command used for replication", crate::replication::master::psync;
         args: "replicationid:string offset:integer"),
     cmd!("sync", 1, ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, NOKEYS, "server", "1.0.0", "Internal command used for replication", crate::replication::master::psync),
