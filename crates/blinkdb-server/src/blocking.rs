@@ -45,6 +45,13 @@ pub enum Outcome {
     Unblocked {
         error: bool,
     },
+    /// Ended by a change of the server's role or of the cluster: the error
+    /// it answers (-MOVED, -CLUSTERDOWN, -UNBLOCKED), and whether the
+    /// connection closes after it (Redis's CLIENT_CLOSE_AFTER_REPLY).
+    Failed {
+        error: String,
+        close: bool,
+    },
 }
 
 enum State {
@@ -58,6 +65,7 @@ pub struct Who {
     info: Arc<ClientInfo>,
     db: usize,
     proto: u8,
+    readonly: bool,
 }
 
 impl Who {
@@ -66,6 +74,7 @@ impl Who {
             info: client.info.clone(),
             db: client.db,
             proto: client.proto,
+            readonly: client.cluster_readonly,
         }
     }
 }
@@ -76,6 +85,8 @@ pub struct Waiter {
     info: Arc<ClientInfo>,
     db: usize,
     proto: u8,
+    /// The client had sent READONLY (cluster replicas serve its reads).
+    pub readonly: bool,
     keys: Vec<Box<[u8]>>,
     /// The blocked command's arguments, run again by `serve`.
     args: Vec<Box<[u8]>>,
@@ -104,6 +115,19 @@ impl Waiter {
         if !self.serves_gone_key.swap(true, Ordering::Relaxed) {
             registry.gone_key_waiters.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// The keys it waits on (none for WAIT).
+    pub fn keys(&self) -> &[Box<[u8]>] {
+        &self.keys
+    }
+
+    /// Whether the blocked command is a write (BLPOP) or a read (XREAD).
+    pub fn is_write(&self) -> bool {
+        let args: Args = self.args.iter().map(|a| &a[..]).collect();
+        crate::commands::table::resolve(&args)
+            .and_then(|r| r.ok())
+            .is_some_and(|s| s.has(crate::commands::table::WRITE))
     }
 
     /// Resolves once the wait has ended (served or unblocked; a timeout is
@@ -246,6 +270,7 @@ impl Registry {
             info: who.info.clone(),
             db: who.db,
             proto: who.proto,
+            readonly: who.readonly,
             keys: unique,
             args: args.iter().map(|a| (*a).into()).collect(),
             serve,
@@ -396,6 +421,34 @@ impl Registry {
         if let TimeoutReply::Acks(_) = w.timeout_reply {
             shared.replication.feed.end_wait(w.info.id);
         }
+    }
+
+    /// Ends, with the error `verdict` gives, the wait of every blocked
+    /// client it gives one for (Redis's clusterRedirectBlockedClientIfNeeded
+    /// and disconnectAllBlockedClients). Returns how many.
+    pub fn fail_where(
+        &self,
+        shared: &Shared,
+        verdict: impl Fn(&Waiter) -> Option<(String, bool)>,
+    ) -> usize {
+        let waiters: Vec<Arc<Waiter>> = self.inner.lock().clients.values().cloned().collect();
+        let mut ended = 0;
+        for w in waiters {
+            // Judged before taking its state lock: `verdict` may take others.
+            let Some((error, close)) = verdict(&w) else {
+                continue;
+            };
+            let mut state = w.state.lock();
+            if !matches!(*state, State::Waiting) {
+                continue;
+            }
+            *state = State::Done(Outcome::Failed { error, close });
+            self.deregister(shared, &w);
+            drop(state);
+            w.wake.notify_one();
+            ended += 1;
+        }
+        ended
     }
 
     /// CLIENT UNBLOCK: ends the wait of client `id` if it is blocked.
@@ -559,6 +612,7 @@ pub fn reply_unserved(
         (Outcome::Unblocked { error: true }, _) => {
             out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
         }
+        (Outcome::Failed { error, .. }, _) => out.error(error),
         (_, TimeoutReply::NullArray) => out.null_array(),
         (_, TimeoutReply::Acks(offset)) => {
             out.int(shared.replication.feed.lock().acked(offset) as i64)

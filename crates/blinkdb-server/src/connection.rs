@@ -318,6 +318,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     shared.blocking.cancel(&shared, &waiter);
                     break;
                 }
+                let mut close = false;
                 match shared.blocking.finish(&shared, &waiter) {
                     Outcome::Served(reply, lsn) => {
                         if lsn > 0 && !wait_durable(&shared, &client, lsn).await {
@@ -328,6 +329,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                         }
                     }
                     unserved => {
+                        close = matches!(unserved, Outcome::Failed { close: true, .. });
                         if !client.reply_off {
                             let reply = waiter.timeout_reply;
                             crate::blocking::reply_unserved(
@@ -337,6 +339,10 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     }
                 }
                 if !send_replies(&mut sock, &mut client, &mut out).await {
+                    break;
+                }
+                if close {
+                    let _ = sock.shutdown().await;
                     break;
                 }
                 held = true;

@@ -758,6 +758,7 @@ fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64,
     let mut lost = 0;
     let mut sender_slots = 0;
     let mut migrated_ours = 0;
+    let mut dirty: Vec<u16> = Vec::new();
     for j in 0..SLOTS {
         if slots[j / 8] & (1 << (j % 8)) == 0 {
             continue;
@@ -772,6 +773,9 @@ fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64,
         if owner_epoch.is_none_or(|e| e < epoch) {
             if st.slots[j] == Some(me) {
                 lost += 1;
+                if shared.engine.count_keys_in_slot(j as u16).unwrap_or(0) > 0 {
+                    dirty.push(j as u16);
+                }
             }
             if st.slots[j].is_some() && st.slots[j] == cur_master {
                 migrated_ours += 1;
@@ -804,7 +808,46 @@ fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64,
     {
         // Our master became a replica: follow its master.
         super::failover::set_master(shared, st, grand);
+    } else {
+        // Still a master: the keys of the slots we lost go (they are the
+        // new owner's now), so that keys and slots agree.
+        for slot in dirty {
+            del_keys_in_slot(shared, slot);
+        }
     }
+}
+
+/// Redis's delKeysInSlot: every key of a slot deleted, each propagated as a
+/// DEL to the AOF and the replicas, as Redis 7.2 does (7.0 deletes without
+/// propagating, so its replicas keep the keys and its AOF brings them back
+/// at the next start). No keyspace event: the keys moved, they were not
+/// deleted (7.2 tells modules only).
+pub fn del_keys_in_slot(shared: &Shared, slot: u16) -> usize {
+    let mut deleted = 0;
+    loop {
+        let keys = shared.engine.keys_in_slot(slot, 1000).unwrap_or_default();
+        if keys.is_empty() {
+            break;
+        }
+        let before = deleted;
+        for key in &keys {
+            let (gone, _) = shared.engine.write1(0, key, |tx| {
+                let gone = tx.remove(0, key).is_some();
+                if gone {
+                    tx.log(0, &[b"DEL", key]);
+                }
+                gone
+            });
+            deleted += usize::from(gone);
+        }
+        if deleted == before {
+            break; // nothing left to delete (only expired entries indexed)
+        }
+    }
+    if deleted > 0 {
+        tracing::warn!("Deleted {deleted} keys of slot {slot}, now served by another node");
+    }
+    deleted
 }
 
 /// Gossip about other nodes (clusterProcessGossipSection): failure reports
@@ -1050,6 +1093,7 @@ async fn cron(shared: Arc<Shared>) {
             st.update_state(now, &opts);
         }
         super::failover::sync_replication(&shared, &cluster);
+        super::redirect::redirect_blocked(&shared, &cluster);
         for (name, ip, cport, id, rx) in connect {
             tokio::spawn(connect_link(shared.clone(), name, ip, cport, id, rx));
         }

@@ -140,3 +140,40 @@ fn redirect(kind: &str, slot: usize, n: &nodes::Node) -> String {
 fn is_shard_pubsub(spec: &CommandSpec) -> bool {
     matches!(spec.name, "ssubscribe" | "sunsubscribe" | "spublish")
 }
+
+/// Redis's clusterRedirectBlockedClientIfNeeded (each cron tick): a client
+/// blocked on keys (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK...) whose slot this
+/// node no longer serves nor imports gets `-MOVED slot host:port` (or
+/// `-CLUSTERDOWN Hash slot not served`), every one `-CLUSTERDOWN The cluster
+/// is down` when the cluster fails. A READONLY client's read of its master's
+/// slot on a replica waits on.
+pub fn redirect_blocked(shared: &Shared, cluster: &Cluster) {
+    if shared.blocking.blocked_clients() == 0 {
+        return;
+    }
+    shared.blocking.fail_where(shared, |w| {
+        let first = w.keys().first()?;
+        let st = cluster.state.read();
+        if !st.ok {
+            return Some((DOWN.into(), false));
+        }
+        let slot = super::slots::key_slot(first) as usize;
+        let me = st.me();
+        let mut owner = st.slots[slot];
+        if w.readonly
+            && me.is_slave()
+            && me.slaveof.is_some()
+            && me.slaveof == owner
+            && !w.is_write()
+        {
+            owner = Some(st.myself);
+        }
+        if owner == Some(st.myself) || st.importing.contains_key(&(slot as u16)) {
+            return None;
+        }
+        Some(match owner.and_then(|o| st.nodes.get(&o)) {
+            Some(n) => (redirect("MOVED", slot, n), false),
+            None => (UNBOUND.into(), false),
+        })
+    });
+}

@@ -194,6 +194,14 @@ pub fn follow(shared: &Shared, host: String, port: u16) {
     repl.feed.unfollow(true);
     repl.feed.set_proxy(true);
     shared.engine.set_replica(true);
+    // Clients blocked in a master, now a replica, are told so and
+    // disconnected (Redis's disconnectAllBlockedClients).
+    shared.blocking.fail_where(shared, |_| {
+        Some((
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)".into(),
+            true,
+        ))
+    });
     shared.config_set_internal("replicaof", format!("{host} {port}"));
     let s = shared.arc();
     let spawned = std::thread::Builder::new()
