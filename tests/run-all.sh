@@ -4,7 +4,7 @@
 # environment target/venv, made by tests/venv.sh), then runs, in order:
 #   1. cargo fmt --check and clippy -D warnings
 #   2. cargo test (unit tests, engine scenario tests incl. AOF and kernel BPF)
-#   3. the black-box integration suites against the ci-profile binary (two
+#   3. the black-box integration suites against the ci-profile binary (three
 #      pytest-xdist workers, each running whole files on its own ports)
 #   4. the client-library matrix (redis-py, redis-rs, go-redis, ioredis, Jedis)
 #   5. the Docker image test (podman + runc)
@@ -82,7 +82,7 @@ unit() {
 
 integration() {
     cargo build --profile ci -p blinkdb-server &&
-        "$python" -m pytest tests/integration -q -p no:cacheprovider -rs -n 2 --dist loadfile
+        "$python" -m pytest tests/integration -q -p no:cacheprovider -rs -n 3 --dist loadfile
 }
 
 clients() {

@@ -10,6 +10,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
+from cluster_util import nodes_text, redis_cli, start_retrying, stop_all, wait_until
 from resp import plain
 from server import ORACLE_BIN, ServerProcess, blinkdb_bin, free_port
 
@@ -28,18 +29,6 @@ def wait_ok(srv, timeout=10.0):
                 return
         time.sleep(0.1)
     raise AssertionError("cluster state never became ok")
-
-
-def start_retrying(binary, directory, extra):
-    """A cluster node: its bus port (port + 10000) is in the kernel's
-    ephemeral range, so a client socket may hold it: try another port."""
-    for attempt in range(5):
-        try:
-            return ServerProcess(binary, f"{directory}-{attempt}", extra)
-        except RuntimeError as err:
-            if "in use" not in str(err):
-                raise
-    raise RuntimeError("no free bus port")
 
 
 @pytest.fixture
@@ -221,7 +210,6 @@ def test_redis_py_cluster_client_routes(server_factory):
 # --- the bus (stage 2) ------------------------------------------------------
 
 import socket  # noqa: E402
-import subprocess  # noqa: E402
 
 
 def cluster_nodes(n, count, timeout=20.0):
@@ -230,28 +218,6 @@ def cluster_nodes(n, count, timeout=20.0):
             for i in range(count)]
 
 
-def stop_all(nodes):
-    for s in nodes:
-        s.stop()
-
-
-def redis_cli(*args, stdin=None, timeout=90):
-    return subprocess.run(["redis-cli", *args], input=stdin, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def wait_until(pred, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def nodes_text(srv):
-    with srv.connect() as c:
-        return c.call("CLUSTER", "NODES").value.decode()
 
 
 def test_redis_cli_cluster_create_and_check(tmp_path):

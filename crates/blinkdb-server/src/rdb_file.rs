@@ -294,20 +294,14 @@ pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::rewrite::RewriteRe
     }
     // Called with every shard held (the libraries are those of that instant).
     let start = |path: &Path| -> Result<RdbFileWriter, String> {
-        let mut w = RdbFileWriter::create_in_place(
+        let w = RdbFileWriter::create_in_place(
             path,
             &aux,
             settings.rdbcompression,
             settings.rdbchecksum,
         )
         .map_err(|e| e.to_string())?;
-        for code in crate::scripting::functions::library_codes(shared) {
-            if let Err(e) = w.function(&code) {
-                w.abort();
-                return Err(e.to_string());
-            }
-        }
-        Ok(w)
+        with_functions(shared, w)
     };
     shared.engine.rewrite_aof_rdb(&start)
 }
@@ -533,7 +527,7 @@ pub fn start_sync_file(
     tmp: PathBuf,
 ) -> Result<RdbFileWriter, String> {
     let settings = shared.settings();
-    let mut w = RdbFileWriter::create_via(
+    let w = RdbFileWriter::create_via(
         path,
         tmp,
         &aux_fields(shared),
@@ -541,6 +535,12 @@ pub fn start_sync_file(
         settings.rdbchecksum,
     )
     .map_err(|e| e.to_string())?;
+    with_functions(shared, w)
+}
+
+/// The function libraries, at the head of an RDB file; on an error the file
+/// is abandoned.
+fn with_functions(shared: &Shared, mut w: RdbFileWriter) -> Result<RdbFileWriter, String> {
     for code in crate::scripting::functions::library_codes(shared) {
         if let Err(e) = w.function(&code) {
             w.abort();
