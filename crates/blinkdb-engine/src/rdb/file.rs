@@ -381,21 +381,7 @@ impl RdbFileWriter {
                 })?;
             }
         }
-        if expire_at != 0 {
-            self.buf.push(opcode::EXPIRETIME_MS);
-            self.buf.extend_from_slice(&expire_at.to_le_bytes());
-        }
-        match self.clocks.record(value.clock().get()) {
-            SavedClock::Nothing => {}
-            SavedClock::Idle(secs) => {
-                self.buf.push(opcode::IDLE);
-                write_len(&mut self.buf, secs);
-            }
-            SavedClock::Freq(f) => {
-                self.buf.push(opcode::FREQ);
-                self.buf.push(f);
-            }
-        }
+        self.key_header(expire_at, value.clock().get());
         self.buf.push(t);
         write_string(&mut self.buf, key, self.compress);
         write_object(&mut self.buf, value, self.compress, blob)?;
@@ -405,17 +391,8 @@ impl RdbFileWriter {
         Ok(())
     }
 
-    /// A string key whose value is written uncompressed, whatever
-    /// `rdbcompression` says (a large value the AOF keeps on disk: its
-    /// payload is read back in place, see `aof::RewriteBase::blob_ref`).
-    /// Returns the file offset of the value's first byte.
-    pub fn key_raw_string(
-        &mut self,
-        key: &[u8],
-        value: &[u8],
-        expire_at: u64,
-        clock: u32,
-    ) -> Result<u64, RdbError> {
+    /// What precedes a key's type byte: its expiry, then its LRU/LFU clock.
+    fn key_header(&mut self, expire_at: u64, clock: u32) {
         if expire_at != 0 {
             self.buf.push(opcode::EXPIRETIME_MS);
             self.buf.extend_from_slice(&expire_at.to_le_bytes());
@@ -431,6 +408,20 @@ impl RdbFileWriter {
                 self.buf.push(f);
             }
         }
+    }
+
+    /// A string key whose value is written uncompressed, whatever
+    /// `rdbcompression` says (a large value the AOF keeps on disk: its
+    /// payload is read back in place, see `aof::RewriteBase::blob_ref`).
+    /// Returns the file offset of the value's first byte.
+    pub fn key_raw_string(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        expire_at: u64,
+        clock: u32,
+    ) -> Result<u64, RdbError> {
+        self.key_header(expire_at, clock);
         self.buf.push(kind::STRING);
         write_string(&mut self.buf, key, self.compress);
         write_len(&mut self.buf, value.len() as u64);
