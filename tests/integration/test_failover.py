@@ -19,6 +19,7 @@ import pytest
 from rdb_helpers import client
 from resp import RespConnection
 from server import ORACLE_BIN, ServerProcess, blinkdb_bin, free_port
+from test_replica import start_sentinel, write_conf
 from test_replication import (
     info,
     peers,  # noqa: F401 (fixture)
@@ -368,12 +369,6 @@ def test_redis_master_fails_over_to_a_blinkdb_replica(server_factory, tmp_path, 
 NODE_DIR = os.path.join(os.path.dirname(__file__), "..", "clients", "node")
 
 
-def conf_file(path, lines):
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return path
-
-
 class Node:
     """A redis-server or BlinkDB process started from a config file of its own (Sentinel
     rewrites it), restartable after kill -9."""
@@ -385,7 +380,7 @@ class Node:
         self.port = free_port()
         lines = [f"port {self.port}", "bind 127.0.0.1", f"dir {self.dir}", "save \"\"",
                  "appendonly no", *extra]
-        self.conf = conf_file(os.path.join(self.dir, "node.conf"), lines)
+        self.conf = write_conf(os.path.join(self.dir, "node.conf"), lines)
         self.start()
 
     def start(self):
@@ -444,22 +439,6 @@ class AckedWriter:
     def end(self):
         self.stop.set()
         self.thread.join(10)
-
-
-def start_sentinel(peers, tmp_path, master_port):
-    sdir = tmp_path / "sentinel"
-    sdir.mkdir()
-    sport = free_port()
-    sconf = conf_file(str(sdir / "sentinel.conf"), [
-        f"port {sport}", "bind 127.0.0.1", f"dir {sdir}",
-        f"sentinel monitor mymaster 127.0.0.1 {master_port} 1",
-        "sentinel down-after-milliseconds mymaster 1000",
-        "sentinel failover-timeout mymaster 20000",
-        "sentinel parallel-syncs mymaster 2",
-    ])
-    srv = ServerProcess(ORACLE_BIN, str(sdir), [], port=sport, args=[sconf, "--sentinel"])
-    peers.append(srv)
-    return sport
 
 
 @pytest.mark.parametrize("topology,mode", [

@@ -19,7 +19,7 @@ import pytest
 
 from rdb_helpers import client
 from resp import RespConnection
-from server import ORACLE_BIN, ServerProcess
+from server import ORACLE_BIN, ServerProcess, free_port
 from test_rdb_bloom import scandump
 from test_replication import (
     info,
@@ -432,6 +432,24 @@ def write_conf(path, lines):
     return path
 
 
+def start_sentinel(peers, tmp_path, master_port, parallel_syncs=2):
+    """A redis-sentinel (redis-server --sentinel) monitoring `mymaster` at master_port
+    with a quorum of 1 and a 1 s down-after; returns its port."""
+    sdir = tmp_path / "sentinel"
+    sdir.mkdir()
+    sport = free_port()
+    sconf = write_conf(str(sdir / "sentinel.conf"), [
+        f"port {sport}", "bind 127.0.0.1", f"dir {sdir}",
+        f"sentinel monitor mymaster 127.0.0.1 {master_port} 1",
+        "sentinel down-after-milliseconds mymaster 1000",
+        "sentinel failover-timeout mymaster 20000",
+        f"sentinel parallel-syncs mymaster {parallel_syncs}",
+    ])
+    srv = ServerProcess(ORACLE_BIN, str(sdir), [], port=sport, args=[sconf, "--sentinel"])
+    peers.append(srv)
+    return sport
+
+
 def safe_info(conn):
     try:
         return info(conn)
@@ -445,8 +463,6 @@ def test_sentinel_fails_over_a_blinkdb_master(server_factory, tmp_path, peers):
     MULTI with CONFIG REWRITE and CLIENT KILL) and points the other at it; redis-py's
     Sentinel discovers the new master and writes to it."""
     from redis.sentinel import Sentinel
-
-    from server import free_port
 
     def blink(name, extra=()):
         d = tmp_path / name
@@ -462,19 +478,7 @@ def test_sentinel_fails_over_a_blinkdb_master(server_factory, tmp_path, peers):
     c = blink("c", [f"replicaof 127.0.0.1 {a.port}"])
     for srv in (b, c):
         linked(srv)
-    sdir = tmp_path / "sentinel"
-    sdir.mkdir()
-    sport = free_port()
-    sconf = write_conf(str(sdir / "sentinel.conf"), [
-        f"port {sport}", "bind 127.0.0.1", f"dir {sdir}",
-        f"sentinel monitor mymaster 127.0.0.1 {a.port} 1",
-        "sentinel down-after-milliseconds mymaster 1000",
-        "sentinel failover-timeout mymaster 20000",
-        "sentinel parallel-syncs mymaster 1",
-    ])
-    sentinel_srv = ServerProcess(ORACLE_BIN, str(sdir), [], port=sport,
-                                 args=[sconf, "--sentinel"])
-    peers.append(sentinel_srv)
+    sport = start_sentinel(peers, tmp_path, a.port, parallel_syncs=1)
     s = client(sport)
     wait_for(lambda: len(s.execute_command("SENTINEL", "REPLICAS", "mymaster")) == 2,
              timeout=30, what="Sentinel discovers both replicas")
