@@ -81,7 +81,9 @@ unit() {
 }
 
 integration() {
-    cargo build --profile ci -p blinkdb-server &&
+    # test_failover.py drives ioredis (tests/clients/node) through Sentinel.
+    (cd tests/clients/node && npm ci --no-audit --no-fund --silent) &&
+        cargo build --profile ci -p blinkdb-server &&
         "$python" -m pytest tests/integration -q -p no:cacheprovider -rs -n 3 --dist loadfile
 }
 

@@ -52,6 +52,14 @@ def synced_with(replica, master):
 
     wait_for(same, what="replica offset == master offset")
 
+    # redis-server marks a diskless-synced replica online only when its cron reaps
+    # the RDB child, which can be after the replica reports its link up.
+    def online():
+        rep = info(master, "replication")
+        return all("state=online" in str(v) for k, v in rep.items() if k.startswith("slave"))
+
+    wait_for(online, what="master lists its replicas online")
+
 
 def failover_done(conn, timeout=10.0):
     wait_for(lambda: s(conn, "master_failover_state") == "no-failover", timeout=timeout,
