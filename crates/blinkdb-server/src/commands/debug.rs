@@ -86,6 +86,10 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "help") && args.len() == 2 {
         return ctx.out.help(&[
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "DIGEST",
+            "    Output a hex signature representing the current DB content.",
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    Output a hex signature of the values of all the specified keys.",
             "OBJECT <key>",
             "    Show low level info about the <key> and associated value.",
             "SET-ACTIVE-EXPIRE <0|1>",
@@ -124,6 +128,26 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     }
     if eq_ic(sub, "object") && args.len() == 3 {
         return object(ctx, args);
+    }
+    if eq_ic(sub, "digest") && args.len() == 2 {
+        return match super::digest::dataset(&ctx.shared.engine) {
+            Ok(d) => ctx.out.simple(&super::digest::hex(&d)),
+            Err(e) => ctx.out.error(&e),
+        };
+    }
+    if eq_ic(sub, "digest-value") {
+        let mut digests = Vec::with_capacity(args.len() - 2);
+        for key in &args[2..] {
+            match super::digest::key_value(&ctx.shared.engine, ctx.client.db, key) {
+                Ok(d) => digests.push(super::digest::hex(&d)),
+                Err(e) => return ctx.out.error(&e),
+            }
+        }
+        ctx.out.array(digests.len());
+        for d in &digests {
+            ctx.out.simple(d);
+        }
+        return;
     }
     super::subcommand_syntax_error(ctx, args);
 }

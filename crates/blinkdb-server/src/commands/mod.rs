@@ -10,6 +10,7 @@ pub mod collection;
 mod command;
 pub(crate) mod conn;
 mod debug;
+mod digest;
 mod dump;
 mod geo;
 mod geohash;
