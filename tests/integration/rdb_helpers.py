@@ -180,3 +180,21 @@ def legacy_rdb():
     for kind, key, body in keys:
         out += bytes([kind]) + rdb_str(key) + body
     return out + b"\xff" + b"\x00" * 8
+
+
+DEBUG = ("--enable-debug-command", "yes")
+
+
+def assert_same_digests(port_a, port_b, databases=16):
+    """DEBUG DIGEST-VALUE of every key of every database, and DEBUG DIGEST, alike on both
+    servers (both started with DEBUG enabled)."""
+    for db in range(databases):
+        a, b = client(port_a, db), client(port_b, db)
+        keys = sorted(a.keys("*"))
+        if keys:
+            da = a.execute_command("DEBUG", "DIGEST-VALUE", *keys)
+            db_ = b.execute_command("DEBUG", "DIGEST-VALUE", *keys)
+            diff = [k for k, x, y in zip(keys, da, db_) if x != y]
+            assert not diff, f"db {db}: digests differ for {diff[:10]}"
+    assert client(port_a).execute_command("DEBUG", "DIGEST") == \
+        client(port_b).execute_command("DEBUG", "DIGEST")

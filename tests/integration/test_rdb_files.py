@@ -7,7 +7,8 @@ import os
 import shutil
 import subprocess
 
-from rdb_helpers import WORKLOAD, WORKLOAD_KEYS, assert_same_keyspace, client, legacy_rdb
+from rdb_helpers import (DEBUG, WORKLOAD, WORKLOAD_KEYS, assert_same_digests,
+                         assert_same_keyspace, client, legacy_rdb)
 from server import ORACLE_BIN, ServerProcess, require_tool
 
 LIB = "#!lua name=lib\nredis.register_function('f', function() return 1 end)"
@@ -25,7 +26,7 @@ def fill(port):
 
 
 def test_blinkdb_save_loads_in_redis(server_factory, tmp_path):
-    srv = server_factory("--appendonly", "yes")
+    srv = server_factory("--appendonly", "yes", *DEBUG)
     fill(srv.port)
     conn = client(srv.port)
     before = conn.lastsave()
@@ -40,9 +41,11 @@ def test_blinkdb_save_loads_in_redis(server_factory, tmp_path):
     redis_dir = tmp_path / "redis"
     redis_dir.mkdir()
     shutil.copy(path, redis_dir / "dump.rdb")
-    oracle = ServerProcess(ORACLE_BIN, str(redis_dir), ["--hash-max-listpack-entries", "128"])
+    oracle = ServerProcess(ORACLE_BIN, str(redis_dir),
+                           ["--hash-max-listpack-entries", "128", *DEBUG])
     try:
         assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
+        assert_same_digests(srv.port, oracle.port)
         assert client(oracle.port).fcall("f", 0) == 1
         # The encodings survive too.
         for key in ("h:small", "h:big", "set:int", "set:str", "z:small", "z:big", "l:big"):
@@ -53,21 +56,25 @@ def test_blinkdb_save_loads_in_redis(server_factory, tmp_path):
 
 def test_redis_save_loads_in_blinkdb_and_stays_in_its_aof(server_factory, tmp_path):
     redis_dir = tmp_path / "redis"
-    oracle = ServerProcess(ORACLE_BIN, str(redis_dir), ["--hash-max-listpack-entries", "128"])
+    oracle = ServerProcess(ORACLE_BIN, str(redis_dir),
+                           ["--hash-max-listpack-entries", "128", *DEBUG])
     try:
         fill(oracle.port)
         assert client(oracle.port).save()
         data_dir = tmp_path / "blinkdb-data"
         data_dir.mkdir()
         shutil.copy(redis_dir / "dump.rdb", data_dir / "dump.rdb")
-        srv = server_factory("--appendonly", "yes", "--dir", str(data_dir))
+        srv = server_factory("--appendonly", "yes", "--dir", str(data_dir), *DEBUG)
         assert assert_same_keyspace(srv.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
+        assert_same_digests(srv.port, oracle.port)
         assert client(srv.port).fcall("f", 0) == 1
         srv.stop()
         # The AOF now holds the data: without the RDB file, a restart has it all.
         os.remove(data_dir / "dump.rdb")
-        again = server_factory("--appendonly", "yes", "--dir", str(data_dir), name="again")
+        again = server_factory("--appendonly", "yes", "--dir", str(data_dir), *DEBUG,
+                               name="again")
         assert assert_same_keyspace(again.port, oracle.port) > 3 * len(WORKLOAD_KEYS)
+        assert_same_digests(again.port, oracle.port)
         assert client(again.port).fcall("f", 0) == 1
     finally:
         oracle.stop()
@@ -99,10 +106,11 @@ def test_redis_6_encodings_load_as_in_redis(server_factory, tmp_path):
     for name in ("redis", "blinkdb"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "dump.rdb").write_bytes(data)
-    oracle = ServerProcess(ORACLE_BIN, str(tmp_path / "redis"))
+    oracle = ServerProcess(ORACLE_BIN, str(tmp_path / "redis"), DEBUG)
     try:
-        srv = server_factory("--dir", str(tmp_path / "blinkdb"))
+        srv = server_factory("--dir", str(tmp_path / "blinkdb"), *DEBUG)
         assert assert_same_keyspace(srv.port, oracle.port) == 8
+        assert_same_digests(srv.port, oracle.port)
     finally:
         oracle.stop()
 
