@@ -43,7 +43,8 @@ SIZES = {
               "collection_members": 200_000, "redisbench_requests": 20_000,
               "rdb_keys": 500_000, "repl_requests_p1": 30_000, "repl_requests_p16": 150_000,
               "repl_lag_seconds": 2.0, "repl_sync_keys": 500_000,
-              "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000},
+              "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000,
+              "reshard_keys": 200_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
@@ -53,7 +54,8 @@ SIZES = {
              "collection_members": 1_000_000, "redisbench_requests": 200_000,
              "rdb_keys": 5_000_000, "repl_requests_p1": 300_000, "repl_requests_p16": 2_000_000,
              "repl_lag_seconds": 5.0, "repl_sync_keys": 5_000_000,
-             "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000},
+             "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000,
+             "reshard_keys": 1_000_000},
 }
 
 
