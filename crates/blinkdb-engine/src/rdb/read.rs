@@ -204,6 +204,9 @@ fn set_from<'b>(
     Ok(Value::set(s))
 }
 
+/// A collection's declared count reserves at most this many members ahead.
+const RESERVE_MAX: usize = 4096;
+
 /// Members this many or fewer are checked for duplicates pairwise (no set).
 const FEW: usize = 16;
 
@@ -295,14 +298,18 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         }
         kind::SET => {
             let n = r.count(1)?;
-            let mut s = SetValue::default();
-            for _ in 0..n {
+            if n == 0 {
+                return Err(RdbError::EmptyKey);
+            }
+            let first = r.string()?;
+            // Room for what the count declares, up to a bound: a damaged
+            // count is held only to the file's size.
+            let mut s = SetValue::for_members(&first, n.min(RESERVE_MAX));
+            s.add(&first, limits);
+            for _ in 1..n {
                 if !s.add(&r.string()?, limits) {
                     return Err(DUPLICATE);
                 }
-            }
-            if s.is_empty() {
-                return Err(RdbError::EmptyKey);
             }
             Ok(Value::set(s))
         }
