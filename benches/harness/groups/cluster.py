@@ -16,7 +16,7 @@ under a second only measured the timer.
 
 Resharding under load (a second section, same clusters): FLUSHALL, then N keys (quick: 200k)
 with 100-byte values, each written to its slot's owner; then `redis-cli --cluster reshard` of
-a third of the slots (5461, --cluster-pipeline 10, its default) from one master to another,
+a third of one master's slots (1820, --cluster-pipeline 10, its default) from one master to another,
 while one thread runs a cluster-aware client (redis-py RedisCluster: 50% GET, 50% SET of
 those keys, one at a time, following MOVED and ASK). The cells: keys moved per second of the
 reshard's wall time (the destination's DBSIZE gained), and the p99 latency in ms of the
@@ -37,7 +37,10 @@ from ..servers import Server, StartError
 GROUP = "cluster"
 NODES = 3
 TESTS = ["SET", "GET"]
-RESHARD_SLOTS = 16384 // 3
+# A third of one master's slots: a master emptied of its slots turns into a replica of the
+# node that took the last one in redis-server 7.0 (cluster-allow-replica-migration), and the
+# next run could not move them back.
+RESHARD_SLOTS = 16384 // 9
 VALUE = b"v" * 100
 
 
