@@ -330,7 +330,7 @@ pub fn shards(ctx: &mut Ctx, _args: &Args) {
     for m in masters {
         ctx.out.map(2);
         ctx.out.bulk(b"slots");
-        let runs = super::slots::runs(|s| (st.slots[s] == Some(m.name)).then_some(()));
+        let runs = super::slots::runs(|s| m.slots.get(s).then_some(()));
         ctx.out.array(runs.len() * 2);
         for (a, b, _) in runs {
             ctx.out.int(a as i64);

@@ -145,7 +145,7 @@ impl State {
     /// One node's CLUSTER NODES line (without the newline).
     pub fn describe(&self, n: &Node) -> String {
         let mut line = n.describe_head(self.shown_epoch(n));
-        for (start, end, _) in slots::runs(|s| (self.slots[s] == Some(n.name)).then_some(())) {
+        for (start, end, _) in slots::runs(|s| n.slots.get(s).then_some(())) {
             if start == end {
                 line.push_str(&format!(" {start}"));
             } else {
