@@ -218,37 +218,3 @@ def test_manual_failover(tmp_path, mode):
     finally:
         stop_all(nodes)
 
-
-@pytest.mark.parametrize("master_kind", ["blinkdb", "redis"])
-def test_failover_right_after_replicate(tmp_path, master_kind):
-    """CLUSTER FAILOVER sent in the same breath as CLUSTER REPLICATE, before any
-    ping: the replica's PONG broadcast on REPLICATE tells its new master (BlinkDB or
-    redis-server) of the role first, so the MFSTART behind it is accepted. (Between
-    redis-server nodes the same sequence times out after 5 s: the master learns of
-    its replica only at the next ping and drops the MFSTART of a non-replica.)"""
-    if master_kind == "redis":
-        m = redis_nodes(tmp_path, 1, ("--repl-diskless-sync-delay", "0"))[0]
-        nodes = [m] + blinkdb_nodes(tmp_path, 1)
-    else:
-        nodes = blinkdb_nodes(tmp_path, 2)
-    try:
-        m, r = nodes
-        call(m, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
-        call(m, "CLUSTER", "MEET", "127.0.0.1", str(r.port))
-        mid, rid = myid(m), myid(r)
-        wait_until(lambda: len(node_lines(r)) == 2 and len(node_lines(m)) == 2
-                   and state_ok(m) and state_ok(r), what="meet")
-        with m.connect() as c:
-            for i in range(1000):
-                c.call("SET", f"k{i}", i)
-        assert node_lines(m)[rid][2] == "master"
-        assert call(r, "CLUSTER", "REPLICATE", mid).raw == b"+OK\r\n"
-        assert call(r, "CLUSTER", "FAILOVER").raw == b"+OK\r\n"
-        wait_until(lambda: node_lines(r)[rid][2] == "myself,master", 4.5,
-                   "promotion within the manual failover's 5 s")
-        wait_until(lambda: node_lines(m)[mid][3] == rid, 15, "the old master follows")
-        with r.connect() as c:
-            assert c.call("DBSIZE").value == 1000
-            assert c.call("SET", "new", "1").raw == b"+OK\r\n"
-    finally:
-        stop_all(nodes)

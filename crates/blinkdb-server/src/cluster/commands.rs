@@ -844,7 +844,6 @@ pub fn meet(ctx: &mut Ctx, args: &Args) {
 /// (an empty master without slots, or a replica switching masters).
 pub fn replicate(ctx: &mut Ctx, args: &Args) {
     let Some(c) = enabled(ctx) else { return };
-    let opts = opts(ctx);
     {
         let mut st = c.state.write();
         let Some(name) = known(ctx, &st, args[2]) else {
@@ -864,10 +863,6 @@ pub fn replicate(ctx: &mut Ctx, args: &Args) {
                 .error("ERR To set a master the node must be empty and without assigned slots.");
         }
         super::failover::set_master(ctx.shared, &mut st, name);
-        // Every node, the new master first of all, learns the new role now
-        // rather than at the next ping: a CLUSTER FAILOVER sent right after
-        // finds its MFSTART accepted (a master serves only its replicas).
-        super::bus::broadcast_pong(ctx.shared, &c, &mut st, &opts, false);
         changed(ctx, &c, st);
     }
     super::failover::sync_replication(ctx.shared, &c);
