@@ -261,14 +261,16 @@ impl RedisBloomChain {
                 .sum::<u64>()
     }
 
-    /// The export of a filter whose items are gone (BlinkDB's own filters keep
-    /// xxh3 digests, not items, and RedisBloom hashes items with MurmurHash64A):
-    /// RedisBloom's links for the same configuration and link count (entries,
-    /// error, hashes: where it grows next), each counting its items, every bit
-    /// set, each bit array sized so that BF.INFO Size is the source's. Every
-    /// item answers present (no false negative), and BF.INFO is the source's.
-    /// `links` is (items, BF.INFO bytes) per source link. See docs/rdb-format.md.
-    pub fn saturated(
+    /// The export of one of BlinkDB's own filters: RedisBloom's links for the
+    /// same configuration and link count (entries, error, hashes: where
+    /// RedisBloom grows next), each counting the source link's items, each bit
+    /// array sized so that BF.INFO Size is the source's (so `bits` is not a
+    /// power of two: n2 is 0 and probes reduce modulo `bits`), every bit clear.
+    /// [`set_item`](Self::set_item) then sets each link's items, or
+    /// [`saturate`](Self::saturate) sets every bit when the items are not
+    /// known. `links` is (items, BF.INFO bytes) per source link. See
+    /// docs/rdb-format.md.
+    pub fn shaped(
         config: &super::BloomConfig,
         links: &[(u64, u64)],
         limits: &BloomLimits,
@@ -295,13 +297,27 @@ impl RedisBloomChain {
             if len > limits.max_memory {
                 return Err(BloomError::TooLarge);
             }
-            link.bf = vec![0xFF; len as usize];
+            link.bf = vec![0; len as usize];
             link.bits = len * 8;
             link.n2 = 0;
             link.size = *items;
         }
         chain.size = links.iter().map(|(items, _)| items).sum();
         Ok(chain)
+    }
+
+    /// Sets every bit of every link: no item answers 0, every probe 1.
+    pub fn saturate(&mut self) {
+        for link in &mut self.links {
+            link.bf.fill(0xFF);
+        }
+    }
+
+    /// Sets the bits of the item whose [`item_hash`] is `pair` in link `link`
+    /// (`bloom_add_h`), without counting it: [`shaped`](Self::shaped)
+    /// counted the items already.
+    pub fn set_item(&mut self, link: usize, pair: (u64, u64)) {
+        self.links[link].insert(pair);
     }
 
     /// BF.SCANDUMP in RedisBloom's format: cursor 0 gives (1, header); then each
