@@ -591,3 +591,139 @@ impl ItemLog {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bloom::redisbloom_hash;
+
+    fn items(n: usize) -> Vec<Vec<u8>> {
+        (0..n).map(|i| format!("item:{i}").into_bytes()).collect()
+    }
+
+    fn entries(snapshot: &ValuesSnapshot) -> Vec<LoggedItem> {
+        let mut out = Vec::new();
+        snapshot
+            .for_each_chunk(0, 7, |chunk| {
+                out.extend(chunk.iter().map(|v| LoggedItem::decode(v).unwrap()));
+                Ok(())
+            })
+            .unwrap();
+        out
+    }
+
+    fn header_version(path: &Path) -> u32 {
+        let raw = std::fs::read(path).unwrap();
+        u32::from_le_bytes(raw[8..12].try_into().unwrap())
+    }
+
+    #[test]
+    fn a_new_log_keeps_digests_and_pairs_across_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ItemLog::create(dir.path(), 1).unwrap();
+        let all = items(100);
+        for item in &all {
+            log.append_item(item).unwrap();
+        }
+        log.sync().unwrap();
+        drop(log);
+        let path = item_log_path(dir.path(), 1);
+        assert_eq!(header_version(&path), PAIRED);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), HEADER + 100 * 32);
+        let log = ItemLog::open(dir.path(), 1, 100).unwrap();
+        let LoggedPairs::Complete(Some(snapshot)) = log.pairs(100).unwrap() else {
+            panic!("a complete paired log");
+        };
+        let expected: Vec<LoggedItem> = all.iter().map(|i| LoggedItem::of(i)).collect();
+        assert_eq!(entries(&snapshot), expected);
+        assert_eq!(expected[3].pair, Some(redisbloom_hash(b"item:3")));
+        assert!(matches!(log.pairs(99).unwrap(), LoggedPairs::Missing(_)));
+    }
+
+    #[test]
+    fn a_version_1_log_still_loads_and_stays_digest_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = item_log_path(dir.path(), 2);
+        let mut raw = side_log_header(PLAIN, DIGEST).to_vec();
+        let old = LoggedItem::of(b"old");
+        raw.extend_from_slice(&old.digest);
+        std::fs::write(&path, raw).unwrap();
+        let log = ItemLog::open(dir.path(), 2, 1).unwrap();
+        assert!(!log.wants_pairs());
+        log.append_item(b"new").unwrap();
+        log.sync().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), HEADER + 2 * 16);
+        assert!(matches!(log.pairs(2).unwrap(), LoggedPairs::Missing(_)));
+        let snapshot = log.snapshot(false).unwrap().unwrap();
+        let digests: Vec<[u8; 16]> = entries(&snapshot).iter().map(|e| e.digest).collect();
+        assert_eq!(digests, [old.digest, LoggedItem::of(b"new").digest]);
+    }
+
+    #[test]
+    fn an_add_answered_present_is_recorded_in_the_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ItemLog::create(dir.path(), 3).unwrap();
+        log.append_item(b"a").unwrap();
+        log.sync().unwrap();
+        log.swallowed().unwrap();
+        assert!(!log.wants_pairs());
+        log.append_item(b"b").unwrap();
+        log.sync().unwrap();
+        drop(log);
+        let path = item_log_path(dir.path(), 3);
+        assert_eq!(header_version(&path), SWALLOWED);
+        let log = ItemLog::open(dir.path(), 3, 2).unwrap();
+        assert!(matches!(log.pairs(2).unwrap(), LoggedPairs::Missing(_)));
+        // The digests still rebuild the filter.
+        let snapshot = log.snapshot(false).unwrap().unwrap();
+        let got: Vec<[u8; 16]> = entries(&snapshot).iter().map(|e| e.digest).collect();
+        assert_eq!(
+            got,
+            [LoggedItem::of(b"a").digest, LoggedItem::of(b"b").digest]
+        );
+        // Swallowed before the first write-out: the header says so from the start.
+        let fresh = ItemLog::create(dir.path(), 4).unwrap();
+        fresh.swallowed().unwrap();
+        fresh.append_item(b"c").unwrap();
+        fresh.sync().unwrap();
+        assert_eq!(header_version(&item_log_path(dir.path(), 4)), SWALLOWED);
+    }
+
+    #[test]
+    fn an_item_without_a_pair_turns_the_log_into_version_1() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = ItemLog::create(dir.path(), 5).unwrap();
+        for item in items(10) {
+            log.append_item(&item).unwrap();
+        }
+        log.sync().unwrap();
+        log.append_item(b"pending").unwrap();
+        let digest_only = LoggedItem {
+            digest: LoggedItem::of(b"x").digest,
+            pair: None,
+        };
+        log.replayed(12, &digest_only).unwrap();
+        log.sync().unwrap();
+        let path = item_log_path(dir.path(), 5);
+        assert_eq!(header_version(&path), PLAIN);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), HEADER + 12 * 16);
+        let snapshot = log.snapshot(false).unwrap().unwrap();
+        let got: Vec<[u8; 16]> = entries(&snapshot).iter().map(|e| e.digest).collect();
+        let mut expected: Vec<[u8; 16]> =
+            items(10).iter().map(|i| LoggedItem::of(i).digest).collect();
+        expected.push(LoggedItem::of(b"pending").digest);
+        expected.push(digest_only.digest);
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn a_log_refilled_by_replay_does_not_export_pairs() {
+        let dir = tempfile::tempdir().unwrap();
+        // An empty filter whose log never reached the disk stays exportable.
+        let empty = ItemLog::open(dir.path(), 6, 0).unwrap();
+        assert!(matches!(empty.pairs(0).unwrap(), LoggedPairs::Complete(_)));
+        let log = ItemLog::open(dir.path(), 7, 0).unwrap();
+        log.replayed(1, &LoggedItem::of(b"a")).unwrap();
+        assert!(matches!(log.pairs(1).unwrap(), LoggedPairs::Missing(_)));
+    }
+}

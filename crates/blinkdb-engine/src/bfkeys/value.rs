@@ -720,7 +720,10 @@ impl BloomValue {
             Backend::RedisBloom(c) => return Ok((**c).clone()),
             Backend::User(f) => {
                 let items = match &state.items {
-                    Some(log) => log.pairs(f.card())?,
+                    Some(log) => log.pairs(f.card()).unwrap_or_else(|e| {
+                        tracing::warn!(id = self.0.id, "item log unreadable for an export: {e}");
+                        LoggedPairs::Missing("its item log could not be read")
+                    }),
                     None => LoggedPairs::Missing("it has no item log"),
                 };
                 (f.config(), f.link_items(), items)
@@ -756,27 +759,31 @@ impl BloomValue {
             chain.set_item(link, pair);
             n += 1;
         };
-        match items {
-            LoggedPairs::Complete(snapshot) => {
-                if let Some(snapshot) = snapshot {
-                    snapshot.for_each_chunk(0, EXPORT_CHUNK, |entries| {
-                        for entry in entries {
-                            let logged = LoggedItem::decode(entry).and_then(|l| l.pair).ok_or(
-                                BloomError::BadBackend("an item log entry without its pair"),
-                            )?;
-                            set(&mut chain, logged);
-                        }
-                        Ok(())
-                    })?;
-                }
-            }
-            LoggedPairs::Missing(why) => {
-                tracing::warn!(
-                    id = self.0.id,
-                    "Bloom filter exported to RedisBloom's format saturated (every bit set): {why}"
-                );
-                chain.saturate();
-            }
+        let why = match items {
+            LoggedPairs::Complete(None) => None,
+            LoggedPairs::Complete(Some(snapshot)) => snapshot
+                .for_each_chunk(0, EXPORT_CHUNK, |entries| {
+                    for entry in entries {
+                        let pair = LoggedItem::decode(entry)
+                            .and_then(|l| l.pair)
+                            .ok_or(BloomError::BadBackend("an item log entry without its pair"))?;
+                        set(&mut chain, pair);
+                    }
+                    Ok(())
+                })
+                .err()
+                .map(|e| {
+                    tracing::warn!(id = self.0.id, "item log unreadable for an export: {e}");
+                    "its item log could not be read"
+                }),
+            LoggedPairs::Missing(why) => Some(why),
+        };
+        if let Some(why) = why {
+            tracing::warn!(
+                id = self.0.id,
+                "Bloom filter exported to RedisBloom's format saturated (every bit set): {why}"
+            );
+            chain.saturate();
         }
         Ok(chain)
     }

@@ -532,4 +532,38 @@ mod tests {
         }
         assert!(matches!(outcome, Err(BloomError::NonScalingFull)));
     }
+
+    #[test]
+    fn a_shaped_chain_holds_exactly_the_items_set_into_it() {
+        let limits = BloomLimits::default();
+        let config = crate::bloom::BloomConfig {
+            error_rate: 0.01,
+            capacity: 100,
+            expansion: 2,
+            nonscaling: false,
+        };
+        // Two source links of 100 and 150 items, 1000 and 2000 bytes.
+        let mut c = RedisBloomChain::shaped(&config, &[(100, 1000), (150, 2000)], &limits).unwrap();
+        assert_eq!(c.size_bytes(), 3000);
+        assert_eq!((c.size, c.links[0].size, c.links[1].size), (250, 100, 150));
+        assert!(c
+            .links
+            .iter()
+            .all(|l| l.n2 == 0 && l.bf.iter().all(|b| *b == 0)));
+        let items: Vec<String> = (0..250).map(|i| format!("item:{i}")).collect();
+        for (i, item) in items.iter().enumerate() {
+            c.set_item(usize::from(i >= 100), item_hash(item.as_bytes()));
+        }
+        c.validate().unwrap();
+        assert!(items.iter().all(|i| c.contains(i.as_bytes())));
+        let probes = (0..10_000)
+            .filter(|i| c.contains(format!("never:{i}").as_bytes()))
+            .count();
+        assert!(probes < 300, "{probes} false positives of 10000");
+        // Each link has its own items' bits, set with that link's hash count and modulus.
+        let first = item_hash(items[0].as_bytes());
+        assert!(c.links[0].contains(first));
+        c.saturate();
+        assert!(c.links.iter().all(|l| l.bf.iter().all(|b| *b == 0xFF)));
+    }
 }

@@ -196,7 +196,9 @@ pub fn load_file_sized(
             Ok(Loaded::Bloom(chain)) => match native.take().map(|v| native_bloom::decode(&v)) {
                 Some(Some(dump)) => Loaded::NativeBloom(Box::new(dump), chain),
                 Some(None) => {
-                    tracing::warn!("a malformed blinkdb-bf field: the key's RedisBloom value (saturated) is used");
+                    tracing::warn!(
+                        "a malformed blinkdb-bf field: the key's RedisBloom value is used"
+                    );
                     Loaded::Bloom(chain)
                 }
                 None => Loaded::Bloom(chain),
