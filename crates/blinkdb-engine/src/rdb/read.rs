@@ -160,9 +160,18 @@ const DUPLICATE: RdbError = RdbError::Corrupt("duplicate member");
 
 fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
     pairs: impl Iterator<Item = (F, V)>,
+    bytes: usize,
     limits: &Limits,
 ) -> Result<Value, RdbError> {
-    let mut h = HashValue::default();
+    // `bytes` sizes the compact encoding (more than the limits allow would
+    // convert anyway: then the hint is not used).
+    let most =
+        (limits.hash_max_listpack_value + 2).saturating_mul(2 * limits.hash_max_listpack_entries);
+    let mut h = if bytes <= most {
+        HashValue::with_pack_capacity(bytes)
+    } else {
+        HashValue::default()
+    };
     for (f, v) in pairs {
         if !h.set(&f, &v, limits) {
             return Err(DUPLICATE);
@@ -172,6 +181,11 @@ fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
         return Err(RdbError::EmptyKey);
     }
     Ok(Value::hash(h))
+}
+
+/// The bytes entries of these lengths take in a `Pack`.
+fn pack_bytes(lens: impl Iterator<Item = usize>) -> usize {
+    lens.map(crate::types::pack::Pack::entry_bytes).sum()
 }
 
 fn set_from<'b>(
@@ -189,6 +203,9 @@ fn set_from<'b>(
     }
     Ok(Value::set(s))
 }
+
+/// A collection's declared count reserves at most this many members ahead.
+const RESERVE_MAX: usize = 4096;
 
 /// Members this many or fewer are checked for duplicates pairwise (no set).
 const FEW: usize = 16;
@@ -281,14 +298,18 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
         }
         kind::SET => {
             let n = r.count(1)?;
-            let mut s = SetValue::default();
-            for _ in 0..n {
+            if n == 0 {
+                return Err(RdbError::EmptyKey);
+            }
+            let first = r.string()?;
+            // Room for what the count declares, up to a bound: a damaged
+            // count is held only to the file's size.
+            let mut s = SetValue::for_members(&first, n.min(RESERVE_MAX));
+            s.add(&first, limits);
+            for _ in 1..n {
                 if !s.add(&r.string()?, limits) {
                     return Err(DUPLICATE);
                 }
-            }
-            if s.is_empty() {
-                return Err(RdbError::EmptyKey);
             }
             Ok(Value::set(s))
         }
@@ -314,12 +335,14 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 let v = r.string()?;
                 pairs.push((f, v));
             }
-            hash_from(pairs.into_iter(), limits)
+            let bytes = pack_bytes(pairs.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+            hash_from(pairs.into_iter(), bytes, limits)
         }
         kind::HASH_ZIPMAP => {
             let blob = r.string()?;
             let pairs = ziplist::decode_zipmap(&blob)?;
-            hash_from(pairs.into_iter(), limits)
+            let bytes = pack_bytes(pairs.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+            hash_from(pairs.into_iter(), bytes, limits)
         }
         kind::HASH_ZIPLIST | kind::HASH_LISTPACK => {
             let blob = r.string()?;
@@ -328,8 +351,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             } else {
                 listpack::decode(&blob)?
             };
+            let bytes = pack_bytes(items.iter().map(|i| i.bytes().len()));
             let pairs = pairs_of(items)?.map(|(f, v)| (f.bytes(), v.bytes()));
-            hash_from(pairs, limits)
+            hash_from(pairs, bytes, limits)
         }
         kind::ZSET_ZIPLIST | kind::ZSET_LISTPACK => {
             let blob = r.string()?;

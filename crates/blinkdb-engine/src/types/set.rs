@@ -72,13 +72,23 @@ pub fn as_int(m: &[u8]) -> Option<i64> {
     std::str::from_utf8(m).ok()?.parse().ok()
 }
 
+/// At most this many integers are reserved ahead (an intset past
+/// `set-max-intset-entries`, 512 by default, converts anyway).
+const INTS_RESERVED: usize = 512;
+
 impl SetValue {
     /// A set for a first member: integers start compact.
     pub fn for_member(m: &[u8]) -> Self {
+        Self::for_members(m, 0)
+    }
+
+    /// A set for a first member `m` of about `n` to come (SADD's count, an
+    /// RDB's), with room for them, so that building it allocates once.
+    pub fn for_members(m: &[u8], n: usize) -> Self {
         if as_int(m).is_some() {
-            SetValue::Ints(Vec::new())
+            SetValue::Ints(Vec::with_capacity(n.min(INTS_RESERVED)))
         } else {
-            SetValue::Table(Table::default())
+            SetValue::Table(Table::with_capacity(n))
         }
     }
 

@@ -52,6 +52,7 @@ impl<E: Element> Table<E> {
     pub fn with_capacity(n: usize) -> Self {
         Table {
             slots: Vec::with_capacity(n),
+            used: Vec::with_capacity(n.div_ceil(64)),
             index: HashTable::with_capacity(n),
             ..Self::default()
         }

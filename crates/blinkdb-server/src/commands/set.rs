@@ -40,8 +40,9 @@ pub fn sadd(ctx: &mut Ctx, args: &Args) {
             tx.insert(
                 db,
                 key,
-                blinkdb_engine::Entry::new(blinkdb_engine::Value::set(SetValue::for_member(
+                blinkdb_engine::Entry::new(blinkdb_engine::Value::set(SetValue::for_members(
                     args[2],
+                    args.len() - 2,
                 ))),
             );
         }
