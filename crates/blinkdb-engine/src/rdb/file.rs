@@ -533,6 +533,47 @@ impl RdbFileWriter {
 mod tests {
     use super::*;
 
+    /// A writer into a sink gives the same bytes as one into a file.
+    #[test]
+    fn sink_writes_what_a_file_gets() {
+        #[derive(Clone, Default)]
+        struct Shared(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dump.rdb");
+        let sink = Shared::default();
+        let aux = [("redis-ver", "7.0.15".to_string())];
+        let mut to_file = RdbFileWriter::create(&path, &aux, true, true).unwrap();
+        let mut to_sink = RdbFileWriter::to_sink(Box::new(sink.clone()), &aux, true, true).unwrap();
+        let mut no_blob = |_: &BlobRef| -> Result<bytes::Bytes, RdbError> { unreachable!() };
+        for w in [&mut to_file, &mut to_sink] {
+            w.select_db(0, 2, 0).unwrap();
+            w.key(b"a", &Value::str(&b"1"[..]), 0, &mut no_blob)
+                .unwrap();
+            w.key_raw_string(b"big", &[7u8; 100_000], 0, 0).unwrap();
+        }
+        let n = to_sink.finish().unwrap();
+        assert_eq!(to_file.finish().unwrap(), n);
+        let data = sink.0.lock().clone();
+        assert_eq!(data.len() as u64, n);
+        assert_eq!(data, std::fs::read(&path).unwrap());
+        let mut keys = 0;
+        load_file(&data, &Limits::default(), 16, true, 1, |_| {
+            keys += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(keys, 2);
+    }
+
     #[test]
     fn file_round_trip() {
         let dir = tempfile::tempdir().unwrap();
