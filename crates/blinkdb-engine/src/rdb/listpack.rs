@@ -288,7 +288,8 @@ pub fn decode(b: &[u8]) -> Result<Vec<Item<'_>>, RdbError> {
         return Err(RdbError::Corrupt("listpack length or terminator wrong"));
     }
     let end = b.len() - 1;
-    let mut items = Vec::new();
+    // The header's count (65535: unknown), held to what the bytes can hold.
+    let mut items = Vec::with_capacity(declared.min(end - HDR));
     let mut at = HDR;
     while at < end {
         let start = at;

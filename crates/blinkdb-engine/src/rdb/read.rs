@@ -160,9 +160,18 @@ const DUPLICATE: RdbError = RdbError::Corrupt("duplicate member");
 
 fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
     pairs: impl Iterator<Item = (F, V)>,
+    bytes: usize,
     limits: &Limits,
 ) -> Result<Value, RdbError> {
-    let mut h = HashValue::default();
+    // `bytes` sizes the compact encoding (more than the limits allow would
+    // convert anyway: then the hint is not used).
+    let most =
+        (limits.hash_max_listpack_value + 2).saturating_mul(2 * limits.hash_max_listpack_entries);
+    let mut h = if bytes <= most {
+        HashValue::with_pack_capacity(bytes)
+    } else {
+        HashValue::default()
+    };
     for (f, v) in pairs {
         if !h.set(&f, &v, limits) {
             return Err(DUPLICATE);
@@ -172,6 +181,11 @@ fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
         return Err(RdbError::EmptyKey);
     }
     Ok(Value::hash(h))
+}
+
+/// The bytes entries of these lengths take in a `Pack`.
+fn pack_bytes(lens: impl Iterator<Item = usize>) -> usize {
+    lens.map(crate::types::pack::Pack::entry_bytes).sum()
 }
 
 fn set_from<'b>(
@@ -314,12 +328,14 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 let v = r.string()?;
                 pairs.push((f, v));
             }
-            hash_from(pairs.into_iter(), limits)
+            let bytes = pack_bytes(pairs.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+            hash_from(pairs.into_iter(), bytes, limits)
         }
         kind::HASH_ZIPMAP => {
             let blob = r.string()?;
             let pairs = ziplist::decode_zipmap(&blob)?;
-            hash_from(pairs.into_iter(), limits)
+            let bytes = pack_bytes(pairs.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+            hash_from(pairs.into_iter(), bytes, limits)
         }
         kind::HASH_ZIPLIST | kind::HASH_LISTPACK => {
             let blob = r.string()?;
@@ -328,8 +344,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             } else {
                 listpack::decode(&blob)?
             };
+            let bytes = pack_bytes(items.iter().map(|i| i.bytes().len()));
             let pairs = pairs_of(items)?.map(|(f, v)| (f.bytes(), v.bytes()));
-            hash_from(pairs, limits)
+            hash_from(pairs, bytes, limits)
         }
         kind::ZSET_ZIPLIST | kind::ZSET_LISTPACK => {
             let blob = r.string()?;

@@ -38,10 +38,12 @@ pub(crate) fn heap_of(m: &Member) -> usize {
 /// A field and its value.
 pub type FieldValue<'a> = (&'a [u8], &'a [u8]);
 
+/// The table is boxed: a `Table` is about 130 bytes, and most hashes are
+/// small packs (32 bytes), which would otherwise each pay the table's size.
 #[derive(Clone)]
 pub enum HashValue {
     Pack(Pack),
-    Table(Table<Pair>),
+    Table(Box<Table<Pair>>),
 }
 
 impl Default for HashValue {
@@ -54,7 +56,7 @@ impl Drop for HashValue {
     fn drop(&mut self) {
         if let HashValue::Table(t) = self {
             if t.len() > super::LAZYFREE_THRESHOLD {
-                super::free_later(std::mem::take(t));
+                super::free_later(std::mem::take(&mut **t));
             }
         }
     }
@@ -75,6 +77,12 @@ impl PartialEq for HashValue {
 impl Eq for HashValue {}
 
 impl HashValue {
+    /// An empty hash in the compact encoding, with room for `bytes` of
+    /// entries (a loader that knows its fields' sizes allocates once).
+    pub fn with_pack_capacity(bytes: usize) -> Self {
+        HashValue::Pack(Pack::with_capacity(bytes))
+    }
+
     pub fn len(&self) -> usize {
         match self {
             HashValue::Pack(p) => p.entries() / 2,
@@ -151,7 +159,7 @@ impl HashValue {
                     value: Member::from_slice(v),
                 });
             }
-            *self = HashValue::Table(t);
+            *self = HashValue::Table(Box::new(t));
         }
     }
 

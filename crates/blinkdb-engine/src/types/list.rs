@@ -338,6 +338,11 @@ impl ListValue {
         let mut p = Pack::default();
         p.push(item);
         self.bytes += p.bytes();
+        // Most lists are one node: VecDeque's first growth would make room
+        // for four (160 bytes where 40 are used).
+        if self.nodes.capacity() == 0 {
+            self.nodes.reserve_exact(1);
+        }
         if front {
             self.nodes.push_front(Node::Raw(p));
         } else {

@@ -74,6 +74,19 @@ impl Pack {
         })
     }
 
+    /// An empty pack with room for `bytes` of encoded entries.
+    pub fn with_capacity(bytes: usize) -> Self {
+        Pack {
+            buf: Vec::with_capacity(bytes),
+            n: 0,
+        }
+    }
+
+    /// The bytes an entry of `len` bytes takes.
+    pub fn entry_bytes(len: usize) -> usize {
+        varint_len(len) + len
+    }
+
     pub fn push(&mut self, item: &[u8]) {
         put_varint(&mut self.buf, item.len());
         self.buf.extend_from_slice(item);

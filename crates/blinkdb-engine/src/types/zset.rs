@@ -222,12 +222,15 @@ impl ZSetValue {
                 .iter()
                 .all(|(m, _)| m.len() <= limits.zset_max_listpack_value);
         if compact {
-            let mut p = Pack::default();
+            let bytes = items
+                .iter()
+                .map(|(m, _)| Pack::entry_bytes(m.len()) + Pack::entry_bytes(8))
+                .sum();
+            let mut p = Pack::with_capacity(bytes);
             for (m, s) in &items {
                 p.push(m);
                 p.push(&packed(*s));
             }
-            p.shrink();
             ZSetValue::Pack(p)
         } else {
             ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)))
