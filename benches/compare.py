@@ -42,7 +42,8 @@ SIZES = {
               "fsync_always_requests": 5_000, "collection_requests": 20_000,
               "collection_members": 200_000, "redisbench_requests": 20_000,
               "rdb_keys": 500_000, "repl_requests_p1": 30_000, "repl_requests_p16": 150_000,
-              "repl_lag_seconds": 2.0, "repl_sync_keys": 500_000,
+              "repl_lag_seconds": 2.0, "repl_sync_keys_small": 50_000,
+              "repl_sync_keys": 200_000,
               "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
@@ -52,7 +53,8 @@ SIZES = {
              "fsync_always_requests": 50_000, "collection_requests": 1_000_000,
              "collection_members": 1_000_000, "redisbench_requests": 200_000,
              "rdb_keys": 5_000_000, "repl_requests_p1": 300_000, "repl_requests_p16": 2_000_000,
-             "repl_lag_seconds": 5.0, "repl_sync_keys": 5_000_000,
+             "repl_lag_seconds": 5.0, "repl_sync_keys_small": 1_000_000,
+             "repl_sync_keys": 5_000_000,
              "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000},
 }
 
