@@ -21,13 +21,17 @@ starts at once (Redis 7's default waits 5 s for more replicas); it changes no st
    samples from the master's +OK instead (the replication part alone, plus at most one GET
    round trip: polling starts only after the +OK), a third gives the load tool's SET rate
    during those runs.
-3. Full sync: a master holding `repl_sync_keys` keys (3 B values, `--preload`), a new empty
-   server sent `REPLICAOF 127.0.0.1 PORT`; time from sending REPLICAOF to
+3. Full sync, twice: a master holding `repl_sync_keys_small` (1M in full runs) and then
+   `repl_sync_keys` (5M) keys of the `rdb` group's mixed dataset (60% strings, 10% each
+   hashes, sets, sorted sets and lists of 5 members), a new empty server sent
+   `REPLICAOF 127.0.0.1 PORT`; time from sending REPLICAOF to
    `master_link_status:up` with DBSIZE equal to the master's, and the peak RSS of the master's
    process tree meanwhile (VmRSS of the master plus its forked children, sampled every 10 ms;
    Redis forks a child for the snapshot, BlinkDB writes it from a thread). Columns: BlinkDB
-   (which sends its snapshot from disk), Redis 7 with its default diskless sync (the peer) and
-   Redis 7 with `repl-diskless-sync no`. Every round uses a new replica process, so each sync
+   with `repl-diskless-sync no` (the snapshot written to a file, then sent) and `yes` (streamed
+   to the socket, delay 0), Redis 7 with its default diskless sync (the peer) and Redis 7 with
+   `repl-diskless-sync no`. The replicas are of the master's kind, with their default
+   `repl-diskless-load disabled` (the RDB spooled to a file, then loaded). Every round uses a new replica process, so each sync
    is a full one. The sync row's CPU us/op is the master's CPU for one whole sync, forked
    children included (its CPU clock plus cutime + cstime of /proc/PID/stat, read before
    REPLICAOF and after the master has no replica and no save in progress, i.e. Redis has
@@ -44,6 +48,7 @@ from ..resp import Client, ReplyError, brief
 from ..runners import NotApplicable, ToolError, add_server_cpu, loadgen, loadgen_measure, \
     measure, redis_benchmark
 from ..servers import Server, StartError
+from .rdb import commands as mixed_commands
 from .rdb import tree_rss_kb
 
 GROUP = "replication"
@@ -235,11 +240,15 @@ def lag(ctx):
                             "higher", ctx.redis.label, pick(table, "sets", labels), params)
 
 
-def fullsync(ctx):
-    keys = ctx.size("repl_sync_keys")
+def fullsync(ctx, keys):
+    blinkdb_disk = ctx.blinkdb.with_flags(ctx.blinkdb.label + " (disk)",
+                                          ["--repl-diskless-sync", "no"])
+    blinkdb_diskless = ctx.blinkdb.with_flags(ctx.blinkdb.label + " (diskless)",
+                                              ["--repl-diskless-sync", "yes",
+                                               "--repl-diskless-sync-delay", "0"])
     redis_diskless = ctx.redis.with_flags("Redis 7 (diskless)", [])
     redis_disk = ctx.redis.with_flags("Redis 7 (disk)", ["--repl-diskless-sync", "no"])
-    contestants = [ctx.blinkdb, redis_diskless, redis_disk]
+    contestants = [blinkdb_disk, blinkdb_diskless, redis_diskless, redis_disk]
     labels = [c.label for c in contestants]
     masters = []
     try:
@@ -247,9 +256,11 @@ def fullsync(ctx):
             master = Server(contestant, ctx.ports, ctx.root, extra=extra_flags(contestant))
             try:
                 master.start()
-                loadgen(ctx.loadgen, master.port, preload=True, keys=keys, value_size=3,
-                        requests=0)
                 with master.client() as client:
+                    for batch in mixed_commands(keys):
+                        for reply in client.pipeline(batch):
+                            if isinstance(reply, ReplyError):
+                                raise NotApplicable("loading the dataset: %s" % brief(reply))
                     if client.call("DBSIZE") != keys:
                         raise NotApplicable("the master did not load %d keys" % keys)
                 masters.append((contestant, master))
@@ -279,8 +290,8 @@ def fullsync(ctx):
             return once
 
         table = alternate([(c.label, runner(c, m)) for c, m in masters], ctx.rounds, ctx.warmups)
-        params = {"keys": keys, "value_size": 3}
-        section = "full sync of %d keys to one new replica (persistence off)" % keys
+        params = {"keys": keys, "dataset": "mixed"}
+        section = "full sync of %d mixed keys to one new replica (persistence off)" % keys
         peer = redis_diskless.label
         ctx.results.add(GROUP, section, "REPLICAOF to master_link_status:up with all keys", "ms",
                         "lower", peer, pick(table, "sync", labels), params)
@@ -341,4 +352,5 @@ def settle(master, timeout=300):
 def run(ctx):
     throughput(ctx)
     lag(ctx)
-    fullsync(ctx)
+    fullsync(ctx, ctx.size("repl_sync_keys_small"))
+    fullsync(ctx, ctx.size("repl_sync_keys"))

@@ -610,10 +610,17 @@ impl Engine {
     /// The shard pass of rewrite `epoch` (AOF rewrite or BGSAVE): every
     /// shard, in turn under its write lock, copied as it is now.
     fn snapshot_all_shards(&self, epoch: u64) {
+        self.snapshot_all_shards_paced(epoch, &|| {});
+    }
+
+    /// The shard pass, calling `pace` between shards (no lock held then).
+    fn snapshot_all_shards_paced(&self, epoch: u64, pace: &dyn Fn()) {
         for db in 0..self.databases() {
             for s in 0..SHARDS {
                 let mut shard = self.db(db).shard(s).write();
                 self.snapshot_before_write(db, &mut shard, epoch);
+                drop(shard);
+                pace();
             }
         }
     }
@@ -634,9 +641,24 @@ impl Engine {
     /// (to note the replication offset the file is consistent with).
     pub fn save_rdb_at<G>(
         &self,
+        file: crate::rdb::RdbFileWriter,
+        hold: impl FnOnce() -> G,
+        at: impl FnOnce(G),
+    ) -> Result<u64, String> {
+        self.save_rdb_paced(file, hold, at, &|| {})
+    }
+
+    /// `save_rdb_at` whose shard pass calls `pace` after each shard, with
+    /// no lock held: a sink that must not grow without bound (a diskless
+    /// sync's queue to slow replicas) waits there, never while a shard, and
+    /// so its writers, is held. Its writers meanwhile copy what they change
+    /// first (copy-before-write), as during any save.
+    pub fn save_rdb_paced<G>(
+        &self,
         mut file: crate::rdb::RdbFileWriter,
         hold: impl FnOnce() -> G,
         at: impl FnOnce(G),
+        pace: &dyn Fn(),
     ) -> Result<u64, String> {
         let _exclusive = self.maintenance.lock();
         file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
@@ -651,7 +673,7 @@ impl Engine {
             *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Rdb(file, None)));
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
-        self.snapshot_all_shards(epoch);
+        self.snapshot_all_shards_paced(epoch, pace);
         self.write_deferred(self.log_handle().map(|l| &**l));
         let all = self.lock_all();
         self.rewrite_epoch.store(0, Ordering::Release);

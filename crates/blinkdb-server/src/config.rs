@@ -88,6 +88,21 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
     opt("repl-backlog-size", "1mb", true, Kind::Memory(0, I64)),
     opt("repl-timeout", "60", true, Kind::Int(1, i32::MAX as i64)),
+    // Full sync to replicas (replication/diskless.rs): the RDB streamed to
+    // the sockets (EOF-marked), replicas arriving within the delay sharing it.
+    opt("repl-diskless-sync", "no", true, Kind::Bool),
+    opt(
+        "repl-diskless-sync-delay",
+        "5",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt(
+        "repl-diskless-sync-max-replicas",
+        "0",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
     opt(
         "repl-ping-replica-period",
         "10",
@@ -697,6 +712,9 @@ impl Config {
             hz: self.int("hz") as u32,
             repl_backlog_size: self.bytes("repl-backlog-size").min(usize::MAX as u64) as usize,
             repl_timeout_secs: self.int("repl-timeout") as u64,
+            repl_diskless_sync: self.flag("repl-diskless-sync"),
+            repl_diskless_sync_delay: self.int("repl-diskless-sync-delay") as u64,
+            repl_diskless_sync_max_replicas: self.int("repl-diskless-sync-max-replicas") as usize,
             repl_ping_replica_period: self.int("repl-ping-replica-period") as u64,
             replicaof: crate::replication::replica::master_of(self.get("replicaof")),
             masterauth: opt_str("masterauth"),
@@ -939,6 +957,12 @@ pub struct Settings {
     pub repl_backlog_size: usize,
     /// A replica silent this long is dropped.
     pub repl_timeout_secs: u64,
+    /// Full syncs streamed to the replicas' sockets instead of a file.
+    pub repl_diskless_sync: bool,
+    /// Seconds a diskless full sync waits for more replicas to share it.
+    pub repl_diskless_sync_delay: u64,
+    /// A diskless full sync starts at once with this many waiting (0: off).
+    pub repl_diskless_sync_max_replicas: usize,
     /// How often the master PINGs its replicas through the stream.
     pub repl_ping_replica_period: u64,
     /// `replicaof host port`: the master this server follows.

@@ -538,6 +538,23 @@ pub fn start_sync_file(
     with_functions(shared, w)
 }
 
+/// A diskless full sync's RDB, streamed into `sink`, with the same AUX
+/// fields and function libraries as a file.
+pub fn start_sync_sink(
+    shared: &Shared,
+    sink: Box<dyn std::io::Write + Send>,
+) -> Result<RdbFileWriter, String> {
+    let settings = shared.settings();
+    let w = RdbFileWriter::to_sink(
+        sink,
+        &aux_fields(shared),
+        settings.rdbcompression,
+        settings.rdbchecksum,
+    )
+    .map_err(|e| e.to_string())?;
+    with_functions(shared, w)
+}
+
 /// The function libraries, at the head of an RDB file; on an error the file
 /// is abandoned.
 fn with_functions(shared: &Shared, mut w: RdbFileWriter) -> Result<RdbFileWriter, String> {

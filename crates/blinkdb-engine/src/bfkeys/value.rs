@@ -2,7 +2,7 @@
 
 use super::kernel_backed::KernelBloom;
 use super::record::{Binding, VALUES_COMMAND};
-use super::side_log::{ItemLog, ValuesSnapshot};
+use super::side_log::{ItemLog, LoggedItem, LoggedPairs, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
     dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
@@ -165,10 +165,14 @@ impl Cell {
                         if let Some(digests) = digests {
                             digests.for_each_chunk(0, VALUES_PER_RECORD, |chunk| {
                                 logged += chunk.len() as u64;
-                                chunk.iter().try_for_each(|digest| {
-                                    let digest = (*digest).try_into().expect("16-byte digests");
+                                chunk.iter().try_for_each(|entry| {
+                                    let logged = LoggedItem::decode(entry)
+                                        .expect("item log entries are 16 or 32 bytes");
                                     filter
-                                        .replay_add_hash(ItemHash::from_digest(digest), limits)
+                                        .replay_add_hash(
+                                            ItemHash::from_digest(logged.digest),
+                                            limits,
+                                        )
                                         .map(drop)
                                 })
                             })?;
@@ -383,8 +387,12 @@ impl BloomValue {
         match &mut state.backend {
             Backend::User(f) => {
                 let added = f.add(item, limits)?;
-                if let (true, Some(log)) = (added, &state.items) {
-                    log.append(&ItemHash::of(item).to_digest())?;
+                if let Some(log) = &state.items {
+                    if added {
+                        log.append_item(item)?;
+                    } else {
+                        log.swallowed()?;
+                    }
                 }
                 Ok(added)
             }
@@ -408,10 +416,13 @@ impl BloomValue {
                 let results = f.madd(items.iter().copied(), limits);
                 if let Some(log) = &state.items {
                     for (item, result) in items.iter().zip(&results) {
-                        if matches!(result, Ok(true)) {
-                            if let Err(e) = log.append(&ItemHash::of(item).to_digest()) {
-                                return vec![Err(e)];
-                            }
+                        let logged = match result {
+                            Ok(true) => log.append_item(item),
+                            Ok(false) => log.swallowed(),
+                            Err(_) => Ok(()),
+                        };
+                        if let Err(e) = logged {
+                            return vec![Err(e)];
                         }
                     }
                 }
@@ -455,7 +466,7 @@ impl BloomValue {
         for item in items {
             state.replay_seen += 1;
             if let Some(log) = &state.items {
-                log.replayed(state.replay_seen, &ItemHash::of(item).to_digest())?;
+                log.replayed(state.replay_seen, &LoggedItem::of(item))?;
             }
             if state.replay_seen <= state.durable_items {
                 continue;
@@ -472,8 +483,9 @@ impl BloomValue {
         Ok(())
     }
 
-    /// Replays stored values written by an AOF rewrite: kernel values, or the
-    /// 16-byte item digests of a user filter.
+    /// Replays stored values written by an AOF rewrite: kernel values, or a
+    /// user filter's item-log entries (16-byte digests, or 32 bytes: digest
+    /// and RedisBloom pair).
     pub fn replay_values<'a>(
         &self,
         values: impl IntoIterator<Item = &'a [u8]>,
@@ -482,8 +494,16 @@ impl BloomValue {
         let state = &mut *self.0.state.write();
         for value in values {
             state.replay_seen += 1;
-            if let Some(log) = &state.items {
-                log.replayed(state.replay_seen, value)?;
+            let logged = match &state.backend {
+                Backend::User(_) => Some(LoggedItem::decode(value).ok_or(
+                    BloomError::BadBackend(
+                        "a user filter's stored values are 16-byte digests or 32-byte digest-and-pair entries",
+                    ),
+                )?),
+                _ => None,
+            };
+            if let (Some(log), Some(logged)) = (&state.items, &logged) {
+                log.replayed(state.replay_seen, logged)?;
             }
             if state.replay_seen <= state.durable_items {
                 continue;
@@ -491,9 +511,7 @@ impl BloomValue {
             match &mut state.backend {
                 Backend::Kernel(k) => k.force_value(value)?,
                 Backend::User(f) => {
-                    let digest = value.try_into().map_err(|_| {
-                        BloomError::BadBackend("a user filter's stored values are 16-byte digests")
-                    })?;
+                    let digest = logged.expect("decoded above").digest;
                     f.replay_add_hash(ItemHash::from_digest(digest), limits)?
                 }
                 Backend::RedisBloom(_) => {
@@ -685,25 +703,89 @@ impl BloomValue {
     }
 
     /// The filter as RedisBloom's `MBbloom--` value. An imported filter is
-    /// itself; BlinkDB's own filters (user and kernel) keep no items, so they
-    /// export saturated (RedisBloom's geometry, every bit set: no false
-    /// negative, every probe positive; docs/rdb-format.md says why).
+    /// itself. BlinkDB's own filters export as RedisBloom links of their
+    /// configuration and sizes (`RedisBloomChain::shaped`), each link's bits
+    /// set by exactly the items that went into the source link, with
+    /// RedisBloom's rule, from the RedisBloom pairs a user filter's item log
+    /// keeps. Without them (a kernel filter, an incomplete or pre-pair item
+    /// log, or a filter that answered "present" to an add) the export is
+    /// saturated: every bit set, no false negative but every probe positive
+    /// (logged; docs/rdb-format.md).
     pub fn to_redisbloom(&self) -> Result<RedisBloomChain, BloomError> {
         let unlimited = BloomLimits {
             max_memory: u64::MAX,
         };
         let state = self.0.state.read();
-        let (config, link_items) = match &state.backend {
+        let (config, link_items, items) = match &state.backend {
             Backend::RedisBloom(c) => return Ok((**c).clone()),
-            Backend::User(f) => (f.config(), f.link_items()),
-            Backend::Kernel(k) => (self.0.spec.config, vec![(k.entries(), k.size_bytes())]),
+            Backend::User(f) => {
+                let items = match &state.items {
+                    Some(log) => log.pairs(f.card()).unwrap_or_else(|e| {
+                        tracing::warn!(id = self.0.id, "item log unreadable for an export: {e}");
+                        LoggedPairs::Missing("its item log could not be read")
+                    }),
+                    None => LoggedPairs::Missing("it has no item log"),
+                };
+                (f.config(), f.link_items(), items)
+            }
+            // A digest filter's side log holds xxh3 digests, not items; a
+            // RAW one holds its items, but not those an add found "present"
+            // (a false positive of the kernel's bits), whose RedisBloom bits
+            // would then be missing.
+            Backend::Kernel(k) => (
+                self.0.spec.config,
+                vec![(k.entries(), k.size_bytes())],
+                LoggedPairs::Missing(
+                    "a kernel filter's side log lacks its items (digests) or those an add found present",
+                ),
+            ),
             Backend::Gone => return Err(BloomError::NotFound),
         };
-        tracing::warn!(
-            id = self.0.id,
-            "Bloom filter exported to RedisBloom's format saturated: its items are not kept, so every bit is set"
-        );
-        RedisBloomChain::saturated(&config, &link_items, &unlimited)
+        let mut chain = RedisBloomChain::shaped(&config, &link_items, &unlimited)?;
+        // Link i holds the source's items from the sum of the counts before it.
+        let ends: Vec<u64> = link_items
+            .iter()
+            .scan(0u64, |end, (items, _)| {
+                *end += items;
+                Some(*end)
+            })
+            .collect();
+        let mut n = 0u64;
+        let mut link = 0usize;
+        let mut set = |chain: &mut RedisBloomChain, pair| {
+            while link + 1 < ends.len() && n >= ends[link] {
+                link += 1;
+            }
+            chain.set_item(link, pair);
+            n += 1;
+        };
+        let why = match items {
+            LoggedPairs::Complete(None) => None,
+            LoggedPairs::Complete(Some(snapshot)) => snapshot
+                .for_each_chunk(0, EXPORT_CHUNK, |entries| {
+                    for entry in entries {
+                        let pair = LoggedItem::decode(entry)
+                            .and_then(|l| l.pair)
+                            .ok_or(BloomError::BadBackend("an item log entry without its pair"))?;
+                        set(&mut chain, pair);
+                    }
+                    Ok(())
+                })
+                .err()
+                .map(|e| {
+                    tracing::warn!(id = self.0.id, "item log unreadable for an export: {e}");
+                    "its item log could not be read"
+                }),
+            LoggedPairs::Missing(why) => Some(why),
+        };
+        if let Some(why) = why {
+            tracing::warn!(
+                id = self.0.id,
+                "Bloom filter exported to RedisBloom's format saturated (every bit set): {why}"
+            );
+            chain.saturate();
+        }
+        Ok(chain)
     }
 
     /// The binding record naming this filter, with `base` items already counted.
@@ -752,6 +834,9 @@ impl BloomValue {
         }
     }
 }
+
+/// Item-log entries read at a time by a RedisBloom export.
+const EXPORT_CHUNK: usize = 4096;
 
 /// Kernel values per `BLINKDB.BFVALUES` record written by a rewrite.
 const VALUES_PER_RECORD: usize = 1024;

@@ -261,14 +261,16 @@ impl RedisBloomChain {
                 .sum::<u64>()
     }
 
-    /// The export of a filter whose items are gone (BlinkDB's own filters keep
-    /// xxh3 digests, not items, and RedisBloom hashes items with MurmurHash64A):
-    /// RedisBloom's links for the same configuration and link count (entries,
-    /// error, hashes: where it grows next), each counting its items, every bit
-    /// set, each bit array sized so that BF.INFO Size is the source's. Every
-    /// item answers present (no false negative), and BF.INFO is the source's.
-    /// `links` is (items, BF.INFO bytes) per source link. See docs/rdb-format.md.
-    pub fn saturated(
+    /// The export of one of BlinkDB's own filters: RedisBloom's links for the
+    /// same configuration and link count (entries, error, hashes: where
+    /// RedisBloom grows next), each counting the source link's items, each bit
+    /// array sized so that BF.INFO Size is the source's (so `bits` is not a
+    /// power of two: n2 is 0 and probes reduce modulo `bits`), every bit clear.
+    /// [`set_item`](Self::set_item) then sets each link's items, or
+    /// [`saturate`](Self::saturate) sets every bit when the items are not
+    /// known. `links` is (items, BF.INFO bytes) per source link. See
+    /// docs/rdb-format.md.
+    pub fn shaped(
         config: &super::BloomConfig,
         links: &[(u64, u64)],
         limits: &BloomLimits,
@@ -295,13 +297,27 @@ impl RedisBloomChain {
             if len > limits.max_memory {
                 return Err(BloomError::TooLarge);
             }
-            link.bf = vec![0xFF; len as usize];
+            link.bf = vec![0; len as usize];
             link.bits = len * 8;
             link.n2 = 0;
             link.size = *items;
         }
         chain.size = links.iter().map(|(items, _)| items).sum();
         Ok(chain)
+    }
+
+    /// Sets every bit of every link: no item answers 0, every probe 1.
+    pub fn saturate(&mut self) {
+        for link in &mut self.links {
+            link.bf.fill(0xFF);
+        }
+    }
+
+    /// Sets the bits of the item whose [`item_hash`] is `pair` in link `link`
+    /// (`bloom_add_h`), without counting it: [`shaped`](Self::shaped)
+    /// counted the items already.
+    pub fn set_item(&mut self, link: usize, pair: (u64, u64)) {
+        self.links[link].insert(pair);
     }
 
     /// BF.SCANDUMP in RedisBloom's format: cursor 0 gives (1, header); then each
@@ -515,5 +531,39 @@ mod tests {
             }
         }
         assert!(matches!(outcome, Err(BloomError::NonScalingFull)));
+    }
+
+    #[test]
+    fn a_shaped_chain_holds_exactly_the_items_set_into_it() {
+        let limits = BloomLimits::default();
+        let config = crate::bloom::BloomConfig {
+            error_rate: 0.01,
+            capacity: 100,
+            expansion: 2,
+            nonscaling: false,
+        };
+        // Two source links of 100 and 150 items, 1000 and 2000 bytes.
+        let mut c = RedisBloomChain::shaped(&config, &[(100, 1000), (150, 2000)], &limits).unwrap();
+        assert_eq!(c.size_bytes(), 3000);
+        assert_eq!((c.size, c.links[0].size, c.links[1].size), (250, 100, 150));
+        assert!(c
+            .links
+            .iter()
+            .all(|l| l.n2 == 0 && l.bf.iter().all(|b| *b == 0)));
+        let items: Vec<String> = (0..250).map(|i| format!("item:{i}")).collect();
+        for (i, item) in items.iter().enumerate() {
+            c.set_item(usize::from(i >= 100), item_hash(item.as_bytes()));
+        }
+        c.validate().unwrap();
+        assert!(items.iter().all(|i| c.contains(i.as_bytes())));
+        let probes = (0..10_000)
+            .filter(|i| c.contains(format!("never:{i}").as_bytes()))
+            .count();
+        assert!(probes < 300, "{probes} false positives of 10000");
+        // Each link has its own items' bits, set with that link's hash count and modulus.
+        let first = item_hash(items[0].as_bytes());
+        assert!(c.links[0].contains(first));
+        c.saturate();
+        assert!(c.links.iter().all(|l| l.bf.iter().all(|b| *b == 0xFF)));
     }
 }

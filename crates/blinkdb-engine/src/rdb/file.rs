@@ -196,7 +196,9 @@ pub fn load_file_sized(
             Ok(Loaded::Bloom(chain)) => match native.take().map(|v| native_bloom::decode(&v)) {
                 Some(Some(dump)) => Loaded::NativeBloom(Box::new(dump), chain),
                 Some(None) => {
-                    tracing::warn!("a malformed blinkdb-bf field: the key's RedisBloom value (saturated) is used");
+                    tracing::warn!(
+                        "a malformed blinkdb-bf field: the key's RedisBloom value is used"
+                    );
                     Loaded::Bloom(chain)
                 }
                 None => Loaded::Bloom(chain),
@@ -247,12 +249,33 @@ pub fn load_file_sized(
     Ok(contents)
 }
 
-/// Writes a file as rdbSaveRio does, into `<path>.tmp-<pid>` (created next
-/// to the final name), then fsyncs and renames it over `path`.
+/// Where an RDB writer's bytes go.
+enum Out {
+    /// A file written as `tmp`, then fsynced and renamed over `path`
+    /// (`tmp == path`: written in place).
+    File {
+        file: std::io::BufWriter<std::fs::File>,
+        tmp: PathBuf,
+        path: PathBuf,
+    },
+    /// Any byte sink: a diskless full sync's stream to its replicas.
+    Sink(Box<dyn Write + Send>),
+}
+
+impl Out {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Out::File { file, .. } => file.write_all(bytes),
+            Out::Sink(sink) => sink.write_all(bytes),
+        }
+    }
+}
+
+/// Writes an RDB as rdbSaveRio does: to a file (into a temp name created
+/// next to the final one, then fsynced and renamed over it), or to any
+/// `Write` sink (`to_sink`: the diskless full sync).
 pub struct RdbFileWriter {
-    file: std::io::BufWriter<std::fs::File>,
-    tmp: PathBuf,
-    path: PathBuf,
+    out: Out,
     digest: crc::Digest<'static, u64, crc::Table<16>>,
     checksum: bool,
     compress: bool,
@@ -285,10 +308,33 @@ impl RdbFileWriter {
         checksum: bool,
     ) -> Result<Self, RdbError> {
         let file = std::fs::File::create(&tmp)?;
-        let mut w = RdbFileWriter {
+        let out = Out::File {
             file: std::io::BufWriter::with_capacity(1 << 20, file),
             tmp,
             path: path.to_path_buf(),
+        };
+        Self::start(out, aux, compress, checksum)
+    }
+
+    /// An RDB written to `sink` (no file, no fsync): `finish` writes the EOF
+    /// opcode and checksum and flushes the sink.
+    pub fn to_sink(
+        sink: Box<dyn Write + Send>,
+        aux: &[(&str, String)],
+        compress: bool,
+        checksum: bool,
+    ) -> Result<Self, RdbError> {
+        Self::start(Out::Sink(sink), aux, compress, checksum)
+    }
+
+    fn start(
+        out: Out,
+        aux: &[(&str, String)],
+        compress: bool,
+        checksum: bool,
+    ) -> Result<Self, RdbError> {
+        let mut w = RdbFileWriter {
+            out,
             digest: CRC64.digest(),
             checksum,
             compress,
@@ -322,7 +368,7 @@ impl RdbFileWriter {
         if self.checksum {
             self.digest.update(&self.buf);
         }
-        self.file.write_all(&self.buf)?;
+        self.out.write_all(&self.buf)?;
         self.bytes += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
@@ -430,7 +476,7 @@ impl RdbFileWriter {
         if self.checksum {
             self.digest.update(value);
         }
-        self.file.write_all(value)?;
+        self.out.write_all(value)?;
         self.bytes += value.len() as u64;
         Ok(offset)
     }
@@ -444,19 +490,23 @@ impl RdbFileWriter {
         } else {
             0
         };
-        self.file.write_all(&crc.to_le_bytes())?;
+        self.out.write_all(&crc.to_le_bytes())?;
         self.bytes += 8;
-        let file = self
-            .file
-            .into_inner()
-            .map_err(|e| RdbError::Io(e.to_string()))?;
+        let (file, tmp, path) = match self.out {
+            Out::Sink(mut sink) => {
+                sink.flush()?;
+                return Ok(self.bytes);
+            }
+            Out::File { file, tmp, path } => (file, tmp, path),
+        };
+        let file = file.into_inner().map_err(|e| RdbError::Io(e.to_string()))?;
         file.sync_all()?;
         drop(file);
-        if self.tmp == self.path {
+        if tmp == path {
             return Ok(self.bytes);
         }
-        std::fs::rename(&self.tmp, &self.path)?;
-        if let Some(dir) = self.path.parent() {
+        std::fs::rename(&tmp, &path)?;
+        if let Some(dir) = path.parent() {
             if let Ok(d) = std::fs::File::open(if dir.as_os_str().is_empty() {
                 Path::new(".")
             } else {
@@ -470,12 +520,13 @@ impl RdbFileWriter {
 
     /// Drops the temp file (a failed save leaves the old file in place).
     /// A file written in place is left to its owner (the AOF removes it).
+    /// A sink is just dropped.
     pub fn abort(self) {
-        let tmp = self.tmp.clone();
-        let in_place = self.tmp == self.path;
-        drop(self);
-        if !in_place {
-            let _ = std::fs::remove_file(tmp);
+        if let Out::File { file, tmp, path } = self.out {
+            drop(file);
+            if tmp != path {
+                let _ = std::fs::remove_file(tmp);
+            }
         }
     }
 }
@@ -483,6 +534,47 @@ impl RdbFileWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer into a sink gives the same bytes as one into a file.
+    #[test]
+    fn sink_writes_what_a_file_gets() {
+        #[derive(Clone, Default)]
+        struct Shared(std::sync::Arc<parking_lot::Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dump.rdb");
+        let sink = Shared::default();
+        let aux = [("redis-ver", "7.0.15".to_string())];
+        let mut to_file = RdbFileWriter::create(&path, &aux, true, true).unwrap();
+        let mut to_sink = RdbFileWriter::to_sink(Box::new(sink.clone()), &aux, true, true).unwrap();
+        let mut no_blob = |_: &BlobRef| -> Result<bytes::Bytes, RdbError> { unreachable!() };
+        for w in [&mut to_file, &mut to_sink] {
+            w.select_db(0, 2, 0).unwrap();
+            w.key(b"a", &Value::str(&b"1"[..]), 0, &mut no_blob)
+                .unwrap();
+            w.key_raw_string(b"big", &[7u8; 100_000], 0, 0).unwrap();
+        }
+        let n = to_sink.finish().unwrap();
+        assert_eq!(to_file.finish().unwrap(), n);
+        let data = sink.0.lock().clone();
+        assert_eq!(data.len() as u64, n);
+        assert_eq!(data, std::fs::read(&path).unwrap());
+        let mut keys = 0;
+        load_file(&data, &Limits::default(), 16, true, 1, |_| {
+            keys += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(keys, 2);
+    }
 
     #[test]
     fn file_round_trip() {

@@ -154,7 +154,7 @@ impl Loaded {
                     Ok(filter) => crate::Value::bloom(filter),
                     Err(e) => {
                         tracing::warn!(
-                            "a BlinkDB Bloom filter's dump did not load ({e}): its RedisBloom value (saturated) is used"
+                            "a BlinkDB Bloom filter's dump did not load ({e}): its RedisBloom value is used"
                         );
                         crate::Value::bloom(engine.blooms.import(*chain))
                     }

@@ -15,11 +15,12 @@
 //! The chunks are exactly those the header's sub-filters cut into
 //! (`bloom::dump_chunk_plan`): the reader refuses any other count or length.
 //!
-//! Why: a filter made by BlinkDB keeps digests, not items, so its RedisBloom
-//! value is saturated (every bit set; docs/rdb-format.md). redis-server
-//! ignores AUX fields it does not know (the RDB contract), so it loads the
-//! saturated value; BlinkDB (a restart from dump.rdb, a BlinkDB replica's
-//! full sync) rebuilds the filter bit for bit from this field instead. Kernel
+//! Why: a filter made by BlinkDB hashes with xxh3 into lines, so its RedisBloom
+//! value is a translation (its items' RedisBloom bits from its item log, or
+//! saturated without them; docs/rdb-format.md), never BlinkDB's own bits.
+//! redis-server ignores AUX fields it does not know (the RDB contract), so it
+//! loads the RedisBloom value; BlinkDB (a restart from dump.rdb, a BlinkDB
+//! replica's full sync) rebuilds the filter bit for bit from this field instead. Kernel
 //! filters cannot be dumped (their maps are not readable) and RedisBloom's
 //! own filters are exact already: neither gets the field.
 

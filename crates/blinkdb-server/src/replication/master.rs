@@ -212,6 +212,10 @@ pub async fn serve<S: Socket>(
     handoff: Handoff,
 ) {
     let id = client.id;
+    // After a diskless transfer the stream waits for the replica's first
+    // ACK: it finds the RDB's end by the EOF mark being the last bytes it
+    // read, so nothing may follow the mark until it says it is done.
+    let mut wait_ack = false;
     let wake = match handoff {
         Handoff::Continue(wake) => wake,
         Handoff::Full(pre_psync) => {
@@ -222,7 +226,16 @@ pub async fn serve<S: Socket>(
                     .replication
                     .feed
                     .add_replica(client.info.clone(), ip, conf.listening_port);
-            if !full_sync(shared, sock, client, pre_psync).await {
+            // A replica without `capa eof` gets the disk form, as from
+            // Redis.
+            let diskless = conf.capa_eof && shared.settings().repl_diskless_sync;
+            let synced = if diskless {
+                wait_ack = true;
+                diskless_sync(shared, sock, client).await
+            } else {
+                full_sync(shared, sock, client, pre_psync).await
+            };
+            if !synced {
                 shared.replication.feed.remove_replica(id);
                 return;
             }
@@ -230,11 +243,18 @@ pub async fn serve<S: Socket>(
         }
     };
     shared.replication.feed.set_state(id, ReplicaState::Online);
-    tracing::info!(
-        "Synchronization with replica {} succeeded",
-        client.info.addr
-    );
-    stream(shared, sock, client, inbuf, wake).await;
+    if wait_ack {
+        tracing::info!(
+            "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming",
+            client.info.addr
+        );
+    } else {
+        tracing::info!(
+            "Synchronization with replica {} succeeded",
+            client.info.addr
+        );
+    }
+    stream(shared, sock, client, inbuf, wake, wait_ack).await;
     shared.replication.feed.remove_replica(id);
 }
 
@@ -329,6 +349,72 @@ async fn full_sync<S: Socket>(
     sent
 }
 
+/// The diskless form (diskless.rs): waits, sending a newline a second, for
+/// the next snapshot to start, then sends `+FULLRESYNC <replid> <offset>`,
+/// `$EOF:<mark>`, the RDB as the snapshot thread hands it over, and the mark.
+/// False if the replica is gone, too slow (repl-timeout), or the snapshot
+/// failed.
+async fn diskless_sync<S: Socket>(shared: &Arc<Shared>, sock: &mut S, client: &mut Client) -> bool {
+    let diskless = &shared.replication.diskless;
+    let mut start_rx = diskless.enqueue(shared, client.id);
+    let mut last_newline = tokio::time::Instant::now();
+    let start = loop {
+        tokio::select! {
+            r = &mut start_rx => match r {
+                Ok(start) => break start,
+                Err(_) => return false,
+            },
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                diskless.maybe_start(shared);
+                if last_newline.elapsed() >= Duration::from_secs(1) {
+                    last_newline = tokio::time::Instant::now();
+                    if !send(sock, client, b"\n").await {
+                        return false;
+                    }
+                }
+            }
+        }
+    };
+    let replid = shared.replication.feed.lock().replid.clone();
+    let head = format!(
+        "+FULLRESYNC {replid} {}\r\n$EOF:{}\r\n",
+        start.offset, start.mark
+    );
+    if !send(sock, client, head.as_bytes()).await {
+        return false;
+    }
+    let timeout = Duration::from_secs(
+        shared
+            .replication
+            .timeout_secs
+            .load(Ordering::Relaxed)
+            .max(1),
+    );
+    let mut data = start.data;
+    loop {
+        match data.recv().await {
+            Some(super::diskless::Msg::Data(chunk)) => {
+                match tokio::time::timeout(timeout, send(sock, client, &chunk)).await {
+                    Ok(true) => {
+                        start.sent.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+                    }
+                    Ok(false) => return false,
+                    Err(_) => {
+                        tracing::warn!(
+                            "Disconnecting timedout replica (full sync): {}",
+                            client.info.addr
+                        );
+                        return false;
+                    }
+                }
+            }
+            Some(super::diskless::Msg::End(Ok(()))) => break,
+            Some(super::diskless::Msg::End(Err(_))) | None => return false,
+        }
+    }
+    send(sock, client, start.mark.as_bytes()).await
+}
+
 async fn send_file<S: Socket>(sock: &mut S, client: &mut Client, path: &std::path::Path) -> bool {
     let mut file = match std::fs::File::open(path) {
         Ok(f) => f,
@@ -369,6 +455,7 @@ async fn stream<S: Socket>(
     client: &mut Client,
     mut inbuf: BytesMut,
     wake: Arc<Notify>,
+    mut wait_ack: bool,
 ) {
     let id = client.id;
     let info = client.info.clone();
@@ -378,7 +465,7 @@ async fn stream<S: Socket>(
     let mut soft_since = 0u64;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // Commands the replica pipelined after PSYNC.
-    if !read_acks(shared, client, &mut parser, &mut inbuf) {
+    if !read_acks(shared, client, &mut parser, &mut inbuf, &mut wait_ack) {
         return;
     }
     loop {
@@ -387,6 +474,9 @@ async fn stream<S: Socket>(
         }
         if feed.peek(id, 256 * 1024, &mut chunk).is_err() {
             return;
+        }
+        if wait_ack {
+            chunk.clear();
         }
         if !chunk.is_empty() {
             if !send(sock, client, &chunk).await {
@@ -411,7 +501,7 @@ async fn stream<S: Socket>(
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                     Err(_) => return,
                 }
-                if !read_acks(shared, client, &mut parser, &mut inbuf) {
+                if !read_acks(shared, client, &mut parser, &mut inbuf, &mut wait_ack) {
                     return;
                 }
             }
@@ -438,12 +528,13 @@ async fn stream<S: Socket>(
 }
 
 /// Runs what the replica sent: REPLCONF ACK <offset> (and PING); false on a
-/// protocol error.
+/// protocol error. An ACK clears `wait_ack`.
 fn read_acks(
     shared: &Shared,
     client: &mut Client,
     parser: &mut RequestParser,
     inbuf: &mut BytesMut,
+    wait_ack: &mut bool,
 ) -> bool {
     let mut consumed = 0;
     let ok = loop {
@@ -468,6 +559,7 @@ fn read_acks(
                     else {
                         continue;
                     };
+                    *wait_ack = false;
                     for waiter in shared.replication.feed.ack(client.id, off) {
                         shared.blocking.wake_wait(shared, waiter);
                     }

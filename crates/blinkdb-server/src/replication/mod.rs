@@ -9,6 +9,7 @@
 
 pub mod backlog;
 pub mod checkpoint;
+pub mod diskless;
 pub mod failover;
 pub mod master;
 pub mod replica;
@@ -30,6 +31,8 @@ pub struct Replication {
     pub link: replica::Link,
     /// FAILOVER's state.
     pub failover: failover::Failover,
+    /// The diskless full sync's scheduler.
+    pub diskless: diskless::Diskless,
 }
 
 impl Replication {
@@ -39,6 +42,7 @@ impl Replication {
             timeout_secs: AtomicU64::new(settings.repl_timeout_secs),
             link: replica::Link::default(),
             failover: failover::Failover::default(),
+            diskless: diskless::Diskless::default(),
         };
         r.apply(settings);
         r
