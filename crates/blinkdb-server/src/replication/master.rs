@@ -383,13 +383,7 @@ async fn diskless_sync<S: Socket>(shared: &Arc<Shared>, sock: &mut S, client: &m
     if !send(sock, client, head.as_bytes()).await {
         return false;
     }
-    let timeout = Duration::from_secs(
-        shared
-            .replication
-            .timeout_secs
-            .load(Ordering::Relaxed)
-            .max(1),
-    );
+    let timeout = shared.replication.timeout();
     let mut data = start.data;
     loop {
         match data.recv().await {

@@ -57,6 +57,11 @@ impl Replication {
         self.timeout_secs
             .store(settings.repl_timeout_secs, Ordering::Relaxed);
     }
+
+    /// `repl-timeout` as a duration (at least a second).
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.timeout_secs.load(Ordering::Relaxed).max(1))
+    }
 }
 
 /// WAIT numreplicas timeout: blocks until that many replicas acknowledged

@@ -382,13 +382,7 @@ async fn session(
     host: &str,
     port: u16,
 ) -> Result<(), LinkError> {
-    let timeout = Duration::from_secs(
-        shared
-            .replication
-            .timeout_secs
-            .load(Ordering::Relaxed)
-            .max(1),
-    );
+    let timeout = shared.replication.timeout();
     let sock = tokio::time::timeout(timeout, TcpStream::connect((host, port)))
         .await
         .map_err(|_| early("Timeout connecting to the MASTER..."))?
