@@ -7,10 +7,11 @@ it survives an AOF rewrite and a rebuild from the AOF alone (docs/rdb-format.md)
 
 import os
 import shutil
-import time
 
+from aof_helpers import bgrewriteaof, wait_rewrite_done
 from bloom_support import redisbloom_path
 from rdb_helpers import client
+from resp import RespConnection
 from server import ORACLE_BIN, ServerProcess, blinkdb_bin
 
 ITEMS = [f"item:{i}" for i in range(3000)]
@@ -95,10 +96,9 @@ def test_save_loads_in_redisbloom_exact(tmp_path):
         b = client(srv.port)
         build(b)
         # An AOF rewrite keeps the pairs: BLINKDB.BFVALUES carries 32-byte entries.
-        b.execute_command("BGREWRITEAOF")
-        deadline = time.time() + 30
-        while b.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
-            time.sleep(0.05)
+        with RespConnection(srv.port) as conn:
+            bgrewriteaof(conn)
+            wait_rewrite_done(conn)
         b.execute_command("BF.ADD", "bf:scaling", "after-rewrite")
         assert b.save()
         infos = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
@@ -131,10 +131,9 @@ def test_restart_keeps_the_pairs_and_a_lost_log_saturates(tmp_path):
     try:
         b = client(srv.port)
         build(b)
-        b.execute_command("BGREWRITEAOF")
-        deadline = time.time() + 30
-        while b.info("persistence")["aof_rewrite_in_progress"] and time.time() < deadline:
-            time.sleep(0.05)
+        with RespConnection(srv.port) as conn:
+            bgrewriteaof(conn)
+            wait_rewrite_done(conn)
         assert b.execute_command("BF.ADD", "bf:scaling", "after-rewrite") == 1
         before = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
     finally:
