@@ -21,17 +21,17 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, headline, miss, queues, rdb, redisbench, replication, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, miss, queues, rdb, redisbench, replication, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
           "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb,
-          "replication": replication, "cluster": cluster}
+          "replication": replication, "fullsync": fullsync, "cluster": cluster}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
-# column and take minutes even with --quick).
-ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "cluster"}
+# column and take minutes even with --quick; fullsync is replication's sync cells at full size).
+ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "fullsync", "cluster"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
