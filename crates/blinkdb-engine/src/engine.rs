@@ -644,8 +644,8 @@ impl Engine {
         }
     }
 
-    /// Cluster mode: db 0 keeps its keys by hash slot from now on (the
-    /// keys already there included).
+    /// Cluster mode: db 0 can tell its keys by hash slot; the index is built
+    /// when first asked (`SlotIndex`).
     pub fn enable_slot_index(&self) {
         let ix = Arc::new(crate::keyspace::slots::SlotIndex::default());
         for s in self.dbs[0].shards() {
@@ -653,8 +653,17 @@ impl Engine {
         }
     }
 
+    /// db 0's slot index, built (walking db 0 once) if this is its first use.
     fn slot_index(&self) -> Option<Arc<crate::keyspace::slots::SlotIndex>> {
-        self.dbs[0].shard(0).read().slot_index().cloned()
+        let ix = self.dbs[0].shard(0).read().slot_index().cloned()?;
+        if !ix.is_built() {
+            ix.build(|_| {
+                for s in self.dbs[0].shards() {
+                    s.read().index_slots();
+                }
+            });
+        }
+        Some(ix)
     }
 
     /// Keys of db 0 in a cluster slot, expired ones not yet reclaimed

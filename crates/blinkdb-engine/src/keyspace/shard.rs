@@ -298,13 +298,19 @@ impl Shard {
         std::mem::swap(&mut self.bytes, &mut other.bytes);
     }
 
-    /// Starts keeping keys by cluster slot in `ix` (cluster mode), the keys
-    /// already here included.
+    /// Keeps keys by cluster slot in `ix` (cluster mode) once it records
+    /// (`SlotIndex::build`).
     pub fn enable_slot_index(&mut self, ix: Arc<SlotIndex>) {
-        for k in self.map.keys() {
-            ix.add(k);
-        }
         self.slots = Some(ix);
+    }
+
+    /// Adds this shard's keys to its slot index (the index's build).
+    pub fn index_slots(&self) {
+        if let Some(ix) = &self.slots {
+            for k in self.map.keys() {
+                ix.add(k);
+            }
+        }
     }
 
     fn unindex_all(&mut self) {
