@@ -30,6 +30,7 @@ use parking_lot::Mutex;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 const MAGIC: [u8; 8] = *b"BLINKKL\0";
 /// Values as they are: kernel logs, and item logs of digests only.
@@ -256,6 +257,9 @@ impl LoggedItem {
 pub(crate) struct ItemLog {
     path: PathBuf,
     inner: Mutex<ItemLogState>,
+    /// `!paired || swallowed`, readable without the lock: once set it stays,
+    /// and an add answered "present" then costs no lock (`swallowed`).
+    pairs_off: AtomicBool,
 }
 
 struct ItemLogState {
@@ -304,6 +308,7 @@ impl ItemLog {
     pub(crate) fn create(dir: &Path, id: u64) -> Result<ItemLog, BloomError> {
         Ok(ItemLog {
             path: item_log_path(dir, id),
+            pairs_off: AtomicBool::new(false),
             inner: Mutex::new(ItemLogState {
                 file: None,
                 pending: Vec::new(),
@@ -330,6 +335,7 @@ impl ItemLog {
         )?;
         let log = ItemLog {
             path,
+            pairs_off: AtomicBool::new(version != PAIRED),
             inner: Mutex::new(ItemLogState {
                 file: Some(file),
                 pending: Vec::new(),
@@ -354,26 +360,28 @@ impl ItemLog {
     }
 
     /// A live add's item: its digest, and its pair unless no longer exported.
+    /// A new item of the filter: its digest, and its RedisBloom pair while
+    /// the log keeps pairs (one lock for both).
     pub(crate) fn append_item(&self, item: &[u8]) -> Result<(), BloomError> {
-        let logged = LoggedItem {
-            digest: crate::filter::ItemHash::of(item).to_digest(),
-            pair: self
-                .wants_pairs()
-                .then(|| crate::bloom::redisbloom_hash(item)),
-        };
-        self.append(&logged)
+        let digest = crate::filter::ItemHash::of(item).to_digest();
+        let mut state = self.inner.lock();
+        let pair = (state.paired && !state.swallowed).then(|| crate::bloom::redisbloom_hash(item));
+        self.append_locked(&mut state, &LoggedItem { digest, pair })
     }
 
     pub(crate) fn append(&self, item: &LoggedItem) -> Result<(), BloomError> {
-        let mut state = self.inner.lock();
+        self.append_locked(&mut self.inner.lock(), item)
+    }
+
+    fn append_locked(&self, state: &mut ItemLogState, item: &LoggedItem) -> Result<(), BloomError> {
         if state.paired && !state.swallowed && item.pair.is_none() {
-            self.drop_pairs(&mut state)?;
+            self.drop_pairs(state)?;
         }
         let paired = state.paired;
         item.encode_into(paired, &mut state.pending);
         state.entries += 1;
         if state.pending.len() >= WRITE_OUT_BYTES {
-            self.write_out(&mut state)?;
+            self.write_out(state)?;
         }
         Ok(())
     }
@@ -406,11 +414,15 @@ impl ItemLog {
     /// no fsync: a crash that loses it also loses the adds after it, which
     /// the AOF holds, but not this one, so it is durable with the next sync).
     pub(crate) fn swallowed(&self) -> Result<(), BloomError> {
+        if self.pairs_off.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let mut state = self.inner.lock();
         if !state.paired || state.swallowed {
             return Ok(());
         }
         state.swallowed = true;
+        self.pairs_off.store(true, Ordering::Release);
         if state.file.is_some() {
             use std::os::unix::fs::FileExt;
             // The append handle ignores offsets (O_APPEND): a second one.
@@ -425,8 +437,7 @@ impl ItemLog {
 
     /// Whether adds still need their RedisBloom pair computed.
     pub(crate) fn wants_pairs(&self) -> bool {
-        let state = self.inner.lock();
-        state.paired && !state.swallowed
+        !self.pairs_off.load(Ordering::Acquire)
     }
 
     pub(crate) fn is_complete(&self) -> bool {
@@ -531,6 +542,7 @@ impl ItemLog {
         };
         state.pending = strip(&state.pending);
         state.paired = false;
+        self.pairs_off.store(true, Ordering::Release);
         let Some(file) = state.file.take() else {
             return Ok(());
         };
