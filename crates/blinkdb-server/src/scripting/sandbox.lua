@@ -278,18 +278,17 @@ setmetatable(env_face, {__index = {__index = env_face, __newindex = refuse},
 local loading = nil
 local LOAD_G = {}
 
-setmetatable(ENV, {
-  __index = function(_, k)
-    local v
-    if loading then v = rawget(LOAD_G, k) else v = rawget(G, k) end
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
-  __newindex = refuse,
-  __metatable = env_face,
-})
+-- A name is looked up through tables, not a Lua function: ENV (empty, so
+-- that every write reaches __newindex) leads to G, or to LOAD_G while a
+-- library loads, and a name neither has reaches `missing`. A function
+-- __index cost a Lua call per global read (KEYS, ARGV, redis).
+local function missing(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+setmetatable(G, {__index = missing})
+setmetatable(LOAD_G, {__index = missing})
+local env_mt = {__index = G, __newindex = refuse, __metatable = env_face}
+setmetatable(ENV, env_mt)
 protected[ENV] = true
 protected[env_face] = true
 
@@ -429,7 +428,9 @@ rawset(LOAD_G, 'redis', strict(load_redis))
 local function load_library(f)
   local regs = {}
   loading = regs
+  env_mt.__index = LOAD_G
   local ok, e = pcall(f)
+  env_mt.__index = G
   loading = nil
   if not ok then return false, e end
   return true, regs
