@@ -42,17 +42,10 @@ end
 
 -- redis.* ------------------------------------------------------------------
 local redis = {}
-local call = native.call
-
-redis.call = function(...)
-  local reply, failed = call(...)
-  if failed then error(reply, 0) end
-  return reply
-end
-
-redis.pcall = function(...)
-  return (call(...))
-end
+-- Native C functions (api.rs): a C function keeps the script's frame on
+-- the stack, so they need no cwrap.
+redis.call = native.call
+redis.pcall = native.pcall
 
 redis.error_reply = function(...)
   local e = ...
@@ -168,7 +161,7 @@ end
 -- Lua-written API functions are called through a C function (see
 -- api.rs's cwrap) so that a script's error line survives tail calls.
 local cwrap = native.cwrap
-for _, name in ipairs({'call', 'pcall', 'error_reply', 'status_reply', 'sha1hex',
+for _, name in ipairs({'error_reply', 'status_reply', 'sha1hex',
                        'log', 'setresp', 'set_repl', 'acl_check_cmd', 'replicate_commands',
                        'breakpoint', 'debug'}) do
   redis[name] = cwrap(redis[name])
