@@ -14,6 +14,8 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     // SAFETY: `call` follows the rules of a Lua C function (see its doc).
     t.set("call", unsafe { lua.create_c_function(call)? })?;
+    // SAFETY: as `call`.
+    t.set("pcall", unsafe { lua.create_c_function(pcall)? })?;
     t.set(
         "cwrap",
         lua.create_function(|lua, f: Function| {
@@ -166,16 +168,34 @@ pub fn error_text(e: &mlua::Error) -> String {
     }
 }
 
-/// redis.call / redis.pcall's native half, a plain C function (an mlua
-/// callback converts every argument and protects every push, which cost
-/// more than the command it runs): returns the reply and whether it is an
-/// error (the Lua half raises it for redis.call).
+/// redis.call: runs the command and returns its reply, or raises the
+/// error table of an error reply (a plain C function, as Redis's: an mlua
+/// callback converts every argument and protects every push, and a Lua
+/// wrapper would cost a Lua call and the C closure that keeps the
+/// script's frame on the stack for error lines).
+unsafe extern "C-unwind" fn call(state: *mut ffi::lua_State) -> c_int {
+    if run_call(state) {
+        // The error table is on top; nothing owned lives in this frame.
+        ffi::lua_error(state);
+    }
+    1
+}
+
+/// redis.pcall: the reply, an error reply as its error table.
+unsafe extern "C-unwind" fn pcall(state: *mut ffi::lua_State) -> c_int {
+    run_call(state);
+    1
+}
+
+/// redis.call / redis.pcall's common half: runs the command the arguments
+/// name and pushes its reply; true when the reply is an error (its error
+/// table is pushed).
 ///
 /// No Rust value that owns memory is alive across a Lua call that may raise
 /// (a raised error unwinds past this frame with longjmp): the arguments are
 /// copied out before anything is pushed, and the reply is read from a
 /// thread-local buffer.
-unsafe extern "C-unwind" fn call(state: *mut ffi::lua_State) -> c_int {
+unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
     thread_local! {
         static REPLY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
     }
@@ -193,15 +213,13 @@ unsafe extern "C-unwind" fn call(state: *mut ffi::lua_State) -> c_int {
     };
     if let Some(msg) = failure {
         convert::push_error_table(state, msg.as_bytes());
-        ffi::lua_pushboolean(state, 1);
-        return 2;
+        return true;
     }
     // SAFETY: the buffer is only replaced by the next call, after this one
     // has pushed its value (pushing runs no script code).
     let reply: &[u8] = REPLY.with(|r| &*r.as_ptr());
     convert::push_reply_or_error(state, reply);
-    ffi::lua_pushboolean(state, (reply.first() == Some(&b'-')) as c_int);
-    2
+    reply.first() == Some(&b'-')
 }
 
 /// The command a script passes to redis.call: strings as they are, numbers

@@ -347,7 +347,41 @@ unsafe fn count_pairs(state: *mut ffi::lua_State) -> usize {
     n
 }
 
+/// Whether the table on top has no key past its border `#t`: then it has
+/// none of the named fields (err, ok, double...) and is written as an
+/// array. Looking the seven names up costs more than the reply (each name
+/// is hashed, and made anew when no live string has it); lua_next
+/// allocates nothing, and `#t`, when not 0, is a key it accepts (t[#t] is
+/// not nil).
+unsafe fn sequence_only(state: *mut ffi::lua_State) -> bool {
+    let border = ffi::lua_objlen(state, -1);
+    if border == 0 {
+        ffi::lua_pushnil(state);
+    } else {
+        ffi::lua_pushnumber(state, border as ffi::lua_Number);
+    }
+    if ffi::lua_next(state, -2) != 0 {
+        ffi::lua_pop(state, 2);
+        return false;
+    }
+    true
+}
+
 unsafe fn write_table(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8, depth: usize) {
+    if !sequence_only(state) {
+        write_typed_table(state, out, script_resp, depth)
+    } else {
+        write_array(state, out, script_resp, depth)
+    }
+}
+
+/// A table that may be a typed reply ({err = ...}, {ok = ...}, ...).
+unsafe fn write_typed_table(
+    state: *mut ffi::lua_State,
+    out: &mut Out,
+    script_resp: u8,
+    depth: usize,
+) {
     if field(state, b"err") == ffi::LUA_TSTRING {
         let e = stack_str(state, -1);
         let mut line = Vec::with_capacity(e.len() + 1);
@@ -421,6 +455,11 @@ unsafe fn write_table(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8
         }
         ffi::lua_pop(state, 1);
     }
+    write_array(state, out, script_resp, depth)
+}
+
+/// The table on top as an array: its items up to the first nil.
+unsafe fn write_array(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8, depth: usize) {
     let mut n = 0;
     loop {
         ffi::lua_rawgeti(state, -1, n as ffi::lua_Integer + 1);

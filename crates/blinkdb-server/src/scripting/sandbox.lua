@@ -42,17 +42,10 @@ end
 
 -- redis.* ------------------------------------------------------------------
 local redis = {}
-local call = native.call
-
-redis.call = function(...)
-  local reply, failed = call(...)
-  if failed then error(reply, 0) end
-  return reply
-end
-
-redis.pcall = function(...)
-  return (call(...))
-end
+-- Native C functions (api.rs): a C function keeps the script's frame on
+-- the stack, so they need no cwrap.
+redis.call = native.call
+redis.pcall = native.pcall
 
 redis.error_reply = function(...)
   local e = ...
@@ -168,7 +161,7 @@ end
 -- Lua-written API functions are called through a C function (see
 -- api.rs's cwrap) so that a script's error line survives tail calls.
 local cwrap = native.cwrap
-for _, name in ipairs({'call', 'pcall', 'error_reply', 'status_reply', 'sha1hex',
+for _, name in ipairs({'error_reply', 'status_reply', 'sha1hex',
                        'log', 'setresp', 'set_repl', 'acl_check_cmd', 'replicate_commands',
                        'breakpoint', 'debug'}) do
   redis[name] = cwrap(redis[name])
@@ -278,18 +271,17 @@ setmetatable(env_face, {__index = {__index = env_face, __newindex = refuse},
 local loading = nil
 local LOAD_G = {}
 
-setmetatable(ENV, {
-  __index = function(_, k)
-    local v
-    if loading then v = rawget(LOAD_G, k) else v = rawget(G, k) end
-    if v == nil then
-      error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
-    end
-    return v
-  end,
-  __newindex = refuse,
-  __metatable = env_face,
-})
+-- A name is looked up through tables, not a Lua function: ENV (empty, so
+-- that every write reaches __newindex) leads to G, or to LOAD_G while a
+-- library loads, and a name neither has reaches `missing`. A function
+-- __index cost a Lua call per global read (KEYS, ARGV, redis).
+local function missing(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+setmetatable(G, {__index = missing})
+setmetatable(LOAD_G, {__index = missing})
+local env_mt = {__index = G, __newindex = refuse, __metatable = env_face}
+setmetatable(ENV, env_mt)
 protected[ENV] = true
 protected[env_face] = true
 
@@ -429,7 +421,9 @@ rawset(LOAD_G, 'redis', strict(load_redis))
 local function load_library(f)
   local regs = {}
   loading = regs
+  env_mt.__index = LOAD_G
   local ok, e = pcall(f)
+  env_mt.__index = G
   loading = nil
   if not ok then return false, e end
   return true, regs
