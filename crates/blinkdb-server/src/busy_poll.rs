@@ -23,7 +23,20 @@
 //! short sleeps in a row polling resumes. A resumed streak that again only
 //! missed doubles the number of short sleeps asked for next time, so a load
 //! whose gaps sit just past the window pays for a few polls, not one per
-//! request. Measured in docs/design.md, "Busy polling".
+//! request.
+//!
+//! Two more cases where a poll costs more than it saves:
+//! - The thread read from more than one socket since it last parked: its
+//!   clients overlap, a wake-up's latency is spread over their requests, and
+//!   the spin is CPU taken from them (50 clients: one park per ~40 requests).
+//!   It sleeps at once. A poll pays in ping-pong, one request per wake-up.
+//! - A poll that took far longer than its window was descheduled in
+//!   `sched_yield`: the CPUs are oversubscribed (several servers and the load
+//!   generator on 2 cores), and a yield can hand a whole time slice to another
+//!   process while a request waits. Polling stops as after misses, and the
+//!   evidence asked to resume it doubles.
+//!
+//! Measured in docs/design.md, "Busy polling".
 
 use std::cell::Cell;
 use std::os::fd::RawFd;
@@ -86,6 +99,14 @@ impl Governor {
         }
     }
 
+    /// A poll was descheduled (it ran far past its window): stop polling, and
+    /// ask for longer evidence before the next resume.
+    pub fn contended(&mut self) {
+        self.resume_after = (self.resume_after * 2).min(SHORT_SLEEPS_MAX);
+        self.polling = false;
+        self.short_sleeps = 0;
+    }
+
     /// The thread slept (without polling) for `slept`; `window` is busy-poll-us.
     pub fn slept(&mut self, slept: Duration, window: Duration) {
         if self.polling {
@@ -111,7 +132,18 @@ thread_local! {
     static GOVERNOR: Cell<Governor> = Cell::new(Governor::default());
     /// When this thread went to sleep without polling (None: it did not).
     static ASLEEP_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// Socket reads with data since this thread last parked.
+    static READS: Cell<u32> = const { Cell::new(0) };
 }
+
+/// A connection of this thread read a request batch (called per read with data).
+#[inline]
+pub fn read_done() {
+    READS.with(|r| r.set(r.get().saturating_add(1)));
+}
+
+/// A poll that ran this many windows long was descheduled.
+const DESCHEDULED: u32 = 4;
 
 fn set() -> RawFd {
     SET.with(|s| {
@@ -146,13 +178,22 @@ pub fn before_park(budget: Duration, handle: &tokio::runtime::Handle) {
     if ep < 0 {
         return;
     }
+    if READS.with(|r| r.replace(0)) > 1 {
+        // Overlapping clients: sleep at once, without a verdict on polling.
+        return;
+    }
     let mut governor = GOVERNOR.with(Cell::get);
     if !governor.polling() {
         ASLEEP_SINCE.with(|a| a.set(Some(Instant::now())));
         return;
     }
-    let hit = poll(ep, budget, handle);
-    governor.polled(hit);
+    let start = Instant::now();
+    let hit = poll(ep, start, budget, handle);
+    if start.elapsed() > budget * DESCHEDULED {
+        governor.contended();
+    } else {
+        governor.polled(hit);
+    }
     GOVERNOR.with(|g| g.set(governor));
 }
 
@@ -167,8 +208,7 @@ pub fn after_unpark(budget: Duration) {
 }
 
 /// Polls until work comes (true) or `budget` passes (false).
-fn poll(ep: RawFd, budget: Duration, handle: &tokio::runtime::Handle) -> bool {
-    let start = Instant::now();
+fn poll(ep: RawFd, start: Instant, budget: Duration, handle: &tokio::runtime::Handle) -> bool {
     let mut ev = [libc::epoll_event { events: 0, u64: 0 }];
     loop {
         // SAFETY: one-element buffer, zero timeout.
@@ -228,6 +268,21 @@ mod tests {
         g.slept(LONG, WINDOW);
         g.slept(SHORT, WINDOW);
         assert!(!g.polling());
+    }
+
+    #[test]
+    fn a_descheduled_poll_stops_polling_and_doubles_the_evidence() {
+        let mut g = Governor::default();
+        g.contended();
+        assert!(!g.polling());
+        for _ in 0..SHORT_SLEEPS_FIRST {
+            g.slept(SHORT, WINDOW);
+        }
+        assert!(!g.polling(), "resuming needs twice the short sleeps now");
+        for _ in 0..SHORT_SLEEPS_FIRST {
+            g.slept(SHORT, WINDOW);
+        }
+        assert!(g.polling());
     }
 
     #[test]

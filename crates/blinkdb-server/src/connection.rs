@@ -172,7 +172,10 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
             match sock.read_now(&mut inbuf) {
                 Ok(0) => break,
-                Ok(n) => client.net_in += n as u64,
+                Ok(n) => {
+                    client.net_in += n as u64;
+                    crate::busy_poll::read_done();
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                 Err(_) => break,
