@@ -275,3 +275,61 @@ def test_option_on_the_command_line_and_in_the_config_file(server_factory, tmp_p
                           name="fromfile")
     assert client(srv2.port).config_get("repl-diskless-load") == {
         "repl-diskless-load": "on-empty-db"}
+
+
+def test_swapdb_with_large_values_blooms_and_the_aof(server_factory, tmp_path, peers):
+    """A BlinkDB master's large values (kept in the log) and Bloom filters reach a swapdb
+    replica with appendonly yes through the socket as through a file; a failed swapdb
+    sync then leaves that data, on-disk values included, readable, and the AOF still
+    holds it: the replica killed with -9 restarts with the same data."""
+    import random
+
+    from test_rdb_bloom import scandump
+
+    rng = random.Random(7)
+    master = server_factory(*DEBUG, "--appendonly", "yes", "--repl-diskless-sync", "yes",
+                            "--repl-diskless-sync-delay", "0", name="master")
+    m = client(master.port)
+    big = {f"big:{i}": rng.randbytes(rng.randint(20_000, 200_000)) for i in range(6)}
+    for k, v in big.items():
+        m.set(k, v)
+    m.pexpire("big:0", 100_000_000)
+    m.execute_command("BF.RESERVE", "bf", "0.01", "1000")
+    m.execute_command("BF.MADD", "bf", *[f"i{i}" for i in range(300)])
+    fill(m, "new", 200)
+    replica = server_factory(*DEBUG, "--appendonly", "yes", "--repl-diskless-load", "swapdb",
+                             name="replica")
+    r = client(replica.port)
+    fill(r, "mine", 50)
+    r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    synced(r)
+    assert r.get("mine:s:1") is None
+
+    def check(r):
+        for k, v in big.items():
+            assert r.get(k) == v, k
+            assert (r.memory_usage(k) or 0) < 1024, k
+        assert 0 < r.pttl("big:0")
+        assert scandump(r, "bf") == scandump(m, "bf")
+
+    check(r)
+    assert_same_digests(master.port, replica.port)
+    log = replica_log(replica)
+    assert "with EOF to parser" in log and "large values kept in the log" in log
+    digest = r.execute_command("DEBUG", "DIGEST")
+    rdb = rdb_of_many_keys(peers, tmp_path)
+    bad = FakeMaster(lambda n: b"$%d\r\n" % len(rdb) + rdb[:-3] + b"zzz", False)
+    try:
+        r.execute_command("REPLICAOF", "127.0.0.1", bad.port)
+        wait_for(lambda: bad.connections >= 2, timeout=30, what="the replica retries")
+        check(r)
+        assert r.execute_command("DEBUG", "DIGEST") == digest
+    finally:
+        r.execute_command("REPLICAOF", "NO", "ONE")
+        bad.stop()
+    replica.proc.kill()
+    replica.proc.wait()
+    again = server_factory(*DEBUG, "--appendonly", "yes", name="replica")
+    r2 = client(again.port)
+    check(r2)
+    assert r2.execute_command("DEBUG", "DIGEST") == digest

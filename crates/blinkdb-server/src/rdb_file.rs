@@ -369,8 +369,10 @@ fn import_from(
     };
     // An AOF base is the first of the AOF's files: the AOF loader reported
     // the total of them all already, and the base's offsets count from 0.
+    // (A stream's total is its `$<len>`, 0 for an EOF-marked one, as Redis.)
     if aof_base.is_none() {
         shared.loading.total_bytes.store(total, Ordering::Relaxed);
+        shared.loading.loaded_bytes.store(0, Ordering::Relaxed);
     }
     let limits = settings.collection_limits;
     let engine = &shared.engine;

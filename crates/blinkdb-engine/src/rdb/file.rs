@@ -892,10 +892,33 @@ mod tests {
         for cut in 0..data.len() {
             assert!(stream(&data[..cut]).is_err(), "cut at {cut}");
         }
+        assert!(stream(&bad).is_err());
+        // The last value's byte (before EOF and the CRC): only the checksum tells.
+        let mut flipped = data.clone();
+        let at = data.len() - 10;
+        assert_eq!(flipped[at], b'x');
+        flipped[at] = b'y';
         assert!(matches!(
-            stream(&bad),
+            stream(&flipped),
             Err(RdbError::Corrupt("Wrong RDB checksum"))
         ));
+        let mut unchecked = Vec::new();
+        let mut chunks = flipped.chunks(3).map(|c| c.to_vec());
+        let mut more = || Ok(chunks.next());
+        load_stream(
+            &mut more,
+            &Limits::default(),
+            16,
+            false,
+            1,
+            |_, _| {},
+            |k| {
+                unchecked.push(k.key);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(unchecked.len(), 2);
         let mut longer = data.clone();
         longer.push(0);
         assert!(stream(&longer).is_err());
