@@ -85,10 +85,14 @@ def main():
                 time.sleep(0.02)
             took = time.time() - t
             peak = status(r_srv.pid, "VmHWM")
+            with open(r_srv.log_path, errors="replace") as f:
+                loads = [ln for ln in f if "DB loaded from RDB" in ln]
+            load_s = loads[-1].rsplit(",", 1)[-1].strip() if loads else "?"
             assert r.dbsize() == m.dbsize()
             rows.append((mode, with_data, took, before, peak))
             print(f"{mode:12} replica {'with the data' if with_data else 'empty':13} "
-                  f"sync {took:5.1f} s  RSS before {before} MB  peak {peak} MB", flush=True)
+                  f"sync {took:5.1f} s (load: {load_s})  RSS before {before} MB  peak {peak} MB",
+                  flush=True)
             r_srv.stop()
             shutil.rmtree(d, ignore_errors=True)
     finally:

@@ -139,6 +139,9 @@ impl Payload {
     }
 }
 
+/// The socket's reads during a diskless load, at most.
+const PIECE: usize = 256 * 1024;
+
 /// What the socket side hands the loader thread.
 enum Piece {
     Bytes(Vec<u8>),
@@ -174,6 +177,10 @@ pub(super) async fn load(
         })
     });
     let pumped = loop {
+        // Large reads: fewer, larger pieces for the loader to wake up for.
+        if conn.buf.capacity() - conn.buf.len() < PIECE / 4 {
+            conn.buf.reserve(PIECE);
+        }
         match payload.next(conn).await {
             Ok(Some(bytes)) => {
                 super::replica::sync_progress(shared, generation, payload.read);
