@@ -178,6 +178,8 @@ def faults(rdb):
         "eof-truncated": (b"$EOF:" + MARK + b"\r\n" + half, True),
         "eof-corrupt-crc": (b"$EOF:" + MARK + b"\r\n" + corrupt + MARK, False),
         "eof-bad-mark": (b"$EOF:" + MARK + b"\r\n" + rdb + MARK[:-1] + b"X", True),
+        # The link kept open: the bytes after the RDB are not the mark, found at once.
+        "eof-bad-mark-open": (b"$EOF:" + MARK + b"\r\n" + rdb + b"Y" + MARK[1:], False),
         "eof-cut-in-mark": (b"$EOF:" + MARK + b"\r\n" + rdb + MARK[:20], True),
     }
 

@@ -113,9 +113,18 @@ pub fn load_file_sized(
     read_records(input, limits, databases, now, on_resize, on_key)
 }
 
-/// Where a stream's next bytes come from: `Ok(None)` at the end of the
-/// payload (a replica's diskless load: the socket's bytes, framed).
-pub type More<'s> = &'s mut dyn FnMut() -> Result<Option<Vec<u8>>, RdbError>;
+/// A stream's next bytes (a replica's diskless load: the socket's bytes,
+/// framed), given `wait`: whether to wait for them as long as it takes.
+pub type More<'s> = &'s mut dyn FnMut(bool) -> Result<Next, RdbError>;
+
+/// What a stream's source gives.
+pub enum Next {
+    Bytes(Vec<u8>),
+    /// The end of the payload.
+    End,
+    /// Nothing came within a short while (only when not asked to wait).
+    Idle,
+}
 
 /// `load_file_sized` over a stream read a piece at a time, never held whole:
 /// each record is parsed once the bytes it needs are in. The CRC-64 can
@@ -207,28 +216,37 @@ impl Input<'_> {
     /// Reads on until the window holds at least twice what it did (so a
     /// record is parsed again O(1) times on average); false at the end.
     fn more(&mut self) -> Result<bool, RdbError> {
+        let held = self.buf.len() - self.start;
+        self.more_by(held.max(64 * 1024))
+    }
+
+    /// Waits for the next bytes, then reads on until `least` more bytes
+    /// are in or the source goes idle (the rest of a stream that stalls, a
+    /// master's link kept open after a bad mark, is parsed at once); false
+    /// at the end.
+    fn more_by(&mut self, least: usize) -> Result<bool, RdbError> {
         let Some(more) = self.more.as_mut() else {
             return Ok(false);
         };
         if self.ended {
             return Ok(false);
         }
-        let held = self.buf.len() - self.start;
-        let want = self.buf.len() + held.max(64 * 1024);
+        let want = self.buf.len() + least;
         let mut grew = false;
         while self.buf.len() < want {
-            match more()? {
-                Some(chunk) => {
+            match more(!grew)? {
+                Next::Bytes(chunk) => {
                     grew |= !chunk.is_empty();
                     self.buf.extend_from_slice(&chunk);
                 }
-                None => {
+                Next::End => {
                     self.ended = true;
                     break;
                 }
+                Next::Idle => break,
             }
         }
-        Ok(grew)
+        Ok(grew || !self.ended)
     }
 
     /// At least `n` bytes in the window, or the stream ended first.
@@ -464,7 +482,8 @@ fn read_records(
             }
         }
     }
-    if !input.window().is_empty() || input.more()? {
+    // (One byte is enough to tell: a stream's next piece is not waited for.)
+    if !input.window().is_empty() || input.more_by(1)? {
         return Err(RdbError::Corrupt("data after the EOF opcode"));
     }
     Ok(st.contents)
@@ -855,7 +874,7 @@ mod tests {
         // The same bytes as a stream, in pieces of every size: the same keys.
         for piece in [1, 7, 64, data.len()] {
             let mut chunks = data.chunks(piece).map(|c| c.to_vec());
-            let mut more = || Ok(chunks.next());
+            let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
             let mut streamed = Vec::new();
             let c = load_stream(
                 &mut more,
@@ -877,7 +896,7 @@ mod tests {
         }
         let stream = |bytes: &[u8]| {
             let mut chunks = bytes.chunks(5).map(|c| c.to_vec());
-            let mut more = || Ok(chunks.next());
+            let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
             load_stream(
                 &mut more,
                 &Limits::default(),
@@ -904,7 +923,7 @@ mod tests {
         ));
         let mut unchecked = Vec::new();
         let mut chunks = flipped.chunks(3).map(|c| c.to_vec());
-        let mut more = || Ok(chunks.next());
+        let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
         load_stream(
             &mut more,
             &Limits::default(),
@@ -924,12 +943,12 @@ mod tests {
         assert!(stream(&longer).is_err());
         // A source's failure (a dropped link) is the load's.
         let mut n = 0;
-        let mut failing = || {
+        let mut failing = |_| {
             n += 1;
             if n > 2 {
                 Err(RdbError::Io("link lost".into()))
             } else {
-                Ok(Some(data[(n - 1) * 5..n * 5].to_vec()))
+                Ok(Next::Bytes(data[(n - 1) * 5..n * 5].to_vec()))
             }
         };
         assert!(matches!(

@@ -18,9 +18,10 @@
 
 use super::replica::Conn;
 use crate::state::Shared;
-use blinkdb_engine::rdb::RdbError;
+use blinkdb_engine::rdb::{Next, RdbError};
 use bytes::Buf;
 use std::sync::Arc;
+use tokio::sync::mpsc::error::TryRecvError;
 
 /// The `repl-diskless-load` setting.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -139,6 +140,10 @@ impl Payload {
     }
 }
 
+/// How long (ms) the loader waits for more of a record it has a part of
+/// before parsing what it has again.
+const IDLE_MS: u32 = 100;
+
 /// The socket's reads during a diskless load, at most.
 const PIECE: usize = 256 * 1024;
 
@@ -166,11 +171,30 @@ pub(super) async fn load(
     let total = payload.total();
     let s = shared.clone();
     let loader = tokio::task::spawn_blocking(move || {
-        let mut more = || match pieces.blocking_recv() {
-            Some(Piece::Bytes(b)) => Ok(Some(b)),
-            Some(Piece::End) => Ok(None),
-            Some(Piece::Failed(e)) => Err(RdbError::Io(e)),
-            None => Err(RdbError::Io("Link with the MASTER closed".into())),
+        let mut more = |wait: bool| {
+            let piece = if wait {
+                pieces.blocking_recv()
+            } else {
+                // A short while, polled (this is a blocking thread).
+                let mut waited = 0;
+                loop {
+                    match pieces.try_recv() {
+                        Ok(p) => break Some(p),
+                        Err(TryRecvError::Disconnected) => break None,
+                        Err(TryRecvError::Empty) if waited >= IDLE_MS => return Ok(Next::Idle),
+                        Err(TryRecvError::Empty) => {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                            waited += 1;
+                        }
+                    }
+                }
+            };
+            match piece {
+                Some(Piece::Bytes(b)) => Ok(Next::Bytes(b)),
+                Some(Piece::End) => Ok(Next::End),
+                Some(Piece::Failed(e)) => Err(RdbError::Io(e)),
+                None => Err(RdbError::Io("Link with the MASTER closed".into())),
+            }
         };
         super::replica::load(&s, mode == Mode::Swapdb, "socket", |shared, settings| {
             crate::rdb_file::import_stream(shared, settings, &mut more, total)
@@ -181,7 +205,13 @@ pub(super) async fn load(
         if conn.buf.capacity() - conn.buf.len() < PIECE / 4 {
             conn.buf.reserve(PIECE);
         }
-        match payload.next(conn).await {
+        // A loader that stopped (a bad RDB) ends the wait for the socket
+        // (`next` is cancel-safe: it only awaits the socket's read).
+        let next = tokio::select! {
+            next = payload.next(conn) => next,
+            _ = to_loader.closed() => break Ok(()),
+        };
+        match next {
             Ok(Some(bytes)) => {
                 super::replica::sync_progress(shared, generation, payload.read);
                 // Closed: the loader stopped on an error of its own.
