@@ -24,6 +24,15 @@ thread_local! {
     static UNLOGGED: Cell<bool> = const { Cell::new(false) };
 }
 
+/// Every shard's entries, moved out of the keyspace by `take_dataset`.
+pub struct TakenDataset(Vec<Shard>);
+
+impl TakenDataset {
+    pub fn keys(&self) -> u64 {
+        self.0.iter().map(|s| s.len() as u64).sum()
+    }
+}
+
 /// Runs `f` with the writes it makes on this thread kept out of the log
 /// (a script after `redis.set_repl(redis.REPL_NONE)`): they apply in memory
 /// only, and a restart does not bring them back, as with Redis.
@@ -578,6 +587,54 @@ impl Engine {
         }
         let (lsn, _) = self.log(a, cmd);
         lsn
+    }
+
+    /// Moves every database's keys out, leaving the keyspace empty (a
+    /// replica's swapdb full sync loads into it): `restore_dataset` puts
+    /// them back if that load fails, `drop_dataset` frees them (on a
+    /// background thread) once it succeeded. Nothing is logged: the AOF
+    /// still holds the keys taken, until the load's rewrite.
+    pub fn take_dataset(&self) -> TakenDataset {
+        let mut guards: Vec<_> = (0..self.dbs.len())
+            .flat_map(|d| self.dbs[d].shards().iter().map(move |s| (d, s.write())))
+            .collect();
+        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
+        if epoch != 0 {
+            for (d, g) in guards.iter_mut() {
+                self.snapshot_before_write(*d, g, epoch);
+            }
+        }
+        let shards = guards.iter_mut().map(|(_, g)| g.take_entries()).collect();
+        self.report_flush(0);
+        TakenDataset(shards)
+    }
+
+    /// Puts back what `take_dataset` took, in place of what the keyspace
+    /// holds now (freed on a background thread).
+    pub fn restore_dataset(&self, taken: TakenDataset) {
+        let mut guards: Vec<_> = (0..self.dbs.len())
+            .flat_map(|d| self.dbs[d].shards().iter().map(move |s| (d, s.write())))
+            .collect();
+        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
+        if epoch != 0 {
+            for (d, g) in guards.iter_mut() {
+                self.snapshot_before_write(*d, g, epoch);
+            }
+        }
+        let mut partial = Vec::with_capacity(guards.len());
+        for ((_, g), saved) in guards.iter_mut().zip(taken.0) {
+            partial.push(g.put_entries(saved));
+        }
+        self.report_flush(0);
+        drop(guards);
+        let keys = partial.iter().map(|s| s.len() as u64).sum();
+        crate::types::free_later_objects(partial, keys);
+    }
+
+    /// Frees what `take_dataset` took, on a background thread.
+    pub fn drop_dataset(&self, taken: TakenDataset) {
+        let keys = taken.0.iter().map(|s| s.len() as u64).sum();
+        crate::types::free_later_objects(taken.0, keys);
     }
 
     /// WATCH: `flag` becomes dirty when `key` of `db` changes.

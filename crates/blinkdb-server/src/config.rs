@@ -135,12 +135,13 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(0, i32::MAX as i64),
     ),
-    // The RDB of a full sync is always spooled to a file, then loaded.
+    // A full sync's RDB: spooled to a file then loaded (disabled), or
+    // parsed from the socket (replication/diskless_load.rs).
     opt(
         "repl-diskless-load",
         "disabled",
         true,
-        Kind::Enum(&["disabled"]),
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
     ),
     opt(
         "tracking-table-max-keys",
@@ -715,6 +716,7 @@ impl Config {
             repl_diskless_sync: self.flag("repl-diskless-sync"),
             repl_diskless_sync_delay: self.int("repl-diskless-sync-delay") as u64,
             repl_diskless_sync_max_replicas: self.int("repl-diskless-sync-max-replicas") as usize,
+            repl_diskless_load: self.get("repl-diskless-load").to_string(),
             repl_ping_replica_period: self.int("repl-ping-replica-period") as u64,
             replicaof: crate::replication::replica::master_of(self.get("replicaof")),
             masterauth: opt_str("masterauth"),
@@ -963,6 +965,8 @@ pub struct Settings {
     pub repl_diskless_sync_delay: u64,
     /// A diskless full sync starts at once with this many waiting (0: off).
     pub repl_diskless_sync_max_replicas: usize,
+    /// `disabled`, `on-empty-db` or `swapdb`: how a full sync's RDB is loaded.
+    pub repl_diskless_load: String,
     /// How often the master PINGs its replicas through the stream.
     pub repl_ping_replica_period: u64,
     /// `replicaof host port`: the master this server follows.

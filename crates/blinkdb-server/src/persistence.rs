@@ -343,7 +343,11 @@ pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
         return;
     };
     let s = shared.settings();
-    if s.auto_aof_rewrite_percentage == 0 || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
+    // Never while a full sync loads: the keyspace then holds a part of the
+    // master's data (and with swapdb the old data is set aside).
+    if s.auto_aof_rewrite_percentage == 0
+        || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
+        || shared.engine.is_loading()
     {
         return;
     }

@@ -306,19 +306,73 @@ pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::rewrite::RewriteRe
     shared.engine.rewrite_aof_rdb(&start)
 }
 
+/// A full sync's RDB read from the master's socket (a diskless load):
+/// `more` gives the payload's next bytes, `None` at its end; `total` is its
+/// length when the master sent one. Loaded by the same loader as a file,
+/// but the checksum is only known at the end: on an error some keys are in.
+pub fn import_stream(
+    shared: &Shared,
+    settings: &Settings,
+    more: rdb::More<'_>,
+    total: Option<u64>,
+) -> Result<u64, String> {
+    import_from(shared, settings, Input::Stream { more, total }, None)
+}
+
+/// Where an import's bytes come from.
+enum Input<'a> {
+    File(&'a Path),
+    Stream {
+        more: rdb::More<'a>,
+        total: Option<u64>,
+    },
+}
+
 fn import_file(
     shared: &Shared,
     settings: &Settings,
     path: &Path,
     aof_base: Option<(blinkdb_engine::aof::FileId, usize)>,
 ) -> Result<u64, String> {
+    import_from(shared, settings, Input::File(path), aof_base)
+}
+
+/// A file's RESIZEDB hint is held to what it could hold (a key takes at
+/// least 2 bytes); a stream of unknown length to this many bytes' worth.
+const UNKNOWN_STREAM_HINT_BYTES: u64 = 1 << 23;
+
+fn import_from(
+    shared: &Shared,
+    settings: &Settings,
+    input: Input<'_>,
+    aof_base: Option<(blinkdb_engine::aof::FileId, usize)>,
+) -> Result<u64, String> {
     let start = Instant::now();
-    let data = std::fs::read(path).map_err(|e| format!("Reading {}: {e}", path.display()))?;
-    let total = data.len() as u64;
+    let (label, data, total, more) = match input {
+        Input::File(path) => {
+            let data =
+                std::fs::read(path).map_err(|e| format!("Reading {}: {e}", path.display()))?;
+            let total = data.len() as u64;
+            (path.display().to_string(), data, total, None)
+        }
+        Input::Stream { more, total } => (
+            "from the MASTER's socket".to_string(),
+            Vec::new(),
+            total.unwrap_or(0),
+            Some(more),
+        ),
+    };
+    let hint_bytes = if more.is_some() && total == 0 {
+        UNKNOWN_STREAM_HINT_BYTES
+    } else {
+        total
+    };
     // An AOF base is the first of the AOF's files: the AOF loader reported
     // the total of them all already, and the base's offsets count from 0.
+    // (A stream's total is its `$<len>`, 0 for an EOF-marked one, as Redis.)
     if aof_base.is_none() {
         shared.loading.total_bytes.store(total, Ordering::Relaxed);
+        shared.loading.loaded_bytes.store(0, Ordering::Relaxed);
     }
     let limits = settings.collection_limits;
     let engine = &shared.engine;
@@ -341,67 +395,70 @@ fn import_file(
                     inserted.fetch_add(insert_window(engine, window), Ordering::Relaxed);
                 }
             })
-            .map_err(|e| format!("Loading RDB {}: no thread: {e}", path.display()))?;
+            .map_err(|e| format!("Loading RDB {label}: no thread: {e}"))?;
         let mut last_report = Instant::now();
-        let parsed = rdb::load_file_sized(
-            &data,
-            &limits,
-            engine.databases(),
-            settings.rdbchecksum,
-            now,
-            |db, keys| {
-                // A hint only: a damaged count is held to what the file
-                // could hold (a key takes at least 2 bytes).
-                engine.reserve_keys(db, keys.min(total / 2) as usize);
-            },
-            |k| {
-                let mut value = k.value;
-                if let Some((file, threshold)) = aof_base {
-                    if k.kind == rdb::kind::STRING {
-                        if let Some(r) = rdb::string_in_place(&data, k.raw.clone(), file, threshold)
-                        {
-                            value = rdb::Loaded::Value(blinkdb_engine::Value::blob(r));
-                        }
+        let mut on_resize = |db, keys: u64| {
+            // A hint only: a damaged count is held to what the input
+            // could hold (a key takes at least 2 bytes).
+            engine.reserve_keys(db, keys.min(hint_bytes / 2) as usize);
+        };
+        let mut on_key = |k: rdb::LoadedKey| {
+            let mut value = k.value;
+            if let Some((file, threshold)) = aof_base {
+                if k.kind == rdb::kind::STRING {
+                    if let Some(r) = rdb::string_in_place(&data, k.raw.clone(), file, threshold) {
+                        value = rdb::Loaded::Value(blinkdb_engine::Value::blob(r));
                     }
                 }
-                let full = batches.push(
-                    k.db,
-                    Pending {
-                        key: k.key,
-                        value,
-                        expire_at: k.expire_at,
-                        idle: k.idle,
-                        freq: k.freq,
-                    },
-                );
-                if let Some(window) = full {
-                    // The inserter stops only after this sender is dropped.
-                    let _ = to_inserter.send(window);
-                    shared
-                        .loading
-                        .loaded_bytes
-                        .store(k.raw.end as u64, Ordering::Relaxed);
-                    if last_report.elapsed().as_secs() >= 1 {
-                        last_report = Instant::now();
-                        let done = inserted.load(Ordering::Relaxed);
-                        tracing::info!("Loading RDB {}: {done} keys", path.display());
-                    }
+            }
+            let full = batches.push(
+                k.db,
+                Pending {
+                    key: k.key,
+                    value,
+                    expire_at: k.expire_at,
+                    idle: k.idle,
+                    freq: k.freq,
+                },
+            );
+            if let Some(window) = full {
+                // The inserter stops only after this sender is dropped.
+                let _ = to_inserter.send(window);
+                shared
+                    .loading
+                    .loaded_bytes
+                    .store(k.raw.end as u64, Ordering::Relaxed);
+                if last_report.elapsed().as_secs() >= 1 {
+                    last_report = Instant::now();
+                    let done = inserted.load(Ordering::Relaxed);
+                    tracing::info!("Loading RDB {label}: {done} keys");
                 }
-                Ok(())
-            },
-        );
+            }
+            Ok(())
+        };
+        let (limits, dbs, crc) = (&limits, engine.databases(), settings.rdbchecksum);
+        let parsed = match more {
+            None => rdb::load_file_sized(&data, limits, dbs, crc, now, &mut on_resize, &mut on_key),
+            Some(more) => {
+                rdb::load_stream(more, limits, dbs, crc, now, &mut on_resize, &mut on_key)
+            }
+        };
         if parsed.is_ok() {
             let _ = to_inserter.send(batches.take());
         }
         drop(to_inserter);
         if inserter.join().is_err() {
-            return Err(format!("Loading RDB {}: inserting failed", path.display()));
+            return Err(format!("Loading RDB {label}: inserting failed"));
         }
-        parsed.map_err(|e| format!("Loading RDB {}: {e}", path.display()))
+        parsed.map_err(|e| format!("Loading RDB {label}: {e}"))
     });
     let contents = parsed?;
     drop(data);
-    shared.loading.loaded_bytes.store(total, Ordering::Relaxed);
+    let read = shared.loading.loaded_bytes.load(Ordering::Relaxed);
+    shared
+        .loading
+        .loaded_bytes
+        .store(total.max(read), Ordering::Relaxed);
     if !contents.functions.is_empty() {
         let codes: Vec<&[u8]> = contents.functions.iter().map(|c| &c[..]).collect();
         let payload = crate::scripting::rdb::dump_payload(&codes);
@@ -417,7 +474,7 @@ fn import_file(
     );
     tracing::info!(
         "DB loaded from RDB {} (version {}): {} keys, {} expired and {} empty skipped, {} libraries, {:.3} seconds",
-        path.display(),
+        label,
         contents.version,
         contents.keys,
         contents.expired,

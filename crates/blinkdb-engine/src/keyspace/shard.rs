@@ -275,6 +275,21 @@ impl Shard {
         }
     }
 
+    /// Puts back entries `take_entries` moved out, returning those held
+    /// now; watchers see both sides' keys as changed, the slot index
+    /// follows the keys.
+    pub fn put_entries(&mut self, saved: Shard) -> Shard {
+        let current = self.take_entries();
+        self.map = saved.map;
+        self.expires = saved.expires;
+        self.bytes = saved.bytes;
+        if let Some(ix) = &self.slots {
+            self.map.keys().for_each(|k| ix.add(k));
+        }
+        self.touch_all();
+        current
+    }
+
     /// Swaps the entries with another database's same shard (SWAPDB): watchers
     /// stay with their database and see both sides' keys as changed.
     pub fn swap_entries(&mut self, other: &mut Shard) {

@@ -83,23 +83,10 @@ pub fn load_file_sized(
     databases: usize,
     check_crc: bool,
     now: u64,
-    mut on_resize: impl FnMut(usize, u64),
-    mut on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+    on_resize: impl FnMut(usize, u64),
+    on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
 ) -> Result<FileContents, RdbError> {
-    if data.len() < 9 || &data[..5] != b"REDIS" {
-        return Err(RdbError::Corrupt(
-            "wrong signature trying to load DB from file",
-        ));
-    }
-    let version: u16 = std::str::from_utf8(&data[5..9])
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .ok_or(RdbError::Corrupt("invalid RDB version"))?;
-    if version == 0 || version > RDB_VERSION {
-        return Err(RdbError::Unsupported(format!(
-            "Can't handle RDB format version {version}"
-        )));
-    }
+    let version = header(data)?;
     // Files since version 5 end in EOF then an 8-byte checksum (0: not computed).
     let body_end = if version >= 5 {
         if data.len() < 9 + 1 + 8 {
@@ -114,139 +101,392 @@ pub fn load_file_sized(
     } else {
         data.len()
     };
-    let mut r = Reader::new(&data[9..body_end]);
-    let mut contents = FileContents {
-        version,
-        ..FileContents::default()
+    let input = Input {
+        whole: Some(&data[..body_end]),
+        buf: Vec::new(),
+        start: 0,
+        base: 0,
+        more: None,
+        ended: true,
+        digest: None,
     };
-    let mut db = 0usize;
-    let mut expire_at: i64 = -1;
-    let (mut idle, mut freq) = (None, None);
-    // The `blinkdb-bf` field before a key: that key's exact filter.
-    let mut native: Option<Vec<u8>> = None;
-    loop {
-        let t = r.byte()?;
-        match t {
-            opcode::EXPIRETIME => {
-                expire_at = r.u32_le()? as i64 * 1000;
-                continue;
+    read_records(input, limits, databases, now, on_resize, on_key)
+}
+
+/// A stream's next bytes (a replica's diskless load: the socket's bytes,
+/// framed), given `wait`: whether to wait for them as long as it takes.
+pub type More<'s> = &'s mut dyn FnMut(bool) -> Result<Next, RdbError>;
+
+/// What a stream's source gives.
+pub enum Next {
+    Bytes(Vec<u8>),
+    /// The end of the payload.
+    End,
+    /// Nothing came within a short while (only when not asked to wait).
+    Idle,
+}
+
+/// `load_file_sized` over a stream read a piece at a time, never held whole:
+/// each record is parsed once the bytes it needs are in. The CRC-64 can
+/// only be checked at the end, so a damaged stream fails after some keys
+/// went to `on_key`: the caller discards them (or never serves them).
+pub fn load_stream(
+    more: More<'_>,
+    limits: &Limits,
+    databases: usize,
+    check_crc: bool,
+    now: u64,
+    on_resize: impl FnMut(usize, u64),
+    on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+) -> Result<FileContents, RdbError> {
+    let input = Input {
+        whole: None,
+        buf: Vec::new(),
+        start: 0,
+        base: 0,
+        more: Some(more),
+        ended: false,
+        digest: check_crc.then(|| CRC64.digest()),
+    };
+    read_records(input, limits, databases, now, on_resize, on_key)
+}
+
+/// The signature and version at the start of a file.
+fn header(data: &[u8]) -> Result<u16, RdbError> {
+    if data.len() < 9 || &data[..5] != b"REDIS" {
+        return Err(RdbError::Corrupt(
+            "wrong signature trying to load DB from file",
+        ));
+    }
+    let version: u16 = std::str::from_utf8(&data[5..9])
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or(RdbError::Corrupt("invalid RDB version"))?;
+    if version == 0 || version > RDB_VERSION {
+        return Err(RdbError::Unsupported(format!(
+            "Can't handle RDB format version {version}"
+        )));
+    }
+    Ok(version)
+}
+
+/// The bytes a load reads: a whole image (already checked), or a window
+/// over a stream (the CRC-64 summed as records are consumed).
+struct Input<'d> {
+    whole: Option<&'d [u8]>,
+    buf: Vec<u8>,
+    /// Consumed bytes of the window.
+    start: usize,
+    /// The offset of the window's first byte in the file.
+    base: usize,
+    more: Option<More<'d>>,
+    ended: bool,
+    digest: Option<crc::Digest<'static, u64, crc::Table<16>>>,
+}
+
+impl Input<'_> {
+    fn window(&self) -> &[u8] {
+        match self.whole {
+            Some(d) => &d[self.start..],
+            None => &self.buf[self.start..],
+        }
+    }
+
+    /// The file offset of the window's next byte.
+    fn pos(&self) -> usize {
+        self.base + self.start
+    }
+
+    fn consume(&mut self, n: usize, summed: bool) {
+        if summed {
+            if let Some(d) = self.digest.as_mut() {
+                let at = self.start;
+                d.update(&self.buf[at..at + n]);
             }
-            opcode::EXPIRETIME_MS => {
-                expire_at = r.millis()?;
-                continue;
-            }
-            // The next key's access clock (set after it is stored).
-            opcode::FREQ => {
-                freq = Some(r.byte()?);
-                continue;
-            }
-            opcode::IDLE => {
-                idle = Some(r.len()?);
-                continue;
-            }
-            opcode::EOF => break,
-            opcode::SELECTDB => {
-                let n = r.len()?;
-                if n >= databases as u64 {
-                    return Err(RdbError::Unsupported(format!(
-                        "FATAL: Data file was created with a Redis server configured to handle more than {databases} databases"
-                    )));
+        }
+        self.start += n;
+        // The consumed head goes once it is most of the buffer.
+        if self.whole.is_none() && self.start >= 1 << 20 && self.start * 2 >= self.buf.len() {
+            self.buf.drain(..self.start);
+            self.base += self.start;
+            self.start = 0;
+        }
+    }
+
+    /// Reads on until the window holds at least twice what it did (so a
+    /// record is parsed again O(1) times on average); false at the end.
+    fn more(&mut self) -> Result<bool, RdbError> {
+        let held = self.buf.len() - self.start;
+        self.more_by(held.max(64 * 1024))
+    }
+
+    /// Waits for the next bytes, then reads on until `least` more bytes
+    /// are in or the source goes idle (the rest of a stream that stalls, a
+    /// master's link kept open after a bad mark, is parsed at once); false
+    /// at the end.
+    fn more_by(&mut self, least: usize) -> Result<bool, RdbError> {
+        let Some(more) = self.more.as_mut() else {
+            return Ok(false);
+        };
+        if self.ended {
+            return Ok(false);
+        }
+        let want = self.buf.len() + least;
+        let mut grew = false;
+        while self.buf.len() < want {
+            match more(!grew)? {
+                Next::Bytes(chunk) => {
+                    grew |= !chunk.is_empty();
+                    self.buf.extend_from_slice(&chunk);
                 }
-                db = n as usize;
-                continue;
-            }
-            opcode::RESIZEDB => {
-                let keys = r.len()?;
-                r.len()?;
-                on_resize(db, keys);
-                continue;
-            }
-            opcode::AUX => {
-                let k = r.string()?.into_owned();
-                let v = r.string()?.into_owned();
-                if k == native_bloom::AUX_NAME {
-                    native = Some(v);
-                } else {
-                    contents.aux.push((k, v));
+                Next::End => {
+                    self.ended = true;
+                    break;
                 }
-                continue;
+                Next::Idle => break,
             }
-            opcode::MODULE_AUX => {
-                let (name, _) = module_type_name(r.len()?);
+        }
+        Ok(grew || !self.ended)
+    }
+
+    /// At least `n` bytes in the window, or the stream ended first.
+    fn need(&mut self, n: usize) -> Result<bool, RdbError> {
+        while self.window().len() < n {
+            if !self.more()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn is_truncated(e: &RdbError) -> bool {
+    matches!(e, RdbError::Corrupt(m) if *m == "unexpected end of data")
+}
+
+/// What the reading carries from one record to the next.
+struct State {
+    contents: FileContents,
+    db: usize,
+    expire_at: i64,
+    idle: Option<u64>,
+    freq: Option<u8>,
+    /// The `blinkdb-bf` field before a key: that key's exact filter.
+    native: Option<Vec<u8>>,
+}
+
+enum Record {
+    /// An opcode (or a key left out): nothing for the caller.
+    Meta,
+    Key(LoadedKey),
+    Eof,
+}
+
+/// One whole record (opcode, or key and value) at the reader's start
+/// (`at`: its file offset). A record cut short fails with the reader's
+/// truncation error before changing the state, so it can be parsed again
+/// once more bytes are in.
+fn read_record(
+    st: &mut State,
+    r: &mut Reader<'_>,
+    at: usize,
+    limits: &Limits,
+    databases: usize,
+    now: u64,
+    on_resize: &mut impl FnMut(usize, u64),
+) -> Result<Record, RdbError> {
+    let t = r.byte()?;
+    match t {
+        opcode::EXPIRETIME => {
+            st.expire_at = r.u32_le()? as i64 * 1000;
+            return Ok(Record::Meta);
+        }
+        opcode::EXPIRETIME_MS => {
+            st.expire_at = r.millis()?;
+            return Ok(Record::Meta);
+        }
+        // The next key's access clock (set after it is stored).
+        opcode::FREQ => {
+            st.freq = Some(r.byte()?);
+            return Ok(Record::Meta);
+        }
+        opcode::IDLE => {
+            st.idle = Some(r.len()?);
+            return Ok(Record::Meta);
+        }
+        opcode::EOF => return Ok(Record::Eof),
+        opcode::SELECTDB => {
+            let n = r.len()?;
+            if n >= databases as u64 {
                 return Err(RdbError::Unsupported(format!(
-                    "module auxiliary data of module type {name} is not supported"
+                    "FATAL: Data file was created with a Redis server configured to handle more than {databases} databases"
                 )));
             }
-            opcode::FUNCTION2 => {
-                contents.functions.push(r.string()?.into_owned());
-                continue;
-            }
-            opcode::FUNCTION => {
-                contents.functions.push(read_old_function(&mut r)?);
-                continue;
-            }
-            _ => {}
+            st.db = n as usize;
+            return Ok(Record::Meta);
         }
-        let key = InlineBytes::from_slice(&r.string()?);
-        let value_start = 9 + r.pos();
-        if native.is_some() && t != kind::MODULE_2 {
-            native = None;
+        opcode::RESIZEDB => {
+            let keys = r.len()?;
+            r.len()?;
+            on_resize(st.db, keys);
+            return Ok(Record::Meta);
         }
-        let value = match read_entry(t, &mut r, limits) {
-            Ok(Loaded::Bloom(chain)) => match native.take().map(|v| native_bloom::decode(&v)) {
-                Some(Some(dump)) => Loaded::NativeBloom(Box::new(dump), chain),
-                Some(None) => {
-                    tracing::warn!(
-                        "a malformed blinkdb-bf field: the key's RedisBloom value is used"
-                    );
-                    Loaded::Bloom(chain)
-                }
-                None => Loaded::Bloom(chain),
-            },
-            // BlinkDB writes its filters into files as the AUX field plus
-            // RedisBloom's value, never as its DUMP-only module type.
-            Ok(Loaded::NativeDump(_)) => {
-                return Err(RdbError::Unsupported(format!(
-                    "module type {} in a file (it only travels in RESTORE payloads)",
-                    super::module::NATIVE_TYPE
-                )))
+        opcode::AUX => {
+            let k = r.string()?.into_owned();
+            let v = r.string()?.into_owned();
+            if k == native_bloom::AUX_NAME {
+                st.native = Some(v);
+            } else {
+                st.contents.aux.push((k, v));
             }
-            Ok(v) => v,
-            Err(RdbError::EmptyKey) => {
-                contents.empty += 1;
-                expire_at = -1;
-                (idle, freq) = (None, None);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        let at = if expire_at < 0 {
-            0
-        } else {
-            expire_at.max(1) as u64
-        };
-        expire_at = -1;
-        let (key_idle, key_freq) = (idle.take(), freq.take());
-        if at != 0 && now != 0 && at <= now {
-            contents.expired += 1;
-            continue;
+            return Ok(Record::Meta);
         }
-        contents.keys += 1;
-        on_key(LoadedKey {
-            db,
-            key,
-            value,
-            kind: t,
-            raw: value_start..9 + r.pos(),
-            expire_at: at,
-            idle: key_idle,
-            freq: key_freq,
-        })?;
+        opcode::MODULE_AUX => {
+            let (name, _) = module_type_name(r.len()?);
+            return Err(RdbError::Unsupported(format!(
+                "module auxiliary data of module type {name} is not supported"
+            )));
+        }
+        opcode::FUNCTION2 => {
+            let code = r.string()?.into_owned();
+            st.contents.functions.push(code);
+            return Ok(Record::Meta);
+        }
+        opcode::FUNCTION => {
+            let code = read_old_function(r)?;
+            st.contents.functions.push(code);
+            return Ok(Record::Meta);
+        }
+        _ => {}
     }
-    if r.remaining() != 0 {
+    let key = InlineBytes::from_slice(&r.string()?);
+    let value_start = at + r.pos();
+    // (Clearing it again on a retry changes nothing.)
+    if st.native.is_some() && t != kind::MODULE_2 {
+        st.native = None;
+    }
+    let value = match read_entry(t, r, limits) {
+        Ok(Loaded::Bloom(chain)) => match st.native.take().map(|v| native_bloom::decode(&v)) {
+            Some(Some(dump)) => Loaded::NativeBloom(Box::new(dump), chain),
+            Some(None) => {
+                tracing::warn!("a malformed blinkdb-bf field: the key's RedisBloom value is used");
+                Loaded::Bloom(chain)
+            }
+            None => Loaded::Bloom(chain),
+        },
+        // BlinkDB writes its filters into files as the AUX field plus
+        // RedisBloom's value, never as its DUMP-only module type.
+        Ok(Loaded::NativeDump(_)) => {
+            return Err(RdbError::Unsupported(format!(
+                "module type {} in a file (it only travels in RESTORE payloads)",
+                super::module::NATIVE_TYPE
+            )))
+        }
+        Ok(v) => v,
+        Err(RdbError::EmptyKey) => {
+            st.contents.empty += 1;
+            st.expire_at = -1;
+            (st.idle, st.freq) = (None, None);
+            return Ok(Record::Meta);
+        }
+        Err(e) => return Err(e),
+    };
+    let expire_at = if st.expire_at < 0 {
+        0
+    } else {
+        st.expire_at.max(1) as u64
+    };
+    st.expire_at = -1;
+    let (idle, freq) = (st.idle.take(), st.freq.take());
+    if expire_at != 0 && now != 0 && expire_at <= now {
+        st.contents.expired += 1;
+        return Ok(Record::Meta);
+    }
+    st.contents.keys += 1;
+    Ok(Record::Key(LoadedKey {
+        db: st.db,
+        key,
+        value,
+        kind: t,
+        raw: value_start..at + r.pos(),
+        expire_at,
+        idle,
+        freq,
+    }))
+}
+
+/// The one loop behind `load_file_sized` and `load_stream`.
+fn read_records(
+    mut input: Input<'_>,
+    limits: &Limits,
+    databases: usize,
+    now: u64,
+    mut on_resize: impl FnMut(usize, u64),
+    mut on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+) -> Result<FileContents, RdbError> {
+    if !input.need(9)? {
+        return Err(RdbError::Corrupt(
+            "wrong signature trying to load DB from file",
+        ));
+    }
+    let version = header(input.window())?;
+    if input.whole.is_some() {
+        // The whole image starts after its header.
+        input.whole = input.whole.map(|d| &d[9..]);
+        input.base = 9;
+    } else {
+        input.consume(9, true);
+    }
+    let mut st = State {
+        contents: FileContents {
+            version,
+            ..FileContents::default()
+        },
+        db: 0,
+        expire_at: -1,
+        idle: None,
+        freq: None,
+        native: None,
+    };
+    loop {
+        let at = input.pos();
+        let (record, used) = {
+            let mut r = Reader::new(input.window());
+            let record = read_record(&mut st, &mut r, at, limits, databases, now, &mut on_resize);
+            (record, r.pos())
+        };
+        match record {
+            Ok(record) => {
+                input.consume(used, true);
+                match record {
+                    Record::Meta => {}
+                    Record::Key(k) => on_key(k)?,
+                    Record::Eof => break,
+                }
+            }
+            Err(e) if is_truncated(&e) && input.more()? => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if input.whole.is_none() && version >= 5 {
+        // A stream's checksum: of every byte before it.
+        if !input.need(8)? {
+            return Err(RdbError::Corrupt("Unexpected EOF reading RDB file"));
+        }
+        let stored = u64::from_le_bytes(input.window()[..8].try_into().expect("8"));
+        let computed = input.digest.take().map(|d| d.finalize());
+        input.consume(8, false);
+        if let Some(sum) = computed {
+            if stored != 0 && sum != stored {
+                return Err(RdbError::Corrupt("Wrong RDB checksum"));
+            }
+        }
+    }
+    // (One byte is enough to tell: a stream's next piece is not waited for.)
+    if !input.window().is_empty() || input.more_by(1)? {
         return Err(RdbError::Corrupt("data after the EOF opcode"));
     }
-    Ok(contents)
+    Ok(st.contents)
 }
 
 /// Where an RDB writer's bytes go.
@@ -631,5 +871,97 @@ mod tests {
             |_| Ok(())
         )
         .is_err());
+        // The same bytes as a stream, in pieces of every size: the same keys.
+        for piece in [1, 7, 64, data.len()] {
+            let mut chunks = data.chunks(piece).map(|c| c.to_vec());
+            let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
+            let mut streamed = Vec::new();
+            let c = load_stream(
+                &mut more,
+                &Limits::default(),
+                16,
+                true,
+                1,
+                |_, _| {},
+                |k| {
+                    streamed.push((k.db, k.key, k.expire_at, k.raw));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(c.functions.len(), 1);
+            assert_eq!(streamed.len(), 2);
+            assert_eq!(&streamed[1].1[..], b"b");
+            assert_eq!(streamed[1].2, 4_000_000_000_000);
+        }
+        let stream = |bytes: &[u8]| {
+            let mut chunks = bytes.chunks(5).map(|c| c.to_vec());
+            let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
+            load_stream(
+                &mut more,
+                &Limits::default(),
+                16,
+                true,
+                1,
+                |_, _| {},
+                |_| Ok(()),
+            )
+        };
+        // Cut anywhere, damaged, or followed by more: refused.
+        for cut in 0..data.len() {
+            assert!(stream(&data[..cut]).is_err(), "cut at {cut}");
+        }
+        assert!(stream(&bad).is_err());
+        // The last value's byte (before EOF and the CRC): only the checksum tells.
+        let mut flipped = data.clone();
+        let at = data.len() - 10;
+        assert_eq!(flipped[at], b'x');
+        flipped[at] = b'y';
+        assert!(matches!(
+            stream(&flipped),
+            Err(RdbError::Corrupt("Wrong RDB checksum"))
+        ));
+        let mut unchecked = Vec::new();
+        let mut chunks = flipped.chunks(3).map(|c| c.to_vec());
+        let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
+        load_stream(
+            &mut more,
+            &Limits::default(),
+            16,
+            false,
+            1,
+            |_, _| {},
+            |k| {
+                unchecked.push(k.key);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(unchecked.len(), 2);
+        let mut longer = data.clone();
+        longer.push(0);
+        assert!(stream(&longer).is_err());
+        // A source's failure (a dropped link) is the load's.
+        let mut n = 0;
+        let mut failing = |_| {
+            n += 1;
+            if n > 2 {
+                Err(RdbError::Io("link lost".into()))
+            } else {
+                Ok(Next::Bytes(data[(n - 1) * 5..n * 5].to_vec()))
+            }
+        };
+        assert!(matches!(
+            load_stream(
+                &mut failing,
+                &Limits::default(),
+                16,
+                true,
+                1,
+                |_, _| {},
+                |_| Ok(())
+            ),
+            Err(RdbError::Io(_))
+        ));
     }
 }

@@ -19,7 +19,8 @@ mod ziplist;
 
 pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
 pub use file::{
-    load_file, load_file_sized, read_old_function, FileContents, LoadedKey, RdbFileWriter,
+    load_file, load_file_sized, load_stream, read_old_function, FileContents, LoadedKey, More,
+    Next, RdbFileWriter,
 };
 pub use read::{read_entry, read_object, Loaded, Reader};
 pub use write::{object_type, write_len, write_object, write_string};

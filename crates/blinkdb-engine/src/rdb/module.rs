@@ -144,9 +144,8 @@ fn read_bloom(r: &mut Reader<'_>, id: u64) -> Result<RedisBloomChain, RdbError> 
     // Each link takes at least 17 bytes: the count cannot exceed what is left.
     let nfilters = uint(r)?;
     if nfilters.saturating_mul(17) > r.remaining() as u64 {
-        return Err(RdbError::Corrupt(
-            "RedisBloom filter link count beyond the data",
-        ));
+        // (A stream being read may hold them later: the reader retries.)
+        return Err(super::read::TRUNCATED);
     }
     let options = u32::try_from(uint(r)?)
         .map_err(|_| RdbError::Corrupt("RedisBloom filter options out of range"))?;

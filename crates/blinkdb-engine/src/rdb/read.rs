@@ -14,7 +14,7 @@ const ENC_INT16: u8 = 1;
 const ENC_INT32: u8 = 2;
 const ENC_LZF: u8 = 3;
 
-const TRUNCATED: RdbError = RdbError::Corrupt("unexpected end of data");
+pub(crate) const TRUNCATED: RdbError = RdbError::Corrupt("unexpected end of data");
 
 /// A cursor over RDB bytes; no read goes past the end.
 pub struct Reader<'a> {

@@ -5,11 +5,13 @@
 //!   the replicas' positions in it;
 //! - `master`: SYNC/PSYNC, REPLCONF, the full sync and the streaming;
 //! - `replica`: REPLICAOF and the link to a master (this server as a replica);
+//! - `diskless_load`: repl-diskless-load, a full sync's RDB read from the socket;
 //! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
 
 pub mod backlog;
 pub mod checkpoint;
 pub mod diskless;
+pub mod diskless_load;
 pub mod failover;
 pub mod master;
 pub mod replica;

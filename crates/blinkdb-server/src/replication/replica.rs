@@ -1,5 +1,6 @@
 //! The replica side: REPLICAOF, the link to the master (handshake, PSYNC,
-//! the full sync's RDB spooled to a file and loaded, then the master's
+//! the full sync's RDB spooled to a file and loaded, or parsed from the
+//! socket (diskless_load.rs), then the master's
 //! stream applied by a client flagged as the master's), REPLCONF ACKs, and
 //! the replica's INFO/ROLE fields. docs/replication.md has the wire formats.
 //!
@@ -291,16 +292,16 @@ fn early(e: impl std::fmt::Display) -> LinkError {
 }
 
 /// The socket with the master, its unread bytes and its client identity.
-struct Conn {
+pub(super) struct Conn {
     sock: TcpStream,
-    buf: BytesMut,
+    pub(super) buf: BytesMut,
     info: Arc<ClientInfo>,
     timeout: Duration,
 }
 
 impl Conn {
     /// Reads more into `buf`: errors on EOF, timeout, or a kill.
-    async fn fill(&mut self) -> Result<usize, String> {
+    pub(super) async fn fill(&mut self) -> Result<usize, String> {
         if self.buf.capacity() - self.buf.len() < 16 * 1024 {
             self.buf.reserve(64 * 1024);
         }
@@ -532,7 +533,8 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
 }
 
 /// Receives the RDB (`$<len>` or `$EOF:<mark>`) into a temp file, then
-/// loads it in place of the whole dataset (clients get -LOADING meanwhile).
+/// loads it in place of the whole dataset, or (repl-diskless-load) loads it
+/// from the socket as it arrives; clients get -LOADING meanwhile.
 async fn full_sync(
     shared: &Arc<Shared>,
     generation: u64,
@@ -560,14 +562,40 @@ async fn full_sync(
             "Bad protocol from MASTER, the first byte is not '$' (we received '{header}'), are you sure the host and port are right?"
         ));
     };
+    let payload = super::diskless_load::Payload::new(spec)?;
+    set_state(shared, generation, |s| {
+        s.sync_total = payload.total().map_or(-1, |t| t as i64)
+    });
+    super::checkpoint::remove(shared);
+    if let Some(mode) = super::diskless_load::from_socket(shared) {
+        match payload.total() {
+            Some(len) => tracing::info!(
+                "MASTER <-> REPLICA sync: receiving {len} bytes from master to parser ({})",
+                if mode == super::diskless_load::Mode::Swapdb {
+                    "swapdb"
+                } else {
+                    "on-empty-db"
+                }
+            ),
+            None => tracing::info!(
+                "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser"
+            ),
+        }
+        super::diskless_load::load(shared, generation, conn, payload, mode).await?;
+        if !current(shared, generation) {
+            return Err("REPLICAOF changed during the transfer".into());
+        }
+        shared.replication.feed.follow_full(replid, offset);
+        tracing::info!("MASTER <-> REPLICA sync: Finished with success");
+        return Ok(());
+    }
     let settings = shared.settings();
     let tmp = settings.dir.join(format!(
         "temp-{}-{}.rdb",
         blinkdb_engine::clock::now_ms(),
         std::process::id()
     ));
-    super::checkpoint::remove(shared);
-    let result = receive(shared, generation, conn, spec, &tmp).await;
+    let result = receive(shared, generation, conn, payload, &tmp).await;
     let result = match result {
         Ok(()) => {
             if !current(shared, generation) {
@@ -576,9 +604,13 @@ async fn full_sync(
             }
             tracing::info!("MASTER <-> REPLICA sync: Loading DB in memory");
             let (s, path) = (shared.clone(), tmp.clone());
-            tokio::task::spawn_blocking(move || load(&s, &path))
-                .await
-                .unwrap_or_else(|e| Err(format!("loading task failed: {e}")))
+            tokio::task::spawn_blocking(move || {
+                load(&s, false, "disk", |shared, settings| {
+                    crate::rdb_file::import(shared, settings, &path)
+                })
+            })
+            .await
+            .unwrap_or_else(|e| Err(format!("loading task failed: {e}")))
         }
         Err(e) => Err(e),
     };
@@ -589,81 +621,56 @@ async fn full_sync(
     Ok(())
 }
 
+/// The full sync's progress: `read` bytes of the payload in.
+pub(super) fn sync_progress(shared: &Shared, generation: u64, read: u64) {
+    set_state(shared, generation, |s| {
+        let now = blinkdb_engine::clock::now_ms();
+        s.sync_read = read;
+        s.last_io_ms = now;
+        s.sync_last_io_ms = now;
+    })
+}
+
 /// The payload into `path`.
 async fn receive(
     shared: &Shared,
     generation: u64,
     conn: &mut Conn,
-    spec: &str,
+    mut payload: super::diskless_load::Payload,
     path: &std::path::Path,
 ) -> Result<(), String> {
     let mut file = std::fs::File::create(path).map_err(|e| {
         format!("Opening the temp file needed for MASTER <-> REPLICA synchronization: {e}")
     })?;
-    let mut write = |bytes: &[u8]| {
-        file.write_all(bytes)
-            .map_err(|e| format!("Write error writing to the temp file for the sync: {e}"))
-    };
-    let progress = |read: u64| {
-        set_state(shared, generation, |s| {
-            let now = blinkdb_engine::clock::now_ms();
-            s.sync_read = read;
-            s.last_io_ms = now;
-            s.sync_last_io_ms = now;
-        })
-    };
-    if let Some(mark) = spec.strip_prefix("EOF:") {
-        let mark = mark.as_bytes().to_vec();
-        if mark.len() != 40 {
-            return Err(format!("Bad EOF mark from MASTER: {spec}"));
+    match payload.total() {
+        Some(len) => {
+            tracing::info!("MASTER <-> REPLICA sync: receiving {len} bytes from master to disk")
         }
-        set_state(shared, generation, |s| s.sync_total = -1);
-        tracing::info!(
+        None => tracing::info!(
             "MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk"
-        );
-        let mut read = 0u64;
-        loop {
-            // Everything but a possible start of the mark goes to the file.
-            if let Some(at) = conn.buf.windows(40).position(|w| w == &mark[..]) {
-                write(&conn.buf[..at])?;
-                read += at as u64;
-                conn.buf.advance(at + 40);
-                progress(read);
-                return file.sync_all().map_err(|e| e.to_string());
-            }
-            if conn.buf.len() > 40 {
-                let n = conn.buf.len() - 39;
-                write(&conn.buf[..n])?;
-                read += n as u64;
-                conn.buf.advance(n);
-                progress(read);
-            }
-            conn.fill().await?;
-        }
+        ),
     }
-    let Ok(len) = spec.parse::<u64>() else {
-        return Err(format!("Bad bulk length from MASTER: {spec}"));
-    };
-    set_state(shared, generation, |s| s.sync_total = len as i64);
-    tracing::info!("MASTER <-> REPLICA sync: receiving {len} bytes from master to disk");
-    let mut left = len;
-    loop {
-        let n = (conn.buf.len() as u64).min(left) as usize;
-        write(&conn.buf[..n])?;
-        conn.buf.advance(n);
-        left -= n as u64;
-        progress(len - left);
-        if left == 0 {
-            return file.sync_all().map_err(|e| e.to_string());
-        }
-        conn.fill().await?;
+    while let Some(bytes) = payload.next(conn).await? {
+        file.write_all(&bytes)
+            .map_err(|e| format!("Write error writing to the temp file for the sync: {e}"))?;
+        sync_progress(shared, generation, payload.read);
     }
+    file.sync_all().map_err(|e| e.to_string())
 }
 
-/// Replaces the dataset with the RDB at `path`: flushed, loaded (the whole
-/// file is checked before any key goes in), the AOF rewritten from it. A
-/// file that fails leaves an empty dataset, never a part of one.
-fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
+/// Replaces the dataset with the master's RDB, read by `import` (a file,
+/// checked whole before any key goes in, or the socket: diskless_load.rs),
+/// then rewrites the AOF from it. With `swap`, the old keys and libraries
+/// are set aside first and come back if the load fails; without, the
+/// dataset is flushed first and again on a failure. Either way a load that
+/// fails never leaves a part of the master's data served. `from` names the
+/// source in the log ("disk", "socket").
+pub(super) fn load(
+    shared: &Shared,
+    swap: bool,
+    from: &str,
+    import: impl FnOnce(&Shared, &crate::config::Settings) -> Result<u64, String>,
+) -> Result<(), String> {
     let settings = shared.settings();
     {
         // No command is half-way when loading starts.
@@ -675,15 +682,44 @@ fn load(shared: &Shared, path: &std::path::Path) -> Result<(), String> {
         .start_ms
         .store(shared.clock(), Ordering::Relaxed);
     let engine = &shared.engine;
-    engine.flush(None, &[b"FLUSHALL"], false, 0);
+    let taken = if swap {
+        tracing::info!("MASTER <-> REPLICA sync: Setting the current data aside (swapdb)");
+        Some(engine.take_dataset())
+    } else {
+        tracing::info!("MASTER <-> REPLICA sync: Flushing old data");
+        engine.flush(None, &[b"FLUSHALL"], false, 0);
+        None
+    };
     // The function libraries go too (Redis's emptyData at a full sync): the
     // master's, if it has any, come with the RDB.
-    drop(std::mem::take(&mut *shared.scripting.functions.lock()));
-    let mut result = crate::rdb_file::import(shared, &settings, path).map(|_| ());
+    let old_functions = std::mem::take(&mut *shared.scripting.functions.lock());
+    let mut result = import(shared, &settings).map(|_| ());
     if let Err(e) = &result {
-        tracing::warn!("Failed trying to load the MASTER synchronization DB from disk: {e}");
-        engine.flush(None, &[b"FLUSHALL"], false, 0);
-    } else if settings.appendonly {
+        tracing::warn!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
+        match taken {
+            Some(taken) => {
+                tracing::warn!(
+                    "MASTER <-> REPLICA sync: Discarding temporary DB in background (the old data restored: {} keys)",
+                    taken.keys()
+                );
+                engine.restore_dataset(taken);
+                *shared.scripting.functions.lock() = old_functions;
+            }
+            None => {
+                tracing::warn!("MASTER <-> REPLICA sync: Discarding the half-loaded data");
+                engine.flush(None, &[b"FLUSHALL"], false, 0);
+                drop(std::mem::take(&mut *shared.scripting.functions.lock()));
+            }
+        }
+    } else {
+        if let Some(taken) = taken {
+            // Freed off this thread (and off the serving ones).
+            tracing::info!("MASTER <-> REPLICA sync: Discarding old DB in background");
+            engine.drop_dataset(taken);
+        }
+        drop(old_functions);
+    }
+    if result.is_ok() && settings.appendonly {
         let moved = keep_large_values_in_the_log(shared);
         if moved > 0 {
             tracing::info!("MASTER <-> REPLICA sync: {moved} large values kept in the log");
