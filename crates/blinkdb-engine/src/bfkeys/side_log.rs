@@ -436,6 +436,7 @@ impl ItemLog {
     }
 
     /// Whether adds still need their RedisBloom pair computed.
+    #[cfg(test)]
     pub(crate) fn wants_pairs(&self) -> bool {
         !self.pairs_off.load(Ordering::Acquire)
     }
