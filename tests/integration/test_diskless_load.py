@@ -9,13 +9,12 @@ unchanged) and retries; with on-empty-db nothing half-loaded is served; the serv
 up. CONFIG SET of a bad value answers as redis-server does."""
 
 import os
-import socket
-import threading
 
 import pytest
 
 from rdb_helpers import DEBUG, assert_same_digests, client
 from resp import RespConnection
+from fake_master import FakeMaster
 from server import base_args, free_port
 from test_replication import info, peers, replica_log, start_redis, wait_for  # noqa: F401
 
@@ -99,64 +98,6 @@ def rdb_of_many_keys(peers, tmp_path):
     c.save()
     with open(os.path.join(str(tmp_path / "rdb-maker"), "many.rdb"), "rb") as f:
         return f.read()
-
-
-class FakeMaster:
-    """Answers the handshake, then PSYNC with +FULLRESYNC and the bytes `sync(n)` gives
-    for its n-th connection (header and payload); then closes if `close`, else idles."""
-
-    def __init__(self, sync, close):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.sync, self.close_after = sync, close
-        self.connections = 0
-        self.stopped = False
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while not self.stopped:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self.session, args=(conn, self.connections),
-                             daemon=True).start()
-
-    def session(self, conn, n):
-        f = conn.makefile("rb")
-        try:
-            while True:
-                line = f.readline()
-                if not line:
-                    return
-                args = []
-                for _ in range(int(line[1:])):
-                    ln = int(f.readline()[1:])
-                    args.append(f.read(ln + 2)[:-2])
-                cmd = args[0].upper()
-                if cmd == b"PING":
-                    conn.sendall(b"+PONG\r\n")
-                elif cmd == b"PSYNC":
-                    conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
-                    conn.sendall(self.sync(n))
-                    if self.close_after:
-                        return
-                elif cmd == b"REPLCONF" and args[1].upper() == b"ACK":
-                    pass
-                else:
-                    conn.sendall(b"+OK\r\n")
-        except (OSError, ValueError):
-            pass
-        finally:
-            conn.close()
-
-    def stop(self):
-        self.stopped = True
-        self.sock.close()
 
 
 MARK = b"0123456789abcdef0123456789abcdef01234567"

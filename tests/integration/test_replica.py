@@ -11,12 +11,11 @@ corrupt RDB or a malformed stream: the replica refuses, retries, and serves no p
 data."""
 
 import os
-import socket
-import threading
 import time
 
 import pytest
 
+from fake_master import FakeMaster
 from rdb_helpers import client
 from resp import RespConnection
 from server import ORACLE_BIN, ServerProcess, free_port
@@ -260,70 +259,12 @@ def empty_rdb(peers, tmp_path):
         return f.read()
 
 
-class FakeMaster:
-    """A socket server that answers the handshake (+PONG, +OK), then PSYNC with
-    +FULLRESYNC and `payload` as the RDB (and `stream` after it); counts connections."""
-
-    def __init__(self, payload, stream=b""):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.payload, self.stream = payload, stream
-        self.connections = 0
-        self.stopped = False
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while not self.stopped:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self.session, args=(conn,), daemon=True).start()
-
-    def session(self, conn):
-        f = conn.makefile("rb")
-        synced = False
-        try:
-            while True:
-                line = f.readline()
-                if not line:
-                    return
-                n = int(line[1:])
-                args = []
-                for _ in range(n):
-                    ln = int(f.readline()[1:])
-                    args.append(f.read(ln + 2)[:-2])
-                cmd = args[0].upper()
-                if synced:
-                    continue  # REPLCONF ACKs get no reply
-                if cmd == b"PING":
-                    conn.sendall(b"+PONG\r\n")
-                elif cmd == b"PSYNC":
-                    conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
-                    conn.sendall(b"$%d\r\n" % len(self.payload) + self.payload + self.stream)
-                    synced = True
-                else:
-                    conn.sendall(b"+OK\r\n")
-        except (OSError, ValueError):
-            pass
-        finally:
-            conn.close()
-
-    def close(self):
-        self.stopped = True
-        self.sock.close()
-
-
 def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers):
     rdb = empty_rdb(peers, tmp_path)
     # The key's value damaged: the CRC-64 at the end no longer matches.
     corrupt = rdb.replace(b"fake value", b"fake VALUE")
     assert corrupt != rdb
-    bad = FakeMaster(corrupt)
+    bad = FakeMaster(lambda n: b"$%d\r\n" % len(corrupt) + corrupt, False)
     replica = server_factory()
     r = client(replica.port)
     r.set("mine", "before")
@@ -337,9 +278,10 @@ def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers)
         assert info(r)["master_link_status"] == "down"
         assert "Failed trying to load the MASTER synchronization DB" in replica_log(replica)
     finally:
-        bad.close()
+        bad.stop()
     # A good RDB, then a stream that is not RESP: the link drops and retries.
-    good = FakeMaster(rdb, stream=b"*2\r\n$3\r\nDEL\r\nxx\r\n*1\r\n$4\r\nPING\r\n")
+    stream = b"*2\r\n$3\r\nDEL\r\nxx\r\n*1\r\n$4\r\nPING\r\n"
+    good = FakeMaster(lambda n: b"$%d\r\n" % len(rdb) + rdb + stream, False)
     try:
         r.execute_command("REPLICAOF", "127.0.0.1", good.port)
         wait_for(lambda: good.connections >= 2, what="the replica retries after a bad stream")
@@ -347,7 +289,7 @@ def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers)
         assert r.get("fake:key") == b"fake value"
         assert "Protocol error from MASTER" in replica_log(replica)
     finally:
-        good.close()
+        good.stop()
     r.execute_command("REPLICAOF", "NO", "ONE")
     assert r.set("after", "ok")
 

@@ -595,15 +595,7 @@ impl Engine {
     /// background thread) once it succeeded. Nothing is logged: the AOF
     /// still holds the keys taken, until the load's rewrite.
     pub fn take_dataset(&self) -> TakenDataset {
-        let mut guards: Vec<_> = (0..self.dbs.len())
-            .flat_map(|d| self.dbs[d].shards().iter().map(move |s| (d, s.write())))
-            .collect();
-        let epoch = self.rewrite_epoch.load(Ordering::Acquire);
-        if epoch != 0 {
-            for (d, g) in guards.iter_mut() {
-                self.snapshot_before_write(*d, g, epoch);
-            }
-        }
+        let mut guards = self.write_all_shards();
         let shards = guards.iter_mut().map(|(_, g)| g.take_entries()).collect();
         self.report_flush(0);
         TakenDataset(shards)
@@ -612,6 +604,20 @@ impl Engine {
     /// Puts back what `take_dataset` took, in place of what the keyspace
     /// holds now (freed on a background thread).
     pub fn restore_dataset(&self, taken: TakenDataset) {
+        let mut guards = self.write_all_shards();
+        let mut partial = Vec::with_capacity(guards.len());
+        for ((_, g), saved) in guards.iter_mut().zip(taken.0) {
+            partial.push(g.put_entries(saved));
+        }
+        self.report_flush(0);
+        drop(guards);
+        let keys = partial.iter().map(|s| s.len() as u64).sum();
+        crate::types::free_later_objects(partial, keys);
+    }
+
+    /// Every shard of every database write-locked, each first copied into a
+    /// running rewrite's base, as before any write.
+    fn write_all_shards(&self) -> Vec<(usize, RwLockWriteGuard<'_, Shard>)> {
         let mut guards: Vec<_> = (0..self.dbs.len())
             .flat_map(|d| self.dbs[d].shards().iter().map(move |s| (d, s.write())))
             .collect();
@@ -621,14 +627,7 @@ impl Engine {
                 self.snapshot_before_write(*d, g, epoch);
             }
         }
-        let mut partial = Vec::with_capacity(guards.len());
-        for ((_, g), saved) in guards.iter_mut().zip(taken.0) {
-            partial.push(g.put_entries(saved));
-        }
-        self.report_flush(0);
-        drop(guards);
-        let keys = partial.iter().map(|s| s.len() as u64).sum();
-        crate::types::free_later_objects(partial, keys);
+        guards
     }
 
     /// Frees what `take_dataset` took, on a background thread.
