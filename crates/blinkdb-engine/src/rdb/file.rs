@@ -216,7 +216,8 @@ impl Input<'_> {
     /// Reads on until the window holds at least twice what it did (so a
     /// record is parsed again O(1) times on average); false at the end.
     fn more(&mut self) -> Result<bool, RdbError> {
-        let held = self.buf.len() - self.start;
+        // The window, not `buf`: a whole image leaves `buf` empty.
+        let held = self.window().len();
         self.more_by(held.max(64 * 1024))
     }
 
