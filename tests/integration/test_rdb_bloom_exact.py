@@ -5,7 +5,6 @@ the configured error rate, not always (the export used to be saturated). The ite
 keeps each item's RedisBloom hash pair for this (docs/bloom-file-format.md, "Item logs");
 it survives an AOF rewrite and a rebuild from the AOF alone (docs/rdb-format.md)."""
 
-import os
 import shutil
 
 from aof_helpers import bgrewriteaof, wait_rewrite_done
@@ -89,16 +88,22 @@ def test_dump_restore_into_redisbloom_is_exact(blinkdb, tmp_path):
         redis.stop()
 
 
+def build_and_rewrite(srv):
+    """The filters built on `srv`, then an AOF rewrite run to its end; a client."""
+    b = client(srv.port)
+    build(b)
+    with RespConnection(srv.port) as conn:
+        bgrewriteaof(conn)
+        wait_rewrite_done(conn)
+    return b
+
+
 def test_save_loads_in_redisbloom_exact(tmp_path):
     bdir = tmp_path / "blinkdb"
     srv = ServerProcess(blinkdb_bin(), str(bdir), ["--appendonly", "yes"])
     try:
-        b = client(srv.port)
-        build(b)
         # An AOF rewrite keeps the pairs: BLINKDB.BFVALUES carries 32-byte entries.
-        with RespConnection(srv.port) as conn:
-            bgrewriteaof(conn)
-            wait_rewrite_done(conn)
+        b = build_and_rewrite(srv)
         b.execute_command("BF.ADD", "bf:scaling", "after-rewrite")
         assert b.save()
         infos = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
@@ -129,11 +134,7 @@ def test_restart_keeps_the_pairs_and_a_lost_log_saturates(tmp_path):
     args = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
     srv = ServerProcess(blinkdb_bin(), str(bdir), args)
     try:
-        b = client(srv.port)
-        build(b)
-        with RespConnection(srv.port) as conn:
-            bgrewriteaof(conn)
-            wait_rewrite_done(conn)
+        b = build_and_rewrite(srv)
         assert b.execute_command("BF.ADD", "bf:scaling", "after-rewrite") == 1
         before = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
     finally:

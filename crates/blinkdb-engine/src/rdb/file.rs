@@ -873,41 +873,38 @@ mod tests {
         )
         .is_err());
         // The same bytes as a stream, in pieces of every size: the same keys.
-        for piece in [1, 7, 64, data.len()] {
-            let mut chunks = data.chunks(piece).map(|c| c.to_vec());
+        // `bytes` as a stream in pieces of `piece` bytes, default limits.
+        fn in_pieces(
+            bytes: &[u8],
+            piece: usize,
+            check_crc: bool,
+            on_key: impl FnMut(LoadedKey) -> Result<(), RdbError>,
+        ) -> Result<FileContents, RdbError> {
+            let mut chunks = bytes.chunks(piece).map(|c| c.to_vec());
             let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
-            let mut streamed = Vec::new();
-            let c = load_stream(
+            load_stream(
                 &mut more,
                 &Limits::default(),
                 16,
-                true,
+                check_crc,
                 1,
                 |_, _| {},
-                |k| {
-                    streamed.push((k.db, k.key, k.expire_at, k.raw));
-                    Ok(())
-                },
+                on_key,
             )
+        }
+        for piece in [1, 7, 64, data.len()] {
+            let mut streamed = Vec::new();
+            let c = in_pieces(&data, piece, true, |k| {
+                streamed.push((k.db, k.key, k.expire_at, k.raw));
+                Ok(())
+            })
             .unwrap();
             assert_eq!(c.functions.len(), 1);
             assert_eq!(streamed.len(), 2);
             assert_eq!(&streamed[1].1[..], b"b");
             assert_eq!(streamed[1].2, 4_000_000_000_000);
         }
-        let stream = |bytes: &[u8]| {
-            let mut chunks = bytes.chunks(5).map(|c| c.to_vec());
-            let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
-            load_stream(
-                &mut more,
-                &Limits::default(),
-                16,
-                true,
-                1,
-                |_, _| {},
-                |_| Ok(()),
-            )
-        };
+        let stream = |bytes: &[u8]| in_pieces(bytes, 5, true, |_| Ok(()));
         // Cut anywhere, damaged, or followed by more: refused.
         for cut in 0..data.len() {
             assert!(stream(&data[..cut]).is_err(), "cut at {cut}");
@@ -923,20 +920,10 @@ mod tests {
             Err(RdbError::Corrupt("Wrong RDB checksum"))
         ));
         let mut unchecked = Vec::new();
-        let mut chunks = flipped.chunks(3).map(|c| c.to_vec());
-        let mut more = |_| Ok(chunks.next().map_or(Next::End, Next::Bytes));
-        load_stream(
-            &mut more,
-            &Limits::default(),
-            16,
-            false,
-            1,
-            |_, _| {},
-            |k| {
-                unchecked.push(k.key);
-                Ok(())
-            },
-        )
+        in_pieces(&flipped, 3, false, |k| {
+            unchecked.push(k.key);
+            Ok(())
+        })
         .unwrap();
         assert_eq!(unchecked.len(), 2);
         let mut longer = data.clone();
