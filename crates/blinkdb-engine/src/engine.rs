@@ -611,8 +611,7 @@ impl Engine {
         }
         self.report_flush(0);
         drop(guards);
-        let keys = partial.iter().map(|s| s.len() as u64).sum();
-        crate::types::free_later_objects(partial, keys);
+        self.drop_dataset(TakenDataset(partial));
     }
 
     /// Every shard of every database write-locked, each first copied into a
@@ -632,7 +631,7 @@ impl Engine {
 
     /// Frees what `take_dataset` took, on a background thread.
     pub fn drop_dataset(&self, taken: TakenDataset) {
-        let keys = taken.0.iter().map(|s| s.len() as u64).sum();
+        let keys = taken.keys();
         crate::types::free_later_objects(taken.0, keys);
     }
 

@@ -90,21 +90,24 @@ impl Governor {
         }
         self.misses += 1;
         if self.misses >= MISSES_TO_STOP {
-            if !self.hit_since_resume {
-                // Resumed for nothing: ask for longer evidence next time.
-                self.resume_after = (self.resume_after * 2).min(SHORT_SLEEPS_MAX);
-            }
-            self.polling = false;
-            self.short_sleeps = 0;
+            // Resumed for nothing: ask for longer evidence next time.
+            self.stop(!self.hit_since_resume);
         }
+    }
+
+    /// Stops polling; `doubt` doubles the short sleeps the next resume needs.
+    fn stop(&mut self, doubt: bool) {
+        if doubt {
+            self.resume_after = (self.resume_after * 2).min(SHORT_SLEEPS_MAX);
+        }
+        self.polling = false;
+        self.short_sleeps = 0;
     }
 
     /// A poll was descheduled (it ran far past its window): stop polling, and
     /// ask for longer evidence before the next resume.
     pub fn contended(&mut self) {
-        self.resume_after = (self.resume_after * 2).min(SHORT_SLEEPS_MAX);
-        self.polling = false;
-        self.short_sleeps = 0;
+        self.stop(true);
     }
 
     /// The thread slept (without polling) for `slept`; `window` is busy-poll-us.
