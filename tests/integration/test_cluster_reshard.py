@@ -172,15 +172,22 @@ def test_add_node_and_del_node(tmp_path):
         wait_until(lambda: all(state_ok(s) for s in nodes[:3]), 30, "cluster ok")
         first = f"127.0.0.1:{nodes[0].port}"
         new_master, new_replica = nodes[3], nodes[4]
+        # Asked before the replica syncs: while it loads, CLUSTER MYID and NODES answer
+        # -LOADING (as redis-server's do: their command flags have no `loading`).
+        master_id, replica_id = myid(new_master), myid(new_replica)
         out = redis_cli("--cluster", "add-node", f"127.0.0.1:{new_master.port}", first)
         assert "[OK] New node added correctly." in out.stdout, out.stdout + out.stderr
         wait_until(lambda: len(node_lines(nodes[0])) == 4, what="new master known")
         wait_check_clean(first)
         out = redis_cli("--cluster", "add-node", f"127.0.0.1:{new_replica.port}", first,
-                        "--cluster-slave", "--cluster-master-id", myid(new_master))
+                        "--cluster-slave", "--cluster-master-id", master_id)
         assert "[OK] New node added correctly." in out.stdout, out.stdout + out.stderr
-        wait_until(lambda: all(node_lines(s)[myid(new_replica)][3] == myid(new_master)
-                               for s in nodes), 30, "the replica known everywhere")
+
+        def replica_known(s):
+            fields = node_lines(s).get(replica_id)  # None while s answers -LOADING
+            return fields is not None and fields[3] == master_id
+        wait_until(lambda: all(replica_known(s) for s in nodes), 30,
+                   "the replica known everywhere")
         wait_check_clean(first)
         # The new master takes slots with data, then gives them back.
         rc = RedisCluster(host="127.0.0.1", port=nodes[0].port)
