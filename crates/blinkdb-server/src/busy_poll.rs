@@ -40,6 +40,7 @@
 
 use std::cell::Cell;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Polls in a row that found nothing before this thread stops polling.
@@ -145,6 +146,16 @@ pub fn read_done() {
     READS.with(|r| r.set(r.get().saturating_add(1)));
 }
 
+/// Polls run, and those that found work, over all threads (INFO stats
+/// `busy_poll_polls` and `busy_poll_hits`).
+static POLLS: AtomicU64 = AtomicU64::new(0);
+static HITS: AtomicU64 = AtomicU64::new(0);
+
+/// (polls, hits) since start.
+pub fn counts() -> (u64, u64) {
+    (POLLS.load(Ordering::Relaxed), HITS.load(Ordering::Relaxed))
+}
+
 /// A poll that ran this many windows long was descheduled.
 const DESCHEDULED: u32 = 4;
 
@@ -192,6 +203,10 @@ pub fn before_park(budget: Duration, handle: &tokio::runtime::Handle) {
     }
     let start = Instant::now();
     let hit = poll(ep, start, budget, handle);
+    POLLS.fetch_add(1, Ordering::Relaxed);
+    if hit {
+        HITS.fetch_add(1, Ordering::Relaxed);
+    }
     if start.elapsed() > budget * DESCHEDULED {
         governor.contended();
     } else {
