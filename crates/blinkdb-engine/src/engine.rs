@@ -773,9 +773,17 @@ impl Engine {
         for _ in 0..max_shards.min(total) {
             let (db, shard) = (*cursor / SHARDS, *cursor % SHARDS);
             *cursor = (*cursor + 1) % total;
-            let lock = self.dbs[db].shard(shard);
-            if lock.read().expires_len() == 0 {
+            let expiring = self.dbs[db].expiring();
+            if !expiring.may_hold(shard) {
                 continue;
+            }
+            let lock = self.dbs[db].shard(shard);
+            {
+                let read = lock.read();
+                if read.expires_len() == 0 {
+                    expiring.clear(shard);
+                    continue;
+                }
             }
             let mut guard = lock.write();
             let gone = guard.expire_due(now, per_shard);

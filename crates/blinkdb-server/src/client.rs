@@ -2,11 +2,11 @@
 //! (CLIENT LIST / KILL).
 
 use crate::pubsub::Mailbox;
+use crate::signal::Signal;
 use crate::state::Shared;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use tokio::sync::Notify;
 
 /// Where a client connects from.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ pub struct ClientInfo {
     pub qbuf: AtomicU64,
     pub qbuf_free: AtomicU64,
     killed: AtomicBool,
-    pub kill_signal: Notify,
+    pub kill_signal: Signal,
     pub subs: crate::pubsub::SubCounts,
     /// Messages for this client from other connections (Pub/Sub, keyspace
     /// events, tracking invalidations); made when first needed.
@@ -95,7 +95,7 @@ impl ClientInfo {
             qbuf: AtomicU64::new(0),
             qbuf_free: AtomicU64::new(0),
             killed: AtomicBool::new(false),
-            kill_signal: Notify::new(),
+            kill_signal: Signal::new(),
             subs: Default::default(),
             inbox: OnceLock::new(),
             gone: AtomicBool::new(false),

@@ -40,6 +40,17 @@ pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
             Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
         }
     }
+
+    /// Writes what the socket takes now, or fails with `WouldBlock`: one
+    /// `sendto`, without a future or a select around it. A reply batch almost
+    /// always fits the socket buffer, so this is the whole send.
+    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut cx = Context::from_waker(Waker::noop());
+        match std::pin::Pin::new(&mut *self).poll_write(&mut cx, buf) {
+            Poll::Ready(r) => r,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
 }
 
 impl Socket for tokio::net::TcpStream {
@@ -418,20 +429,29 @@ async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Ou
     }
     let sent = if out.files.is_empty() {
         client.net_out += out.buf.len() as u64;
-        // A client that does not read is closed at its output limit
-        // (`pubsub/mailbox.rs`) through the kill signal (which also carries
-        // wake-ups: see `ClientInfo::inbox`).
-        let info = &client.info;
-        let mut write = std::pin::pin!(sock.write_all(&out.buf));
-        let written = loop {
-            tokio::select! {
-                r = &mut write => break Some(r),
-                _ = info.kill_signal.notified() => if info.is_killed() { break None },
-            }
+        let done = match sock.write_now(&out.buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(_) => return false,
         };
-        match written {
-            Some(r) => r,
-            None => return false,
+        if done == out.buf.len() {
+            Ok(())
+        } else {
+            // The rest waits for the client to read. One that does not is
+            // closed at its output limit (`pubsub/mailbox.rs`) through the kill
+            // signal (which also carries wake-ups: see `ClientInfo::inbox`).
+            let info = &client.info;
+            let mut write = std::pin::pin!(sock.write_all(&out.buf[done..]));
+            let written = loop {
+                tokio::select! {
+                    r = &mut write => break Some(r),
+                    _ = info.kill_signal.notified() => if info.is_killed() { break None },
+                }
+            };
+            match written {
+                Some(r) => r,
+                None => return false,
+            }
         }
     } else {
         write_with_files(sock, out)

@@ -27,6 +27,7 @@ pub mod rdb_file;
 pub mod replication;
 pub mod scripting;
 pub mod server;
+pub mod signal;
 pub mod state;
 pub mod tracking;
 

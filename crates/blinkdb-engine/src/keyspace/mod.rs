@@ -12,7 +12,7 @@ pub use entry::{Entry, Meta, Origin, Value};
 /// beyond. Most keys and small values fit, which saves an allocation and,
 /// on every lookup, the cache miss of following a pointer to it.
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
-pub use shard::Shard;
+pub use shard::{ExpiringShards, Shard};
 pub use watch::WatchFlag;
 
 use parking_lot::RwLock;
@@ -24,12 +24,17 @@ pub const SHARDS: usize = 256;
 /// One numbered database (`SELECT n`): a fixed array of locked shards.
 pub struct Db {
     shards: Box<[RwLock<Shard>]>,
+    expiring: std::sync::Arc<ExpiringShards>,
 }
 
 impl Default for Db {
     fn default() -> Self {
+        let expiring = std::sync::Arc::new(ExpiringShards::default());
         Db {
-            shards: (0..SHARDS).map(|_| RwLock::new(Shard::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|i| RwLock::new(Shard::in_db(expiring.clone(), i)))
+                .collect(),
+            expiring,
         }
     }
 }
@@ -48,6 +53,11 @@ impl Db {
 
     pub fn shards(&self) -> &[RwLock<Shard>] {
         &self.shards
+    }
+
+    /// The shards that may hold keys with a TTL.
+    pub fn expiring(&self) -> &ExpiringShards {
+        &self.expiring
     }
 
     /// Number of keys, counting expired keys not yet reclaimed (as Redis does).

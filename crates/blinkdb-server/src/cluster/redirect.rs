@@ -8,6 +8,7 @@ use crate::client::Client;
 use crate::commands::{spec, table, CommandSpec};
 use crate::protocol::Args;
 use crate::state::Shared;
+use smallvec::SmallVec;
 
 const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 const UNSTABLE: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
@@ -33,35 +34,32 @@ pub fn route(
     if !is_exec && !spec::movable_keys(spec) && !spec::has_keys(spec) && !is_shard_pubsub(spec) {
         return None;
     }
-    let mut commands: Vec<(&CommandSpec, Args)> = Vec::new();
-    if is_exec {
-        let tx = client.multi.as_ref()?;
-        for argv in tx.queued() {
-            let argv: Args = argv.iter().map(|a| a.as_slice()).collect();
-            if let Some(Ok(s)) = table::resolve(&argv) {
-                commands.push((s, argv));
-            }
-        }
-    } else {
-        commands.push((spec, args.iter().copied().collect()));
-    }
+    // The keys of the command, or of every queued command at EXEC. Inline
+    // storage: a single-key command, the common case, allocates nothing.
+    let queued: Vec<(&CommandSpec, Args)> = match &client.multi {
+        Some(tx) if is_exec => tx
+            .queued()
+            .iter()
+            .filter_map(|argv| {
+                let argv: Args = argv.iter().map(|a| a.as_slice()).collect();
+                match table::resolve(&argv) {
+                    Some(Ok(s)) => Some((s, argv)),
+                    _ => None,
+                }
+            })
+            .collect(),
+        None if is_exec => return None,
+        _ => Vec::new(),
+    };
     let mut write = false;
     let mut shard_pubsub = false;
-    let mut keys: Vec<&[u8]> = Vec::new();
-    for (s, argv) in &commands {
-        write |= crate::scripting::command_flags(shared, s.flags, argv) & table::WRITE != 0;
-        if is_shard_pubsub(s) {
-            shard_pubsub = true;
-            let from = 1;
-            let to = if s.name == "spublish" {
-                2.min(argv.len())
-            } else {
-                argv.len()
-            };
-            keys.extend(argv[from.min(to)..to].iter().copied());
-        } else if let Some(found) = spec::command_keys(s, argv) {
-            keys.extend(found.iter().map(|(i, _)| argv[*i]));
+    let mut keys: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    if is_exec {
+        for (s, argv) in &queued {
+            scan(shared, s, argv, &mut keys, &mut write, &mut shard_pubsub);
         }
+    } else {
+        scan(shared, spec, args, &mut keys, &mut write, &mut shard_pubsub);
     }
     let first = *keys.first()?;
     let slot = super::slots::key_slot(first) as usize;
@@ -119,6 +117,9 @@ pub fn route(
         }
         return None;
     }
+    if owner == me {
+        return None;
+    }
     let mine = st.me();
     if (client.cluster_readonly || shard_pubsub)
         && !write
@@ -127,10 +128,31 @@ pub fn route(
     {
         return None;
     }
-    if owner == me {
-        return None;
-    }
     Some(redirect("MOVED", slot, st.nodes.get(&owner)?))
+}
+
+/// Adds a command's keys to `keys`; notes whether it writes and whether it is
+/// shard pub/sub (whose channels count as keys).
+fn scan<'a>(
+    shared: &Shared,
+    s: &CommandSpec,
+    argv: &[&'a [u8]],
+    keys: &mut SmallVec<[&'a [u8]; 4]>,
+    write: &mut bool,
+    shard_pubsub: &mut bool,
+) {
+    *write |= crate::scripting::command_flags(shared, s.flags, argv) & table::WRITE != 0;
+    if is_shard_pubsub(s) {
+        *shard_pubsub = true;
+        let to = if s.name == "spublish" {
+            2.min(argv.len())
+        } else {
+            argv.len()
+        };
+        keys.extend(argv[1.min(to)..to].iter().copied());
+    } else if let Some(found) = spec::command_keys(s, argv) {
+        keys.extend(found.iter().map(|(i, _)| argv[*i]));
+    }
 }
 
 fn redirect(kind: &str, slot: usize, n: &nodes::Node) -> String {

@@ -14,7 +14,13 @@
 //! `+` multiple token, `^VERSION` since, `~VERSION` deprecated since.
 
 use super::table::{CommandSpec, WRITE};
+use smallvec::{smallvec, SmallVec};
 use std::sync::OnceLock;
+
+/// A command's key positions in its argv, with their flags (inline up to four:
+/// the common case costs no allocation, which matters per request in cluster
+/// mode).
+pub type KeyPositions = SmallVec<[(usize, u16); 4]>;
 
 /// Key flags, in the order Redis lists them.
 pub const KEY_FLAG_NAMES: &[&str] = &[
@@ -259,9 +265,9 @@ fn parse_one(rest: &mut &str) -> Result<ArgDoc, String> {
 /// Positions (in `argv`, the command name at 0) and flags of the keys the
 /// specs find, as Redis's getKeysUsingKeySpecs; None when an argument list
 /// does not fit the specs (a syntax error the command reports itself).
-pub fn keys_by_specs(specs: &[KeySpec], argv: &[&[u8]]) -> Option<Vec<(usize, u16)>> {
+pub fn keys_by_specs(specs: &[KeySpec], argv: &[&[u8]]) -> Option<KeyPositions> {
     let argc = argv.len() as i64;
-    let mut keys = Vec::new();
+    let mut keys = KeyPositions::new();
     for spec in specs {
         if spec.flags & KEY_NOT_KEY != 0 {
             continue;
@@ -424,7 +430,7 @@ pub fn movable_keys(c: &CommandSpec) -> bool {
 
 /// The keys of a command line and their flags (COMMAND GETKEYS[ANDFLAGS]).
 /// SET's flags depend on its GET option, as Redis's setGetKeys decides.
-pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u16)>> {
+pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<KeyPositions> {
     if c.name == "set" {
         let get = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
         let flags = if get {
@@ -432,13 +438,13 @@ pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u16)>
         } else {
             KEY_OW | KEY_UPDATE
         };
-        return Some(vec![(1, flags)]);
+        return Some(smallvec![(1, flags)]);
     }
     // Their BY/GET (and STORE) key specs are unknown: Redis's sortGetKeys
     // and sortROGetKeys answer.
     match c.name {
         "sort" => return Some(sort_keys(argv)),
-        "sort_ro" => return Some(vec![(1, KEY_RO | KEY_ACCESS)]),
+        "sort_ro" => return Some(smallvec![(1, KEY_RO | KEY_ACCESS)]),
         _ => {}
     }
     keys_by_specs(&parsed(c).key_specs, argv)
@@ -446,8 +452,8 @@ pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<Vec<(usize, u16)>
 
 /// SORT's keys as Redis's sortGetKeys finds them: the sorted key, and the
 /// last STORE's key (LIMIT skips two arguments, GET and BY one).
-fn sort_keys(argv: &[&[u8]]) -> Vec<(usize, u16)> {
-    let mut keys = vec![(1, KEY_RO | KEY_ACCESS)];
+fn sort_keys(argv: &[&[u8]]) -> KeyPositions {
+    let mut keys: KeyPositions = smallvec![(1, KEY_RO | KEY_ACCESS)];
     let mut store = None;
     let mut i = 2;
     while i < argv.len() {

@@ -164,7 +164,7 @@ pub fn allowed_when_busy(args: &Args) -> bool {
 /// getCommandFlags makes them: a script or function that declares flags
 /// (a shebang, or any function) is a write only without `no-writes`, and no
 /// longer "may replicate"; without declared flags, the command's own flags.
-pub fn command_flags(shared: &Shared, spec_flags: u32, args: &Args) -> u32 {
+pub fn command_flags(shared: &Shared, spec_flags: u32, args: &[&[u8]]) -> u32 {
     use crate::commands::table::{DENYOOM, MAY_REPLICATE, STALE, WRITE};
     if !runs_script(args) || args.len() < 2 {
         return spec_flags;
@@ -207,7 +207,7 @@ pub fn command_flags(shared: &Shared, spec_flags: u32, args: &Args) -> u32 {
 }
 
 /// Whether a command runs a script (its connection takes the gate for it).
-pub fn runs_script(args: &Args) -> bool {
+pub fn runs_script(args: &[&[u8]]) -> bool {
     let name = args[0];
     name.len() >= 4
         && name.len() <= 10
