@@ -8,6 +8,7 @@ import os
 import random
 import shutil
 import struct
+import time
 
 import pytest
 
@@ -247,11 +248,20 @@ def test_keyspace_events_and_watch_match_redis(server_factory, oracle):
         for c, s in zip(conns, subs):
             c.call("CONFIG", "SET", "notify-keyspace-events", "KEAmn")
             s.call("PSUBSCRIBE", "__key*__:*")
+        big = [f"d{i}" for i in range(6000)]
         for cmd in (["PFADD", "h", "a"], ["PFADD", "h", "a"], ["PFCOUNT", "h"], ["PFCOUNT", "h"],
                     ["PFCOUNT", "nokey"], ["PFMERGE", "m", "h", "nokey"], ["PFMERGE", "m"],
                     ["PFCOUNT", "h", "nokey2"], ["PFDEBUG", "TODENSE", "h"], ["PFADD", "n"],
-                    ["SET", "s", "x"], ["PFADD", "s", "a"]):
+                    ["SET", "s", "x"], ["PFADD", "s", "a"],
+                    # A dense sketch: additions it already holds change nothing.
+                    ["PFADD", "d", *big], ["PFCOUNT", "d"], ["PFADD", "d", *big[:50]],
+                    ["PFADD", "d"], ["PFCOUNT", "d"], ["PFADD", "d", *big[:50], "new"],
+                    ["PFADD", "e", *big], ["PEXPIRE", "e", "1"]):
             same(conns[0], conns[1], *cmd)
+        # An expired dense sketch is not answered from: the addition makes a new one.
+        time.sleep(0.05)
+        assert same(conns[0], conns[1], "PFADD", "e", big[0]).value == 1
+        same(conns[0], conns[1], "GET", "e")
         events = []
         for s in subs:
             s.send("PING")
@@ -270,9 +280,11 @@ def test_keyspace_events_and_watch_match_redis(server_factory, oracle):
         watchers = [s.connect() for s in servers]
         try:
             for others, changes in ((["PFADD", "h", "a"], False), (["PFCOUNT", "h"], False),
-                                    (["PFADD", "h", "zz"], True), (["PFCOUNT", "h"], True)):
+                                    (["PFADD", "h", "zz"], True), (["PFCOUNT", "h"], True),
+                                    (["PFADD", "d", *big[:50]], False),
+                                    (["PFADD", "d", *[f"w{i}" for i in range(100)]], True)):
                 for w in watchers:
-                    w.call("WATCH", "h")
+                    w.call("WATCH", others[1])
                     w.call("MULTI")
                     w.call("PING")
                 same(conns[0], conns[1], *others)
@@ -324,6 +336,7 @@ def redis_aof_server(directory):
 PERSISTED = [
     ["PFADD", "h", "a", "b", "c"], ["PFCOUNT", "h"], ["PFCOUNT", "h"], ["PFADD", "h", "a"],
     ["PFADD", "h", "d"], ["PFADD", "big", *[f"b{i}" for i in range(8000)]], ["PFCOUNT", "big"],
+    ["PFADD", "big", "b1", "b7999"], ["PFADD", "big", *[f"b{i}" for i in range(7990, 8010)]],
     ["PFMERGE", "m", "h", "big"], ["PFCOUNT", "h", "big"], ["PFADD", "s", *map(str, range(90))],
     ["PFDEBUG", "TODENSE", "s"], ["PFDEBUG", "TODENSE", "s"], ["PFADD", "g", "1"],
     ["PFDEBUG", "GETREG", "g"], ["SET", "c", sparse_header() + b"\x7f\xff\x80\x80"],

@@ -359,6 +359,21 @@ impl Engine {
         access::without_touch(|| self.read_key(db, key, false, f))
     }
 
+    /// Runs `f` on the live entry at `key` under a shared lock, touching its
+    /// access clock as a write's lookup does. None, with nothing done, if the
+    /// key is absent or expired: for a write command that often finds nothing
+    /// to change (PFADD of elements a sketch already holds), which then falls
+    /// back to `write`, where expiry is handled, reported and propagated.
+    /// No `keymiss` event: Redis's lookupKeyWrite sends none.
+    #[inline]
+    pub fn read_live<R>(&self, db: usize, key: &[u8], f: impl FnOnce(&Entry) -> R) -> Option<R> {
+        let now = self.now();
+        let shard = self.dbs[db].shard(Db::shard_index(key)).read();
+        let entry = shard.get_any(key).filter(|e| !e.is_expired(now))?;
+        self.accessed(entry, now);
+        Some(f(entry))
+    }
+
     /// Holds lazy expiry on reads until `until_ms` (0: from now on, expired
     /// keys read are deleted again).
     pub fn hold_expiry_until(&self, until_ms: u64) {

@@ -221,6 +221,21 @@ fn dense_raise(value: &mut [u8], index: usize, count: u8) -> bool {
     }
 }
 
+/// Whether `value` is a dense sketch that already holds every one of
+/// `elements` (each register at least what the element would raise it to),
+/// so that adding them would change nothing. False for anything else (a
+/// sparse sketch, or not a sketch at all): the caller then adds them.
+pub fn dense_holds_all(value: &[u8], elements: &[&[u8]]) -> bool {
+    if encoding_of(value) != Ok(Encoding::Dense) {
+        return false;
+    }
+    let regs = &value[HEADER_LEN..];
+    elements.iter().all(|e| {
+        let (index, count) = pattern(e);
+        dense_get(regs, index) >= count
+    })
+}
+
 /// Adds `element` to a sketch whose header passed [`encoding_of`]; true if
 /// a register changed. A sparse sketch may turn dense (see the module
 /// comment). Err(Corrupt): a sparse code that does not reach the element's

@@ -87,34 +87,49 @@ fn hll_error(out: &mut Out, e: HllError) {
 
 pub fn pfadd(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
-    let max = sparse_max_bytes(ctx);
+    let elements = &args[2..];
     let engine = &ctx.shared.engine;
+    // Adding elements a large sketch already holds, the usual case once it
+    // is dense, changes nothing: answered under the shared lock, with no
+    // write, event or record, as Redis answers it.
+    let held = engine.read_live(ctx.client.db, key, |e| match e.value() {
+        Value::Str(s, _) => hll::dense_holds_all(s, elements),
+        _ => false,
+    });
+    if held == Some(true) {
+        return ctx.out.int(0);
+    }
+    let max = sparse_max_bytes(ctx);
     ctx.write1(key, |tx, db, out| {
-        let exists = match tx.get(db, key) {
-            None => false,
-            Some(e) if !e.value().is_string() => return out.error(ERR_WRONGTYPE),
-            Some(_) => true,
-        };
-        let updated = if exists {
-            match edit(tx, engine, db, key, |v| add_all(v, &args[2..], max)) {
-                Err(e) => return out.error(&e),
-                Ok(Err(e)) => return hll_error(out, e),
-                Ok(Ok(updated)) => {
-                    if updated {
-                        tx.modified(db, key);
-                    }
-                    updated
+        // An in-memory string is edited in place at the first lookup; the
+        // other cases (absent, another type, a value kept in the log) look
+        // again.
+        let mut created = false;
+        let added = match tx.with_str_mut(db, key, |v| add_all(v, elements, max).0) {
+            Some(r) => Ok(r),
+            None => match tx.get(db, key) {
+                None => {
+                    // A new sketch counts as an update even with no elements.
+                    let mut v = hll::new_sparse();
+                    let _ = add_all(&mut v, elements, max);
+                    hll::invalidate_cache(&mut v);
+                    tx.insert(db, key, Entry::new(Value::str(v)));
+                    created = true;
+                    Ok(Ok(true))
                 }
-            }
-        } else {
-            // A new sketch counts as an update even with no elements.
-            let mut v = hll::new_sparse();
-            let _ = add_all(&mut v, &args[2..], max);
-            hll::invalidate_cache(&mut v);
-            tx.insert(db, key, Entry::new(Value::str(v)));
-            true
+                Some(e) if !e.value().is_string() => return out.error(ERR_WRONGTYPE),
+                Some(_) => edit(tx, engine, db, key, |v| add_all(v, elements, max)),
+            },
+        };
+        let updated = match added {
+            Err(e) => return out.error(&e),
+            Ok(Err(e)) => return hll_error(out, e),
+            Ok(Ok(updated)) => updated,
         };
         if updated {
+            if !created {
+                tx.modified(db, key);
+            }
             tx.log(db, &record(b"PFADD", args));
             tx.notify(STRING, "pfadd", db, key);
         }

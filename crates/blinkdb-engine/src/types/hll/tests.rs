@@ -139,6 +139,37 @@ fn sparse_agrees_with_dense() {
 }
 
 #[test]
+fn dense_holds_all_agrees_with_add() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(23);
+    let mut dense = to_dense(&new_sparse()).unwrap();
+    let mut sparse = new_sparse();
+    for _ in 0..20000 {
+        let e: [u8; 8] = rng.gen();
+        let held = dense_holds_all(&dense, &[&e]);
+        assert_eq!(add(&mut dense, &e, 3000).unwrap(), !held);
+        assert!(dense_holds_all(&dense, &[&e]));
+        // A sparse sketch is never answered from, whatever it holds.
+        add(&mut sparse, &e, 20000).unwrap();
+        assert!(!dense_holds_all(&sparse, &[&e]));
+    }
+    // Several elements: held only if every one is.
+    let new = (0u64..)
+        .map(u64::to_le_bytes)
+        .find(|b| !dense_holds_all(&dense, &[b]))
+        .unwrap();
+    let old = (0u64..)
+        .map(u64::to_le_bytes)
+        .find(|b| dense_holds_all(&dense, &[b]))
+        .unwrap();
+    assert!(dense_holds_all(&dense, &[&old, &old]));
+    assert!(!dense_holds_all(&dense, &[&old, &new]));
+    assert!(dense_holds_all(&dense, &[]));
+    // Not a sketch, or a dense one of the wrong length.
+    assert!(!dense_holds_all(b"hello", &[]));
+    assert!(!dense_holds_all(&dense[..DENSE_LEN - 1], &[]));
+}
+
+#[test]
 fn merging_takes_the_largest_register() {
     let a = sketch((0..100).map(|i| format!("a{i}").into_bytes()), 3000);
     let b = to_dense(&sketch(
