@@ -268,8 +268,10 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             return reject(client, out, spec, &err);
         }
     }
-    if let Some(err) = crate::pubsub::context_refusal(client, spec.base_name(), args) {
-        return reject(client, out, spec, &err);
+    if crate::pubsub::in_resp2_context(client) {
+        if let Some(err) = crate::pubsub::context_refusal(client, spec.base_name(), args) {
+            return reject(client, out, spec, &err);
+        }
     }
     let mut ctx = Ctx {
         shared,

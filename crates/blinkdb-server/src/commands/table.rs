@@ -1979,10 +1979,31 @@ fn lowercase<'a>(name: &[u8], buf: &'a mut [u8; 64]) -> Option<&'a str> {
     std::str::from_utf8(lower).ok()
 }
 
+/// The name bytes (as sent, up to 16) a thread looked up last, and what they
+/// found: clients repeat a command, and the same bytes find the same entry.
+type LastLookup = (usize, [u8; 16], Option<&'static CommandSpec>);
+
+thread_local! {
+    static LAST_LOOKUP: std::cell::Cell<LastLookup> = const { std::cell::Cell::new((0, [0; 16], None)) };
+}
+
 /// Finds a top-level command by name, ignoring ASCII case.
 pub fn lookup(name: &[u8]) -> Option<&'static CommandSpec> {
+    let short = name.len() <= 16;
+    if short {
+        let (len, bytes, spec) = LAST_LOOKUP.with(|l| l.get());
+        if len == name.len() && spec.is_some() && bytes[..len] == *name {
+            return spec;
+        }
+    }
     let mut buf = [0u8; 64];
-    lowercase(name, &mut buf).and_then(|n| index().top.get(n).copied())
+    let found = lowercase(name, &mut buf).and_then(|n| index().top.get(n).copied());
+    if short && found.is_some() {
+        let mut bytes = [0; 16];
+        bytes[..name.len()].copy_from_slice(name);
+        LAST_LOOKUP.with(|l| l.set((name.len(), bytes, found)));
+    }
+    found
 }
 
 /// Finds a subcommand of `container` by its name, ignoring ASCII case.
@@ -2045,6 +2066,31 @@ pub fn subcommands(container: &'static CommandSpec) -> &'static [CommandSpec] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_lookups_find_what_a_fresh_one_finds() {
+        let name = |n: &[u8]| lookup(n).map(|c| c.name);
+        for n in [
+            &b"GET"[..],
+            b"GET",
+            b"get",
+            b"GETX",
+            b"GET",
+            b"SET",
+            b"GE",
+            b"GETRANGE",
+            b"GETRANGE",
+            b"getrange1",
+            b"zrangebyscore",
+            b"ZRANGEBYSCORExx",
+        ] {
+            let fresh = index()
+                .top
+                .get(String::from_utf8_lossy(n).to_lowercase().as_str())
+                .map(|c| c.name);
+            assert_eq!(name(n), fresh, "{}", String::from_utf8_lossy(n));
+        }
+    }
 
     #[test]
     fn every_entry_parses_and_subcommands_follow_their_container() {
