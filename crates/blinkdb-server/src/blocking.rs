@@ -16,6 +16,7 @@ use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -79,6 +80,39 @@ impl Who {
     }
 }
 
+/// A command's arguments in one allocation: end to end, and where each ends.
+struct Words {
+    bytes: Box<[u8]>,
+    ends: SmallVec<[usize; 6]>,
+}
+
+impl Words {
+    fn of(args: &Args) -> Words {
+        let mut bytes = Vec::with_capacity(args.iter().map(|a| a.len()).sum());
+        let mut ends = SmallVec::with_capacity(args.len());
+        for a in args {
+            bytes.extend_from_slice(a);
+            ends.push(bytes.len());
+        }
+        Words {
+            bytes: bytes.into_boxed_slice(),
+            ends,
+        }
+    }
+
+    fn args(&self) -> Args<'_> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let arg = &self.bytes[start..end];
+                start = end;
+                arg
+            })
+            .collect()
+    }
+}
+
 /// One blocked client.
 pub struct Waiter {
     seq: u64,
@@ -87,9 +121,9 @@ pub struct Waiter {
     proto: u8,
     /// The client had sent READONLY (cluster replicas serve its reads).
     pub readonly: bool,
-    keys: Vec<Box<[u8]>>,
+    keys: SmallVec<[Box<[u8]>; 1]>,
     /// The blocked command's arguments, run again by `serve`.
-    args: Vec<Box<[u8]>>,
+    args: Words,
     serve: Option<ServeFn>,
     pub timeout_reply: TimeoutReply,
     /// None: it waits until served or unblocked.
@@ -124,16 +158,27 @@ impl Waiter {
 
     /// Whether the blocked command is a write (BLPOP) or a read (XREAD).
     pub fn is_write(&self) -> bool {
-        let args: Args = self.args.iter().map(|a| &a[..]).collect();
+        let args = self.args.args();
         crate::commands::table::resolve(&args)
             .and_then(|r| r.ok())
             .is_some_and(|s| s.has(crate::commands::table::WRITE))
     }
 
     /// Resolves once the wait has ended (served or unblocked; a timeout is
-    /// the waiting connection's own clock).
+    /// the waiting connection's own clock, `block_timer`).
     pub async fn woken(&self) {
         self.wake.notified().await
+    }
+
+    /// The order it blocked in (unique among waiters).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Its deadline passed: the waiting connection wakes and ends the wait
+    /// (`Registry::finish`), unless something served it meanwhile.
+    pub fn deadline_passed(&self) {
+        self.wake.notify_one();
     }
 }
 
@@ -142,8 +187,16 @@ type Queue = BTreeMap<u64, Arc<Waiter>>;
 
 #[derive(Default)]
 struct Inner {
-    keys: HashMap<(usize, Box<[u8]>), Queue>,
+    /// Per database (grown on demand), the waited keys: looked up by `&[u8]`,
+    /// so serving a push allocates no key to find its waiters.
+    keys: Vec<HashMap<Box<[u8]>, Queue>>,
     clients: HashMap<u64, Arc<Waiter>>,
+}
+
+impl Inner {
+    fn queue(&self, db: usize, key: &[u8]) -> Option<&Queue> {
+        self.keys.get(db)?.get(key)
+    }
 }
 
 /// Every blocked client, by key and by client id.
@@ -259,12 +312,21 @@ impl Registry {
         serve: Option<ServeFn>,
         end_ms: u64,
     ) -> Arc<Waiter> {
-        let mut seen = std::collections::HashSet::with_capacity(keys.len());
-        let unique: Vec<Box<[u8]>> = keys
-            .iter()
-            .filter(|k| seen.insert(**k))
-            .map(|k| (*k).into())
-            .collect();
+        // Blocking commands usually name a key or a few: a scan finds repeats
+        // without building a set (a set for many: BLPOP may name 100k keys).
+        let unique: SmallVec<[Box<[u8]>; 1]> = if keys.len() <= 8 {
+            keys.iter()
+                .enumerate()
+                .filter(|(i, k)| !keys[..*i].contains(k))
+                .map(|(_, k)| (*k).into())
+                .collect()
+        } else {
+            let mut seen = std::collections::HashSet::with_capacity(keys.len());
+            keys.iter()
+                .filter(|k| seen.insert(**k))
+                .map(|k| (*k).into())
+                .collect()
+        };
         Arc::new(Waiter {
             seq: self.seq.fetch_add(1, Ordering::Relaxed),
             info: who.info.clone(),
@@ -272,7 +334,7 @@ impl Registry {
             proto: who.proto,
             readonly: who.readonly,
             keys: unique,
-            args: args.iter().map(|a| (*a).into()).collect(),
+            args: Words::of(args),
             serve,
             timeout_reply: if serve.is_some() {
                 TimeoutReply::NullArray
@@ -289,12 +351,15 @@ impl Registry {
 
     fn register(&self, w: &Arc<Waiter>) {
         let mut inner = self.inner.lock();
+        if inner.keys.len() <= w.db {
+            inner.keys.resize_with(w.db + 1, HashMap::new);
+        }
+        let db = &mut inner.keys[w.db];
         for key in &w.keys {
-            inner
-                .keys
-                .entry((w.db, key.clone()))
-                .or_default()
-                .insert(w.seq, w.clone());
+            match db.get_mut(&key[..]) {
+                Some(queue) => queue.insert(w.seq, w.clone()),
+                None => db.entry(key.clone()).or_default().insert(w.seq, w.clone()),
+            };
         }
         inner.clients.insert(w.info.id, w.clone());
         drop(inner);
@@ -306,12 +371,13 @@ impl Registry {
     /// its state left `Waiting`.
     fn deregister(&self, shared: &Shared, w: &Waiter) {
         let mut inner = self.inner.lock();
-        for key in &w.keys {
-            let slot = (w.db, key.clone());
-            if let Some(waiting) = inner.keys.get_mut(&slot) {
-                waiting.remove(&w.seq);
-                if waiting.is_empty() {
-                    inner.keys.remove(&slot);
+        if let Some(db) = inner.keys.get_mut(w.db) {
+            for key in &w.keys {
+                if let Some(waiting) = db.get_mut(&key[..]) {
+                    waiting.remove(&w.seq);
+                    if waiting.is_empty() {
+                        db.remove(&key[..]);
+                    }
                 }
             }
         }
@@ -339,7 +405,7 @@ impl Registry {
     /// serving one of 10k waiters copies a batch, not the whole queue.
     fn waiting_on(&self, db: usize, key: &[u8], after: Option<u64>, n: usize) -> Vec<Arc<Waiter>> {
         let inner = self.inner.lock();
-        let Some(queue) = inner.keys.get(&(db, key.into())) else {
+        let Some(queue) = inner.queue(db, key) else {
             return Vec::new();
         };
         let from = match after {
@@ -358,10 +424,8 @@ impl Registry {
         let inner = self.inner.lock();
         inner
             .keys
-            .keys()
-            .filter(|(d, _)| *d == db)
-            .map(|(_, k)| k.clone())
-            .collect()
+            .get(db)
+            .map_or_else(Vec::new, |keys| keys.keys().cloned().collect())
     }
 
     /// Runs `w`'s command for it from `key`; the log position of what it
@@ -376,7 +440,7 @@ impl Registry {
         client.proto = w.proto;
         client.deny_blocking = true;
         let mut out = Out::new(w.proto);
-        let args: Args = w.args.iter().map(|a| &a[..]).collect();
+        let args = w.args.args();
         let timer = crate::cmdstats::Timer::start();
         let served = serve(
             &mut Ctx {
@@ -393,7 +457,8 @@ impl Registry {
             return None;
         }
         let settings = client.settings(shared);
-        count_unblocked(shared, settings, w, &args, reply_nanos, out.errors > 0);
+        let failed = out.errors > 0;
+        count_unblocked(shared, settings, w, &args, &args, reply_nanos, failed);
         let lsn = client.pending_lsn;
         *state = State::Done(Outcome::Served(out.buf.to_vec(), lsn));
         self.deregister(shared, w);
@@ -465,7 +530,8 @@ impl Registry {
         drop(state);
         // Either way Redis counts the call failed, and logs it with no arguments
         // (unblockClient has already reset them).
-        count_unblocked(shared, &shared.settings(), &w, &Args::new(), 0, true);
+        let args = w.args.args();
+        count_unblocked(shared, &shared.settings(), &w, &args, &Args::new(), 0, true);
         w.wake.notify_one();
         true
     }
@@ -477,17 +543,18 @@ impl Registry {
 /// now its usec and latency histogram take its own time again plus the
 /// time serving it took (`reply_nanos`), a failed call if it `failed`, a slow
 /// log entry of that total naming `logged` (its arguments, or none), and the
-/// serving time as a `command-unblocking` latency event.
+/// serving time as a `command-unblocking` latency event. `args` are the
+/// blocked command's.
 fn count_unblocked(
     shared: &Shared,
     settings: &crate::config::Settings,
     w: &Waiter,
+    args: &Args,
     logged: &Args,
     reply_nanos: u64,
     failed: bool,
 ) {
-    let args: Args = w.args.iter().map(|a| &a[..]).collect();
-    let Some(spec) = crate::commands::table::resolve(&args).and_then(|r| r.ok()) else {
+    let Some(spec) = crate::commands::table::resolve(args).and_then(|r| r.ok()) else {
         return;
     };
     let nanos = w.duration_ns.load(Ordering::Relaxed) + reply_nanos;

@@ -318,16 +318,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 let Some(Block::Waiting(waiter)) = client.block.take() else {
                     continue;
                 };
-                let deadline = waiter.deadline;
-                let until = async {
-                    match deadline {
-                        Some(at) => tokio::select! {
-                            _ = tokio::time::sleep_until(at) => {}
-                            _ = waiter.woken() => {}
-                        },
-                        None => waiter.woken().await,
-                    }
-                };
+                let until = crate::block_timer::wait(&waiter);
                 if !hold(&mut sock, &mut inbuf, &info, &mut client, until).await {
                     shared.blocking.cancel(&shared, &waiter);
                     break;
@@ -359,7 +350,10 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     let _ = sock.shutdown().await;
                     break;
                 }
-                held = true;
+                // Commands the client sent while it waited run now; with none
+                // (a queue consumer's usual case) the loop goes straight back
+                // to reading instead of running an empty batch first.
+                held = !inbuf.is_empty();
             }
         }
         if info.is_killed() {

@@ -101,6 +101,7 @@ pub fn on_connection_thread() -> bool {
 
 async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::flusher::install();
+    crate::block_timer::install();
     CONNECTION_THREAD.with(|c| c.set(true));
     while let Some(job) = jobs.recv().await {
         let Job { sock, shared, info } = job;

@@ -1,6 +1,7 @@
 //! BlinkDB server: network, protocol, commands and configuration on top of
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
+pub mod block_timer;
 pub mod blocking;
 pub mod bloom_flush;
 pub mod busy_poll;

@@ -39,10 +39,10 @@ fn pop_from(tx: &mut Tx, out: &mut Out, db: usize, key: &[u8], pop: Pop) -> Resu
                 Ok(None) => return Ok(false),
                 Ok(Some(l)) => l.len(),
             };
-            let n_text = n.min(len).to_string();
+            let mut n_text = itoa::Buffer::new();
             let record: &[&[u8]] = match count {
                 None => &[verb, key],
-                Some(_) => &[verb, key, n_text.as_bytes()],
+                Some(_) => &[verb, key, n_text.format(n.min(len)).as_bytes()],
             };
             let Ok(Some(v)) = pop_some(tx, db, key, end, n, record) else {
                 return Ok(false);
@@ -130,12 +130,15 @@ fn serve_from(ctx: &mut Ctx, key: &[u8], pop: Pop) -> bool {
 
 /// BLPOP/BRPOP/BZPOPMIN/BZPOPMAX key... timeout: the pop these names make.
 fn single_pop(args: &Args) -> Pop {
-    let name = args[0].to_ascii_lowercase();
-    match &name[..] {
-        b"blpop" => Pop::List(End::Left, None),
-        b"brpop" => Pop::List(End::Right, None),
-        b"bzpopmax" => Pop::ZSet(true, None),
-        _ => Pop::ZSet(false, None),
+    let name = args[0];
+    if name.eq_ignore_ascii_case(b"blpop") {
+        Pop::List(End::Left, None)
+    } else if name.eq_ignore_ascii_case(b"brpop") {
+        Pop::List(End::Right, None)
+    } else if name.eq_ignore_ascii_case(b"bzpopmax") {
+        Pop::ZSet(true, None)
+    } else {
+        Pop::ZSet(false, None)
     }
 }
 

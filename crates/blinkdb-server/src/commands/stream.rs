@@ -62,7 +62,14 @@ pub(super) fn msg(parts: &[&[u8]]) -> Vec<u8> {
 }
 
 pub(super) fn reply_id(out: &mut Out, id: StreamId) {
-    out.bulk(id.to_string().as_bytes());
+    // `ms-seq` on the stack: every entry a read returns has one.
+    let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let (ms, seq) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
+    let mut text = [0u8; 41];
+    text[..ms.len()].copy_from_slice(ms);
+    text[ms.len()] = b'-';
+    text[ms.len() + 1..][..seq.len()].copy_from_slice(seq);
+    out.bulk(&text[..ms.len() + 1 + seq.len()]);
 }
 
 /// `[id, [field, value, ...]]`.

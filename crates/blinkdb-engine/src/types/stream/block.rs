@@ -31,6 +31,9 @@ pub struct Block {
     pub deleted: u32,
     /// The last ID appended (deleted or not).
     pub last: StreamId,
+    /// Where the entry `last` starts (0: no entry yet; entries follow the
+    /// master fields' count, so none starts at 0).
+    last_pos: u32,
     /// Bytes the node's Redis listpack holds besides its header, terminator
     /// and live/deleted counts (stream-node-max-bytes is measured on it).
     lp_rest: usize,
@@ -171,6 +174,7 @@ impl Block {
             live: 0,
             deleted: 0,
             last: id,
+            last_pos: 0,
             lp_rest: master_lp_len(fields.iter().step_by(2).copied()),
         };
         b.push(id, id, fields);
@@ -202,6 +206,7 @@ impl Block {
             live: 0,
             deleted: 0,
             last: first,
+            last_pos: 0,
             lp_rest: master_lp_len(names.iter().copied()),
         }
     }
@@ -250,6 +255,7 @@ impl Block {
         }
         self.lp_rest += entry_lp_len(master, id, fields, same);
         self.buf.reserve(need);
+        self.last_pos = self.buf.len() as u32;
         self.buf.push(if same { SAME_FIELDS } else { 0 });
         put_varint(&mut self.buf, ms_delta);
         put_varint(&mut self.buf, seq);
@@ -331,6 +337,18 @@ impl Block {
         }
     }
 
+    /// The ID of the last entry that is not deleted (None: all are), found
+    /// without decoding the node when its last entry is live, the usual case.
+    pub fn last_live(&self, master: StreamId) -> Option<StreamId> {
+        if self.last_pos != 0 && self.buf[self.last_pos as usize] & DELETED == 0 {
+            return Some(self.last);
+        }
+        self.slots(master)
+            .filter(|s| !s.deleted)
+            .last()
+            .map(|s| s.id)
+    }
+
     /// Every entry, deleted ones included, in ID order.
     pub fn slots(&self, master: StreamId) -> impl Iterator<Item = Slot> + '_ {
         let mut pos = self.entries_at as usize;
@@ -377,5 +395,28 @@ mod tests {
         assert!(!b.delete_at(slots[1].pos));
         assert!(b.slots(m).nth(1).unwrap().deleted);
         assert_eq!((b.live, b.deleted), (2, 1));
+    }
+
+    #[test]
+    fn last_live_skips_deleted_tail_entries() {
+        let m = StreamId::new(7, 0);
+        let mut b = Block::new(m, &[b"a", b"1"]);
+        for seq in 1..4 {
+            b.push(m, StreamId::new(7, seq), &[b"a", b"1"]);
+        }
+        assert_eq!(b.last_live(m), Some(StreamId::new(7, 3)));
+        let slots: Vec<Slot> = b.slots(m).collect();
+        b.delete_at(slots[3].pos);
+        b.delete_at(slots[2].pos);
+        assert_eq!(b.last_live(m), Some(StreamId::new(7, 1)));
+        b.delete_at(slots[1].pos);
+        b.delete_at(slots[0].pos);
+        assert_eq!(b.last_live(m), None);
+        let mut loaded = Block::with_master(&[b"a"], m);
+        assert_eq!(loaded.last_live(m), None);
+        loaded.push_deleted(m, m, &[b"a", b"1"]);
+        assert_eq!(loaded.last_live(m), None);
+        loaded.push(m, StreamId::new(7, 1), &[b"a", b"2"]);
+        assert_eq!(loaded.last_live(m), Some(StreamId::new(7, 1)));
     }
 }

@@ -279,9 +279,11 @@ impl StreamValue {
 
     /// The last live ID (None when empty).
     pub fn last_live_id(&self) -> Option<StreamId> {
-        self.range(StreamId::MIN, StreamId::MAX, true)
-            .next()
-            .map(|(id, _)| id)
+        // XREADGROUP asks on every call: no decoding of the last node's entries.
+        self.blocks
+            .iter()
+            .rev()
+            .find_map(|(master, b)| b.last_live(*master))
     }
 
     fn first_live_id(&self) -> Option<StreamId> {
