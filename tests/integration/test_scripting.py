@@ -137,6 +137,30 @@ def test_bad_input_and_script_command_match_redis(blinkdb, oracle):
             assert raw(b, *args) == raw(o, *args), args
 
 
+# Each pair: a script that changes KEYS and ARGV, then one that looks at
+# them. The second must see only its own keys and arguments, as with Redis.
+KEYS_ARGV_CHANGES = [
+    ("KEYS.x = 1; ARGV[5] = 'e'; return 1", ["k1", "k2", "a1"]),
+    ("setmetatable(KEYS, {__index = function() return 'meta' end}); return 1", ["k1", "a1"]),
+    ("KEYS[1] = nil; ARGV[1] = 7; return 1", ["k1", "a1"]),
+    ("table.insert(KEYS, 'more'); KEYS[2.5] = 'half'; return 1", ["k1", "a1"]),
+    ("KEYS[1] = nil; KEYS[2] = nil; return 1", ["k1", "a1"]),
+]
+LOOK = ("return {#KEYS, #ARGV, tostring(KEYS.x), tostring(KEYS[3]), tostring(ARGV[5]),"
+        " tostring(getmetatable(KEYS)), tostring(KEYS[2.5]), KEYS[1] or 'nil',"
+        " KEYS[2] or 'nil', ARGV[1] or 'nil'}")
+
+
+def test_keys_and_argv_start_fresh_after_a_script_changed_them(blinkdb, oracle):
+    with blinkdb.connect() as b, oracle.connect() as o:
+        for change, rest in KEYS_ARGV_CHANGES:
+            for conn in (b, o):
+                raw(conn, "EVAL", change, "1", *rest)
+            for numkeys, look in [("2", ["p", "q", "r"]), ("1", ["p"]), ("0", [])]:
+                args = ["EVAL", LOOK, numkeys, *look]
+                assert raw(b, *args) == raw(o, *args), (change, numkeys)
+
+
 def test_redis_py_register_script_and_lock(blinkdb):
     r = redis.Redis(port=blinkdb.port)
     incr_by = r.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")

@@ -196,63 +196,54 @@ unsafe extern "C-unwind" fn pcall(state: *mut ffi::lua_State) -> c_int {
 /// copied out before anything is pushed, and the reply is read from a
 /// thread-local buffer.
 unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
-    thread_local! {
-        static REPLY: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
-    }
-    let failure = match command_args(state) {
-        Ok(argv) => {
-            // The arguments are copied: their stack room is the reply's
-            // (a call with 7999 arguments leaves no room otherwise).
-            ffi::lua_settop(state, 0);
-            let reply = run::call(argv);
-            run::after_call();
-            REPLY.with(|r| r.set(reply));
-            None
-        }
-        Err(msg) => Some(msg),
-    };
-    if let Some(msg) = failure {
+    // The arguments are copied (into a buffer kept for the next call): their
+    // stack room is the reply's (a call with 7999 arguments leaves no room
+    // otherwise). Reading them raises no Lua error.
+    if let Err(msg) = run::fill_call_args(|argv| command_args(state, argv)) {
         convert::push_error_table(state, msg.as_bytes());
         return true;
     }
-    // SAFETY: the buffer is only replaced by the next call, after this one
-    // has pushed its value (pushing runs no script code).
-    let reply: &[u8] = REPLY.with(|r| &*r.as_ptr());
+    ffi::lua_settop(state, 0);
+    run::call();
+    run::after_call();
+    // SAFETY: the buffer only changes on the next call, after this one has
+    // pushed its value (pushing runs no script code).
+    let reply = run::call_reply();
     convert::push_reply_or_error(state, reply);
     reply.first() == Some(&b'-')
 }
 
 /// The command a script passes to redis.call: strings as they are, numbers
 /// as Redis 7.0 prints them (`%.17g`); Redis's error text otherwise.
-unsafe fn command_args(state: *mut ffi::lua_State) -> Result<Vec<Vec<u8>>, &'static str> {
+unsafe fn command_args(
+    state: *mut ffi::lua_State,
+    argv: &mut run::CallArgs,
+) -> Result<(), &'static str> {
     let n = ffi::lua_gettop(state);
     if n == 0 {
         return Err("Please specify at least one argument for this redis lib call");
     }
-    let mut argv = Vec::with_capacity(n as usize);
     for i in 1..=n {
         match ffi::lua_type(state, i) {
             ffi::LUA_TSTRING => {
                 let mut len = 0usize;
                 let p = ffi::lua_tolstring(state, i, &mut len);
-                argv.push(std::slice::from_raw_parts(p as *const u8, len).to_vec());
+                argv.push(std::slice::from_raw_parts(p as *const u8, len));
             }
             ffi::LUA_TNUMBER => {
                 let x = ffi::lua_tonumber(state, i);
                 // `%.17g` prints an integer below 1e17 in full, as itoa does
                 // (but -0 as "-0").
-                argv.push(
-                    if x.trunc() == x && x.abs() < 1e17 && !(x == 0.0 && x.is_sign_negative()) {
-                        (x as i64).to_string().into_bytes()
-                    } else {
-                        fmt_g17(x).into_bytes()
-                    },
-                );
+                if x.trunc() == x && x.abs() < 1e17 && !(x == 0.0 && x.is_sign_negative()) {
+                    argv.push(itoa::Buffer::new().format(x as i64).as_bytes());
+                } else {
+                    argv.push(fmt_g17(x).as_bytes());
+                }
             }
             _ => return Err("Lua redis lib command arguments must be strings or integers"),
         }
     }
-    Ok(argv)
+    Ok(())
 }
 
 // Redis's rand48: the 48-bit linear congruential generator of drand48, so a

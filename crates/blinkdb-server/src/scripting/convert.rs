@@ -72,7 +72,7 @@ unsafe fn push_bytes(state: *mut ffi::lua_State, b: &[u8]) {
 }
 
 /// Pushes a sequence of strings (KEYS, ARGV).
-unsafe fn push_strings(state: *mut ffi::lua_State, items: &[Vec<u8>]) {
+unsafe fn push_strings(state: *mut ffi::lua_State, items: &[&[u8]]) {
     ffi::lua_createtable(state, items.len().min(i32::MAX as usize) as c_int, 0);
     for (i, item) in items.iter().enumerate() {
         push_bytes(state, item);
@@ -82,26 +82,77 @@ unsafe fn push_strings(state: *mut ffi::lua_State, items: &[Vec<u8>]) {
 
 /// Sets the globals KEYS and ARGV of an EVAL script (raw sets: the
 /// sandbox's globals refuse ordinary writes).
-pub fn set_script_args(lua: &Lua, keys: &[Vec<u8>], argv: &[Vec<u8>]) -> mlua::Result<()> {
+///
+/// The last script's tables are refilled when that script left them plain
+/// sequences (no metatable, no other key): the next script cannot tell
+/// them from new ones, and two tables fewer per script is a third less
+/// garbage for the collector (vm.rs, collect_garbage).
+pub fn set_script_args(lua: &Lua, keys: &[&[u8]], argv: &[&[u8]]) -> mlua::Result<()> {
     // SAFETY: only Lua API calls on the stack exec_raw gives, which it
     // restores; the closure holds borrowed slices only.
     unsafe {
         lua.exec_raw::<()>((), |state| {
             for (name, items) in [(&b"KEYS"[..], keys), (&b"ARGV"[..], argv)] {
                 push_bytes(state, name);
-                push_strings(state, items);
+                push_bytes(state, name);
+                ffi::lua_rawget(state, ffi::LUA_GLOBALSINDEX);
+                match plain_sequence(state) {
+                    Some(len) => refill(state, items, len),
+                    None => {
+                        ffi::lua_pop(state, 1);
+                        push_strings(state, items);
+                    }
+                }
                 ffi::lua_rawset(state, ffi::LUA_GLOBALSINDEX);
             }
         })
     }
 }
 
+/// The length of the value on top if it is a table without a metatable
+/// whose keys are exactly 1..len.
+unsafe fn plain_sequence(state: *mut ffi::lua_State) -> Option<usize> {
+    if ffi::lua_type(state, -1) != ffi::LUA_TTABLE {
+        return None;
+    }
+    if ffi::lua_getmetatable(state, -1) != 0 {
+        ffi::lua_pop(state, 1);
+        return None;
+    }
+    let len = ffi::lua_objlen(state, -1);
+    let mut count = 0;
+    ffi::lua_pushnil(state);
+    while ffi::lua_next(state, -2) != 0 {
+        ffi::lua_pop(state, 1);
+        let key = ffi::lua_tonumber(state, -1);
+        let in_range = ffi::lua_type(state, -1) == ffi::LUA_TNUMBER
+            && key >= 1.0
+            && key <= len as f64
+            && key.trunc() == key;
+        count += 1;
+        if !in_range || count > len {
+            ffi::lua_pop(state, 1);
+            return None;
+        }
+    }
+    // `len` distinct keys, each an integer in 1..=len: all of them.
+    (count == len).then_some(len)
+}
+
+/// Sets the sequence on top of the stack to `items` (it had `len`).
+unsafe fn refill(state: *mut ffi::lua_State, items: &[&[u8]], len: usize) {
+    for (i, item) in items.iter().enumerate() {
+        push_bytes(state, item);
+        ffi::lua_rawseti(state, -2, (i + 1) as ffi::lua_Integer);
+    }
+    for i in items.len() + 1..=len {
+        ffi::lua_pushnil(state);
+        ffi::lua_rawseti(state, -2, i as ffi::lua_Integer);
+    }
+}
+
 /// The `keys` and `args` tables a function (FCALL) is called with.
-pub fn function_args(
-    lua: &Lua,
-    keys: &[Vec<u8>],
-    argv: &[Vec<u8>],
-) -> mlua::Result<(Table, Table)> {
+pub fn function_args(lua: &Lua, keys: &[&[u8]], argv: &[&[u8]]) -> mlua::Result<(Table, Table)> {
     // SAFETY: as in set_script_args.
     unsafe {
         lua.exec_raw((), |state| {
@@ -289,16 +340,44 @@ fn parse_i64(digits: &[u8]) -> Option<i64> {
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
-/// Writes the script's result as the reply to the caller. `script_resp` is
-/// the protocol the script chose with redis.setresp (it decides what a Lua
-/// boolean means); `out.proto` is the caller's.
-pub fn lua_to_reply(lua: &Lua, out: &mut Out, v: Value, script_resp: u8) {
+/// Calls the function first in `callee` with the rest as its arguments: a
+/// driver (vm.rs) that returns `(ok, value)`. When ok, writes the value as
+/// the reply and returns None; else returns the
+/// error value. One protected call for both: in Lua 5.1 each protection
+/// allocates a C closure, and mlua's own call then conversion took three.
+/// `script_resp` is read once the script has run: it is the protocol the
+/// script chose with redis.setresp (it decides what a Lua boolean means);
+/// `out.proto` is the caller's.
+pub fn call_and_reply(
+    lua: &Lua,
+    out: &mut Out,
+    script_resp: &std::cell::Cell<u8>,
+    callee: impl mlua::IntoLuaMulti,
+) -> mlua::Result<Option<Value>> {
     let mark = out.buf.len();
-    // SAFETY: as in set_script_args; `out` is borrowed from the caller.
-    let done = unsafe { lua.exec_raw::<()>(v, |state| write_top(state, out, script_resp, 0)) };
-    if let Err(e) = done {
-        out.buf.truncate(mark);
-        out.error(&format!("ERR {}", super::api::error_text(&e)));
+    let mut ran = false;
+    // SAFETY: as in set_script_args; `out` and `ran` are borrowed from the
+    // caller, and nothing owned lives across the Lua calls.
+    let result = unsafe {
+        lua.exec_raw::<Option<Value>>(callee, |state| {
+            ffi::lua_call(state, ffi::lua_gettop(state) - 1, 2);
+            ran = true;
+            if ffi::lua_toboolean(state, -2) != 0 {
+                write_top(state, out, script_resp.get(), 0);
+                ffi::lua_settop(state, 0);
+            } else {
+                ffi::lua_remove(state, -2);
+            }
+        })
+    };
+    match result {
+        Err(e) if ran => {
+            // The conversion failed (the Lua stack could not grow).
+            out.buf.truncate(mark);
+            out.error(&format!("ERR {}", super::api::error_text(&e)));
+            Ok(None)
+        }
+        other => other,
     }
 }
 

@@ -711,8 +711,9 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
     }
     let numkeys = numkeys as usize;
     let threshold_ms = ctx.client.settings(ctx.shared).busy_reply_threshold_ms;
+    let name: Arc<str> = Arc::from(&*func.name);
     let state = run::RunState {
-        name: func.name.clone(),
+        name: name.clone(),
         read_only: ro || flags.no_writes,
         allow_oom: flags.allow_oom,
         caller_db: ctx.client.db,
@@ -728,14 +729,14 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
     let launch = run::Launch {
         vm,
         target: run::Target::Function(func.callback.clone()),
-        keys: args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
-        argv: args[3 + numkeys..].iter().map(|a| a.to_vec()).collect(),
+        keys: &args[3..3 + numkeys],
+        argv: &args[3 + numkeys..],
         client_proto: ctx.out.proto,
         may_pause,
         threshold_ms,
     };
     ctx.shared.scripting.set_current(super::Current {
-        name: func.name.clone(),
+        name,
         argv: args.iter().map(|a| a.to_vec()).collect(),
         started: Instant::now(),
         function: true,

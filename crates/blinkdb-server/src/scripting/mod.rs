@@ -41,7 +41,7 @@ pub const ERR_BUSY_FUNCTION: &str =
 /// The script or function running (FUNCTION STATS, the BUSY texts).
 #[derive(Clone)]
 pub struct Current {
-    pub name: String,
+    pub name: Arc<str>,
     pub argv: Vec<Vec<u8>>,
     pub started: std::time::Instant,
     /// A function (FCALL), not an EVAL script.
@@ -295,8 +295,9 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let numkeys = numkeys as usize;
     let settings = ctx.client.settings(ctx.shared);
     let threshold_ms = settings.busy_reply_threshold_ms;
+    let name: Arc<str> = Arc::from(&*String::from_utf8_lossy(&sha));
     let run = run::RunState {
-        name: String::from_utf8_lossy(&sha).into_owned(),
+        name: name.clone(),
         read_only: ro || (compiled.flags.shebang && compiled.flags.no_writes),
         allow_oom: compiled.flags.shebang && compiled.flags.allow_oom,
         caller_db: ctx.client.db,
@@ -312,14 +313,14 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let launch = run::Launch {
         vm,
         target: run::Target::Script(compiled),
-        keys: args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
-        argv: args[3 + numkeys..].iter().map(|a| a.to_vec()).collect(),
+        keys: &args[3..3 + numkeys],
+        argv: &args[3 + numkeys..],
         client_proto: ctx.out.proto,
         may_pause,
         threshold_ms,
     };
     ctx.shared.scripting.set_current(Current {
-        name: String::from_utf8_lossy(&sha).into_owned(),
+        name,
         // Only FUNCTION STATS shows the command, and only a function's.
         argv: Vec::new(),
         started: std::time::Instant::now(),

@@ -13,11 +13,13 @@
 //! the caller's side, which runs it with the calling client (so the Lua
 //! side never holds the client) and hands back the reply bytes.
 
+use super::convert::call_and_reply;
 use super::vm::{Compiled, Vm};
 use crate::client::Client;
 use crate::commands::{table, Ctx};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
+use bytes::BytesMut;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use mlua::{HookTriggers, Value, VmState};
@@ -32,20 +34,25 @@ const HOOK_PERIOD: u32 = 100_000;
 /// Room for the Lua interpreter's C recursion and the reply conversion;
 /// pages are only committed when touched.
 const FIBER_STACK: usize = 4 << 20;
-/// Lua garbage-collector steps are taken every this many scripts, as Redis
-/// does, so that no single script pays for a full cycle.
-const GC_PERIOD: u64 = 50;
 /// The least time between two checks made after redis.call (the count hook
 /// makes its own).
 const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(1);
+/// After redis.call the clock is read only once the commands called since
+/// the last reading took POLL_INTERVAL, or after this many calls: a read
+/// per call cost more than the call's reply conversion.
+const CALLS_PER_CLOCK_READ: u32 = 64;
+/// The buffers kept for the next script (CALL_ARGS, CALL_REPLY, RESULT)
+/// are dropped instead once they have grown past this (a script that read
+/// a large value must not hold its size).
+const KEEP_BUFFER: usize = 64 << 10;
 
 pub const KILLED: &str = "Script killed by user with SCRIPT KILL...";
 
 /// What the script's side asks of the caller's side.
 pub enum Request {
-    /// Run this command with this protocol and send back its reply; the
-    /// third field: redis.set_repl's flags.
-    Call(Vec<Vec<u8>>, u8, u8),
+    /// Run the command in CALL_ARGS with this protocol and leave its reply
+    /// in CALL_REPLY; the second field: redis.set_repl's flags.
+    Call(u8, u8),
     /// The script is over the busy threshold: let the event loop run.
     Pause,
 }
@@ -53,10 +60,48 @@ pub enum Request {
 /// What the caller's side hands back.
 pub enum Answer {
     Go,
-    Reply(Vec<u8>),
+    /// The reply is in CALL_REPLY.
+    Reply,
 }
 
-type Fiber = Coroutine<Answer, Request, Vec<u8>, DefaultStack>;
+/// The script's reply is left in RESULT.
+type Fiber = Coroutine<Answer, Request, (), DefaultStack>;
+
+/// The command a script passes to redis.call: its arguments one after the
+/// other in `bytes`, each ending where its `ends` entry says.
+#[derive(Default)]
+pub struct CallArgs {
+    pub bytes: Vec<u8>,
+    pub ends: Vec<usize>,
+}
+
+impl CallArgs {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    pub fn push(&mut self, arg: &[u8]) {
+        self.bytes.extend_from_slice(arg);
+        self.ends.push(self.bytes.len());
+    }
+
+    fn capacity(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
+    }
+
+    fn args(&self) -> Args<'_> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let arg = &self.bytes[start..end];
+                start = end;
+                arg
+            })
+            .collect()
+    }
+}
 
 /// What the script's own stack knows while it runs (through SIDE).
 struct ScriptSide {
@@ -70,7 +115,7 @@ struct ScriptSide {
     may_pause: bool,
     shared: Arc<Shared>,
     /// The script's SHA1 or the function's name (in errors and the log).
-    name: String,
+    name: Arc<str>,
     /// The kill was seen (logged once, hook made per-instruction).
     kill_seen: Cell<bool>,
     /// When `poll` last ran from after_call or paused the script.
@@ -85,7 +130,17 @@ thread_local! {
     /// every other script out).
     static PARKED: RefCell<Option<Fiber>> = const { RefCell::new(None) };
     static STACKS: RefCell<Vec<DefaultStack>> = const { RefCell::new(Vec::new()) };
-    static RUNS: Cell<u64> = const { Cell::new(0) };
+    /// redis.call's command, its reply, and the script's own reply: buffers
+    /// kept for the next script, so that a call allocates nothing once they
+    /// have grown. Each is taken out while in use (never borrowed across a
+    /// Lua call, which may unwind past the borrow).
+    static CALL_ARGS: Cell<CallArgs> = Cell::new(CallArgs::default());
+    static CALL_REPLY: Cell<BytesMut> = Cell::new(BytesMut::new());
+    static RESULT: Cell<BytesMut> = Cell::new(BytesMut::new());
+    /// Nanoseconds the commands called since the last clock reading took,
+    /// and how many they were (after_call).
+    static CALL_NANOS: Cell<u64> = const { Cell::new(0) };
+    static CALLS: Cell<u32> = const { Cell::new(0) };
     /// A command run by redis.call is running on this thread (Redis's
     /// CLIENT_SCRIPT flag: SORT orders a set it would leave unsorted).
     static IN_CALL: Cell<bool> = const { Cell::new(false) };
@@ -106,19 +161,45 @@ fn with_side<R>(f: impl FnOnce(&ScriptSide) -> R) -> Option<R> {
     })
 }
 
-/// redis.call's round trip: runs on the fiber, returns the reply bytes.
-pub fn call(argv: Vec<Vec<u8>>) -> Vec<u8> {
-    with_side(|side| {
+/// Fills the command redis.call passes (see CallArgs); what `fill` returns.
+pub fn fill_call_args<R>(fill: impl FnOnce(&mut CallArgs) -> R) -> R {
+    let mut args = CALL_ARGS.take();
+    args.clear();
+    let r = fill(&mut args);
+    CALL_ARGS.set(args);
+    r
+}
+
+/// redis.call's round trip: runs on the fiber the command fill_call_args
+/// left; its reply is then what `call_reply` reads.
+pub fn call() {
+    let answer = with_side(|side| {
         // SAFETY: the yielder lives as long as the fiber that is running us.
         let yielder = unsafe { &*side.yielder };
-        match yielder.suspend(Request::Call(argv, side.resp.get(), side.repl.get())) {
-            Answer::Reply(r) => r,
-            Answer::Go => b"-ERR script resumed without a reply\r\n".to_vec(),
-        }
-    })
-    .unwrap_or_else(|| {
-        b"-ERR redis.call/pcall can only be called inside a script invocation\r\n".to_vec()
-    })
+        yielder.suspend(Request::Call(side.resp.get(), side.repl.get()))
+    });
+    let error: &[u8] = match answer {
+        Some(Answer::Reply) => return,
+        Some(Answer::Go) => b"-ERR script resumed without a reply\r\n",
+        None => b"-ERR redis.call/pcall can only be called inside a script invocation\r\n",
+    };
+    let mut reply = reused(CALL_REPLY.take());
+    reply.extend_from_slice(error);
+    CALL_REPLY.set(reply);
+}
+
+/// The reply of the last `call`.
+///
+/// # Safety
+/// The slice is valid until the next `call` (nothing else changes the
+/// buffer); the caller must not hold it past that.
+pub unsafe fn call_reply<'a>() -> &'a [u8] {
+    let reply = CALL_REPLY.take();
+    // The buffer is put back untouched: the slice points into its heap
+    // allocation, which moving the handle does not move.
+    let slice = std::slice::from_raw_parts(reply.as_ptr(), reply.len());
+    CALL_REPLY.set(reply);
+    slice
 }
 
 pub fn set_resp(resp: u8) {
@@ -173,6 +254,13 @@ pub fn after_call() {
         if side.shared.scripting.killed() {
             return true;
         }
+        let calls = CALLS.get() + 1;
+        if CALL_NANOS.get() < POLL_INTERVAL.as_nanos() as u64 && calls < CALLS_PER_CLOCK_READ {
+            CALLS.set(calls);
+            return false;
+        }
+        CALLS.set(0);
+        CALL_NANOS.set(0);
         if side.last_poll.get().elapsed() < POLL_INTERVAL {
             return false;
         }
@@ -203,7 +291,7 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
 /// The caller's side of a running script.
 pub struct RunState {
     /// The script's SHA1 or the function's name.
-    pub name: String,
+    pub name: Arc<str>,
     pub read_only: bool,
     pub allow_oom: bool,
     /// The caller's database, restored when the script ends (SELECT inside
@@ -227,12 +315,19 @@ pub enum Target {
     Function(mlua::Function),
 }
 
+/// A target with its keys and arguments made Lua values: the globals KEYS
+/// and ARGV set, or the two tables a function is called with.
+enum Prepared {
+    Script(Arc<Compiled>),
+    Function(mlua::Function, mlua::Table, mlua::Table),
+}
+
 /// What a script needs to start.
-pub struct Launch {
+pub struct Launch<'a> {
     pub vm: Arc<Vm>,
     pub target: Target,
-    pub keys: Vec<Vec<u8>>,
-    pub argv: Vec<Vec<u8>>,
+    pub keys: &'a [&'a [u8]],
+    pub argv: &'a [&'a [u8]],
     pub client_proto: u8,
     pub may_pause: bool,
     pub threshold_ms: u64,
@@ -242,6 +337,26 @@ pub struct Launch {
 /// or pauses (then `client.script` holds it and the caller must `resume` it
 /// after letting its event loop run).
 pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState, launch: Launch) {
+    // The keys and arguments become Lua values here, on the caller's stack:
+    // the fiber then needs no copy of them.
+    let lua = &launch.vm.lua;
+    let prepared = match launch.target {
+        Target::Script(compiled) => super::convert::set_script_args(lua, launch.keys, launch.argv)
+            .map(|_| Prepared::Script(compiled)),
+        Target::Function(f) => super::convert::function_args(lua, launch.keys, launch.argv)
+            .map(|(keys, argv)| Prepared::Function(f, keys, argv)),
+    };
+    let prepared = match prepared {
+        Ok(p) => p,
+        Err(e) => {
+            let msg = super::api::error_text(&e);
+            let name = run.name.clone();
+            finish(shared, client, run);
+            return run_error(out, &name, &msg);
+        }
+    };
+    let (vm, client_proto) = (launch.vm, launch.client_proto);
+    let (threshold_ms, may_pause) = (launch.threshold_ms, launch.may_pause);
     let shared_arc = shared.arc();
     let name = run.name.clone();
     let stack = STACKS
@@ -257,23 +372,23 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
     };
     shared.scripting.started();
     let fiber: Fiber = Coroutine::with_stack(stack, move |yielder, _: Answer| {
+        let now = Instant::now();
         let side = ScriptSide {
             yielder: yielder as *const _,
             resp: Cell::new(2),
             repl: Cell::new(3),
-            started: Instant::now(),
-            threshold_ms: launch.threshold_ms,
-            may_pause: launch.may_pause,
+            started: now,
+            threshold_ms,
+            may_pause,
             shared: shared_arc,
             name,
             kill_seen: Cell::new(false),
-            last_poll: Cell::new(Instant::now()),
-            lua: &launch.vm.lua as *const mlua::Lua,
+            last_poll: Cell::new(now),
+            lua: &vm.lua as *const mlua::Lua,
         };
         SIDE.with(|s| s.set(&side as *const _));
-        let reply = execute_script(&side, &launch);
+        execute_script(&side, &vm, prepared, client_proto);
         SIDE.with(|s| s.set(std::ptr::null()));
-        reply
     });
     drive(shared, client, out, fiber, run, Answer::Go);
 }
@@ -300,16 +415,24 @@ fn drive(
 ) {
     loop {
         match fiber.resume(input) {
-            CoroutineResult::Yield(Request::Call(argv, resp, repl)) => {
+            CoroutineResult::Yield(Request::Call(resp, repl)) => {
                 let aof = repl & 1 != 0;
-                input = Answer::Reply(execute(shared, client, &mut run, &argv, resp, aof));
+                let args = CALL_ARGS.take();
+                let mut reply = Out::new(resp);
+                reply.buf = reused(CALL_REPLY.take());
+                let reply = execute(shared, client, &mut run, &args.args(), reply, aof);
+                CALL_REPLY.set(reply);
+                if args.capacity() <= KEEP_BUFFER {
+                    CALL_ARGS.set(args);
+                }
+                input = Answer::Reply;
             }
             CoroutineResult::Yield(Request::Pause) => {
                 PARKED.with(|p| *p.borrow_mut() = Some(fiber));
                 client.script = Some(Box::new(run));
                 return;
             }
-            CoroutineResult::Return(reply) => {
+            CoroutineResult::Return(()) => {
                 STACKS.with(|s| {
                     let mut s = s.borrow_mut();
                     if s.len() < 2 {
@@ -317,11 +440,24 @@ fn drive(
                     }
                 });
                 finish(shared, client, run);
+                let reply = RESULT.take();
                 out.buf.extend_from_slice(&reply);
+                RESULT.set(reused(reply));
+                CALL_REPLY.set(reused(CALL_REPLY.take()));
                 return;
             }
         }
     }
+}
+
+/// A kept buffer emptied for its next use, or a new one in place of one
+/// grown past KEEP_BUFFER.
+fn reused(mut buf: BytesMut) -> BytesMut {
+    if buf.capacity() > KEEP_BUFFER {
+        return BytesMut::new();
+    }
+    buf.clear();
+    buf
 }
 
 /// Ends a script's run on the caller's side: closes its transaction in the
@@ -336,34 +472,29 @@ fn finish(shared: &Shared, client: &mut Client, mut run: RunState) {
     drop(run.gate.take());
 }
 
-/// Runs the script on its fiber; returns the reply to the caller, encoded
-/// with the caller's protocol.
-fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
-    let vm = &launch.vm;
+/// Runs the script on its fiber; leaves the reply to the caller, encoded
+/// with the caller's protocol, in RESULT.
+fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: u8) {
     let lua = &vm.lua;
-    let mut out = Out::new(launch.client_proto);
-    let result = (|| -> mlua::Result<(bool, Value)> {
-        let hook_on = || lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
-        let r = match &launch.target {
-            Target::Script(compiled) => {
-                super::convert::set_script_args(lua, &launch.keys, &launch.argv)?;
-                hook_on();
-                vm.driver.call::<(bool, Value)>(compiled.func.clone())
-            }
-            Target::Function(f) => {
-                let (keys, argv) = super::convert::function_args(lua, &launch.keys, &launch.argv)?;
-                hook_on();
-                vm.call_function
-                    .call::<(bool, Value)>((f.clone(), keys, argv))
-            }
-        };
-        lua.remove_hook();
-        r
-    })();
-    let sha = side.name.clone();
+    let mut out = Out::new(client_proto);
+    out.buf = reused(RESULT.take());
+    lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
+    let result = match prepared {
+        Prepared::Script(compiled) => {
+            call_and_reply(lua, &mut out, &side.resp, (&vm.driver, &compiled.func))
+        }
+        Prepared::Function(f, keys, argv) => call_and_reply(
+            lua,
+            &mut out,
+            &side.resp,
+            (&vm.call_function, f, keys, argv),
+        ),
+    };
+    lua.remove_hook();
+    let sha = &*side.name;
     match result {
-        Ok((true, v)) => super::convert::lua_to_reply(lua, &mut out, v, side.resp.get()),
-        Ok((false, Value::Table(t))) => {
+        Ok(None) => {}
+        Ok(Some(Value::Table(t))) => {
             let msg = match t.raw_get::<Value>("err") {
                 Ok(Value::String(s)) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
                 _ => "ERR unknown error".to_string(),
@@ -386,25 +517,17 @@ fn execute_script(side: &ScriptSide, launch: &Launch) -> Vec<u8> {
             }
             super::convert::error_line(&mut out, line.as_bytes());
         }
-        Ok((false, other)) => {
+        Ok(Some(other)) => {
             let msg = match &other {
                 Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
                 _ => "execution failure".to_string(),
             };
-            run_error(&mut out, &sha, &msg);
+            run_error(&mut out, sha, &msg);
         }
-        Err(e) => run_error(&mut out, &sha, &super::api::error_text(&e)),
+        Err(e) => run_error(&mut out, sha, &super::api::error_text(&e)),
     }
-    let runs = RUNS.with(|r| {
-        r.set(r.get() + 1);
-        r.get()
-    });
-    if matches!(lua.used_memory(), m if m > vm.memory_limit / 2 && vm.memory_limit > 0) {
-        let _ = lua.gc_collect();
-    } else if runs.is_multiple_of(GC_PERIOD) {
-        let _ = lua.gc_step_kbytes(GC_PERIOD as i32);
-    }
-    out.buf.to_vec()
+    vm.collect_garbage();
+    RESULT.set(out.buf);
 }
 
 fn run_error(out: &mut Out, sha: &str, msg: &str) {
@@ -414,46 +537,55 @@ fn run_error(out: &mut Out, sha: &str, msg: &str) {
 }
 
 /// Runs one command for redis.call with the checks Redis makes for scripts;
-/// returns its reply (RESP bytes in the script's protocol).
+/// returns its reply (RESP bytes in the script's protocol, written to
+/// `out`'s empty buffer).
 fn execute(
     shared: &Shared,
     client: &mut Client,
     run: &mut RunState,
-    argv: &[Vec<u8>],
-    resp: u8,
+    args: &Args,
+    mut out: Out,
     aof: bool,
-) -> Vec<u8> {
-    let err = |m: &str| format!("-ERR {m}\r\n").into_bytes();
-    let args: Args = argv.iter().map(|a| &a[..]).collect();
-    // A container's subcommand is the command (its flags and arity apply).
-    let Some(Ok(spec)) = table::resolve(&args) else {
-        return err("Unknown Redis command called from script");
+) -> BytesMut {
+    let err = |mut out: Out, m: &str| {
+        out.buf.extend_from_slice(b"-ERR ");
+        out.buf.extend_from_slice(m.as_bytes());
+        out.buf.extend_from_slice(b"\r\n");
+        out.buf
     };
-    let argc = argv.len() as i32;
+    // A container's subcommand is the command (its flags and arity apply).
+    let Some(Ok(spec)) = table::resolve(args) else {
+        return err(out, "Unknown Redis command called from script");
+    };
+    let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        return err("Wrong number of args calling Redis command from script");
+        return err(
+            out,
+            "Wrong number of args calling Redis command from script",
+        );
     }
     if spec.has(table::NOSCRIPT) {
-        return err("This Redis command is not allowed from script");
+        return err(out, "This Redis command is not allowed from script");
     }
     // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
     if run.read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {
-        return err("Write commands are not allowed from read-only scripts.");
+        return err(
+            out,
+            "Write commands are not allowed from read-only scripts.",
+        );
     }
     if spec.has(table::WRITE) {
         if !run.wrote {
             let settings = client.settings(shared);
             let denyoom = spec.has(table::DENYOOM) && !run.allow_oom;
             if let Some(refusal) = shared.write_refusal(denyoom, settings) {
-                let mut line = Out::new(resp);
-                line.error(&refusal);
-                return line.buf.to_vec();
+                out.error(&refusal);
+                return out.buf;
             }
             let write = table::WRITE | table::STALE;
             if let Some(refusal) = crate::replication::replica::refusal(shared, client, write) {
-                let mut line = Out::new(resp);
-                line.error(refusal);
-                return line.buf.to_vec();
+                out.error(refusal);
+                return out.buf;
             }
             run.wrote = true;
             shared.scripting.wrote();
@@ -464,7 +596,6 @@ fn execute(
             run.multi_logged = true;
         }
     }
-    let mut out = Out::new(resp);
     client.commands_processed += 1;
     // A script never blocks: BLMPOP and the like answer at once, as in Redis.
     let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
@@ -476,20 +607,21 @@ fn execute(
     let timer = crate::cmdstats::Timer::start();
     IN_CALL.with(|c| c.set(true));
     if aof {
-        crate::commands::access::run_in_script(&mut ctx, spec, &args);
+        crate::commands::access::run_in_script(&mut ctx, spec, args);
     } else {
         // redis.set_repl without REPL_AOF: applied, not logged.
         blinkdb_engine::engine::unlogged(|| {
-            crate::commands::access::run_in_script(&mut ctx, spec, &args)
+            crate::commands::access::run_in_script(&mut ctx, spec, args)
         });
     }
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
+    CALL_NANOS.set(CALL_NANOS.get().saturating_add(nanos));
     ctx.client.deny_blocking = deny_blocking;
     // Counted as Redis counts a script's calls: INFO commandstats, the slow
     // log, latency and MONITOR (as `lua`).
     let failed = ctx.out.errors > 0;
-    crate::commands::after_call(&mut ctx, spec, spec.index(), &args, nanos, failed, true);
+    crate::commands::after_call(&mut ctx, spec, spec.index(), args, nanos, failed, true);
     if spec.has(table::READONLY) && !run.tracked_keys.is_empty() {
         crate::commands::tracking::remember_script_keys(shared, client, &run.tracked_keys);
     }
@@ -498,11 +630,11 @@ fn execute(
 
 /// The reply bytes with the large values that were left to be read at send
 /// time read now (the script needs them).
-fn resolve_files(out: Out) -> Vec<u8> {
+fn resolve_files(out: Out) -> BytesMut {
     if out.files.is_empty() {
-        return out.buf.to_vec();
+        return out.buf;
     }
-    let mut bytes = Vec::with_capacity(out.buf.len());
+    let mut bytes = BytesMut::with_capacity(out.buf.len());
     let mut at = 0;
     for (pos, src) in out.files {
         bytes.extend_from_slice(&out.buf[at..pos]);
