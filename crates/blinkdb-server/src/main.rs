@@ -67,6 +67,10 @@ fn main() -> ExitCode {
         }
     };
     let settings = config.settings();
+    // Before any thread starts (the logger's included), as redis-server.
+    if settings.daemonize {
+        blinkdb_server::process::daemonize();
+    }
     let on_loglevel =
         match blinkdb_server::logging::init(&settings.loglevel, settings.logfile.as_deref()) {
             Ok(f) => f,

@@ -184,7 +184,10 @@ impl Shared {
     pub fn config_set_internal(&self, name: &'static str, value: String) {
         let mut cfg = self.config.write();
         cfg.set_internal(name, value);
-        *self.settings.write() = Arc::new(cfg.settings());
+        let settings = cfg.settings();
+        // A master turned replica (or back) takes its class's OOM score.
+        let _ = crate::process::apply_oom_score_adj(&settings);
+        *self.settings.write() = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::Release);
     }
 
@@ -201,6 +204,13 @@ impl Shared {
         let mut next = cfg.clone();
         for (k, v) in pairs {
             next.set_runtime(k, v).map_err(|e| (k.clone(), e))?;
+        }
+        let oom_changed = ["oom-score-adj", "oom-score-adj-values"]
+            .iter()
+            .any(|o| next.get(o) != cfg.get(o));
+        if oom_changed {
+            crate::process::apply_oom_score_adj(&next.settings())
+                .map_err(|e| ("oom-score-adj".to_string(), e))?;
         }
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
