@@ -830,6 +830,8 @@ impl Config {
             )
             .unwrap_or([0, 200, 800]),
             disable_thp: self.flag("disable-thp"),
+            lazyfree_lazy_user_flush: self.flag("lazyfree-lazy-user-flush"),
+            stop_writes_on_bgsave_error: self.flag("stop-writes-on-bgsave-error"),
             collection_limits: blinkdb_engine::types::Limits {
                 hash_max_listpack_entries: self.int("hash-max-listpack-entries") as usize,
                 hash_max_listpack_value: self.bytes("hash-max-listpack-value") as usize,
@@ -1013,6 +1015,10 @@ pub struct Settings {
     pub oom_score_adj_values: [i32; 3],
     /// Turn transparent huge pages off for this process when they are `always`.
     pub disable_thp: bool,
+    /// FLUSHALL/FLUSHDB without SYNC or ASYNC free the data in the background.
+    pub lazyfree_lazy_user_flush: bool,
+    /// Refuse writes (MISCONF) while the last BGSAVE failed and `save` is set.
+    pub stop_writes_on_bgsave_error: bool,
     /// When a collection leaves its compact encoding (the `*-max-listpack-*`
     /// and `set-max-intset-entries` options).
     pub collection_limits: blinkdb_engine::types::Limits,
