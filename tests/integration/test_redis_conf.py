@@ -192,3 +192,42 @@ def test_whole_stock_file_daemonizes(blinkdb_binary, tmp_path):
             while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
                 time.sleep(0.05)
     assert not pidfile.exists()
+
+
+def test_rewrite_keeps_the_new_options(blinkdb_binary, tmp_path):
+    conf = stock_copy(tmp_path)
+    srv = start(blinkdb_binary, conf, str(tmp_path / "b"))
+    try:
+        with srv.connect() as c:
+            for name, value in [("jemalloc-bg-thread", "no"), ("acllog-max-len", "7"),
+                                ("oom-score-adj-values", "1 2 3"),
+                                ("proc-title-template", "{title} {port}")]:
+                assert c.call("CONFIG", "SET", name, value).raw == b"+OK\r\n"
+            assert c.call("CONFIG", "REWRITE").raw == b"+OK\r\n"
+    finally:
+        srv.stop()
+    text = open(conf).read()
+    assert "\njemalloc-bg-thread no\n" in text
+    assert "\nacllog-max-len 7\n" in text
+    assert '\noom-score-adj-values "1 2 3"\n' in text
+    again = start(blinkdb_binary, conf, str(tmp_path / "b2"))
+    try:
+        with again.connect() as c:
+            assert c.call("CONFIG", "GET", "proc-title-template").raw.endswith(
+                b"$14\r\n{title} {port}\r\n")
+            assert c.call("CONFIG", "GET", "acllog-max-len").raw.endswith(b"$1\r\n7\r\n")
+    finally:
+        again.stop()
+
+
+def test_unopenable_log_file_fails_before_daemonizing(blinkdb_binary, tmp_path):
+    """As redis-server: the error reaches the terminal, not /dev/null."""
+    conf = stock_copy(tmp_path)
+    for binary in (blinkdb_binary, ORACLE_BIN):
+        run = subprocess.run(
+            [binary, conf, "--port", str(free_port()), "--dir", str(tmp_path),
+             "--logfile", str(tmp_path / "missing" / "log")],
+            timeout=10, capture_output=True)
+        assert run.returncode == 1, binary
+        output = (run.stdout + run.stderr).decode()
+        assert "Can't open the log file: No such file or directory" in output, binary

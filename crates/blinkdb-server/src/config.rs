@@ -832,6 +832,7 @@ impl Config {
             disable_thp: self.flag("disable-thp"),
             lazyfree_lazy_user_flush: self.flag("lazyfree-lazy-user-flush"),
             stop_writes_on_bgsave_error: self.flag("stop-writes-on-bgsave-error"),
+            repl_disable_tcp_nodelay: self.flag("repl-disable-tcp-nodelay"),
             collection_limits: blinkdb_engine::types::Limits {
                 hash_max_listpack_entries: self.int("hash-max-listpack-entries") as usize,
                 hash_max_listpack_value: self.bytes("hash-max-listpack-value") as usize,
@@ -1019,6 +1020,8 @@ pub struct Settings {
     pub lazyfree_lazy_user_flush: bool,
     /// Refuse writes (MISCONF) while the last BGSAVE failed and `save` is set.
     pub stop_writes_on_bgsave_error: bool,
+    /// Replicas' streams sent without TCP_NODELAY (fewer, larger packets).
+    pub repl_disable_tcp_nodelay: bool,
     /// When a collection leaves its compact encoding (the `*-max-listpack-*`
     /// and `set-max-intset-entries` options).
     pub collection_limits: blinkdb_engine::types::Limits,
