@@ -306,6 +306,44 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Str,
     ),
     opt("hll-sparse-max-bytes", "3000", true, Kind::Memory(0, I64)),
+    // Process options (process.rs): fork to the background, the kernel's
+    // OOM-killer score, transparent huge pages.
+    opt("daemonize", "no", false, Kind::Bool),
+    opt(
+        "oom-score-adj",
+        "no",
+        true,
+        Kind::Enum(&["no", "yes", "relative", "absolute"]),
+    ),
+    opt("oom-score-adj-values", "0 200 800", true, Kind::Str),
+    opt("disable-thp", "yes", false, Kind::Bool),
+    // Accepted for redis.conf compatibility, kept for CONFIG GET/REWRITE;
+    // config/blinkdb.conf says why each changes nothing here.
+    opt("always-show-logo", "no", false, Kind::Bool),
+    opt("set-proc-title", "yes", false, Kind::Bool),
+    opt(
+        "proc-title-template",
+        "{title} {listen-addr} {server-mode}",
+        true,
+        Kind::Str,
+    ),
+    opt("stop-writes-on-bgsave-error", "yes", true, Kind::Bool),
+    opt("rdb-del-sync-files", "no", true, Kind::Bool),
+    opt("repl-disable-tcp-nodelay", "no", true, Kind::Bool),
+    opt("acllog-max-len", "128", true, Kind::Int(0, i64::MAX)),
+    opt("lazyfree-lazy-eviction", "no", true, Kind::Bool),
+    opt("lazyfree-lazy-expire", "no", true, Kind::Bool),
+    opt("lazyfree-lazy-server-del", "no", true, Kind::Bool),
+    opt("replica-lazy-flush", "no", true, Kind::Bool),
+    opt("lazyfree-lazy-user-del", "no", true, Kind::Bool),
+    opt("lazyfree-lazy-user-flush", "no", true, Kind::Bool),
+    opt("no-appendfsync-on-rewrite", "no", true, Kind::Bool),
+    opt("aof-timestamp-enabled", "no", true, Kind::Bool),
+    opt("activerehashing", "yes", true, Kind::Bool),
+    opt("dynamic-hz", "yes", true, Kind::Bool),
+    opt("aof-rewrite-incremental-fsync", "yes", true, Kind::Bool),
+    opt("rdb-save-incremental-fsync", "yes", true, Kind::Bool),
+    opt("jemalloc-bg-thread", "yes", true, Kind::Bool),
     opt(
         "enable-debug-command",
         "no",
@@ -472,7 +510,9 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
         Kind::Enum(choices) => choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(value))
-            .map(|c| c.to_string())
+            // Redis shows an enum by the first name of its value: `relative`
+            // is oom-score-adj's `yes`.
+            .map(|c| if *c == "relative" { "yes" } else { c }.to_string())
             .ok_or_else(|| {
                 "argument(s) must be one of the following: ".to_string() + &choices.join(", ")
             }),
@@ -506,6 +546,17 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             }
             if def.name == "replicaof" && !value.is_empty() {
                 return crate::replication::replica::parse_replicaof(value);
+            }
+            if def.name == "oom-score-adj-values" {
+                return crate::process::parse_oom_values(value).map(|v| {
+                    v.iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                });
+            }
+            if def.name == "proc-title-template" && !crate::process::valid_title_template(value) {
+                return Err("template format is invalid or contains unknown variables".into());
             }
             if def.name == "latency-tracking-info-percentiles" {
                 return parse_percentiles(value).map(|p| {
@@ -772,6 +823,16 @@ impl Config {
             latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
                 .unwrap_or_default(),
             enable_debug_command: self.get("enable-debug-command").to_string(),
+            daemonize: self.flag("daemonize"),
+            oom_score_adj: self.get("oom-score-adj").to_string(),
+            oom_score_adj_values: crate::process::parse_oom_values(
+                self.get("oom-score-adj-values"),
+            )
+            .unwrap_or([0, 200, 800]),
+            disable_thp: self.flag("disable-thp"),
+            lazyfree_lazy_user_flush: self.flag("lazyfree-lazy-user-flush"),
+            stop_writes_on_bgsave_error: self.flag("stop-writes-on-bgsave-error"),
+            repl_disable_tcp_nodelay: self.flag("repl-disable-tcp-nodelay"),
             collection_limits: blinkdb_engine::types::Limits {
                 hash_max_listpack_entries: self.int("hash-max-listpack-entries") as usize,
                 hash_max_listpack_value: self.bytes("hash-max-listpack-value") as usize,
@@ -947,6 +1008,20 @@ pub struct Settings {
     pub latency_percentiles: Vec<f64>,
     /// no, yes or local (from loopback and unix-socket clients only).
     pub enable_debug_command: String,
+    /// Fork to the background at start (process.rs).
+    pub daemonize: bool,
+    /// no, yes/relative or absolute: how `oom_score_adj_values` are written.
+    pub oom_score_adj: String,
+    /// The OOM score (adjustment) of a master, a replica, a background child.
+    pub oom_score_adj_values: [i32; 3],
+    /// Turn transparent huge pages off for this process when they are `always`.
+    pub disable_thp: bool,
+    /// FLUSHALL/FLUSHDB without SYNC or ASYNC free the data in the background.
+    pub lazyfree_lazy_user_flush: bool,
+    /// Refuse writes (MISCONF) while the last BGSAVE failed and `save` is set.
+    pub stop_writes_on_bgsave_error: bool,
+    /// Replicas' streams sent without TCP_NODELAY (fewer, larger packets).
+    pub repl_disable_tcp_nodelay: bool,
     /// When a collection leaves its compact encoding (the `*-max-listpack-*`
     /// and `set-max-intset-entries` options).
     pub collection_limits: blinkdb_engine::types::Limits,

@@ -293,6 +293,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         client.flush_stats(&shared, now, false);
         if let Some(handoff) = client.replica_handoff.take() {
             // PSYNC/SYNC: the connection is the replica's stream from now on.
+            if client.settings(&shared).repl_disable_tcp_nodelay {
+                crate::network::disable_nodelay(sock.as_raw_fd());
+            }
             let rest = std::mem::take(&mut inbuf);
             crate::replication::master::serve(&shared, &mut sock, &mut client, rest, handoff).await;
             break;

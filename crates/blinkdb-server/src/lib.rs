@@ -22,6 +22,7 @@ pub mod logging;
 pub mod network;
 pub mod pause;
 pub mod persistence;
+pub mod process;
 pub mod protocol;
 pub mod pubsub;
 pub mod rdb_file;

@@ -67,6 +67,21 @@ fn main() -> ExitCode {
         }
     };
     let settings = config.settings();
+    // Before any thread starts (the logger's included), as redis-server; the
+    // log file is checked first, while errors still reach the terminal.
+    if let Some(path) = settings.logfile.as_deref() {
+        let open = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Err(e) = open {
+            eprintln!("*** FATAL CONFIG FILE ERROR ***\nCan't open the log file: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if settings.daemonize {
+        blinkdb_server::process::daemonize();
+    }
     let on_loglevel =
         match blinkdb_server::logging::init(&settings.loglevel, settings.logfile.as_deref()) {
             Ok(f) => f,

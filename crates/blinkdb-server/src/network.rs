@@ -163,3 +163,20 @@ pub async fn accept_loop<A: Acceptor>(shared: Arc<Shared>, listener: A, local: S
         }
     }
 }
+
+/// `repl-disable-tcp-nodelay yes`: a replica's stream lets the kernel merge
+/// small writes (Nagle), as Redis does at SYNC/PSYNC. A unix socket has no
+/// such option; the call then fails and changes nothing.
+pub fn disable_nodelay(fd: std::os::fd::RawFd) {
+    let off: libc::c_int = 0;
+    // SAFETY: setsockopt on a descriptor the caller owns, reading one c_int.
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_NODELAY,
+            (&off as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}

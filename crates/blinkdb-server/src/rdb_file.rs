@@ -528,6 +528,8 @@ pub fn save(shared: &Shared) -> Result<(), String> {
     match result {
         Ok(keys) => {
             stats.last_ok.store(true, Ordering::Relaxed);
+            // As Redis's rdbSave: a good SAVE clears a failed BGSAVE's MISCONF.
+            stats.last_bgsave_ok.store(true, Ordering::Relaxed);
             stats.saves.fetch_add(1, Ordering::Relaxed);
             stats.last_keys.store(keys, Ordering::Relaxed);
             stats.dirty_at_save.store(dirty, Ordering::Relaxed);
@@ -688,6 +690,10 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
     let file = match start_file(shared, &settings) {
         Ok(f) => f,
         Err(e) => {
+            // A save that could not start failed (Redis's child would have
+            // failed opening its file): stop-writes-on-bgsave-error sees it.
+            stats.last_bgsave_ok.store(false, Ordering::Relaxed);
+            tracing::warn!("Background saving error: {e}");
             stats.in_progress.store(false, Ordering::Release);
             return Err(format!("ERR {e}"));
         }

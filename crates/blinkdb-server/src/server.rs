@@ -97,9 +97,13 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             local,
         ));
     }
-    if let Some(pidfile) = &settings.pidfile {
-        let _ = std::fs::write(pidfile, format!("{}\n", std::process::id()));
+    if let Some(pidfile) = crate::process::pidfile(&settings) {
+        if let Err(e) = std::fs::write(&pidfile, format!("{}\n", std::process::id())) {
+            tracing::warn!("Failed to write PID file: {e}");
+        }
     }
+    crate::process::disable_thp(&settings);
+    let _ = crate::process::apply_oom_score_adj(&settings);
     tracing::info!(
         "BlinkDB {} (Redis {} compatible) started: pid={}, listening on {}, config file: {}",
         env!("CARGO_PKG_VERSION"),
@@ -191,7 +195,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
         let _ = std::fs::remove_file(path);
     }
     crate::bloom_flush::flush_now(shared);
-    if let Some(pidfile) = &settings.pidfile {
+    if let Some(pidfile) = crate::process::pidfile(settings) {
         let _ = std::fs::remove_file(pidfile);
     }
     tracing::warn!("BlinkDB is now ready to exit, bye bye...");

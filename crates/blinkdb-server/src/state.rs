@@ -184,7 +184,10 @@ impl Shared {
     pub fn config_set_internal(&self, name: &'static str, value: String) {
         let mut cfg = self.config.write();
         cfg.set_internal(name, value);
-        *self.settings.write() = Arc::new(cfg.settings());
+        let settings = cfg.settings();
+        // A master turned replica (or back) takes its class's OOM score.
+        let _ = crate::process::apply_oom_score_adj(&settings);
+        *self.settings.write() = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::Release);
     }
 
@@ -201,6 +204,13 @@ impl Shared {
         let mut next = cfg.clone();
         for (k, v) in pairs {
             next.set_runtime(k, v).map_err(|e| (k.clone(), e))?;
+        }
+        let oom_changed = ["oom-score-adj", "oom-score-adj-values"]
+            .iter()
+            .any(|o| next.get(o) != cfg.get(o));
+        if oom_changed {
+            crate::process::apply_oom_score_adj(&next.settings())
+                .map_err(|e| ("oom-score-adj".to_string(), e))?;
         }
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
@@ -292,10 +302,19 @@ impl Shared {
         victims.len()
     }
 
-    /// If writes must be refused right now (the log cannot write), the
+    /// If writes must be refused right now (the last BGSAVE failed under
+    /// stop-writes-on-bgsave-error, or the log cannot write), the
     /// error to send. `denyoom` commands are also refused over maxmemory or
     /// max-disk-size, under allkeys-fifo only once nothing is left to evict.
     pub fn write_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
+        // Redis's order: a failed RDB save first, then the AOF; never on a replica.
+        if settings.stop_writes_on_bgsave_error
+            && !settings.save_points.is_empty()
+            && !self.rdb_save.last_bgsave_ok.load(Ordering::Relaxed)
+            && !self.replication.link.is_replica.load(Ordering::Relaxed)
+        {
+            return Some(ERR_BGSAVE.to_string());
+        }
         if let Some(log) = self.engine.log_handle() {
             if let Err(e) = log.aof.write_status() {
                 return Some(e.to_string());
@@ -332,3 +351,6 @@ impl Shared {
         self.stop.subscribe()
     }
 }
+
+/// Redis's reply to a write after a failed background save.
+pub const ERR_BGSAVE: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";

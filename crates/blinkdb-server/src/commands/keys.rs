@@ -424,10 +424,11 @@ pub fn dbsize(ctx: &mut Ctx, _args: &Args) {
     ctx.out.int(n as i64);
 }
 
-/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument: Some(lazy) or None on error.
-fn flush_mode(args: &Args) -> Option<bool> {
+/// FLUSHDB/FLUSHALL's optional ASYNC|SYNC argument: Some(lazy) or None on
+/// error; without one, `lazyfree-lazy-user-flush` decides (as in Redis).
+fn flush_mode(ctx: &mut Ctx, args: &Args) -> Option<bool> {
     match args.len() {
-        1 => Some(false),
+        1 => Some(ctx.client.settings(ctx.shared).lazyfree_lazy_user_flush),
         2 if eq_ic(args[1], "async") => Some(true),
         2 if eq_ic(args[1], "sync") => Some(false),
         _ => None,
@@ -435,7 +436,7 @@ fn flush_mode(args: &Args) -> Option<bool> {
 }
 
 pub fn flushdb(ctx: &mut Ctx, args: &Args) {
-    let Some(lazy) = flush_mode(args) else {
+    let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
     let streams = crate::blocking::waited_streams(ctx.shared, Some(ctx.db()));
@@ -449,7 +450,7 @@ pub fn flushdb(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn flushall(ctx: &mut Ctx, args: &Args) {
-    let Some(lazy) = flush_mode(args) else {
+    let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
     let streams = crate::blocking::waited_streams(ctx.shared, None);

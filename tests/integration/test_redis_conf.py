@@ -1,0 +1,233 @@
+"""Debian's stock /etc/redis/redis.conf (redis 7.0.15) loads in BlinkDB, and
+its options behave as in redis-server, run the same way side by side."""
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from resp import RespConnection
+from server import ORACLE_BIN, ServerProcess, free_port
+
+STOCK = "/etc/redis/redis.conf"
+
+NEW_OPTIONS = [
+    "daemonize", "always-show-logo", "set-proc-title", "proc-title-template",
+    "stop-writes-on-bgsave-error", "rdb-del-sync-files", "repl-disable-tcp-nodelay",
+    "acllog-max-len", "lazyfree-lazy-eviction", "lazyfree-lazy-expire",
+    "lazyfree-lazy-server-del", "replica-lazy-flush", "lazyfree-lazy-user-del",
+    "lazyfree-lazy-user-flush", "oom-score-adj", "oom-score-adj-values", "disable-thp",
+    "no-appendfsync-on-rewrite", "aof-timestamp-enabled", "activerehashing",
+    "dynamic-hz", "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync",
+    "jemalloc-bg-thread",
+]
+
+pytestmark = pytest.mark.skipif(not os.path.exists(STOCK), reason="no Debian redis.conf")
+
+
+def stock_copy(tmp_path):
+    path = tmp_path / "redis.conf"
+    shutil.copy(STOCK, path)
+    return str(path)
+
+
+def start(binary, conf, directory, *extra):
+    """The stock file, with the machine-wide paths and the port overridden."""
+    os.makedirs(directory, exist_ok=True)
+    port = free_port()
+    args = [conf, "--port", str(port), "--dir", directory, "--daemonize", "no",
+            "--logfile", os.path.join(directory, "log"),
+            "--pidfile", os.path.join(directory, "pid"), *extra]
+    return ServerProcess(binary, directory, port=port, args=args)
+
+
+@pytest.fixture
+def pair(blinkdb_binary, tmp_path):
+    conf = stock_copy(tmp_path)
+    servers = [start(blinkdb_binary, conf, str(tmp_path / "blinkdb")),
+               start(ORACLE_BIN, conf, str(tmp_path / "oracle"))]
+    yield servers
+    for srv in servers:
+        srv.stop()
+
+
+def both(pair, *cmd):
+    out = []
+    for srv in pair:
+        with srv.connect() as c:
+            out.append(c.call(*cmd).raw)
+    return out
+
+
+def test_stock_file_serves_and_shows_redis_values(pair):
+    blink, _ = pair
+    with blink.connect() as c:
+        assert c.call("SET", "k", "v").raw == b"+OK\r\n"
+        assert c.call("GET", "k").raw == b"$1\r\nv\r\n"
+    for name in NEW_OPTIONS:
+        ours, theirs = both(pair, "CONFIG", "GET", name)
+        assert ours == theirs, name
+
+
+@pytest.mark.parametrize("name,value", [
+    ("daemonize", "yes"), ("disable-thp", "no"), ("always-show-logo", "yes"),
+    ("set-proc-title", "no"),
+    ("stop-writes-on-bgsave-error", "maybe"), ("activerehashing", "1"),
+    ("jemalloc-bg-thread", "on"), ("lazyfree-lazy-user-del", ""),
+    ("acllog-max-len", "-1"), ("acllog-max-len", "x"),
+    ("oom-score-adj", "sometimes"), ("oom-score-adj-values", "1 2"),
+    ("oom-score-adj-values", "1 2 3000"), ("oom-score-adj-values", "a 2 3"),
+    ("oom-score-adj-values", "1 2 3 4"),
+    ("proc-title-template", ""), ("proc-title-template", "{nope}"),
+    ("proc-title-template", "{title"), ("proc-title-template", "{port} {{x"),
+    ("oom-score-adj", "relative"), ("oom-score-adj", "absolute"), ("oom-score-adj", "no"),
+    ("acllog-max-len", "9223372036854775807"), ("dynamic-hz", "NO"),
+])
+def test_config_set_as_redis(pair, name, value):
+    assert both(pair, "CONFIG", "SET", name, value) == both(pair, "CONFIG", "SET", name, value)
+    ours, theirs = both(pair, "CONFIG", "SET", name, value)
+    assert ours == theirs
+    assert both(pair, "CONFIG", "GET", name)[0] == both(pair, "CONFIG", "GET", name)[1]
+
+
+def test_oom_score_adj_writes_proc(pair):
+    blink, _ = pair
+    path = f"/proc/{blink.pid}/oom_score_adj"
+    with open(path) as f:
+        base = int(f.read())
+    with blink.connect() as c:
+        assert c.call("CONFIG", "SET", "oom-score-adj-values", "0 345 800").raw == b"+OK\r\n"
+        assert c.call("CONFIG", "SET", "oom-score-adj", "absolute").raw == b"+OK\r\n"
+        assert c.call("CONFIG", "SET", "oom-score-adj-values", "123 345 800").raw == b"+OK\r\n"
+        with open(path) as f:
+            assert int(f.read()) == 123
+        assert c.call("CONFIG", "SET", "oom-score-adj", "relative").raw == b"+OK\r\n"
+        with open(path) as f:
+            assert int(f.read()) == min(base + 123, 1000)
+        assert c.call("CONFIG", "SET", "oom-score-adj", "no").raw == b"+OK\r\n"
+        with open(path) as f:
+            assert int(f.read()) == base
+
+
+def test_oom_score_adj_from_the_file(blinkdb_binary, tmp_path):
+    conf = stock_copy(tmp_path)
+    srv = start(blinkdb_binary, conf, str(tmp_path / "b"),
+                "--oom-score-adj", "absolute", "--oom-score-adj-values", "17 200 800")
+    try:
+        with open(f"/proc/{srv.pid}/oom_score_adj") as f:
+            assert int(f.read()) == 17
+    finally:
+        srv.stop()
+
+
+def test_failed_bgsave_stops_writes_as_redis(pair):
+    # Only with save points (Redis's default has some, BlinkDB's none).
+    assert both(pair, "CONFIG", "SET", "save", "3600 1") == [b"+OK\r\n"] * 2
+    for srv in pair:
+        with srv.connect() as c:
+            assert c.call("SET", "k", "v").raw == b"+OK\r\n"
+            # Saving into a directory that is gone fails.
+            shutil.rmtree(srv.dir)
+            c.call("BGSAVE")
+            deadline = time.monotonic() + 10
+            while b"rdb_bgsave_in_progress:0" not in c.call("INFO", "persistence").raw:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            assert b"rdb_last_bgsave_status:err" in c.call("INFO", "persistence").raw
+    ours, theirs = both(pair, "SET", "k", "w")
+    assert ours.startswith(b"-MISCONF")
+    assert ours == theirs
+    assert both(pair, "GET", "k") == [b"$1\r\nv\r\n"] * 2
+    both(pair, "CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
+    assert both(pair, "SET", "k", "w") == [b"+OK\r\n"] * 2
+
+
+def test_lazy_user_flush_keeps_flush_semantics(pair):
+    for srv in pair:
+        with srv.connect() as c:
+            assert c.call("CONFIG", "SET", "lazyfree-lazy-user-flush", "yes").raw == b"+OK\r\n"
+            c.call("SET", "a", "1")
+            assert c.call("FLUSHALL").raw == b"+OK\r\n"
+            assert c.call("DBSIZE").raw == b":0\r\n"
+
+
+def test_whole_stock_file_daemonizes(blinkdb_binary, tmp_path):
+    """The stock file as is (daemonize yes): the launcher returns at once and
+    the daemon answers, with its own pid in the pidfile."""
+    conf = stock_copy(tmp_path)
+    directory = tmp_path / "d"
+    directory.mkdir()
+    pidfile = directory / "pid"
+    port = free_port()
+    launcher = subprocess.run(
+        [blinkdb_binary, conf, "--port", str(port), "--dir", str(directory),
+         "--logfile", str(directory / "log"), "--pidfile", str(pidfile)],
+        timeout=10, capture_output=True)
+    assert launcher.returncode == 0, launcher.stderr
+    pid = None
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with RespConnection(port, timeout=2.0) as c:
+                    assert c.call("PING").raw == b"+PONG\r\n"
+                    info = c.call("INFO", "server").raw.decode()
+                break
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        served_by = int(info.split("process_id:")[1].split()[0])
+        pid = int(pidfile.read_text())
+        assert pid == served_by
+        with open(f"/proc/{pid}/status") as f:
+            ppid = int(next(line for line in f if line.startswith("PPid:")).split()[1])
+        assert ppid != os.getpid()
+    finally:
+        if pid is not None:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+                time.sleep(0.05)
+    assert not pidfile.exists()
+
+
+def test_rewrite_keeps_the_new_options(blinkdb_binary, tmp_path):
+    conf = stock_copy(tmp_path)
+    srv = start(blinkdb_binary, conf, str(tmp_path / "b"))
+    try:
+        with srv.connect() as c:
+            for name, value in [("jemalloc-bg-thread", "no"), ("acllog-max-len", "7"),
+                                ("oom-score-adj-values", "1 2 3"),
+                                ("proc-title-template", "{title} {port}")]:
+                assert c.call("CONFIG", "SET", name, value).raw == b"+OK\r\n"
+            assert c.call("CONFIG", "REWRITE").raw == b"+OK\r\n"
+    finally:
+        srv.stop()
+    text = open(conf).read()
+    assert "\njemalloc-bg-thread no\n" in text
+    assert "\nacllog-max-len 7\n" in text
+    assert '\noom-score-adj-values "1 2 3"\n' in text
+    again = start(blinkdb_binary, conf, str(tmp_path / "b2"))
+    try:
+        with again.connect() as c:
+            assert c.call("CONFIG", "GET", "proc-title-template").raw.endswith(
+                b"$14\r\n{title} {port}\r\n")
+            assert c.call("CONFIG", "GET", "acllog-max-len").raw.endswith(b"$1\r\n7\r\n")
+    finally:
+        again.stop()
+
+
+def test_unopenable_log_file_fails_before_daemonizing(blinkdb_binary, tmp_path):
+    """As redis-server: the error reaches the terminal, not /dev/null."""
+    conf = stock_copy(tmp_path)
+    for binary in (blinkdb_binary, ORACLE_BIN):
+        run = subprocess.run(
+            [binary, conf, "--port", str(free_port()), "--dir", str(tmp_path),
+             "--logfile", str(tmp_path / "missing" / "log")],
+            timeout=10, capture_output=True)
+        assert run.returncode == 1, binary
+        output = (run.stdout + run.stderr).decode()
+        assert "Can't open the log file: No such file or directory" in output, binary
