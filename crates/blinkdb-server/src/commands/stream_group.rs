@@ -89,15 +89,7 @@ impl Record {
     }
 
     fn args(&self) -> SmallVec<[&[u8]; 14]> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let arg = &self.bytes[start..end];
-                start = end;
-                arg
-            })
-            .collect()
+        crate::protocol::request::split_at_ends(&self.bytes, &self.ends)
     }
 }
 

@@ -15,6 +15,19 @@ use smallvec::SmallVec;
 /// counting and dropping one `Bytes` per argument.
 pub type Args<'a> = SmallVec<[&'a [u8]; 4]>;
 
+/// The arguments packed end to end in `bytes`, each ending at its offset in
+/// `ends` (how waiters and queued calls keep their argv in one buffer).
+pub fn split_at_ends<'a, C: FromIterator<&'a [u8]>>(bytes: &'a [u8], ends: &[usize]) -> C {
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let arg = &bytes[start..end];
+            start = end;
+            arg
+        })
+        .collect()
+}
+
 /// Longest header or inline line accepted before its terminator arrives
 /// (Redis's PROTO_INLINE_MAX_SIZE).
 const INLINE_MAX: usize = 64 * 1024;

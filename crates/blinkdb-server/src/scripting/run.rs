@@ -91,15 +91,7 @@ impl CallArgs {
     }
 
     fn args(&self) -> Args<'_> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let arg = &self.bytes[start..end];
-                start = end;
-                arg
-            })
-            .collect()
+        crate::protocol::request::split_at_ends(&self.bytes, &self.ends)
     }
 }
 
