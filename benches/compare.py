@@ -21,17 +21,18 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, miss, queues, rdb, redisbench, replication, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, miss, queues, rdb, redisbench, replication, repllag, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
           "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb,
-          "replication": replication, "fullsync": fullsync, "cluster": cluster}
+          "replication": replication, "repllag": repllag, "fullsync": fullsync, "cluster": cluster}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
-# column and take minutes even with --quick; fullsync is replication's sync cells at full size).
-ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "fullsync", "cluster"}
+# column and take minutes even with --quick; fullsync and repllag are replication's sync and
+# lag cells alone).
+ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,

@@ -140,6 +140,19 @@ def test_failed_bgsave_stops_writes_as_redis(pair):
     ours, theirs = both(pair, "SET", "k", "w")
     assert ours.startswith(b"-MISCONF")
     assert ours == theirs
+    # PING is refused too, and MULTI queues nothing; scripts get their own texts.
+    conns = [srv.connect() for srv in pair]
+    try:
+        for cmd in (("PING",), ("MULTI",), ("SET", "k", "w"), ("EXEC",),
+                    ("EVAL", "#!lua\nreturn redis.call('SET', KEYS[1], 'w')", "1", "k"),
+                    ("EVAL", "return redis.pcall('SET', KEYS[1], 'w')", "1", "k"),
+                    ("EVAL", "#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])", "1",
+                     "k")):
+            ours, theirs = [c.call(*cmd).raw for c in conns]
+            assert ours == theirs, (cmd, ours)
+    finally:
+        for c in conns:
+            c.close()
     assert both(pair, "GET", "k") == [b"$1\r\nv\r\n"] * 2
     both(pair, "CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
     assert both(pair, "SET", "k", "w") == [b"+OK\r\n"] * 2

@@ -302,24 +302,53 @@ impl Shared {
         victims.len()
     }
 
-    /// If writes must be refused right now (the last BGSAVE failed under
-    /// stop-writes-on-bgsave-error, or the log cannot write), the
-    /// error to send. `denyoom` commands are also refused over maxmemory or
-    /// max-disk-size, under allkeys-fifo only once nothing is left to evict.
-    pub fn write_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
-        // Redis's order: a failed RDB save first, then the AOF; never on a replica.
+    /// A persistence failure that refuses writes right now (Redis's
+    /// writeCommandsDeniedByDiskError): the last BGSAVE failed under
+    /// stop-writes-on-bgsave-error, or the log cannot write.
+    pub fn disk_refusal(&self, settings: &Settings) -> Option<DiskError> {
         if settings.stop_writes_on_bgsave_error
             && !settings.save_points.is_empty()
             && !self.rdb_save.last_bgsave_ok.load(Ordering::Relaxed)
-            && !self.replication.link.is_replica.load(Ordering::Relaxed)
         {
-            return Some(ERR_BGSAVE.to_string());
+            return Some(DiskError::Rdb);
         }
-        if let Some(log) = self.engine.log_handle() {
-            if let Err(e) = log.aof.write_status() {
-                return Some(e.to_string());
-            }
+        let log = self.engine.log_handle()?;
+        log.aof
+            .write_status()
+            .err()
+            .map(|e| DiskError::Aof(e.to_string()))
+    }
+
+    /// What a write inside a script is refused with, in Redis's order for
+    /// scripts: a persistence failure, then (`denyoom`) maxmemory or
+    /// max-disk-size, under allkeys-fifo only once nothing is left to evict.
+    pub fn write_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
+        if let Some(e) = self.disk_refusal(settings) {
+            return Some(e.message());
         }
+        self.oom_refusal(denyoom, settings)
+    }
+
+    /// What a command is refused with before it runs, in the order of
+    /// Redis's processCommand: memory first (`denyoom`), then a persistence
+    /// failure, which refuses writes and PING. What our master sends is
+    /// not refused for a failed BGSAVE (Redis obeys its master).
+    pub fn command_refusal(
+        &self,
+        denyoom: bool,
+        settings: &Settings,
+        from_master: bool,
+    ) -> Option<String> {
+        if let Some(e) = self.oom_refusal(denyoom, settings) {
+            return Some(e);
+        }
+        match self.disk_refusal(settings)? {
+            DiskError::Rdb if from_master => None,
+            e => Some(e.message()),
+        }
+    }
+
+    fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
         if denyoom && (settings.maxmemory > 0 || settings.max_disk_size > 0) {
             return crate::eviction::refusal(self, settings).map(str::to_string);
         }
@@ -354,3 +383,38 @@ impl Shared {
 
 /// Redis's reply to a write after a failed background save.
 pub const ERR_BGSAVE: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+/// Why writes are refused for persistence (see `Shared::disk_refusal`).
+pub enum DiskError {
+    /// The last BGSAVE failed.
+    Rdb,
+    /// The log's error, as a MISCONF reply.
+    Aof(String),
+}
+
+impl DiskError {
+    /// The reply to a refused command.
+    pub fn message(self) -> String {
+        match self {
+            DiskError::Rdb => ERR_BGSAVE.to_string(),
+            DiskError::Aof(e) => e,
+        }
+    }
+
+    /// The reply to a script that declares it may write (Redis's
+    /// scriptPrepareForRun), with the log's own reason.
+    pub fn script_message(self) -> String {
+        const BLOCKED: &str = "but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.";
+        match self {
+            DiskError::Rdb => {
+                format!("MISCONF Redis is configured to save RDB snapshots, {BLOCKED}")
+            }
+            DiskError::Aof(e) => {
+                let reason = e
+                    .strip_prefix("MISCONF Errors writing to the AOF file: ")
+                    .unwrap_or(&e);
+                format!("MISCONF Redis is configured to persist data to AOF, {BLOCKED} AOF error: {reason}")
+            }
+        }
+    }
+}

@@ -170,6 +170,23 @@ fn reject(client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
     out.error(msg);
 }
 
+/// Whether any state that refuses writes, stale reads or memory is on.
+fn refusal_possible(shared: &Shared, client: &mut Client) -> bool {
+    if shared
+        .replication
+        .link
+        .is_replica
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        return true;
+    }
+    let settings = client.settings(shared);
+    settings.maxmemory > 0
+        || settings.max_disk_size > 0
+        || settings.min_replicas_to_write > 0
+        || shared.disk_refusal(settings).is_some()
+}
+
 /// Runs one command, or queues it inside MULTI.
 pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
     let spec = match table::resolve(args) {
@@ -247,13 +264,23 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             "ERR Replica can't interact with the keyspace",
         );
     }
-    let flags = multi::effective_flags(spec, client);
-    if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
-        return reject(client, out, spec, err);
+    let mut flags = multi::effective_flags(spec, client);
+    // A script that declares flags is checked with them (Redis's
+    // getCommandFlags); looked up only when some refusal could apply.
+    if spec.has(table::NOSCRIPT)
+        && crate::scripting::runs_script(args)
+        && refusal_possible(shared, client)
+    {
+        flags = crate::scripting::command_flags(shared, flags, args);
     }
-    if flags & table::WRITE != 0 {
+    // Redis's order: memory, persistence (PING too), then the replica's refusals.
+    if flags & table::WRITE != 0 || spec.name == "ping" {
+        let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
+            & crate::client::FLAG_MASTER
+            != 0;
         let settings = client.settings(shared);
-        if let Some(err) = shared.write_refusal(flags & table::DENYOOM != 0, settings) {
+        let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;
+        if let Some(err) = shared.command_refusal(denyoom, settings, from_master) {
             if spec.name == "exec" {
                 if let Some(i) = spec.index() {
                     crate::cmdstats::record_rejected(i);
@@ -267,6 +294,9 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             }
             return reject(client, out, spec, &err);
         }
+    }
+    if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
+        return reject(client, out, spec, err);
     }
     if crate::pubsub::in_resp2_context(client) {
         if let Some(err) = crate::pubsub::context_refusal(client, spec.base_name(), args) {

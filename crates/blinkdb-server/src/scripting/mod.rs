@@ -354,24 +354,26 @@ pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result
         return Ok(());
     }
     if !flags.no_writes {
-        let settings = ctx.client.settings(ctx.shared);
-        if let Some(e) = ctx.shared.write_refusal(false, settings) {
-            if e.starts_with("MISCONF") {
-                return Err("MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.".into());
-            }
-            return Err(e);
-        }
+        // Redis's order: a read-only replica, a persistence failure (not for
+        // our master), the _RO form, then too few good replicas.
         let write = crate::commands::table::WRITE | crate::commands::table::STALE;
-        if let Some(e) = crate::replication::replica::refusal(ctx.shared, ctx.client, write) {
-            if e.starts_with("READONLY") {
-                return Err(
-                    "READONLY Can not run script with write flag on readonly replica".into(),
-                );
+        let replica = crate::replication::replica::refusal(ctx.shared, ctx.client, write);
+        if replica.is_some_and(|e| e.starts_with("READONLY")) {
+            return Err("READONLY Can not run script with write flag on readonly replica".into());
+        }
+        let from_master =
+            ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_MASTER != 0;
+        if !from_master {
+            let settings = ctx.client.settings(ctx.shared);
+            if let Some(e) = ctx.shared.disk_refusal(settings) {
+                return Err(e.script_message());
             }
-            return Err(e.into());
         }
         if ro {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+        }
+        if let Some(e) = replica {
+            return Err(e.into());
         }
         if !flags.allow_oom {
             let settings = ctx.client.settings(ctx.shared);
