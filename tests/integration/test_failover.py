@@ -470,6 +470,10 @@ def test_sentinel_failover_under_write_load(tmp_path, peers, topology, mode):
     replicas = [Node(peers, tmp_path, f"replica{i}", replica_kind,
                      [f"replicaof 127.0.0.1 {old.port}", *extra]) for i in range(2)]
     m = old.client()
+    if mode == "min-replicas":
+        # Writes are refused (NOREPLICAS) until a replica has acknowledged.
+        wait_for(lambda: int(m.info("replication").get("min_slaves_good_slaves", 0)) >= 1,
+                 timeout=30, what="a good replica")
     for i in range(100):
         m.set(f"pre:{i}", i)
     for r in replicas:
