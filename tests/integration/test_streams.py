@@ -408,6 +408,39 @@ def test_blocking_reads_are_served_by_writes(blinkdb, oracle):
     assert run(blinkdb) == run(oracle)
 
 
+def test_group_readers_blocked_together_take_new_entries_in_turn(blinkdb, oracle):
+    """Readers of one group blocked on a stream: each XADD serves the first
+    still waiting and leaves the others blocked; a reader of a group whose
+    last ID is past the new entry stays blocked until the stream passes it."""
+    def run(srv):
+        seen = []
+        with srv.connect() as c, srv.connect() as a, srv.connect() as b, \
+                srv.connect() as d:
+            c.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+            c.call("XGROUP", "CREATE", "s", "ahead", "$")
+            c.call("XGROUP", "SETID", "s", "ahead", "5-0")
+            d.send("XREADGROUP", "GROUP", "ahead", "dan", "BLOCK", "0", "STREAMS", "s", ">")
+            wait_blocked(c, 1)
+            a.send("XREADGROUP", "GROUP", "g", "ann", "BLOCK", "0", "STREAMS", "s", ">")
+            wait_blocked(c, 2)
+            b.send("XREADGROUP", "GROUP", "g", "bob", "COUNT", "5", "BLOCK", "0",
+                   "STREAMS", "s", ">")
+            wait_blocked(c, 3)
+            c.call("XADD", "s", "1-1", "f", "1")
+            seen.append(a.read_reply().raw)
+            wait_blocked(c, 2)
+            c.call("XADD", "s", "2-1", "f", "2")
+            seen.append(b.read_reply().raw)
+            wait_blocked(c, 1)
+            c.call("XADD", "s", "6-1", "f", "6")
+            seen.append(d.read_reply().raw)
+            wait_blocked(c, 0)
+            seen.append(c.call("XINFO", "GROUPS", "s").raw)
+        return seen
+
+    assert run(blinkdb) == run(oracle)
+
+
 def wait_blocked(conn, n):
     import time
     for _ in range(200):

@@ -28,6 +28,11 @@ use tokio::time::Instant;
 /// client waiting when the key holds nothing it can take.
 pub type ServeFn = fn(&mut Ctx, &Args, &[u8]) -> bool;
 
+/// A cheap look, without locking the key for a write, at whether a write to
+/// `key` of `db` can serve the waiting command `args` at all (XREADGROUP: the
+/// stream moved past its group's last ID). False skips the serve attempt.
+pub type ReadyFn = fn(&Shared, usize, &Args, &[u8]) -> bool;
+
 /// What a client answers when its wait ends without being served.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum TimeoutReply {
@@ -124,6 +129,8 @@ pub struct Waiter {
     wake: Notify,
     /// Served also when its key is gone (XREADGROUP ends with an error).
     serves_gone_key: std::sync::atomic::AtomicBool,
+    /// Checked before each attempt to serve it (`ReadyFn`).
+    ready: std::sync::OnceLock<ReadyFn>,
     /// The blocking call's own time, ns (Redis's `c->duration`), which its
     /// unblocking counts again (`count_unblocked`).
     duration_ns: AtomicU64,
@@ -141,6 +148,19 @@ impl Waiter {
         if !self.serves_gone_key.swap(true, Ordering::Relaxed) {
             registry.gone_key_waiters.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// Skips the attempts to serve it that `check` rules out (set while the
+    /// keys are still locked, as `serve_when_key_gone`).
+    pub fn check_ready_with(&self, check: ReadyFn) {
+        let _ = self.ready.set(check);
+    }
+
+    /// Whether a write to `key` of `db` may serve it (`ReadyFn`).
+    fn may_serve(&self, shared: &Shared, db: usize, key: &[u8]) -> bool {
+        self.ready
+            .get()
+            .is_none_or(|check| check(shared, db, &self.args.args(), key))
     }
 
     /// The keys it waits on (none for WAIT).
@@ -337,6 +357,7 @@ impl Registry {
             state: Mutex::new(State::Waiting),
             wake: Notify::new(),
             serves_gone_key: std::sync::atomic::AtomicBool::new(false),
+            ready: std::sync::OnceLock::new(),
             duration_ns: AtomicU64::new(0),
         })
     }
@@ -391,24 +412,20 @@ impl Registry {
         w.info.set_flag(FLAG_BLOCKED, false);
     }
 
-    /// The clients waiting on `key` of `db`, first blocked first.
-    /// Up to `n` of the clients waiting on `key` of `db` that blocked after
-    /// sequence `after` (None: from the first), first blocked first: a push
-    /// serving one of 10k waiters copies a batch, not the whole queue.
-    fn waiting_on(&self, db: usize, key: &[u8], after: Option<u64>, n: usize) -> Vec<Arc<Waiter>> {
+    /// The first client waiting on `key` of `db` that blocked after sequence
+    /// `after` (None: the first of all): one at a time, so that serving a
+    /// push copies no list of waiters (it usually serves one).
+    fn next_waiting(&self, db: usize, key: &[u8], after: Option<u64>) -> Option<Arc<Waiter>> {
         let inner = self.inner.lock();
-        let Some(queue) = inner.queue(db, key) else {
-            return Vec::new();
-        };
+        let queue = inner.queue(db, key)?;
         let from = match after {
             Some(seq) => std::ops::Bound::Excluded(seq),
             None => std::ops::Bound::Unbounded,
         };
         queue
             .range((from, std::ops::Bound::Unbounded))
-            .take(n)
+            .next()
             .map(|(_, w)| w.clone())
-            .collect()
     }
 
     /// The keys of `db` some client waits on (SWAPDB wakes those that exist).
@@ -452,7 +469,10 @@ impl Registry {
         let failed = out.errors > 0;
         count_unblocked(shared, settings, w, &args, &args, reply_nanos, failed);
         let lsn = client.pending_lsn;
-        *state = State::Done(Outcome::Served(out.buf.to_vec(), lsn));
+        *state = State::Done(Outcome::Served(
+            Vec::from(std::mem::take(&mut out.buf)),
+            lsn,
+        ));
         self.deregister(shared, w);
         drop(state);
         w.wake.notify_one();
@@ -583,22 +603,21 @@ pub fn serve_ready(shared: &Shared) -> u64 {
         }
         for (db, key) in ready {
             let (mut after, mut gone) = (None, false);
-            loop {
-                let batch = shared.blocking.waiting_on(db, &key, after, 64);
-                let Some(last) = batch.last() else { break };
-                after = Some(last.seq);
-                for w in &batch {
-                    // Once the key is gone (a list emptied), only waits that
-                    // a deleted key ends (XREADGROUP's error) are served.
-                    if gone && !w.serves_gone_key.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    if let Some(lsn) = shared.blocking.try_serve(shared, w, &key) {
-                        logged = logged.max(lsn);
-                    }
-                    if !gone && !shared.engine.peek(db, &key, |e| e.is_some()) {
-                        gone = true;
-                    }
+            while let Some(w) = shared.blocking.next_waiting(db, &key, after) {
+                after = Some(w.seq);
+                // Once the key is gone (a list emptied), only waits that
+                // a deleted key ends (XREADGROUP's error) are served.
+                if gone && !w.serves_gone_key.load(Ordering::Relaxed) {
+                    continue;
+                }
+                if !w.may_serve(shared, db, &key) {
+                    continue;
+                }
+                if let Some(lsn) = shared.blocking.try_serve(shared, &w, &key) {
+                    logged = logged.max(lsn);
+                }
+                if !gone && !shared.engine.peek(db, &key, |e| e.is_some()) {
+                    gone = true;
                 }
                 if gone && shared.blocking.gone_key_waiters.load(Ordering::Relaxed) == 0 {
                     break;
