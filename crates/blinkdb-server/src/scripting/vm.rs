@@ -129,8 +129,8 @@ impl Vm {
     /// cycle every 50 scripts, so that no script pays for one; here a
     /// cycle runs once the scripts have left GC_SLACK bytes of garbage, so
     /// that scripts that leave less garbage pay less often (each cycle
-    /// marks the whole heap, ~75 KB here: the sandbox is Lua code where
-    /// Redis's is C). The heap stays within the slack of what is live, as
+    /// marks the whole heap, ~68 KB here: the sandbox is Lua code where
+    /// Redis's is C, though loaded without debug information, bytecode.rs). The heap stays within the slack of what is live, as
     /// Redis's does (its suite checks 10,000 scripts leave under 100 KB).
     pub fn collect_garbage(&self) {
         let used = self.lua.used_memory();
