@@ -176,20 +176,25 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     continue;
                 }
             };
-            if inbuf.capacity() == 0 {
-                inbuf = borrow_read_buffer();
-            } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-                inbuf.reserve(READ_CHUNK);
-            }
-            match sock.read_now(&mut inbuf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    client.net_in += n as u64;
-                    crate::busy_poll::read_done();
+            // Woken for messages to write (or an inbox made elsewhere), it
+            // does not read: a read would almost always find nothing (one
+            // recvfrom per wake-up of a subscriber), and a request that did
+            // come is read on the next turn, the socket being ready then.
+            if readable {
+                if inbuf.capacity() == 0 {
+                    inbuf = borrow_read_buffer();
+                } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+                    inbuf.reserve(READ_CHUNK);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !readable => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(_) => break,
+                match sock.read_now(&mut inbuf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        client.net_in += n as u64;
+                        crate::busy_poll::read_done();
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(_) => break,
+                }
             }
         }
         held = false;

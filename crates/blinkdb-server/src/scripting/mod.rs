@@ -3,6 +3,7 @@
 //! FCALL, FCALL_RO: functions.rs, rdb.rs).
 //!
 //! - vm.rs: the interpreter, its sandbox (sandbox.lua) and compiled scripts
+//! - bytecode.rs: the sandbox's bytecode without debug information
 //! - api.rs: the native half of the `redis` table
 //! - convert.rs: replies to Lua values and back
 //! - cache.rs: SHA1 names and `#!lua` flags
@@ -14,6 +15,7 @@
 //! get BUSY and may send SCRIPT KILL (docs/design.md, "Scripting").
 
 mod api;
+mod bytecode;
 pub mod cache;
 mod convert;
 pub mod functions;

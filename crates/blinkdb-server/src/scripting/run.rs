@@ -129,6 +129,9 @@ thread_local! {
     static CALL_ARGS: Cell<CallArgs> = Cell::new(CallArgs::default());
     static CALL_REPLY: Cell<BytesMut> = Cell::new(BytesMut::new());
     static RESULT: Cell<BytesMut> = Cell::new(BytesMut::new());
+    /// An EVAL script's KEYS then ARGV, packed for its fiber (kept as the
+    /// buffers above are).
+    static SCRIPT_ARGS: Cell<CallArgs> = Cell::new(CallArgs::default());
     /// Nanoseconds the commands called since the last clock reading took,
     /// and how many they were (after_call).
     static CALL_NANOS: Cell<u64> = const { Cell::new(0) };
@@ -310,7 +313,9 @@ pub enum Target {
 /// A target with its keys and arguments made Lua values: the globals KEYS
 /// and ARGV set, or the two tables a function is called with.
 enum Prepared {
-    Script(Arc<Compiled>),
+    /// The script, its keys then its arguments, and how many are keys: the
+    /// fiber sets KEYS and ARGV in the protected call that runs the script.
+    Script(Arc<Compiled>, CallArgs, usize),
     Function(mlua::Function, mlua::Table, mlua::Table),
 }
 
@@ -333,8 +338,14 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
     // the fiber then needs no copy of them.
     let lua = &launch.vm.lua;
     let prepared = match launch.target {
-        Target::Script(compiled) => super::convert::set_script_args(lua, launch.keys, launch.argv)
-            .map(|_| Prepared::Script(compiled)),
+        Target::Script(compiled) => {
+            let mut packed = SCRIPT_ARGS.take();
+            packed.clear();
+            for arg in launch.keys.iter().chain(launch.argv) {
+                packed.push(arg);
+            }
+            Ok(Prepared::Script(compiled, packed, launch.keys.len()))
+        }
         Target::Function(f) => super::convert::function_args(lua, launch.keys, launch.argv)
             .map(|(keys, argv)| Prepared::Function(f, keys, argv)),
     };
@@ -472,13 +483,27 @@ fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: 
     out.buf = reused(RESULT.take());
     lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
     let result = match prepared {
-        Prepared::Script(compiled) => {
-            call_and_reply(lua, &mut out, &side.resp, (&vm.driver, &compiled.func))
+        Prepared::Script(compiled, packed, nkeys) => {
+            let all = packed.args();
+            let (keys, argv) = all.split_at(nkeys);
+            let result = call_and_reply(
+                lua,
+                &mut out,
+                &side.resp,
+                Some((keys, argv)),
+                (&vm.driver, &compiled.func),
+            );
+            drop(all);
+            if packed.capacity() <= KEEP_BUFFER {
+                SCRIPT_ARGS.set(packed);
+            }
+            result
         }
         Prepared::Function(f, keys, argv) => call_and_reply(
             lua,
             &mut out,
             &side.resp,
+            None,
             (&vm.call_function, f, keys, argv),
         ),
     };

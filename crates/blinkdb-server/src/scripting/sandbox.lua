@@ -192,7 +192,13 @@ local function safe_loadstring(s, name)
   return f, e
 end
 
-local function safe_load(reader, name)
+local function safe_load(...)
+  local reader, name = ...
+  if type(reader) ~= 'function' then
+    -- Level 3: the script calling load, past the C function around this one.
+    error("bad argument #1 to 'load' (function expected, got " ..
+          (select('#', ...) == 0 and 'no value' or type(reader)) .. ")", 3)
+  end
   local parts = {}
   while true do
     local piece = reader()

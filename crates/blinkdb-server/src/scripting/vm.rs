@@ -8,7 +8,7 @@ use hashbrown::HashMap;
 use mlua::{ChunkMode, Function, Lua, LuaOptions, StdLib, Table};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// A full garbage collection runs after the script that leaves this many
 /// bytes more than the last one left (see `Vm::collect_garbage`).
@@ -17,6 +17,27 @@ const GC_SLACK: usize = 24 << 10;
 /// allocated): enough to end a cycle over a heap of a few hundred KB; a
 /// larger heap's cycle goes on in the steps Lua takes as scripts allocate.
 const GC_STEP_KB: std::ffi::c_int = 1024;
+
+const SANDBOX: &str = include_str!("sandbox.lua");
+
+/// sandbox.lua compiled without debug information (bytecode.rs), made once
+/// per process with the first interpreter; None if this build's bytecode
+/// is not the format the stripper knows (the text is loaded instead).
+fn sandbox_bytecode(lua: &Lua) -> mlua::Result<Option<&'static [u8]>> {
+    static STRIPPED: OnceLock<Option<Vec<u8>>> = OnceLock::new();
+    if let Some(code) = STRIPPED.get() {
+        return Ok(code.as_deref());
+    }
+    let dump = lua
+        .load(SANDBOX)
+        .set_name("=sandbox")
+        .set_mode(ChunkMode::Text)
+        .into_function()?
+        .dump(false);
+    Ok(STRIPPED
+        .get_or_init(|| super::bytecode::strip(&dump))
+        .as_deref())
+}
 
 /// A script compiled into the interpreter.
 pub struct Compiled {
@@ -54,10 +75,12 @@ impl Vm {
         };
         super::libs::register(&lua)?;
         let native = api::native_table(&lua)?;
-        let (env, driver, load_library, call_function): (Table, Function, Function, Function) = lua
-            .load(include_str!("sandbox.lua"))
-            .set_name("=sandbox")
-            .call(native)?;
+        let sandbox = match sandbox_bytecode(&lua)? {
+            Some(code) => lua.load(code).set_mode(ChunkMode::Binary),
+            None => lua.load(SANDBOX).set_mode(ChunkMode::Text),
+        };
+        let (env, driver, load_library, call_function): (Table, Function, Function, Function) =
+            sandbox.set_name("=sandbox").call(native)?;
         if memory_limit > 0 {
             lua.set_memory_limit(memory_limit)?;
         }
@@ -106,8 +129,8 @@ impl Vm {
     /// cycle every 50 scripts, so that no script pays for one; here a
     /// cycle runs once the scripts have left GC_SLACK bytes of garbage, so
     /// that scripts that leave less garbage pay less often (each cycle
-    /// marks the whole heap, ~75 KB here: the sandbox is Lua code where
-    /// Redis's is C). The heap stays within the slack of what is live, as
+    /// marks the whole heap, ~68 KB here: the sandbox is Lua code where
+    /// Redis's is C, though loaded without debug information, bytecode.rs). The heap stays within the slack of what is live, as
     /// Redis's does (its suite checks 10,000 scripts leave under 100 KB).
     pub fn collect_garbage(&self) {
         let used = self.lua.used_memory();
