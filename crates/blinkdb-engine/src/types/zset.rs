@@ -340,7 +340,43 @@ impl ZSetValue {
     pub fn partition_by_score(&self, pred: impl Fn(f64) -> bool) -> usize {
         match self {
             ZSetValue::Pack(_) => self.partition(|_, s| pred(s)),
-            ZSetValue::Sorted(s) => s.order.partition_point(|k, _| pred(k)),
+            ZSetValue::Sorted(s) => s.order.partition_point_by_key(pred),
+        }
+    }
+
+    /// Visits members from a score boundary, while `visit` returns true:
+    /// ascending from the first member whose score fails `before` (which
+    /// holds for a prefix of the order), or with `rev` descending from the
+    /// last member whose score satisfies it. The full encoding finds the
+    /// start in one descent of its order tree.
+    pub fn walk_by_score<'a>(
+        &'a self,
+        before: impl Fn(f64) -> bool,
+        rev: bool,
+        mut visit: impl FnMut(&'a [u8], f64) -> bool,
+    ) {
+        match self {
+            ZSetValue::Pack(_) => {
+                let at = self.partition_by_score(before);
+                let from = match (rev, at) {
+                    (false, _) => at,
+                    (true, 0) => return,
+                    (true, _) => self.len() - at,
+                };
+                for (m, s) in self.range(from, rev) {
+                    if !visit(m, s) {
+                        break;
+                    }
+                }
+            }
+            ZSetValue::Sorted(s) => {
+                for slot in s.order.iter_from_key(before, rev) {
+                    let (m, score) = s.entry(slot);
+                    if !visit(m, score) {
+                        break;
+                    }
+                }
+            }
         }
     }
 
@@ -504,6 +540,45 @@ mod tests {
             assert_eq!(lo, z.partition_by_score(|s| s < 0.0));
             assert_eq!(hi, z.partition_by_score(|s| s <= 0.0));
             assert_eq!((lo, hi), (1, 4));
+            // Walks from a score boundary, both ways, stopped by the visitor.
+            let mut up = Vec::new();
+            z.walk_by_score(
+                |s| s < 0.0,
+                false,
+                |m, _| {
+                    up.push(m.to_vec());
+                    up.len() < 4
+                },
+            );
+            assert_eq!(up, [&b"a"[..], b"y", b"z", b"c"]);
+            let mut down = Vec::new();
+            z.walk_by_score(
+                |s| s <= 0.0,
+                true,
+                |m, _| {
+                    down.push(m.to_vec());
+                    true
+                },
+            );
+            assert_eq!(down, [&b"z"[..], b"y", b"a", b"b"]);
+            let mut none = 0;
+            z.walk_by_score(
+                |_| false,
+                true,
+                |_, _| {
+                    none += 1;
+                    true
+                },
+            );
+            z.walk_by_score(
+                |_| true,
+                false,
+                |_, _| {
+                    none += 1;
+                    true
+                },
+            );
+            assert_eq!(none, 0);
             let back: Vec<_> = z.range(0, true).map(|(m, _)| m.to_vec()).collect();
             assert_eq!(back[0], b"m");
             assert_eq!(z.nth(4).0, b"c");

@@ -9,6 +9,7 @@ use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::ZSET;
 use blinkdb_engine::types::ZSetValue;
+use smallvec::SmallVec;
 
 const ERR_SCORE_RANGE: &str = "ERR min or max is not a float";
 const ERR_LEX_RANGE: &str = "ERR min or max not valid string range item";
@@ -85,14 +86,30 @@ impl ScoreRange {
         take: usize,
         mut emit: impl FnMut(&'z [u8], f64),
     ) {
-        let (from, far): (usize, &dyn Fn(f64) -> bool) = if rev {
-            let end = z.partition_by_score(|s| self.lte_max(s));
-            (z.len() - end, &|s| self.gte_min(s))
-        } else {
-            (self.start(z), &|s| self.lte_max(s))
-        };
-        for (m, sc) in z.range(from, rev).take_while(|(_, sc)| far(*sc)).take(take) {
+        if take == 0 {
+            return;
+        }
+        let mut left = take;
+        let mut step = |m, sc, far: bool| {
+            if !far {
+                return false;
+            }
             emit(m, sc);
+            left -= 1;
+            left > 0
+        };
+        if rev {
+            z.walk_by_score(
+                |s| self.lte_max(s),
+                true,
+                |m, sc| step(m, sc, self.gte_min(sc)),
+            );
+        } else {
+            z.walk_by_score(
+                |s| !self.gte_min(s),
+                false,
+                |m, sc| step(m, sc, self.lte_max(sc)),
+            );
         }
     }
 }
@@ -380,7 +397,9 @@ fn reply_range(out: &mut Out, req: &Request, z: Option<&ZSetValue>) {
     let Some(z) = z else {
         return out.array(0);
     };
-    let mut items: Vec<(&[u8], f64)> = Vec::new();
+    // The count goes first: members are gathered, on the stack for a short
+    // range (LIMIT 0 10).
+    let mut items: SmallVec<[(&[u8], f64); 16]> = SmallVec::new();
     select(req, z, |m, s| items.push((m, s)));
     let nested = req.scores && out.resp3();
     out.array(if req.scores && !nested {

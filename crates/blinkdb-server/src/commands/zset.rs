@@ -9,6 +9,7 @@ use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::notify::ZSET;
 use blinkdb_engine::types::{Limits, ZSetValue};
+use smallvec::SmallVec;
 
 pub const ERR_NOT_FLOAT: &str = "ERR value is not a valid float";
 const ERR_NAN: &str = "ERR resulting score is not a number (NaN)";
@@ -21,7 +22,34 @@ pub fn limits(ctx: &mut Ctx) -> Limits {
 /// C's strtod over `s` as Redis hands it a NUL-terminated sds: the value and
 /// how many bytes it read (it stops at an embedded NUL, as C does).
 pub fn strtod(s: &[u8]) -> (f64, usize, bool) {
-    let mut buf = Vec::with_capacity(s.len() + 1);
+    match strtod_plain(s) {
+        Some(v) => (v, s.len(), false),
+        None => strtod_libc(s),
+    }
+}
+
+/// What strtod reads from the plain forms clients send most (a score bound
+/// or a ZADD score): an optional sign, then up to 15 digits (an integer
+/// below 2^53, so exact) or `inf`. None for anything else.
+fn strtod_plain(s: &[u8]) -> Option<f64> {
+    let (neg, body) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let v = if body == b"inf" {
+        f64::INFINITY
+    } else if !body.is_empty() && body.len() <= 15 && body.iter().all(u8::is_ascii_digit) {
+        body.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64
+    } else {
+        return None;
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn strtod_libc(s: &[u8]) -> (f64, usize, bool) {
+    // On the stack for the usual short argument (a score bound per call).
+    let mut buf: SmallVec<[u8; 64]> = SmallVec::with_capacity(s.len() + 1);
     buf.extend_from_slice(s);
     buf.push(0);
     let mut end: *mut libc::c_char = std::ptr::null_mut();
@@ -514,6 +542,40 @@ mod tests {
         for bad in ["", " 1", "1 ", "nan", "abc", "1e400", "1e-400", "1\0"] {
             assert_eq!(parse_score(bad.as_bytes()), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn plain_forms_read_as_libc_strtod_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "+0",
+            "7",
+            "000001",
+            "123456789012345",
+            "-999999999999999",
+            "1234567890123456",
+            "inf",
+            "+inf",
+            "-inf",
+            "Inf",
+            "infinity",
+            "+",
+            "-",
+            "",
+            "1.5",
+            "12a",
+            " 1",
+        ] {
+            let (a, b) = (strtod(text.as_bytes()), strtod_libc(text.as_bytes()));
+            assert_eq!(
+                (a.0.to_bits(), a.1, a.2),
+                (b.0.to_bits(), b.1, b.2),
+                "{text:?}"
+            );
+        }
+        assert!(strtod_plain(b"42").is_some() && strtod_plain(b"-inf").is_some());
+        assert!(strtod_plain(b"1234567890123456").is_none());
     }
 
     #[test]
