@@ -273,11 +273,12 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     {
         flags = crate::scripting::command_flags(shared, flags, args);
     }
-    // Redis's order: memory, persistence (PING too), then the replica's refusals.
-    if flags & table::WRITE != 0 || spec.name == "ping" {
-        let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
-            & crate::client::FLAG_MASTER
-            != 0;
+    // Redis's order: memory, persistence (PING too, but not our master's
+    // keepalive), then the replica's refusals.
+    let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
+        & crate::client::FLAG_MASTER
+        != 0;
+    if flags & table::WRITE != 0 || (spec.name == "ping" && !from_master) {
         let settings = client.settings(shared);
         let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;
         if let Some(err) = shared.command_refusal(denyoom, settings, from_master) {
