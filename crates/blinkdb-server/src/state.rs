@@ -348,7 +348,9 @@ impl Shared {
         }
     }
 
-    fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
+    /// `denyoom`: refused over maxmemory or max-disk-size, under
+    /// allkeys-fifo only once nothing is left to evict.
+    pub fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
         if denyoom && (settings.maxmemory > 0 || settings.max_disk_size > 0) {
             return crate::eviction::refusal(self, settings).map(str::to_string);
         }

@@ -379,7 +379,7 @@ pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result
         }
         if !flags.allow_oom {
             let settings = ctx.client.settings(ctx.shared);
-            if ctx.shared.write_refusal(true, settings).is_some() {
+            if ctx.shared.oom_refusal(true, settings).is_some() {
                 return Err("OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'".into());
             }
         }
