@@ -124,7 +124,7 @@ def first_line_with(text, needle):
 def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=None, keys=None,
             value_size=None, set_ratio=None, miss_ratio=None, preload=False, commands=(),
             items=None, filters=None, seed=1, timeout=3600, allow_errors=False, cpu=None,
-            subscribers=None, consumers=None, consume=None):
+            subscribers=None, consumers=None, consume=None, rate=None):
     """Runs blinkdb-loadgen --json and returns its report (a dict).
 
     Error replies make the cell not applicable when they say a command is unknown; any
@@ -136,7 +136,7 @@ def loadgen(binary, port, *, clients=50, pipeline=1, duration=None, requests=Non
                         ("--value-size", value_size), ("--set-ratio", set_ratio),
                         ("--miss-ratio", miss_ratio), ("--items", items), ("--filters", filters),
                         ("--subscribers", subscribers), ("--consumers", consumers),
-                        ("--consume", consume)):
+                        ("--consume", consume), ("--rate", rate)):
         if value is not None:
             argv += [flag, str(value)]
     if preload:

@@ -8,6 +8,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::pace::Pace;
 use crate::stats::Stats;
 use crate::workload::{Op, OpKind};
 
@@ -219,20 +220,28 @@ fn parse_len(line: &[u8]) -> Result<i64, String> {
         })
 }
 
-/// Drives one connection until the budget runs out.
+/// Drives one connection until the budget runs out; with a `pace` (`--rate`),
+/// each batch waits until its first operation is due.
 pub async fn run_client(
     mut connection: Connection,
     mut next_op: impl FnMut(&mut BytesMut) -> Op,
     pipeline: usize,
     budget: Arc<Budget>,
+    mut pace: Option<Pace>,
 ) -> Result<Stats, String> {
     let mut stats = Stats::new();
     let mut outbound = BytesMut::with_capacity(16 * 1024);
     let mut ops = Vec::with_capacity(pipeline);
     loop {
+        if let Some(pace) = &pace {
+            pace.wait().await;
+        }
         let batch = budget.claim(pipeline);
         if batch == 0 {
             return Ok(stats);
+        }
+        if let Some(pace) = pace.as_mut() {
+            pace.advance(batch);
         }
         outbound.clear();
         ops.clear();
@@ -266,6 +275,7 @@ pub async fn run_client(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn request_budget_hands_out_exactly_the_total() {
@@ -326,6 +336,69 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
+    }
+
+    /// A server that answers +OK to every `PING` it reads, on any number of connections.
+    async fn ok_server() -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let n = match socket.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        buf.extend_from_slice(&chunk[..n]);
+                        let whole = buf.windows(4).filter(|w| w == b"PING").count();
+                        buf.drain(..buf.len().saturating_sub(3));
+                        for _ in 0..whole {
+                            socket.write_all(b"+OK\r\n").await.unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    #[tokio::test]
+    async fn a_paced_client_keeps_to_its_share_of_the_rate() {
+        let port = ok_server().await;
+        let started = Instant::now();
+        // 400 ops/s over 2 clients, 20 ops each at P2: a client's last batch is
+        // due 18 ops * 5 ms = 90 ms in; unpaced, the run takes about a millisecond.
+        let mut tasks = Vec::new();
+        for id in 0..2 {
+            let connection = Connection::open("127.0.0.1", port).await.unwrap();
+            let pace = Pace::new(400.0, 2, id, started);
+            let budget = Arc::new(Budget::Requests(AtomicU64::new(20)));
+            tasks.push(tokio::spawn(run_client(
+                connection,
+                |buf: &mut BytesMut| {
+                    buf.extend_from_slice(b"*1\r\n$4\r\nPING\r\n");
+                    Op {
+                        kind: OpKind::Other,
+                        commands: 1,
+                        items: 1,
+                    }
+                },
+                2,
+                budget,
+                Some(pace),
+            )));
+        }
+        let mut ops = 0;
+        for task in tasks {
+            ops += task.await.unwrap().unwrap().ops;
+        }
+        assert_eq!(ops, 40);
+        let elapsed = started.elapsed();
+        assert!(elapsed >= Duration::from_millis(90), "{elapsed:?}");
     }
 
     #[tokio::test]

@@ -3,6 +3,7 @@
 mod connection;
 mod consumers;
 mod options;
+mod pace;
 mod preload;
 mod stats;
 mod subscribers;
@@ -18,6 +19,7 @@ use rand::SeedableRng;
 
 use connection::{run_client, Budget, Connection};
 use options::{Options, StopAfter};
+use pace::Pace;
 use stats::Stats;
 use subscribers::Subscribers;
 use workload::Workload;
@@ -109,12 +111,16 @@ async fn run(options: &Options) -> Result<(), String> {
             SmallRng::seed_from_u64(options.seed.wrapping_mul(1_000_003) + client_id as u64);
         let budget = Arc::clone(&budget);
         let pipeline = options.pipeline;
+        let pace = options
+            .rate
+            .map(|rate| Pace::new(rate, options.clients, client_id, started));
         tasks.push(tokio::spawn(async move {
             run_client(
                 connection,
                 move |buf| workload.write_op(&mut rng, buf),
                 pipeline,
                 budget,
+                pace,
             )
             .await
         }));
@@ -144,6 +150,7 @@ async fn run(options: &Options) -> Result<(), String> {
         let mut report = total.to_json(seconds);
         report["clients"] = options.clients.into();
         report["pipeline"] = options.pipeline.into();
+        report["target_rate"] = options.rate.into();
         report["preload_keys"] = if options.preload { options.keys } else { 0 }.into();
         report["preload_seconds"] = preload_seconds.into();
         report["subscribers"] = options.subscribers.into();
@@ -158,6 +165,9 @@ async fn run(options: &Options) -> Result<(), String> {
             println!("preloaded {} keys in {preload_seconds:.3} s", options.keys);
         }
         println!("{}", total.to_text(seconds));
+        if let Some(rate) = options.rate {
+            println!("target rate {rate:.0} ops/s");
+        }
         if options.subscribers > 0 {
             println!("subscribers received {subscriber_messages} messages");
         }

@@ -18,6 +18,8 @@ pub struct Options {
     pub clients: usize,
     pub pipeline: usize,
     pub stop: StopAfter,
+    /// Total operations per second across clients (None: as fast as replies come).
+    pub rate: Option<f64>,
     pub keys: u64,
     pub value_size: usize,
     pub set_ratio: f64,
@@ -70,6 +72,15 @@ fn command() -> Command {
                 .long("duration")
                 .value_parser(value_parser!(f64))
                 .help("run for this many seconds instead of a request count"),
+        )
+        .arg(
+            Arg::new("rate")
+                .long("rate")
+                .value_parser(value_parser!(f64))
+                .help(
+                    "total operations per second across all clients (a pipeline counts as \
+                     --pipeline operations); each client paces an equal share",
+                ),
         )
         .arg(
             Arg::new("keys")
@@ -188,6 +199,7 @@ impl Options {
             clients: *m.get_one("clients").unwrap_or(&50),
             pipeline: *m.get_one("pipeline").unwrap_or(&1),
             stop,
+            rate: m.get_one::<f64>("rate").copied(),
             keys: *m.get_one("keys").unwrap_or(&100_000),
             value_size: *m.get_one("value-size").unwrap_or(&3),
             set_ratio: *m.get_one("set-ratio").unwrap_or(&0.0),
@@ -223,6 +235,11 @@ impl Options {
     fn check(&self) -> Result<(), String> {
         if self.clients == 0 || self.pipeline == 0 || self.threads == 0 {
             return Err("--clients, --pipeline and --threads must be at least 1".into());
+        }
+        if let Some(rate) = self.rate {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err("--rate must be a positive number of operations per second".into());
+            }
         }
         if self.keys == 0 || self.filters == 0 {
             return Err("--keys and --filters must be at least 1".into());

@@ -386,6 +386,7 @@ mod tests {
             clients: 1,
             pipeline: 1,
             stop: crate::options::StopAfter::Requests(1),
+            rate: None,
             keys: 10,
             value_size: 3,
             set_ratio: 0.0,

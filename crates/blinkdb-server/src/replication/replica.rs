@@ -863,7 +863,18 @@ fn apply(
     let mut consumed = 0;
     let mut getack = false;
     let feed = &shared.replication.feed;
+    // One clock read per run of commands, as a connection's batch has (a read
+    // per SET was 4% of the link thread's time under a SET stream, perf), taken
+    // again every CLOCK_EVERY commands so a long backlog is not run at one time.
+    let mut clock = blinkdb_engine::clock::batch();
+    let mut since_clock = 0;
     loop {
+        if since_clock == CLOCK_EVERY {
+            drop(clock);
+            clock = blinkdb_engine::clock::batch();
+            since_clock = 0;
+        }
+        since_clock += 1;
         let limits = RequestLimits {
             max_bulk_len: i64::MAX,
             authenticated: true,
@@ -923,10 +934,14 @@ fn apply(
         }
         out.clear();
     }
+    drop(clock);
     buf.advance(consumed);
     shared.notify.tracking.broadcast();
     Ok(getack)
 }
+
+/// Commands `apply` runs on one reading of the clock.
+const CLOCK_EVERY: usize = 256;
 
 /// Whether the link to our master is streaming (Redis's REPL_STATE_CONNECTED).
 pub fn link_up(shared: &Shared) -> bool {
