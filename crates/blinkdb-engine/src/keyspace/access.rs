@@ -321,13 +321,20 @@ mod tests {
     fn lfu_counter_grows_logarithmically() {
         let p = AccessPolicy::default();
         p.configure(true, false, 10, 1);
-        let c = Clock::new(p.fresh(0));
-        for _ in 0..100 {
-            p.touch(&c, 0);
-        }
-        let f = p.freq(c.get(), 0);
         // 100 hits at factor 10 reach about 10 (Redis's table in redis.conf).
-        assert!((8..=20).contains(&f), "{f}");
+        // One counter lands on 7 about once in 60 tries (this test flaked);
+        // the mean of 50 is 9.7 with a sigma of 0.17.
+        let mut sum = 0u32;
+        for _ in 0..50 {
+            let c = Clock::new(p.fresh(0));
+            for _ in 0..100 {
+                p.touch(&c, 0);
+            }
+            sum += u32::from(p.freq(c.get(), 0));
+        }
+        let mean = f64::from(sum) / 50.0;
+        assert!((8.5..=11.0).contains(&mean), "{mean}");
+        let c = Clock::new(p.fresh(0));
         c.set(p.lfu_value(255, 0));
         p.touch(&c, 0);
         assert_eq!(p.freq(c.get(), 0), 255);
