@@ -973,6 +973,23 @@ impl<'a> Tx<'a> {
         key: &[u8],
         f: impl FnOnce(&mut Vec<u8>) -> R,
     ) -> Option<R> {
+        self.with_inline_str_mut(db, key, |s| {
+            // A spilled SmallVec becomes a Vec and back without copying.
+            let mut bytes = std::mem::take(s).into_vec();
+            let r = f(&mut bytes);
+            *s = crate::keyspace::InlineBytes::from_vec(bytes);
+            r
+        })
+    }
+
+    /// `with_str_mut` on the string as stored: a short one stays inline
+    /// (INCR rewrites its digits without an allocation).
+    pub fn with_inline_str_mut<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut crate::keyspace::InlineBytes) -> R,
+    ) -> Option<R> {
         self.lookup(db, key)?;
         self.mutated = true;
         let i = self.guard_index(db, key);

@@ -113,6 +113,12 @@ impl Shard {
     /// Like `get`, but removes an expired entry it finds (lazy expiry).
     /// Returns the entry and whether a key expired.
     pub fn get_mut(&mut self, key: &[u8], now: u64) -> (Option<&mut Entry>, bool) {
+        // Every key with a TTL is in `expires`: without one, a single probe.
+        if self.expires.is_empty() {
+            let entry = self.map.get_mut(key);
+            debug_assert!(entry.as_ref().is_none_or(|e| e.expire_at == 0));
+            return (entry, false);
+        }
         let expired = matches!(self.map.get(key), Some(e) if e.is_expired(now));
         if expired {
             self.remove_any(key);
@@ -124,14 +130,14 @@ impl Shard {
     /// Runs `f` on the bytes of the in-memory string at `key` (expired or
     /// not), in place, keeping the memory count right if its length changes.
     /// None: no such key, or not an in-memory string.
-    pub fn with_str_mut<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Vec<u8>) -> R) -> Option<R> {
+    pub fn with_str_mut<R>(
+        &mut self,
+        key: &[u8],
+        f: impl FnOnce(&mut super::InlineBytes) -> R,
+    ) -> Option<R> {
         let entry = self.map.get_mut(key)?;
         let before = entry.accounted_bytes(key);
-        let s = entry.str_mut()?;
-        // A spilled SmallVec becomes a Vec and back without copying.
-        let mut bytes = std::mem::take(s).into_vec();
-        let r = f(&mut bytes);
-        *s = super::InlineBytes::from_vec(bytes);
+        let r = f(entry.str_mut()?);
         self.bytes = self.bytes - before + entry.accounted_bytes(key);
         Some(r)
     }
@@ -413,8 +419,10 @@ impl Shard {
 
     /// A value changed in place (not through insert/remove).
     pub fn touch(&mut self, key: &[u8]) {
-        let exists = self.map.contains_key(key);
-        self.touched(key, exists);
+        if self.watchers.is_some() {
+            let exists = self.map.contains_key(key);
+            self.touched(key, exists);
+        }
     }
 
     /// WATCH `key` for `flag` (marking whether it was already expired).

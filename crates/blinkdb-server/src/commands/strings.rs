@@ -4,7 +4,7 @@ use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::notify::{GENERIC, KEY_MISS, STRING};
-use blinkdb_engine::{Engine, Entry, Value};
+use blinkdb_engine::{Engine, Entry, Tx, Value};
 use std::borrow::Cow;
 
 /// The expiry requested by SET/GETEX options.
@@ -519,20 +519,29 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
 
 fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
     ctx.write1(key, |tx, db, out| {
-        let (cur, ttl) = match tx.get(db, key) {
-            None => (0, 0),
-            Some(e) if !e.value().is_string() => return out.error(ERR_WRONGTYPE),
-            // A value kept in the log is far longer than any integer.
-            Some(e) => match e.value().as_str().and_then(parse_i64) {
-                Some(v) => (v, e.expire_at),
-                None => return out.error(ERR_NOT_INT),
+        // An integer string is rewritten in place, as Redis updates an
+        // int-encoded object: one lookup, no new entry (TTL and access
+        // clock stay). Anything else takes the general path below.
+        let in_place = tx.with_inline_str_mut(db, key, |s| {
+            let new = parse_i64(s)
+                .ok_or(ERR_NOT_INT)?
+                .checked_add(by)
+                .ok_or(ERR_OVERFLOW)?;
+            s.clear();
+            s.extend_from_slice(itoa::Buffer::new().format(new).as_bytes());
+            Ok(new)
+        });
+        let new = match in_place {
+            Some(Ok(new)) => new,
+            Some(Err(e)) => return out.error(e),
+            None => match incr_insert(tx, db, key, by) {
+                Ok(new) => new,
+                Err(e) => return out.error(e),
             },
         };
-        let Some(new) = cur.checked_add(by) else {
-            return out.error(ERR_OVERFLOW);
-        };
-        let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
-        tx.insert(db, key, Entry::string_expiring(&text[..], ttl));
+        if in_place.is_some() {
+            tx.modified(db, key);
+        }
         tx.log(
             db,
             &[b"INCRBY", key, itoa::Buffer::new().format(by).as_bytes()],
@@ -540,6 +549,24 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
         tx.notify(STRING, "incrby", db, key);
         out.int(new);
     });
+}
+
+/// INCR's general path: an absent key, a value of another type, or a
+/// string kept in the log; stores the new value.
+fn incr_insert(tx: &mut Tx, db: usize, key: &[u8], by: i64) -> Result<i64, &'static str> {
+    let (cur, ttl) = match tx.get(db, key) {
+        None => (0, 0),
+        Some(e) if !e.value().is_string() => return Err(ERR_WRONGTYPE),
+        // A value kept in the log is far longer than any integer.
+        Some(e) => match e.value().as_str().and_then(parse_i64) {
+            Some(v) => (v, e.expire_at),
+            None => return Err(ERR_NOT_INT),
+        },
+    };
+    let new = cur.checked_add(by).ok_or(ERR_OVERFLOW)?;
+    let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
+    tx.insert(db, key, Entry::string_expiring(&text[..], ttl));
+    Ok(new)
 }
 
 pub fn incr(ctx: &mut Ctx, args: &Args) {
