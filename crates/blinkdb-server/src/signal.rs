@@ -1,5 +1,5 @@
-//! A wake-up for the one task that serves a connection (its kill signal),
-//! raised from any thread.
+//! A wake-up for the one task that serves a connection (its kill signal, its
+//! inbox's news of messages, a blocked command's end), raised from any thread.
 //!
 //! tokio's `Notify` did this job, but its `notified()` future takes the
 //! Notify's lock to join its waiter list when first polled and again to leave
