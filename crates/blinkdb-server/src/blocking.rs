@@ -20,7 +20,6 @@ use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 /// Serves a waiting client from `key`, which became ready: writes the reply
@@ -126,7 +125,8 @@ pub struct Waiter {
     /// None: it waits until served or unblocked.
     pub deadline: Option<Instant>,
     state: Mutex<State>,
-    wake: Notify,
+    /// Only the blocked connection waits on it (`crate::signal`).
+    wake: crate::signal::Signal,
     /// Served also when its key is gone (XREADGROUP ends with an error).
     serves_gone_key: std::sync::atomic::AtomicBool,
     /// Checked before each attempt to serve it (`ReadyFn`).
@@ -355,7 +355,7 @@ impl Registry {
             },
             deadline: deadline(end_ms),
             state: Mutex::new(State::Waiting),
-            wake: Notify::new(),
+            wake: crate::signal::Signal::new(),
             serves_gone_key: std::sync::atomic::AtomicBool::new(false),
             ready: std::sync::OnceLock::new(),
             duration_ns: AtomicU64::new(0),

@@ -23,6 +23,11 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
 
+    /// Ready once the socket may be read; otherwise the task of `cx` is woken
+    /// when it may. Unlike `readable`, nothing is registered that must be
+    /// removed again: the socket keeps one reader waker, replaced in place.
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+
     /// Detaches the socket from this runtime, to be served by a connection thread.
     fn into_handoff(self) -> io::Result<crate::io_threads::Handoff>;
 
@@ -57,6 +62,9 @@ impl Socket for tokio::net::TcpStream {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
         tokio::net::TcpStream::readable(self)
     }
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        tokio::net::TcpStream::poll_read_ready(self, cx)
+    }
     fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
         self.into_std().map(crate::io_threads::Handoff::Tcp)
     }
@@ -65,6 +73,9 @@ impl Socket for tokio::net::TcpStream {
 impl Socket for tokio::net::UnixStream {
     fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
         tokio::net::UnixStream::readable(self)
+    }
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        tokio::net::UnixStream::poll_read_ready(self, cx)
     }
     fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
         self.into_std().map(crate::io_threads::Handoff::Unix)
@@ -114,6 +125,63 @@ impl Drop for Registered<'_> {
     }
 }
 
+/// Why a connection's wait for its next batch ended.
+enum Woken {
+    /// The socket has something to read (a request, or its end).
+    Readable,
+    /// Messages to write, or news that another connection made this client's
+    /// inbox: a batch runs without a read.
+    Messages,
+    /// MONITOR lines to write.
+    MonitorLines,
+    /// Killed (CLIENT KILL, shutdown, an output limit), idle past `timeout`,
+    /// or the socket failed.
+    Close,
+}
+
+/// The idle timeout (`timeout`) of a connection: one timer for the
+/// connection's life, moved only when it fires before the connection has been
+/// idle long enough, rather than one timer armed and dropped per request.
+#[derive(Default)]
+struct IdleTimer {
+    /// The timeout it runs for (0: none) and its timer.
+    armed: Option<(u64, std::pin::Pin<Box<tokio::time::Sleep>>)>,
+    /// When the connection last started waiting.
+    since: Option<tokio::time::Instant>,
+}
+
+impl IdleTimer {
+    /// The connection starts waiting, with `timeout` seconds (0: never times out).
+    fn start(&mut self, timeout: u64) {
+        if timeout == 0 {
+            self.armed = None;
+            return;
+        }
+        let now = tokio::time::Instant::now();
+        self.since = Some(now);
+        if !matches!(&self.armed, Some((secs, _)) if *secs == timeout) {
+            let due = now + Duration::from_secs(timeout);
+            self.armed = Some((timeout, Box::pin(tokio::time::sleep_until(due))));
+        }
+    }
+
+    /// Ready once the connection has waited `timeout` since `start`.
+    fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let (Some((secs, sleep)), Some(since)) = (&mut self.armed, self.since) else {
+            return Poll::Pending;
+        };
+        let due = since + Duration::from_secs(*secs);
+        while sleep.as_mut().poll(cx).is_ready() {
+            if tokio::time::Instant::now() >= due {
+                return Poll::Ready(());
+            }
+            // Armed during an earlier wait: the connection has been busy since.
+            sleep.as_mut().reset(due);
+        }
+        Poll::Pending
+    }
+}
+
 /// What the connection does after a batch of commands.
 enum Next {
     /// Read more.
@@ -138,6 +206,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut soft_since = 0u64;
     // Commands already in `inbuf` that a pause or a block held back.
     let mut held = false;
+    let mut idle = IdleTimer::default();
     loop {
         if !held {
             if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
@@ -148,28 +217,48 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 (None, None) => client.settings(&shared).timeout_secs,
                 _ => 0,
             };
-            let idle = async {
-                if timeout == 0 {
-                    std::future::pending::<()>().await
-                } else {
-                    tokio::time::sleep(Duration::from_secs(timeout)).await
-                }
-            };
+            idle.start(timeout);
             let monitor = client.monitor.clone();
-            let monitor_lines = async {
-                match &monitor {
-                    Some(sink) => sink.ready.notified().await,
-                    None => std::future::pending::<()>().await,
-                }
-            };
+            let mut monitor_lines =
+                std::pin::pin!(monitor.as_ref().map(|sink| sink.ready.notified()));
+            // One hand-written wait rather than a select! of futures made and
+            // dropped per request: the socket, the kill signal and the inbox
+            // each keep one waker slot that a poll refreshes in place.
             // Shutdown and CLIENT KILL both arrive through the kill signal; so
             // does the news that another connection made this client's inbox.
-            let readable = tokio::select! {
-                r = sock.readable() => if r.is_err() { break } else { true },
-                _ = crate::pubsub::messages_ready(&client) => false,
-                _ = info.kill_signal.notified() => if info.is_killed() { break } else { false },
-                _ = idle => break,
-                _ = monitor_lines => {
+            let (socket, info, idle) = (&mut sock, &*info, &mut idle);
+            let woken = std::future::poll_fn(move |cx| {
+                if info.kill_signal.poll_raised(cx).is_ready() {
+                    return Poll::Ready(if info.is_killed() {
+                        Woken::Close
+                    } else {
+                        Woken::Messages
+                    });
+                }
+                match socket.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Woken::Readable),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Woken::Close),
+                    Poll::Pending => {}
+                }
+                if crate::pubsub::poll_messages(info, cx).is_ready() {
+                    return Poll::Ready(Woken::Messages);
+                }
+                if idle.poll_expired(cx).is_ready() {
+                    return Poll::Ready(Woken::Close);
+                }
+                if let Some(lines) = monitor_lines.as_mut().as_pin_mut() {
+                    if lines.poll(cx).is_ready() {
+                        return Poll::Ready(Woken::MonitorLines);
+                    }
+                }
+                Poll::Pending
+            })
+            .await;
+            let readable = match woken {
+                Woken::Readable => true,
+                Woken::Messages => false,
+                Woken::Close => break,
+                Woken::MonitorLines => {
                     if !send_monitor_lines(&mut sock, &mut client).await {
                         break;
                     }
@@ -500,27 +589,30 @@ async fn hold<S: Socket>(
     client: &mut Client,
     until: impl Future<Output = ()>,
 ) -> bool {
-    tokio::pin!(until);
-    loop {
-        tokio::select! {
-            _ = &mut until => return true,
-            _ = info.kill_signal.notified() => if info.is_killed() { return false },
-            r = sock.readable() => {
-                if r.is_err() {
-                    return false;
-                }
-                if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-                    inbuf.reserve(READ_CHUNK);
-                }
-                match sock.read_now(inbuf) {
-                    Ok(0) => return false,
-                    Ok(n) => client.net_in += n as u64,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(_) => return false,
-                }
-            }
+    let mut until = std::pin::pin!(until);
+    std::future::poll_fn(|cx| loop {
+        if until.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(true);
         }
-    }
+        if info.kill_signal.poll_raised(cx).is_ready() && info.is_killed() {
+            return Poll::Ready(false);
+        }
+        match sock.poll_read_ready(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(_)) => return Poll::Ready(false),
+            Poll::Ready(Ok(())) => {}
+        }
+        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
+            inbuf.reserve(READ_CHUNK);
+        }
+        match sock.read_now(inbuf) {
+            Ok(0) => return Poll::Ready(false),
+            Ok(n) => client.net_in += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(_) => return Poll::Ready(false),
+        }
+    })
+    .await
 }
 
 /// Runs every complete command in `inbuf`, then drops their bytes from it.

@@ -1,5 +1,5 @@
-//! A wake-up for the one task that serves a connection (its kill signal),
-//! raised from any thread.
+//! A wake-up for the one task that serves a connection (its kill signal, its
+//! inbox's news of messages, a blocked command's end), raised from any thread.
 //!
 //! tokio's `Notify` did this job, but its `notified()` future takes the
 //! Notify's lock to join its waiter list when first polled and again to leave
@@ -14,7 +14,7 @@
 use atomic_waker::AtomicWaker;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 #[derive(Default)]
 pub struct Signal {
@@ -35,18 +35,23 @@ impl Signal {
 
     /// Resolves once raised (consuming the raise). Only one task may wait.
     pub fn notified(&self) -> impl Future<Output = ()> + '_ {
-        std::future::poll_fn(move |cx| {
-            if self.take() {
-                return Poll::Ready(());
-            }
-            self.waker.register(cx.waker());
-            // A raise between the check and the registration woke nobody.
-            if self.take() {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        })
+        std::future::poll_fn(move |cx| self.poll_raised(cx))
+    }
+
+    /// Ready once raised (consuming the raise); otherwise the task of `cx` is
+    /// woken by the next raise. For a task that polls several wake-ups in one
+    /// hand-written future, without a future per wait.
+    pub fn poll_raised(&self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.take() {
+            return Poll::Ready(());
+        }
+        self.waker.register(cx.waker());
+        // A raise between the check and the registration woke nobody.
+        if self.take() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 
     fn take(&self) -> bool {

@@ -14,11 +14,12 @@ use bytes::BytesMut;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Weak};
-use tokio::sync::Notify;
+use std::task::{Context, Poll};
 
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
-    wake: Notify,
+    /// Only the client's own connection waits on it (`crate::signal`).
+    wake: crate::signal::Signal,
     /// Weak: the client's info holds its inbox.
     info: Weak<ClientInfo>,
     /// The subscriber's RESP version: messages are `*` arrays in RESP2, `>` pushes in RESP3.
@@ -41,7 +42,7 @@ impl Mailbox {
     pub fn new(info: Weak<ClientInfo>, proto: u8) -> Arc<Mailbox> {
         Arc::new(Mailbox {
             inbox: Mutex::new(Inbox::default()),
-            wake: Notify::new(),
+            wake: crate::signal::Signal::new(),
             info,
             proto: AtomicU8::new(proto),
         })
@@ -112,9 +113,10 @@ impl Mailbox {
         info.kill();
     }
 
-    /// Resolves when messages may be waiting (a permit is kept if none waits).
-    pub async fn ready(&self) {
-        self.wake.notified().await
+    /// Ready when messages may be waiting (a wake-up is kept if none waits);
+    /// otherwise the connection's task is woken by the next one.
+    pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.wake.poll_raised(cx)
     }
 
     /// Moves the waiting messages to the end of `out` (swapping buffers when

@@ -257,12 +257,12 @@ pub fn context_refusal(client: &Client, name: &str, args: &Args) -> Option<Strin
     ))
 }
 
-/// Resolves when this connection may have messages to write; never without
-/// an inbox.
-pub async fn messages_ready(client: &Client) {
-    match client.info.inbox_if_any() {
-        Some(inbox) => inbox.ready().await,
-        None => std::future::pending().await,
+/// Ready when this connection may have messages to write; never without an
+/// inbox (the one who makes it raises the kill signal: `ClientInfo::inbox`).
+pub fn poll_messages(info: &ClientInfo, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+    match info.inbox_if_any() {
+        Some(inbox) => inbox.poll_ready(cx),
+        None => std::task::Poll::Pending,
     }
 }
 
