@@ -27,8 +27,8 @@ starts at once (Redis 7's default waits 5 s for more replicas); it changes no st
    offered load (`blinkdb-loadgen --rate`, `FIXED_RATES`): 45k SETs/s at -P 1 and 200k at
    -P 16, about 85% of the slower master's full-speed rate in the quiet runs of 11-26 and
    11-27 (-P 1: BlinkDB 51-55k, Redis 55-63k; -P 16: BlinkDB 270-287k, Redis 231-281k), so
-   that both should sustain it on a quiet machine (not yet checked in a quiet run: the box
-   was at load 6-8 when these were chosen, where neither does). Their third row is the
+   that both sustain it on a quiet machine (full run of 11-27 08:35, load about 2: both held
+   200k; at 45k BlinkDB's master fell short in 1 of 5 runs, at 43k). Their third row is the
    achieved rate, which must equal the target on both sides for the cell to compare equal
    loads; a run short of 97% of it is named in a note.
 3. Full sync, twice: a master holding `repl_sync_keys_small` (1M in full runs) and then
