@@ -56,6 +56,17 @@ def redis_cli(*args, stdin=None, timeout=120):
                           timeout=timeout)
 
 
+def cli_failure(out, nodes=()):
+    """redis-cli's output without its per-slot progress lines (a reshard prints
+    one per slot, which buries the error), then the tail of each node's log."""
+    keep = [line for line in (out.stdout + out.stderr).splitlines()
+            if not line.lstrip().startswith("Moving slot") and line.strip(".")]
+    text = f"exit {out.returncode}\n" + "\n".join(keep[-60:])
+    for s in nodes:
+        text += f"\n--- node {s.port} log ---\n" + s.log_text()[-1500:]
+    return text
+
+
 def wait_until(pred, timeout=20.0, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

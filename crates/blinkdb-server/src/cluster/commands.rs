@@ -628,12 +628,26 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
             if count == 0 {
                 st.migrating.remove(&(slot as u16));
             }
+            let was_mine = st.slots[slot] == Some(me);
             st.add_slot(slot, n);
             if n == me && st.importing.remove(&(slot as u16)).is_some() {
                 if st.bump_epoch_without_consensus() {
                     tracing::warn!("configEpoch updated after importing slot {slot}");
                 }
                 c.bus_wake.notify_one();
+            }
+            // A master that gave away its last slot becomes a replica of the
+            // new owner, as redis-server 7.0's SETSLOT does (with its default
+            // cluster-allow-replica-migration yes).
+            if was_mine && n != me && st.me().numslots() == 0 {
+                tracing::warn!(
+                    "Configuration change detected. Reconfiguring myself as a replica of {}",
+                    nodes::name_str(&n)
+                );
+                super::failover::set_master(ctx.shared, &mut st, n);
+                changed(ctx, &c, st);
+                super::failover::sync_replication(ctx.shared, &c);
+                return ctx.out.ok();
             }
         }
         _ => {
