@@ -149,3 +149,28 @@ def test_polling_stops_for_sparse_requests_and_resumes_under_load(server_factory
         # Each contended stop doubles the sleeps asked for (at most 64), so even a
         # pathological machine shows a few polls; a governor that never resumes shows 0.
         assert polls(c) - polls_before >= 3
+
+
+def test_clients_taking_turns_stop_polling_and_one_client_resumes_it(server_factory):
+    # Requests that come one at a time but each from another client than the last
+    # (a server faster than its load generator under 50 clients): the spin would only
+    # fill the gap in which the generator serves its other connections, so the thread
+    # sleeps at once (busy_poll.rs, SWITCHES_TO_STOP). One client alone polls again.
+    srv = server_factory("--io-threads", "1")
+    conns = [srv.connect() for _ in range(4)]
+    try:
+        for c in conns:
+            c.call("PING")
+        polls_before = polls(conns[0])
+        for i in range(200):
+            conns[i % 4].call("PING")
+        taking_turns = polls(conns[0]) - polls_before
+        assert taking_turns <= 10, taking_turns
+        polls_before = polls(conns[0])
+        for _ in range(200):
+            conns[0].call("PING")
+        # As in the test above: counted, and a few suffice on a loaded machine.
+        assert polls(conns[0]) - polls_before >= 3
+    finally:
+        for c in conns:
+            c.close()

@@ -8,12 +8,14 @@ master sees the replica's offset caught up; READONLY and MASTERDOWN; partial res
 read, removed by the master's DEL); REPLICAOF NO ONE keeps the old history as replid2 so
 a replica of the old master continues with +CONTINUE (PSYNC2); a fake master sending a
 corrupt RDB or a malformed stream: the replica refuses, retries, and serves no partial
-data."""
+data; a long EVAL from a fake master: BUSY for the replica's clients, SCRIPT KILL refused."""
 
 import os
+import threading
 import time
 
 import pytest
+import redis
 
 from fake_master import FakeMaster
 from rdb_helpers import client
@@ -292,6 +294,89 @@ def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers)
         good.stop()
     r.execute_command("REPLICAOF", "NO", "ONE")
     assert r.set("after", "ok")
+
+
+def resp_command(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+# Spins about a second on the server's clock, then writes.
+SPIN_THEN_WRITE = (
+    "local t = redis.call('TIME') local s = t[1] * 1e6 + t[2] "
+    "while true do local n = redis.call('TIME') "
+    "if n[1] * 1e6 + n[2] - s > 1000000 then break end end "
+    "redis.call('SET', 'scripted', 'done')")
+
+
+def test_a_long_script_from_the_master_answers_busy_and_is_unkillable(server_factory, tmp_path,
+                                                                        peers):
+    """A master that replicates EVAL itself (Redis 6's script replication): past
+    busy-reply-threshold the replica's other clients get BUSY while it runs, and SCRIPT
+    KILL refuses to stop it (Redis 7.0's scriptKill), then its write lands."""
+    rdb = empty_rdb(peers, tmp_path)
+    master = FakeMaster(lambda n: b"$%d\r\n" % len(rdb) + rdb
+                        + resp_command("EVAL", SPIN_THEN_WRITE, "0"), False)
+    replica = server_factory("--busy-reply-threshold", "100")
+    r = client(replica.port)
+    try:
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+
+        def busy():
+            try:
+                r.get("fake:key")
+            except redis.exceptions.ResponseError as e:
+                assert str(e).startswith("BUSY Redis is busy running a script."), e
+                return True
+            return False
+        wait_for(busy, 10, "BUSY while the master's script runs")
+        with pytest.raises(redis.exceptions.ResponseError,
+                           match="UNKILLABLE The busy script was sent by a master instance "
+                                 "in the context of replication and cannot be killed."):
+            r.script_kill()
+        wait_for(lambda: not busy() and r.get("scripted") == b"done", 10,
+                 "the script's write")
+        assert r.get("fake:key") == b"fake value"
+    finally:
+        master.stop()
+    r.execute_command("REPLICAOF", "NO", "ONE")
+
+
+SPIN = SPIN_THEN_WRITE.replace("redis.call('SET', 'scripted', 'done')", "return 1")
+
+
+def test_a_clients_long_script_on_a_replica_holds_the_stream_back(server_factory):
+    """A client's read-only script past busy-reply-threshold on a replica: the master's
+    stream waits for it (Redis's processInputBuffer), on the same connection thread,
+    without a deadlock, then is applied."""
+    master = server_factory()
+    replica = blink_replica(server_factory, master.port, "--busy-reply-threshold", "100",
+                            "--io-threads", "1")
+    r = linked(replica)
+    m = client(master.port)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(
+        spin=client(replica.port).eval(SPIN, 0)))
+    t.start()
+    try:
+        wait_for(lambda: "BUSY" in busy_text(r), 10, "the script past its threshold")
+        m.set("during", "1")  # reaches the replica while the script runs
+    finally:
+        t.join(10)
+    assert result.get("spin") == 1
+    wait_for(lambda: r.get("during") == b"1", 10, "the write applied after the script")
+    caught_up(m)
+
+
+def busy_text(r):
+    try:
+        r.get("anything")
+    except redis.exceptions.ResponseError as e:
+        return str(e)
+    return ""
 
 
 def same_offset(a, b):

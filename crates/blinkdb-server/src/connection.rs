@@ -279,7 +279,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     Ok(0) => break,
                     Ok(n) => {
                         client.net_in += n as u64;
-                        crate::busy_poll::read_done();
+                        crate::busy_poll::read_done(info.id);
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                     Err(_) => break,

@@ -21,10 +21,15 @@ pub enum Handoff {
     Unix(std::os::unix::net::UnixStream),
 }
 
-struct Job {
-    sock: Handoff,
-    shared: Arc<Shared>,
-    info: Arc<ClientInfo>,
+enum Job {
+    /// A client connection to serve.
+    Serve {
+        sock: Handoff,
+        shared: Arc<Shared>,
+        info: Arc<ClientInfo>,
+    },
+    /// Work to start on the thread, inside its runtime (it spawns its tasks).
+    Start(Box<dyn FnOnce() + Send>),
 }
 
 struct Pool {
@@ -76,17 +81,30 @@ pub fn started() -> bool {
 
 /// Hands a registered connection to the next connection thread (round robin).
 pub fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
-    let pool = POOL.get().expect("io threads started");
-    let i = pool.next.fetch_add(1, Ordering::Relaxed) % pool.threads.len();
-    let job = Job {
+    let job = Job::Serve {
         sock,
         shared: shared.clone(),
         info,
     };
-    if let Err(e) = pool.threads[i].send(job) {
-        // The thread is gone (only while the process exits): drop the client.
-        e.0.shared.unregister(e.0.info.id);
+    // The thread is gone (only while the process exits): drop the client.
+    if let Err(Job::Serve { shared, info, .. }) = send(job) {
+        shared.unregister(info.id);
     }
+}
+
+/// Runs `start` on the next connection thread, inside its runtime; false if
+/// the threads are not running. The replica's link hands its master's stream
+/// over this way, so that it is applied in an event loop that also serves
+/// clients, as in Redis, not on a thread of its own that a busy 2-core machine
+/// must also schedule.
+pub fn start_on_thread(start: Box<dyn FnOnce() + Send>) -> bool {
+    POOL.get().is_some() && send(Job::Start(start)).is_ok()
+}
+
+fn send(job: Job) -> Result<(), Job> {
+    let pool = POOL.get().expect("io threads started");
+    let i = pool.next.fetch_add(1, Ordering::Relaxed) % pool.threads.len();
+    pool.threads[i].send(job).map_err(|e| e.0)
 }
 
 thread_local! {
@@ -104,7 +122,13 @@ async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::block_timer::install();
     CONNECTION_THREAD.with(|c| c.set(true));
     while let Some(job) = jobs.recv().await {
-        let Job { sock, shared, info } = job;
+        let (sock, shared, info) = match job {
+            Job::Serve { sock, shared, info } => (sock, shared, info),
+            Job::Start(start) => {
+                start();
+                continue;
+            }
+        };
         let fd = match &sock {
             Handoff::Tcp(s) => s.as_raw_fd(),
             Handoff::Unix(s) => s.as_raw_fd(),

@@ -4,9 +4,11 @@
 //! stream applied by a client flagged as the master's), REPLCONF ACKs, and
 //! the replica's INFO/ROLE fields. docs/replication.md has the wire formats.
 //!
-//! The link runs on a thread of its own (a current-thread runtime): it
-//! applies commands under the transaction gate like a connection thread,
-//! and the main runtime's accept loop and crons never wait for it.
+//! The link connects, handshakes and syncs on a thread of its own (a
+//! current-thread runtime), so the main runtime's accept loop and crons never
+//! wait for it; then it hands the socket to a connection thread, which applies
+//! the stream under the transaction gate in the same event loop as its
+//! clients, as Redis's one loop does.
 
 use crate::client::{Client, ClientInfo, Peer, FLAG_MASTER};
 use crate::commands::Ctx;
@@ -434,9 +436,56 @@ async fn session(
     if !current(shared, generation) {
         return Ok(());
     }
-    stream(shared, generation, conn)
+    stream_on_connection_thread(shared, generation, conn)
         .await
         .map_err(|e| (true, e))
+}
+
+/// Applies the master's stream on a connection thread (one event loop for
+/// the stream and the clients, as Redis has) and waits for its end; on this
+/// thread when there are none (servers embedded in tests).
+async fn stream_on_connection_thread(
+    shared: &Arc<Shared>,
+    generation: u64,
+    conn: Conn,
+) -> Result<(), String> {
+    if !crate::io_threads::started() {
+        return stream(shared, generation, conn).await;
+    }
+    let Conn {
+        sock,
+        buf,
+        info,
+        timeout,
+    } = conn;
+    let sock = sock.into_std().map_err(|e| e.to_string())?;
+    let (done, ended) = tokio::sync::oneshot::channel();
+    let shared = shared.clone();
+    let started = crate::io_threads::start_on_thread(Box::new(move || {
+        crate::busy_poll::register(std::os::fd::AsRawFd::as_raw_fd(&sock));
+        let sock = match TcpStream::from_std(sock) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = done.send(Err(e.to_string()));
+                return;
+            }
+        };
+        let conn = Conn {
+            sock,
+            buf,
+            info,
+            timeout,
+        };
+        drop(tokio::spawn(async move {
+            let _ = done.send(stream(&shared, generation, conn).await);
+        }));
+    }));
+    if !started {
+        return Err("no connection thread to apply the stream on".into());
+    }
+    ended
+        .await
+        .unwrap_or_else(|_| Err("the stream's connection thread is gone".into()))
 }
 
 async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
@@ -820,7 +869,11 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
         if !current(shared, generation) || info.is_killed() {
             return Err("Link closed".into());
         }
-        let getack = apply(shared, &mut client, &mut parser, &mut conn.buf, &mut out)?;
+        let applied = apply(shared, &mut client, &mut parser, &mut conn.buf, &mut out)?;
+        if let Some((raw, multi)) = &applied.paused {
+            finish_script(shared, &mut client, &mut out, raw, *multi).await;
+        }
+        let getack = applied.getack;
         let off = shared.replication.feed.lock().offset;
         set_state(shared, generation, |s| {
             s.read_offset = off + conn.buf.len() as u64;
@@ -828,6 +881,13 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
         if getack {
             conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
                 .await?;
+        }
+        if applied.paused.is_some() {
+            continue; // the rest of the buffer first
+        }
+        if applied.waiting {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            continue;
         }
         tokio::select! {
             r = conn.fill() => {
@@ -850,18 +910,57 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
     }
 }
 
+/// What `apply` did with a buffer.
+struct Applied {
+    /// A command was REPLCONF GETACK (the caller answers with an ACK).
+    getack: bool,
+    /// A script paused past busy-reply-threshold: `apply` stopped after it,
+    /// and the caller finishes it (`finish_script`) with its raw command and
+    /// MULTI state, then applies the rest.
+    paused: Option<(Vec<u8>, Option<bool>)>,
+    /// A script is past its busy threshold: `apply` stopped before the next
+    /// command, and the caller tries again a little later.
+    waiting: bool,
+}
+
+/// Runs the rest of a script from the master that paused past
+/// busy-reply-threshold, letting this connection thread's other clients in
+/// between its slices (they get BUSY, as Redis answers them while its master
+/// client runs a long script), then proxies the script's command.
+async fn finish_script(
+    shared: &Shared,
+    client: &mut Client,
+    out: &mut Out,
+    raw: &[u8],
+    multi: Option<bool>,
+) {
+    while client.script.is_some() {
+        tokio::task::yield_now().await;
+        crate::scripting::run::resume(shared, client, out);
+    }
+    client.script_gate = None;
+    shared.replication.feed.proxy_bytes(raw, multi);
+    if blinkdb_engine::ready::pending() {
+        crate::blocking::serve_ready(shared);
+    }
+    out.clear();
+}
+
 /// Runs every complete command in `buf` as the master's client, each
-/// proxied to this server's backlog once applied. True if one was
-/// REPLCONF GETACK (the caller answers with an ACK).
+/// proxied to this server's backlog once applied, up to a script that
+/// pauses (on a connection thread only).
 fn apply(
     shared: &Shared,
     client: &mut Client,
     parser: &mut RequestParser,
     buf: &mut BytesMut,
     out: &mut Out,
-) -> Result<bool, String> {
+) -> Result<Applied, String> {
     let mut consumed = 0;
     let mut getack = false;
+    let mut paused = None;
+    let mut waiting = false;
+    let on_thread = crate::io_threads::on_connection_thread();
     let feed = &shared.replication.feed;
     // One clock read per run of commands, as a connection's batch has (a read
     // per SET was 4% of the link thread's time under a SET stream, perf), taken
@@ -875,6 +974,13 @@ fn apply(
             since_clock = 0;
         }
         since_clock += 1;
+        if on_thread && shared.scripting.busy.load(Ordering::Acquire) {
+            // A script past its busy threshold, perhaps paused on this very
+            // thread holding the gate: the stream waits, as Redis's master
+            // client's input does (processInputBuffer), not the thread.
+            waiting = true;
+            break;
+        }
         let limits = RequestLimits {
             max_bulk_len: i64::MAX,
             authenticated: true,
@@ -909,8 +1015,9 @@ fn apply(
         } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
             client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
             crate::commands::dispatch(shared, client, out, &args);
-            while client.script.is_some() {
-                crate::scripting::run::resume(shared, client, out);
+            if client.script.is_some() {
+                paused = Some((raw.to_vec(), multi));
+                break;
             }
             client.script_gate = None;
             feed.proxy_bytes(raw, multi);
@@ -937,7 +1044,11 @@ fn apply(
     drop(clock);
     buf.advance(consumed);
     shared.notify.tracking.broadcast();
-    Ok(getack)
+    Ok(Applied {
+        getack,
+        paused,
+        waiting,
+    })
 }
 
 /// Commands `apply` runs on one reading of the clock.

@@ -48,6 +48,8 @@ pub struct Current {
     pub started: std::time::Instant,
     /// A function (FCALL), not an EVAL script.
     pub function: bool,
+    /// Sent by our master (SCRIPT KILL refuses to stop it).
+    pub from_master: bool,
 }
 
 /// The scripting state shared by all connections.
@@ -327,6 +329,8 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
         argv: Vec::new(),
         started: std::time::Instant::now(),
         function: false,
+        from_master: ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_MASTER
+            != 0,
     });
     run::start(ctx.shared, ctx.client, ctx.out, run, launch);
 }
@@ -335,9 +339,14 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
 /// stops only its own kind.
 pub fn kill(ctx: &mut Ctx, function: bool) {
     let s = &ctx.shared.scripting;
-    let running_function = s.current.lock().as_ref().map(|c| c.function);
+    let (running_function, from_master) = match s.current.lock().as_ref() {
+        Some(c) => (Some(c.function), c.from_master),
+        None => (None, false),
+    };
     if !s.running.load(Ordering::Acquire) {
         ctx.out.error("NOTBUSY No scripts in execution right now.");
+    } else if from_master {
+        ctx.out.error("UNKILLABLE The busy script was sent by a master instance in the context of replication and cannot be killed.");
     } else if s.dirty.load(Ordering::Acquire) {
         ctx.out.error("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.");
     } else if !function && running_function == Some(true) {
