@@ -19,7 +19,7 @@ import redis
 
 from fake_master import FakeMaster
 from rdb_helpers import client
-from resp import RespConnection
+from resp import RespConnection, encode
 from server import ORACLE_BIN, ServerProcess, free_port
 from test_rdb_bloom import scandump
 from test_replication import (
@@ -296,14 +296,6 @@ def test_fake_master_with_corrupt_rdb_or_stream(server_factory, tmp_path, peers)
     assert r.set("after", "ok")
 
 
-def resp_command(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
-
-
 # Spins about a second on the server's clock, then writes.
 SPIN_THEN_WRITE = (
     "local t = redis.call('TIME') local s = t[1] * 1e6 + t[2] "
@@ -319,7 +311,7 @@ def test_a_long_script_from_the_master_answers_busy_and_is_unkillable(server_fac
     KILL refuses to stop it (Redis 7.0's scriptKill), then its write lands."""
     rdb = empty_rdb(peers, tmp_path)
     master = FakeMaster(lambda n: b"$%d\r\n" % len(rdb) + rdb
-                        + resp_command("EVAL", SPIN_THEN_WRITE, "0"), False)
+                        + encode("EVAL", SPIN_THEN_WRITE, "0"), False)
     replica = server_factory("--busy-reply-threshold", "100")
     r = client(replica.port)
     try:
