@@ -178,6 +178,11 @@ impl ClientInfo {
         self.killed.load(Ordering::Acquire)
     }
 
+    /// This is our master's link (flag `M`).
+    pub fn is_master(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & FLAG_MASTER != 0
+    }
+
     /// CLIENT LIST's flags, in Redis's order (N when none).
     fn flag_letters(&self) -> String {
         let bits = self.flags.load(Ordering::Relaxed);

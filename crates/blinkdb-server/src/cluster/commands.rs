@@ -579,6 +579,7 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
     let action = args[3].to_ascii_lowercase();
     let mut st = c.state.write();
     let me = st.myself;
+    let mut became_replica = false;
     let target = |ctx: &mut Ctx, st: &State, unknown: &str| -> Option<Name> {
         let Some(n) = st.node(args[4]) else {
             ctx.out.error(&format!("ERR {unknown} {}", lossy(args[4])));
@@ -645,9 +646,7 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
                     nodes::name_str(&n)
                 );
                 super::failover::set_master(ctx.shared, &mut st, n);
-                changed(ctx, &c, st);
-                super::failover::sync_replication(ctx.shared, &c);
-                return ctx.out.ok();
+                became_replica = true;
             }
         }
         _ => {
@@ -657,6 +656,9 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
         }
     }
     changed(ctx, &c, st);
+    if became_replica {
+        super::failover::sync_replication(ctx.shared, &c);
+    }
     ctx.out.ok();
 }
 

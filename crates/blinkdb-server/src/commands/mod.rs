@@ -222,9 +222,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     }
     if let Some(cluster) = &shared.cluster {
         // What our master sends runs as sent (Redis skips CLIENT_MASTER).
-        let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
-            & crate::client::FLAG_MASTER
-            != 0;
+        let from_master = client.info.is_master();
         let routed = if from_master {
             None
         } else {
@@ -275,9 +273,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     }
     // Redis's order: memory, persistence (PING too, but not our master's
     // keepalive), then the replica's refusals.
-    let from_master = client.info.flags.load(std::sync::atomic::Ordering::Relaxed)
-        & crate::client::FLAG_MASTER
-        != 0;
+    let from_master = client.info.is_master();
     if flags & table::WRITE != 0 || (spec.name == "ping" && !from_master) {
         let settings = client.settings(shared);
         let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;

@@ -870,8 +870,8 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
             return Err("Link closed".into());
         }
         let applied = apply(shared, &mut client, &mut parser, &mut conn.buf, &mut out)?;
-        if let Some((raw, multi)) = &applied.paused {
-            finish_script(shared, &mut client, &mut out, raw, *multi).await;
+        if let Some(paused) = &applied.paused {
+            finish_script(shared, &mut client, &mut out, paused).await;
         }
         let getack = applied.getack;
         let off = shared.replication.feed.lock().offset;
@@ -915,33 +915,57 @@ struct Applied {
     /// A command was REPLCONF GETACK (the caller answers with an ACK).
     getack: bool,
     /// A script paused past busy-reply-threshold: `apply` stopped after it,
-    /// and the caller finishes it (`finish_script`) with its raw command and
-    /// MULTI state, then applies the rest.
-    paused: Option<(Vec<u8>, Option<bool>)>,
+    /// and the caller finishes it (`finish_script`), then applies the rest.
+    paused: Option<Paused>,
     /// A script is past its busy threshold: `apply` stopped before the next
     /// command, and the caller tries again a little later.
     waiting: bool,
 }
 
+/// A script command from the master that paused past busy-reply-threshold.
+struct Paused {
+    /// The command's bytes, proxied once it ends, and its MULTI state.
+    raw: Vec<u8>,
+    multi: Option<bool>,
+    /// Its name, and the errors `out` had counted before it.
+    name: Vec<u8>,
+    errors: u64,
+}
+
 /// Runs the rest of a script from the master that paused past
 /// busy-reply-threshold, letting this connection thread's other clients in
 /// between its slices (they get BUSY, as Redis answers them while its master
-/// client runs a long script), then proxies the script's command.
-async fn finish_script(
-    shared: &Shared,
-    client: &mut Client,
-    out: &mut Out,
-    raw: &[u8],
-    multi: Option<bool>,
-) {
+/// client runs a long script), then ends the command as `apply` ends one.
+async fn finish_script(shared: &Shared, client: &mut Client, out: &mut Out, paused: &Paused) {
     while client.script.is_some() {
         tokio::task::yield_now().await;
         crate::scripting::run::resume(shared, client, out);
     }
     client.script_gate = None;
-    shared.replication.feed.proxy_bytes(raw, multi);
+    shared
+        .replication
+        .feed
+        .proxy_bytes(&paused.raw, paused.multi);
+    after_command(shared, client, out, paused.errors, &paused.name);
+}
+
+/// What follows each command of the stream once it ran and was proxied: a
+/// blocking command's wait dropped (a replica never blocks its master's
+/// stream), clients blocked on keys it filled served, an error reply logged
+/// as Redis's "== CRITICAL ==" (`errors`: the count before the command).
+fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u64, name: &[u8]) {
+    if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
+        shared.blocking.cancel(shared, &w);
+    }
     if blinkdb_engine::ready::pending() {
         crate::blocking::serve_ready(shared);
+    }
+    if out.errors > errors {
+        tracing::warn!(
+            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
+            String::from_utf8_lossy(&out.buf).trim(),
+            String::from_utf8_lossy(name)
+        );
     }
     out.clear();
 }
@@ -1016,7 +1040,12 @@ fn apply(
             client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
             crate::commands::dispatch(shared, client, out, &args);
             if client.script.is_some() {
-                paused = Some((raw.to_vec(), multi));
+                paused = Some(Paused {
+                    raw: raw.to_vec(),
+                    multi,
+                    name: args[0].to_vec(),
+                    errors,
+                });
                 break;
             }
             client.script_gate = None;
@@ -1026,20 +1055,7 @@ fn apply(
             crate::commands::dispatch(shared, client, out, &args);
             feed.proxy_bytes(raw, multi);
         }
-        if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
-            shared.blocking.cancel(shared, &w);
-        }
-        if blinkdb_engine::ready::pending() {
-            crate::blocking::serve_ready(shared);
-        }
-        if out.errors > errors {
-            tracing::warn!(
-                "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
-                String::from_utf8_lossy(&out.buf).trim(),
-                String::from_utf8_lossy(args[0])
-            );
-        }
-        out.clear();
+        after_command(shared, client, out, errors, args[0]);
     }
     drop(clock);
     buf.advance(consumed);
@@ -1167,9 +1183,7 @@ pub fn refusal(shared: &Shared, client: &mut Client, flags: u32) -> Option<&'sta
         }
         return None;
     }
-    if client.info.flags.load(Ordering::Relaxed) & FLAG_MASTER != 0
-        || matches!(client.info.peer, Peer::Internal)
-    {
+    if client.info.is_master() || matches!(client.info.peer, Peer::Internal) {
         return None;
     }
     let settings = client.settings(shared);

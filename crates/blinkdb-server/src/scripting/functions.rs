@@ -740,13 +740,7 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
         argv: args.iter().map(|a| a.to_vec()).collect(),
         started: Instant::now(),
         function: true,
-        from_master: ctx
-            .client
-            .info
-            .flags
-            .load(std::sync::atomic::Ordering::Relaxed)
-            & crate::client::FLAG_MASTER
-            != 0,
+        from_master: ctx.client.info.is_master(),
     });
     run::start(ctx.shared, ctx.client, ctx.out, state, launch);
 }

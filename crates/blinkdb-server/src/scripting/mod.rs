@@ -329,8 +329,7 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
         argv: Vec::new(),
         started: std::time::Instant::now(),
         function: false,
-        from_master: ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_MASTER
-            != 0,
+        from_master: ctx.client.info.is_master(),
     });
     run::start(ctx.shared, ctx.client, ctx.out, run, launch);
 }
@@ -372,9 +371,7 @@ pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result
         if replica.is_some_and(|e| e.starts_with("READONLY")) {
             return Err("READONLY Can not run script with write flag on readonly replica".into());
         }
-        let from_master =
-            ctx.client.info.flags.load(Ordering::Relaxed) & crate::client::FLAG_MASTER != 0;
-        if !from_master {
+        if !ctx.client.info.is_master() {
             let settings = ctx.client.settings(ctx.shared);
             if let Some(e) = ctx.shared.disk_refusal(settings) {
                 return Err(e.script_message());
