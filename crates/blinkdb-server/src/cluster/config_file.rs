@@ -1,8 +1,7 @@
 //! nodes.conf in Redis's format: one CLUSTER NODES line per known node
 //! (nodes still in handshake are left out), then
-//! `vars currentEpoch N lastVoteEpoch N`. Written to a temporary file,
-//! fsynced and renamed over the old one, so a crash leaves the old or the
-//! new file, never a torn one.
+//! `vars currentEpoch N lastVoteEpoch N`. How a save survives a crash:
+//! `write`.
 
 use super::nodes::{self, Node};
 use super::State;
@@ -18,22 +17,47 @@ pub fn render(st: &State) -> String {
     text
 }
 
+/// Writes nodes.conf. With `fsync` (elections, votes, epochs: what must
+/// survive a power loss), to a temporary file that is fsynced and renamed
+/// over the old one, so a crash leaves the old or the new file. Without it
+/// (a slot or flag change after a command), in place as Redis 7.0 does: one
+/// write(2) of the new text, padded with newlines to the old length and then
+/// truncated, so a process killed in between leaves a file that still loads.
+/// The rename costs ~230 us on ext4 (it starts the new file's writeback),
+/// the write in place ~16 us, and `redis-cli --cluster reshard` sends five
+/// CLUSTER SETSLOT per slot.
 pub fn write(path: &Path, text: &str, fsync: bool) -> std::io::Result<()> {
+    if !fsync {
+        return write_in_place(path, text);
+    }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = std::path::PathBuf::from(tmp);
     {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(text.as_bytes())?;
-        if fsync {
-            f.sync_all()?;
-        }
+        f.sync_all()?;
     }
     std::fs::rename(&tmp, path)?;
-    if fsync {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+fn write_in_place(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)?;
+    let old = f.metadata()?.len() as usize;
+    let mut bytes = text.as_bytes().to_vec();
+    // Blank lines are skipped on load.
+    bytes.resize(old.max(text.len()), b'\n');
+    f.write_all(&bytes)?;
+    if bytes.len() > text.len() {
+        f.set_len(text.len() as u64)?;
     }
     Ok(())
 }
@@ -191,5 +215,29 @@ vars currentEpoch 5 lastVoteEpoch 1\n";
         assert!(render(&st).contains(" myself,master - 0 0 3 connected 0-100 200 [5->-ab6"));
         assert!(parse("garbage\n", 0).is_err());
         assert!(parse("36b518a36f1993727661815fcd375d78263dfb4c :1@2 myself,master - 0 0 0 connected 0-99999\n", 0).is_err());
+    }
+
+    #[test]
+    fn saves_in_place_and_through_a_temporary_file_read_back() {
+        let long = "36b518a36f1993727661815fcd375d78263dfb4c :25009@35009 myself,master - 0 0 3 connected 0-100 200 [5->-ab6518a36f1993727661815fcd375d78263dfb4c]\n\
+ab6518a36f1993727661815fcd375d78263dfb4c 127.0.0.1:7001@17001,h master - 0 1 2 connected 101-199\n\
+vars currentEpoch 5 lastVoteEpoch 1\n";
+        let short = "36b518a36f1993727661815fcd375d78263dfb4c :25009@35009 myself,master - 0 0 3 connected 0-16383\n\
+vars currentEpoch 6 lastVoteEpoch 1\n";
+        let dir = std::env::temp_dir().join(format!("blinkdb-nodes-conf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("nodes.conf");
+        for (text, fsync) in [(long, false), (short, false), (long, true), (short, true)] {
+            write(&path, text, fsync).unwrap();
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+        }
+        write(&path, long, false).unwrap();
+        // A process killed between the padded write and the truncation.
+        let mut padded = short.as_bytes().to_vec();
+        padded.resize(long.len(), b'\n');
+        std::fs::write(&path, &padded).unwrap();
+        let st = load(&path, 7).unwrap().expect("a state");
+        assert_eq!((st.current_epoch, st.me().numslots()), (6, 16384));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -145,7 +145,7 @@ impl State {
     /// One node's CLUSTER NODES line (without the newline).
     pub fn describe(&self, n: &Node) -> String {
         let mut line = n.describe_head(self.shown_epoch(n));
-        for (start, end, _) in slots::runs(|s| n.slots.get(s).then_some(())) {
+        for (start, end) in n.slots.ranges() {
             if start == end {
                 line.push_str(&format!(" {start}"));
             } else {
@@ -203,20 +203,14 @@ impl State {
         }
         let mut ok = true;
         if opts.require_full_coverage {
-            // Owners come in runs of slots: look each run's owner up once
-            // (16384 hash lookups made every SETSLOT cost milliseconds).
-            let mut last: Option<(&Name, bool)> = None;
-            ok = self.slots.iter().all(|o| {
-                let Some(name) = o.as_ref() else { return false };
-                match last {
-                    Some((n, up)) if n == name => up,
-                    _ => {
-                        let up = self.nodes.get(name).is_some_and(|n| !n.failed());
-                        last = Some((name, up));
-                        up
-                    }
-                }
-            });
+            // Every slot claimed by a node not failed: the owner table and
+            // the nodes' bitmaps change together (add_slot, del_slot), so
+            // the union of those bitmaps answers a word at a time.
+            let mut served = slots::SlotBits::default();
+            for n in self.nodes.values().filter(|n| !n.failed()) {
+                served.union_with(&n.slots);
+            }
+            ok = served.all();
         }
         let mut size = 0;
         let mut reachable = 0;
@@ -389,7 +383,8 @@ impl Cluster {
         Ok(cluster)
     }
 
-    /// Writes nodes.conf now (crash-safe: temp file, fsync, rename).
+    /// Writes nodes.conf now (`config_file::write`: how each kind of save
+    /// survives a crash).
     pub fn save(&self, fsync: bool) -> std::io::Result<()> {
         let text = {
             let mut st = self.state.write();
