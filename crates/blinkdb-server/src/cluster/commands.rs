@@ -335,9 +335,9 @@ pub fn shards(ctx: &mut Ctx, _args: &Args) {
     for m in masters {
         ctx.out.map(2);
         ctx.out.bulk(b"slots");
-        let runs = super::slots::runs(|s| m.slots.get(s).then_some(()));
+        let runs = m.slots.ranges();
         ctx.out.array(runs.len() * 2);
-        for (a, b, _) in runs {
+        for (a, b) in runs {
             ctx.out.int(a as i64);
             ctx.out.int(b as i64);
         }
