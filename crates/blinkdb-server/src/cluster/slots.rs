@@ -55,7 +55,8 @@ impl SlotBits {
 
     /// Runs of set slots as (first, last), a word at a time: a save of
     /// nodes.conf describes every node's slots, and a slot-by-slot scan of
-    /// 16384 bits per node made each CLUSTER SETSLOT cost ~100 us.
+    /// 16384 bits per node was about a quarter of a reshard's SETSLOT time
+    /// in `perf` (docs/cluster.md, "Slots that move").
     pub fn ranges(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
         let mut open: Option<usize> = None;
