@@ -313,3 +313,67 @@ def test_info_rates_peak_and_pubsub_counts(blinkdb, oracle):
         memory = info_fields(b, "memory")
         assert int(memory["used_memory_peak"]) >= int(memory["used_memory"]) > 0
         sub.close()
+
+
+def _client_fields(conn, name):
+    """CLIENT LIST's fields of the client named `name`, as a dict."""
+    for line in py(conn.call("CLIENT", "LIST")).splitlines():
+        fields = dict(f.split("=", 1) for f in line.split(" "))
+        if fields["name"] == name:
+            return fields
+    raise AssertionError(f"no client named {name}")
+
+
+def _until(check, timeout=5.0):
+    deadline = time.time() + timeout
+    while not check():
+        assert time.time() < deadline, "condition never held"
+        time.sleep(0.02)
+
+
+def test_client_list_state_and_memory_fields(blinkdb, oracle):
+    """CLIENT LIST's multi, flags x/d/b, argv-mem, multi-mem, omem and events of clients in
+    each state, and INFO clients' fields, against redis-server 7.0.15: the counts and flags
+    equal, the sizes non-zero where Redis's are."""
+    with blinkdb.connect() as ours, oracle.connect() as theirs:
+        assert list(info_fields(ours, "clients")) == list(info_fields(theirs, "clients"))
+    for server in (blinkdb, oracle):
+        with server.connect() as admin:
+            tx, watcher, blocked, sub = (server.connect() for _ in range(4))
+            for conn, name in ((tx, "tx"), (watcher, "w"), (blocked, "b"), (sub, "s")):
+                conn.call("CLIENT", "SETNAME", name)
+            tx.call("MULTI")
+            tx.call("SET", "a", "1")
+            tx.call("SET", "bb", "2")
+            watcher.call("WATCH", "k")
+            admin.call("SET", "k", "changed")
+            blocked.send("BLPOP", "q", "30")
+            _until(lambda: info_fields(admin, "clients")["blocked_clients"] == "1")
+            sub.call("SUBSCRIBE", "ch")
+
+            f = _client_fields(admin, "tx")
+            assert (f["flags"], f["multi"]) == ("x", "2"), f
+            assert int(f["multi-mem"]) > 0, f
+            assert _client_fields(admin, "w")["flags"] == "d"
+            f = _client_fields(admin, "b")
+            assert (f["flags"], f["argv-mem"]) == ("b", "8"), f  # BLPOP q 30
+            f = _client_fields(admin, "s")
+            assert (f["flags"], f["omem"], f["events"]) == ("P", "0", "r"), f
+            assert info_fields(admin, "clients")["clients_in_timeout_table"] == "1"
+
+            # A subscriber that does not read: 20 MB of messages wait in the server.
+            for _ in range(2000):
+                admin.send("PUBLISH", "ch", "x" * 10000)
+            for _ in range(2000):
+                admin.read_reply()
+            f = _client_fields(admin, "s")
+            assert int(f["omem"]) > 1_000_000 and f["events"] == "rw", f
+            assert int(f["tot-mem"]) > int(f["omem"]), f
+            # Redis samples the peaks in its cron, client by client.
+            _until(lambda: int(info_fields(admin, "clients")["client_recent_max_output_buffer"]))
+
+            tx.call("EXEC")
+            f = _client_fields(admin, "tx")
+            assert (f["flags"], f["multi"], f["multi-mem"]) == ("N", "-1", "0"), f
+            for conn in (tx, watcher, blocked, sub):
+                conn.close()

@@ -218,6 +218,8 @@ pub struct Registry {
     seq: AtomicU64,
     /// INFO's `blocked_clients`.
     count: AtomicUsize,
+    /// Those with a timeout: INFO's `clients_in_timeout_table`.
+    timed: AtomicUsize,
     /// Waiters a deleted key serves (`Waiter::serve_when_key_gone`).
     gone_key_waiters: AtomicUsize,
 }
@@ -262,6 +264,11 @@ impl Registry {
     /// INFO's `blocked_clients`.
     pub fn blocked_clients(&self) -> usize {
         self.count.load(Ordering::Relaxed)
+    }
+
+    /// INFO's `clients_in_timeout_table`: blocked clients with a timeout.
+    pub fn timed_clients(&self) -> usize {
+        self.timed.load(Ordering::Relaxed)
     }
 
     /// Blocks the client of `ctx` on `keys` (in its database) with `args`, to
@@ -377,6 +384,9 @@ impl Registry {
         inner.clients.insert(w.info.id, w.clone());
         drop(inner);
         self.count.fetch_add(1, Ordering::Relaxed);
+        if w.deadline.is_some() {
+            self.timed.fetch_add(1, Ordering::Relaxed);
+        }
         w.info.set_flag(FLAG_BLOCKED, true);
     }
 
@@ -406,6 +416,9 @@ impl Registry {
             shared.engine.blocked.fetch_sub(1, Ordering::Relaxed);
         }
         self.count.fetch_sub(1, Ordering::Relaxed);
+        if w.deadline.is_some() {
+            self.timed.fetch_sub(1, Ordering::Relaxed);
+        }
         if w.serves_gone_key.load(Ordering::Relaxed) {
             self.gone_key_waiters.fetch_sub(1, Ordering::Relaxed);
         }

@@ -39,6 +39,61 @@ pub const FLAG_NO_TOUCH: u8 = 1 << 3;
 pub const FLAG_REPLICA: u8 = 1 << 4;
 /// This replica's link to its master (CLIENT LIST flags=M).
 pub const FLAG_MASTER: u8 = 1 << 5;
+/// Cluster READONLY: reads served by a replica (CLIENT LIST flags=r).
+pub const FLAG_READONLY: u8 = 1 << 6;
+
+/// The sizes CLIENT LIST reports, stored by the client's own connection as
+/// they change (one relaxed store each), read by whoever lists the clients.
+#[derive(Default)]
+pub struct Usage {
+    /// Commands queued by an open MULTI, plus one (0: no MULTI): `multi=`, flag `x`.
+    multi: AtomicU64,
+    /// The queued commands' bytes as MULTI accounts them against
+    /// `client-query-buffer-limit`: `multi-mem=`.
+    multi_mem: AtomicU64,
+    /// Argument bytes of the command running or blocked (0 between commands,
+    /// as Redis frees argv after each): `argv-mem=`.
+    argv_mem: AtomicU64,
+    /// The reply buffer's capacity and the largest batch it held since it was
+    /// allocated (it is dropped past 1 MB): `rbs=` and `rbp=`.
+    reply_cap: AtomicU64,
+    reply_peak: AtomicU64,
+    /// Reply bytes the socket has not taken yet (a client that reads slowly):
+    /// `obl=`, part of `omem=`, and `events=rw` while it lasts.
+    reply_pending: AtomicU64,
+}
+
+impl Usage {
+    pub fn set_multi(&self, queued: Option<(usize, usize)>) {
+        let (count, mem) = queued.map_or((0, 0), |(n, bytes)| (n as u64 + 1, bytes as u64));
+        self.multi.store(count, Ordering::Relaxed);
+        self.multi_mem.store(mem, Ordering::Relaxed);
+    }
+
+    pub fn set_argv(&self, bytes: usize) {
+        self.argv_mem.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// After a batch of replies went out of a buffer of `capacity` holding `len`
+    /// bytes at most; `fresh` when the buffer was (re)allocated since the last one.
+    pub fn set_reply_buffer(&self, capacity: usize, len: usize, fresh: bool) {
+        self.reply_cap.store(capacity as u64, Ordering::Relaxed);
+        let peak = if fresh {
+            len as u64
+        } else {
+            self.reply_peak.load(Ordering::Relaxed).max(len as u64)
+        };
+        self.reply_peak.store(peak, Ordering::Relaxed);
+    }
+
+    pub fn set_reply_pending(&self, bytes: usize) {
+        self.reply_pending.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn in_multi(&self) -> bool {
+        self.multi.load(Ordering::Relaxed) != 0
+    }
+}
 
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
@@ -74,6 +129,9 @@ pub struct ClientInfo {
     gone: AtomicBool,
     /// Client-side caching as CLIENT LIST shows it (`tracking.rs`).
     pub tracking: crate::tracking::TrackingFlags,
+    pub usage: Usage,
+    /// The WATCH state while keys are watched (CLIENT LIST flag `d` once one changed).
+    watch: Mutex<Option<Arc<blinkdb_engine::keyspace::WatchFlag>>>,
 }
 
 impl ClientInfo {
@@ -100,7 +158,13 @@ impl ClientInfo {
             inbox: OnceLock::new(),
             gone: AtomicBool::new(false),
             tracking: Default::default(),
+            usage: Usage::default(),
+            watch: Mutex::new(None),
         }
+    }
+
+    pub fn set_watch(&self, flag: Option<Arc<blinkdb_engine::keyspace::WatchFlag>>) {
+        *self.watch.lock() = flag;
     }
 
     /// This client's inbox, made on first use by its own connection.
@@ -199,10 +263,25 @@ impl ClientInfo {
         if self.subs.active() {
             f.push('P');
         }
+        if self.usage.in_multi() {
+            f.push('x');
+        }
         if bits & FLAG_BLOCKED != 0 {
             f.push('b');
         }
         f.push_str(&self.tracking.letters());
+        if self.watch.lock().as_ref().is_some_and(|w| w.is_dirty()) {
+            f.push('d');
+        }
+        if self.is_killed() {
+            f.push('A');
+        }
+        if matches!(self.peer, Peer::Unix(_)) {
+            f.push('U');
+        }
+        if bits & FLAG_READONLY != 0 {
+            f.push('r');
+        }
         if bits & FLAG_NO_EVICT != 0 {
             f.push('e');
         }
@@ -215,11 +294,41 @@ impl ClientInfo {
         f
     }
 
-    /// One CLIENT LIST line, with Redis's field names.
+    fn queued_messages(&self) -> u64 {
+        self.inbox.get().map_or(0, |m| m.queued() as u64)
+    }
+
+    /// The read buffer this client holds (INFO's `client_recent_max_input_buffer`).
+    pub fn input_buffer(&self) -> u64 {
+        self.qbuf.load(Ordering::Relaxed) + self.qbuf_free.load(Ordering::Relaxed)
+    }
+
+    /// Replies and messages its socket has not taken (`omem`; INFO's
+    /// `client_recent_max_output_buffer`).
+    pub fn output_pending(&self) -> u64 {
+        self.usage.reply_pending.load(Ordering::Relaxed) + self.queued_messages()
+    }
+
+    /// One CLIENT LIST line, with Redis's field names. The memory fields count
+    /// what this client holds: `omem` the replies and messages not yet taken by
+    /// its socket, `tot-mem` those plus its read and reply buffers, the running
+    /// command's and MULTI's arguments and its own state.
     pub fn describe(&self, now_ms: &u64) -> String {
         let lib = self.lib.lock().clone();
+        let u = &self.usage;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (queued, multi_mem, argv_mem) = (load(&u.multi), load(&u.multi_mem), load(&u.argv_mem));
+        let (obl, messages) = (load(&u.reply_pending), self.queued_messages());
+        let omem = obl + messages;
+        let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
+        let tot_mem = omem
+            + self.input_buffer()
+            + load(&u.reply_cap)
+            + argv_mem
+            + multi_mem
+            + (std::mem::size_of::<Client>() + std::mem::size_of::<ClientInfo>()) as u64;
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -232,8 +341,18 @@ impl ClientInfo {
             self.subs.channels.load(Ordering::Relaxed),
             self.subs.patterns.load(Ordering::Relaxed),
             self.subs.shard.load(Ordering::Relaxed),
-            self.qbuf.load(Ordering::Relaxed),
-            self.qbuf_free.load(Ordering::Relaxed),
+            queued as i64 - 1,
+            qbuf,
+            qbuf_free,
+            argv_mem,
+            multi_mem,
+            load(&u.reply_cap),
+            load(&u.reply_peak),
+            obl,
+            (messages > 0) as u8,
+            omem,
+            tot_mem,
+            if obl > 0 { "rw" } else { "r" },
             self.last_cmd_name(),
             self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
@@ -295,6 +414,8 @@ pub struct Client {
     pub cluster_asking: bool,
     /// Cluster mode: READONLY (reads served by a replica).
     pub cluster_readonly: bool,
+    /// The reply buffer was allocated since its last batch (CLIENT LIST `rbp`).
+    pub reply_buffer_fresh: bool,
     /// What a replica said with REPLCONF before PSYNC.
     pub repl_conf: crate::replication::master::ReplConf,
     /// Set by PSYNC/SYNC: the connection becomes a replica's stream once
@@ -360,6 +481,7 @@ impl Client {
             in_exec: false,
             cluster_asking: false,
             cluster_readonly: false,
+            reply_buffer_fresh: true,
             repl_conf: Default::default(),
             replica_handoff: None,
         }
@@ -386,6 +508,12 @@ impl Client {
         } else {
             self.keyspace_misses += 1;
         }
+    }
+
+    /// Cluster READONLY or READWRITE (RESET too), as CLIENT LIST's flag `r` shows it.
+    pub fn set_cluster_readonly(&mut self, on: bool) {
+        self.cluster_readonly = on;
+        self.info.set_flag(FLAG_READONLY, on);
     }
 
     pub fn set_db(&mut self, db: usize) {

@@ -211,6 +211,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         if !held {
             if inbuf.is_empty() && inbuf.capacity() > 0 && !parser.in_progress() {
                 return_read_buffer(std::mem::take(&mut inbuf));
+                info.qbuf_free.store(0, Ordering::Relaxed);
             }
             // Subscribers and monitors never time out, as in Redis.
             let timeout = match (&client.pubsub, &client.monitor) {
@@ -420,6 +421,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     shared.blocking.cancel(&shared, &waiter);
                     break;
                 }
+                info.usage.set_argv(0);
                 let mut close = false;
                 match shared.blocking.finish(&shared, &waiter) {
                     Outcome::Served(reply, lsn) => {
@@ -532,6 +534,7 @@ async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Ou
             // closed at its output limit (`pubsub/mailbox.rs`) through the kill
             // signal (which also carries wake-ups: see `ClientInfo::inbox`).
             let info = &client.info;
+            info.usage.set_reply_pending(out.buf.len() - done);
             let mut write = std::pin::pin!(sock.write_all(&out.buf[done..]));
             let written = loop {
                 tokio::select! {
@@ -539,6 +542,7 @@ async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Ou
                     _ = info.kill_signal.notified() => if info.is_killed() { break None },
                 }
             };
+            info.usage.set_reply_pending(0);
             match written {
                 Some(r) => r,
                 None => return false,
@@ -555,10 +559,16 @@ async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Ou
     if let Some((mailbox, n)) = messages {
         mailbox.written(n);
     }
+    let (len, fresh) = (out.buf.len(), client.reply_buffer_fresh);
     out.clear();
-    if out.buf.capacity() > 1 << 20 {
+    client.reply_buffer_fresh = out.buf.capacity() > 1 << 20;
+    if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }
+    client
+        .info
+        .usage
+        .set_reply_buffer(out.buf.capacity(), len, fresh);
     true
 }
 
@@ -734,6 +744,9 @@ fn run_commands(
     shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
     let info = &client.info;
+    if !matches!(next, Next::Blocked) {
+        info.usage.set_argv(0); // a blocked command keeps its arguments
+    }
     info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
     let free = inbuf.capacity() - inbuf.len();
     info.qbuf_free.store(free as u64, Ordering::Relaxed);

@@ -128,13 +128,18 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "clients" => {
+            // The largest buffers now (Redis keeps the peaks of the last seconds).
+            let (input, output) = shared.clients_max(|c| (c.input_buffer(), c.output_pending()));
             let _ = write!(
                 o,
-                "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\n",
+                "# Clients\r\nconnected_clients:{}\r\ncluster_connections:{}\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{input}\r\nclient_recent_max_output_buffer:{output}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
                 shared.connected.load(Ordering::Relaxed),
+                // Redis counts one link each way to every other node.
+                shared.cluster.as_ref().map_or(0, |c| c.state.read().nodes.len().saturating_sub(1) * 2),
                 settings.maxclients,
                 shared.blocking.blocked_clients() + shared.pause.held(),
                 shared.notify.tracking.count(),
+                shared.blocking.timed_clients(),
             );
         }
         "memory" => {

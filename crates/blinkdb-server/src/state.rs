@@ -287,6 +287,14 @@ impl Shared {
         v
     }
 
+    /// The largest of each of two figures over the connected clients.
+    pub fn clients_max(&self, figures: impl Fn(&ClientInfo) -> (u64, u64)) -> (u64, u64) {
+        self.clients.lock().values().fold((0, 0), |(a, b), c| {
+            let (x, y) = figures(c);
+            (a.max(x), b.max(y))
+        })
+    }
+
     /// Kills matching clients except `skip`; returns how many.
     pub fn kill_clients(&self, matches: impl Fn(&ClientInfo) -> bool, skip: Option<u64>) -> usize {
         let victims: Vec<_> = self

@@ -103,14 +103,14 @@ pub fn asking(ctx: &mut Ctx, _args: &Args) {
 
 pub fn readonly(ctx: &mut Ctx, _args: &Args) {
     if enabled(ctx).is_some() {
-        ctx.client.cluster_readonly = true;
+        ctx.client.set_cluster_readonly(true);
         ctx.out.ok();
     }
 }
 
 pub fn readwrite(ctx: &mut Ctx, _args: &Args) {
     if enabled(ctx).is_some() {
-        ctx.client.cluster_readonly = false;
+        ctx.client.set_cluster_readonly(false);
         ctx.out.ok();
     }
 }

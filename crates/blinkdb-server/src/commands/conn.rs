@@ -42,7 +42,8 @@ pub fn quit(ctx: &mut Ctx, _args: &Args) {
 }
 
 pub fn reset(ctx: &mut Ctx, _args: &Args) {
-    ctx.client.multi = None;
+    super::multi::end(ctx.client);
+    ctx.client.set_cluster_readonly(false);
     super::multi::unwatch_all(ctx.shared, ctx.client);
     crate::pubsub::unsubscribe_all(ctx.shared, ctx.client);
     super::tracking::disable(ctx.shared, ctx.client);

@@ -206,6 +206,8 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
     if let Some(i) = index {
         client.info.set_last_cmd(i);
     }
+    let argv_mem = args.iter().map(|a| a.len()).sum();
+    client.info.usage.set_argv(argv_mem);
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
         let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
@@ -230,7 +232,7 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         };
         if let Some(err) = routed {
             if spec.name == "exec" {
-                client.multi = None;
+                multi::end(client);
                 multi::unwatch_all(shared, client);
             }
             return reject(client, out, spec, &err);

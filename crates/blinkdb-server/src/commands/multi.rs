@@ -73,6 +73,8 @@ pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
     }
     tx.flags |= crate::scripting::command_flags(ctx.shared, spec.flags, args);
     tx.queue.push(args.iter().map(|a| a.to_vec()).collect());
+    let queued = (tx.queue.len(), tx.bytes);
+    ctx.client.info.usage.set_multi(Some(queued));
     ctx.out.simple("QUEUED");
     true
 }
@@ -82,11 +84,21 @@ pub fn multi(ctx: &mut Ctx, _args: &Args) {
         return ctx.out.error("ERR MULTI calls can not be nested");
     }
     ctx.client.multi = Some(Transaction::default());
+    ctx.client.info.usage.set_multi(Some((0, 0)));
     ctx.out.ok();
 }
 
+/// Ends MULTI (EXEC, DISCARD, RESET, a refused EXEC): the open transaction, if any.
+pub fn end(client: &mut Client) -> Option<Transaction> {
+    let tx = client.multi.take();
+    if tx.is_some() {
+        client.info.usage.set_multi(None);
+    }
+    tx
+}
+
 pub fn discard(ctx: &mut Ctx, _args: &Args) {
-    if ctx.client.multi.take().is_none() {
+    if end(ctx.client).is_none() {
         return ctx.out.error("ERR DISCARD without MULTI");
     }
     unwatch_all(ctx.shared, ctx.client);
@@ -101,7 +113,7 @@ pub fn exec_abort(ctx: &mut Ctx, reason: &str) {
 /// EXEC refused before it runs (a busy script, no memory...): the transaction is discarded
 /// and the reply says why, as Redis's execCommandAbort does.
 pub fn refuse_exec(shared: &Shared, client: &mut Client, out: &mut Out, reason: &str) {
-    client.multi = None;
+    end(client);
     unwatch_all(shared, client);
     out.error(&format!(
         "EXECABORT Transaction discarded because of: {reason}"
@@ -109,7 +121,7 @@ pub fn refuse_exec(shared: &Shared, client: &mut Client, out: &mut Out, reason: 
 }
 
 pub fn exec(ctx: &mut Ctx, _args: &Args) {
-    let Some(tx) = ctx.client.multi.take() else {
+    let Some(tx) = end(ctx.client) else {
         return ctx.out.error("ERR EXEC without MULTI");
     };
     if tx.errored {
@@ -154,10 +166,15 @@ pub fn watch(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error("ERR WATCH inside MULTI is not allowed");
     }
     let db = ctx.client.db;
-    let watching = ctx.client.watching.get_or_insert_with(|| Watching {
-        flag: Arc::new(WatchFlag::default()),
-        keys: hashbrown::HashSet::new(),
-    });
+    if ctx.client.watching.is_none() {
+        let flag = Arc::new(WatchFlag::default());
+        ctx.client.info.set_watch(Some(flag.clone()));
+        ctx.client.watching = Some(Watching {
+            flag,
+            keys: hashbrown::HashSet::new(),
+        });
+    }
+    let watching = ctx.client.watching.as_mut().expect("made above");
     for key in &args[1..] {
         if watching.keys.insert((db, (*key).into())) {
             ctx.shared.engine.watch(db, key, &watching.flag);
@@ -174,6 +191,7 @@ pub fn unwatch(ctx: &mut Ctx, _args: &Args) {
 /// Drops every WATCH of the client (EXEC, DISCARD, UNWATCH, RESET, disconnect).
 pub fn unwatch_all(shared: &Shared, client: &mut Client) {
     if let Some(w) = client.watching.take() {
+        client.info.set_watch(None);
         for (db, key) in &w.keys {
             shared.engine.unwatch(*db, key, &w.flag);
         }

@@ -149,9 +149,9 @@ impl Mailbox {
         }
     }
 
-    /// Bytes waiting or being written (CLIENT LIST omem).
-    pub fn pending(&self) -> usize {
-        let inbox = self.inbox.lock();
-        inbox.buf.len() + inbox.in_flight
+    /// Bytes waiting for the connection to take them (part of CLIENT LIST
+    /// `omem`; those being written are counted with its replies).
+    pub fn queued(&self) -> usize {
+        self.inbox.lock().buf.len()
     }
 }
