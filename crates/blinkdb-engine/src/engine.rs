@@ -283,7 +283,7 @@ impl Engine {
     pub fn dataset_bytes(&self) -> u64 {
         self.dbs
             .iter()
-            .flat_map(|db| db.shards().iter())
+            .flat_map(|db| db.occupied_shards())
             .map(|s| s.read().accounted_bytes() as u64)
             .sum()
     }

@@ -27,8 +27,21 @@ const SECTIONS: &[(&str, bool)] = &[
     ("bloom", true),
 ];
 
+/// The process's resident set, from /proc/self/statm (its second field, in
+/// pages): a few counters, where /proc/self/status formats 50 lines.
 pub fn rss_bytes() -> u64 {
-    proc_kb_field("/proc/self/status", "VmRSS:")
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * page)
+}
+
+/// The machine's memory, read once as Redis does at startup.
+fn total_system_memory() -> u64 {
+    static TOTAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| proc_kb_field("/proc/meminfo", "MemTotal:"))
 }
 
 /// A "Name: N kB" line of a /proc file, in bytes (0 if unreadable).
@@ -145,7 +158,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "memory" => {
             let rss = rss_bytes();
             let peak = shared.instant.note_memory(rss);
-            let system = proc_kb_field("/proc/meminfo", "MemTotal:");
+            let system = total_system_memory();
             let _ = write!(
                 o,
                 "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
@@ -279,10 +292,11 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 let db = engine.db(i);
                 let keys = db.len();
                 if keys > 0 {
+                    let now = blinkdb_engine::clock::now_ms();
+                    let (expires, avg_ttl) = db.expires_and_avg_ttl(now);
                     let _ = write!(
                         o,
-                        "db{i}:keys={keys},expires={},avg_ttl=0\r\n",
-                        db.expires_len()
+                        "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl}\r\n"
                     );
                 }
             }

@@ -12,7 +12,7 @@ pub use entry::{Entry, Meta, Origin, Value};
 /// beyond. Most keys and small values fit, which saves an allocation and,
 /// on every lookup, the cache miss of following a pointer to it.
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
-pub use shard::{ExpiringShards, Shard};
+pub use shard::{DbBits, Shard, ShardBits};
 pub use watch::WatchFlag;
 
 use parking_lot::RwLock;
@@ -24,17 +24,17 @@ pub const SHARDS: usize = 256;
 /// One numbered database (`SELECT n`): a fixed array of locked shards.
 pub struct Db {
     shards: Box<[RwLock<Shard>]>,
-    expiring: std::sync::Arc<ExpiringShards>,
+    bits: std::sync::Arc<DbBits>,
 }
 
 impl Default for Db {
     fn default() -> Self {
-        let expiring = std::sync::Arc::new(ExpiringShards::default());
+        let bits = std::sync::Arc::new(DbBits::default());
         Db {
             shards: (0..SHARDS)
-                .map(|i| RwLock::new(Shard::in_db(expiring.clone(), i)))
+                .map(|i| RwLock::new(Shard::in_db(bits.clone(), i)))
                 .collect(),
-            expiring,
+            bits,
         }
     }
 }
@@ -56,21 +56,33 @@ impl Db {
     }
 
     /// The shards that may hold keys with a TTL.
-    pub fn expiring(&self) -> &ExpiringShards {
-        &self.expiring
+    pub fn expiring(&self) -> &ShardBits {
+        &self.bits.expiring
+    }
+
+    /// The shards holding keys (their locks only: an empty shard is skipped
+    /// without touching its lock).
+    pub fn occupied_shards(&self) -> impl Iterator<Item = &RwLock<Shard>> {
+        self.bits.occupied.raised().map(|i| &self.shards[i])
     }
 
     /// Number of keys, counting expired keys not yet reclaimed (as Redis does).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().len()).sum()
+        self.occupied_shards().map(|s| s.read().len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.shards.iter().all(|s| s.read().len() == 0)
+        self.occupied_shards().all(|s| s.read().len() == 0)
     }
 
-    /// Number of keys with a time to live.
-    pub fn expires_len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().expires_len()).sum()
+    /// Keys with a TTL, and their mean time to live in ms at `now` (0 with none,
+    /// or when they are all due): INFO keyspace's `expires` and `avg_ttl`.
+    pub fn expires_and_avg_ttl(&self, now: u64) -> (usize, u64) {
+        let (n, sum) = self.occupied_shards().fold((0usize, 0u128), |(n, sum), s| {
+            let s = s.read();
+            (n + s.expires_len(), sum + s.expires_sum_ms())
+        });
+        let mean = if n == 0 { 0 } else { (sum / n as u128) as u64 };
+        (n, mean.saturating_sub(now))
     }
 }

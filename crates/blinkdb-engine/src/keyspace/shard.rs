@@ -22,7 +22,7 @@ pub struct Shard {
     map: HashMap<Key, Entry>,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
-    expires: BTreeSet<(u64, Key)>,
+    expires: Expires,
     /// Sum of `Entry::accounted_bytes` over the map (cache mode's memory measure).
     bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
@@ -30,23 +30,92 @@ pub struct Shard {
     /// Keys by cluster slot, kept in cluster mode only (db 0's shards
     /// share it).
     slots: Option<Arc<SlotIndex>>,
-    /// This shard's bit in its database's "may hold TTLs" set, raised when
-    /// `expires` gains keys (None for a detached copy).
-    expiring: Option<(Arc<ExpiringShards>, usize)>,
+    /// This shard's bits in its database's sets (None for a detached copy).
+    bits: Option<(Arc<DbBits>, usize)>,
 }
 
-/// Which shards of a database may hold keys with a TTL: the active expiry
-/// cycle skips the others without touching their locks. Walking 4096 shard
-/// locks 10 times a second was over 1% of a busy cluster node's CPU (each
-/// lock a cache miss). A bit is raised by the shard (under its write lock)
-/// when it gains an expiry, and cleared by the cycle under the shard's read
-/// lock once its expiries are gone, so no writer can slip between.
+/// The keys with a TTL by time, and the sum of their times (INFO keyspace's
+/// `avg_ttl`, exact where Redis estimates it from the expiry cycle's samples).
 #[derive(Default)]
-pub struct ExpiringShards([std::sync::atomic::AtomicU64; super::SHARDS / 64]);
+struct Expires {
+    by_time: BTreeSet<(u64, Key)>,
+    sum_ms: u128,
+}
 
-impl ExpiringShards {
+impl Expires {
+    fn len(&self) -> usize {
+        self.by_time.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_time.is_empty()
+    }
+
+    fn insert(&mut self, item: (u64, Key)) {
+        let at = item.0;
+        if self.by_time.insert(item) {
+            self.sum_ms += at as u128;
+        }
+    }
+
+    fn remove(&mut self, item: &(u64, Key)) {
+        if self.by_time.remove(item) {
+            self.sum_ms -= item.0 as u128;
+        }
+    }
+
+    fn first(&self) -> Option<&(u64, Key)> {
+        self.by_time.first()
+    }
+
+    fn pop_first(&mut self) -> Option<(u64, Key)> {
+        let item = self.by_time.pop_first()?;
+        self.sum_ms -= item.0 as u128;
+        Some(item)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(u64, Key)> {
+        self.by_time.iter()
+    }
+}
+
+/// One bit per shard of a database, read without the shards' locks. Walking
+/// 4096 shard locks (16 databases of 256) is a cache miss each: 10 times a
+/// second it was over 1% of a busy cluster node's CPU, and it made INFO cost
+/// 4x Redis's. Two sets per database (`DbBits`):
+/// - `expiring`, the shards that may hold keys with a TTL, which the active
+///   expiry cycle visits. Raised by the shard under its write lock when it
+///   gains an expiry; cleared by the cycle under the shard's read lock once
+///   its expiries are gone, so no writer can slip between.
+/// - `occupied`, the shards that hold keys, which DBSIZE, INFO keyspace and
+///   INFO memory visit. Raised and cleared by the shard under its write lock
+///   as its map stops or starts being empty.
+#[derive(Default)]
+pub struct ShardBits([std::sync::atomic::AtomicU64; super::SHARDS / 64]);
+
+#[derive(Default)]
+pub struct DbBits {
+    pub expiring: ShardBits,
+    pub occupied: ShardBits,
+}
+
+impl ShardBits {
     pub fn may_hold(&self, shard: usize) -> bool {
-        self.0[shard / 64].load(std::sync::atomic::Ordering::Relaxed) & (1 << (shard % 64)) != 0
+        self.0[shard / 64].load(std::sync::atomic::Ordering::Acquire) & (1 << (shard % 64)) != 0
+    }
+
+    /// The shards whose bits are up, in order.
+    pub fn raised(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, word)| {
+            let mut bits = word.load(std::sync::atomic::Ordering::Acquire);
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
     }
 
     fn raise(&self, shard: usize) {
@@ -55,29 +124,40 @@ impl ExpiringShards {
         // Read first: keys with TTLs keep coming to a shard whose bit is up,
         // and a load leaves the cache line shared.
         if word.load(std::sync::atomic::Ordering::Relaxed) & bit == 0 {
-            word.fetch_or(bit, std::sync::atomic::Ordering::Relaxed);
+            word.fetch_or(bit, std::sync::atomic::Ordering::Release);
         }
     }
 
-    /// Clears `shard`'s bit; only under its read lock, with no expiries.
+    /// Clears `shard`'s bit: under its lock, once what the set tracks is gone.
     pub fn clear(&self, shard: usize) {
-        self.0[shard / 64].fetch_and(!(1 << (shard % 64)), std::sync::atomic::Ordering::Relaxed);
+        self.0[shard / 64].fetch_and(!(1 << (shard % 64)), std::sync::atomic::Ordering::Release);
     }
 }
 
 impl Shard {
-    /// Shard `index` of the database whose TTL bits are `expiring`.
-    pub fn in_db(expiring: Arc<ExpiringShards>, index: usize) -> Self {
+    /// Shard `index` of the database whose bits are `bits`.
+    pub fn in_db(bits: Arc<DbBits>, index: usize) -> Self {
         Shard {
-            expiring: Some((expiring, index)),
+            bits: Some((bits, index)),
             ..Shard::default()
         }
     }
 
-    /// Raises this shard's bit if it holds expiries.
+    /// Raises this shard's TTL bit if it holds expiries.
     fn note_expiring(&self) {
-        if let (Some((bits, i)), false) = (&self.expiring, self.expires.is_empty()) {
-            bits.raise(*i);
+        if let (Some((bits, i)), false) = (&self.bits, self.expires.is_empty()) {
+            bits.expiring.raise(*i);
+        }
+    }
+
+    /// Sets this shard's occupied bit to whether it holds keys.
+    fn note_occupied(&self) {
+        if let Some((bits, i)) = &self.bits {
+            if self.map.is_empty() {
+                bits.occupied.clear(*i);
+            } else {
+                bits.occupied.raise(*i);
+            }
         }
     }
 
@@ -91,6 +171,11 @@ impl Shard {
 
     pub fn expires_len(&self) -> usize {
         self.expires.len()
+    }
+
+    /// The sum of the keys' expiry times in ms (with `expires_len`, their mean).
+    pub fn expires_sum_ms(&self) -> u128 {
+        self.expires.sum_ms
     }
 
     /// Memory the entries account for (see `Entry::accounted_bytes`).
@@ -166,6 +251,9 @@ impl Shard {
                 if let Some(ix) = &self.slots {
                     ix.add(key);
                 }
+                if let Some((bits, i)) = &self.bits {
+                    bits.occupied.raise(*i);
+                }
                 None
             }
         };
@@ -205,6 +293,9 @@ impl Shard {
         let old = self.map.remove(key)?;
         if let Some(ix) = &self.slots {
             ix.remove(key);
+        }
+        if self.map.is_empty() {
+            self.note_occupied();
         }
         self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
@@ -255,6 +346,9 @@ impl Shard {
             }
             removed.push(key);
         }
+        if !removed.is_empty() {
+            self.note_occupied();
+        }
         removed
     }
 
@@ -286,8 +380,9 @@ impl Shard {
         self.touch_all();
         self.unindex_all();
         self.map = HashMap::new();
-        self.expires = BTreeSet::new();
+        self.expires = Expires::default();
         self.bytes = 0;
+        self.note_occupied();
     }
 
     /// Removes every entry `evict` picks, returning them with their keys.
@@ -322,13 +417,15 @@ impl Shard {
     pub fn take_entries(&mut self) -> Shard {
         self.touch_all();
         self.unindex_all();
-        Shard {
+        let taken = Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
             bytes: std::mem::take(&mut self.bytes),
             preimaged: std::mem::take(&mut self.preimaged),
             ..Shard::default()
-        }
+        };
+        self.note_occupied();
+        taken
     }
 
     /// Puts back entries `take_entries` moved out, returning those held
@@ -339,6 +436,7 @@ impl Shard {
         self.map = saved.map;
         self.expires = saved.expires;
         self.note_expiring();
+        self.note_occupied();
         self.bytes = saved.bytes;
         if let Some(ix) = &self.slots {
             self.map.keys().for_each(|k| ix.add(k));
@@ -370,6 +468,8 @@ impl Shard {
         std::mem::swap(&mut self.bytes, &mut other.bytes);
         self.note_expiring();
         other.note_expiring();
+        self.note_occupied();
+        other.note_occupied();
     }
 
     /// Keeps keys by cluster slot in `ix` (cluster mode) once it records
@@ -502,8 +602,9 @@ mod tests {
 
     #[test]
     fn expiring_bit_rises_with_every_way_in() {
-        let bits = Arc::new(ExpiringShards::default());
-        let mut s = Shard::in_db(bits.clone(), 70);
+        let db = Arc::new(DbBits::default());
+        let bits = &db.expiring;
+        let mut s = Shard::in_db(db.clone(), 70);
         s.insert(b"k", Entry::string(&b"v"[..]));
         assert!(!bits.may_hold(70), "no TTL yet");
         assert!(s.set_expire(b"k", 10));
@@ -514,8 +615,9 @@ mod tests {
         s.insert(b"a", e);
         assert!(bits.may_hold(70), "insert with a TTL");
         // SWAPDB: the shard receiving the expiries raises its own bit.
-        let other_bits = Arc::new(ExpiringShards::default());
-        let mut other = Shard::in_db(other_bits.clone(), 3);
+        let other_db = Arc::new(DbBits::default());
+        let other_bits = &other_db.expiring;
+        let mut other = Shard::in_db(other_db.clone(), 3);
         s.swap_entries(&mut other);
         assert!(other_bits.may_hold(3));
         // Entries put back after a failed load.
@@ -523,5 +625,60 @@ mod tests {
         other_bits.clear(3);
         other.put_entries(saved);
         assert!(other_bits.may_hold(3));
+    }
+
+    #[test]
+    fn occupied_bit_follows_every_way_in_and_out() {
+        let db = Arc::new(DbBits::default());
+        let bits = &db.occupied;
+        let mut s = Shard::in_db(db.clone(), 130);
+        assert_eq!(bits.raised().count(), 0);
+        s.insert(b"k", Entry::string(&b"v"[..]));
+        s.insert(b"j", Entry::string(&b"v"[..]));
+        assert_eq!(bits.raised().collect::<Vec<_>>(), vec![130]);
+        s.remove_any(b"k");
+        assert!(bits.may_hold(130), "one key left");
+        s.remove_any(b"j");
+        assert!(!bits.may_hold(130));
+        let mut e = Entry::string(&b"v"[..]);
+        e.expire_at = 10;
+        s.insert(b"t", e);
+        assert!(bits.may_hold(130));
+        assert_eq!(s.expire_due(11, 10).len(), 1);
+        assert!(!bits.may_hold(130), "expired away");
+        s.insert(b"k", Entry::string(&b"v"[..]));
+        let saved = s.take_entries();
+        assert!(!bits.may_hold(130));
+        s.put_entries(saved);
+        assert!(bits.may_hold(130));
+        let other_db = Arc::new(DbBits::default());
+        let mut other = Shard::in_db(other_db.clone(), 5);
+        s.swap_entries(&mut other);
+        assert!(!bits.may_hold(130) && other_db.occupied.may_hold(5));
+        other.clear();
+        assert!(!other_db.occupied.may_hold(5));
+    }
+
+    #[test]
+    fn expiry_sum_follows_ttl_changes() {
+        let mut s = Shard::default();
+        let with_ttl = |at| {
+            let mut e = Entry::string(&b"v"[..]);
+            e.expire_at = at;
+            e
+        };
+        s.insert(b"a", with_ttl(1000));
+        s.insert(b"b", with_ttl(3000));
+        assert_eq!((s.expires_len(), s.expires_sum_ms()), (2, 4000));
+        s.insert(b"a", with_ttl(2000)); // replaced
+        assert!(s.set_expire(b"b", 5000));
+        assert_eq!(s.expires_sum_ms(), 7000);
+        assert!(s.set_expire(b"b", 0)); // PERSIST
+        assert_eq!((s.expires_len(), s.expires_sum_ms()), (1, 2000));
+        s.remove_any(b"a");
+        assert_eq!(s.expires_sum_ms(), 0);
+        s.insert(b"c", with_ttl(50));
+        assert_eq!(s.expire_due(60, 10).len(), 1);
+        assert_eq!((s.expires_len(), s.expires_sum_ms()), (0, 0));
     }
 }
