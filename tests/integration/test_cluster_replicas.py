@@ -8,6 +8,7 @@ import time
 
 import pytest
 from redis.cluster import RedisCluster
+from server import ORACLE_BIN, blinkdb_bin
 
 from cluster_util import (TIMEOUT_MS, blinkdb_nodes, call, create, kill9, myid, node_lines, nodes_text,
                           redis_nodes, restart, state_ok, stop_all, value, wait_check_clean,
@@ -218,3 +219,64 @@ def test_manual_failover(tmp_path, mode):
     finally:
         stop_all(nodes)
 
+
+
+def replica_count(srv, master):
+    return sum(1 for f in node_lines(srv).values() if f[3] == master and "fail" not in f[2])
+
+
+@pytest.mark.parametrize("kind", ["blinkdb", "redis", "mixed"])
+def test_replica_migrates_to_an_orphaned_master(tmp_path, kind):
+    """Replica migration (cluster-migration-barrier 1): three masters, master A with two
+    replicas, B and C with one. When B's replica dies, one of A's replicas (the one with
+    the smaller name) becomes B's after B has been orphaned for 5 s, as redis-server 7.0.15
+    does (the same test runs against it). Mixed: redis-server masters, BlinkDB replicas."""
+    if kind == "mixed":
+        nodes = redis_nodes(tmp_path, 3) + blinkdb_nodes(tmp_path, 4)
+    else:
+        nodes = (blinkdb_nodes if kind == "blinkdb" else redis_nodes)(tmp_path, 7)
+    try:
+        create(nodes[:6], replicas=1)
+        wait_until(lambda: all(sum(f[3] != "-" for f in node_lines(s).values()) == 3
+                               for s in nodes[:6]), 20, "every node sees three replicas")
+        masters, replicas, by_port = masters_and_replicas(nodes[:6])
+        names = {s.port: by_port[s.port][0] for s in nodes[:6]}
+        a, b = masters[0], masters[1]
+        extra = nodes[6]
+        call(extra, "CLUSTER", "MEET", "127.0.0.1", str(a.port))
+        wait_until(lambda: len(node_lines(extra)) == 7, 20, "the seventh node joins")
+        wait_until(lambda: call(extra, "CLUSTER", "REPLICATE", names[a.port]).raw == b"+OK\r\n",
+                   20, "the seventh node replicates A")
+        names[extra.port] = myid(extra)
+        wait_until(lambda: all(replica_count(s, names[a.port]) == 2 for s in nodes), 20,
+                   "every node sees A's two replicas")
+        wait_until(lambda: all(state_ok(s) for s in nodes), 30, "cluster ok")
+        a_replicas = sorted(names[r.port] for r in nodes
+                            if node_lines(nodes[0])[names[r.port]][3] == names[a.port])
+        b_replica = next(r for r in replicas if by_port[r.port][3] == names[b.port])
+        kill9(b_replica)
+        alive = [s for s in nodes if s is not b_replica]
+        t0 = time.monotonic()
+
+        def movers():
+            return [n for n, f in node_lines(alive[0]).items()
+                    if f[3] == names[b.port] and n != names[b_replica.port]]
+        wait_until(lambda: movers(), 60, "a replica migrates to the orphaned master")
+        took = time.monotonic() - t0
+        print(f"{kind}: replica migrated {took:.1f} s after the kill")
+        movers = movers()
+        assert movers == [a_replicas[0]], (movers, a_replicas)
+        mover = next(s for s in alive if names.get(s.port) == movers[0])
+        assert "Migrating to orphaned master " + names[b.port] in mover.log_text()
+        if kind == "mixed":
+            assert mover.binary == blinkdb_bin() and b.binary == ORACLE_BIN
+        # The mover replicates B's data, and A keeps its other replica.
+        with b.connect() as c:
+            c.call("SET", "{b}probe", "1")
+            for _ in range(1000):
+                if c.call("WAIT", "1", "100").value == 1:
+                    break
+        wait_until(lambda: replica_count(alive[0], names[a.port]) == 1, 20, "A keeps one")
+        wait_check_clean(f"127.0.0.1:{a.port}")
+    finally:
+        stop_all(nodes)

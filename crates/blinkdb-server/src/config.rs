@@ -173,6 +173,13 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Int(0, i32::MAX as i64),
     ),
     opt("cluster-replica-no-failover", "no", true, Kind::Bool),
+    opt(
+        "cluster-migration-barrier",
+        "1",
+        true,
+        Kind::Int(0, i32::MAX as i64),
+    ),
+    opt("cluster-allow-replica-migration", "yes", true, Kind::Bool),
     opt("cluster-announce-ip", "", true, Kind::Str),
     opt("cluster-announce-port", "0", true, Kind::Int(0, 65535)),
     opt("cluster-announce-bus-port", "0", true, Kind::Int(0, 65535)),

@@ -670,13 +670,12 @@ fn process(shared: &Shared, c: &Cluster, link: &LinkInfo, m: Message) -> bool {
             if n.config_epoch >= *config_epoch {
                 return true;
             }
-            if n.is_slave() {
-                n.flags = (n.flags & !nodes::SLAVE) | nodes::MASTER;
-                n.slaveof = None;
-            }
             n.config_epoch = *config_epoch;
-            st.dirty = true;
             let name = *name;
+            if st.nodes[&name].is_slave() {
+                st.set_role(&name, None);
+            }
+            st.dirty = true;
             update_slots_with(shared, &mut st, &name, *config_epoch, &slots[..]);
         }
         Body::Other => {}
@@ -713,31 +712,20 @@ fn update_address(st: &mut State, name: &Name, m: &Message, link: &LinkInfo) {
 
 /// A node's role as it announces it: master, or replica of `slaveof`.
 fn set_role(st: &mut State, s: &Name, slaveof: Option<Name>) {
-    let n = st.nodes.get_mut(s).expect("sender is known");
-    match slaveof {
-        None => {
-            if n.is_slave() {
-                n.flags = (n.flags & !nodes::SLAVE) | nodes::MASTER;
-                n.slaveof = None;
-                st.dirty = true;
+    let n = st.nodes.get(s).expect("sender is known");
+    if slaveof.is_some() && n.is_master() {
+        // A master turned replica: its slots are nobody's until claimed.
+        for j in 0..SLOTS {
+            if st.slots[j] == Some(*s) {
+                st.del_slot(j);
             }
         }
-        Some(master) => {
-            if n.is_master() {
-                n.flags = (n.flags & !(nodes::MASTER | nodes::MIGRATE_TO)) | nodes::SLAVE;
-                for j in 0..SLOTS {
-                    if st.slots[j] == Some(*s) {
-                        st.del_slot(j);
-                    }
-                }
-                st.dirty = true;
-            }
-            let n = st.nodes.get_mut(s).expect("sender is known");
-            if n.slaveof != Some(master) {
-                n.slaveof = Some(master);
-                st.dirty = true;
-            }
-        }
+        st.dirty = true;
+    }
+    let n = st.nodes.get(s).expect("sender is known");
+    if n.is_slave() != slaveof.is_some() || n.slaveof != slaveof {
+        st.set_role(s, slaveof);
+        st.dirty = true;
     }
 }
 
@@ -793,7 +781,12 @@ fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64,
     let cur_empty = cur_master
         .and_then(|m| st.nodes.get(&m))
         .is_some_and(|m| m.numslots() == 0);
-    if migrated_ours > 0 && cur_empty && sender_slots > 0 {
+    let allow_migration = shared.config().get("cluster-allow-replica-migration") == "yes";
+    if migrated_ours > 0
+        && cur_empty
+        && sender_slots > 0
+        && (allow_migration || sender_slots == migrated_ours)
+    {
         tracing::warn!(
             "Configuration change detected. Reconfiguring myself as a replica of {}",
             nodes::name_str(sender)
@@ -1089,6 +1082,7 @@ async fn cron(shared: Arc<Shared>) {
             }
             if st.me().is_slave() {
                 super::failover::handle_replica_failover(&shared, &cluster, &mut st, &opts, now);
+                super::failover::handle_replica_migration(&shared, &mut st, &opts, now);
             }
             st.update_state(now, &opts);
         }

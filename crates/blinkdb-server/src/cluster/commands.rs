@@ -643,9 +643,11 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
                 c.bus_wake.notify_one();
             }
             // A master that gave away its last slot becomes a replica of the
-            // new owner, as redis-server 7.0's SETSLOT does (with its default
-            // cluster-allow-replica-migration yes).
-            if was_mine && n != me && st.me().numslots() == 0 {
+            // new owner, as redis-server 7.0's SETSLOT does (unless
+            // cluster-allow-replica-migration is no).
+            let allow_migration =
+                ctx.shared.config().get("cluster-allow-replica-migration") == "yes";
+            if was_mine && n != me && st.me().numslots() == 0 && allow_migration {
                 tracing::warn!(
                     "Configuration change detected. Reconfiguring myself as a replica of {}",
                     nodes::name_str(&n)
@@ -790,9 +792,8 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
     // A replica turns into an empty master (Redis's clusterReset).
     let was_replica = st.me().is_slave();
     if was_replica {
-        let me = st.me_mut();
-        me.flags = (me.flags & !nodes::SLAVE) | nodes::MASTER;
-        me.slaveof = None;
+        let me = st.myself;
+        st.set_role(&me, None);
         super::failover::reset_manual(ctx.shared, &mut st);
     }
     st.migrating.clear();

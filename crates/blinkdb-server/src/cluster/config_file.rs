@@ -170,6 +170,17 @@ pub fn parse(text: &str, now: u64) -> Result<State, String> {
     for n in parsed {
         st.nodes.insert(n.name, n);
     }
+    let with_replicas: Vec<nodes::Name> = st
+        .nodes
+        .values()
+        .filter(|n| n.is_slave())
+        .filter_map(|n| n.slaveof)
+        .collect();
+    for m in with_replicas {
+        if let Some(m) = st.nodes.get_mut(&m) {
+            m.flags |= nodes::MIGRATE_TO;
+        }
+    }
     for (a, b, owner) in owners {
         for s in a..=b {
             st.add_slot(s, owner);

@@ -59,19 +59,98 @@ pub fn reset_manual(shared: &Shared, st: &mut State) {
     st.manual = Manual::default();
 }
 
+/// How long a master must stay orphaned before a replica migrates to it
+/// (CLUSTER_SLAVE_MIGRATION_DELAY): time for its own replicas, after a
+/// failover, to announce their new master first.
+const MIGRATION_DELAY_MS: u64 = 5000;
+
+/// Replica migration, as Redis's clusterCron and clusterHandleSlaveMigration
+/// do it: a replica of one of the masters with the most working replicas
+/// (the one with the smallest name among them) moves to a master left with
+/// none (an "orphaned" MIGRATE_TO master serving slots) once it has been
+/// orphaned for MIGRATION_DELAY_MS, if its own master keeps more than
+/// `cluster-migration-barrier` working replicas.
+pub fn handle_replica_migration(shared: &Shared, st: &mut State, opts: &Options, now: u64) {
+    let my_master = st.me().slaveof;
+    if !opts.allow_replica_migration || !st.me().is_slave() {
+        return;
+    }
+    let working = |st: &State, m: &Name| st.replicas_of(m).iter().filter(|r| !r.failed()).count();
+    let (mut orphaned, mut max, mut mine) = (0, 0, 0);
+    for n in st.nodes.values() {
+        let skip = nodes::MYSELF | nodes::NOADDR | nodes::HANDSHAKE;
+        if n.flags & skip != 0 || !n.is_master() || n.failed() {
+            continue;
+        }
+        let ok = working(st, &n.name);
+        if ok == 0 && n.numslots() > 0 && n.flags & nodes::MIGRATE_TO != 0 {
+            orphaned += 1;
+        }
+        max = max.max(ok);
+        if my_master == Some(n.name) {
+            mine = ok;
+        }
+    }
+    if orphaned == 0 || max < 2 || mine != max || !st.ok {
+        return;
+    }
+    let Some(my_master) = my_master else { return };
+    let timed_out = nodes::FAIL | nodes::PFAIL;
+    let ok_here = st
+        .replicas_of(&my_master)
+        .iter()
+        .filter(|r| r.flags & timed_out == 0)
+        .count();
+    if ok_here <= opts.migration_barrier {
+        return;
+    }
+    let mut candidate = st.myself;
+    let mut target = None;
+    let names: Vec<Name> = st.nodes.keys().copied().collect();
+    for name in names {
+        let n = &st.nodes[&name];
+        let ok = if n.is_master() { working(st, &name) } else { 0 };
+        let is_orphaned =
+            n.is_master() && !n.failed() && n.flags & nodes::MIGRATE_TO != 0 && ok == 0;
+        if ok == max {
+            for r in st.replicas_of(&name) {
+                candidate = candidate.min(r.name);
+            }
+        }
+        let serves = n.numslots() > 0;
+        let n = st.nodes.get_mut(&name).expect("listed");
+        if is_orphaned {
+            if target.is_none() && serves {
+                target = Some(name);
+            }
+            if n.orphaned_time == 0 {
+                n.orphaned_time = now;
+            }
+        } else {
+            n.orphaned_time = 0;
+        }
+    }
+    let Some(target) = target else { return };
+    if candidate == st.myself
+        && now.saturating_sub(st.nodes[&target].orphaned_time) > MIGRATION_DELAY_MS
+    {
+        tracing::warn!("Migrating to orphaned master {}", nodes::name_str(&target));
+        set_master(shared, st, target);
+    }
+}
+
 /// Redis's clusterSetMaster (the replication link follows in
 /// `sync_replication`).
 pub fn set_master(shared: &Shared, st: &mut State, master: Name) {
     if master == st.myself {
         return;
     }
-    let me = st.me_mut();
-    if me.is_master() {
-        me.flags = (me.flags & !(nodes::MASTER | nodes::MIGRATE_TO)) | nodes::SLAVE;
+    if st.me().is_master() {
         st.migrating.clear();
         st.importing.clear();
     }
-    st.me_mut().slaveof = Some(master);
+    let me = st.myself;
+    st.set_role(&me, Some(master));
     reset_manual(shared, st);
     st.dirty = true;
 }
@@ -151,9 +230,7 @@ pub fn replace_master(shared: &Shared, c: &Cluster, st: &mut State, opts: &Optio
         return;
     };
     let me = st.myself;
-    let n = st.me_mut();
-    n.flags = (n.flags & !nodes::SLAVE) | nodes::MASTER;
-    n.slaveof = None;
+    st.set_role(&me, None);
     for j in 0..SLOTS {
         if st.slots[j] == Some(old) {
             st.add_slot(j, me);

@@ -120,9 +120,72 @@ impl State {
                 n.slots.set(slot, false);
             }
         }
+        let first_slot = self.nodes.get(&owner).is_some_and(|n| {
+            n.flags & nodes::MIGRATE_TO == 0 && !n.slots.get(slot) && n.slots.count() == 0
+        });
+        // A master's first slot makes it a replica-migration target when some
+        // master has replicas (Redis's clusterNodeSetSlotBit).
+        let target = first_slot && self.masters_have_replicas();
         if let Some(n) = self.nodes.get_mut(&owner) {
             n.slots.set(slot, true);
+            if target {
+                n.flags |= nodes::MIGRATE_TO;
+            }
             self.slots[slot] = Some(owner);
+        }
+    }
+
+    fn masters_have_replicas(&self) -> bool {
+        self.nodes.values().any(|n| {
+            n.is_slave()
+                && n.slaveof
+                    .and_then(|m| self.nodes.get(&m))
+                    .is_some_and(|m| m.is_master())
+        })
+    }
+
+    /// Makes `name` a master (`slaveof` None) or a replica of `slaveof`, with
+    /// Redis's MIGRATE_TO bookkeeping, which marks the masters that replica
+    /// migration may fill: one that has or had a replica, or a replica promoted
+    /// over a master that had some (clusterNodeAddSlave, clusterNodeRemoveSlave,
+    /// clusterSetNodeAsMaster).
+    pub fn set_role(&mut self, name: &Name, slaveof: Option<Name>) {
+        let me = self.myself;
+        let Some(n) = self.nodes.get_mut(name) else {
+            return;
+        };
+        let old = n.slaveof.filter(|_| n.is_slave());
+        match slaveof {
+            None => {
+                n.flags = (n.flags & !nodes::SLAVE) | nodes::MASTER;
+                if old.is_some() && *name != me {
+                    n.flags |= nodes::MIGRATE_TO;
+                }
+            }
+            Some(_) => {
+                if n.is_master() {
+                    n.flags = (n.flags & !(nodes::MASTER | nodes::MIGRATE_TO)) | nodes::SLAVE;
+                }
+            }
+        }
+        if n.slaveof != slaveof {
+            n.slaveof = slaveof;
+            self.dirty = true;
+        }
+        if let Some(m) = slaveof.and_then(|m| self.nodes.get_mut(&m)) {
+            m.flags |= nodes::MIGRATE_TO;
+        }
+        if let Some(o) = old.filter(|o| Some(*o) != slaveof) {
+            self.drop_target_without_replicas(&o);
+        }
+    }
+
+    /// A master left with no replica listed is no migration target any more.
+    fn drop_target_without_replicas(&mut self, master: &Name) {
+        if self.replicas_of(master).is_empty() {
+            if let Some(m) = self.nodes.get_mut(master) {
+                m.flags &= !nodes::MIGRATE_TO;
+            }
         }
     }
 
@@ -274,7 +337,10 @@ impl State {
                 n.slaveof = None;
             }
         }
-        self.nodes.remove(name);
+        let master = self.nodes.remove(name).and_then(|n| n.slaveof);
+        if let Some(m) = master {
+            self.drop_target_without_replicas(&m);
+        }
         self.blacklist.insert(*name, now + BLACKLIST_TTL_MS);
         self.dirty = true;
     }
@@ -294,6 +360,8 @@ pub struct Options {
     pub replica_validity_factor: u64,
     pub replica_no_failover: bool,
     pub repl_ping_period_ms: u64,
+    pub migration_barrier: usize,
+    pub allow_replica_migration: bool,
 }
 
 impl Options {
@@ -310,6 +378,8 @@ impl Options {
             replica_validity_factor: int("cluster-replica-validity-factor").max(0) as u64,
             replica_no_failover: c.get("cluster-replica-no-failover") == "yes",
             repl_ping_period_ms: int("repl-ping-replica-period").max(0) as u64 * 1000,
+            migration_barrier: int("cluster-migration-barrier").max(0) as usize,
+            allow_replica_migration: c.get("cluster-allow-replica-migration") == "yes",
         }
     }
 }
@@ -401,5 +471,45 @@ impl Cluster {
                 tracing::warn!("Fatal: can't update cluster config file: {e}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nodes::{self, Node};
+    use super::State;
+
+    fn name(c: u8) -> nodes::Name {
+        [c; 40]
+    }
+
+    /// Redis's MIGRATE_TO bookkeeping: which masters replica migration may fill.
+    #[test]
+    fn migrate_to_follows_replicas_and_promotions() {
+        let (me, a, b, r) = (name(b'0'), name(b'a'), name(b'b'), name(b'r'));
+        let mut st = State::new(me, 0);
+        for n in [a, b, r] {
+            st.nodes.insert(n, Node::new(n, nodes::MASTER, 0));
+        }
+        let target = |st: &State, n| st.nodes[&n].flags & nodes::MIGRATE_TO != 0;
+        st.add_slot(0, a);
+        assert!(!target(&st, a), "no master has replicas yet");
+        st.set_role(&r, Some(a));
+        assert!(target(&st, a) && st.nodes[&r].is_slave());
+        st.add_slot(1, b);
+        assert!(target(&st, b), "first slot while a master has replicas");
+        st.set_role(&r, Some(b));
+        assert!(!target(&st, a), "its last replica left");
+        // The replica promoted over its master is a target; myself never is.
+        st.set_role(&r, None);
+        assert!(target(&st, r) && st.nodes[&r].is_master());
+        st.set_role(&me, Some(b));
+        st.set_role(&me, None);
+        assert!(!target(&st, me));
+        // A replica forgotten: its master is no target any more.
+        st.set_role(&r, Some(a));
+        assert!(target(&st, a));
+        st.forget(&r, 0);
+        assert!(!target(&st, a));
     }
 }

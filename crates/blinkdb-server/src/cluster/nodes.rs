@@ -75,6 +75,9 @@ pub struct Node {
     pub fail_time: u64,
     /// When we last voted for a replica of this master (failover).
     pub voted_time: u64,
+    /// Since when this master has been orphaned: serving slots with no
+    /// working replica left (replica migration), 0 while it is not.
+    pub orphaned_time: u64,
     pub ctime: u64,
 }
 
@@ -101,6 +104,7 @@ impl Node {
             fail_reports: Vec::new(),
             fail_time: 0,
             voted_time: 0,
+            orphaned_time: 0,
             ctime: now,
         }
     }
