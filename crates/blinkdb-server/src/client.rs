@@ -95,6 +95,30 @@ impl Usage {
     }
 }
 
+/// CLIENT LIST/KILL TYPE and client eviction: Redis's getClientType classes.
+#[derive(Clone, Copy, PartialEq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    Pubsub,
+    Master,
+}
+
+impl ClientType {
+    pub fn of(c: &ClientInfo) -> Self {
+        let flags = c.flags.load(Ordering::Relaxed);
+        if flags & FLAG_REPLICA != 0 && flags & FLAG_MONITOR == 0 {
+            ClientType::Replica
+        } else if flags & FLAG_MASTER != 0 {
+            ClientType::Master
+        } else if c.subs.active() {
+            ClientType::Pubsub
+        } else {
+            ClientType::Normal
+        }
+    }
+}
+
 /// What other connections may read or signal about a client.
 pub struct ClientInfo {
     pub id: u64,
@@ -309,6 +333,20 @@ impl ClientInfo {
         self.usage.reply_pending.load(Ordering::Relaxed) + self.queued_messages()
     }
 
+    /// Everything this client holds (CLIENT LIST `tot-mem`, client eviction):
+    /// its unsent replies and messages, read and reply buffers, the running
+    /// command's and MULTI's arguments, and its own state.
+    pub fn memory(&self) -> u64 {
+        let u = &self.usage;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        self.output_pending()
+            + self.input_buffer()
+            + load(&u.reply_cap)
+            + load(&u.argv_mem)
+            + load(&u.multi_mem)
+            + (std::mem::size_of::<Client>() + std::mem::size_of::<ClientInfo>()) as u64
+    }
+
     /// One CLIENT LIST line, with Redis's field names. The memory fields count
     /// what this client holds: `omem` the replies and messages not yet taken by
     /// its socket, `tot-mem` those plus its read and reply buffers, the running
@@ -321,12 +359,7 @@ impl ClientInfo {
         let (obl, messages) = (load(&u.reply_pending), self.queued_messages());
         let omem = obl + messages;
         let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
-        let tot_mem = omem
-            + self.input_buffer()
-            + load(&u.reply_cap)
-            + argv_mem
-            + multi_mem
-            + (std::mem::size_of::<Client>() + std::mem::size_of::<ClientInfo>()) as u64;
+        let tot_mem = self.memory();
         format!(
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,

@@ -13,6 +13,8 @@ pub enum Kind {
     Int(i64, i64),
     /// A byte size with k/kb/m/mb/g/gb suffixes, within bounds.
     Memory(u64, u64),
+    /// A byte size, or a percentage of `maxmemory` written `N%` (0 to 100).
+    MemoryOrPercent,
     Str,
     Enum(&'static [&'static str]),
     /// File permission bits, written in octal as in redis.conf.
@@ -215,6 +217,7 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::Memory(0, I64),
     ),
     opt("maxmemory", "0", true, Kind::Memory(0, U64)),
+    opt("maxmemory-clients", "0", true, Kind::MemoryOrPercent),
     opt(
         "maxmemory-policy",
         "noeviction",
@@ -514,6 +517,23 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
             }
             Ok(n.to_string())
         }
+        // Redis stores a percentage as a negative number and shows it back as `N%`.
+        Kind::MemoryOrPercent => match value.strip_suffix('%') {
+            Some(p) if parse_memory(value).is_none() => {
+                match crate::commands::args::parse_i64(p.as_bytes()).filter(|n| *n >= 0) {
+                    Some(n) if n > 100 => {
+                        Err("percentage argument must be less or equal to 100".into())
+                    }
+                    Some(0) => Ok("0".into()),
+                    Some(n) => Ok(format!("{n}%")),
+                    None => Err("argument must be a memory or percent value".into()),
+                }
+            }
+            _ => parse_memory(value)
+                .filter(|n| *n <= i64::MAX as u64)
+                .map(|n| n.to_string())
+                .ok_or_else(|| "argument must be a memory or percent value".into()),
+        },
         Kind::Enum(choices) => choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(value))
@@ -808,6 +828,10 @@ impl Config {
             auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
             auto_aof_rewrite_min_size: self.bytes("auto-aof-rewrite-min-size"),
             maxmemory: self.bytes("maxmemory"),
+            maxmemory_clients: crate::client_eviction::limit(
+                self.get("maxmemory-clients"),
+                self.bytes("maxmemory"),
+            ),
             maxmemory_policy: self.get("maxmemory-policy").to_string(),
             evict_fifo: self.get("maxmemory-policy") == "allkeys-fifo",
             evict_sampled: blinkdb_engine::evict_sampled::Policy::parse(
@@ -986,6 +1010,8 @@ pub struct Settings {
     pub auto_aof_rewrite_percentage: u64,
     pub auto_aof_rewrite_min_size: u64,
     pub maxmemory: u64,
+    /// `maxmemory-clients` in bytes (0: no client eviction).
+    pub maxmemory_clients: u64,
     pub maxmemory_policy: String,
     /// `maxmemory-policy allkeys-fifo`: cache mode evicts whole segments.
     pub evict_fifo: bool,

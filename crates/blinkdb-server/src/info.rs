@@ -188,7 +188,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let (polls, poll_hits) = crate::busy_poll::counts();
             let _ = write!(
                 o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\ninstantaneous_ops_per_sec:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nlatest_fork_usec:0\r\nbusy_poll_polls:{}\r\nbusy_poll_hits:{}\r\n",
+                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\ninstantaneous_ops_per_sec:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nlatest_fork_usec:0\r\nbusy_poll_polls:{}\r\nbusy_poll_hits:{}\r\n",
                 l(&stats.connections_received),
                 l(&stats.commands),
                 l(&stats.net_input_bytes),
@@ -199,6 +199,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 l(&shared.replication.feed.sync_partial_err),
                 l(&engine.stats.expired_keys),
                 l(&engine.stats.evicted_keys),
+                l(&stats.evicted_clients),
                 l(&stats.keyspace_hits),
                 l(&stats.keyspace_misses),
                 crate::commands::migrate::cached_sockets(),

@@ -6,6 +6,7 @@ pub mod blocking;
 pub mod bloom_flush;
 pub mod busy_poll;
 pub mod client;
+pub mod client_eviction;
 pub mod cluster;
 pub mod cmdstats;
 pub mod commands;

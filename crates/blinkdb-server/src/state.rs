@@ -18,6 +18,8 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    /// Clients closed by `maxmemory-clients` (INFO `evicted_clients`).
+    pub evicted_clients: AtomicU64,
 }
 
 impl Stats {
@@ -30,6 +32,7 @@ impl Stats {
             &self.keyspace_misses,
             &self.net_input_bytes,
             &self.net_output_bytes,
+            &self.evicted_clients,
         ] {
             c.store(0, Ordering::Relaxed);
         }

@@ -75,14 +75,21 @@ pub fn handle_replica_migration(shared: &Shared, st: &mut State, opts: &Options,
     if !opts.allow_replica_migration || !st.me().is_slave() {
         return;
     }
-    let working = |st: &State, m: &Name| st.replicas_of(m).iter().filter(|r| !r.failed()).count();
+    // Working (not FAIL) replicas per master, counted in one pass.
+    let mut per_master: std::collections::HashMap<Name, usize> = Default::default();
+    for r in st.nodes.values() {
+        if let (true, Some(m), false) = (r.is_slave(), r.slaveof, r.failed()) {
+            *per_master.entry(m).or_default() += 1;
+        }
+    }
+    let working = |m: &Name| per_master.get(m).copied().unwrap_or(0);
     let (mut orphaned, mut max, mut mine) = (0, 0, 0);
     for n in st.nodes.values() {
         let skip = nodes::MYSELF | nodes::NOADDR | nodes::HANDSHAKE;
         if n.flags & skip != 0 || !n.is_master() || n.failed() {
             continue;
         }
-        let ok = working(st, &n.name);
+        let ok = working(&n.name);
         if ok == 0 && n.numslots() > 0 && n.flags & nodes::MIGRATE_TO != 0 {
             orphaned += 1;
         }
@@ -109,7 +116,7 @@ pub fn handle_replica_migration(shared: &Shared, st: &mut State, opts: &Options,
     let names: Vec<Name> = st.nodes.keys().copied().collect();
     for name in names {
         let n = &st.nodes[&name];
-        let ok = if n.is_master() { working(st, &name) } else { 0 };
+        let ok = if n.is_master() { working(&name) } else { 0 };
         let is_orphaned =
             n.is_master() && !n.failed() && n.flags & nodes::MIGRATE_TO != 0 && ok == 0;
         if ok == max {

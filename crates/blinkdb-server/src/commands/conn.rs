@@ -2,6 +2,7 @@
 
 use super::args::*;
 use super::Ctx;
+use crate::client::ClientType;
 use crate::protocol::Args;
 
 pub fn ping(ctx: &mut Ctx, args: &Args) {
@@ -392,30 +393,6 @@ fn client_setinfo(ctx: &mut Ctx, args: &Args) {
     let value = String::from_utf8_lossy(args[3]).into_owned();
     ctx.client.info.set_lib(attr == "lib-name", value);
     ctx.out.ok();
-}
-
-/// CLIENT LIST/KILL TYPE: Redis's getClientType classes.
-#[derive(Clone, Copy, PartialEq)]
-enum ClientType {
-    Normal,
-    Replica,
-    Pubsub,
-    Master,
-}
-
-impl ClientType {
-    fn of(c: &crate::client::ClientInfo) -> Self {
-        let flags = c.flags.load(std::sync::atomic::Ordering::Relaxed);
-        if flags & crate::client::FLAG_REPLICA != 0 && flags & crate::client::FLAG_MONITOR == 0 {
-            ClientType::Replica
-        } else if flags & crate::client::FLAG_MASTER != 0 {
-            ClientType::Master
-        } else if c.subs.active() {
-            ClientType::Pubsub
-        } else {
-            ClientType::Normal
-        }
-    }
 }
 
 fn client_list(ctx: &mut Ctx, args: &Args) {

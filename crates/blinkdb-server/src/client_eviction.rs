@@ -1,0 +1,91 @@
+//! Client eviction (`maxmemory-clients`, Redis 7.0's evictClients): when the
+//! memory held by normal and pub/sub clients reaches the limit, the largest
+//! evictable ones are closed until the total is below it. The main thread's
+//! 100 ms cron checks it: a client's memory is a handful of atomics its own
+//! connection keeps (`ClientInfo::memory`), and summing them at every command
+//! would make each connection write a shared counter.
+
+use crate::client::{ClientInfo, ClientType, FLAG_NO_EVICT};
+use crate::state::Shared;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Redis's floor, so that a bad setting cannot cut every client off.
+const MIN_LIMIT: u64 = 128 * 1024;
+
+/// The limit in bytes from the option's stored form (`N%` of `maxmemory`, or a
+/// size); 0 when off, as Redis's getClientEvictionLimit.
+pub fn limit(stored: &str, maxmemory: u64) -> u64 {
+    let bytes = match stored.strip_suffix('%') {
+        Some(p) if maxmemory > 0 => {
+            (maxmemory as f64 * p.parse::<f64>().unwrap_or(0.0) / 100.0) as u64
+        }
+        Some(_) => 0,
+        None => stored.parse().unwrap_or(0),
+    };
+    if bytes == 0 {
+        0
+    } else {
+        bytes.max(MIN_LIMIT)
+    }
+}
+
+fn counted(c: &ClientInfo) -> bool {
+    matches!(ClientType::of(c), ClientType::Normal | ClientType::Pubsub) && !c.is_killed()
+}
+
+/// Closes the largest evictable clients while the clients' memory is at or
+/// over the limit; returns how many it closed.
+pub fn cron(shared: &Shared) -> usize {
+    let limit = shared.settings().maxmemory_clients;
+    if limit == 0 {
+        return 0;
+    }
+    let clients: Vec<(u64, Arc<ClientInfo>)> = shared
+        .clients_snapshot()
+        .into_iter()
+        .filter(|c| counted(c))
+        .map(|c| (c.memory(), c))
+        .collect();
+    let mut total: u64 = clients.iter().map(|(m, _)| m).sum();
+    if total < limit {
+        return 0;
+    }
+    let mut evictable: Vec<&(u64, Arc<ClientInfo>)> = clients
+        .iter()
+        .filter(|(_, c)| c.flags.load(Ordering::Relaxed) & FLAG_NO_EVICT == 0)
+        .collect();
+    evictable.sort_by_key(|(m, _)| std::cmp::Reverse(*m));
+    let mut evicted = 0;
+    for (mem, c) in evictable {
+        if total < limit {
+            break;
+        }
+        tracing::info!("Evicting client: {}", c.describe(&shared.clock()));
+        c.kill();
+        total -= mem;
+        evicted += 1;
+    }
+    if total >= limit {
+        tracing::warn!("Over client maxmemory after evicting all evictable clients");
+    }
+    shared
+        .stats
+        .evicted_clients
+        .fetch_add(evicted as u64, Ordering::Relaxed);
+    evicted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limit;
+
+    #[test]
+    fn limit_as_redis_computes_it() {
+        assert_eq!(limit("0", 1 << 30), 0);
+        assert_eq!(limit("10%", 0), 0, "a percentage of no maxmemory is off");
+        assert_eq!(limit("10%", 100 << 20), 10 << 20);
+        assert_eq!(limit("1000", 0), 128 * 1024, "Redis's floor");
+        assert_eq!(limit("5242880", 0), 5 << 20);
+    }
+}
