@@ -337,10 +337,14 @@ impl ClientInfo {
     /// its unsent replies and messages, read and reply buffers, the running
     /// command's and MULTI's arguments, and its own state.
     pub fn memory(&self) -> u64 {
+        self.output_pending() + self.memory_besides_output()
+    }
+
+    /// `memory` without the unsent output (which CLIENT LIST has in hand).
+    fn memory_besides_output(&self) -> u64 {
         let u = &self.usage;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        self.output_pending()
-            + self.input_buffer()
+        self.input_buffer()
             + load(&u.reply_cap)
             + load(&u.argv_mem)
             + load(&u.multi_mem)
@@ -359,7 +363,7 @@ impl ClientInfo {
         let (obl, messages) = (load(&u.reply_pending), self.queued_messages());
         let omem = obl + messages;
         let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
-        let tot_mem = self.memory();
+        let tot_mem = omem + self.memory_besides_output();
         format!(
             "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,

@@ -781,7 +781,7 @@ fn update_slots_with(shared: &Shared, st: &mut State, sender: &Name, epoch: u64,
     let cur_empty = cur_master
         .and_then(|m| st.nodes.get(&m))
         .is_some_and(|m| m.numslots() == 0);
-    let allow_migration = shared.config().get("cluster-allow-replica-migration") == "yes";
+    let allow_migration = super::allow_replica_migration(&shared.config());
     if migrated_ours > 0
         && cur_empty
         && sender_slots > 0

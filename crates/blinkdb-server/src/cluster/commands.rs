@@ -645,8 +645,7 @@ pub fn setslot(ctx: &mut Ctx, args: &Args) {
             // A master that gave away its last slot becomes a replica of the
             // new owner, as redis-server 7.0's SETSLOT does (unless
             // cluster-allow-replica-migration is no).
-            let allow_migration =
-                ctx.shared.config().get("cluster-allow-replica-migration") == "yes";
+            let allow_migration = super::allow_replica_migration(&ctx.shared.config());
             if was_mine && n != me && st.me().numslots() == 0 && allow_migration {
                 tracing::warn!(
                     "Configuration change detected. Reconfiguring myself as a replica of {}",

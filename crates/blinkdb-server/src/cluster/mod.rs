@@ -120,12 +120,15 @@ impl State {
                 n.slots.set(slot, false);
             }
         }
-        let first_slot = self.nodes.get(&owner).is_some_and(|n| {
-            n.flags & nodes::MIGRATE_TO == 0 && !n.slots.get(slot) && n.slots.count() == 0
-        });
         // A master's first slot makes it a replica-migration target when some
-        // master has replicas (Redis's clusterNodeSetSlotBit).
-        let target = first_slot && self.masters_have_replicas();
+        // master has replicas (Redis's clusterNodeSetSlotBit). The cheap tests
+        // go first: this runs for every slot of ADDSLOTS, UPDATE and a load.
+        let target = self
+            .nodes
+            .get(&owner)
+            .is_some_and(|n| n.flags & nodes::MIGRATE_TO == 0 && !n.slots.get(slot))
+            && self.masters_have_replicas()
+            && self.nodes[&owner].slots.is_empty();
         if let Some(n) = self.nodes.get_mut(&owner) {
             n.slots.set(slot, true);
             if target {
@@ -379,9 +382,15 @@ impl Options {
             replica_no_failover: c.get("cluster-replica-no-failover") == "yes",
             repl_ping_period_ms: int("repl-ping-replica-period").max(0) as u64 * 1000,
             migration_barrier: int("cluster-migration-barrier").max(0) as usize,
-            allow_replica_migration: c.get("cluster-allow-replica-migration") == "yes",
+            allow_replica_migration: allow_replica_migration(c),
         }
     }
+}
+
+/// `cluster-allow-replica-migration`: also read alone where SETSLOT and UPDATE
+/// decide whether a master left without slots follows their new owner.
+pub fn allow_replica_migration(c: &crate::config::Config) -> bool {
+    c.get("cluster-allow-replica-migration") == "yes"
 }
 
 pub struct Cluster {

@@ -42,6 +42,11 @@ impl SlotBits {
     }
 
     /// Whether every slot is set.
+    /// No slot set (stops at the first byte that has one).
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&b| b == 0)
+    }
+
     pub fn all(&self) -> bool {
         self.0.iter().all(|&b| b == u8::MAX)
     }
