@@ -431,7 +431,11 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
         None => clients.iter().collect(),
         Some(ids) => ids
             .iter()
-            .filter_map(|id| clients.iter().find(|c| c.id == *id))
+            // The snapshot is sorted by id.
+            .filter_map(|id| {
+                let at = clients.binary_search_by_key(id, |c| c.id).ok()?;
+                Some(&clients[at])
+            })
             .collect(),
     };
     let mut text = String::new();
