@@ -44,6 +44,7 @@ class Results:
                 "loadavg": list(os.getloadavg())}
         cell["ratios"] = ratios(cell)
         cell["cpu_ratios"] = cpu_ratios(cell)
+        cell["paired"] = paired_ratios(cell)
         self.cells.append(cell)
         shown = ", ".join("%s %s%s" % (label, short(r), cpu_short(r))
                           for label, r in results.items())
@@ -102,6 +103,47 @@ def cpu_ratios(cell):
             mine = result.get("server_cpu_us")
             out[label] = peer / mine if peer and mine else None
     return out
+
+
+# Rounds from which a cell also gets paired ratios (below).
+PAIRED_MIN_ROUNDS = 9
+
+
+def paired_ratios(cell):
+    """label -> the median of per-round ratios against the peer, with a distribution-free
+    interval of at least 95% for it, when both have the same number (>= PAIRED_MIN_ROUNDS) of
+    runs. alternate() keeps runs in round order and runs a round's servers back to back, so a
+    round's ratio cancels what drifts slower than a round (the machine's fast and slow
+    phases), which a ratio of the two medians does not."""
+    peer = cell["results"].get(cell["peer"], {}).get("runs")
+    out = {}
+    for label, result in cell["results"].items():
+        mine = result.get("runs")
+        if label == cell["peer"] or not peer or not mine or len(mine) != len(peer) \
+                or len(mine) < PAIRED_MIN_ROUNDS or not all(peer) or not all(mine):
+            continue
+        pairs = zip(mine, peer) if cell["better"] == "higher" else zip(peer, mine)
+        rs = sorted(a / b for a, b in pairs)
+        low, confidence = median_interval(len(rs))
+        out[label] = {"median": statistics.median(rs), "low": rs[low], "high": rs[-1 - low],
+                      "confidence": confidence, "rounds": len(rs)}
+    return out
+
+
+def median_interval(n):
+    """(k, confidence): the sorted sample's k-th smallest and k-th largest values (0-based)
+    bound its population median with `confidence` >= 0.95, from the binomial(n, 1/2) count
+    of values below the median (the sign test's interval)."""
+    # The r-th smallest value (1-based) is above the median when fewer than r values are
+    # below it: probability tail[r]. The interval of the r-th smallest to the r-th largest
+    # misses with 2 * tail[r].
+    tail = [0.0]  # tail[r] = P(fewer than r of n values fall below the median)
+    term = 0.5 ** n
+    for j in range(n + 1):
+        tail.append(tail[-1] + term)
+        term = term * (n - j) / (j + 1)
+    r = max(j for j in range(1, n // 2 + 1) if tail[j] <= 0.025)
+    return r - 1, 1 - 2 * tail[r]
 
 
 def alternate(runners, rounds, warmups=1):

@@ -82,13 +82,24 @@ def idle_text(cells):
         ", ".join("%s %.2f%% over %.0f s" % (label, 100 * c / w, w) for label, (c, w) in sums.items())
 
 
+def paired_text(cell, label):
+    p = cell.get("paired", {}).get(label)
+    if not p:
+        return "-"
+    return "%.2fx [%.2f, %.2f]" % (p["median"], p["low"], p["high"])
+
+
 def table(cells):
     labels = list(cells[0]["results"])
     ratio_labels = [label for label in labels if label != cells[0]["peer"]]
+    with_paired = any(c.get("paired") for c in cells)
     with_latency = any(r.get("p50") is not None for c in cells for r in c["results"].values())
     with_cpu = any(r.get("server_cpu_us") is not None for c in cells for r in c["results"].values())
     peer = cells[0]["peer"]
     head = ["workload", "unit"] + labels + ["%s vs %s" % (label, peer) for label in ratio_labels]
+    if with_paired:
+        head += ["%s vs %s, median of rounds' ratios [interval of >= 95%%]" % (label, peer)
+                 for label in ratio_labels]
     if with_cpu:
         head += ["CPU us/%s %s" % (unit_name(cells), label) for label in labels]
         head += ["CPU %s vs %s (peer us / its us)" % (label, peer) for label in ratio_labels]
@@ -99,6 +110,8 @@ def table(cells):
         row = [cell["workload"], cell["unit"]]
         row += [value_text(cell["results"].get(label)) for label in labels]
         row += [ratio_text(cell["ratios"].get(label)) for label in ratio_labels]
+        if with_paired:
+            row += [paired_text(cell, label) for label in ratio_labels]
         if with_cpu:
             row += [cpu_text(cell["results"].get(label)) for label in labels]
             row += [ratio_text(cell.get("cpu_ratios", {}).get(label)) for label in ratio_labels]

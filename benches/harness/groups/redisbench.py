@@ -15,14 +15,15 @@ TESTS = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "l
          "lrange_600", "mset"]
 
 
-def test_cells(ctx, group, servers, tests, requests):
-    """One cell per redis-benchmark test (each run alone) at c50 P1 and P16 on `servers`,
-    named as redis-benchmark names the test; the LRANGE tests' fill step is left out.
-    `requests` is a count per run, or a dict of counts by pipeline depth."""
+def test_cells(ctx, group, servers, tests, requests, pipelines=(1, 16), rounds=None):
+    """One cell per redis-benchmark test (each run alone) at c50 and each of `pipelines` on
+    `servers`, named as redis-benchmark names the test; the LRANGE tests' fill step is left
+    out. `requests` is a count per run, or a dict of counts by pipeline depth; `rounds`
+    overrides the run's measured rounds."""
     labels = [c.label for c in (ctx.blinkdb, ctx.redis)]
     section = persistence_label(False, "everysec")
     per_run = requests if isinstance(requests, dict) else {1: requests, 16: requests}
-    for pipeline in (1, 16):
+    for pipeline in pipelines:
         for test in tests:
             # An LRANGE reply is hundreds of elements: P1's count is seconds at P16 too.
             count = per_run[1 if test.startswith("lrange") else pipeline]
@@ -32,7 +33,7 @@ def test_cells(ctx, group, servers, tests, requests):
                       server.port, clients=50, requests=count, pipeline=pipeline,
                       tests=[test])))
                  for label, server in servers],
-                ctx.rounds, ctx.warmups)
+                rounds or ctx.rounds, ctx.warmups)
             names = [m for m in table if m != "*" and not m.startswith(PREFILL)]
             for name in names or [test.upper()]:
                 ctx.results.add(group, section, "%s c50 P%d" % (name, pipeline), "req/s",
