@@ -244,3 +244,38 @@ def test_unopenable_log_file_fails_before_daemonizing(blinkdb_binary, tmp_path):
         assert run.returncode == 1, binary
         output = (run.stdout + run.stderr).decode()
         assert "Can't open the log file: No such file or directory" in output, binary
+
+
+def test_config_set_port_and_bind_as_redis(pair):
+    """CONFIG SET port moves the listener (a connected client stays), a port in use is
+    refused with Redis's text and nothing changes, and so is a bind address that cannot be."""
+    import socket
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    try:
+        for srv in pair:
+            with srv.connect() as c:
+                old, new = srv.port, free_port()
+                assert c.call("CONFIG", "SET", "port", str(new)).raw == b"+OK\r\n"
+                srv.port = new
+                with srv.connect() as moved:
+                    assert moved.call("PING").raw == b"+PONG\r\n"
+                with pytest.raises(OSError):
+                    socket.create_connection(("127.0.0.1", old), timeout=1).close()
+                # The client that sent it is still served.
+                assert str(new).encode() in c.call("CONFIG", "GET", "port").raw
+        replies = both(pair, "CONFIG", "SET", "port", str(busy.getsockname()[1]),
+                       "maxmemory", "12345")
+        assert replies[0] == replies[1]
+        assert replies[0].startswith(b"-ERR CONFIG SET failed (possibly related to argument "
+                                     b"'port') - Unable to listen on this port")
+        assert both(pair, "CONFIG", "GET", "maxmemory")[0] == \
+            both(pair, "CONFIG", "GET", "maxmemory")[1]
+        ours, theirs = both(pair, "CONFIG", "SET", "bind", "999.999.999.999")
+        assert ours == theirs and b"Failed to bind to specified addresses" in ours
+        ours, theirs = both(pair, "CONFIG", "GET", "bind")
+        assert ours == theirs
+        assert both(pair, "PING") == [b"+PONG\r\n"] * 2
+    finally:
+        busy.close()

@@ -51,8 +51,8 @@ const U64: u64 = u64::MAX;
 const SEGMENT_MAX: u64 = (1 << 39) - 1;
 
 pub static OPTIONS: &[OptionDef] = &[
-    opt("bind", "127.0.0.1", false, Kind::Str),
-    opt("port", "6379", false, Kind::Int(0, 65535)),
+    opt("bind", "127.0.0.1", true, Kind::Str),
+    opt("port", "6379", true, Kind::Int(0, 65535)),
     opt("dir", "./data", false, Kind::Str),
     opt("databases", "16", false, Kind::Int(1, 1_000_000)),
     opt(
@@ -1220,7 +1220,7 @@ mod tests {
         let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n");
         assert!(text.contains("# hello\n"));
         assert!(text.contains("maxclients 50\n"));
-        assert!(c.set_runtime("port", "1").is_err());
+        assert!(c.set_runtime("databases", "1").is_err());
     }
 
     #[test]

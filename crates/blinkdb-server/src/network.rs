@@ -14,6 +14,13 @@ use tokio::net::{TcpListener, TcpSocket, UnixListener};
 const DENIED: &str = "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside.\r\n";
 
 pub fn bind_tcp(addr: &str, port: u16, backlog: u32) -> std::io::Result<TcpListener> {
+    TcpListener::from_std(bind_tcp_std(addr, port, backlog)?)
+}
+
+/// A listening socket not yet tied to any runtime's reactor: CONFIG SET binds
+/// on a connection thread, and the accept loop runs on the main runtime.
+fn bind_tcp_std(addr: &str, port: u16, backlog: u32) -> std::io::Result<std::net::TcpListener> {
+    use std::os::fd::{FromRawFd, IntoRawFd};
     let ip: IpAddr = addr.trim_start_matches('-').parse().map_err(|e| {
         std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr}: {e}"))
     })?;
@@ -25,7 +32,108 @@ pub fn bind_tcp(addr: &str, port: u16, backlog: u32) -> std::io::Result<TcpListe
     };
     sock.set_reuseaddr(true)?;
     sock.bind(sa)?;
-    sock.listen(backlog)
+    let fd = sock.into_raw_fd();
+    // SAFETY: `fd` is the bound socket just released by `sock`; the listener
+    // made from it owns and closes it.
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    // SAFETY: plain system call on a socket this function owns.
+    if unsafe { libc::listen(fd, backlog.min(i32::MAX as u32) as i32) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// The TCP listeners of `bind` x `port`. CONFIG SET port or bind replaces
+/// them: addresses kept stay open, new ones are bound before anything closes,
+/// and a failure changes nothing.
+#[derive(Default)]
+pub struct TcpListeners(parking_lot::Mutex<Open>);
+
+#[derive(Default)]
+struct Open {
+    /// The runtime the accept loops run on (the main one).
+    runtime: Option<tokio::runtime::Handle>,
+    /// (bind address as configured, port, address listened on, stop signal).
+    listening: Vec<(String, u16, String, Arc<tokio::sync::Notify>)>,
+}
+
+impl TcpListeners {
+    /// Listens on every address of `bind` at `port` (none for port 0),
+    /// closing the listeners of addresses no longer wanted; returns the
+    /// addresses now listened on. An address with a `-` prefix that this host
+    /// lacks is skipped, as in Redis. The first call, at start-up, fixes the
+    /// runtime that accept loops run on.
+    pub fn listen(
+        &self,
+        shared: &Arc<Shared>,
+        bind: &[String],
+        port: u16,
+        backlog: u32,
+    ) -> Result<Vec<String>, String> {
+        let mut open = self.0.lock();
+        let runtime = open
+            .runtime
+            .get_or_insert_with(tokio::runtime::Handle::current)
+            .clone();
+        let wanted: Vec<&String> = if port == 0 {
+            vec![]
+        } else {
+            bind.iter().collect()
+        };
+        let mut bound = vec![];
+        for addr in &wanted {
+            if open
+                .listening
+                .iter()
+                .any(|(a, p, ..)| a == *addr && *p == port)
+            {
+                continue;
+            }
+            match bind_tcp_std(addr, port, backlog) {
+                Ok(l) => bound.push(((*addr).clone(), l)),
+                Err(e) if addr.starts_with('-') && optional_missing(&e) => {
+                    tracing::warn!("Could not bind optional address {addr}:{port}: {e}")
+                }
+                Err(e) => return Err(format!("{addr}:{port}: {e}")),
+            }
+        }
+        open.listening.retain(|(a, p, _, stop)| {
+            let keep = *p == port && wanted.contains(&a);
+            if !keep {
+                // A permit is stored if the loop is not waiting yet.
+                stop.notify_one();
+            }
+            keep
+        });
+        for (addr, l) in bound {
+            let local = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
+            let stop = Arc::new(tokio::sync::Notify::new());
+            open.listening
+                .push((addr, port, local.clone(), stop.clone()));
+            let shared = shared.clone();
+            runtime.spawn(async move {
+                match TcpListener::from_std(l) {
+                    Ok(l) => accept_loop(shared, l, local, Some(stop)).await,
+                    Err(e) => tracing::warn!("Listening on {local}: {e}"),
+                }
+            });
+        }
+        Ok(open
+            .listening
+            .iter()
+            .map(|(.., local, _)| local.clone())
+            .collect())
+    }
+}
+
+/// An optional (`-`) bind address this host cannot have.
+fn optional_missing(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::AddrNotAvailable
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::EAFNOSUPPORT) | Some(libc::EPROTONOSUPPORT)
+        )
 }
 
 /// With `perm`, the socket is bound under a temporary name, given its mode,
@@ -146,13 +254,21 @@ impl Acceptor for UnixAcceptor {
     }
 }
 
-/// Accepts until the server stops; `local` is the listening address.
-pub async fn accept_loop<A: Acceptor>(shared: Arc<Shared>, listener: A, local: String) {
+/// Accepts until the server stops, or until `closed` is signalled (CONFIG SET
+/// port or bind); `local` is the listening address.
+pub async fn accept_loop<A: Acceptor>(
+    shared: Arc<Shared>,
+    listener: A,
+    local: String,
+    closed: Option<Arc<tokio::sync::Notify>>,
+) {
     let mut stop = shared.stop_signal();
+    let closed = closed.unwrap_or_default();
     loop {
         let accepted = tokio::select! {
             a = listener.next() => a,
             _ = stop.changed() => return,
+            _ = closed.notified() => return,
         };
         match accepted {
             Ok((sock, ip, peer)) => start(&shared, sock, ip, peer, local.clone()).await,

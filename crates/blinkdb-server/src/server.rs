@@ -1,7 +1,7 @@
 //! Start-up, background cycles and graceful shutdown.
 
 use crate::config::Config;
-use crate::network::{accept_loop, bind_tcp, bind_unix, UnixAcceptor};
+use crate::network::{accept_loop, bind_unix, UnixAcceptor};
 use crate::state::Shared;
 use blinkdb_engine::{Engine, EngineOptions};
 use std::sync::atomic::Ordering;
@@ -76,16 +76,10 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             .store(shared.clock(), Ordering::Relaxed);
     }
 
-    let mut listening = vec![];
-    if settings.port != 0 {
-        for addr in &settings.bind {
-            let l = bind_tcp(addr, settings.port, settings.tcp_backlog)
-                .map_err(|e| format!("Failed listening on {addr}:{}: {e}", settings.port))?;
-            let local = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
-            listening.push(local.clone());
-            tokio::spawn(accept_loop(shared.clone(), l, local));
-        }
-    }
+    let mut listening = shared
+        .listeners
+        .listen(&shared, &settings.bind, settings.port, settings.tcp_backlog)
+        .map_err(|e| format!("Failed listening on {e}"))?;
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
@@ -95,6 +89,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             shared.clone(),
             UnixAcceptor(l, local.clone()),
             local,
+            None,
         ));
     }
     if let Some(pidfile) = crate::process::pidfile(&settings) {

@@ -92,6 +92,8 @@ pub struct Shared {
     interest_update: Mutex<()>,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
+    /// The TCP listeners (CONFIG SET port and bind replace them).
+    pub listeners: crate::network::TcpListeners,
     on_loglevel: crate::logging::LevelSetter,
 }
 
@@ -143,6 +145,7 @@ impl Shared {
             interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
+            listeners: Default::default(),
             on_loglevel,
         }
     }
@@ -214,6 +217,21 @@ impl Shared {
         if oom_changed {
             crate::process::apply_oom_score_adj(&next.settings())
                 .map_err(|e| ("oom-score-adj".to_string(), e))?;
+        }
+        if ["port", "bind"].iter().any(|o| next.get(o) != cfg.get(o)) {
+            // Redis's texts: the port's if it changed, else the addresses'.
+            let (name, text) = if next.get("port") != cfg.get("port") {
+                ("port", "Unable to listen on this port. Check server logs.")
+            } else {
+                ("bind", "Failed to bind to specified addresses.")
+            };
+            let s = next.settings();
+            self.listeners
+                .listen(&self.arc(), &s.bind, s.port, s.tcp_backlog)
+                .map_err(|e| {
+                    tracing::warn!("CONFIG SET {name}: could not listen on {e}");
+                    (name.to_string(), text.to_string())
+                })?;
         }
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
