@@ -1,4 +1,5 @@
-"""appendfsync always: kill -9 at random moments under concurrent writes loses no acknowledged write."""
+"""appendfsync always: kill -9 at random moments under concurrent writes loses no acknowledged
+write; CONFIG SET appendfsync switches the running log's policy."""
 
 import os
 import random
@@ -39,5 +40,49 @@ def test_kill9_keeps_every_acknowledged_write(blinkdb_binary, tmp_path):
             settle(histories, observed)
         files = len(os.listdir(os.path.join(directory, "appendonlydir")))
         print(f"{ROUNDS} rounds, {total_acked} acknowledged writes, 0 lost, {files} AOF files")
+    finally:
+        srv.stop()
+
+
+
+def test_config_set_appendfsync_at_runtime(blinkdb_binary, tmp_path):
+    """CONFIG SET appendfsync changes the policy of the running log: under `no` writes make
+    no fdatasync, under `always` each write of a lone client waits for one, and `everysec`
+    syncs by itself again (INFO persistence's aof_fsyncs counts them)."""
+    srv = start_aof_server(blinkdb_binary, str(tmp_path / "data"), "--appendfsync", "no")
+
+    def fsyncs(conn):
+        info = conn.call("INFO", "persistence").value.decode()
+        return int(info.split("aof_fsyncs:")[1].split()[0])
+
+    def writes(conn, n, prefix):
+        for i in range(n):
+            assert conn.call("SET", f"{prefix}{i}", "v").raw == b"+OK\r\n"
+
+    try:
+        with srv.connect() as conn:
+            before = fsyncs(conn)
+            writes(conn, 50, "no")
+            time.sleep(1.2)
+            assert fsyncs(conn) == before, "`no` made an fdatasync"
+            assert conn.call("CONFIG", "SET", "appendfsync", "always").raw == b"+OK\r\n"
+            assert b"always" in conn.call("CONFIG", "GET", "appendfsync").raw
+            before = fsyncs(conn)
+            writes(conn, 50, "always")
+            assert fsyncs(conn) - before >= 50, "a lone client's write under `always` waits for its own sync"
+            assert conn.call("CONFIG", "SET", "appendfsync", "no").raw == b"+OK\r\n"
+            time.sleep(0.2)  # the change's one sync
+            before = fsyncs(conn)
+            writes(conn, 50, "no2")
+            time.sleep(1.2)
+            assert fsyncs(conn) == before
+            assert conn.call("CONFIG", "SET", "appendfsync", "everysec").raw == b"+OK\r\n"
+            time.sleep(0.2)  # the change's one sync
+            before = fsyncs(conn)
+            writes(conn, 5, "everysec")
+            time.sleep(2.5)
+            assert fsyncs(conn) > before, "everysec syncs within a second"
+            assert conn.call("CONFIG", "SET", "appendfsync", "sometimes").raw.startswith(
+                b"-ERR CONFIG SET failed (possibly related to argument 'appendfsync')")
     finally:
         srv.stop()

@@ -6,6 +6,7 @@ mod common;
 mod kernel_support;
 
 mod aof_corrupt_middle;
+mod aof_fsync_change;
 mod aof_group_commit;
 mod aof_inline_sync;
 mod aof_loads_redis;

@@ -190,7 +190,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt(
         "appendfsync",
         "everysec",
-        false,
+        true,
         Kind::Enum(&["always", "everysec", "no"]),
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),

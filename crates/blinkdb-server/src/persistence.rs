@@ -42,14 +42,19 @@ impl Default for RewriteStats {
     }
 }
 
-fn aof_options(s: &Settings) -> AofOptions {
-    let mut o = AofOptions::new(s.dir.join(&s.appenddirname));
-    o.basename = s.appendfilename.clone();
-    o.fsync = match s.appendfsync.as_str() {
+/// `appendfsync`'s value as the log's policy.
+pub fn fsync_policy(appendfsync: &str) -> FsyncPolicy {
+    match appendfsync {
         "always" => FsyncPolicy::Always,
         "no" => FsyncPolicy::No,
         _ => FsyncPolicy::EverySec,
-    };
+    }
+}
+
+fn aof_options(s: &Settings) -> AofOptions {
+    let mut o = AofOptions::new(s.dir.join(&s.appenddirname));
+    o.basename = s.appendfilename.clone();
+    o.fsync = fsync_policy(&s.appendfsync);
     o.segment_size = s.segment_size.max(4096);
     o.blob_threshold = s.blob_threshold.max(1);
     o.load_truncated = s.aof_load_truncated;

@@ -233,6 +233,12 @@ impl Shared {
                     (name.to_string(), text.to_string())
                 })?;
         }
+        if next.get("appendfsync") != cfg.get("appendfsync") {
+            if let Some(log) = self.engine.log_handle() {
+                let policy = crate::persistence::fsync_policy(next.get("appendfsync"));
+                log.aof.set_fsync_policy(policy);
+            }
+        }
         let level_changed = next.get("loglevel") != cfg.get("loglevel");
         *cfg = next;
         let settings = Arc::new(cfg.settings());

@@ -32,7 +32,7 @@ mod types;
 mod writer;
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -191,6 +191,7 @@ impl Aof {
             counters: Counters::default(),
             rewriting: AtomicBool::new(false),
             append_seq: AtomicU64::new(last.seq),
+            fsync: AtomicU8::new(opts.fsync.to_u8()),
             opts,
         });
         inner.drop_history();
@@ -242,7 +243,7 @@ impl Aof {
     /// Under `appendfsync always`, resolves once an fdatasync covering `lsn` finished (one
     /// sync thread; all waiters share each sync). Under `everysec`/`no` it only commits.
     pub async fn wait_synced(&self, lsn: Lsn) -> Result<()> {
-        if self.inner.opts.fsync != FsyncPolicy::Always {
+        if self.inner.fsync() != FsyncPolicy::Always {
             return self.commit(lsn);
         }
         self.syncer.wait_synced(&self.inner, lsn).await
@@ -253,7 +254,7 @@ impl Aof {
     /// that sync, which may cover `lsn`), otherwise a write(). A connection thread calls
     /// it once for all the replies it has ready, like Redis before it sends them.
     pub async fn flush_inline(&self, lsn: Lsn) -> Result<()> {
-        if self.inner.opts.fsync != FsyncPolicy::Always {
+        if self.inner.fsync() != FsyncPolicy::Always {
             return self.commit(lsn);
         }
         self.syncer.sync_inline(&self.inner, lsn).await
@@ -301,7 +302,7 @@ impl Aof {
     /// Writes everything appended so far and, unless `appendfsync no`,
     /// fdatasyncs it (graceful shutdown, SHUTDOWN).
     pub fn flush_all(&self) -> Result<()> {
-        match self.inner.opts.fsync {
+        match self.inner.fsync() {
             FsyncPolicy::No => {
                 let end = self.inner.append.lock().end_lsn();
                 self.inner.commit(end)
@@ -315,9 +316,34 @@ impl Aof {
         self.inner.counters.total_size.load(Ordering::Relaxed)
     }
 
-    /// The fsync policy this log runs with.
+    /// The fsync policy this log runs with now.
     pub fn fsync_policy(&self) -> FsyncPolicy {
-        self.inner.opts.fsync
+        self.inner.fsync()
+    }
+
+    /// Changes the fsync policy while the log runs (CONFIG SET appendfsync). The sync
+    /// thread syncs once at the change, so a waiter of `always` is never left waiting
+    /// under `no`. Leaving `no`, the incr files rotated out meanwhile, never synced, are
+    /// queued for the next sync.
+    pub fn set_fsync_policy(&self, policy: FsyncPolicy) {
+        let old = FsyncPolicy::from_u8(self.inner.fsync.swap(policy.to_u8(), Ordering::AcqRel));
+        if old == policy {
+            return;
+        }
+        if old == FsyncPolicy::No {
+            let mut w = self.inner.writer.lock();
+            let current = w.file_seq;
+            let rotated: Vec<_> = self
+                .inner
+                .files
+                .read()
+                .iter()
+                .filter(|(id, _)| !id.is_base() && id.seq() < current)
+                .map(|(_, f)| f.clone())
+                .collect();
+            w.unsynced_old.extend(rotated);
+        }
+        self.syncer.policy_changed();
     }
 
     /// Starts a rewrite: appends move to a fresh incr file; stream the compact keyspace
@@ -403,7 +429,7 @@ impl Aof {
         if !self.inner.append.lock().loaded {
             return Ok(());
         }
-        match self.inner.opts.fsync {
+        match self.inner.fsync() {
             FsyncPolicy::No => {
                 let end = self.inner.append.lock().end_lsn();
                 self.inner.commit(end)

@@ -13,6 +13,24 @@ pub enum FsyncPolicy {
     No,
 }
 
+impl FsyncPolicy {
+    pub(crate) fn to_u8(self) -> u8 {
+        match self {
+            FsyncPolicy::Always => 0,
+            FsyncPolicy::EverySec => 1,
+            FsyncPolicy::No => 2,
+        }
+    }
+
+    pub(crate) fn from_u8(v: u8) -> FsyncPolicy {
+        match v {
+            0 => FsyncPolicy::Always,
+            1 => FsyncPolicy::EverySec,
+            _ => FsyncPolicy::No,
+        }
+    }
+}
+
 /// Options for [`super::Aof::open`].
 #[derive(Debug, Clone)]
 pub struct AofOptions {
@@ -20,6 +38,7 @@ pub struct AofOptions {
     pub dir: PathBuf,
     /// Redis `appendfilename`; file names derive from it (`appendonly.aof.1.incr.aof`).
     pub basename: String,
+    /// The policy at open; `Aof::set_fsync_policy` changes it while the log runs.
     pub fsync: FsyncPolicy,
     /// An incr file is closed and a new one started once it reaches this many bytes.
     pub segment_size: u64,

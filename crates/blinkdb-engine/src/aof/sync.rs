@@ -56,6 +56,8 @@ impl Failure {
 struct Request {
     wanted: u64,
     shutdown: bool,
+    /// Set by a change of policy: the thread syncs once and follows the new one.
+    policy_changed: bool,
 }
 
 pub(crate) struct Syncer {
@@ -76,43 +78,61 @@ impl Syncer {
         })
     }
 
+    /// Starts the thread, whatever the policy: CONFIG SET appendfsync may change it later.
     pub fn spawn(self: &Arc<Self>, inner: Arc<Inner>) -> Option<JoinHandle<()>> {
-        let policy = inner.opts.fsync;
-        if policy == FsyncPolicy::No {
-            return None;
-        }
         let me = self.clone();
         let handle = std::thread::Builder::new()
             .name("aof-fsync".into())
-            .spawn(move || me.run(&inner, policy))
+            .spawn(move || me.run(&inner))
             .expect("spawn aof-fsync thread");
         Some(handle)
     }
 
-    fn run(&self, inner: &Inner, policy: FsyncPolicy) {
+    /// Wakes the thread to sync once and follow the policy now in `Inner`.
+    pub fn policy_changed(&self) {
+        self.request.lock().policy_changed = true;
+        self.wake.notify_all();
+    }
+
+    fn run(&self, inner: &Inner) {
         loop {
+            let policy;
             {
                 let mut req = self.request.lock();
-                match policy {
-                    FsyncPolicy::Always => {
-                        while !req.shutdown
-                            && req.wanted <= inner.synced_lsn.load(Ordering::Acquire)
-                        {
+                loop {
+                    if req.shutdown {
+                        return;
+                    }
+                    if std::mem::take(&mut req.policy_changed) {
+                        // Whatever the new policy, one sync now: waiters of `always`
+                        // are answered, and bytes of a `no` period reach the disk.
+                        policy = None;
+                        break;
+                    }
+                    match inner.fsync() {
+                        FsyncPolicy::Always => {
+                            if req.wanted > inner.synced_lsn.load(Ordering::Acquire) {
+                                policy = Some(FsyncPolicy::Always);
+                                break;
+                            }
                             self.wake.wait(&mut req);
                         }
-                    }
-                    _ => {
-                        if !req.shutdown {
-                            self.wake.wait_for(&mut req, Duration::from_secs(1));
+                        FsyncPolicy::EverySec => {
+                            let timed_out = self
+                                .wake
+                                .wait_for(&mut req, Duration::from_secs(1))
+                                .timed_out();
+                            if timed_out && inner.fsync() == FsyncPolicy::EverySec {
+                                policy = Some(FsyncPolicy::EverySec);
+                                break;
+                            }
                         }
+                        FsyncPolicy::No => self.wake.wait(&mut req),
                     }
-                }
-                if req.shutdown {
-                    return;
                 }
             }
             let failed = self.sync_and_publish(inner, self.syncing.lock()).is_err();
-            if failed && policy == FsyncPolicy::Always {
+            if failed && policy == Some(FsyncPolicy::Always) {
                 // Avoid a hot loop while the disk keeps failing.
                 std::thread::sleep(Duration::from_millis(100));
             }

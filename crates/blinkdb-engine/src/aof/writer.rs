@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -121,6 +121,8 @@ pub(crate) struct Counters {
 
 pub(crate) struct Inner {
     pub opts: AofOptions,
+    /// The fsync policy now (`FsyncPolicy::to_u8`): CONFIG SET appendfsync changes it.
+    pub fsync: AtomicU8,
     pub storage: Arc<dyn Storage>,
     pub append: Mutex<AppendState>,
     pub writer: Mutex<WriterState>,
@@ -138,6 +140,10 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    pub fn fsync(&self) -> FsyncPolicy {
+        FsyncPolicy::from_u8(self.fsync.load(Ordering::Acquire))
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.opts.dir.join(name)
     }
@@ -255,7 +261,7 @@ impl Inner {
         next.persist(&*self.storage, &self.opts.dir, &self.opts.basename)?;
         w.manifest = next;
         if let Some(old) = w.file.replace(file.clone()) {
-            if self.opts.fsync != FsyncPolicy::No {
+            if self.fsync() != FsyncPolicy::No {
                 w.unsynced_old.push(old);
             }
         }
