@@ -116,6 +116,15 @@ def start_writers(port, histories, count, seed, prefix="", depths=(1,), **kwargs
     return stop, writers
 
 
+def wait_for_first_ack(writers, timeout=15.0):
+    """Waits until some writer had a write acknowledged: on a loaded machine the first
+    `appendfsync always` ack after a restart can take longer than a kill's random delay."""
+    deadline = time.monotonic() + timeout
+    while not any(w.acked for w in writers):
+        assert time.monotonic() < deadline, "no write was acknowledged"
+        time.sleep(0.01)
+
+
 def stop_writers(stop, writers, allow_refusals=False):
     stop.set()
     for writer in writers:
