@@ -102,7 +102,7 @@ impl Server {
             .map(|o| (o.name.to_string(), validate(o, o.default).expect("default")))
             .collect();
         pairs.extend(BOUNDED.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        self.shared.config_set(&pairs).expect("defaults");
+        self.shared.config_set(&pairs, true).expect("defaults");
     }
 
     /// Puts back the memory bounds a CONFIG SET may have lifted.
@@ -111,7 +111,7 @@ impl Server {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        self.shared.config_set(&pairs).expect("bounded settings");
+        self.shared.config_set(&pairs, true).expect("bounded settings");
     }
 }
 

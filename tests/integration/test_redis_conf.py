@@ -279,3 +279,36 @@ def test_config_set_port_and_bind_as_redis(pair):
         assert both(pair, "PING") == [b"+PONG\r\n"] * 2
     finally:
         busy.close()
+
+
+def test_protected_configs_as_redis(blinkdb_binary, tmp_path):
+    """dir and dbfilename are protected: refused with Redis's text unless
+    enable-protected-configs allows them; allowed, dbfilename moves SAVE's file, and dir,
+    which BlinkDB fixes at start, says so."""
+    conf = stock_copy(tmp_path)
+    for allow in ("no", "yes"):
+        servers = [start(binary, conf, str(tmp_path / f"{name}-{allow}"),
+                         "--enable-protected-configs", allow)
+                   for name, binary in (("blinkdb", blinkdb_binary), ("oracle", ORACLE_BIN))]
+        try:
+            assert both(servers, "CONFIG", "GET", "enable-protected-configs") == \
+                [b"*2\r\n$24\r\nenable-protected-configs\r\n$%d\r\n%s\r\n" % (len(allow), allow.encode())] * 2
+            ours, theirs = both(servers, "CONFIG", "SET", "dbfilename", "other.rdb")
+            assert ours == theirs
+            if allow == "no":
+                assert ours == b"-ERR CONFIG SET failed (possibly related to argument " \
+                    b"'dbfilename') - can't set protected config\r\n"
+                assert both(servers, "CONFIG", "SET", "dir", "/tmp")[0] == ours.replace(
+                    b"dbfilename", b"dir")
+                continue
+            assert ours == b"+OK\r\n"
+            assert both(servers, "SET", "k", "v") == [b"+OK\r\n"] * 2
+            assert both(servers, "SAVE") == [b"+OK\r\n"] * 2
+            for srv in servers:
+                assert os.path.exists(os.path.join(srv.dir, "other.rdb"))
+            mine = both(servers, "CONFIG", "SET", "dir", "/tmp")[0]
+            assert mine == b"-ERR CONFIG SET failed (possibly related to argument 'dir') - " \
+                b"can't set immutable config\r\n"
+        finally:
+            for srv in servers:
+                srv.stop()

@@ -195,7 +195,7 @@ pub static OPTIONS: &[OptionDef] = &[
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),
     opt("appendfilename", "appendonly.aof", false, Kind::Str),
-    opt("dbfilename", "dump.rdb", false, Kind::Str),
+    opt("dbfilename", "dump.rdb", true, Kind::Str),
     opt("rdbcompression", "yes", true, Kind::Bool),
     opt("rdbchecksum", "yes", true, Kind::Bool),
     opt("segment-size", "64mb", false, Kind::Memory(0, SEGMENT_MAX)),
@@ -360,7 +360,17 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         Kind::Enum(&["no", "yes", "local"]),
     ),
+    opt(
+        "enable-protected-configs",
+        "no",
+        false,
+        Kind::Enum(&["no", "yes", "local"]),
+    ),
 ];
+
+/// Options CONFIG SET changes only as `enable-protected-configs` allows, as in
+/// Redis (`dir` stays fixed at start in BlinkDB even then).
+pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
 
 /// Older names Redis still accepts for an option.
 const ALIASES: &[(&str, &str)] = &[
@@ -854,6 +864,7 @@ impl Config {
             latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
                 .unwrap_or_default(),
             enable_debug_command: self.get("enable-debug-command").to_string(),
+            enable_protected_configs: self.get("enable-protected-configs").to_string(),
             daemonize: self.flag("daemonize"),
             oom_score_adj: self.get("oom-score-adj").to_string(),
             oom_score_adj_values: crate::process::parse_oom_values(
@@ -1041,6 +1052,8 @@ pub struct Settings {
     pub latency_percentiles: Vec<f64>,
     /// no, yes or local (from loopback and unix-socket clients only).
     pub enable_debug_command: String,
+    /// `no`, `yes` or `local`: who may CONFIG SET the `PROTECTED` options.
+    pub enable_protected_configs: String,
     /// Fork to the background at start (process.rs).
     pub daemonize: bool,
     /// no, yes/relative or absolute: how `oom_score_adj_values` are written.

@@ -59,11 +59,24 @@ struct Open {
 }
 
 impl TcpListeners {
+    /// The first listeners, at start-up: accept loops run on the calling
+    /// runtime, then and after every later `listen`.
+    pub fn start(
+        &self,
+        shared: &Arc<Shared>,
+        bind: &[String],
+        port: u16,
+        backlog: u32,
+    ) -> Result<Vec<String>, String> {
+        self.0.lock().runtime = Some(tokio::runtime::Handle::current());
+        self.listen(shared, bind, port, backlog)
+    }
+
     /// Listens on every address of `bind` at `port` (none for port 0),
     /// closing the listeners of addresses no longer wanted; returns the
     /// addresses now listened on. An address with a `-` prefix that this host
-    /// lacks is skipped, as in Redis. The first call, at start-up, fixes the
-    /// runtime that accept loops run on.
+    /// lacks is skipped, as in Redis. A server that never started listening
+    /// (the fuzzing harness) refuses, before binding anything.
     pub fn listen(
         &self,
         shared: &Arc<Shared>,
@@ -72,10 +85,9 @@ impl TcpListeners {
         backlog: u32,
     ) -> Result<Vec<String>, String> {
         let mut open = self.0.lock();
-        let runtime = open
-            .runtime
-            .get_or_insert_with(tokio::runtime::Handle::current)
-            .clone();
+        let Some(runtime) = open.runtime.clone() else {
+            return Err("this server has no listeners".into());
+        };
         let wanted: Vec<&String> = if port == 0 {
             vec![]
         } else {

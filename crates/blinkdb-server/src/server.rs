@@ -78,7 +78,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
 
     let mut listening = shared
         .listeners
-        .listen(&shared, &settings.bind, settings.port, settings.tcp_backlog)
+        .start(&shared, &settings.bind, settings.port, settings.tcp_backlog)
         .map_err(|e| format!("Failed listening on {e}"))?;
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)

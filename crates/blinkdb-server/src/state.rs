@@ -197,8 +197,13 @@ impl Shared {
         self.settings_version.fetch_add(1, Ordering::Release);
     }
 
-    /// Applies CONFIG SET pairs all-or-nothing.
-    pub fn config_set(&self, pairs: &[(String, String)]) -> Result<(), (String, String)> {
+    /// Applies CONFIG SET pairs all-or-nothing; `protected_ok`: the client may
+    /// change the `config::PROTECTED` options.
+    pub fn config_set(
+        &self,
+        pairs: &[(String, String)],
+        protected_ok: bool,
+    ) -> Result<(), (String, String)> {
         // A parameter named twice is refused, as in Redis (which lets an
         // alias and its name through together).
         for (i, (k, _)) in pairs.iter().enumerate() {
@@ -209,6 +214,9 @@ impl Shared {
         let mut cfg = self.config.write();
         let mut next = cfg.clone();
         for (k, v) in pairs {
+            if !protected_ok && crate::config::PROTECTED.contains(&k.as_str()) {
+                return Err((k.clone(), "can't set protected config".into()));
+            }
             next.set_runtime(k, v).map_err(|e| (k.clone(), e))?;
         }
         let oom_changed = ["oom-score-adj", "oom-score-adj-values"]

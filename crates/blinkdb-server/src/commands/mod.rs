@@ -383,7 +383,14 @@ pub(crate) fn after_call(
 
 /// `enable-debug-command`: yes, or local for a loopback or unix-socket client.
 fn debug_allowed(shared: &Shared, client: &mut Client) -> bool {
-    match client.settings(shared).enable_debug_command.as_str() {
+    let setting = client.settings(shared).enable_debug_command.clone();
+    allows(&setting, client)
+}
+
+/// What `enable-debug-command` and `enable-protected-configs` say for this
+/// client: yes, or local for a loopback or unix-socket client.
+pub fn allows(setting: &str, client: &Client) -> bool {
+    match setting {
         "yes" => true,
         "local" => client.info.peer.is_local(),
         _ => false,

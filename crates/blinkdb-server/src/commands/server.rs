@@ -46,7 +46,13 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                     )
                 })
                 .collect();
-            match ctx.shared.config_set(&pairs) {
+            let protected = ctx
+                .client
+                .settings(ctx.shared)
+                .enable_protected_configs
+                .clone();
+            let protected_ok = super::allows(&protected, ctx.client);
+            match ctx.shared.config_set(&pairs, protected_ok) {
                 Ok(()) => ctx.out.ok(),
                 Err((name, e)) if e == "unknown" => ctx.out.error(&format!(
                     "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
