@@ -174,3 +174,32 @@ def test_clients_taking_turns_stop_polling_and_one_client_resumes_it(server_fact
     finally:
         for c in conns:
             c.close()
+
+
+def test_config_set_changes_the_window_of_running_threads(server_factory):
+    """CONFIG SET busy-poll-us reaches threads that are already serving: 0 stops polling
+    (INFO's busy_poll_polls stands still), a window starts it again, as at start."""
+    srv = server_factory("--busy-poll-us", "0")
+
+    def polls(c):
+        info = c.call("INFO", "stats").value.decode()
+        return int(info.split("busy_poll_polls:")[1].split()[0])
+
+    with srv.connect() as c:
+        before = polls(c)
+        for _ in range(100):
+            c.call("PING")
+        assert polls(c) == before, "busy-poll-us 0 polled"
+        assert c.call("CONFIG", "SET", "busy-poll-us", "20000").value == b"OK"
+        assert plain((lambda r: (r.kind, r.value))(c.call("CONFIG", "GET", "busy-poll-us"))) == \
+            [b"busy-poll-us", b"20000"]
+        before = polls(c)
+        for _ in range(100):
+            c.call("PING")
+        assert polls(c) - before >= 50, "a 20 ms window polls after each ping-pong reply"
+        assert c.call("CONFIG", "SET", "busy-poll-us", "0").value == b"OK"
+        c.call("PING")
+        before = polls(c)
+        for _ in range(100):
+            c.call("PING")
+        assert polls(c) == before

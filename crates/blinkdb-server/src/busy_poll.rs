@@ -214,12 +214,25 @@ pub fn register(fd: RawFd) {
     unsafe { libc::epoll_ctl(ep, libc::EPOLL_CTL_ADD, fd, &mut ev) };
 }
 
+/// `busy-poll-us`, which CONFIG SET changes while the threads run (0: never poll).
+static WINDOW_US: AtomicU64 = AtomicU64::new(0);
+
+pub fn set_window(us: u64) {
+    WINDOW_US.store(us, Ordering::Relaxed);
+}
+
+fn window() -> Duration {
+    Duration::from_micros(WINDOW_US.load(Ordering::Relaxed))
+}
+
 /// Called by tokio just before this thread parks: while polling pays (see
 /// `Governor`), returns as soon as one of its sockets is readable, another
-/// thread queued work for it, or `budget` passed; otherwise at once.
-pub fn before_park(budget: Duration, handle: &tokio::runtime::Handle) {
+/// thread queued work for it, or the `busy-poll-us` window passed; otherwise
+/// at once.
+pub fn before_park(handle: &tokio::runtime::Handle) {
+    let budget = window();
     let ep = SET.with(Cell::get);
-    if ep < 0 {
+    if ep < 0 || budget.is_zero() {
         return;
     }
     match READS.with(|r| r.replace(0)) {
@@ -253,7 +266,8 @@ pub fn before_park(budget: Duration, handle: &tokio::runtime::Handle) {
 
 /// Called by tokio when this thread wakes: a sleep without polling tells the
 /// governor how soon work came.
-pub fn after_unpark(budget: Duration) {
+pub fn after_unpark() {
+    let budget = window();
     if let Some(since) = ASLEEP_SINCE.with(|a| a.take()) {
         let mut governor = GOVERNOR.with(Cell::get);
         governor.slept(since.elapsed(), budget);

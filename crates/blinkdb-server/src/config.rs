@@ -70,7 +70,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("tcp-backlog", "511", false, Kind::Int(0, i32::MAX as i64)),
     opt("tcp-keepalive", "300", true, Kind::Int(0, i32::MAX as i64)),
     opt("io-threads", "0", false, Kind::Int(0, 1024)),
-    opt("busy-poll-us", "50", false, Kind::Int(0, 1_000_000)),
+    opt("busy-poll-us", "50", true, Kind::Int(0, 1_000_000)),
     opt("unixsocket", "", false, Kind::Str),
     opt("unixsocketperm", "0", false, Kind::Octal),
     opt("proto-max-bulk-len", "512mb", true, Kind::Memory(MIB, I64)),

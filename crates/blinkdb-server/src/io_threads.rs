@@ -42,6 +42,7 @@ static POOL: OnceLock<Pool> = OnceLock::new();
 /// Starts `n` connection threads (once per process), each polling its sockets
 /// for up to `busy_poll` before it sleeps (`busy_poll.rs`).
 pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
+    crate::busy_poll::set_window(busy_poll.as_micros() as u64);
     let mut threads = Vec::with_capacity(n);
     for i in 0..n.max(1) {
         let (tx, rx) = unbounded_channel();
@@ -50,14 +51,13 @@ pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
         // The blocking pool reads large values for replies (`connection.rs`): up
         // to this many at once per connection thread, the rest queue.
         builder.max_blocking_threads(16);
-        if !busy_poll.is_zero() {
-            builder.on_thread_park(move || {
-                if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                    crate::busy_poll::before_park(busy_poll, &handle);
-                }
-            });
-            builder.on_thread_unpark(move || crate::busy_poll::after_unpark(busy_poll));
-        }
+        // Installed even with busy-poll-us 0, which CONFIG SET may change.
+        builder.on_thread_park(|| {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                crate::busy_poll::before_park(&handle);
+            }
+        });
+        builder.on_thread_unpark(crate::busy_poll::after_unpark);
         let runtime = builder.build()?;
         std::thread::Builder::new()
             .name(format!("blinkdb-io-{i}"))

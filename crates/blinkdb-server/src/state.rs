@@ -241,6 +241,9 @@ impl Shared {
                     (name.to_string(), text.to_string())
                 })?;
         }
+        if next.get("busy-poll-us") != cfg.get("busy-poll-us") {
+            crate::busy_poll::set_window(next.settings().busy_poll_us);
+        }
         if next.get("appendfsync") != cfg.get("appendfsync") {
             if let Some(log) = self.engine.log_handle() {
                 let policy = crate::persistence::fsync_policy(next.get("appendfsync"));
