@@ -88,3 +88,32 @@ def test_blinkdb_replica_of_redis_master_is_promoted(tmp_path):
         rc.close()
     finally:
         stop_all(ours + theirs)
+
+
+def test_announced_ports_follow_config_set(tmp_path):
+    """CONFIG SET cluster-announce-port / -bus-port on a BlinkDB node reaches its own
+    CLUSTER NODES and, through the bus, redis-server nodes; 0 goes back to the ports it
+    serves on (Redis's clusterUpdateMyselfAnnouncedPorts)."""
+    theirs = redis_nodes(tmp_path, 2)
+    ours = blinkdb_nodes(tmp_path, 1)
+    try:
+        create(theirs + ours)
+        me = myid(ours[0])
+        real = f"127.0.0.1:{ours[0].port}@{ours[0].port + 10000}"
+
+        def seen_by(srv):
+            return node_lines(srv)[me][1].split(",")[0]
+
+        assert seen_by(ours[0]) == real
+        assert call(ours[0], "CONFIG", "SET", "cluster-announce-port", "7777",
+                    "cluster-announce-bus-port", "17777").value == b"OK"
+        for srv in ours + theirs:
+            wait_until(lambda srv=srv: seen_by(srv) == "127.0.0.1:7777@17777",
+                       what=f"node {srv.port} sees the announced ports")
+        assert call(ours[0], "CONFIG", "SET", "cluster-announce-port", "0",
+                    "cluster-announce-bus-port", "0").value == b"OK"
+        for srv in ours + theirs:
+            wait_until(lambda srv=srv: seen_by(srv) == real,
+                       what=f"node {srv.port} sees the served ports again")
+    finally:
+        stop_all(ours + theirs)

@@ -961,8 +961,11 @@ async fn cron(shared: Arc<Shared>) {
         let now = now();
         let timeout = opts.node_timeout_ms;
         let mut connect = Vec::new();
+        let announced = opts.announced_ports(shared.settings().port, cluster.cport);
         {
             let mut st = cluster.state.write();
+            let me = st.me_mut();
+            (me.port, me.cport) = announced;
             let handshake_timeout = timeout.max(1000);
             let expired: Vec<Name> = st
                 .nodes

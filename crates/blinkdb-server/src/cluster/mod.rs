@@ -368,6 +368,18 @@ pub struct Options {
 }
 
 impl Options {
+    /// The data and bus ports this node announces (Redis's deriveAnnouncedPorts):
+    /// cluster-announce-port and -bus-port, where set, else the ports it serves
+    /// on. The bus cron applies them, so CONFIG SET of either, or of `port`,
+    /// reaches the other nodes.
+    pub fn announced_ports(&self, port: u16, bus_port: u16) -> (u16, u16) {
+        let pick = |announced: u16, own: u16| if announced != 0 { announced } else { own };
+        (
+            pick(self.announce_port, port),
+            pick(self.announce_bus_port, bus_port),
+        )
+    }
+
     pub fn from_config(c: &crate::config::Config) -> Options {
         let int = |n: &str| c.get(n).parse::<i64>().unwrap_or(0);
         Options {
@@ -433,16 +445,7 @@ impl Cluster {
         };
         {
             let me = state.me_mut();
-            me.port = if opts.announce_port != 0 {
-                opts.announce_port
-            } else {
-                port
-            };
-            me.cport = if opts.announce_bus_port != 0 {
-                opts.announce_bus_port
-            } else {
-                cport
-            };
+            (me.port, me.cport) = opts.announced_ports(port, cport);
             if !opts.announce_ip.is_empty() {
                 me.ip = opts.announce_ip.clone();
             }
