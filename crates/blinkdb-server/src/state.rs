@@ -219,21 +219,22 @@ impl Shared {
             }
             next.set_runtime(k, v).map_err(|e| (k.clone(), e))?;
         }
-        let oom_changed = ["oom-score-adj", "oom-score-adj-values"]
-            .iter()
-            .any(|o| next.get(o) != cfg.get(o));
-        if oom_changed {
-            crate::process::apply_oom_score_adj(&next.settings())
+        // The typed settings of the new values, made once: the steps that can
+        // fail come first, then those that cannot, then the commit.
+        let settings = Arc::new(next.settings());
+        let changed = |o: &str| next.get(o) != cfg.get(o);
+        if changed("oom-score-adj") || changed("oom-score-adj-values") {
+            crate::process::apply_oom_score_adj(&settings)
                 .map_err(|e| ("oom-score-adj".to_string(), e))?;
         }
-        if ["port", "bind"].iter().any(|o| next.get(o) != cfg.get(o)) {
+        if changed("port") || changed("bind") {
             // Redis's texts: the port's if it changed, else the addresses'.
-            let (name, text) = if next.get("port") != cfg.get("port") {
+            let (name, text) = if changed("port") {
                 ("port", "Unable to listen on this port. Check server logs.")
             } else {
                 ("bind", "Failed to bind to specified addresses.")
             };
-            let s = next.settings();
+            let s = &settings;
             self.listeners
                 .listen(&self.arc(), &s.bind, s.port, s.tcp_backlog)
                 .map_err(|e| {
@@ -241,18 +242,17 @@ impl Shared {
                     (name.to_string(), text.to_string())
                 })?;
         }
-        if next.get("busy-poll-us") != cfg.get("busy-poll-us") {
-            crate::busy_poll::set_window(next.settings().busy_poll_us);
+        if changed("busy-poll-us") {
+            crate::busy_poll::set_window(settings.busy_poll_us);
         }
-        if next.get("appendfsync") != cfg.get("appendfsync") {
+        if changed("appendfsync") {
             if let Some(log) = self.engine.log_handle() {
-                let policy = crate::persistence::fsync_policy(next.get("appendfsync"));
+                let policy = crate::persistence::fsync_policy(&settings.appendfsync);
                 log.aof.set_fsync_policy(policy);
             }
         }
-        let level_changed = next.get("loglevel") != cfg.get("loglevel");
+        let level_changed = changed("loglevel");
         *cfg = next;
-        let settings = Arc::new(cfg.settings());
         *self.settings.write() = settings.clone();
         self.settings_version.fetch_add(1, Ordering::Release);
         self.apply_notify_settings(&settings);
