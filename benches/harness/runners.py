@@ -12,7 +12,7 @@ import resource
 import subprocess
 
 from . import servercpu, servers
-from .resp import brief, is_unsupported
+from .resp import ReplyError, brief, is_unsupported
 
 
 class NotApplicable(Exception):
@@ -21,6 +21,19 @@ class NotApplicable(Exception):
 
 class ToolError(Exception):
     """A load tool failed for a reason other than a missing feature."""
+
+
+def send_all(server, commands, step=20):
+    """Sends `commands` to `server`, pipelined `step` at a time; an error reply makes the
+    cell not applicable (a server without the command)."""
+    try:
+        with server.client() as client:
+            for start in range(0, len(commands), step):
+                for reply in client.pipeline(commands[start:start + step]):
+                    if isinstance(reply, ReplyError):
+                        raise reply
+    except ReplyError as e:
+        raise NotApplicable(brief(e))
 
 
 def measure(value, p50=None, p99=None):

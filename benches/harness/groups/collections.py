@@ -4,8 +4,7 @@ c50 P1 and P16 (5x the requests at P16), and RSS per member of a 1M-member hash,
 one short field each (`XADD c * f v:123456`, pipelined 1000 at a time). Persistence off, as the
 memory cells need. A server without a command shows n/a for its cell."""
 from ..context import persistence_label, running
-from ..resp import ReplyError, brief
-from ..runners import NotApplicable
+from ..runners import NotApplicable, send_all
 from .redisbench import test_cells
 
 GROUP = "collections"
@@ -34,15 +33,7 @@ def build(kind, members):
 def rss_per_member(server, kind, members):
     before = server.rss_kb()
     commands = list(build(kind, members))
-    try:
-        with server.client() as client:
-            step = BATCH if kind == "stream" else 20
-            for start in range(0, len(commands), step):
-                for reply in client.pipeline(commands[start:start + step]):
-                    if isinstance(reply, ReplyError):
-                        raise reply
-    except ReplyError as e:
-        raise NotApplicable(brief(e))
+    send_all(server, commands, step=BATCH if kind == "stream" else 20)
     return {"value": (server.rss_kb() - before) * 1024 / members, "p50": None, "p99": None}
 
 

@@ -9,25 +9,12 @@ the rounds' own ratios (a round runs both servers back to back) with a sign-test
 at least 95% (cells.py)."""
 from ..cells import alternate, pick
 from ..context import persistence_label, running
-from ..resp import ReplyError, brief
-from ..runners import NotApplicable, loadgen, loadgen_measure
+from ..runners import NotApplicable, loadgen, loadgen_measure, send_all
 from . import collection_ops, redisbench
 
 GROUP = "p1"
 MIN_ROUNDS = 15
 HLL_CELLS = [c for c in collection_ops.CELLS if c[1].startswith(("PFADD", "PFCOUNT"))]
-
-
-def build_hll(server):
-    """The HyperLogLog PFCOUNT reads: collection_ops's 1000 elements."""
-    try:
-        with server.client() as client:
-            reply, = client.pipeline([["PFADD", "bench:hll"] +
-                                      ["e:%d" % i for i in range(collection_ops.BATCH)]])
-            if isinstance(reply, ReplyError):
-                raise reply
-    except ReplyError as e:
-        raise NotApplicable(brief(e))
 
 
 def run(ctx):
@@ -44,7 +31,7 @@ def run(ctx):
         for label, server in servers:
             try:
                 if not isinstance(server, str):
-                    build_hll(server)
+                    send_all(server, [collection_ops.HLL_FILL])
                 ready.append((label, server))
             except NotApplicable as e:
                 ready.append((label, "n/a (%s)" % e))
