@@ -409,8 +409,8 @@ pub struct Cluster {
     pub state: RwLock<State>,
     /// nodes.conf.
     pub path: PathBuf,
-    /// The data port and bus port this node listens on.
-    pub port: u16,
+    /// The bus port this node listens on (the data port is `port`'s, which
+    /// CONFIG SET may change).
     pub cport: u16,
     /// Wakes the bus (a MEET to start, a broadcast to send).
     pub bus_wake: tokio::sync::Notify,
@@ -454,7 +454,6 @@ impl Cluster {
         let cluster = Cluster {
             state: RwLock::new(state),
             path,
-            port,
             cport,
             bus_wake: tokio::sync::Notify::new(),
             links: bus::Links::default(),
