@@ -58,9 +58,11 @@ pub struct Usage {
     /// allocated (it is dropped past 1 MB): `rbs=` and `rbp=`.
     reply_cap: AtomicU64,
     reply_peak: AtomicU64,
-    /// Reply bytes the socket has not taken yet (a client that reads slowly):
-    /// `obl=`, part of `omem=`, and `events=rw` while it lasts.
+    /// Reply bytes the socket has not taken yet (a client that reads slowly,
+    /// or pipelines before it reads: `output.rs`), and the chunks they are
+    /// queued in: `obl=`/`oll=`, part of `omem=`, and `events=rw` while they last.
     reply_pending: AtomicU64,
+    reply_chunks: AtomicU64,
 }
 
 impl Usage {
@@ -86,8 +88,9 @@ impl Usage {
         self.reply_peak.store(peak, Ordering::Relaxed);
     }
 
-    pub fn set_reply_pending(&self, bytes: usize) {
+    pub fn set_reply_pending(&self, bytes: usize, chunks: usize) {
         self.reply_pending.store(bytes as u64, Ordering::Relaxed);
+        self.reply_chunks.store(chunks as u64, Ordering::Relaxed);
     }
 
     fn in_multi(&self) -> bool {
@@ -360,8 +363,16 @@ impl ClientInfo {
         let u = &self.usage;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let (queued, multi_mem, argv_mem) = (load(&u.multi), load(&u.multi_mem), load(&u.argv_mem));
-        let (obl, messages) = (load(&u.reply_pending), self.queued_messages());
-        let omem = obl + messages;
+        let (pending, messages) = (load(&u.reply_pending), self.queued_messages());
+        let omem = pending + messages;
+        // As Redis's: the first 16 KB sit in the client's fixed buffer (`obl`),
+        // the rest in its reply list (`oll` nodes); waiting messages are one more.
+        let obl = pending.min(16 * 1024);
+        let oll = if pending > obl {
+            load(&u.reply_chunks).max(1)
+        } else {
+            0
+        } + (messages > 0) as u64;
         let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
         let tot_mem = omem + self.memory_besides_output();
         format!(
@@ -386,10 +397,10 @@ impl ClientInfo {
             load(&u.reply_cap),
             load(&u.reply_peak),
             obl,
-            (messages > 0) as u8,
+            oll,
             omem,
             tot_mem,
-            if obl > 0 { "rw" } else { "r" },
+            if pending > 0 { "rw" } else { "r" },
             self.last_cmd_name(),
             self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),

@@ -1,17 +1,18 @@
 //! One client connection: read what is there, run every complete command,
-//! then write all replies at once (pipelining never flushes per reply).
+//! then write all replies at once (pipelining never flushes per reply). What
+//! the socket does not take waits in the output queue (`output.rs`) while the
+//! connection goes on reading and running commands.
 
 use crate::blocking::Outcome;
 use crate::client::{Block, Client, ClientInfo};
 use crate::commands::{dispatch, paused};
+use crate::output::OutputQueue;
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
-use blinkdb_engine::aof::{AofError, BlobSource};
-use blinkdb_engine::engine::blob_read_error;
+use blinkdb_engine::aof::AofError;
 use bytes::{Buf, BytesMut};
-use std::collections::VecDeque;
 use std::future::Future;
-use std::io::{self, IoSlice};
+use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -48,7 +49,8 @@ pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
 
     /// Writes what the socket takes now, or fails with `WouldBlock`: one
     /// `sendto`, without a future or a select around it. A reply batch almost
-    /// always fits the socket buffer, so this is the whole send.
+    /// always fits the socket buffer, so this is the whole send; the rest
+    /// waits in the output queue.
     fn write_now(&mut self, buf: &[u8]) -> io::Result<usize> {
         let mut cx = Context::from_waker(Waker::noop());
         match std::pin::Pin::new(&mut *self).poll_write(&mut cx, buf) {
@@ -200,6 +202,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut parser = RequestParser::default();
     let mut inbuf = BytesMut::new();
     let mut out = Out::new(2);
+    let mut queue = OutputQueue::new(info.clone());
     // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
     let mut logged_replies = Vec::new();
     // When this client's replies went over the soft output limit (0: they are not).
@@ -227,7 +230,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             // each keep one waker slot that a poll refreshes in place.
             // Shutdown and CLIENT KILL both arrive through the kill signal; so
             // does the news that another connection made this client's inbox.
-            let (socket, info, idle) = (&mut sock, &*info, &mut idle);
+            // Replies waiting for the socket are written as it takes them,
+            // while the connection also waits for what else may come.
+            let (socket, info, idle, pending) = (&mut sock, &*info, &mut idle, &mut queue);
             let woken = std::future::poll_fn(move |cx| {
                 if info.kill_signal.poll_raised(cx).is_ready() {
                     return Poll::Ready(if info.is_killed() {
@@ -235,6 +240,11 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     } else {
                         Woken::Messages
                     });
+                }
+                if !pending.is_empty()
+                    && matches!(pending.poll_drain(socket, cx), Poll::Ready(Err(_)))
+                {
+                    return Poll::Ready(Woken::Close);
                 }
                 match socket.poll_read_ready(cx) {
                     Poll::Ready(Ok(())) => return Poll::Ready(Woken::Readable),
@@ -260,7 +270,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 Woken::Messages => false,
                 Woken::Close => break,
                 Woken::MonitorLines => {
-                    if !send_monitor_lines(&mut sock, &mut client).await {
+                    if !send_monitor_lines(&mut sock, &mut client, &mut queue) {
                         break;
                     }
                     continue;
@@ -295,7 +305,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client, &mut out);
-        out.cap = crate::pubsub::limits::hard_cap(&mut client, &shared);
+        out.cap =
+            crate::pubsub::limits::hard_cap(&mut client, &shared).saturating_sub(queue.bytes());
         let mut next = run_commands(
             &shared,
             &mut client,
@@ -373,21 +384,26 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 }
             }
         }
+        let pending = queue.bytes() + out.len();
         if crate::pubsub::limits::replies_over_limit(
             &mut client,
             &shared,
-            &out,
+            pending,
             &mut soft_since,
             now,
         ) {
             break;
         }
-        if !send_replies(&mut sock, &mut client, &mut out).await {
+        if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
             break;
         }
         client.flush_stats(&shared, now, false);
         if let Some(handoff) = client.replica_handoff.take() {
-            // PSYNC/SYNC: the connection is the replica's stream from now on.
+            // PSYNC/SYNC: the connection is the replica's stream from now on,
+            // after the replies before it.
+            if !flush(&mut sock, &mut queue, &info).await {
+                break;
+            }
             if client.settings(&shared).repl_disable_tcp_nodelay {
                 crate::network::disable_nodelay(sock.as_raw_fd());
             }
@@ -395,19 +411,25 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             crate::replication::master::serve(&shared, &mut sock, &mut client, rest, handoff).await;
             break;
         }
-        if client.monitor.is_some() && !send_monitor_lines(&mut sock, &mut client).await {
+        if client.monitor.is_some() && !send_monitor_lines(&mut sock, &mut client, &mut queue) {
             break;
         }
         match next {
             Next::Close => {
-                let _ = sock.shutdown().await;
+                if flush(&mut sock, &mut queue, &info).await {
+                    let _ = sock.shutdown().await;
+                }
                 break;
             }
             Next::Read => {}
             Next::Paused => {
                 let pause = shared.pause.wait();
                 let _held = shared.pause.hold();
-                if !hold(&mut sock, &mut inbuf, &info, &mut client, pause).await {
+                let held_io = Held {
+                    inbuf: &mut inbuf,
+                    queue: &mut queue,
+                };
+                if !hold(&mut sock, held_io, &info, &mut client, pause).await {
                     break;
                 }
                 held = true;
@@ -417,7 +439,11 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     continue;
                 };
                 let until = crate::block_timer::wait(&waiter);
-                if !hold(&mut sock, &mut inbuf, &info, &mut client, until).await {
+                let held_io = Held {
+                    inbuf: &mut inbuf,
+                    queue: &mut queue,
+                };
+                if !hold(&mut sock, held_io, &info, &mut client, until).await {
                     shared.blocking.cancel(&shared, &waiter);
                     break;
                 }
@@ -442,11 +468,13 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                         }
                     }
                 }
-                if !send_replies(&mut sock, &mut client, &mut out).await {
+                if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
                     break;
                 }
                 if close {
-                    let _ = sock.shutdown().await;
+                    if flush(&mut sock, &mut queue, &info).await {
+                        let _ = sock.shutdown().await;
+                    }
                     break;
                 }
                 // Commands the client sent while it waited run now; with none
@@ -513,55 +541,44 @@ async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
     }
 }
 
-/// Writes the gathered replies, with the messages waiting for this client;
-/// false if the connection must close.
-async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Out) -> bool {
-    let messages = crate::pubsub::take_messages(client, &mut out.buf);
+/// Writes the gathered replies, with the messages waiting for this client,
+/// as far as the socket takes them now; the rest joins the output queue.
+/// False if the connection must close.
+fn send_replies<S: Socket>(
+    sock: &mut S,
+    client: &mut Client,
+    out: &mut Out,
+    queue: &mut OutputQueue,
+) -> bool {
+    let messages = crate::pubsub::take_messages(client, &mut out.buf).map_or(0, |(_, n)| n);
     if out.is_empty() {
         return true;
     }
-    let sent = if out.files.is_empty() {
-        client.net_out += out.buf.len() as u64;
+    let (len, fresh) = (out.buf.len(), client.reply_buffer_fresh);
+    client.net_out += out.len() as u64;
+    if queue.is_empty() && out.files.is_empty() {
         let done = match sock.write_now(&out.buf) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(_) => return false,
         };
-        if done == out.buf.len() {
-            Ok(())
-        } else {
-            // The rest waits for the client to read. One that does not is
-            // closed at its output limit (`pubsub/mailbox.rs`) through the kill
-            // signal (which also carries wake-ups: see `ClientInfo::inbox`).
-            let info = &client.info;
-            info.usage.set_reply_pending(out.buf.len() - done);
-            let mut write = std::pin::pin!(sock.write_all(&out.buf[done..]));
-            let written = loop {
-                tokio::select! {
-                    r = &mut write => break Some(r),
-                    _ = info.kill_signal.notified() => if info.is_killed() { break None },
-                }
-            };
-            info.usage.set_reply_pending(0);
-            match written {
-                Some(r) => r,
-                None => return false,
-            }
+        if done < len {
+            // The rest waits for the client to read, without copying it.
+            let mut rest = std::mem::take(&mut out.buf);
+            rest.advance(done);
+            queue.push_bytes(rest.freeze(), messages);
+        } else if let Some(inbox) = client.info.inbox_if_any() {
+            inbox.written(messages);
         }
     } else {
-        write_with_files(sock, out)
-            .await
-            .map(|n| client.net_out += n as u64)
-    };
-    if sent.is_err() {
-        return false;
+        queue.push_out(out, messages);
+        if queue.drain_now(sock).is_err() {
+            return false;
+        }
     }
-    if let Some((mailbox, n)) = messages {
-        mailbox.written(n);
-    }
-    let (len, fresh) = (out.buf.len(), client.reply_buffer_fresh);
     out.clear();
-    client.reply_buffer_fresh = out.buf.capacity() > 1 << 20;
+    // A buffer given to the queue, or grown past 1 MB, is not kept.
+    client.reply_buffer_fresh = out.buf.capacity() == 0 || out.buf.capacity() > 1 << 20;
     if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }
@@ -572,9 +589,25 @@ async fn send_replies<S: Socket>(sock: &mut S, client: &mut Client, out: &mut Ou
     true
 }
 
-/// Writes the lines MONITOR gathered for this connection; false if it must
+/// Writes everything queued, unless the client is killed first; false if the
+/// connection must close without it.
+async fn flush<S: Socket>(sock: &mut S, queue: &mut OutputQueue, info: &ClientInfo) -> bool {
+    std::future::poll_fn(|cx| {
+        if info.kill_signal.poll_raised(cx).is_ready() && info.is_killed() {
+            return Poll::Ready(false);
+        }
+        queue.poll_drain(sock, cx).map(|r| r.is_ok())
+    })
+    .await
+}
+
+/// Queues the lines MONITOR gathered for this connection; false if it must
 /// close (the socket failed, or it fell too far behind).
-async fn send_monitor_lines<S: Socket>(sock: &mut S, client: &mut Client) -> bool {
+fn send_monitor_lines<S: Socket>(
+    sock: &mut S,
+    client: &mut Client,
+    queue: &mut OutputQueue,
+) -> bool {
     let Some(sink) = &client.monitor else {
         return true;
     };
@@ -586,7 +619,15 @@ async fn send_monitor_lines<S: Socket>(sock: &mut S, client: &mut Client) -> boo
         return true;
     }
     client.net_out += lines.len() as u64;
-    sock.write_all(&lines).await.is_ok()
+    queue.push_bytes(lines.into(), 0);
+    queue.drain_now(sock).is_ok()
+}
+
+/// What a held connection keeps serving: the commands it reads are kept for
+/// later, the replies queued before are written.
+struct Held<'a> {
+    inbuf: &'a mut BytesMut,
+    queue: &'a mut OutputQueue,
 }
 
 /// Waits for `until` while the connection holds commands back, still
@@ -594,17 +635,21 @@ async fn send_monitor_lines<S: Socket>(sock: &mut S, client: &mut Client) -> boo
 /// away, or is killed, is noticed. False when the connection must close.
 async fn hold<S: Socket>(
     sock: &mut S,
-    inbuf: &mut BytesMut,
+    held: Held<'_>,
     info: &ClientInfo,
     client: &mut Client,
     until: impl Future<Output = ()>,
 ) -> bool {
+    let Held { inbuf, queue } = held;
     let mut until = std::pin::pin!(until);
     std::future::poll_fn(|cx| loop {
         if until.as_mut().poll(cx).is_ready() {
             return Poll::Ready(true);
         }
         if info.kill_signal.poll_raised(cx).is_ready() && info.is_killed() {
+            return Poll::Ready(false);
+        }
+        if !queue.is_empty() && matches!(queue.poll_drain(sock, cx), Poll::Ready(Err(_))) {
             return Poll::Ready(false);
         }
         match sock.poll_read_ready(cx) {
@@ -727,6 +772,12 @@ fn run_commands(
                 if client.close_after_reply {
                     break Next::Close;
                 }
+                if out.buf.len() >= out.cap {
+                    // Over the hard output limit: the connection closes after
+                    // this batch, and runs none of the commands after it (as
+                    // Redis's CLIENT_CLOSE_ASAP stops reading).
+                    break Next::Read;
+                }
                 if client.block.is_some() {
                     break Next::Blocked;
                 }
@@ -755,107 +806,6 @@ fn run_commands(
 
 fn is_exec(args: &crate::protocol::Args) -> bool {
     args[0].eq_ignore_ascii_case(b"exec")
-}
-
-/// A value at least this long that is not all in the page cache is read on the
-/// connection thread's blocking pool (`io_threads.rs`), so the thread serves other
-/// clients while the disk works. A cached one is read inline: handing it to another
-/// core cost the server ~20% more CPU per 256 KB GET (measured), because the socket
-/// copy then reads it from the other core's cache. Shorter values are always read inline.
-const BLOCKING_READ_MIN: u64 = 64 * 1024;
-
-/// Bytes of large values a connection reads ahead of the socket. A pipeline of GETs
-/// of large values holds at most this much (or one value, if larger) in memory,
-/// however many GETs it has: the values live on disk and may add up to more than RAM.
-const READ_AHEAD_BYTES: u64 = 32 << 20;
-
-/// A large value's read, started: done inline, or running on the blocking pool.
-enum Read {
-    Now(blinkdb_engine::aof::Result<Vec<u8>>),
-    Later(tokio::task::JoinHandle<blinkdb_engine::aof::Result<Vec<u8>>>),
-}
-
-impl Read {
-    fn start(src: BlobSource) -> Read {
-        if src.len() < BLOCKING_READ_MIN {
-            Read::Now(src.read())
-        } else if let Some(cached) = src.read_cached() {
-            Read::Now(cached)
-        } else {
-            Read::Later(tokio::task::spawn_blocking(move || src.read()))
-        }
-    }
-
-    /// The value, or the error reply's text.
-    async fn finish(self) -> Result<Vec<u8>, String> {
-        let read = match self {
-            Read::Now(r) => r,
-            Read::Later(task) => match task.await {
-                Ok(r) => r,
-                Err(e) => return Err(blob_read_error(&e)),
-            },
-        };
-        read.map_err(|e| blob_read_error(&e))
-    }
-}
-
-/// Writes `out`, reading each of its large values from the log on the way, in order,
-/// up to `READ_AHEAD_BYTES` ahead of the socket (reads that wait for the disk run at
-/// once on the blocking pool); a value that cannot be read is answered with an error
-/// reply in its place. Returns the bytes written.
-async fn write_with_files<S: Socket>(sock: &mut S, out: &mut Out) -> io::Result<usize> {
-    let mut files = std::mem::take(&mut out.files).into_iter().peekable();
-    let mut started: VecDeque<(usize, u64, Read)> = VecDeque::new();
-    let mut ahead = 0u64;
-    let (mut at, mut total) = (0, 0);
-    loop {
-        while let Some((_, src)) = files.peek() {
-            if !started.is_empty() && ahead + src.len() > READ_AHEAD_BYTES {
-                break;
-            }
-            let (pos, src) = files.next().expect("peeked");
-            ahead += src.len();
-            started.push_back((pos, src.len(), Read::start(src)));
-        }
-        let Some((pos, len, read)) = started.pop_front() else {
-            break;
-        };
-        let (head, value) = match read.finish().await {
-            Ok(value) => (format!("${}\r\n", value.len()).into_bytes(), Some(value)),
-            Err(e) => {
-                let mut line = Vec::with_capacity(e.len() + 3);
-                push_error_line(&mut line, e.as_bytes());
-                (line, None)
-            }
-        };
-        let mut slices = vec![IoSlice::new(&out.buf[at..pos]), IoSlice::new(&head)];
-        if let Some(value) = &value {
-            slices.push(IoSlice::new(value));
-            slices.push(IoSlice::new(b"\r\n"));
-        }
-        total += write_all_vectored(sock, &mut slices).await?;
-        ahead -= len;
-        at = pos;
-    }
-    sock.write_all(&out.buf[at..]).await?;
-    Ok(total + out.buf.len() - at)
-}
-
-/// Writes every byte of `slices` (writev, as often as the socket needs); returns the count.
-async fn write_all_vectored<S: Socket>(
-    sock: &mut S,
-    slices: &mut [IoSlice<'_>],
-) -> io::Result<usize> {
-    let total = slices.iter().map(|s| s.len()).sum();
-    let mut rest = slices;
-    while rest.iter().any(|s| !s.is_empty()) {
-        let n = sock.write_vectored(rest).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        IoSlice::advance_slices(&mut rest, n);
-    }
-    Ok(total)
 }
 
 /// The batch's replies with each reply in `logged` (ascending, disjoint ranges)

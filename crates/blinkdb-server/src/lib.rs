@@ -21,6 +21,7 @@ pub mod instant;
 pub mod io_threads;
 pub mod logging;
 pub mod network;
+mod output;
 pub mod pause;
 pub mod persistence;
 pub mod process;

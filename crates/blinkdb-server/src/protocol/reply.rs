@@ -68,6 +68,16 @@ impl Out {
         self.buf.is_empty() && self.files.is_empty()
     }
 
+    /// Bytes to send, a large value counted by its length.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+            + self
+                .files
+                .iter()
+                .map(|(_, f)| f.len() as usize)
+                .sum::<usize>()
+    }
+
     /// Forgets what was sent.
     pub fn clear(&mut self) {
         self.buf.clear();

@@ -3,7 +3,6 @@
 
 use crate::client::Client;
 use crate::config::parse_memory;
-use crate::protocol::Out;
 use crate::state::Shared;
 
 pub const DEFAULT: &str = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
@@ -120,10 +119,6 @@ impl OutputLimits {
     }
 }
 
-/// Checks one batch's replies against the client's class (pubsub while it has
-/// subscriptions, normal otherwise); over it, logs as Redis does and returns true:
-/// the connection closes instead of sending them. Messages are checked as they
-/// arrive (`mailbox.rs`).
 /// The hard limit of the client's class now, for `Out::cap` (usize::MAX: none).
 pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
     let subscribed = client.pubsub.is_some();
@@ -139,10 +134,15 @@ pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
     }
 }
 
+/// Checks a client's unsent replies (`used` bytes: the output queue and this
+/// batch's) against its class (pubsub while it has subscriptions, normal
+/// otherwise); over it, logs as Redis does and returns true: the connection
+/// closes instead of sending them. Messages are checked as they arrive
+/// (`mailbox.rs`).
 pub fn replies_over_limit(
     client: &mut Client,
     shared: &Shared,
-    out: &Out,
+    used: usize,
     soft_since_ms: &mut u64,
     now_ms: u64,
 ) -> bool {
@@ -156,17 +156,11 @@ pub fn replies_over_limit(
     if limit.is_unlimited() {
         return false;
     }
-    let used = out.buf.len()
-        + out
-            .files
-            .iter()
-            .map(|(_, f)| f.len() as usize)
-            .sum::<usize>();
     if !limit.exceeded(used, soft_since_ms, now_ms) {
         return false;
     }
     tracing::warn!(
-        "Client {} closed for overcoming of output buffer limits.",
+        "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
         client.info.describe(&now_ms)
     );
     true
