@@ -135,6 +135,30 @@ func TestPipelineOf1000Commands(t *testing.T) {
 	}
 }
 
+// A pipeline whose requests and replies outgrow the socket buffers: go-redis writes it
+// whole before it reads, so the server must keep reading while its replies wait.
+func TestWholePipelineOf300kGets(t *testing.T) {
+	rdb, ctx := newClient(t)
+	value := strings.Repeat("v", 100)
+	if err := rdb.Set(ctx, prefix+"pipe:big", value, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 3; round++ {
+		pipe := rdb.Pipeline()
+		gets := make([]*redis.StringCmd, 0, 300000)
+		for i := 0; i < 300000; i++ {
+			gets = append(gets, pipe.Get(ctx, prefix+"pipe:big"))
+		}
+		cmds, err := pipe.Exec(ctx)
+		if err != nil || len(cmds) != 300000 {
+			t.Fatalf("round %d: Exec: %d commands, err %v", round, len(cmds), err)
+		}
+		if gets[0].Val() != value || gets[299999].Val() != value {
+			t.Fatalf("round %d: wrong replies", round)
+		}
+	}
+}
+
 func TestIncrAndErrors(t *testing.T) {
 	rdb, ctx := newClient(t)
 	if n := rdb.Incr(ctx, prefix+"n").Val(); n != 1 {

@@ -77,6 +77,21 @@ test("EXPIRE/TTL and a key gone after PEXPIRE 100 ms", async () => {
   assert.equal(await redis.get(prefix + "short"), null);
 });
 
+// ioredis writes a pipeline whole before it reads its replies: requests and replies
+// outgrow the socket buffers, so the server must keep reading while its replies wait.
+test("whole pipelines of 300k GETs, three times", async () => {
+  const value = "v".repeat(100);
+  await redis.set(prefix + "pipe:big", value);
+  for (let round = 0; round < 3; round++) {
+    const pipeline = redis.pipeline();
+    for (let i = 0; i < 300000; i++) pipeline.get(prefix + "pipe:big");
+    const results = await pipeline.exec();
+    assert.equal(results.length, 300000);
+    assert.deepEqual(results[0], [null, value]);
+    assert.deepEqual(results[299999], [null, value]);
+  }
+});
+
 test("pipeline of 1000 commands", async () => {
   const pipeline = redis.pipeline();
   for (let i = 0; i < 1000; i++) pipeline.incr(`${prefix}pipe:${i % 10}`);
