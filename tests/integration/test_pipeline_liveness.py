@@ -140,6 +140,23 @@ def test_soft_limit_closes_after_its_seconds(blinkdb):
         sock.close()
 
 
+def test_soft_limit_closes_a_client_that_sends_nothing_more_as_in_redis(blinkdb, oracle):
+    """Over the soft limit once, then silent: Redis's clientsCron closes it when the
+    seconds pass, although no reply is added."""
+    for server in (blinkdb, oracle):
+        with server.connect() as admin:
+            admin.call("SET", "big", "x" * 1000)
+            admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 512kb 1")
+            sock = _raw_client(server.port, "quiet")
+            _send_gets(sock, "big", 20_000)
+            start = time.monotonic()
+            _until(lambda: _client_line(admin, "quiet") is None, timeout=20,
+                   what="quiet client closed")
+            assert time.monotonic() - start >= 1.0
+            assert _closed_by_server(sock)
+            sock.close()
+
+
 def test_client_eviction_counts_queued_replies(blinkdb):
     with blinkdb.connect() as admin:
         admin.call("CLIENT", "NO-EVICT", "on")

@@ -63,6 +63,10 @@ pub struct Usage {
     /// queued in: `obl=`/`oll=`, part of `omem=`, and `events=rw` while they last.
     reply_pending: AtomicU64,
     reply_chunks: AtomicU64,
+    /// When the unsent replies went over the class's soft output limit (0:
+    /// they are not): set by the connection after a batch and by the cron
+    /// (`pubsub/limits.rs`).
+    pub soft_limit_since_ms: AtomicU64,
 }
 
 impl Usage {

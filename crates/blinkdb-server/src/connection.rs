@@ -205,8 +205,6 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     let mut queue = OutputQueue::new(info.clone());
     // Byte ranges in `out.buf` of the replies of commands that wrote to the log.
     let mut logged_replies = Vec::new();
-    // When this client's replies went over the soft output limit (0: they are not).
-    let mut soft_since = 0u64;
     // Commands already in `inbuf` that a pause or a block held back.
     let mut held = false;
     let mut idle = IdleTimer::default();
@@ -385,13 +383,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
         }
         let pending = queue.bytes() + out.len();
-        if crate::pubsub::limits::replies_over_limit(
-            &mut client,
-            &shared,
-            pending,
-            &mut soft_since,
-            now,
-        ) {
+        if crate::pubsub::limits::replies_over_limit(&mut client, &shared, pending, now) {
             break;
         }
         if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {

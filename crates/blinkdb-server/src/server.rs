@@ -197,7 +197,8 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 }
 
 /// Every 100 ms: samples memory use (INFO, maxmemory), evicts in cache mode,
-/// evicts clients over `maxmemory-clients`
+/// evicts clients over `maxmemory-clients`, closes clients whose output stays
+/// over its soft limit
 /// and checks the automatic AOF rewrite trigger and the `save` points.
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
@@ -217,6 +218,7 @@ async fn cron(shared: Arc<Shared>) {
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
         crate::client_eviction::cron(&shared);
+        crate::pubsub::limits::cron(&shared);
         crate::persistence::maybe_auto_rewrite(&shared);
         crate::rdb_file::save_points_cron(&shared);
         crate::commands::migrate::cached_sockets();

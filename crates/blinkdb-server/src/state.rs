@@ -325,6 +325,12 @@ impl Shared {
         v
     }
 
+    /// The connected clients `pick` chooses (it runs under the registry's lock).
+    pub fn clients_where(&self, pick: impl Fn(&ClientInfo) -> bool) -> Vec<Arc<ClientInfo>> {
+        let clients = self.clients.lock();
+        clients.values().filter(|c| pick(c)).cloned().collect()
+    }
+
     /// The largest of each of two figures over the connected clients.
     pub fn clients_max(&self, figures: impl Fn(&ClientInfo) -> (u64, u64)) -> (u64, u64) {
         self.clients.lock().values().fold((0, 0), |(a, b), c| {

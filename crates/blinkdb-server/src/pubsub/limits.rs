@@ -1,9 +1,10 @@
 //! `client-output-buffer-limit`: Redis's syntax (`<class> <hard> <soft> <soft-seconds>`
 //! repeated), its classes (normal, replica/slave, pubsub) and its defaults.
 
-use crate::client::Client;
+use crate::client::{Client, ClientInfo, ClientType};
 use crate::config::parse_memory;
 use crate::state::Shared;
+use std::sync::atomic::Ordering;
 
 pub const DEFAULT: &str = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
@@ -119,51 +120,79 @@ impl OutputLimits {
     }
 }
 
-/// The hard limit of the client's class now, for `Out::cap` (usize::MAX: none).
-pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
+/// The limit of the client's class: pubsub while it has subscriptions, normal otherwise.
+fn class_limit(client: &mut Client, shared: &Shared) -> ClassLimit {
     let subscribed = client.pubsub.is_some();
     let limits = &client.settings(shared).output_limits;
-    let limit = if subscribed {
+    if subscribed {
         limits.pubsub
     } else {
         limits.normal
-    };
-    match limit.hard {
+    }
+}
+
+/// The hard limit of the client's class now, for `Out::cap` (usize::MAX: none).
+pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
+    match class_limit(client, shared).hard {
         0 => usize::MAX,
         n => n as usize,
     }
 }
 
-/// Checks a client's unsent replies (`used` bytes: the output queue and this
-/// batch's) against its class (pubsub while it has subscriptions, normal
-/// otherwise); over it, logs as Redis does and returns true: the connection
-/// closes instead of sending them. Messages are checked as they arrive
-/// (`mailbox.rs`).
-pub fn replies_over_limit(
-    client: &mut Client,
-    shared: &Shared,
-    used: usize,
-    soft_since_ms: &mut u64,
-    now_ms: u64,
-) -> bool {
-    let subscribed = client.pubsub.is_some();
-    let limits = &client.settings(shared).output_limits;
-    let limit = if subscribed {
-        limits.pubsub
-    } else {
-        limits.normal
-    };
-    if limit.is_unlimited() {
-        return false;
-    }
-    if !limit.exceeded(used, soft_since_ms, now_ms) {
-        return false;
-    }
+/// Whether `used` unsent bytes of `info` break `limit`, keeping the client's
+/// record of when it went over the soft limit.
+fn exceeded(limit: &ClassLimit, info: &ClientInfo, used: usize, now_ms: u64) -> bool {
+    let since = &info.usage.soft_limit_since_ms;
+    let mut soft_since = since.load(Ordering::Relaxed);
+    let over = limit.exceeded(used, &mut soft_since, now_ms);
+    since.store(soft_since, Ordering::Relaxed);
+    over
+}
+
+fn log_closing(info: &ClientInfo, now_ms: u64) {
     tracing::warn!(
         "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-        client.info.describe(&now_ms)
+        info.describe(&now_ms)
     );
+}
+
+/// Checks a client's unsent replies (`used` bytes: the output queue and this
+/// batch's) against its class; over it, logs as Redis does and returns true:
+/// the connection closes instead of sending them. Messages are checked as they
+/// arrive (`mailbox.rs`), and replies that wait past the soft limit's seconds
+/// by the cron.
+pub fn replies_over_limit(client: &mut Client, shared: &Shared, used: usize, now_ms: u64) -> bool {
+    let limit = class_limit(client, shared);
+    if limit.is_unlimited() || !exceeded(&limit, &client.info, used, now_ms) {
+        return false;
+    }
+    log_closing(&client.info, now_ms);
     true
+}
+
+/// Redis's clientsCron check: a normal or pub/sub client whose unsent output
+/// stays over its class's soft limit is closed once the limit's seconds pass,
+/// even if nothing more is added to it.
+pub fn cron(shared: &Shared) {
+    let limits = shared.settings().output_limits;
+    if limits.normal.soft == 0 && limits.pubsub.soft == 0 {
+        return;
+    }
+    let now_ms = shared.clock();
+    let over = shared.clients_where(|c| {
+        let pending = c.output_pending() as usize;
+        let limit = match ClientType::of(c) {
+            _ if pending == 0 || c.is_killed() => return false,
+            ClientType::Normal => limits.normal,
+            ClientType::Pubsub => limits.pubsub,
+            ClientType::Replica | ClientType::Master => return false,
+        };
+        limit.soft > 0 && exceeded(&limit, c, pending, now_ms)
+    });
+    for c in over {
+        log_closing(&c, now_ms);
+        c.kill();
+    }
 }
 
 #[cfg(test)]
