@@ -76,6 +76,19 @@ pub fn cron(shared: &Shared) -> usize {
     evicted
 }
 
+/// After a batch: a client that alone holds `maxmemory-clients` (its replies
+/// queued for a socket that does not take them) makes the check run now rather
+/// than at the next cron tick, as Redis checks before each command. True if
+/// this client was the one closed. Summing every client is left to the cron
+/// otherwise: one client's own memory costs a few atomic loads.
+pub fn after_batch(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
+    if limit == 0 || info.memory() < limit {
+        return false;
+    }
+    cron(shared);
+    info.is_killed()
+}
+
 #[cfg(test)]
 mod tests {
     use super::limit;

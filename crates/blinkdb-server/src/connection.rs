@@ -389,6 +389,10 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
             break;
         }
+        let client_memory_limit = client.settings(&shared).maxmemory_clients;
+        if crate::client_eviction::after_batch(&shared, &client.info, client_memory_limit) {
+            break;
+        }
         client.flush_stats(&shared, now, false);
         if let Some(handoff) = client.replica_handoff.take() {
             // PSYNC/SYNC: the connection is the replica's stream from now on,
