@@ -170,11 +170,11 @@ def test_client_eviction_counts_queued_replies(blinkdb):
         assert _closed_by_server(sock)
         sock.close()
     # Checked after each batch, as Redis checks before each command, not only by
-    # the 100 ms cron: evicted within a batch (one 16 KB read: ~2.3 MB of replies)
+    # the 100 ms cron: evicted within a batch or two (a 16-32 KB read: 2.3-4.6 MB of replies)
     # of the limit, not once all 20 MB were queued.
     line = next(l for l in blinkdb.log_text().splitlines() if "Evicting client" in l)
     tot_mem = int(line.split(" tot-mem=")[1].split()[0])
-    assert tot_mem < 8 << 20, line
+    assert tot_mem < 12 << 20, line
 
 
 def test_blocked_client_gets_the_replies_queued_before_it(blinkdb):
