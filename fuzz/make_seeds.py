@@ -379,6 +379,59 @@ def commands_seeds():
           + cmd("get", "k") + cmd("client", "KILL", "ID", "3"))
 
 
+def client_patterns_seeds():
+    """Inputs of fuzz_targets/client_patterns.rs's decode(): limits, the value size,
+    then each client's role and sizes."""
+    u16 = lambda v: struct.pack("<H", v)
+
+    def limits(hard=None, soft=None, secs=0, mmc=None):
+        mode = 0 if hard is None else (1 if soft is None else 2)
+        out = bytes([mode | (0x80 if mmc is not None else 0)])
+        if hard is not None:
+            out += u16((hard - 64 * 1024) // 16)
+            if soft is not None:
+                out += u16((soft - hard // 2) // 16) + bytes([secs])
+        if mmc is not None:
+            out += bytes([mmc - 1])  # MB
+        return out
+
+    def client(role, fields, delay=0, yields=0, small_sndbuf=False, small_request_buf=False):
+        flags = (0x80 if small_sndbuf else 0) | (0x40 if small_request_buf else 0)
+        return bytes([role | flags, delay, yields]) + fields
+
+    # kinds: 0 GET big, 4 SET, 5 INCR, 6 RPUSH l0, 7 LRANGE l0 0 9
+    pipeliner = lambda n, kinds=b"\0", **kw: client(0, u16(n - 1) + kinds.ljust(8, kinds[-1:]), **kw)
+    non_reader = lambda gets, **kw: client(1, u16(gets - 1), **kw)
+    blocker = lambda gets, op, lst, tenths, **kw: client(2, bytes([gets, op, lst, tenths]), **kw)
+    pusher = lambda n, pipelined, **kw: client(3, bytes([n - 1, 0 if pipelined else 1]), **kw)
+    subscriber = lambda **kw: client(4, b"", **kw)
+    publisher = lambda n, pipelined, **kw: client(5, bytes([n - 1, 0 if pipelined else 1]), **kw)
+
+    def seed(name, lim, big, *clients):
+        write("client_patterns", name, lim + u16(big - 1) + bytes([len(clients) - 1]) + b"".join(clients))
+
+    # The old deadlock: a 4 MB pipeline of replies sent whole before reading.
+    seed("pipeline-4mb", limits(), 4000, pipeliner(1000))
+    # Requests past both send buffers and replies past them: each side's write
+    # waits on the other unless the server reads on while its replies wait.
+    seed("pipeline-past-both-buffers", limits(), 4000,
+         pipeliner(5000, bytes([0, 4, 4, 4]), small_sndbuf=True, small_request_buf=True))
+    seed("pipeline-mix-small-sndbuf", limits(), 1500,
+         pipeliner(2000, bytes([0, 4, 5, 6, 7, 0, 0, 6]), small_sndbuf=True), pusher(20, True, delay=3))
+    seed("non-reader-hard-limit", limits(hard=64 * 1024), 4000,
+         non_reader(1000, small_request_buf=True), pipeliner(300, bytes([0, 5])), pusher(10, False, yields=2))
+    seed("blocker-after-queued-gets", limits(), 4000,
+         blocker(255, 2, 0, 5, small_sndbuf=True), pusher(5, False, delay=15, yields=3),
+         blocker(10, 0, 1, 25))
+    seed("silent-subscriber", limits(hard=256 * 1024, soft=200 * 1024, secs=1), 3000,
+         subscriber(), publisher(200, True, delay=2), publisher(50, False), non_reader(500))
+    seed("client-eviction", limits(mmc=1), 4000,
+         non_reader(1000), non_reader(800, small_sndbuf=True), pipeliner(500), blocker(50, 1, 0, 10))
+    seed("one-of-each", limits(hard=1000 * 1024), 2000,
+         pipeliner(800, bytes([0, 7, 0, 6]), delay=4), non_reader(900), blocker(100, 0, 0, 20, yields=1),
+         pusher(30, True, delay=9), subscriber(delay=1), publisher(100, False, yields=1))
+
+
 def hll_seeds():
     """Sketches redis-server made (sparse of several sizes, dense), then forced headers,
     garbage tails, a cut-off XZERO and over-long runs, each with elements to add."""
@@ -567,6 +620,7 @@ if __name__ == "__main__":
     protocol_seeds()
     text_seeds()
     commands_seeds()
+    client_patterns_seeds()
     hll_seeds()
     rdb_seeds()
     redisbloom_seeds()

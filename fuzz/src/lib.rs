@@ -98,26 +98,43 @@ pub fn encode_request(args: &[Vec<u8>], out: &mut Vec<u8>) {
 /// well-formed RESP2/RESP3 replies (panics otherwise: a client would lose its
 /// place in the stream). Strings may hold any bytes, as Redis's do.
 pub fn count_replies(buf: &[u8]) -> usize {
+    let (n, at) = count_complete_replies(buf);
+    assert!(
+        at == buf.len(),
+        "truncated reply at byte {at}: {:?}",
+        show(&buf[at..])
+    );
+    n
+}
+
+/// Counts the complete top-level replies at the start of `buf`, a stream
+/// still being read: returns how many and the bytes they take; what follows
+/// them is the start of a reply not all read yet. Panics on a malformed reply
+/// (one that no more bytes could make well-formed).
+pub fn count_complete_replies(buf: &[u8]) -> (usize, usize) {
     let mut at = 0;
     let mut n = 0;
     while at < buf.len() {
-        at = reply_end(buf, at).unwrap_or_else(|why| {
-            panic!(
+        match reply_end(buf, at) {
+            Ok(Some(end)) => at = end,
+            Ok(None) => break,
+            Err(why) => panic!(
                 "malformed reply at byte {at} ({why}): {:?}",
                 show(&buf[at..])
-            )
-        });
+            ),
+        }
         n += 1;
     }
-    n
+    (n, at)
 }
 
 fn show(b: &[u8]) -> String {
     String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned()
 }
 
-/// The end of the reply that starts at `at` (elements of aggregates included).
-fn reply_end(buf: &[u8], mut at: usize) -> Result<usize, String> {
+/// The end of the reply that starts at `at` (elements of aggregates included),
+/// or None if `buf` ends before it does.
+fn reply_end(buf: &[u8], mut at: usize) -> Result<Option<usize>, String> {
     // Elements still owed by the open aggregates.
     let mut owed: Vec<i64> = vec![1];
     while let Some(left) = owed.last_mut() {
@@ -126,12 +143,17 @@ fn reply_end(buf: &[u8], mut at: usize) -> Result<usize, String> {
             continue;
         }
         *left -= 1;
-        let line_end = buf[at..]
+        let Some(line_end) = buf[at..]
             .windows(2)
             .position(|w| w == b"\r\n")
             .map(|i| at + i)
-            .ok_or("no CRLF")?;
-        let kind = *buf.get(at).ok_or("empty")?;
+        else {
+            return Ok(None); // the line is not all here yet
+        };
+        if line_end == at {
+            return Err("empty line".into());
+        }
+        let kind = buf[at];
         let body = &buf[at + 1..line_end];
         let number = || -> Result<i64, String> {
             std::str::from_utf8(body)
@@ -149,7 +171,10 @@ fn reply_end(buf: &[u8], mut at: usize) -> Result<usize, String> {
                 let len = number()?;
                 if len >= 0 {
                     let end = at + len as usize;
-                    if buf.get(end..end + 2) != Some(&b"\r\n"[..]) {
+                    if buf.len() < end + 2 {
+                        return Ok(None);
+                    }
+                    if &buf[end..end + 2] != b"\r\n" {
                         return Err("bulk without its CRLF".into());
                     }
                     at = end + 2;
@@ -169,5 +194,5 @@ fn reply_end(buf: &[u8], mut at: usize) -> Result<usize, String> {
             other => return Err(format!("unknown type byte {other:?}")),
         }
     }
-    Ok(at)
+    Ok(Some(at))
 }
