@@ -38,6 +38,8 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             settings.dir.display()
         )
     })?;
+    // Before anything of ours writes there: a save cut short by a crash.
+    crate::stale_temp::remove_stale(&settings.dir);
     raise_nofile(settings.maxclients as u64 + 32);
     let engine = Arc::new(Engine::new(EngineOptions {
         databases: settings.databases,
