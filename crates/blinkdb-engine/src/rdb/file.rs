@@ -95,7 +95,7 @@ pub fn load_file_sized(
         let end = data.len() - 8;
         let stored = u64::from_le_bytes(data[end..].try_into().expect("8"));
         if check_crc && stored != 0 && CRC64.checksum(&data[..end]) != stored {
-            return Err(RdbError::Corrupt("Wrong RDB checksum"));
+            return Err(checksum_failure(data, limits, databases));
         }
         end
     } else {
@@ -111,6 +111,30 @@ pub fn load_file_sized(
         digest: None,
     };
     read_records(input, limits, databases, now, on_resize, on_key)
+}
+
+/// Why a file image's checksum does not match, told as Redis tells it:
+/// Redis reads records first and checks the checksum last, so a file cut
+/// short fails with "Unexpected EOF reading RDB file" (or a record's own
+/// corruption) before any checksum. Found by a pass that keeps no key.
+fn checksum_failure(data: &[u8], limits: &Limits, databases: usize) -> RdbError {
+    let input = Input {
+        whole: Some(data),
+        buf: Vec::new(),
+        start: 0,
+        base: 0,
+        more: None,
+        ended: true,
+        digest: None,
+    };
+    match read_records(input, limits, databases, 0, |_, _| {}, |_| Ok(())) {
+        Err(e) if is_truncated(&e) => RdbError::Corrupt("Unexpected EOF reading RDB file"),
+        // The records end where expected: only the checksum is wrong.
+        Ok(_) | Err(RdbError::Corrupt("data after the EOF opcode")) => {
+            RdbError::Corrupt("Wrong RDB checksum")
+        }
+        Err(e) => e,
+    }
 }
 
 /// A stream's next bytes (a replica's diskless load: the socket's bytes,
