@@ -185,7 +185,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("cluster-announce-ip", "", true, Kind::Str),
     opt("cluster-announce-port", "0", true, Kind::Int(0, 65535)),
     opt("cluster-announce-bus-port", "0", true, Kind::Int(0, 65535)),
-    opt("save", "", true, Kind::Str),
+    opt("save", "3600 1 300 100 60 10000", true, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
         "appendfsync",
