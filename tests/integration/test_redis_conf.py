@@ -350,3 +350,14 @@ def test_stock_file_keeps_writes_across_restart(blinkdb_binary, tmp_path, how):
         finally:
             again.stop()
 
+
+def test_config_set_bind_over_the_address_listened_on(pair):
+    """CONFIG SET bind 0.0.0.0 while listening on 127.0.0.1 at the same port: Redis closes
+    the old listeners before binding the new ones (and binds `::` IPv6-only), so each
+    change is accepted and the server keeps answering; a bad address changes nothing."""
+    for value in ["0.0.0.0", "127.0.0.1", "0.0.0.0 ::", "127.0.0.1 -::1", "0.0.0.0",
+                  "999.999.999.999", "127.0.0.1"]:
+        ours, theirs = both(pair, "CONFIG", "SET", "bind", value)
+        assert ours == theirs, value
+        assert both(pair, "CONFIG", "GET", "bind")[0] == both(pair, "CONFIG", "GET", "bind")[1]
+        assert both(pair, "PING") == [b"+PONG\r\n"] * 2, value
