@@ -485,3 +485,17 @@ def test_info_memory_scripting_fields(blinkdb, oracle):
     assert ours["number_of_functions"] == theirs["number_of_functions"] == 1
     assert ours["used_memory_lua"] > 0 and ours["used_memory_vm_functions"] > 0
     assert ours["used_memory_vm_total"] == ours["used_memory_lua"] + ours["used_memory_vm_functions"]
+
+
+@pytest.mark.parametrize("depth", [128, 129, 1000, 1001, 3000])
+def test_cjson_decode_nesting_as_redis(blinkdb, oracle, depth):
+    """lua_cjson decodes up to decode_max_depth (1000) levels; serde_json alone stopped at
+    128. Past the limit the error names the depth and the character, as Redis's."""
+    for text in ["[" * depth + "]" * depth, '{"a":' * depth + "1" + "}" * depth,
+                 '["[{",' * depth + '"x"' + "]" * depth]:
+        script = "return #cjson.encode(cjson.decode(ARGV[1]))"
+        with blinkdb.connect() as b, oracle.connect() as o:
+            ours, theirs = raw(b, "EVAL", script, "0", text), raw(o, "EVAL", script, "0", text)
+        # The error names the script by its sha and the call site, the same in both.
+        assert ours == theirs, (ours[:200], theirs[:200])
+
