@@ -499,3 +499,33 @@ def test_cjson_decode_nesting_as_redis(blinkdb, oracle, depth):
         # The error names the script by its sha and the call site, the same in both.
         assert ours == theirs, (ours[:200], theirs[:200])
 
+
+def errorstats(conn):
+    text = conn.call("INFO", "errorstats").value.decode()
+    return [line for line in text.splitlines() if line.startswith("errorstat_")]
+
+
+def test_oom_refused_inside_a_script_counts_once(blinkdb, oracle):
+    """Redis's "Consistent eval error reporting": a command a script runs that maxmemory
+    refuses counts one OOM error, whether the script raises it (redis.call), catches it
+    (redis.pcall) or returns it."""
+    cases = [
+        "return redis.call('set','x','y')",
+        "local t = redis.pcall('set','x','y') if t['err'] then return 1 end return 0",
+        "return redis.pcall('set','x','y')",
+    ]
+    with blinkdb.connect() as b, oracle.connect() as o:
+        for script in cases:
+            seen = []
+            for c in (b, o):
+                assert raw(c, "CONFIG", "SET", "maxmemory", "1") == b"+OK\r\n"
+                raw(c, "CONFIG", "RESETSTAT")
+                reply = raw(c, "EVAL", script, "1", "x")
+                stats = errorstats(c)
+                info = c.call("INFO", "stats").value.decode()
+                total = [ln for ln in info.splitlines() if ln.startswith("total_error_replies")]
+                assert raw(c, "CONFIG", "SET", "maxmemory", "0") == b"+OK\r\n"
+                seen.append((reply, stats, total))
+            assert seen[0] == seen[1], script
+            assert seen[0][1] == ["errorstat_OOM:count=1"], script
+

@@ -532,7 +532,13 @@ fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: 
                     ));
                 }
             }
-            super::convert::error_line(&mut out, line.as_bytes());
+            // A command's error the script raised (redis.call) was counted
+            // when the command failed.
+            let counted = matches!(
+                t.raw_get::<Value>(super::convert::IGNORE_STATS),
+                Ok(Value::Boolean(true))
+            );
+            super::convert::error_line_of(&mut out, line.as_bytes(), counted);
         }
         Ok(Some(other)) => {
             let msg = match &other {
