@@ -529,3 +529,31 @@ def test_oom_refused_inside_a_script_counts_once(blinkdb, oracle):
             assert seen[0] == seen[1], script
             assert seen[0][1] == ["errorstat_OOM:count=1"], script
 
+
+def test_shutdown_nosave_during_an_unkillable_script_is_prompt(blinkdb_binary, tmp_path):
+    """SHUTDOWN NOSAVE while a script that wrote is past busy-reply-threshold: redis-server
+    exits at once; BlinkDB waited 2 s for the script's connection to finish its batch."""
+    from server import ORACLE_BIN, ServerProcess
+    for binary in (blinkdb_binary, ORACLE_BIN):
+        srv = ServerProcess(binary, str(tmp_path / binary.replace("/", "_")),
+                            ["--busy-reply-threshold", "100"])
+        try:
+            runner = srv.connect()
+            runner.send("EVAL", "redis.call('set','x','y') while true do end", "0")
+            with srv.connect() as c:
+                deadline = time.monotonic() + 10
+                while not raw(c, "PING").startswith(b"-BUSY"):
+                    assert time.monotonic() < deadline, "the script never got busy"
+                    time.sleep(0.01)
+                assert raw(c, "SCRIPT", "KILL").startswith(b"-UNKILLABLE")
+                start = time.monotonic()
+                try:
+                    raw(c, "SHUTDOWN", "NOSAVE")
+                except Exception:
+                    pass  # the server closes the connection as it exits
+                srv.proc.wait(timeout=10)
+                took = time.monotonic() - start
+            runner.close()
+            assert took < 1.0, f"{binary}: exited {took:.2f} s after SHUTDOWN NOSAVE"
+        finally:
+            srv.stop()
