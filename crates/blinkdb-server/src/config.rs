@@ -412,8 +412,17 @@ fn shown_option(line: &str) -> Option<&'static OptionDef> {
 /// whose closing `# name default` lines include it, first sentence only
 /// (section banners left out).
 fn described(name: &str) -> Option<String> {
+    // A section banner: `#####...` or `# ----- name`, at either end of a block.
+    let banner = |l: &str| {
+        l.strip_prefix('#')
+            .is_some_and(|t| t.starts_with('#') || t.trim_start().starts_with("---"))
+    };
     for block in SHIPPED_CONF.split("\n\n") {
-        let lines: Vec<&str> = block.lines().map(str::trim).collect();
+        let lines: Vec<&str> = block
+            .lines()
+            .map(str::trim)
+            .filter(|l| !banner(l))
+            .collect();
         // The block's last lines show its options; everything above is text.
         let shown = lines
             .iter()
@@ -427,12 +436,11 @@ fn described(name: &str) -> Option<String> {
         {
             continue;
         }
-        let banner = |l: &str| l.starts_with('#') || l.starts_with("---");
         let text: Vec<&str> = text
             .iter()
             .filter_map(|l| l.strip_prefix('#'))
             .map(str::trim)
-            .filter(|l| !l.is_empty() && !banner(l))
+            .filter(|l| !l.is_empty())
             .collect();
         let text = text.join(" ");
         // The first sentence: up to a ". " that a capital letter follows.
