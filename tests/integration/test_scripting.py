@@ -507,8 +507,9 @@ def errorstats(conn):
 
 def test_oom_refused_inside_a_script_counts_once(blinkdb, oracle):
     """Redis's "Consistent eval error reporting": a command a script runs that maxmemory
-    refuses counts one OOM error, whether the script raises it (redis.call), catches it
-    (redis.pcall) or returns it."""
+    refuses counts one OOM error and one rejected call of the command, whether the
+    script raises it (redis.call), catches it (redis.pcall) or returns it; the EVAL
+    fails (failed_calls) when its reply is that error."""
     cases = [
         "return redis.call('set','x','y')",
         "local t = redis.pcall('set','x','y') if t['err'] then return 1 end return 0",
@@ -524,8 +525,14 @@ def test_oom_refused_inside_a_script_counts_once(blinkdb, oracle):
                 stats = errorstats(c)
                 info = c.call("INFO", "stats").value.decode()
                 total = [ln for ln in info.splitlines() if ln.startswith("total_error_replies")]
+                # calls, rejected_calls and failed_calls of SET and EVAL (not the times).
+                cmds = c.call("INFO", "commandstats").value.decode()
+                calls = sorted(
+                    (ln.split(":")[0], [f for f in ln.split(",") if "calls=" in f])
+                    for ln in cmds.splitlines()
+                    if ln.startswith(("cmdstat_set:", "cmdstat_eval:")))
                 assert raw(c, "CONFIG", "SET", "maxmemory", "0") == b"+OK\r\n"
-                seen.append((reply, stats, total))
+                seen.append((reply, stats, total, calls))
             assert seen[0] == seen[1], script
             assert seen[0][1] == ["errorstat_OOM:count=1"], script
 
