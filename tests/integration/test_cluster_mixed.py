@@ -48,8 +48,22 @@ def test_blinkdb_takes_slots_from_redis_nodes(tmp_path):
         stop_all(ours + theirs)
 
 
+def replication_info(srv):
+    text = call(srv, "INFO", "replication").value.decode()
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def replica_caught_up(master):
+    """The master's first replica is online and has acknowledged all it was sent."""
+    info = replication_info(master)
+    fields = dict(kv.split("=") for kv in info.get("slave0", "").split(",") if "=" in kv)
+    return fields.get("state") == "online" and \
+        fields.get("offset") == info["master_repl_offset"]
+
+
 def test_blinkdb_replica_of_redis_master_is_promoted(tmp_path):
-    theirs = redis_nodes(tmp_path, 3)
+    # No 5 s wait before the master's (diskless) full sync starts.
+    theirs = redis_nodes(tmp_path, 3, ("--repl-diskless-sync-delay", "0"))
     ours = blinkdb_nodes(tmp_path, 1)
     try:
         create(theirs)
@@ -58,9 +72,14 @@ def test_blinkdb_replica_of_redis_master_is_promoted(tmp_path):
         vid = myid(victim)
         wait_until(lambda: call(ours[0], "CLUSTER", "REPLICATE", vid).raw == b"+OK\r\n",
                    what="REPLICATE a redis-server master")
+        wait_until(lambda: replication_info(ours[0]).get("master_link_status") == "up",
+                   30, "BlinkDB's link to its redis-server master up")
         rc = RedisCluster(host="127.0.0.1", port=theirs[1].port)
         for i in range(2000):
             rc.set(f"r:{i}", i)
+        # WAIT answered 0 when the replica was still in its full sync: wait on the
+        # replica's acknowledged offset instead, then WAIT must count it.
+        wait_until(lambda: replica_caught_up(victim), 30, "the replica caught up")
         with victim.connect() as c:
             assert c.call("WAIT", "1", "5000").value == 1
         wait_until(lambda: all(node_lines(s)[myid(ours[0])][3] == vid for s in theirs),

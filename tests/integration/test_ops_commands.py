@@ -415,3 +415,24 @@ def test_help_lists_every_option_of_the_shipped_config(blinkdb_binary):
         # One of its lines (the others are prose that looks like one) is in --help.
         assert any(f"  --{name} {default}" in out for n, default in documented if n == name), name
     assert len(names) >= 45
+
+
+def test_help_text_of_each_option_is_its_own(blinkdb_binary):
+    """Each option's --help text is the first sentence of its own block of
+    config/blinkdb.conf: not another block's (an indented line naming the option),
+    not cut at a wrapped line that starts with an option's name, no section banner."""
+    out = subprocess.run([blinkdb_binary, "--help"], capture_output=True, text=True, check=True).stdout
+    text = {}
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"  --([a-z-]+) ", line)
+        if m:
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            text[m.group(1)] = nxt.strip() if nxt.startswith("      ") else ""
+    assert "only 0" not in text["list-compress-depth"]
+    assert text["maxmemory-samples"].startswith("Keys each eviction samples"), text
+    assert "min-replicas-max-lag seconds" in text["min-replicas-to-write"]
+    assert not any("---" in t or "###" in t for t in text.values())
+    for policy in ["noeviction", "allkeys-fifo", "allkeys-lru", "volatile-lru", "allkeys-lfu",
+                   "volatile-lfu", "allkeys-random", "volatile-random", "volatile-ttl"]:
+        assert policy in text["maxmemory-policy"], text["maxmemory-policy"]

@@ -139,3 +139,55 @@ def test_blinkdb_reads_redis_aof(blinkdb_binary, tmp_path):
             assert_same_data(expected, snapshot(conn), "BlinkDB loading redis-server's AOF")
     finally:
         srv.stop()
+
+
+def test_what_redis_server_loads_of_an_aof_with_filters(blinkdb_binary, tmp_path):
+    """What README and docs/compatibility.md say of filters in the AOF: BlinkDB logs a
+    new filter as its own BLINKDB.BFBIND record, which redis-server refuses (the whole
+    file); once BGREWRITEAOF has put the filters in the RDB base (as RedisBloom's
+    MBbloom-- values), redis-server with RedisBloom loads the AOF, later BF.ADDs to those
+    filters included, with the same BF.EXISTS answers."""
+    from bloom_support import redisbloom_path
+    module = ("--loadmodule", redisbloom_path())
+    directory = str(tmp_path / "blinkdb")
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as conn:
+            assert conn.call("BF.RESERVE", "f", "0.001", "5000", "EXPANSION", "4").raw == b"+OK\r\n"
+            conn.pipeline([("BF.ADD", "f", f"a{i}") for i in range(300)])
+            conn.call("SET", "k", "v")
+    finally:
+        srv.stop()
+    check_aof(directory)
+    copy = str(tmp_path / "refused")
+    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
+    try:
+        redis_server(copy, copy + "-log", *module).stop()
+    except RuntimeError as e:
+        assert "Unknown command 'BLINKDB.BFBIND' reading the append only file" in str(e), str(e)
+    else:
+        raise AssertionError("redis-server loaded an AOF with a BLINKDB.BFBIND record")
+
+    srv = start_aof_server(blinkdb_binary, directory)
+    try:
+        with srv.connect() as conn:
+            bgrewriteaof(conn)
+            assert wait_rewrite_done(conn)["aof_last_bgrewrite_status"] == "ok"
+            conn.pipeline([("BF.ADD", "f", f"b{i}") for i in range(300)])
+            probes = [f"a{i}" for i in range(300)] + [f"b{i}" for i in range(300)] + \
+                [f"absent{i}" for i in range(2000)]
+            expected = conn.call("BF.MEXISTS", "f", *probes).raw
+            info = conn.call("BF.INFO", "f").raw
+    finally:
+        srv.stop()
+    check_aof(directory)
+    copy = str(tmp_path / "loaded")
+    shutil.copytree(directory, copy, ignore=shutil.ignore_patterns("server.log"))
+    oracle = redis_server(copy, copy + "-log", *module)
+    try:
+        with oracle.connect() as conn:
+            assert conn.call("BF.MEXISTS", "f", *probes).raw == expected
+            assert conn.call("BF.INFO", "f").raw == info
+            assert conn.call("GET", "k").raw == b"$1\r\nv\r\n"
+    finally:
+        oracle.stop()

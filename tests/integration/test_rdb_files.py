@@ -144,6 +144,35 @@ def test_damaged_files_are_refused(server_factory, tmp_path):
             raise AssertionError(f"{name}: the server started on a damaged file")
 
 
+def test_truncated_file_is_reported_as_redis_reports_it(blinkdb_binary, tmp_path):
+    """A dump.rdb cut short fails on the short read, as in redis-server (which checks
+    the checksum only after the last record), not as a wrong checksum."""
+    redis_dir = tmp_path / "redis"
+    oracle = ServerProcess(ORACLE_BIN, str(redis_dir))
+    try:
+        fill(oracle.port)
+        client(oracle.port).save()
+    finally:
+        oracle.stop()
+    good = (redis_dir / "dump.rdb").read_bytes()
+    for cut in (len(good) // 2, len(good) - 9):
+        logs = {}
+        for binary in (blinkdb_binary, ORACLE_BIN):
+            data_dir = tmp_path / f"{os.path.basename(binary)}-{cut}"
+            data_dir.mkdir()
+            (data_dir / "dump.rdb").write_bytes(good[:cut])
+            try:
+                ServerProcess(binary, str(data_dir)).stop()
+            except RuntimeError as e:
+                logs[binary] = str(e)
+            else:
+                raise AssertionError(f"{binary} started on a file cut at {cut}")
+        for binary, log in logs.items():
+            assert "Short read or OOM loading DB. Unrecoverable error, aborting now." in log, log
+            assert "Unexpected EOF reading RDB file" in log, log
+            assert "Wrong RDB checksum" not in log, log
+
+
 def test_bgsave_is_one_point_in_time_while_writers_run(server_factory, tmp_path):
     """Rounds of INCR over keys spread on every shard, in a fixed order, while BGSAVE
     runs: in the file every key holds the round of one single cut (the keys before the

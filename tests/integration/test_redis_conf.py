@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from resp import RespConnection
+from resp import ConnectionClosed, RespConnection
 from server import ORACLE_BIN, ServerProcess, free_port
 
 STOCK = "/etc/redis/redis.conf"
@@ -312,3 +312,52 @@ def test_protected_configs_as_redis(blinkdb_binary, tmp_path):
         finally:
             for srv in servers:
                 srv.stop()
+
+
+@pytest.mark.parametrize("how", ["SHUTDOWN", "SIGTERM"])
+def test_stock_file_keeps_writes_across_restart(blinkdb_binary, tmp_path, how):
+    """Debian's redis.conf sets `appendonly no` and leaves its `save` lines commented:
+    redis-server falls back to its built-in save points, so SHUTDOWN (and SIGTERM)
+    write dump.rdb and a restart finds the data. BlinkDB must do the same."""
+    conf = stock_copy(tmp_path)
+    for binary, name in [(blinkdb_binary, "blinkdb"), (ORACLE_BIN, "oracle")]:
+        directory = str(tmp_path / name)
+        port = free_port()
+        args = [conf, "--port", str(port), "--dir", directory, "--daemonize", "no",
+                "--logfile", "", "--pidfile", os.path.join(directory, "pid")]
+        os.makedirs(directory)
+        srv = ServerProcess(binary, directory, port=port, args=args)
+        try:
+            with srv.connect() as c:
+                assert c.call("CONFIG", "GET", "save").raw == \
+                    b"*2\r\n$4\r\nsave\r\n$23\r\n3600 1 300 100 60 10000\r\n", name
+                assert c.call("SET", "k", "v").raw == b"+OK\r\n"
+                if how == "SHUTDOWN":
+                    try:
+                        c.call("SHUTDOWN")
+                    except (ConnectionClosed, OSError):
+                        pass
+            if how == "SIGTERM":
+                srv.proc.send_signal(signal.SIGTERM)
+            assert srv.proc.wait(timeout=30) == 0, name
+        finally:
+            srv.stop()
+        assert os.path.exists(os.path.join(directory, "dump.rdb")), name
+        again = ServerProcess(binary, directory, port=port, args=args)
+        try:
+            with again.connect() as c:
+                assert c.call("GET", "k").raw == b"$1\r\nv\r\n", name
+        finally:
+            again.stop()
+
+
+def test_config_set_bind_over_the_address_listened_on(pair):
+    """CONFIG SET bind 0.0.0.0 while listening on 127.0.0.1 at the same port: Redis closes
+    the old listeners before binding the new ones (and binds `::` IPv6-only), so each
+    change is accepted and the server keeps answering; a bad address changes nothing."""
+    for value in ["0.0.0.0", "127.0.0.1", "0.0.0.0 ::", "127.0.0.1 -::1", "0.0.0.0",
+                  "999.999.999.999", "127.0.0.1"]:
+        ours, theirs = both(pair, "CONFIG", "SET", "bind", value)
+        assert ours == theirs, value
+        assert both(pair, "CONFIG", "GET", "bind")[0] == both(pair, "CONFIG", "GET", "bind")[1]
+        assert both(pair, "PING") == [b"+PONG\r\n"] * 2, value

@@ -485,3 +485,82 @@ def test_info_memory_scripting_fields(blinkdb, oracle):
     assert ours["number_of_functions"] == theirs["number_of_functions"] == 1
     assert ours["used_memory_lua"] > 0 and ours["used_memory_vm_functions"] > 0
     assert ours["used_memory_vm_total"] == ours["used_memory_lua"] + ours["used_memory_vm_functions"]
+
+
+@pytest.mark.parametrize("depth", [128, 129, 1000, 1001, 3000])
+def test_cjson_decode_nesting_as_redis(blinkdb, oracle, depth):
+    """lua_cjson decodes up to decode_max_depth (1000) levels; serde_json alone stopped at
+    128. Past the limit the error names the depth and the character, as Redis's."""
+    for text in ["[" * depth + "]" * depth, '{"a":' * depth + "1" + "}" * depth,
+                 '["[{",' * depth + '"x"' + "]" * depth]:
+        script = "return #cjson.encode(cjson.decode(ARGV[1]))"
+        with blinkdb.connect() as b, oracle.connect() as o:
+            ours, theirs = raw(b, "EVAL", script, "0", text), raw(o, "EVAL", script, "0", text)
+        # The error names the script by its sha and the call site, the same in both.
+        assert ours == theirs, (ours[:200], theirs[:200])
+
+
+def errorstats(conn):
+    text = conn.call("INFO", "errorstats").value.decode()
+    return [line for line in text.splitlines() if line.startswith("errorstat_")]
+
+
+def test_oom_refused_inside_a_script_counts_once(blinkdb, oracle):
+    """Redis's "Consistent eval error reporting": a command a script runs that maxmemory
+    refuses counts one OOM error and one rejected call of the command, whether the
+    script raises it (redis.call), catches it (redis.pcall) or returns it; the EVAL
+    fails (failed_calls) when its reply is that error."""
+    cases = [
+        "return redis.call('set','x','y')",
+        "local t = redis.pcall('set','x','y') if t['err'] then return 1 end return 0",
+        "return redis.pcall('set','x','y')",
+    ]
+    with blinkdb.connect() as b, oracle.connect() as o:
+        for script in cases:
+            seen = []
+            for c in (b, o):
+                assert raw(c, "CONFIG", "SET", "maxmemory", "1") == b"+OK\r\n"
+                raw(c, "CONFIG", "RESETSTAT")
+                reply = raw(c, "EVAL", script, "1", "x")
+                stats = errorstats(c)
+                info = c.call("INFO", "stats").value.decode()
+                total = [ln for ln in info.splitlines() if ln.startswith("total_error_replies")]
+                # calls, rejected_calls and failed_calls of SET and EVAL (not the times).
+                cmds = c.call("INFO", "commandstats").value.decode()
+                calls = sorted(
+                    (ln.split(":")[0], [f for f in ln.split(",") if "calls=" in f])
+                    for ln in cmds.splitlines()
+                    if ln.startswith(("cmdstat_set:", "cmdstat_eval:")))
+                assert raw(c, "CONFIG", "SET", "maxmemory", "0") == b"+OK\r\n"
+                seen.append((reply, stats, total, calls))
+            assert seen[0] == seen[1], script
+            assert seen[0][1] == ["errorstat_OOM:count=1"], script
+
+
+def test_shutdown_nosave_during_an_unkillable_script_is_prompt(blinkdb_binary, tmp_path):
+    """SHUTDOWN NOSAVE while a script that wrote is past busy-reply-threshold: redis-server
+    exits at once; BlinkDB waited 2 s for the script's connection to finish its batch."""
+    from server import ORACLE_BIN, ServerProcess
+    for binary in (blinkdb_binary, ORACLE_BIN):
+        srv = ServerProcess(binary, str(tmp_path / binary.replace("/", "_")),
+                            ["--busy-reply-threshold", "100"])
+        try:
+            runner = srv.connect()
+            runner.send("EVAL", "redis.call('set','x','y') while true do end", "0")
+            with srv.connect() as c:
+                deadline = time.monotonic() + 10
+                while not raw(c, "PING").startswith(b"-BUSY"):
+                    assert time.monotonic() < deadline, "the script never got busy"
+                    time.sleep(0.01)
+                assert raw(c, "SCRIPT", "KILL").startswith(b"-UNKILLABLE")
+                start = time.monotonic()
+                try:
+                    raw(c, "SHUTDOWN", "NOSAVE")
+                except Exception:
+                    pass  # the server closes the connection as it exits
+                srv.proc.wait(timeout=10)
+                took = time.monotonic() - start
+            runner.close()
+            assert took < 1.0, f"{binary}: exited {took:.2f} s after SHUTDOWN NOSAVE"
+        finally:
+            srv.stop()

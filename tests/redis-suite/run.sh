@@ -55,7 +55,7 @@ start_server() { # kind port dir [option...]
     shift 3
     mkdir -p "$dir"
     if [ "$kind" = blinkdb ]; then
-        "$blinkdb" --port "$port" --dir "$dir" --appendonly no "$@" \
+        "$blinkdb" --port "$port" --dir "$dir" --save '' --appendonly no "$@" \
             >"$dir/server.log" 2>&1 &
     else
         "$redis" --port "$port" --dir "$dir" --save '' --appendonly no "$@" \

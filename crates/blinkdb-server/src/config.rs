@@ -185,7 +185,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("cluster-announce-ip", "", true, Kind::Str),
     opt("cluster-announce-port", "0", true, Kind::Int(0, 65535)),
     opt("cluster-announce-bus-port", "0", true, Kind::Int(0, 65535)),
-    opt("save", "", true, Kind::Str),
+    opt("save", "3600 1 300 100 60 10000", true, Kind::Str),
     opt("appendonly", "yes", false, Kind::Bool),
     opt(
         "appendfsync",
@@ -397,27 +397,50 @@ const ALIASES: &[(&str, &str)] = &[
 /// The shipped configuration file, which documents every option.
 const SHIPPED_CONF: &str = include_str!("../../../config/blinkdb.conf");
 
+/// The option a `# name value` line of config/blinkdb.conf shows (`#`, one
+/// space, an option's name): not an indented or wrapped line of text that
+/// merely starts with an option's name.
+fn shown_option(line: &str) -> Option<&'static OptionDef> {
+    let rest = line.strip_prefix("# ")?;
+    if rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    find(rest.split_whitespace().next()?)
+}
+
 /// The description config/blinkdb.conf gives an option: the comment block
-/// above its `# name default` line, first sentence only.
+/// whose closing `# name default` lines include it, first sentence only
+/// (section banners left out).
 fn described(name: &str) -> Option<String> {
+    // A section banner: `#####...` or `# ----- name`, at either end of a block.
+    let banner = |l: &str| {
+        l.strip_prefix('#')
+            .is_some_and(|t| t.starts_with('#') || t.trim_start().starts_with("---"))
+    };
     for block in SHIPPED_CONF.split("\n\n") {
-        let lines: Vec<&str> = block.lines().map(str::trim).collect();
-        let documents = lines.iter().any(|l| {
-            l.strip_prefix("# ")
-                .and_then(|rest| rest.split_whitespace().next())
-                .is_some_and(|w| w == name)
-        });
-        if !documents {
+        let lines: Vec<&str> = block
+            .lines()
+            .map(str::trim)
+            .filter(|l| !banner(l))
+            .collect();
+        // The block's last lines show its options; everything above is text.
+        let shown = lines
+            .iter()
+            .rev()
+            .take_while(|l| shown_option(l).is_some())
+            .count();
+        let (text, options) = lines.split_at(lines.len() - shown);
+        if !options
+            .iter()
+            .any(|l| shown_option(l).is_some_and(|o| o.name == name))
+        {
             continue;
         }
-        let text: Vec<&str> = lines
+        let text: Vec<&str> = text
             .iter()
             .filter_map(|l| l.strip_prefix('#'))
             .map(str::trim)
-            .take_while(|l| {
-                let first = l.split_whitespace().next().unwrap_or("");
-                find(first).is_none()
-            })
+            .filter(|l| !l.is_empty())
             .collect();
         let text = text.join(" ");
         // The first sentence: up to a ". " that a capital letter follows.
@@ -1206,6 +1229,24 @@ mod tests {
                 "config/blinkdb.conf gives {} no description",
                 def.name
             );
+        }
+    }
+
+    #[test]
+    fn help_text_is_each_options_own() {
+        let text = |name| described(name).unwrap();
+        // An indented line of another block once named maxmemory-samples.
+        assert!(text("maxmemory-samples").starts_with("Keys each eviction samples"));
+        // Text wrapped onto a line starting with an option's name was cut.
+        assert!(text("min-replicas-to-write").contains("min-replicas-max-lag seconds"));
+        assert!(!text("cluster-enabled").contains("---"));
+        assert!(!text("list-compress-depth").contains("only 0"));
+        let policy = text("maxmemory-policy");
+        let Kind::Enum(policies) = find("maxmemory-policy").unwrap().kind else {
+            panic!("maxmemory-policy is an enum");
+        };
+        for p in policies {
+            assert!(policy.contains(p), "{p} missing from {policy}");
         }
     }
 

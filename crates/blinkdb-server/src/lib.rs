@@ -32,6 +32,7 @@ pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod signal;
+pub mod stale_temp;
 pub mod state;
 pub mod tracking;
 

@@ -31,6 +31,24 @@ fn bind_tcp_std(addr: &str, port: u16, backlog: u32) -> std::io::Result<std::net
         TcpSocket::new_v6()?
     };
     sock.set_reuseaddr(true)?;
+    if ip.is_ipv6() {
+        // As Redis (anetV6Only): `::` then takes IPv6 only, so `bind 0.0.0.0 ::`
+        // binds both instead of the second failing with "address in use".
+        let on: libc::c_int = 1;
+        // SAFETY: setsockopt on the socket this function owns, reading one c_int.
+        let set = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&sock),
+                libc::IPPROTO_IPV6,
+                libc::IPV6_V6ONLY,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
     sock.bind(sa)?;
     let fd = sock.into_raw_fd();
     // SAFETY: `fd` is the bound socket just released by `sock`; the listener
@@ -54,8 +72,34 @@ pub struct TcpListeners(parking_lot::Mutex<Open>);
 struct Open {
     /// The runtime the accept loops run on (the main one).
     runtime: Option<tokio::runtime::Handle>,
-    /// (bind address as configured, port, address listened on, stop signal).
-    listening: Vec<(String, u16, String, Arc<tokio::sync::Notify>)>,
+    /// What is listened on, one per address.
+    listening: Vec<Listening>,
+}
+
+struct Listening {
+    /// The address as configured, and the port.
+    addr: String,
+    port: u16,
+    /// The address listened on.
+    local: String,
+    /// Stops its accept loop.
+    stop: Arc<tokio::sync::Notify>,
+    /// A second descriptor of the listening socket (the accept loop owns
+    /// the first), to stop it listening at once: see `close`.
+    socket: std::os::fd::OwnedFd,
+}
+
+impl Listening {
+    /// Stops the accept loop, and the socket listening right now rather
+    /// than when that task gets to drop it: an address overlapping this
+    /// one at the same port (0.0.0.0 over 127.0.0.1) can be bound next.
+    fn close(&self) {
+        use std::os::fd::AsRawFd;
+        // A permit is stored if the loop is not waiting yet.
+        self.stop.notify_one();
+        // SAFETY: shutdown on a descriptor this struct owns.
+        unsafe { libc::shutdown(self.socket.as_raw_fd(), libc::SHUT_RDWR) };
+    }
 }
 
 impl TcpListeners {
@@ -93,13 +137,17 @@ impl TcpListeners {
         } else {
             bind.iter().collect()
         };
-        let mut bound = vec![];
-        for addr in &wanted {
-            if open
-                .listening
+        let is_open = |open: &Open, addr: &str| {
+            open.listening
                 .iter()
-                .any(|(a, p, ..)| a == *addr && *p == port)
-            {
+                .any(|l| l.addr == addr && l.port == port)
+        };
+        let mut bound = vec![];
+        // Bound while our own listener of an overlapping address at this
+        // port still listens: tried again once those are closed.
+        let mut overlapping = vec![];
+        for addr in &wanted {
+            if is_open(&open, addr) {
                 continue;
             }
             match bind_tcp_std(addr, port, backlog) {
@@ -107,35 +155,89 @@ impl TcpListeners {
                 Err(e) if addr.starts_with('-') && optional_missing(&e) => {
                     tracing::warn!("Could not bind optional address {addr}:{port}: {e}")
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => overlapping.push(*addr),
                 Err(e) => return Err(format!("{addr}:{port}: {e}")),
             }
         }
-        open.listening.retain(|(a, p, _, stop)| {
-            let keep = *p == port && wanted.contains(&a);
-            if !keep {
-                // A permit is stored if the loop is not waiting yet.
-                stop.notify_one();
+        let unwanted = |l: &Listening| l.port != port || !wanted.contains(&&l.addr);
+        let closing_here = open.listening.iter().any(|l| unwanted(l) && l.port == port);
+        if !overlapping.is_empty() && !closing_here {
+            let addr = overlapping[0];
+            return Err(format!("{addr}:{port}: address already in use"));
+        }
+        // As Redis's changeBindAddr: the old listeners close before the new
+        // ones bind (only when one overlaps them: otherwise nothing closes
+        // before everything is bound).
+        let mut closed = vec![];
+        if !overlapping.is_empty() {
+            for l in open.listening.iter().filter(|l| unwanted(l)) {
+                l.close();
+                closed.push((l.addr.clone(), l.port));
             }
-            keep
+            open.listening.retain(|l| !unwanted(l));
+            for addr in overlapping {
+                match bind_tcp_std(addr, port, backlog) {
+                    Ok(l) => bound.push((addr.clone(), l)),
+                    Err(e) => {
+                        // Back to what was listened on (the config change is refused).
+                        drop(bound);
+                        for (addr, port) in closed {
+                            match bind_tcp_std(&addr, port, backlog) {
+                                Ok(l) => Self::serve(&mut open, &runtime, shared, addr, port, l),
+                                Err(e) => {
+                                    tracing::warn!("Could not listen again on {addr}:{port}: {e}")
+                                }
+                            }
+                        }
+                        return Err(format!("{addr}:{port}: {e}"));
+                    }
+                }
+            }
+        }
+        open.listening.retain(|l| {
+            if unwanted(l) {
+                l.close();
+            }
+            !unwanted(l)
         });
         for (addr, l) in bound {
-            let local = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
-            let stop = Arc::new(tokio::sync::Notify::new());
-            open.listening
-                .push((addr, port, local.clone(), stop.clone()));
-            let shared = shared.clone();
-            runtime.spawn(async move {
-                match TcpListener::from_std(l) {
-                    Ok(l) => accept_loop(shared, l, local, Some(stop)).await,
-                    Err(e) => tracing::warn!("Listening on {local}: {e}"),
-                }
-            });
+            Self::serve(&mut open, &runtime, shared, addr, port, l);
         }
-        Ok(open
-            .listening
-            .iter()
-            .map(|(.., local, _)| local.clone())
-            .collect())
+        Ok(open.listening.iter().map(|l| l.local.clone()).collect())
+    }
+
+    /// Starts accepting on `l`, a new listener of `addr` at `port`.
+    fn serve(
+        open: &mut Open,
+        runtime: &tokio::runtime::Handle,
+        shared: &Arc<Shared>,
+        addr: String,
+        port: u16,
+        l: std::net::TcpListener,
+    ) {
+        let local = l.local_addr().map(|a| a.to_string()).unwrap_or_default();
+        let socket = match l.try_clone() {
+            Ok(dup) => std::os::fd::OwnedFd::from(dup),
+            Err(e) => {
+                tracing::warn!("Listening on {local}: {e}");
+                return;
+            }
+        };
+        let stop = Arc::new(tokio::sync::Notify::new());
+        open.listening.push(Listening {
+            addr,
+            port,
+            local: local.clone(),
+            stop: stop.clone(),
+            socket,
+        });
+        let shared = shared.clone();
+        runtime.spawn(async move {
+            match TcpListener::from_std(l) {
+                Ok(l) => accept_loop(shared, l, local, Some(stop)).await,
+                Err(e) => tracing::warn!("Listening on {local}: {e}"),
+            }
+        });
     }
 }
 
@@ -278,9 +380,11 @@ pub async fn accept_loop<A: Acceptor>(
     let closed = closed.unwrap_or_default();
     loop {
         let accepted = tokio::select! {
-            a = listener.next() => a,
+            // A closed listener's accept fails: the stop is seen first.
+            biased;
             _ = stop.changed() => return,
             _ = closed.notified() => return,
+            a = listener.next() => a,
         };
         match accepted {
             Ok((sock, ip, peer)) => start(&shared, sock, ip, peer, local.clone()).await,

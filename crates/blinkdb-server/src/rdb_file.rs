@@ -450,7 +450,13 @@ fn import_from(
         if inserter.join().is_err() {
             return Err(format!("Loading RDB {label}: inserting failed"));
         }
-        parsed.map_err(|e| format!("Loading RDB {label}: {e}"))
+        parsed.map_err(|e| {
+            if matches!(e, RdbError::Corrupt(m) if m.starts_with("Unexpected EOF")) {
+                // Redis's rdbLoadRioWithLoadingCtx says this first on a short read.
+                tracing::warn!("Short read or OOM loading DB. Unrecoverable error, aborting now.");
+            }
+            format!("Loading RDB {label}: {e}")
+        })
     });
     let contents = parsed?;
     drop(data);

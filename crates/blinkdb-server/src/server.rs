@@ -38,6 +38,8 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             settings.dir.display()
         )
     })?;
+    // Before anything of ours writes there: a save cut short by a crash.
+    crate::stale_temp::remove_stale(&settings.dir);
     raise_nofile(settings.maxclients as u64 + 32);
     let engine = Arc::new(Engine::new(EngineOptions {
         databases: settings.databases,
@@ -176,8 +178,13 @@ async fn wait_for_stop(shared: &Shared) -> bool {
 
 async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     // Connections finish the batch in hand, then close; give them a moment.
+    // Not a script past busy-reply-threshold (SHUTDOWN NOSAVE's case): its
+    // connection finishes nothing until the script ends, and Redis exits at once.
     let deadline = Instant::now() + Duration::from_secs(2);
-    while shared.connected.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+    while shared.connected.load(Ordering::Acquire) > 0
+        && Instant::now() < deadline
+        && !shared.scripting.is_busy()
+    {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     if let Some(log) = shared.engine.log_handle() {

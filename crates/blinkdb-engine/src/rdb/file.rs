@@ -95,7 +95,7 @@ pub fn load_file_sized(
         let end = data.len() - 8;
         let stored = u64::from_le_bytes(data[end..].try_into().expect("8"));
         if check_crc && stored != 0 && CRC64.checksum(&data[..end]) != stored {
-            return Err(RdbError::Corrupt("Wrong RDB checksum"));
+            return Err(checksum_failure(data, limits, databases));
         }
         end
     } else {
@@ -111,6 +111,28 @@ pub fn load_file_sized(
         digest: None,
     };
     read_records(input, limits, databases, now, on_resize, on_key)
+}
+
+/// Why a file image's checksum does not match, told as Redis tells it:
+/// Redis reads records first and checks the checksum last, so a file cut
+/// short fails with "Unexpected EOF reading RDB file". Found by a pass that
+/// keeps no key. Damage inside the records stays a wrong checksum: Redis
+/// checks values less deeply on load than this parser, and so, for most
+/// damage, reaches its checksum without a record error.
+fn checksum_failure(data: &[u8], limits: &Limits, databases: usize) -> RdbError {
+    let input = Input {
+        whole: Some(data),
+        buf: Vec::new(),
+        start: 0,
+        base: 0,
+        more: None,
+        ended: true,
+        digest: None,
+    };
+    match read_records(input, limits, databases, 0, |_, _| {}, |_| Ok(())) {
+        Err(e) if is_truncated(&e) => RdbError::Corrupt("Unexpected EOF reading RDB file"),
+        _ => RdbError::Corrupt("Wrong RDB checksum"),
+    }
 }
 
 /// A stream's next bytes (a replica's diskless load: the socket's bytes,
@@ -490,13 +512,41 @@ fn read_records(
     Ok(st.contents)
 }
 
+/// A temp file removed when dropped unless `keep` took it: a save that
+/// fails anywhere (an error returned early, a panic in the save thread)
+/// leaves no `temp-*.rdb` behind, not only one that reached `abort`.
+struct TempFile(Option<PathBuf>);
+
+impl TempFile {
+    fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// The file stays: renamed into place, or owned by the caller.
+    fn keep(mut self) -> PathBuf {
+        self.0.take().unwrap_or_default()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            match std::fs::remove_file(&p) {
+                Ok(()) => tracing::info!("Removed temp file {} of a failed save", p.display()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => tracing::warn!("Could not remove temp file {}: {e}", p.display()),
+            }
+        }
+    }
+}
+
 /// Where an RDB writer's bytes go.
 enum Out {
     /// A file written as `tmp`, then fsynced and renamed over `path`
-    /// (`tmp == path`: written in place).
+    /// (`tmp == path`: written in place, and never removed here).
     File {
         file: std::io::BufWriter<std::fs::File>,
-        tmp: PathBuf,
+        tmp: TempFile,
         path: PathBuf,
     },
     /// Any byte sink: a diskless full sync's stream to its replicas.
@@ -549,6 +599,12 @@ impl RdbFileWriter {
         checksum: bool,
     ) -> Result<Self, RdbError> {
         let file = std::fs::File::create(&tmp)?;
+        // In place: the file is its owner's (the AOF's rewrite removes it).
+        let tmp = if tmp == path {
+            TempFile(None)
+        } else {
+            TempFile(Some(tmp))
+        };
         let out = Out::File {
             file: std::io::BufWriter::with_capacity(1 << 20, file),
             tmp,
@@ -743,10 +799,12 @@ impl RdbFileWriter {
         let file = file.into_inner().map_err(|e| RdbError::Io(e.to_string()))?;
         file.sync_all()?;
         drop(file);
-        if tmp == path {
+        if tmp.0.is_none() {
             return Ok(self.bytes);
         }
-        std::fs::rename(&tmp, &path)?;
+        // On an error `tmp` is dropped, so removed: the old file stays.
+        std::fs::rename(tmp.path(), &path)?;
+        tmp.keep();
         if let Some(dir) = path.parent() {
             if let Ok(d) = std::fs::File::open(if dir.as_os_str().is_empty() {
                 Path::new(".")
@@ -763,11 +821,9 @@ impl RdbFileWriter {
     /// A file written in place is left to its owner (the AOF removes it).
     /// A sink is just dropped.
     pub fn abort(self) {
-        if let Out::File { file, tmp, path } = self.out {
+        if let Out::File { file, tmp, .. } = self.out {
             drop(file);
-            if tmp != path {
-                let _ = std::fs::remove_file(tmp);
-            }
+            drop(tmp);
         }
     }
 }

@@ -119,8 +119,16 @@ impl Out {
     /// directly: the encoder's error frame only takes UTF-8 text, and the
     /// line is the same in RESP2 and RESP3.
     pub fn error_bytes(&mut self, msg: &[u8]) {
-        self.errors += 1;
         crate::cmdstats::count_error(msg);
+        self.error_counted_before(msg);
+    }
+
+    /// An error reply already counted in errorstats where it arose (a
+    /// command a script ran, whose error the script raised or returned):
+    /// it fails the command that replies, but is not counted again, as
+    /// Redis's ERR_REPLY_FLAG_NO_STATS_UPDATE.
+    pub fn error_counted_before(&mut self, msg: &[u8]) {
+        self.errors += 1;
         self.buf.reserve(msg.len() + 3);
         push_error_line(&mut self.buf, msg);
     }

@@ -269,10 +269,7 @@ async fn full_sync<S: Socket>(
 ) -> bool {
     let id = client.id;
     let settings = shared.settings();
-    let path = settings.dir.join(format!("replsync-{id}.rdb"));
-    let tmp = settings
-        .dir
-        .join(format!("temp-{}-replsync-{id}.rdb", std::process::id()));
+    let (tmp, path) = crate::stale_temp::sync_names(&settings.dir, id);
     let (at_tx, at_rx) = tokio::sync::oneshot::channel::<u64>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Result<u64, String>>();
     let s = shared.clone();

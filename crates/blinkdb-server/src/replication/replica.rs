@@ -639,11 +639,7 @@ async fn full_sync(
         return Ok(());
     }
     let settings = shared.settings();
-    let tmp = settings.dir.join(format!(
-        "temp-{}-{}.rdb",
-        blinkdb_engine::clock::now_ms(),
-        std::process::id()
-    ));
+    let tmp = crate::stale_temp::receive_name(&settings.dir, blinkdb_engine::clock::now_ms());
     let result = receive(shared, generation, conn, payload, &tmp).await;
     let result = match result {
         Ok(()) => {

@@ -210,7 +210,12 @@ unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
     // pushed its value (pushing runs no script code).
     let reply = run::call_reply();
     convert::push_reply_or_error(state, reply);
-    reply.first() == Some(&b'-')
+    let failed = reply.first() == Some(&b'-');
+    if failed {
+        // Counted in errorstats when the command failed or was refused.
+        convert::mark_counted(state);
+    }
+    failed
 }
 
 /// The command a script passes to redis.call: strings as they are, numbers

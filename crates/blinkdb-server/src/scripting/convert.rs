@@ -475,7 +475,10 @@ unsafe fn write_typed_table(
         let mut line = Vec::with_capacity(e.len() + 1);
         line.push(b'-');
         line.extend_from_slice(e);
-        error_line(out, &line);
+        ffi::lua_pop(state, 1);
+        let counted = field(state, IGNORE_STATS.as_bytes()) == ffi::LUA_TBOOLEAN
+            && ffi::lua_toboolean(state, -1) != 0;
+        error_line_of(out, &line, counted);
         drop(line);
         return ffi::lua_pop(state, 1);
     }
@@ -601,11 +604,34 @@ fn double(out: &mut Out, d: f64) {
 /// An error line from a message that already starts with `-`: trailing line
 /// breaks dropped, inner ones turned into spaces.
 pub fn error_line(out: &mut Out, msg: &[u8]) {
+    error_line_of(out, msg, false);
+}
+
+/// `error_line`; `counted`: the error came from a command the script ran,
+/// which counted it in errorstats already (its error table carries
+/// IGNORE_STATS).
+pub fn error_line_of(out: &mut Out, msg: &[u8], counted: bool) {
     let mut end = msg.len();
     while end > 1 && (msg[end - 1] == b'\r' || msg[end - 1] == b'\n') {
         end -= 1;
     }
-    out.error_bytes(&msg[1..end]);
+    if counted {
+        out.error_counted_before(&msg[1..end]);
+    } else {
+        out.error_bytes(&msg[1..end]);
+    }
+}
+
+/// The field Redis sets in the error table of a command's error reply
+/// inside a script: that error is in errorstats already.
+pub const IGNORE_STATS: &str = "ignore_error_stats_update";
+
+/// Marks the error table on top of the stack as counted (IGNORE_STATS).
+/// May raise a Lua memory error.
+pub unsafe fn mark_counted(state: *mut ffi::lua_State) {
+    push_bytes(state, IGNORE_STATS.as_bytes());
+    ffi::lua_pushboolean(state, 1);
+    ffi::lua_rawset(state, -3);
 }
 
 #[cfg(test)]

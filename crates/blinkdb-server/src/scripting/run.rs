@@ -129,6 +129,8 @@ thread_local! {
     static CALL_ARGS: Cell<CallArgs> = Cell::new(CallArgs::default());
     static CALL_REPLY: Cell<BytesMut> = Cell::new(BytesMut::new());
     static RESULT: Cell<BytesMut> = Cell::new(BytesMut::new());
+    /// Error replies in RESULT: they fail the EVAL/FCALL (failed_calls).
+    static RESULT_ERRORS: Cell<u64> = const { Cell::new(0) };
     /// An EVAL script's KEYS then ARGV, packed for its fiber (kept as the
     /// buffers above are).
     static SCRIPT_ARGS: Cell<CallArgs> = Cell::new(CallArgs::default());
@@ -445,6 +447,8 @@ fn drive(
                 finish(shared, client, run);
                 let reply = RESULT.take();
                 out.buf.extend_from_slice(&reply);
+                // Already in errorstats (counted as they were written).
+                out.errors += RESULT_ERRORS.take();
                 RESULT.set(reused(reply));
                 CALL_REPLY.set(reused(CALL_REPLY.take()));
                 return;
@@ -532,7 +536,13 @@ fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: 
                     ));
                 }
             }
-            super::convert::error_line(&mut out, line.as_bytes());
+            // A command's error the script raised (redis.call) was counted
+            // when the command failed.
+            let counted = matches!(
+                t.raw_get::<Value>(super::convert::IGNORE_STATS),
+                Ok(Value::Boolean(true))
+            );
+            super::convert::error_line_of(&mut out, line.as_bytes(), counted);
         }
         Ok(Some(other)) => {
             let msg = match &other {
@@ -544,6 +554,7 @@ fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: 
         Err(e) => run_error(&mut out, sha, &super::api::error_text(&e)),
     }
     vm.collect_garbage();
+    RESULT_ERRORS.set(out.errors);
     RESULT.set(out.buf);
 }
 
@@ -564,31 +575,41 @@ fn execute(
     mut out: Out,
     aof: bool,
 ) -> BytesMut {
-    let err = |mut out: Out, m: &str| {
-        out.buf.extend_from_slice(b"-ERR ");
-        out.buf.extend_from_slice(m.as_bytes());
-        out.buf.extend_from_slice(b"\r\n");
+    // As Redis's scriptCall: a refused call is an error reply counted in
+    // errorstats (the script's own error reply made of it is not counted
+    // again) and, once the command is known, one of its rejected_calls.
+    let refuse = |mut out: Out, spec: Option<&table::CommandSpec>, m: &str| {
+        if let Some(i) = spec.and_then(|s| s.index()) {
+            crate::cmdstats::record_rejected(i);
+        }
+        out.error(m);
         out.buf
     };
     // A container's subcommand is the command (its flags and arity apply).
     let Some(Ok(spec)) = table::resolve(args) else {
-        return err(out, "Unknown Redis command called from script");
+        return refuse(out, None, "ERR Unknown Redis command called from script");
     };
     let argc = args.len() as i32;
     if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        return err(
+        return refuse(
             out,
-            "Wrong number of args calling Redis command from script",
+            Some(spec),
+            "ERR Wrong number of args calling Redis command from script",
         );
     }
     if spec.has(table::NOSCRIPT) {
-        return err(out, "This Redis command is not allowed from script");
+        return refuse(
+            out,
+            Some(spec),
+            "ERR This Redis command is not allowed from script",
+        );
     }
     // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
     if run.read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {
-        return err(
+        return refuse(
             out,
-            "Write commands are not allowed from read-only scripts.",
+            Some(spec),
+            "ERR Write commands are not allowed from read-only scripts.",
         );
     }
     if spec.has(table::WRITE) {
@@ -596,13 +617,11 @@ fn execute(
             let settings = client.settings(shared);
             let denyoom = spec.has(table::DENYOOM) && !run.allow_oom;
             if let Some(refusal) = shared.write_refusal(denyoom, settings) {
-                out.error(&refusal);
-                return out.buf;
+                return refuse(out, Some(spec), &refusal);
             }
             let write = table::WRITE | table::STALE;
             if let Some(refusal) = crate::replication::replica::refusal(shared, client, write) {
-                out.error(refusal);
-                return out.buf;
+                return refuse(out, Some(spec), refusal);
             }
             run.wrote = true;
             shared.scripting.wrote();

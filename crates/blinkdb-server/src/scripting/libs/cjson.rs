@@ -188,12 +188,47 @@ fn encode_value(out: &mut Vec<u8>, v: &Value, c: &Config, depth: usize) -> Resul
     Ok(())
 }
 
-fn depth_of(v: &serde_json::Value) -> usize {
-    match v {
-        serde_json::Value::Array(a) => 1 + a.iter().map(depth_of).max().unwrap_or(0),
-        serde_json::Value::Object(o) => 1 + o.values().map(depth_of).max().unwrap_or(0),
-        _ => 0,
+/// Lua stack slots lua_cjson's decoder can get (Lua 5.1's LUAI_MAXCSTACK):
+/// it takes 2 per open array and 3 per open object, and past this it
+/// fails as past `decode_max_depth`, whatever that is set to. Also what
+/// bounds this decoder's recursion (a few hundred bytes of stack a level).
+const MAX_STACK_SLOTS: usize = 8000;
+
+/// lua_cjson's nesting check, made before parsing (serde_json's own stops
+/// at 128): the first `[` or `{` past `limit` levels, or past the stack
+/// slots, as its error (depth, and the character after that bracket).
+fn nesting_error(text: &[u8], limit: usize) -> Option<String> {
+    let (mut open, mut slots) = (Vec::new(), 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for (i, &b) in text.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                let need = if b == b'[' { 2 } else { 3 };
+                open.push(need);
+                slots += need;
+                if open.len() > limit || slots > MAX_STACK_SLOTS {
+                    return Some(format!(
+                        "Found too many nested data structures ({}) at character {}",
+                        open.len(),
+                        i + 1
+                    ));
+                }
+            }
+            b']' | b'}' => slots -= open.pop().unwrap_or(0),
+            _ => {}
+        }
     }
+    None
 }
 
 fn to_lua(lua: &Lua, v: &serde_json::Value) -> Result<Value> {
@@ -247,21 +282,28 @@ pub fn open(lua: &Lua) -> Result<Table> {
     t.set(
         "decode",
         lua.create_function(|lua, text: mlua::String| {
-            let parsed: serde_json::Value =
-                serde_json::from_slice(&text.as_bytes()).map_err(|e| {
-                    mlua::Error::runtime(format!(
-                        "Expected value but found invalid token at character {}",
-                        e.column().max(1)
-                    ))
-                })?;
+            let text = text.as_bytes();
             let limit = cfg(lua, |c| c.decode_max_depth);
-            let depth = depth_of(&parsed);
-            if depth > limit {
-                return Err(mlua::Error::runtime(format!(
-                    "Found too many nested data structures ({}) at character 1",
-                    limit + 1
-                )));
+            if let Some(e) = nesting_error(&text, limit) {
+                return Err(mlua::Error::runtime(e));
             }
+            // Nesting is bounded above, so serde_json's own limit is off.
+            let mut de = serde_json::Deserializer::from_slice(&text);
+            de.disable_recursion_limit();
+            let mut values = de.into_iter::<serde_json::Value>();
+            let invalid = |column: usize| {
+                mlua::Error::runtime(format!(
+                    "Expected value but found invalid token at character {}",
+                    column.max(1)
+                ))
+            };
+            // One value, then nothing but whitespace.
+            let parsed = match (values.next(), values.next()) {
+                (Some(Ok(v)), None) => v,
+                (Some(Err(e)), _) | (_, Some(Err(e))) => return Err(invalid(e.column())),
+                (Some(Ok(_)), Some(Ok(_))) => return Err(invalid(values.byte_offset())),
+                (None, _) => return Err(invalid(1)),
+            };
             to_lua(lua, &parsed)
         })?,
     )?;
