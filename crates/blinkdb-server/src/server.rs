@@ -79,7 +79,14 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     let mut listening = shared
         .listeners
         .start(&shared, &settings.bind, settings.port, settings.tcp_backlog)
-        .map_err(|e| format!("Failed listening on {e}"))?;
+        .map_err(|e| {
+            // Redis's two lines; its test harness retries another port on the second.
+            tracing::warn!("Warning: Could not create server TCP listening socket {e}");
+            format!(
+                "Failed listening on port {} (tcp), aborting.",
+                settings.port
+            )
+        })?;
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
@@ -111,6 +118,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 .display()
                 .to_string())
     );
+    crate::logo::show(&settings, shared.cluster.is_some());
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&s, &st))
