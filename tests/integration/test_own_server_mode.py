@@ -282,3 +282,52 @@ def test_command_line_options_after_the_harness_file(blinkdb_binary, tmp_path, a
                     assert got == [name.encode(), value.encode()], (kind, got)
         finally:
             srv.stop()
+
+
+def test_shutdown_on_sigterm_flags_in_config_get(servers):
+    pair = servers("shutdown-on-sigint \"nosave force now\"")
+    b, r = both(pair, "CONFIG", "GET", "shutdown-on-sigint")
+    assert b.raw == r.raw
+    for value in ("default", "save now", "nosave save", "", "bogus"):
+        b, r = both(pair, "CONFIG", "SET", "shutdown-on-sigterm", value)
+        assert b.raw == r.raw, value
+        b, r = both(pair, "CONFIG", "GET", "shutdown-on-sigterm")
+        assert b.raw == r.raw, value
+
+
+@pytest.mark.parametrize("flags,save_points,rdb_written", [
+    ("nosave", "900 1", False), ("save", "", True), ("default", "900 1", True),
+])
+def test_sigterm_saves_as_shutdown_on_sigterm_says(blinkdb_binary, tmp_path, flags, save_points,
+                                                   rdb_written):
+    for kind, binary in (("blinkdb", blinkdb_binary), ("redis", ORACLE_BIN)):
+        directory = str(tmp_path / kind)
+        srv = ServerProcess(binary, directory, ("--save", save_points,
+                                                "--shutdown-on-sigterm", flags))
+        with srv.connect() as c:
+            c.call("SET", "k", "v")
+        srv.stop()
+        assert srv.proc.returncode == 0
+        assert os.path.exists(os.path.join(directory, "dump.rdb")) == rdb_written, kind
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_failed_save_on_sigterm_keeps_the_server_unless_force(blinkdb_binary, tmp_path, force):
+    import signal
+    flags = "save force" if force else "save"
+    for kind, binary in (("blinkdb", blinkdb_binary), ("redis", ORACLE_BIN)):
+        directory = str(tmp_path / kind)
+        srv = ServerProcess(binary, directory, ("--shutdown-on-sigterm", flags))
+        try:
+            os.makedirs(os.path.join(directory, "dump.rdb"))  # the save cannot rename onto it
+            srv.proc.send_signal(signal.SIGTERM)
+            wait_log(srv, "Error trying to save the DB. Exit anyway." if force
+                     else "Error trying to save the DB, can't exit")
+            if force:
+                wait_exit(srv)
+            else:
+                with srv.connect() as c:
+                    assert c.call("PING").raw == b"+PONG\r\n", kind
+        finally:
+            srv.proc.kill()
+            srv.stop()

@@ -25,6 +25,70 @@ pub enum Kind {
     /// `notify-keyspace-events`: Redis's flag letters, shown in its canonical
     /// order (`pubsub/notify.rs`).
     KeyspaceEvents,
+    /// `shutdown-on-sigterm`/`-sigint`: SHUTDOWN's flags (`ShutdownFlags`).
+    ShutdownFlags,
+}
+
+/// What a signal's shutdown does, as SHUTDOWN's flags: save the RDB file even
+/// without save points, or not even with them; `now` (Redis: do not wait for
+/// lagging replicas; BlinkDB never waits for them); exit even if saving fails.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownFlags {
+    pub save: bool,
+    pub nosave: bool,
+    pub now: bool,
+    pub force: bool,
+}
+
+impl ShutdownFlags {
+    /// The words, in Redis's order.
+    const NAMES: [&'static str; 5] = ["default", "save", "nosave", "now", "force"];
+
+    /// Space-separated words (Redis's multi-word enum): `default` alone is
+    /// no flag; `save` with `nosave` is refused, with Redis's texts.
+    pub fn parse(value: &str) -> Result<ShutdownFlags, String> {
+        let mut f = ShutdownFlags::default();
+        let words: Vec<&str> = value.split_whitespace().collect();
+        if words.is_empty() {
+            return Err(Self::choices());
+        }
+        for w in words {
+            match w.to_ascii_lowercase().as_str() {
+                "default" => {}
+                "save" => f.save = true,
+                "nosave" => f.nosave = true,
+                "now" => f.now = true,
+                "force" => f.force = true,
+                _ => return Err(Self::choices()),
+            }
+        }
+        if f.save && f.nosave {
+            return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+        }
+        Ok(f)
+    }
+
+    fn choices() -> String {
+        format!(
+            "argument(s) must be one of the following: {}",
+            Self::NAMES.join(", ")
+        )
+    }
+
+    /// As CONFIG GET shows it: the flags in Redis's order, or `default`.
+    pub fn format(&self) -> String {
+        let set = [self.save, self.nosave, self.now, self.force];
+        let words: Vec<&str> = Self::NAMES[1..]
+            .iter()
+            .zip(set)
+            .filter_map(|(n, on)| on.then_some(*n))
+            .collect();
+        if words.is_empty() {
+            "default".into()
+        } else {
+            words.join(" ")
+        }
+    }
 }
 
 pub struct OptionDef {
@@ -88,6 +152,9 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::OutputLimits,
     ),
     opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
+    // What SIGINT and SIGTERM do, as SHUTDOWN's flags (server.rs).
+    opt("shutdown-on-sigint", "default", true, Kind::ShutdownFlags),
+    opt("shutdown-on-sigterm", "default", true, Kind::ShutdownFlags),
     opt("repl-backlog-size", "1mb", true, Kind::Memory(0, I64)),
     opt("repl-timeout", "60", true, Kind::Int(1, i32::MAX as i64)),
     // Full sync to replicas (replication/diskless.rs): the RDB streamed to
@@ -398,6 +465,8 @@ const MULTI_ARG: &[&str] = &[
     "oom-score-adj-values",
     "latency-tracking-info-percentiles",
     "replicaof",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
 ];
 
 /// Redis 7.0 directives BlinkDB refuses, and why (docs/compatibility.md).
@@ -675,6 +744,7 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
         }
         // Stored with every letter (Redis's own form, shown by `shown`, drops
         // `n` next to `A`, though the flag stays on).
+        Kind::ShutdownFlags => ShutdownFlags::parse(value).map(|f| f.format()),
         Kind::KeyspaceEvents => crate::pubsub::notify::parse_flags(value)
             .map(crate::pubsub::notify::letters)
             .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
@@ -843,7 +913,7 @@ impl Config {
             return Err("wrong number of arguments".into());
         };
         let value = match def.name {
-            "save" if *save_seen && !value.is_empty() => {
+            "save" if *save_seen && !value.is_empty() && !self.get("save").is_empty() => {
                 format!("{} {value}", self.get("save"))
             }
             _ => value,
@@ -1018,6 +1088,10 @@ impl Config {
             enable_module_command: self.get("enable-module-command").to_string(),
             propagation_error_behavior: self.get("propagation-error-behavior").to_string(),
             always_show_logo: self.flag("always-show-logo"),
+            shutdown_on_sigint: ShutdownFlags::parse(self.get("shutdown-on-sigint"))
+                .unwrap_or_default(),
+            shutdown_on_sigterm: ShutdownFlags::parse(self.get("shutdown-on-sigterm"))
+                .unwrap_or_default(),
             enable_protected_configs: self.get("enable-protected-configs").to_string(),
             daemonize: self.flag("daemonize"),
             oom_score_adj: self.get("oom-score-adj").to_string(),
@@ -1048,17 +1122,19 @@ impl Config {
     /// CONFIG REWRITE: rewrites the config file in place, keeping comments
     /// and unknown lines, updating known options and appending the rest
     /// that differ from their defaults.
-    pub fn rewrite(&self) -> Result<(), String> {
+    /// With `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL), every option is
+    /// written, defaults included.
+    pub fn rewrite(&self, force_all: bool) -> Result<(), String> {
         let path = self
             .file
             .as_ref()
             .ok_or("The server is running without a config file")?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        let text = self.rewritten_text(&old);
+        let text = self.rewritten_text(&old, force_all);
         write_atomically(path, text.as_bytes()).map_err(|e| format!("Rewriting config file: {e}"))
     }
 
-    fn rewritten_text(&self, old: &str) -> String {
+    fn rewritten_text(&self, old: &str, force_all: bool) -> String {
         let mut written = std::collections::HashSet::new();
         let mut out = String::new();
         for line in old.lines() {
@@ -1085,7 +1161,7 @@ impl Config {
         for def in OPTIONS {
             // Defaults compare in their canonical form ("512mb" is 536870912).
             let default = validate(def, def.default).unwrap_or_default();
-            if !written.contains(def.name) && self.get(def.name) != default {
+            if !written.contains(def.name) && (force_all || self.get(def.name) != default) {
                 let value = Self::shown(def.name, self.get(def.name));
                 out.push_str(&Self::rewritten_line(def.name, &value));
             }
@@ -1212,6 +1288,9 @@ pub struct Settings {
     pub enable_module_command: String,
     /// ignore, panic or panic-on-replicas (commands/propagation.rs).
     pub propagation_error_behavior: String,
+    /// What SIGINT and SIGTERM do (server.rs).
+    pub shutdown_on_sigint: ShutdownFlags,
+    pub shutdown_on_sigterm: ShutdownFlags,
     /// Print the start-up logo (with ` PID: <pid>`) even when the log is
     /// not a terminal (logo.rs).
     pub always_show_logo: bool,
@@ -1327,6 +1406,8 @@ mod tests {
         assert_eq!(c.get("save"), "");
         let c = Config::from_args(&args(&[&file, "--save"])).unwrap();
         assert_eq!(c.get("save"), "");
+        let c = Config::from_args(&args(&[&file, "--save", "", "--save", "60 1"])).unwrap();
+        assert_eq!(c.get("save"), "60 1");
     }
 
     #[test]
@@ -1431,14 +1512,14 @@ mod tests {
             );
         }
         let c = Config::default();
-        assert!(c.rewritten_text(text).contains("port 6379") || !text.contains("\nport "));
+        assert!(c.rewritten_text(text, false).contains("port 6379") || !text.contains("\nport "));
     }
 
     #[test]
     fn rewrite_keeps_comments_and_updates_values() {
         let mut c = Config::default();
         c.set_runtime("maxclients", "50").unwrap();
-        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n");
+        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n", false);
         assert!(text.contains("# hello\n"));
         assert!(text.contains("maxclients 50\n"));
         assert!(c.set_runtime("databases", "1").is_err());
@@ -1452,7 +1533,7 @@ mod tests {
         let mut c = Config::default();
         c.set_runtime("maxclients", "50").unwrap();
         let old = "maxclients 10\n\"maxclients\" 7\nmaxclients\0junk 8\n";
-        let text = c.rewritten_text(old);
+        let text = c.rewritten_text(old, false);
         assert_eq!(text, "maxclients 50\n");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blinkdb.conf");
