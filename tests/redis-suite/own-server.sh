@@ -8,9 +8,10 @@
 #
 # Files run in JOBS lanes (default 2) side by side; each lane has its own tree
 # copy per server kind (target/redis-suite/own-<kind>-<lane>: the harness
-# empties its tests/tmp when it starts) and its own --baseport range,
+# empties its tests/tmp when it starts) and its own range of ports,
 # SUITE_OWN_BASEPORT (21000) + (lane*2 + kind) * SUITE_OWN_PORTCOUNT (100),
-# below the ephemeral range. A lane runs its files one after the other,
+# below the ephemeral range: the helper's test server in its first 32, the
+# servers it starts in the rest. A lane runs its files one after the other,
 # BlinkDB first, then (with --with-redis) redis-server. A file's run is cut
 # after SUITE_FILE_TIMEOUT seconds (300), and every server it started is
 # stopped with it (the harness runs in its own process group).
@@ -58,8 +59,9 @@ tree() { # kind lane
 run_own() { # kind lane file
     local kind=$1 lane=$2 file=$3 dir extra pid t0=$SECONDS kind_index=0 waited=0
     [ "$kind" = redis ] && kind_index=1
+    # The helper's own test server takes a port from the 32 below --baseport.
     local span=${SUITE_OWN_PORTCOUNT:-100}
-    local base=$((${SUITE_OWN_BASEPORT:-21000} + (lane * 2 + kind_index) * span))
+    local base=$((${SUITE_OWN_BASEPORT:-21000} + (lane * 2 + kind_index) * span + 32))
     local log="$suite_work/own-run/$kind/${file//\//_}.log"
     mkdir -p "$(dirname "$log")"
     dir=$(tree "$kind" "$lane") || { echo "!!!! could not make the $kind tree" >&2; return 1; }
@@ -67,7 +69,7 @@ run_own() { # kind lane file
     # setsid: the harness and every server it starts share one process group,
     # stopped as a whole when the file ends or times out.
     (cd "$dir" && exec setsid tclsh tests/test_helper.tcl --single "$file" --clients 1 \
-        --ignore-encoding --ignore-digest --baseport "$base" --portcount "$span" "${extra[@]}" \
+        --ignore-encoding --ignore-digest --baseport "$base" --portcount $((span - 32)) "${extra[@]}" \
         >"$log" 2>&1) &
     pid=$!
     while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${SUITE_FILE_TIMEOUT:-300}" ]; do
