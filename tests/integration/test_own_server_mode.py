@@ -331,3 +331,14 @@ def test_a_failed_save_on_sigterm_keeps_the_server_unless_force(blinkdb_binary, 
         finally:
             srv.proc.kill()
             srv.stop()
+
+
+def test_directives_blinkdb_refuses_say_why(blinkdb_binary):
+    """rename-command (overridden in unit/introspection) is refused with a
+    reason, not taken and ignored; redis-server accepts it."""
+    import subprocess
+    out = subprocess.run([blinkdb_binary, "--rename-command", "flushdb", "badger"],
+                         capture_output=True, timeout=20, text=True)
+    assert out.returncode == 1
+    assert "'rename-command' is not supported: BlinkDB does not rename commands" in out.stderr
+    assert ">>> 'rename-command \"flushdb\" \"badger\"'" in out.stderr
