@@ -17,9 +17,10 @@
 #
 # Usage: tests/redis-suite/run.sh [-j JOBS] [--with-redis] [FILE ...]   (default: every file, 2 jobs)
 set -uo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-work=$root/target/redis-suite
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+here=$suite_here
+root=$suite_root
+work=$suite_work
 jobs=2
 with_redis=0
 while [ $# -gt 0 ]; do
@@ -32,21 +33,6 @@ done
 mkdir -p "$work"
 blinkdb=${BLINKDB_BIN:-$root/target/release/blinkdb}
 redis=$(command -v redis-server)
-
-fetch_source() {
-    local src
-    src=$(ls -d "$work"/redis-7.0.15 2>/dev/null) && { echo "$src"; return 0; }
-    if ! grep -rqs '^Types: deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-            >/etc/apt/sources.list.d/blinkdb-deb-src.sources
-        apt-get update -qq >&2
-    fi
-    (cd "$work" && apt-get source --download-only redis >&2 && dpkg-source -x redis_7.0.15*.dsc redis-7.0.15 >&2) ||
-        return 1
-    # Harmless now that FUNCTION FLUSH is served: a server without it must not fail every test's cleanup.
-    sed -i 's/^\(\s*\)r function flush$/\1catch {r function flush}/' "$work/redis-7.0.15/tests/support/server.tcl"
-    echo "$work/redis-7.0.15"
-}
 
 src=$(fetch_source) || { echo "!!!! could not get Redis 7.0.15's source package"; exit 1; }
 
@@ -78,19 +64,13 @@ run_one() { # kind file port
         --singledb --ignore-encoding --ignore-digest --durable --tags -needs:debug --tags -needs:repl \
         --clients 1 --baseport $((13000 + (port - 11000) * 10 % 19000)) --portcount 40 >"$dir/test.log" 2>&1)
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-    local ok err exc=no
-    sed -i 's/\x1b\[[0-9;]*m//g' "$dir/test.log" # the helper colours its output even into a file
-    ok=$(grep -c '^\[ok\]' "$dir/test.log")
-    err=$(grep -c '^\[err\]' "$dir/test.log")
-    grep -q '^\[exception\]\|Killing still running\|^\[TIMEOUT\]' "$dir/test.log" && exc=yes
-    grep -q 'All tests passed\|The following tests failed' "$dir/test.log" || exc=yes
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$file" "$ok" "$err" "$exc" "$((SECONDS - t0))"
+    count_results "$kind" "$file" "$dir/test.log" $((SECONDS - t0))
 }
-export -f run_one start_server
+export -f run_one start_server count_results
 export work blinkdb redis src with_redis here
 
 files=("$@")
-[ ${#files[@]} -eq 0 ] && mapfile -t files < <(grep -v '^#' "$here/files.tsv" | cut -f1 | grep .)
+[ ${#files[@]} -eq 0 ] && mapfile -t files < <(list_files "$here/files.tsv")
 
 # Each file gets its own ports, all below the ephemeral range (32768-60999) that
 # outgoing connections take theirs from; both kinds of a file run in the same job.
@@ -101,26 +81,7 @@ for f in "${files[@]}"; do
 done | xargs -P "$jobs" -L 1 bash -c 'run_one blinkdb "$0" "$1"; [ "$with_redis" = 0 ] || run_one redis "$0" $(($1 + 1))' \
     >"$work/results.tsv"
 
-status=0
-printf '\n%-28s %14s %14s %6s\n' file "blinkdb ok/err" "redis ok" floor
-for f in "${files[@]}"; do
-    b=$(awk -F'\t' -v f="$f" '$1=="blinkdb" && $2==f' "$work/results.tsv")
-    r=$(awk -F'\t' -v f="$f" '$1=="redis" && $2==f' "$work/results.tsv")
-    floor=$(awk -F'\t' -v f="$f" '$1==f {print $2}' "$here/files.tsv")
-    bok=$(cut -f3 <<<"$b"); berr=$(cut -f4 <<<"$b"); bexc=$(cut -f5 <<<"$b")
-    if [ -n "$r" ]; then
-        rok=$(cut -f3 <<<"$r"); rexc=$(cut -f5 <<<"$r")
-    else
-        rok="$(awk -F'\t' -v f="$f" '$1==f {print $3}' "$here/files.tsv") (recorded)"; rexc=no
-    fi
-    mark=""
-    [ "$bexc" = yes ] && mark="$mark (blinkdb run ended early)"
-    [ "$rexc" = yes ] && mark="$mark (redis run ended early)"
-    if [ -z "$bok" ] || [ "${bok:-0}" -lt "${floor:-0}" ]; then
-        mark="$mark  !!!! below the floor"
-        status=1
-    fi
-    printf '%-28s %14s %14s %6s%s\n' "$f" "${bok:-?}/${berr:-?}" "${rok:-?}" "${floor:-0}" "$mark"
-done
+report "$work/results.tsv" "$here/files.tsv" "${files[@]}"
+status=$?
 echo "logs: $work/run/<kind>/<file>/test.log"
 exit $status

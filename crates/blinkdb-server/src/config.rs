@@ -25,6 +25,70 @@ pub enum Kind {
     /// `notify-keyspace-events`: Redis's flag letters, shown in its canonical
     /// order (`pubsub/notify.rs`).
     KeyspaceEvents,
+    /// `shutdown-on-sigterm`/`-sigint`: SHUTDOWN's flags (`ShutdownFlags`).
+    ShutdownFlags,
+}
+
+/// What a signal's shutdown does, as SHUTDOWN's flags: save the RDB file even
+/// without save points, or not even with them; `now` (Redis: do not wait for
+/// lagging replicas; BlinkDB never waits for them); exit even if saving fails.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownFlags {
+    pub save: bool,
+    pub nosave: bool,
+    pub now: bool,
+    pub force: bool,
+}
+
+impl ShutdownFlags {
+    /// The words, in Redis's order.
+    const NAMES: [&'static str; 5] = ["default", "save", "nosave", "now", "force"];
+
+    /// Space-separated words (Redis's multi-word enum): `default` alone is
+    /// no flag; `save` with `nosave` is refused, with Redis's texts.
+    pub fn parse(value: &str) -> Result<ShutdownFlags, String> {
+        let mut f = ShutdownFlags::default();
+        let words: Vec<&str> = value.split_whitespace().collect();
+        if words.is_empty() {
+            return Err(Self::choices());
+        }
+        for w in words {
+            match w.to_ascii_lowercase().as_str() {
+                "default" => {}
+                "save" => f.save = true,
+                "nosave" => f.nosave = true,
+                "now" => f.now = true,
+                "force" => f.force = true,
+                _ => return Err(Self::choices()),
+            }
+        }
+        if f.save && f.nosave {
+            return Err("shutdown options SAVE and NOSAVE can't be used simultaneously".into());
+        }
+        Ok(f)
+    }
+
+    fn choices() -> String {
+        format!(
+            "argument(s) must be one of the following: {}",
+            Self::NAMES.join(", ")
+        )
+    }
+
+    /// As CONFIG GET shows it: the flags in Redis's order, or `default`.
+    pub fn format(&self) -> String {
+        let set = [self.save, self.nosave, self.now, self.force];
+        let words: Vec<&str> = Self::NAMES[1..]
+            .iter()
+            .zip(set)
+            .filter_map(|(n, on)| on.then_some(*n))
+            .collect();
+        if words.is_empty() {
+            "default".into()
+        } else {
+            words.join(" ")
+        }
+    }
 }
 
 pub struct OptionDef {
@@ -88,6 +152,9 @@ pub static OPTIONS: &[OptionDef] = &[
         Kind::OutputLimits,
     ),
     opt("notify-keyspace-events", "", true, Kind::KeyspaceEvents),
+    // What SIGINT and SIGTERM do, as SHUTDOWN's flags (server.rs).
+    opt("shutdown-on-sigint", "default", true, Kind::ShutdownFlags),
+    opt("shutdown-on-sigterm", "default", true, Kind::ShutdownFlags),
     opt("repl-backlog-size", "1mb", true, Kind::Memory(0, I64)),
     opt("repl-timeout", "60", true, Kind::Int(1, i32::MAX as i64)),
     // Full sync to replicas (replication/diskless.rs): the RDB streamed to
@@ -191,7 +258,8 @@ pub static OPTIONS: &[OptionDef] = &[
         "appendfsync",
         "everysec",
         true,
-        Kind::Enum(&["always", "everysec", "no"]),
+        // In Redis's order, which its error text lists.
+        Kind::Enum(&["everysec", "always", "no"]),
     ),
     opt("appenddirname", "appendonlydir", false, Kind::Str),
     opt("appendfilename", "appendonly.aof", false, Kind::Str),
@@ -360,6 +428,22 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         Kind::Enum(&["no", "yes", "local"]),
     ),
+    // MODULE LOAD/LOADEX/UNLOAD's gate, as Redis's; BlinkDB loads no
+    // modules, so past the gate they answer that (commands/server.rs).
+    opt(
+        "enable-module-command",
+        "no",
+        false,
+        Kind::Enum(&["no", "yes", "local"]),
+    ),
+    // What a replica (read-only) or the AOF loader does when a command it
+    // applies fails: log it only, or log it and stop (commands/propagation.rs).
+    opt(
+        "propagation-error-behavior",
+        "ignore",
+        true,
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+    ),
     opt(
         "enable-protected-configs",
         "no",
@@ -371,6 +455,103 @@ pub static OPTIONS: &[OptionDef] = &[
 /// Options CONFIG SET changes only as `enable-protected-configs` allows, as in
 /// Redis (`dir` stays fixed at start in BlinkDB even then).
 pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// Options whose value is several words (Redis's MULTI_ARG options, and
+/// `replicaof`'s host and port, exactly two).
+const MULTI_ARG: &[&str] = &[
+    "bind",
+    "save",
+    "client-output-buffer-limit",
+    "oom-score-adj-values",
+    "latency-tracking-info-percentiles",
+    "replicaof",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
+/// Redis 7.0 directives BlinkDB refuses, and why (docs/compatibility.md).
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("rename-command", "BlinkDB does not rename commands"),
+    (
+        "lua-enable-deprecated-api",
+        "BlinkDB's Lua offers no switch for setfenv, getfenv and newproxy",
+    ),
+];
+
+/// The error for a directive BlinkDB does not know: Redis's text, or why
+/// BlinkDB refuses a directive Redis has.
+fn unsupported(name: &str) -> String {
+    match UNSUPPORTED
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        Some((n, why)) => format!("'{n}' is not supported: {why}"),
+        None => "Bad directive or wrong number of arguments".into(),
+    }
+}
+
+/// Command-line options as configuration lines, as redis-server turns them:
+/// `--name` starts a line, the words after it are its values (quoted); a
+/// word starting with `--` right after a name is that name's value; `--save`
+/// with nothing after it (or another option next) is `save ""`. A `--name
+/// value` given as one word is a whole line.
+fn options_text(args: &[String]) -> String {
+    let mut text = String::new();
+    // Whether the last option already has a value (a `--` word after a bare
+    // name is its value, not a new option).
+    let mut has_value = true;
+    for (j, arg) in args.iter().enumerate() {
+        let next_is_option = args.get(j + 1).is_some_and(|a| a.starts_with("--"));
+        match arg.strip_prefix("--") {
+            Some(name) if has_value => {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(name);
+                text.push(' ');
+                let words = split_args(arg.as_bytes()).map_or(1, |w| w.len());
+                has_value = words != 1;
+                if words == 1
+                    && arg.eq_ignore_ascii_case("--save")
+                    && (next_is_option || j + 1 == args.len())
+                {
+                    text.push_str("\"\"");
+                    has_value = true;
+                }
+            }
+            _ => {
+                // Also a word before any option (`loglevel verbose`): Redis
+                // takes such words as a line of their own.
+                text.push_str(&repr(arg));
+                text.push(' ');
+                has_value = true;
+            }
+        }
+    }
+    text
+}
+
+/// A word quoted as Redis's sdscatrepr does, which `split_args` reads back.
+fn repr(word: &str) -> String {
+    let mut out = String::from("\"");
+    for b in word.bytes() {
+        match b {
+            b'\\' | b'"' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b if b.is_ascii_graphic() || b == b' ' => out.push(b as char),
+            b => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// Older names Redis still accepts for an option.
 const ALIASES: &[(&str, &str)] = &[
@@ -586,6 +767,7 @@ pub fn validate(def: &OptionDef, value: &str) -> Result<String, String> {
         }
         // Stored with every letter (Redis's own form, shown by `shown`, drops
         // `n` next to `A`, though the flag stays on).
+        Kind::ShutdownFlags => ShutdownFlags::parse(value).map(|f| f.format()),
         Kind::KeyspaceEvents => crate::pubsub::notify::parse_flags(value)
             .map(crate::pubsub::notify::letters)
             .ok_or_else(|| crate::pubsub::notify::ERR_FLAGS.to_string()),
@@ -667,67 +849,106 @@ impl Default for Config {
 }
 
 impl Config {
-    /// `blinkdb [config-file] [--name value ...]`, as redis-server.
+    /// `blinkdb [config-file] [--name value ...]`, as redis-server: the
+    /// options become lines appended to the file's text (`--port 7000` is
+    /// `port "7000"`), read as one configuration. `--load-rdb path` is
+    /// BlinkDB's own and taken out first.
     pub fn from_args(args: &[String]) -> Result<Config, String> {
         let mut cfg = Config::default();
-        let mut rest = args;
-        if let Some(first) = rest.first() {
-            if !first.starts_with("--") {
-                let path = PathBuf::from(first);
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
-                cfg.apply_text(&text)?;
-                cfg.file = Some(std::fs::canonicalize(&path).unwrap_or(path));
-                rest = &rest[1..];
-            }
-        }
+        let mut rest: Vec<String> = Vec::with_capacity(args.len());
         let mut i = 0;
-        while i < rest.len() {
-            let Some(name) = rest[i].strip_prefix("--") else {
-                return Err(format!("Invalid argument '{}'", rest[i]));
-            };
-            let mut values = vec![];
-            i += 1;
-            while i < rest.len() && !rest[i].starts_with("--") {
-                values.push(rest[i].clone());
+        while i < args.len() {
+            if args[i] == "--load-rdb" && i + 1 < args.len() {
+                cfg.load_rdb = Some(PathBuf::from(&args[i + 1]));
+                i += 2;
+            } else {
+                rest.push(args[i].clone());
                 i += 1;
             }
-            if name == "load-rdb" {
-                cfg.load_rdb = Some(PathBuf::from(values.join(" ")));
-                continue;
-            }
-            cfg.set_startup(name, &values.join(" "))?;
         }
+        let mut text = String::new();
+        let mut options = rest.as_slice();
+        if let Some(first) = options.first().filter(|a| !a.starts_with('-')) {
+            let path = PathBuf::from(first);
+            text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("Fatal error, can't open config file '{first}': {e}"))?;
+            cfg.file = Some(std::fs::canonicalize(&path).unwrap_or(path));
+            options = &options[1..];
+        }
+        text.push('\n');
+        text.push_str(&options_text(options));
+        cfg.apply_text(&text).map_err(|e| {
+            format!(
+                "\n*** FATAL CONFIG FILE ERROR (Redis {}) ***\n{e}",
+                crate::REDIS_COMPAT_VERSION
+            )
+        })?;
         Ok(cfg)
     }
 
+    /// Reads configuration lines; an error names the line as Redis's does.
     fn apply_text(&mut self, text: &str) -> Result<(), String> {
+        // The first `save` line replaces the default save points; later ones add to them.
+        let mut save_seen = false;
         for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
+            let line = line.trim_matches([' ', '\t', '\r', '\n']);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
+            let at = |e: &str| {
+                format!(
+                    "Reading the configuration file, at line {}\n>>> '{line}'\n{e}",
+                    n + 1
+                )
+            };
             let words = split_args(line.as_bytes())
-                .ok_or_else(|| format!("line {}: unbalanced quotes", n + 1))?;
+                .ok_or_else(|| at("Unbalanced quotes in configuration line"))?;
             let words: Vec<String> = words
                 .into_iter()
                 .map(|w| String::from_utf8_lossy(&w).into_owned())
                 .collect();
-            if words.is_empty() {
+            let Some((name, values)) = words.split_first() else {
                 continue;
-            }
-            self.set_startup(&words[0], &words[1..].join(" "))
-                .map_err(|e| format!("line {}: {e}", n + 1))?;
+            };
+            self.set_line(name, values, &mut save_seen)
+                .map_err(|e| at(&e))?;
         }
         Ok(())
     }
 
-    fn set_startup(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let def = find(name)
-            .ok_or_else(|| format!("Bad directive or wrong number of arguments: '{name}'"))?;
-        let v = self
-            .validate_over(def, value)
-            .map_err(|e| format!("'{name} {value}': {e}"))?;
+    /// One configuration line: a single-value option takes exactly one
+    /// value; a multi-value one takes several, or one that holds them all
+    /// (`--save "60 1"`), as Redis's MULTI_ARG options.
+    fn set_line(
+        &mut self,
+        name: &str,
+        values: &[String],
+        save_seen: &mut bool,
+    ) -> Result<(), String> {
+        let def = find(name).ok_or_else(|| unsupported(name))?;
+        let value = if def.name == "replicaof" && values.len() != 2 {
+            return Err("wrong number of arguments".into());
+        } else if MULTI_ARG.contains(&def.name) {
+            values.join(" ")
+        } else if values.len() == 1 {
+            values[0].clone()
+        } else {
+            return Err("wrong number of arguments".into());
+        };
+        let value = match def.name {
+            "save" if *save_seen && !value.is_empty() && !self.get("save").is_empty() => {
+                format!("{} {value}", self.get("save"))
+            }
+            _ => value,
+        };
+        if def.name == "save" {
+            *save_seen = true;
+        }
+        self.set_startup_value(def, &value)
+    }
+
+    fn set_startup_value(&mut self, def: &'static OptionDef, value: &str) -> Result<(), String> {
+        let v = self.validate_over(def, value)?;
         self.values.insert(def.name, v);
         Ok(())
     }
@@ -887,6 +1108,13 @@ impl Config {
             latency_percentiles: parse_percentiles(self.get("latency-tracking-info-percentiles"))
                 .unwrap_or_default(),
             enable_debug_command: self.get("enable-debug-command").to_string(),
+            enable_module_command: self.get("enable-module-command").to_string(),
+            propagation_error_behavior: self.get("propagation-error-behavior").to_string(),
+            always_show_logo: self.flag("always-show-logo"),
+            shutdown_on_sigint: ShutdownFlags::parse(self.get("shutdown-on-sigint"))
+                .unwrap_or_default(),
+            shutdown_on_sigterm: ShutdownFlags::parse(self.get("shutdown-on-sigterm"))
+                .unwrap_or_default(),
             enable_protected_configs: self.get("enable-protected-configs").to_string(),
             daemonize: self.flag("daemonize"),
             oom_score_adj: self.get("oom-score-adj").to_string(),
@@ -917,17 +1145,19 @@ impl Config {
     /// CONFIG REWRITE: rewrites the config file in place, keeping comments
     /// and unknown lines, updating known options and appending the rest
     /// that differ from their defaults.
-    pub fn rewrite(&self) -> Result<(), String> {
+    /// With `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL), every option is
+    /// written, defaults included.
+    pub fn rewrite(&self, force_all: bool) -> Result<(), String> {
         let path = self
             .file
             .as_ref()
             .ok_or("The server is running without a config file")?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        let text = self.rewritten_text(&old);
+        let text = self.rewritten_text(&old, force_all);
         write_atomically(path, text.as_bytes()).map_err(|e| format!("Rewriting config file: {e}"))
     }
 
-    fn rewritten_text(&self, old: &str) -> String {
+    fn rewritten_text(&self, old: &str, force_all: bool) -> String {
         let mut written = std::collections::HashSet::new();
         let mut out = String::new();
         for line in old.lines() {
@@ -954,7 +1184,7 @@ impl Config {
         for def in OPTIONS {
             // Defaults compare in their canonical form ("512mb" is 536870912).
             let default = validate(def, def.default).unwrap_or_default();
-            if !written.contains(def.name) && self.get(def.name) != default {
+            if !written.contains(def.name) && (force_all || self.get(def.name) != default) {
                 let value = Self::shown(def.name, self.get(def.name));
                 out.push_str(&Self::rewritten_line(def.name, &value));
             }
@@ -1077,6 +1307,16 @@ pub struct Settings {
     pub enable_debug_command: String,
     /// `no`, `yes` or `local`: who may CONFIG SET the `PROTECTED` options.
     pub enable_protected_configs: String,
+    /// no, yes or local: who may run MODULE LOAD/LOADEX/UNLOAD.
+    pub enable_module_command: String,
+    /// ignore, panic or panic-on-replicas (commands/propagation.rs).
+    pub propagation_error_behavior: String,
+    /// What SIGINT and SIGTERM do (server.rs).
+    pub shutdown_on_sigint: ShutdownFlags,
+    pub shutdown_on_sigterm: ShutdownFlags,
+    /// Print the start-up logo (with ` PID: <pid>`) even when the log is
+    /// not a terminal (logo.rs).
+    pub always_show_logo: bool,
     /// Fork to the background at start (process.rs).
     pub daemonize: bool,
     /// no, yes/relative or absolute: how `oom_score_adj_values` are written.
@@ -1142,6 +1382,55 @@ mod tests {
         assert_eq!(c.settings().bind, vec!["127.0.0.1", "::1"]);
         assert!(Config::from_args(&["--nope".into(), "1".into()]).is_err());
         assert!(Config::from_args(&["--port".into(), "99999".into()]).is_err());
+    }
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn command_line_options_read_as_redis_server_reads_them() {
+        let text = |a: &[&str]| options_text(&args(a));
+        assert_eq!(text(&["--port", "7000"]), "port \"7000\" ");
+        // A `--` word right after a bare name is its value.
+        assert_eq!(
+            text(&["--proc-title-template", "--x", "--loglevel", "verbose"]),
+            "proc-title-template \"--x\" \nloglevel \"verbose\" "
+        );
+        // Name and value in one word; an empty --save, last or before an option.
+        assert_eq!(
+            text(&["--maxmemory 700mb", "--save"]),
+            "maxmemory 700mb \nsave \"\""
+        );
+        assert_eq!(text(&["--save", "--port", "1"]), "save \"\"\nport \"1\" ");
+        let c = Config::from_args(&args(&["--maxmemory 700mb", "--loglevel", "verbose"])).unwrap();
+        assert_eq!(c.get("maxmemory"), "734003200");
+        let Err(err) = Config::from_args(&args(&["--port", "6379", "6380"])) else {
+            panic!("accepted")
+        };
+        assert!(
+            err.ends_with("at line 2\n>>> 'port \"6379\" \"6380\"'\nwrong number of arguments"),
+            "{err}"
+        );
+        // Quoting survives the round trip.
+        let c = Config::from_args(&args(&["--requirepass", "a \"b\"\\\n\u{e9}"])).unwrap();
+        assert_eq!(c.get("requirepass"), "a \"b\"\\\n\u{e9}");
+    }
+
+    #[test]
+    fn the_first_save_line_replaces_the_default_later_ones_add() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.conf");
+        std::fs::write(&path, "save 900 1\n").unwrap();
+        let file = path.display().to_string();
+        let c = Config::from_args(&args(&[&file, "--save", "100", "100"])).unwrap();
+        assert_eq!(c.get("save"), "900 1 100 100");
+        let c = Config::from_args(&args(&[&file, "--save", ""])).unwrap();
+        assert_eq!(c.get("save"), "");
+        let c = Config::from_args(&args(&[&file, "--save"])).unwrap();
+        assert_eq!(c.get("save"), "");
+        let c = Config::from_args(&args(&[&file, "--save", "", "--save", "60 1"])).unwrap();
+        assert_eq!(c.get("save"), "60 1");
     }
 
     #[test]
@@ -1264,14 +1553,14 @@ mod tests {
             );
         }
         let c = Config::default();
-        assert!(c.rewritten_text(text).contains("port 6379") || !text.contains("\nport "));
+        assert!(c.rewritten_text(text, false).contains("port 6379") || !text.contains("\nport "));
     }
 
     #[test]
     fn rewrite_keeps_comments_and_updates_values() {
         let mut c = Config::default();
         c.set_runtime("maxclients", "50").unwrap();
-        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n");
+        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n", false);
         assert!(text.contains("# hello\n"));
         assert!(text.contains("maxclients 50\n"));
         assert!(c.set_runtime("databases", "1").is_err());
@@ -1285,7 +1574,7 @@ mod tests {
         let mut c = Config::default();
         c.set_runtime("maxclients", "50").unwrap();
         let old = "maxclients 10\n\"maxclients\" 7\nmaxclients\0junk 8\n";
-        let text = c.rewritten_text(old);
+        let text = c.rewritten_text(old, false);
         assert_eq!(text, "maxclients 50\n");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blinkdb.conf");

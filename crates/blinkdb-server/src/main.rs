@@ -62,7 +62,8 @@ fn main() -> ExitCode {
     let config = match Config::from_args(&args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("*** FATAL CONFIG FILE ERROR ***\n{e}\n\n{USAGE}");
+            // Redis's report (the header, the line and why), on stderr.
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };

@@ -219,12 +219,21 @@ fn replay(
             spec.name
         ));
     }
+    let errors = out.errors;
     let mut ctx = crate::commands::Ctx {
         shared,
         client,
         out,
     };
     (spec.handler)(&mut ctx, &args);
+    if out.errors > errors {
+        let settings = shared.settings();
+        let source = crate::propagation::Source::AofLoading;
+        if let Err(message) = crate::propagation::after_error(&settings, source, &out.buf, args[0])
+        {
+            crate::propagation::panic(&message);
+        }
+    }
     out.clear();
     Ok(())
 }

@@ -81,7 +81,14 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     let mut listening = shared
         .listeners
         .start(&shared, &settings.bind, settings.port, settings.tcp_backlog)
-        .map_err(|e| format!("Failed listening on {e}"))?;
+        .map_err(|e| {
+            // Redis's two lines; its test harness retries another port on the second.
+            tracing::warn!("Warning: Could not create server TCP listening socket {e}");
+            format!(
+                "Failed listening on port {} (tcp), aborting.",
+                settings.port
+            )
+        })?;
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
@@ -113,6 +120,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 .display()
                 .to_string())
     );
+    crate::logo::show(&settings, shared.cluster.is_some());
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&s, &st))
@@ -137,43 +145,58 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     }
     tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
 
-    if wait_for_stop(&shared).await {
-        // A signal, as Redis's prepareForShutdown without flags: with `save`
-        // points, the RDB file is written before exiting.
+    // A signal stops the server as SHUTDOWN with shutdown-on-sigterm's (or
+    // -sigint's) flags would: the RDB file written first with `save` points
+    // or SAVE, not with NOSAVE; a failed save keeps the server running
+    // unless FORCE, as Redis's prepareForShutdown.
+    while let Some(flags) = wait_for_stop(&shared).await {
+        tracing::warn!("User requested shutdown...");
         let current = shared.settings();
-        if !current.save_points.is_empty() {
+        let save = flags.save || (!flags.nosave && !current.save_points.is_empty());
+        if save {
             tracing::info!("Saving the final RDB snapshot before exiting.");
             let s = shared.clone();
-            match tokio::task::spawn_blocking(move || crate::rdb_file::save(&s)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::warn!("Error trying to save the DB: {e}"),
-                Err(e) => tracing::warn!("Error trying to save the DB: {e}"),
+            let saved = match tokio::task::spawn_blocking(move || crate::rdb_file::save(&s)).await {
+                Ok(r) => r,
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(e) = saved {
+                if flags.force {
+                    tracing::warn!("Error trying to save the DB. Exit anyway. ({e})");
+                } else {
+                    tracing::warn!("Error trying to save the DB, can't exit. ({e})");
+                    tracing::warn!(
+                        "Errors trying to shut down the server. Check the logs for more information."
+                    );
+                    continue;
+                }
             }
         }
+        shared.request_stop();
+        break;
     }
     shutdown(&shared, &settings).await;
     Ok(())
 }
 
-/// Waits for SHUTDOWN or a signal; true for a signal.
-async fn wait_for_stop(shared: &Shared) -> bool {
+/// Waits for SHUTDOWN or a signal: the signal's shutdown flags, or None
+/// once SHUTDOWN stopped the server.
+async fn wait_for_stop(shared: &Shared) -> Option<crate::config::ShutdownFlags> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
     let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
     let mut stop = shared.stop_signal();
-    let signalled = tokio::select! {
+    tokio::select! {
         _ = term.recv() => {
             tracing::warn!("Received SIGTERM scheduling shutdown...");
-            true
+            Some(shared.settings().shutdown_on_sigterm)
         }
         _ = int.recv() => {
             tracing::warn!("Received SIGINT scheduling shutdown...");
-            true
+            Some(shared.settings().shutdown_on_sigint)
         }
-        _ = stop.changed() => false,
-    };
-    shared.request_stop();
-    signalled
+        _ = stop.changed() => None,
+    }
 }
 
 async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {

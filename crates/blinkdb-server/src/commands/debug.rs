@@ -86,6 +86,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "help") && args.len() == 2 {
         return ctx.out.help(&[
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
             "DIGEST",
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
@@ -101,6 +104,15 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "HELP",
             "    Prints this help.",
         ]);
+    }
+    if eq_ic(sub, "config-rewrite-force-all") && args.len() == 2 {
+        // CONFIG REWRITE, writing every option, defaults included.
+        return match ctx.shared.config().rewrite(true) {
+            Ok(()) => ctx.out.ok(),
+            Err(e) => ctx
+                .out
+                .error(&format!("ERR CONFIG-REWRITE-FORCE-ALL failed: {e}")),
+        };
     }
     if eq_ic(sub, "sleep") && args.len() == 3 {
         // strtod's reading: what does not parse sleeps 0.

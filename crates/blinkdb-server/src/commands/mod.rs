@@ -213,10 +213,13 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
         return reject(client, out, spec, &msg);
     }
-    if spec.has(table::PROTECTED) && !debug_allowed(shared, client) {
-        // Redis's text names DEBUG; PFDEBUG is gated here too (Redis 7.0 does
-        // not gate it), under its own name.
-        let msg = format!("ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", spec.base_name().to_ascii_uppercase());
+    if let Some(option) = spec
+        .protected_by()
+        .filter(|o| !protected_allowed(shared, client, o))
+    {
+        // Redis's text names DEBUG or MODULE; PFDEBUG is gated here too
+        // (Redis 7.0 does not gate it), under its own name.
+        let msg = format!("ERR {} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", spec.base_name().to_ascii_uppercase());
         return reject(client, out, spec, &msg);
     }
     if !client.authenticated && !spec.has(table::NO_AUTH) {
@@ -381,9 +384,15 @@ pub(crate) fn after_call(
     }
 }
 
-/// `enable-debug-command`: yes, or local for a loopback or unix-socket client.
-fn debug_allowed(shared: &Shared, client: &mut Client) -> bool {
-    let setting = client.settings(shared).enable_debug_command.clone();
+/// `enable-debug-command` or `enable-module-command`: yes, or local for a
+/// loopback or unix-socket client.
+fn protected_allowed(shared: &Shared, client: &mut Client, option: &str) -> bool {
+    let settings = client.settings(shared);
+    let setting = if option == "enable-module-command" {
+        settings.enable_module_command.clone()
+    } else {
+        settings.enable_debug_command.clone()
+    };
     allows(&setting, client)
 }
 

@@ -76,7 +76,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             ctx.shared.replication.feed.reset_stats();
             ctx.out.ok();
         }
-        "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite() {
+        "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite(false) {
             Ok(()) => ctx.out.ok(),
             Err(e) => ctx.out.error(&format!("ERR {e}")),
         },
@@ -259,7 +259,36 @@ pub fn module_help(ctx: &mut Ctx, _args: &Args) {
         "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "LIST",
         "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
         "HELP",
         "    Prints this help.",
     ]);
+}
+
+/// MODULE LOAD and LOADEX, past `enable-module-command`: BlinkDB runs no
+/// module code, so loading fails, with Redis's text followed by why (and the
+/// reason in the log, where Redis's text points).
+pub fn module_load(ctx: &mut Ctx, args: &Args) {
+    tracing::warn!(
+        "Module {} failed to load: BlinkDB does not load modules",
+        String::from_utf8_lossy(args[2])
+    );
+    ctx.out.error(
+        "ERR Error loading the extension. Please check the server logs. (BlinkDB does not load modules; its Bloom filter commands are built in)",
+    );
+}
+
+/// MODULE UNLOAD: only the built-in `bf` module is ever listed, and it stays.
+pub fn module_unload(ctx: &mut Ctx, args: &Args) {
+    let why = if args[2] == super::table::MODULE_NAME.as_bytes() {
+        "the bf module is built into BlinkDB, can't unload"
+    } else {
+        "no such module with that name"
+    };
+    ctx.out.error(&format!("ERR Error unloading module: {why}"));
 }

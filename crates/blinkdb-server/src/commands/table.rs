@@ -41,6 +41,9 @@ pub const ALLOW_BUSY: u32 = 1 << 20;
 pub const PROTECTED: u32 = 1 << 21;
 /// Has subcommands: the entry that runs is the `name|sub` one.
 pub const CONTAINER: u32 = 1 << 22;
+/// Needs `enable-module-command` (MODULE LOAD/LOADEX/UNLOAD); Redis marks
+/// these `protected` too, gated by their own option.
+pub const PROTECTED_MODULE: u32 = 1 << 23;
 const W: u32 = WRITE | DENYOOM;
 
 /// The flags COMMAND lists, in Redis's order (`movablekeys` is computed).
@@ -225,6 +228,18 @@ impl CommandSpec {
     }
 
     /// The container's name for a subcommand, else the name.
+    /// The option that gates this command (Redis's protected commands), and
+    /// the name its refusal gives.
+    pub fn protected_by(&self) -> Option<&'static str> {
+        if self.has(PROTECTED) {
+            Some("enable-debug-command")
+        } else if self.has(PROTECTED_MODULE) {
+            Some("enable-module-command")
+        } else {
+            None
+        }
+    }
+
     pub fn base_name(&self) -> &'static str {
         self.name.split('|').next().unwrap_or(self.name)
     }
@@ -1594,6 +1609,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     cmd!("module|list", 2, ADMIN | NOSCRIPT, NOKEYS, "server", "4.0.0", "List all modules loaded by the server", server::module_list;
         complexity: "O(N) where N is the number of loaded modules.",
         tips: &["nondeterministic_output_order"]),
+    cmd!("module|load", -3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "4.0.0", "Load a module", server::module_load;
+        complexity: "O(1)",
+        args: "path:string arg:string?*"),
+    cmd!("module|loadex", -3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "7.0.0", "Load a module with extended parameters", server::module_load;
+        complexity: "O(1)",
+        args: "path:string configs:block=CONFIG?*+(name:string value:string) args:block=ARGS?*(arg:string)"),
+    cmd!("module|unload", 3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "4.0.0", "Unload a module", server::module_unload;
+        complexity: "O(1)",
+        args: "name:string"),
     cmd!("module|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", server::module_help;
         complexity: "O(1)"),
     cmd!("monitor", 1, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Listen for all requests received by the server in real time", monitor::monitor;

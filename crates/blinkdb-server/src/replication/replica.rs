@@ -948,7 +948,8 @@ async fn finish_script(shared: &Shared, client: &mut Client, out: &mut Out, paus
 /// What follows each command of the stream once it ran and was proxied: a
 /// blocking command's wait dropped (a replica never blocks its master's
 /// stream), clients blocked on keys it filled served, an error reply logged
-/// as Redis's "== CRITICAL ==" (`errors`: the count before the command).
+/// as Redis's "== CRITICAL ==" and perhaps stopping the server, as
+/// `propagation-error-behavior` says (`errors`: the count before the command).
 fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u64, name: &[u8]) {
     if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
         shared.blocking.cancel(shared, &w);
@@ -957,11 +958,11 @@ fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u6
         crate::blocking::serve_ready(shared);
     }
     if out.errors > errors {
-        tracing::warn!(
-            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{}'",
-            String::from_utf8_lossy(&out.buf).trim(),
-            String::from_utf8_lossy(name)
-        );
+        let settings = shared.settings();
+        let source = crate::propagation::Source::Master;
+        if let Err(message) = crate::propagation::after_error(&settings, source, &out.buf, name) {
+            crate::propagation::panic(&message);
+        }
     }
     out.clear();
 }

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Redis 7.0.15's own test suite in its normal "own-server" mode: the TCL
+# harness starts the servers itself, from a config it writes (tests/assets/
+# default.conf plus each test's overrides), so tests tagged external:skip
+# run too. In copies of the source tree, src/redis-server is BlinkDB (or,
+# for the baseline, Debian's redis-server 7.0.15) and redis-cli,
+# redis-benchmark, redis-check-aof and redis-check-rdb are Debian's.
+#
+# Files run in JOBS lanes (default 2) side by side; each lane has its own tree
+# copy per server kind (target/redis-suite/own-<kind>-<lane>: the harness
+# empties its tests/tmp when it starts) and its own range of ports,
+# SUITE_OWN_BASEPORT (21000) + (lane*2 + kind) * SUITE_OWN_PORTCOUNT (100),
+# below the ephemeral range: the helper's test server in its first 32, the
+# servers it starts in the rest. A lane runs its files one after the other,
+# BlinkDB first, then (with --with-redis) redis-server. A file's run is cut
+# after SUITE_FILE_TIMEOUT seconds (300), and every server it started is
+# stopped with it (the harness runs in its own process group).
+#
+# Counts, floors and the table are run.sh's (lib.sh); the list is
+# tests/redis-suite/own-server.tsv (column 4: extra test_helper arguments).
+# Results go to target/redis-suite/own-results.tsv, logs to
+# target/redis-suite/own-run/<kind>/<file>.log. Exits 1 when BlinkDB passes
+# fewer tests of a file than its floor.
+#
+# Usage: tests/redis-suite/own-server.sh [-j JOBS] [--with-redis] [FILE ...]
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+jobs=2
+with_redis=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        -j) jobs=$2; shift 2 ;;
+        --with-redis) with_redis=1; shift ;;
+        *) break ;;
+    esac
+done
+list=$suite_here/own-server.tsv
+blinkdb=${BLINKDB_BIN:-$suite_root/target/release/blinkdb}
+[ -x "$blinkdb" ] || { echo "!!!! no BlinkDB binary at $blinkdb (set BLINKDB_BIN)"; exit 1; }
+src=$(fetch_source) || { echo "!!!! could not get Redis 7.0.15's source package"; exit 1; }
+
+# A lane's tree for one server kind: a copy of the source (made once) whose
+# src/ links to the binaries under test.
+tree() { # kind lane
+    local dir=$suite_work/own-$1-$2 t
+    [ -d "$dir" ] || cp -a "$src" "$dir" || return 1
+    for t in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
+        ln -sfn "/usr/bin/$t" "$dir/src/$t"
+    done
+    if [ "$1" = blinkdb ]; then
+        ln -sfn "$blinkdb" "$dir/src/redis-server"
+    else
+        ln -sfn "$(command -v redis-server)" "$dir/src/redis-server"
+    fi
+    echo "$dir"
+}
+
+# One file against one kind in a lane's tree: prints run.sh's row.
+run_own() { # kind lane file
+    local kind=$1 lane=$2 file=$3 dir extra pid t0=$SECONDS kind_index=0 waited=0
+    [ "$kind" = redis ] && kind_index=1
+    # The helper's own test server takes a port from the 32 below --baseport.
+    local span=${SUITE_OWN_PORTCOUNT:-100}
+    local base=$((${SUITE_OWN_BASEPORT:-21000} + (lane * 2 + kind_index) * span + 32))
+    local log="$suite_work/own-run/$kind/${file//\//_}.log"
+    mkdir -p "$(dirname "$log")"
+    dir=$(tree "$kind" "$lane") || { echo "!!!! could not make the $kind tree" >&2; return 1; }
+    read -ra extra <<<"$(awk -F'\t' -v f="$file" '$1==f {print $4}' "$list")"
+    # setsid: the harness and every server it starts share one process group,
+    # stopped as a whole when the file ends or times out.
+    (cd "$dir" && exec setsid tclsh tests/test_helper.tcl --single "$file" --clients 1 \
+        --ignore-encoding --ignore-digest --baseport "$base" --portcount $((span - 32)) "${extra[@]}" \
+        >"$log" 2>&1) &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${SUITE_FILE_TIMEOUT:-300}" ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    kill -- -"$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    [ "$waited" -ge "${SUITE_FILE_TIMEOUT:-300}" ] && echo "[TIMEOUT]: after ${waited} s" >>"$log"
+    count_results "$kind" "$file" "$log" $((SECONDS - t0))
+}
+
+files=("$@")
+[ ${#files[@]} -eq 0 ] && mapfile -t files < <(list_files "$list")
+
+results=$suite_work/own-results.tsv
+: >"$results"
+# Lane l takes files l, l+JOBS, l+2*JOBS, ...
+for ((lane = 0; lane < jobs; lane++)); do
+    (
+        for ((i = lane; i < ${#files[@]}; i += jobs)); do
+            run_own blinkdb "$lane" "${files[i]}"
+            [ "$with_redis" = 0 ] || run_own redis "$lane" "${files[i]}"
+        done >"$results.$lane"
+    ) &
+done
+wait
+cat "$results".* >"$results" && rm -f "$results".*
+
+report "$results" "$list" "${files[@]}"
+status=$?
+echo "logs: $suite_work/own-run/<kind>/<file>.log"
+exit $status
