@@ -183,6 +183,15 @@ impl Shard {
         self.bytes
     }
 
+    /// The index's own memory, as MEMORY STATS's `overhead.hashtable.*`:
+    /// the key table (slots holding short keys inline and the entries, plus
+    /// a control byte each), and the expiry index (one node item per key with
+    /// a TTL, as the ordered set stores them).
+    pub fn table_bytes(&self) -> (usize, usize) {
+        let expires = self.expires.len() * std::mem::size_of::<(u64, Key)>();
+        (self.map.allocation_size(), expires)
+    }
+
     /// The entry for `key` if present and not expired at `now`.
     #[inline]
     pub fn get(&self, key: &[u8], now: u64) -> Option<&Entry> {
