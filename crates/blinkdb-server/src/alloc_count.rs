@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// How far a thread's delta may drift before it is folded into `TOTAL`.
-const BATCH: i64 = 64 * 1024;
+const BATCH: i64 = 16 * 1024;
 
 static TOTAL: AtomicI64 = AtomicI64::new(0);
 

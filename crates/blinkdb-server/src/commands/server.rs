@@ -193,6 +193,8 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
                 "USAGE <key> [SAMPLES <count>]",
                 "    Return memory in bytes used by <key> and its value. Nested values are",
                 "    sampled up to <count> times (default: 5, 0 means sample all).",
+                "HELP",
+                "    Prints this help.",
             ];
             ctx.out.help(&lines);
         }
