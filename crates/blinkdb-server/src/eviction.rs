@@ -149,7 +149,7 @@ fn evict_keys(
             return Outcome::NothingLeft(Limit::Memory);
         }
         freed += 1;
-        if freed % 16 == 0 && time.is_some_and(|t| started.elapsed() > t) {
+        if freed.is_multiple_of(16) && time.is_some_and(|t| started.elapsed() > t) {
             return Outcome::Deferred;
         }
     }

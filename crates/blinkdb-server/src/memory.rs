@@ -257,7 +257,7 @@ pub fn overhead(shared: &Shared) -> Overhead {
         dataset,
         dataset_perc: dataset as f64 * 100.0 / net as f64,
         peak_perc: used as f64 * 100.0 / peak.max(1) as f64,
-        bytes_per_key: if keys == 0 { 0 } else { net / keys },
+        bytes_per_key: net.checked_div(keys).unwrap_or(0),
         rss,
         allocator_allocated: m.allocator_allocated.load(Ordering::Relaxed),
         allocator_active: m.allocator_active.load(Ordering::Relaxed),
