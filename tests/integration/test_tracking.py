@@ -4,6 +4,7 @@ redirection, every byte each connection receives compared, with the tracking cli
 RESP2 and in RESP3; then what needs time or cache mode (expiry, eviction, the tracking
 table's limit), io-threads, and redis-py's own client-side cache."""
 
+import re
 import threading
 import time
 
@@ -290,10 +291,13 @@ def test_lazy_expiry_invalidation_follows_the_reply(blinkdb):
 
 def test_eviction_invalidates(blinkdb_binary, tmp_path):
     srv = start_aof_server(blinkdb_binary, str(tmp_path / "data"), "--maxmemory-policy",
-                           "allkeys-fifo", "--segment-size", "64kb", "--maxmemory",
-                           str(256 * 1024))
+                           "allkeys-fifo", "--segment-size", "64kb")
     try:
         with srv.connect() as t, srv.connect(timeout=60.0) as w:
+            # 256 KB of room over what the server holds (used_memory counts it all).
+            mem = w.call("INFO", "memory").value.decode()
+            used = int(re.search(r"used_memory:(\d+)", mem).group(1))
+            w.call("CONFIG", "SET", "maxmemory", str(used + 256 * 1024))
             t.call("HELLO", "3")
             t.call("CLIENT", "TRACKING", "on")
             w.call("SET", "first", "v")

@@ -273,6 +273,11 @@ impl ClientInfo {
         self.killed.load(Ordering::Acquire)
     }
 
+    /// This is a replica's link (flag `S`).
+    pub fn is_replica(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & FLAG_REPLICA != 0
+    }
+
     /// This is our master's link (flag `M`).
     pub fn is_master(&self) -> bool {
         self.flags.load(Ordering::Relaxed) & FLAG_MASTER != 0

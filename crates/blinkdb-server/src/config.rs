@@ -310,6 +310,7 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Int(1, i32::MAX as i64),
     ),
+    opt("maxmemory-eviction-tenacity", "10", true, Kind::Int(0, 100)),
     opt("lfu-log-factor", "10", true, Kind::Int(0, i32::MAX as i64)),
     opt("lfu-decay-time", "1", true, Kind::Int(0, i32::MAX as i64)),
     opt("max-disk-size", "0", true, Kind::Memory(0, U64)),
@@ -1092,6 +1093,7 @@ impl Config {
                 self.get("maxmemory-policy"),
             ),
             maxmemory_samples: self.int("maxmemory-samples") as usize,
+            maxmemory_eviction_tenacity: self.int("maxmemory-eviction-tenacity") as u32,
             lfu_log_factor: self.int("lfu-log-factor") as u32,
             lfu_decay_time: self.int("lfu-decay-time") as u32,
             max_disk_size: self.bytes("max-disk-size"),
@@ -1282,6 +1284,8 @@ pub struct Settings {
     /// Redis's policies: keys evicted one by one after sampling.
     pub evict_sampled: Option<blinkdb_engine::evict_sampled::Policy>,
     pub maxmemory_samples: usize,
+    /// How long a command may spend evicting (see eviction::time_limit).
+    pub maxmemory_eviction_tenacity: u32,
     pub lfu_log_factor: u32,
     pub lfu_decay_time: u32,
     /// Bytes the AOF directory may hold in cache mode (0: unlimited).

@@ -1,6 +1,6 @@
 //! Eviction from the server's side: when the limits are passed, when to
-//! evict (server cron, and before a write that may add data) and when a
-//! write is refused. The engine decides what an eviction drops: whole log
+//! evict (before a write, as Redis's performEvictions before a command, and
+//! the server cron) and when a write is refused. The engine decides what an eviction drops: whole log
 //! segments in cache mode (allkeys-fifo), sampled keys under Redis's
 //! policies (evict_sampled.rs).
 
@@ -8,7 +8,7 @@ use crate::config::Settings;
 use crate::state::Shared;
 use blinkdb_engine::evict::EvictStep;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 pub const OOM_MEMORY: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 pub const OOM_DISK: &str = "OOM command not allowed when the AOF directory > 'max-disk-size'.";
@@ -17,15 +17,13 @@ pub const OOM_DISK: &str = "OOM command not allowed when the AOF directory > 'ma
 const CRON_STEPS: usize = 16;
 /// Segments a write may drop before it runs.
 const WRITE_STEPS: usize = 64;
-/// Keys one cron tick, or one write, evicts at most under a sampled policy
-/// (Redis bounds its loop by time, `maxmemory-eviction-tenacity`).
-const KEY_STEPS: usize = 10_000;
+/// How long a cron tick may go on evicting keys that commands left over
+/// (Redis goes on in an event-loop timer, evictionTimeProc, between
+/// commands; the cron runs every 100 ms, so half of that).
+const CRON_TIME: Duration = Duration::from_millis(50);
 
 #[derive(Default)]
 pub struct EvictionState {
-    /// The keyspace's accounted bytes, refreshed by the cron and after each
-    /// eviction step (summing 4096 shards per write would cost too much).
-    pub dataset_bytes: AtomicU64,
     /// One evicting thread at a time; others wait, then see the new sizes.
     running: Mutex<()>,
 }
@@ -39,21 +37,20 @@ enum Limit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Outcome {
     Under,
-    /// A rewrite is switching files; eviction resumes after it.
+    /// Still over, but out of time (or a rewrite is switching files): the
+    /// command runs and the cron goes on, as Redis's EVICT_RUNNING.
     Deferred,
     NothingLeft(Limit),
 }
 
-/// Which limit is passed, if any. When evicting, memory is the keyspace's
-/// own count (RSS does not shrink reliably after frees); under noeviction
-/// it is RSS, as before cache mode existed.
+/// Which limit is passed, if any. Memory is Redis's: used_memory less the
+/// replicas' output beyond the backlog and the AOF buffer
+/// (`mem_not_counted_for_evict`), so that evicting cannot be what keeps it
+/// from shrinking.
 fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
     if s.maxmemory > 0 {
-        let used = if evicts(s) {
-            shared.eviction.dataset_bytes.load(Ordering::Relaxed)
-        } else {
-            shared.used_memory.load(Ordering::Relaxed)
-        };
+        let used =
+            crate::memory::used_memory(shared).saturating_sub(crate::memory::not_counted(shared));
         if used > s.maxmemory {
             return Some(Limit::Memory);
         }
@@ -73,10 +70,27 @@ fn evicts(s: &Settings) -> bool {
     s.evict_fifo || s.evict_sampled.is_some()
 }
 
-fn evict_until_under(shared: &Shared, s: &Settings, max_steps: usize) -> Outcome {
+/// How long one command may evict (Redis's evictionTimeLimitUs): 50 us a
+/// step up to tenacity 10, then 15% more a step; None (no limit) at 100.
+pub fn time_limit(tenacity: u32) -> Option<Duration> {
+    match tenacity {
+        0..=10 => Some(Duration::from_micros(50 * tenacity as u64)),
+        11..=99 => Some(Duration::from_micros(
+            (500.0 * 1.15f64.powi(tenacity as i32 - 10)) as u64,
+        )),
+        _ => None,
+    }
+}
+
+fn evict_until_under(
+    shared: &Shared,
+    s: &Settings,
+    max_steps: usize,
+    time: Option<Duration>,
+) -> Outcome {
     let _one = shared.eviction.running.lock();
     if let Some(policy) = s.evict_sampled {
-        return evict_keys(shared, s, policy, KEY_STEPS);
+        return evict_keys(shared, s, policy, time);
     }
     for _ in 0..max_steps {
         let Some(limit) = over(shared, s) else {
@@ -84,10 +98,6 @@ fn evict_until_under(shared: &Shared, s: &Settings, max_steps: usize) -> Outcome
         };
         match shared.engine.evict_oldest_segment() {
             Ok(EvictStep::Dropped(e)) => {
-                shared
-                    .eviction
-                    .dataset_bytes
-                    .store(shared.engine.dataset_bytes(), Ordering::Relaxed);
                 tracing::debug!(
                     "Evicted AOF segment {} ({} bytes): {} keys, {} DEL records",
                     e.file,
@@ -110,70 +120,63 @@ fn evict_until_under(shared: &Shared, s: &Settings, max_steps: usize) -> Outcome
     }
 }
 
-/// Evicts keys one at a time under a sampled policy until under the
-/// limit. Only memory shrinks this way: the AOF directory shrinks at the
-/// next rewrite.
+/// Evicts keys one at a time under a sampled policy until under the limit,
+/// as Redis's performEvictions: memory is read again after each key (the
+/// freed entry is counted at once on this thread), and every 16 keys the
+/// time spent is checked against `time`. Only memory shrinks this way: the
+/// AOF directory shrinks at the next rewrite.
 fn evict_keys(
     shared: &Shared,
     s: &Settings,
     policy: blinkdb_engine::evict_sampled::Policy,
-    max_keys: usize,
+    time: Option<Duration>,
 ) -> Outcome {
+    let started = Instant::now();
     let mut sampler = None;
-    for _ in 0..max_keys {
+    let mut freed = 0u64;
+    loop {
         match over(shared, s) {
             None => return Outcome::Under,
             Some(Limit::Disk) => return Outcome::NothingLeft(Limit::Disk),
             Some(Limit::Memory) => {}
         }
         let sampler = sampler.get_or_insert_with(|| shared.engine.eviction_sampler());
-        match shared
+        if shared
             .engine
             .evict_sampled(sampler, policy, s.maxmemory_samples)
+            .is_none()
         {
-            Some(freed) => {
-                let _ = shared.eviction.dataset_bytes.fetch_update(
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                    |b| Some(b.saturating_sub(freed)),
-                );
-            }
-            None => return Outcome::NothingLeft(Limit::Memory),
+            return Outcome::NothingLeft(Limit::Memory);
         }
-    }
-    match over(shared, s) {
-        None => Outcome::Under,
-        Some(_) => Outcome::Deferred,
+        freed += 1;
+        if freed.is_multiple_of(16) && time.is_some_and(|t| started.elapsed() > t) {
+            return Outcome::Deferred;
+        }
     }
 }
 
-/// The server cron's part: refresh the memory count and evict while over.
+/// The server cron's part: evict while over, as Redis's evictionTimeProc
+/// goes on with what commands left.
 pub fn cron(shared: &Shared) {
     let s = shared.settings();
-    if !evicts(&s) {
+    if !evicts(&s) || over(shared, &s).is_none() {
         return;
     }
-    if s.maxmemory > 0 {
-        shared
-            .eviction
-            .dataset_bytes
-            .store(shared.engine.dataset_bytes(), Ordering::Relaxed);
-    }
-    if over(shared, &s).is_some() {
-        // Not inside a transaction (a command's own eviction runs under the
-        // gate its connection holds already).
-        if let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) {
-            evict_until_under(shared, &s, CRON_STEPS);
-        }
+    // Not inside a transaction (a command's own eviction runs under the
+    // gate its connection holds already).
+    if let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) {
+        evict_until_under(shared, &s, CRON_STEPS, Some(CRON_TIME));
     }
 }
 
-/// The error a write that may add data (`denyoom`) gets, if any: under
-/// allkeys-fifo only once nothing is left to evict.
+/// Evicts while over a limit, then the error a command that may add data
+/// (`denyoom`) gets, if any: under an evicting policy only once nothing is
+/// left to evict (out of time, the command runs and the cron goes on).
 pub fn refusal(shared: &Shared, s: &Settings) -> Option<&'static str> {
     let limit = over(shared, s)?;
     let limit = if evicts(s) {
-        match evict_until_under(shared, s, WRITE_STEPS) {
+        let time = time_limit(s.maxmemory_eviction_tenacity);
+        match evict_until_under(shared, s, WRITE_STEPS, time) {
             Outcome::Under | Outcome::Deferred => return None,
             Outcome::NothingLeft(l) => l,
         }

@@ -156,24 +156,19 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "memory" => {
-            let rss = rss_bytes();
-            let peak = shared.instant.note_memory(rss);
-            let system = total_system_memory();
+            let mh = crate::memory::overhead(shared);
+            o.push_str("# Memory\r\n");
+            crate::memory::info_head(o, &mh, total_system_memory());
+            shared.scripting.info_memory(o);
             let _ = write!(
                 o,
-                "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\nused_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{system}\r\ntotal_system_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nused_memory_dataset:{}\r\nmax_disk_size:{}\r\nmem_allocator:libc\r\n",
-                human(rss),
-                human(rss),
-                human(peak),
-                rss as f64 * 100.0 / peak.max(1) as f64,
-                human(system),
+                "maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmax_disk_size:{}\r\n",
                 settings.maxmemory,
                 human(settings.maxmemory),
                 settings.maxmemory_policy,
-                shared.engine.dataset_bytes(),
                 settings.max_disk_size,
             );
-            shared.scripting.info_memory(o);
+            crate::memory::info_tail(o, shared, &mh);
             let _ = write!(
                 o,
                 "lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",

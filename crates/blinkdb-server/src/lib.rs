@@ -1,6 +1,7 @@
 //! BlinkDB server: network, protocol, commands and configuration on top of
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
+pub mod alloc_count;
 pub mod block_timer;
 pub mod blocking;
 pub mod bloom_flush;
@@ -21,6 +22,7 @@ pub mod instant;
 pub mod io_threads;
 pub mod logging;
 pub mod logo;
+pub mod memory;
 pub mod network;
 mod output;
 pub mod pause;

@@ -5,6 +5,10 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Counts what the process allocates: INFO `used_memory` and maxmemory.
+#[global_allocator]
+static ALLOC: blinkdb_server::alloc_count::Counting = blinkdb_server::alloc_count::Counting;
+
 const USAGE: &str = "Usage: blinkdb [/path/to/blinkdb.conf] [--option value ...]
        blinkdb --ping [host:port]   (health probe: exit 0 if the server answers PONG)
        blinkdb -v | --version

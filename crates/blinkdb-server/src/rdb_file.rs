@@ -563,7 +563,7 @@ fn aux_fields(shared: &Shared) -> [(&'static str, String); 5] {
             "ctime",
             (blinkdb_engine::clock::now_ms() / 1000).to_string(),
         ),
-        ("used-mem", shared.engine.dataset_bytes().to_string()),
+        ("used-mem", crate::memory::used_memory(shared).to_string()),
         ("aof-base", "0".to_string()),
     ]
 }

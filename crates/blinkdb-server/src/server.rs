@@ -58,6 +58,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     let mut shared = Shared::new(engine, config, on_loglevel);
     shared.cluster = cluster;
     let shared = shared.into_arc();
+    crate::memory::note_startup(&shared);
     // Without an AOF the RDB file is the dataset, as in redis-server.
     let rdb_to_load = if settings.appendonly {
         None
@@ -233,9 +234,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
-        let rss = crate::info::rss_bytes();
-        shared.used_memory.store(rss, Ordering::Relaxed);
-        shared.instant.note_memory(rss);
+        crate::memory::cron(&shared);
         let stats = &shared.stats;
         shared.instant.sample(
             shared.clock(),

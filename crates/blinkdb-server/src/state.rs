@@ -39,6 +39,15 @@ impl Stats {
     }
 }
 
+/// See `Shared::clients_memory`.
+#[derive(Default, Debug, Clone, Copy)]
+pub struct ClientsMemory {
+    pub normal: u64,
+    pub normal_count: u64,
+    pub replicas: u64,
+    pub replica_count: u64,
+}
+
 /// Why the server is stopping (SHUTDOWN or a signal).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Stop {
@@ -59,8 +68,8 @@ pub struct Shared {
     pub stats: Stats,
     pub started_ms: u64,
     pub last_save_ms: AtomicU64,
-    /// Resident set size, sampled by the server cron (INFO, maxmemory).
-    pub used_memory: AtomicU64,
+    /// used_memory and what goes with it (memory.rs).
+    pub memory: crate::memory::MemoryState,
     /// INFO's instantaneous_* rates and used_memory_peak (cron samples).
     pub instant: crate::instant::Instant,
     /// Cache mode (maxmemory-policy allkeys-fifo).
@@ -123,7 +132,7 @@ impl Shared {
             stats: Stats::default(),
             started_ms: blinkdb_engine::clock::now_ms(),
             last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
-            used_memory: AtomicU64::new(0),
+            memory: Default::default(),
             instant: Default::default(),
             eviction: Default::default(),
             loading: Default::default(),
@@ -331,6 +340,25 @@ impl Shared {
         clients.values().filter(|c| pick(c)).cloned().collect()
     }
 
+    /// The memory the clients hold (`ClientInfo::memory`), summed for normal
+    /// and pub/sub clients and our master's link, and for replicas; and how
+    /// many of each.
+    pub fn clients_memory(&self) -> ClientsMemory {
+        self.clients
+            .lock()
+            .values()
+            .fold(ClientsMemory::default(), |mut m, c| {
+                if c.is_replica() {
+                    m.replicas += c.memory();
+                    m.replica_count += 1;
+                } else {
+                    m.normal += c.memory();
+                    m.normal_count += 1;
+                }
+                m
+            })
+    }
+
     /// The largest of each of two figures over the connected clients.
     pub fn clients_max(&self, figures: impl Fn(&ClientInfo) -> (u64, u64)) -> (u64, u64) {
         self.clients.lock().values().fold((0, 0), |(a, b), c| {
@@ -400,11 +428,15 @@ impl Shared {
         }
     }
 
-    /// `denyoom`: refused over maxmemory or max-disk-size, under
-    /// allkeys-fifo only once nothing is left to evict.
+    /// Evicts while over maxmemory or max-disk-size, as Redis's
+    /// performEvictions before a command; a `denyoom` command is refused if
+    /// that could not bring memory under the limit.
     pub fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
-        if denyoom && (settings.maxmemory > 0 || settings.max_disk_size > 0) {
-            return crate::eviction::refusal(self, settings).map(str::to_string);
+        if settings.maxmemory > 0 || settings.max_disk_size > 0 {
+            let refusal = crate::eviction::refusal(self, settings);
+            if denyoom {
+                return refusal.map(str::to_string);
+            }
         }
         None
     }

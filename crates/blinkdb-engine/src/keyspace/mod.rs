@@ -39,6 +39,15 @@ impl Default for Db {
     }
 }
 
+/// A database's index and its memory (MEMORY STATS `db.N`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DbOverhead {
+    pub keys: usize,
+    pub expires: usize,
+    pub main_bytes: usize,
+    pub expires_bytes: usize,
+}
+
 impl Db {
     /// Which shard holds `key`.
     #[inline]
@@ -73,6 +82,21 @@ impl Db {
 
     pub fn is_empty(&self) -> bool {
         self.occupied_shards().all(|s| s.read().len() == 0)
+    }
+
+    /// Keys, keys with a TTL, and the index's memory for each (see
+    /// `Shard::table_bytes`), summed over the shards holding keys.
+    pub fn overhead(&self) -> DbOverhead {
+        self.occupied_shards()
+            .fold(DbOverhead::default(), |mut o, s| {
+                let s = s.read();
+                let (main, expires) = s.table_bytes();
+                o.keys += s.len();
+                o.expires += s.expires_len();
+                o.main_bytes += main;
+                o.expires_bytes += expires;
+                o
+            })
     }
 
     /// Keys with a TTL, and their mean time to live in ms at `now` (0 with none,

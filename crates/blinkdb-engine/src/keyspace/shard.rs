@@ -61,6 +61,15 @@ impl Expires {
     fn remove(&mut self, item: &(u64, Key)) {
         if self.by_time.remove(item) {
             self.sum_ms -= item.0 as u128;
+            self.free_if_empty();
+        }
+    }
+
+    /// An emptied ordered set keeps its root node; a shard whose last TTL
+    /// went gives it back (most shards hold a handful of keys).
+    fn free_if_empty(&mut self) {
+        if self.by_time.is_empty() {
+            self.by_time = BTreeSet::new();
         }
     }
 
@@ -71,6 +80,7 @@ impl Expires {
     fn pop_first(&mut self) -> Option<(u64, Key)> {
         let item = self.by_time.pop_first()?;
         self.sum_ms -= item.0 as u128;
+        self.free_if_empty();
         Some(item)
     }
 
@@ -181,6 +191,15 @@ impl Shard {
     /// Memory the entries account for (see `Entry::accounted_bytes`).
     pub fn accounted_bytes(&self) -> usize {
         self.bytes
+    }
+
+    /// The index's own memory, as MEMORY STATS's `overhead.hashtable.*`:
+    /// the key table (slots holding short keys inline and the entries, plus
+    /// a control byte each), and the expiry index (one node item per key with
+    /// a TTL, as the ordered set stores them).
+    pub fn table_bytes(&self) -> (usize, usize) {
+        let expires = self.expires.len() * std::mem::size_of::<(u64, Key)>();
+        (self.map.allocation_size(), expires)
     }
 
     /// The entry for `key` if present and not expired at `now`.
@@ -297,6 +316,7 @@ impl Shard {
         if self.map.is_empty() {
             self.note_occupied();
         }
+        self.shrink_if_sparse();
         self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
         if old.expire_at != 0 {
@@ -348,8 +368,21 @@ impl Shard {
         }
         if !removed.is_empty() {
             self.note_occupied();
+            self.shrink_if_sparse();
         }
         removed
+    }
+
+    /// Gives the key table's memory back once it is at most 1/8 full, as
+    /// Redis resizes a dict under 10% fill: keys and values held inline free
+    /// nothing by themselves, so without this deleting (or evicting) them
+    /// left used_memory where it was. Shrinks to twice the keys, so that a
+    /// table refilling does not shrink and grow in turn.
+    fn shrink_if_sparse(&mut self) {
+        let cap = self.map.capacity();
+        if cap > 0 && self.map.len() <= cap / 8 {
+            self.map.shrink_to(self.map.len() * 2);
+        }
     }
 
     /// Records that `key`'s value as of rewrite `epoch`'s start has been taken care

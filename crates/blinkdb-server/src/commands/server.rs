@@ -179,15 +179,31 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
             }
         }
         "usage" => ctx.arity_error("memory|usage"),
-        "help" => {
+        "help" if args.len() == 2 => {
             let lines = [
                 "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+                "DOCTOR",
+                "    Return memory problems reports.",
+                "MALLOC-STATS",
+                "    Return internal statistics report from the memory allocator.",
+                "PURGE",
+                "    Attempt to purge dirty pages for reclamation by the allocator.",
+                "STATS",
+                "    Return information about the memory usage of the server.",
                 "USAGE <key> [SAMPLES <count>]",
-                "    Return memory in bytes used by <key> and its value.",
+                "    Return memory in bytes used by <key> and its value. Nested values are",
+                "    sampled up to <count> times (default: 5, 0 means sample all).",
                 "HELP",
                 "    Prints this help.",
             ];
             ctx.out.help(&lines);
+        }
+        "stats" if args.len() == 2 => crate::memory::stats(ctx.out, ctx.shared),
+        "doctor" if args.len() == 2 => ctx.out.verbatim(&crate::memory::doctor(ctx.shared)),
+        "malloc-stats" if args.len() == 2 => ctx.out.verbatim(&crate::memory::malloc_stats()),
+        "purge" if args.len() == 2 => {
+            crate::alloc_count::purge();
+            ctx.out.ok()
         }
         _ => ctx.out.error(&format!(
             "ERR unknown subcommand '{}'. Try MEMORY HELP.",

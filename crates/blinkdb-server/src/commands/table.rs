@@ -1516,6 +1516,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
     cmd!("memory", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands", no_handler;
         complexity: "Depends on subcommand."),
+    cmd!("memory|doctor", 2, 0, NOKEYS, "server", "4.0.0", "Outputs memory problems report", server::memory;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("memory|malloc-stats", 2, 0, NOKEYS, "server", "4.0.0", "Show allocator internal stats", server::memory;
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("memory|purge", 2, 0, NOKEYS, "server", "4.0.0", "Ask the allocator to release memory", server::memory;
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("memory|stats", 2, 0, NOKEYS, "server", "4.0.0", "Show memory usage details", server::memory;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     cmd!("memory|usage", -3, READONLY, (2, 2, 1), "server", "4.0.0", "Estimate the memory usage of a key", server::memory;
         complexity: "O(N) where N is the number of samples.",
         keys: "RO index:2 range:0:1:0",

@@ -123,23 +123,43 @@ impl Scripting {
     }
 
     /// INFO memory's scripting fields, in Redis 7.0's order and names.
+    /// The interpreters' memory: EVAL's and FUNCTION's (INFO
+    /// `used_memory_vm_eval`, `used_memory_vm_functions`).
+    pub fn vm_memory(&self) -> (usize, usize) {
+        let eval_vm = self.vm.lock().as_ref().map_or(0, |vm| vm.memory());
+        (eval_vm, self.functions.lock().memory())
+    }
+
+    /// What the script caches hold, as Redis's `lua.caches` and
+    /// `functions.caches` count it: each cached script's SHA (40 bytes) and
+    /// body, and the libraries' code.
+    pub fn caches(&self) -> (usize, usize) {
+        let (cached, bodies) = self.cached_scripts();
+        (
+            cached * 40 + bodies,
+            self.functions.lock().current.code_bytes(),
+        )
+    }
+
+    /// The number of cached scripts (MEMORY DOCTOR's "many scripts").
+    pub fn cached_script_count(&self) -> usize {
+        self.cached_scripts().0
+    }
+
+    /// The number of cached scripts and the sum of their bodies.
+    fn cached_scripts(&self) -> (usize, usize) {
+        self.vm.lock().as_ref().map_or((0, 0), |vm| {
+            let scripts = vm.scripts.lock();
+            (scripts.len(), scripts.values().map(|c| c.body_len).sum())
+        })
+    }
+
     pub fn info_memory(&self, o: &mut String) {
         use std::fmt::Write;
-        let (eval_vm, (cached, bodies)) = self.vm.lock().as_ref().map_or((0, (0, 0)), |vm| {
-            let scripts = vm.scripts.lock();
-            let bodies: usize = scripts.values().map(|c| c.body_len).sum();
-            (vm.memory(), (scripts.len(), bodies))
-        });
-        // The script cache: each entry's SHA (40 bytes) and its body.
-        let scripts_eval = cached * 40 + bodies;
-        let (functions_vm, functions, libraries) = {
-            let f = self.functions.lock();
-            (
-                f.memory(),
-                f.current.function_count(),
-                f.current.code_bytes(),
-            )
-        };
+        let (eval_vm, functions_vm) = self.vm_memory();
+        let (cached, _) = self.cached_scripts();
+        let (scripts_eval, libraries) = self.caches();
+        let functions = self.functions.lock().current.function_count();
         let human = |b: usize| crate::info::human(b as u64);
         let _ = write!(
             o,

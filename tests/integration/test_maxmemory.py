@@ -1,0 +1,282 @@
+"""maxmemory as Redis honours it (issue 38 §2): used_memory is what the process
+allocated, eviction runs before writes against it, INFO memory's figures add up,
+and MEMORY STATS/DOCTOR/MALLOC-STATS/PURGE answer as Redis 7.0's. The policy
+tests reproduce unit/maxmemory.tcl's (tagged external:skip there), with the same
+limits: the memory in use plus 100 KB. Each test runs against BlinkDB and, where
+the behaviour should match, redis-server 7.0.15."""
+
+import time
+
+import pytest
+
+from server import ORACLE_BIN, ServerProcess
+
+OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+# Redis's own slack in maxmemory.tcl: used_memory < limit + 4096.
+SLACK = 4096
+
+
+@pytest.fixture
+def servers(server_factory, tmp_path):
+    """BlinkDB and redis-server, both without persistence."""
+    oracle = ServerProcess(ORACLE_BIN, str(tmp_path / "oracle"),
+                           ["--save", "", "--appendonly", "no"])
+    try:
+        yield {"blinkdb": server_factory("--save", "", "--appendonly", "no"), "redis": oracle}
+    finally:
+        oracle.stop()
+
+
+def info(conn, section="memory"):
+    text = conn.call("INFO", section).value
+    text = text.decode() if isinstance(text, bytes) else text
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+def used(conn):
+    return int(info(conn)["used_memory"])
+
+
+def set_limit(conn, policy, extra=100 * 1024):
+    conn.call("FLUSHALL")
+    limit = used(conn) + extra
+    assert conn.call("CONFIG", "SET", "maxmemory", str(limit)).raw == b"+OK\r\n"
+    assert conn.call("CONFIG", "SET", "maxmemory-policy", policy).raw == b"+OK\r\n"
+    return limit
+
+
+@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-random", "allkeys-lfu", "volatile-lru"])
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_limit_honoured_writing_three_times_over(servers, which, policy):
+    """maxmemory.tcl's "is the memory limit honoured?", with 1 KB values written
+    to 3x the room: used_memory ends under the limit and stays near it while
+    writing; evicted_keys grows."""
+    srv = servers[which]
+    with srv.connect(timeout=60.0) as c:
+        room = 2 * 1024 * 1024
+        limit = set_limit(c, policy, room)
+        value = "v" * 1024
+        ex = ("EX", "100000") if policy.startswith("volatile") else ()
+        total = 3 * room // 1024
+        peak = 0
+        for start in range(0, total, 200):
+            replies = c.pipeline([("SET", f"k:{i}", value, *ex) for i in range(start, start + 200)])
+            assert not any(r.is_error() for r in replies), replies[0].raw
+            peak = max(peak, used(c))
+        after = used(c)
+        assert after < limit + SLACK, (which, after, limit)
+        # Near it throughout: a write evicts before it runs.
+        assert peak < limit + 256 * 1024, (which, peak, limit)
+        assert int(info(c, "stats")["evicted_keys"]) > total // 3
+        left = c.call("DBSIZE").value
+        assert 0 < left < total
+
+
+@pytest.mark.parametrize("policy", ["allkeys-random", "allkeys-lru", "volatile-lru",
+                                    "volatile-random", "volatile-ttl"])
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_only_allkeys_policies_remove_non_volatile_keys(servers, which, policy):
+    """maxmemory.tcl: fill to near the limit with keys without a TTL, then add as
+    many again: allkeys-* stay under the limit, volatile-* refuse with the OOM
+    text (nothing they may evict) and keep every key."""
+    srv = servers[which]
+    with srv.connect(timeout=60.0) as c:
+        limit = set_limit(c, policy)
+        n = 0
+        while used(c) + SLACK <= limit:
+            c.pipeline([("SET", f"a:{n + i}", "x") for i in range(20)])
+            n += 20
+        assert n > 10
+        errors = set()
+        for start in range(0, n, 50):
+            for r in c.pipeline([("SET", f"b:{start + i}", "x") for i in range(50)]):
+                if r.is_error():
+                    errors.add(r.raw)
+        if policy.startswith("allkeys-"):
+            assert not errors
+            assert used(c) < limit + SLACK
+        else:
+            assert errors == {OOM}, errors
+            assert all(r.value == 1 for r in c.pipeline([("EXISTS", f"a:{i}")
+                                                         for i in range(0, n, 7)]))
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_volatile_policy_removes_only_volatile_keys(servers, which):
+    """maxmemory.tcl's "policy volatile-lru should only remove volatile keys"."""
+    with servers[which].connect(timeout=60.0) as c:
+        limit = set_limit(c, "volatile-lru")
+        n = 0
+        while used(c) + SLACK <= limit:
+            c.pipeline([("SETEX", f"key:{n + i}", "10000", "x") if (n + i) % 2 else
+                        ("SET", f"key:{n + i}", "x") for i in range(20)])
+            n += 20
+        c.pipeline([("SETEX", f"foo:{j}", "10000", "x") for j in range(n)])
+        assert used(c) < limit + SLACK
+        assert all(r.value == 1 for r in c.pipeline([("EXISTS", f"key:{j}")
+                                                     for j in range(0, n, 2)]))
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_noeviction_refuses_denyoom_commands_only(servers, which):
+    with servers[which].connect() as c:
+        c.call("FLUSHALL")
+        c.call("SET", "keep", "1")
+        c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        c.call("CONFIG", "SET", "maxmemory", "1")
+        assert c.call("SET", "new", "v").raw == OOM
+        assert c.call("LPUSH", "l", "v").raw == OOM
+        # Not denyoom: reads and DEL still run.
+        assert c.call("GET", "keep").value in (b"1", "1")
+        assert c.call("DEL", "keep").raw == b":1\r\n"
+        c.call("CONFIG", "SET", "maxmemory", "0")
+        assert c.call("SET", "new", "v").raw == b"+OK\r\n"
+
+
+MEMORY_FIELDS = [
+    "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human",
+    "used_memory_peak", "used_memory_peak_human", "used_memory_peak_perc",
+    "used_memory_overhead", "used_memory_startup", "used_memory_dataset",
+    "used_memory_dataset_perc", "allocator_allocated", "allocator_active",
+    "allocator_resident", "total_system_memory", "total_system_memory_human",
+    "maxmemory", "maxmemory_human", "maxmemory_policy", "allocator_frag_ratio",
+    "allocator_frag_bytes", "allocator_rss_ratio", "allocator_rss_bytes", "rss_overhead_ratio",
+    "rss_overhead_bytes", "mem_fragmentation_ratio", "mem_fragmentation_bytes",
+    "mem_not_counted_for_evict", "mem_replication_backlog", "mem_total_replication_buffers",
+    "mem_clients_slaves", "mem_clients_normal", "mem_cluster_links", "mem_aof_buffer",
+    "mem_allocator", "active_defrag_running", "lazyfree_pending_objects", "lazyfreed_objects",
+]
+
+
+def test_info_memory_fields_add_up(servers):
+    for which, srv in servers.items():
+        with srv.connect(timeout=60.0) as c:
+            c.call("FLUSHALL")
+            c.pipeline([("SET", f"k:{i}", "v" * 500) for i in range(2000)])
+            c.pipeline([("EXPIRE", f"k:{i}", "1000") for i in range(0, 2000, 2)])
+            text = c.call("INFO", "memory").value
+            text = text.decode() if isinstance(text, bytes) else text
+            names = [line.split(":", 1)[0] for line in text.split("\r\n") if ":" in line]
+            # Redis's fields in Redis's order (BlinkDB adds max_disk_size).
+            assert [n for n in names if n in MEMORY_FIELDS] == MEMORY_FIELDS, which
+            m = info(c)
+            num = {k: int(v) for k, v in m.items() if v.lstrip("-").isdigit()}
+            assert num["used_memory_dataset"] == num["used_memory"] - num["used_memory_overhead"]
+            parts = (num["used_memory_startup"] + num["mem_clients_normal"]
+                     + num["mem_clients_slaves"] + num["mem_replication_backlog"]
+                     + num["mem_aof_buffer"])
+            assert parts <= num["used_memory_overhead"], which
+            # 2000 values of 500 bytes are data, not overhead.
+            assert num["used_memory_dataset"] > 1_000_000, (which, m)
+            assert num["used_memory_peak"] >= num["used_memory"]
+            assert 0 <= num["mem_clients_normal"] < 1_000_000
+            # RSS over used_memory, both as the cron last sampled them.
+            assert float(m["mem_fragmentation_ratio"]) > 0.5, which
+
+
+def test_used_memory_follows_the_data(blinkdb):
+    """used_memory is allocations, not RSS: it grows with the data and shrinks
+    after FLUSHALL (RSS need not)."""
+    with blinkdb.connect(timeout=60.0) as c:
+        before = used(c)
+        c.pipeline([("SET", f"k:{i}", "v" * 1000) for i in range(10000)])
+        grown = used(c)
+        assert grown - before > 10_000_000
+        c.call("FLUSHALL")
+        assert used(c) - before < 1_000_000
+
+
+def plain(value):
+    """A parsed reply without the type bytes resp.py keeps for array items."""
+    if isinstance(value, list):
+        return [plain(v[1] if isinstance(v, tuple) else v) for v in value]
+    return value
+
+
+def flat_map(reply):
+    v = plain(reply.value)
+    return list(zip(v[0::2], v[1::2]))
+
+
+STATS_FIELDS = [
+    "peak.allocated", "total.allocated", "startup.allocated", "replication.backlog",
+    "clients.slaves", "clients.normal", "cluster.links", "aof.buffer", "lua.caches",
+    "functions.caches", "db.0", "overhead.total", "keys.count", "keys.bytes-per-key",
+    "dataset.bytes", "dataset.percentage", "peak.percentage", "allocator.allocated",
+    "allocator.active", "allocator.resident", "allocator-fragmentation.ratio",
+    "allocator-fragmentation.bytes", "allocator-rss.ratio", "allocator-rss.bytes",
+    "rss-overhead.ratio", "rss-overhead.bytes", "fragmentation", "fragmentation.bytes",
+]
+
+
+def test_memory_stats_doctor_purge_shape(servers):
+    for which, srv in servers.items():
+        with srv.connect(timeout=60.0) as c:
+            c.call("FLUSHALL")
+            empty = c.call("MEMORY", "DOCTOR").value
+            assert empty.startswith(b"Hi Sam, this instance is empty or is using very little "
+                                    b"memory, my issues detector can't be used in these "
+                                    b"conditions."), (which, empty)
+            c.pipeline([("SET", f"k:{i}", "v" * 1000) for i in range(8000)])
+            c.call("EXPIRE", "k:1", "100")
+            stats = flat_map(c.call("MEMORY", "STATS"))
+            names = [k.decode() for k, _ in stats]
+            assert names == STATS_FIELDS, which
+            s = {k.decode(): v for k, v in stats}
+            db0 = {k.decode(): v for k, v in zip(s["db.0"][0::2], s["db.0"][1::2])}
+            assert list(db0) == ["overhead.hashtable.main", "overhead.hashtable.expires",
+                                 "overhead.hashtable.slot-to-keys"]
+            assert db0["overhead.hashtable.main"] > 8000 * 16
+            assert db0["overhead.hashtable.expires"] > 0
+            assert s["keys.count"] == 8000
+            assert s["dataset.bytes"] == s["total.allocated"] - s["overhead.total"]
+            assert float(s["fragmentation"]) > 0.5
+            assert s["dataset.bytes"] > 8_000_000
+            assert s["overhead.total"] >= s["startup.allocated"] + s["clients.normal"]
+            assert float(s["dataset.percentage"]) > 50
+            assert s["keys.bytes-per-key"] > 1000
+            report = c.call("MEMORY", "DOCTOR").value
+            assert report.startswith(b"Hi Sam, I can't find any memory issue") or \
+                report.startswith(b"Sam, I detected a few issues"), (which, report)
+            assert c.call("MEMORY", "PURGE").raw == b"+OK\r\n"
+            assert c.call("MEMORY", "MALLOC-STATS").raw.startswith(b"$")
+            for bad in (("MEMORY", "STATS", "x"), ("MEMORY", "PURGE", "x")):
+                assert c.call(*bad).is_error()
+            assert c.call("MEMORY", "NOPE").raw.startswith(b"-ERR unknown subcommand 'NOPE'")
+
+
+def test_memory_help_and_command_docs_match(servers):
+    replies = {}
+    for which, srv in servers.items():
+        with srv.connect() as c:
+            replies[which] = [c.call("MEMORY", "HELP").raw,
+                              c.call("COMMAND", "INFO", "memory|stats", "memory|doctor",
+                                     "memory|purge", "memory|malloc-stats").raw,
+                              c.call("MEMORY", "STATS", "x").raw]
+    assert replies["blinkdb"] == replies["redis"]
+
+
+def test_eviction_tenacity_is_a_runtime_option(servers):
+    for srv in servers.values():
+        with srv.connect() as c:
+            assert c.call("CONFIG", "GET", "maxmemory-eviction-tenacity").raw == \
+                b"*2\r\n$27\r\nmaxmemory-eviction-tenacity\r\n$2\r\n10\r\n"
+            assert c.call("CONFIG", "SET", "maxmemory-eviction-tenacity", "100").raw == b"+OK\r\n"
+            assert c.call("CONFIG", "SET", "maxmemory-eviction-tenacity", "101").is_error()
+
+
+def test_cron_finishes_what_a_time_bounded_write_left(blinkdb):
+    """With tenacity 0 a write evicts at most 16 keys; the cron goes on until
+    used_memory is under the limit (Redis's evictionTimeProc)."""
+    with blinkdb.connect(timeout=60.0) as c:
+        c.pipeline([("SET", f"k:{i}", "v" * 1000) for i in range(20000)])
+        c.call("CONFIG", "SET", "maxmemory-eviction-tenacity", "0")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+        limit = used(c) - 10_000_000
+        c.call("CONFIG", "SET", "maxmemory", str(limit))
+        assert c.call("SET", "x", "y").raw == b"+OK\r\n"
+        deadline = time.monotonic() + 20
+        while used(c) > limit and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert used(c) <= limit + SLACK
+        assert c.call("DBSIZE").value < 11000
