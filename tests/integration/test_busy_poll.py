@@ -98,16 +98,24 @@ def test_polling_window_burns_cpu_only_after_activity(server_factory):
     # The other side of the trade: right after a request the thread polls (uses CPU)
     # for the window, which is what makes it answer without a wake-up.
     srv = server_factory(*LONG_POLL)
+    burnt = []
     with srv.connect() as c:
-        time.sleep(0.2)
-        before = cpu_seconds(srv.proc.pid)
-        c.call("PING")
-        time.sleep(1.0)
         # A sleeping thread would use ~0 s (well under 0.01). The poll yields between
         # checks, and under EEVDF each sched_yield pushes the thread's deadline back
         # while other processes are runnable, so on a loaded machine it gets a small
-        # share of the window: 0.41 s at load 9 once, 0.14 s in a full suite run.
-        assert cpu_seconds(srv.proc.pid) - before > 0.05
+        # share of the window: 0.41 s at load 9 once, 0.14 s in a full suite run. And
+        # a poll that the scheduler held up far past its window stops polling on
+        # purpose (busy_poll.rs: oversubscribed CPUs), which a burst of load from other
+        # processes can cause: so up to five tries, one of which must show the spin.
+        for _ in range(5):
+            time.sleep(0.2)
+            before = cpu_seconds(srv.proc.pid)
+            c.call("PING")
+            time.sleep(1.0)
+            burnt.append(cpu_seconds(srv.proc.pid) - before)
+            if burnt[-1] > 0.05:
+                return
+    raise AssertionError(f"no poll after a request in 5 tries: CPU seconds {burnt}")
 
 
 def cpu_clock(pid):

@@ -228,6 +228,7 @@ fn run_library(
     }
     let result = vm.load_library.call::<(bool, Value)>(func);
     lua.remove_hook();
+    vm.note_heap();
     let regs = match result {
         Ok((true, Value::Table(regs))) => regs,
         Ok((_, e)) => {

@@ -61,6 +61,10 @@ pub struct Vm {
     pub memory_limit: usize,
     /// The heap's size after the last full collection.
     gc_base: AtomicUsize,
+    /// The heap's size after the last script: what INFO and the memory cron
+    /// read, without waiting for the interpreter's lock while a script runs
+    /// (the cron runs on the thread that accepts connections).
+    heap_seen: AtomicUsize,
 }
 
 impl Vm {
@@ -85,6 +89,7 @@ impl Vm {
             lua.set_memory_limit(memory_limit)?;
         }
 
+        let heap = lua.used_memory();
         Ok(Vm {
             lua,
             env,
@@ -94,6 +99,7 @@ impl Vm {
             scripts: Mutex::new(HashMap::new()),
             memory_limit,
             gc_base: AtomicUsize::new(0),
+            heap_seen: AtomicUsize::new(heap),
         })
     }
 
@@ -121,8 +127,9 @@ impl Vm {
         self.scripts.lock().get(sha).cloned()
     }
 
+    /// The interpreter's heap as the last script left it.
     pub fn memory(&self) -> usize {
-        self.lua.used_memory()
+        self.heap_seen.load(Ordering::Relaxed)
     }
 
     /// Called after each script. Redis steps the collector through a whole
@@ -133,6 +140,17 @@ impl Vm {
     /// Redis's is C, though loaded without debug information, bytecode.rs). The heap stays within the slack of what is live, as
     /// Redis's does (its suite checks 10,000 scripts leave under 100 KB).
     pub fn collect_garbage(&self) {
+        self.collect();
+        self.note_heap();
+    }
+
+    /// Records the heap's size for `memory` (after a script, a library's load).
+    pub fn note_heap(&self) {
+        self.heap_seen
+            .store(self.lua.used_memory(), Ordering::Relaxed);
+    }
+
+    fn collect(&self) {
         let used = self.lua.used_memory();
         let base = self.gc_base.load(Ordering::Relaxed);
         if used < base {
