@@ -280,3 +280,24 @@ def test_cron_finishes_what_a_time_bounded_write_left(blinkdb):
             time.sleep(0.05)
         assert used(c) <= limit + SLACK
         assert c.call("DBSIZE").value < 11000
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_small_integers_not_shared_under_lru_or_lfu(servers, which):
+    """maxmemory.tcl: small integers are shared objects (OBJECT REFCOUNT
+    INT_MAX) unless a maxmemory is set with an LRU or LFU policy, where each
+    value carries its own access clock."""
+    shared = 2147483647
+    with servers[which].connect() as c:
+        c.call("SET", "a", "1")
+        assert c.call("OBJECT", "REFCOUNT", "a").value == shared
+        c.call("CONFIG", "SET", "maxmemory", "1073741824")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+        c.call("SET", "a", "1")
+        assert c.call("OBJECT", "REFCOUNT", "a").value == shared
+        for policy in ("allkeys-lru", "volatile-lfu"):
+            c.call("CONFIG", "SET", "maxmemory-policy", policy)
+            c.call("SET", "b", "2")
+            assert c.call("OBJECT", "REFCOUNT", "b").value == 1, policy
+            assert c.call("OBJECT", "ENCODING", "b").value == b"int"
+        c.call("CONFIG", "SET", "maxmemory", "0")
