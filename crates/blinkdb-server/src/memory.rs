@@ -17,9 +17,6 @@ pub struct MemoryState {
     startup: AtomicU64,
     /// The Lua interpreters' memory, which used_memory leaves out.
     lua_vm: AtomicU64,
-    /// Replica output beyond the backlog and the AOF buffer (Redis's
-    /// freeMemoryGetNotCountedMemory).
-    not_counted: AtomicU64,
     /// RSS and used_memory sampled together, so that their ratio is right.
     rss: AtomicU64,
     used: AtomicU64,
@@ -38,9 +35,13 @@ pub fn used_memory(shared: &Shared) -> u64 {
     crate::alloc_count::allocated().saturating_sub(shared.memory.lua_vm.load(Ordering::Relaxed))
 }
 
-/// Memory maxmemory does not count (see `MemoryState::not_counted`).
+/// Memory maxmemory does not count: replica output beyond the backlog and
+/// the AOF buffer (Redis's freeMemoryGetNotCountedMemory). Read when asked,
+/// as used_memory is: a figure sampled by the cron lags the replication
+/// buffer, whose growth (a doubling of its capacity among them) would then
+/// count against maxmemory and evict keys between two samples.
 pub fn not_counted(shared: &Shared) -> u64 {
-    shared.memory.not_counted.load(Ordering::Relaxed)
+    replication_memory(shared).0.beyond_backlog + aof_buffer(shared)
 }
 
 /// Notes used_memory once the server is set up (`used_memory_startup`).
@@ -67,9 +68,6 @@ pub fn cron(shared: &Shared) {
         .store((mi.uordblks + mi.hblkhd) as u64, Ordering::Relaxed);
     m.allocator_active
         .store((mi.arena + mi.hblkhd) as u64, Ordering::Relaxed);
-    let (repl, _) = replication_memory(shared);
-    let not_counted = repl.beyond_backlog + aof_buffer(shared);
-    m.not_counted.store(not_counted, Ordering::Relaxed);
     maybe_trim(
         shared,
         (mi.uordblks + mi.hblkhd) as u64,

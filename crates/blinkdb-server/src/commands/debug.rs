@@ -37,10 +37,12 @@ fn length_prefix(n: usize) -> usize {
 }
 
 fn object(ctx: &mut Ctx, args: &Args) {
+    let integers_shared = super::object::integers_shared(ctx);
     let found = ctx.shared.engine.peek(ctx.client.db, args[2], |e| {
         e.map(|e| {
             let v = e.value();
             let (enc, refcount) = encoding(v);
+            let refcount = if integers_shared { refcount } else { 1 };
             let len = match v {
                 Value::Str(s, _) => rdb_string_len(s),
                 Value::Blob(..) => {

@@ -265,6 +265,9 @@ pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
             let n = count.unsigned_abs() as usize;
             out.array(n * per);
             for _ in 0..n {
+                if out.full() {
+                    break;
+                }
                 let (f, v) = h.random(&mut rng).expect("not empty");
                 random_item(out, f, v, values);
             }

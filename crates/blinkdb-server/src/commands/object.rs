@@ -63,7 +63,26 @@ pub fn encoding_cmd(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn refcount(ctx: &mut Ctx, args: &Args) {
-    with_value(ctx, args[2], encoding, false);
+    let shared = integers_shared(ctx);
+    with_value(
+        ctx,
+        args[2],
+        |v| {
+            let (enc, n) = encoding(v);
+            (enc, if shared { n } else { 1 })
+        },
+        false,
+    );
+}
+
+/// Whether small integers count as Redis's shared objects: not under a
+/// maxmemory with an LRU or LFU policy, where each value needs its own
+/// access clock (Redis's MAXMEMORY_FLAG_NO_SHARED_INTEGERS). Redis decides
+/// it when the value is stored; here it is read from the settings now.
+pub fn integers_shared(ctx: &mut Ctx) -> bool {
+    let s = ctx.client.settings(ctx.shared);
+    let p = s.maxmemory_policy.as_str();
+    s.maxmemory == 0 || !(p.ends_with("-lru") || p.ends_with("-lfu"))
 }
 
 /// IDLETIME (`freq` false) or FREQ: the seconds since the key's last

@@ -25,13 +25,16 @@ pub fn distinct(size: usize, count: usize, rng: &mut impl rand::Rng) -> Picked {
     Picked::Some(rand::seq::index::sample(rng, size, count).into_vec())
 }
 
-/// The most picks a negative count (repeats allowed) may ask for: a reply
-/// that size is built in memory, so it is bounded by a quarter of
-/// `proto-max-bulk-len` (134M picks by default). Redis has no bound and
-/// would grow without limit on `SRANDMEMBER k -9223372036854775807`.
+/// Whether a negative count (repeats allowed) asks for more picks than a
+/// client without a hard output limit may get. With a limit (Redis's
+/// `client-output-buffer-limit`), any count is accepted as in Redis: the
+/// reply stops at the limit (`Out::full`) and the connection closes. Without
+/// one the reply is built whole in memory, so it is bounded by a quarter of
+/// `proto-max-bulk-len` (134M picks by default), where Redis would grow
+/// without limit on `SRANDMEMBER k -9223372036854775807`.
 pub fn too_many_repeats(ctx: &mut super::Ctx, count: i64) -> bool {
     let limit = ctx.client.settings(ctx.shared).proto_max_bulk_len.max(4) as u64 / 4;
-    count < 0 && count.unsigned_abs() > limit
+    count < 0 && ctx.out.cap == usize::MAX && count.unsigned_abs() > limit
 }
 
 /// HRANDFIELD's and ZRANDMEMBER's `count [WITHVALUES|WITHSCORES]` (`with`

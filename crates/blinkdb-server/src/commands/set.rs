@@ -215,6 +215,9 @@ pub fn srandmember(ctx: &mut Ctx, args: &Args) {
             let n = count.unsigned_abs() as usize;
             out.array(n);
             for _ in 0..n {
+                if out.full() {
+                    break;
+                }
                 out.bulk(&s.random(&mut rng).expect("not empty"));
             }
             return;

@@ -456,6 +456,9 @@ pub fn zrandmember(ctx: &mut Ctx, args: &Args) {
             let n = count.unsigned_abs() as usize;
             out.array(n * per);
             for _ in 0..n {
+                if out.full() {
+                    break;
+                }
                 let (m, s) = z.random(&mut rng).expect("not empty");
                 random_item(out, m, s, scores);
             }

@@ -85,6 +85,13 @@ impl Out {
         self.pushed_to = 0;
     }
 
+    /// Past the client's hard output limit: a command building a long reply
+    /// stops here (the connection closes before anything is sent), so the
+    /// reply never takes more memory or time than the limit allows.
+    pub fn full(&self) -> bool {
+        self.buf.len() >= self.cap
+    }
+
     pub fn resp3(&self) -> bool {
         self.proto == 3
     }
@@ -159,7 +166,7 @@ impl Out {
     /// the encoder zero-fills the room it writes into, a quarter of the
     /// cost of a script's reply).
     pub fn bulk(&mut self, b: &[u8]) {
-        if self.buf.len() >= self.cap {
+        if self.full() {
             return;
         }
         let mut num = itoa::Buffer::new();
