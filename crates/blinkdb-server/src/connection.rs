@@ -390,7 +390,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::client_eviction::after_batch(&shared, &client.info, client_memory_limit) {
+        if crate::client_eviction::check_client(&shared, &client.info, client_memory_limit) {
             break;
         }
         client.flush_stats(&shared, now, false);
@@ -676,6 +676,7 @@ fn run_commands(
     logged_replies: &mut Vec<(usize, usize)>,
 ) -> Next {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
+    let client_memory_limit = client.settings(shared).maxmemory_clients;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
     // None while a script is past its busy threshold: commands get BUSY.
@@ -701,6 +702,14 @@ fn run_commands(
                 let free = (inbuf.capacity() - inbuf.len()) as u64;
                 info.qbuf_free.store(free, Ordering::Relaxed);
                 consumed += parsed.consumed;
+                if client_memory_limit > 0 {
+                    // The arguments count in the client's memory while it
+                    // runs: one this large has it evicted before it runs.
+                    info.usage.set_argv(args.iter().map(|a| a.len()).sum());
+                    if crate::client_eviction::check_client(shared, info, client_memory_limit) {
+                        break Next::Close;
+                    }
+                }
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
                 let files_before = out.files.len();
                 if gate.is_none() {
