@@ -386,7 +386,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         if crate::pubsub::limits::replies_over_limit(&mut client, &shared, pending, now) {
             break;
         }
-        if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
+        if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
@@ -464,7 +464,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                         }
                     }
                 }
-                if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
+                if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
                     break;
                 }
                 if close {
@@ -545,6 +545,7 @@ fn send_replies<S: Socket>(
     client: &mut Client,
     out: &mut Out,
     queue: &mut OutputQueue,
+    shared: &Shared,
 ) -> bool {
     let messages = crate::pubsub::take_messages(client, &mut out.buf).map_or(0, |(_, n)| n);
     if out.is_empty() {
@@ -573,8 +574,10 @@ fn send_replies<S: Socket>(
         }
     }
     out.clear();
-    // A buffer given to the queue, or grown past 1 MB, is not kept.
-    client.reply_buffer_fresh = out.buf.capacity() == 0 || out.buf.capacity() > 1 << 20;
+    // A buffer given to the queue, or grown past 1 MB, is not kept (unless
+    // DEBUG REPLYBUFFER RESIZING 0 keeps it as grown).
+    let shrink = shared.reply_buffer_resizing.load(Ordering::Relaxed);
+    client.reply_buffer_fresh = out.buf.capacity() == 0 || (shrink && out.buf.capacity() > 1 << 20);
     if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }

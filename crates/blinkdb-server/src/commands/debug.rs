@@ -101,6 +101,8 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    default.",
             "PAUSE-CRON <0|1>",
             "    Stop periodic cron job processing.",
+            "REPLYBUFFER RESIZING <0|1>",
+            "    Enable or disable the reply buffer resize cron job",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
             "HELP",
@@ -130,6 +132,13 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         // atoi's reading, as SET-ACTIVE-EXPIRE's.
         let on = atoi(args[2]) != 0;
         ctx.shared.cron_paused.store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "replybuffer") && args.len() == 4 && eq_ic(args[2], "resizing") {
+        let on = atoi(args[3]) != 0;
+        ctx.shared
+            .reply_buffer_resizing
+            .store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "set-active-expire") && args.len() == 3 {
