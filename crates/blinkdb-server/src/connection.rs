@@ -279,7 +279,14 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             // recvfrom per wake-up of a subscriber), and a request that did
             // come is read on the next turn, the socket being ready then.
             if readable {
-                if inbuf.capacity() == 0 {
+                let awaited = parser.awaited_len();
+                if awaited > inbuf.capacity() {
+                    // A large argument: a buffer of its size, once, rather
+                    // than doublings that would hold up to twice as much.
+                    let mut sized = BytesMut::with_capacity(awaited);
+                    sized.extend_from_slice(&inbuf);
+                    inbuf = sized;
+                } else if inbuf.capacity() == 0 {
                     inbuf = borrow_read_buffer();
                 } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
                     inbuf.reserve(READ_CHUNK);
@@ -803,10 +810,14 @@ fn run_commands(
     shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
     let info = &client.info;
+    let (taken, partial_args) = parser.progress();
     if !matches!(next, Next::Blocked) {
-        info.usage.set_argv(0); // a blocked command keeps its arguments
+        // A blocked command keeps its arguments; else those of the request
+        // still being received.
+        info.usage.set_argv(partial_args);
     }
-    info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+    info.qbuf
+        .store((inbuf.len() - taken) as u64, Ordering::Relaxed);
     let free = inbuf.capacity() - inbuf.len();
     info.qbuf_free.store(free as u64, Ordering::Relaxed);
     next

@@ -173,6 +173,19 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     super::subcommand_syntax_error(ctx, args);
 }
 
+/// C's atoi: a leading integer, else 0.
+fn atoi(arg: &[u8]) -> i64 {
+    let text = String::from_utf8_lossy(arg);
+    let digits: String = text
+        .trim_start()
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
+        .map(|(_, c)| c)
+        .collect();
+    digits.parse::<i64>().unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::rdb_string_len;
@@ -186,17 +199,4 @@ mod tests {
         assert_eq!(rdb_string_len(b"abc"), 4);
         assert_eq!(rdb_string_len(&[b'a'; 100]), 102);
     }
-}
-
-/// C's atoi: a leading integer, else 0.
-fn atoi(arg: &[u8]) -> i64 {
-    let text = String::from_utf8_lossy(arg);
-    let digits: String = text
-        .trim_start()
-        .chars()
-        .enumerate()
-        .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
-        .map(|(_, c)| c)
-        .collect();
-    digits.parse::<i64>().unwrap_or(0)
 }
