@@ -51,7 +51,7 @@ def _evict_largest(server):
     with server.connect() as admin:
         admin.call("CLIENT", "NO-EVICT", "on")
         admin.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
-        admin.call("CONFIG", "SET", "maxmemory-clients", "2mb")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "1mb")
         kept, dropped = server.connect(), server.connect()
         kept.call("CLIENT", "NO-EVICT", "on")
         for sub in (kept, dropped):
@@ -81,3 +81,145 @@ def test_largest_evictable_client_closed_as_redis_does(blinkdb, oracle):
     for log in (ours, theirs):
         assert "Evicting client: " in log
         assert "Over client maxmemory after evicting all evictable clients" in log
+
+
+def _closed_after(conn, command, limit=50000):
+    """Sends `command(j)` for j = 0, 1, ... until the server closes the connection;
+    how many it answered (None if it never did within `limit`)."""
+    for j in range(limit):
+        try:
+            conn.call(*command(j))
+        except (ConnectionClosed, OSError):
+            return j
+    return None
+
+
+def _piled_up_state_evicts(server):
+    """WATCHed keys, subscriptions and tracking prefixes count in a client's memory: a
+    client piling them up past a 200 KB limit is evicted (Redis's getClientMemoryUsage)."""
+    commands = {
+        "watch": lambda j: ("WATCH", str(j)),
+        "psubscribe": lambda j: ("PSUBSCRIBE", str(j)),
+        "subscribe": lambda j: ("SUBSCRIBE", str(j)),
+        "ssubscribe": lambda j: ("SSUBSCRIBE", str(j)),
+        "prefix": lambda j: ("CLIENT", "TRACKING", "on", "PREFIX", "%012d" % j, "BCAST"),
+    }
+    evicted = {}
+    with server.connect() as admin:
+        admin.call("CLIENT", "NO-EVICT", "on")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "200000")
+        for kind, command in commands.items():
+            with server.connect() as c:
+                evicted[kind] = _closed_after(c, command) is not None
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+    return evicted
+
+
+def test_watched_keys_subscriptions_and_prefixes_count_as_redis(blinkdb, oracle):
+    ours = _piled_up_state_evicts(blinkdb)
+    assert ours == _piled_up_state_evicts(oracle)
+    assert all(ours.values()), ours
+
+
+def _large_argv(server):
+    """A command whose arguments take the client over the limit evicts it before it
+    runs: the key it would set is not there."""
+    with server.connect() as admin:
+        admin.call("CLIENT", "NO-EVICT", "on")
+        admin.call("FLUSHALL")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "3000000")
+        c = server.connect()
+        first = c.call("MSET", "k", "v", "k2", "v" * 1000000).kind
+        try:
+            c.call("MSET", "k", "v", "k3", "v" * 3000000)
+            closed = False
+        except (ConnectionClosed, OSError):
+            closed = True
+        c.close()
+        ran = admin.call("EXISTS", "k3").value
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+    return first, closed, ran
+
+
+def test_large_argv_evicts_before_the_command_runs(blinkdb, oracle):
+    ours = _large_argv(blinkdb)
+    assert ours == _large_argv(oracle)
+    assert ours == (b"+", True, 0)
+
+
+def _lowered_limit(server):
+    """CONFIG SET lowering maxmemory-clients evicts at once (no waiting for a cron):
+    ten clients holding 200 KB of unfinished command each, limit 4 MB then 1 MB. (Redis
+    sizes a large argument's read buffer to it, BlinkDB grows its by doubling: the sizes
+    leave room for both.)"""
+    with server.connect() as admin:
+        admin.call("CLIENT", "NO-EVICT", "on")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "4mb")
+        size = 200 * 1024
+        clients = []
+        for j in range(10):
+            c = server.connect()
+            c.call("CLIENT", "SETNAME", "client%d" % j)
+            c.sock.sendall(b"*2\r\n$%d\r\n" % size + b"v" * size)
+            clients.append(c)
+
+            def filled(name="client%d" % j):
+                listed = admin.call("CLIENT", "LIST").value.decode()
+                line = [x for x in listed.splitlines() if "name=%s " % name in x][0]
+                return int(line.split(" qbuf=")[1].split(" ")[0]) >= size
+
+            _until(filled)
+        before = admin.call("CLIENT", "LIST").value.decode().count("name=client")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "1mb")
+        after = admin.call("CLIENT", "LIST").value.decode().count("name=client")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+        for c in clients:
+            c.close()
+    return before, 0 < after < before
+
+
+def test_lowering_the_limit_evicts_at_once(blinkdb, oracle):
+    ours = _lowered_limit(blinkdb)
+    assert ours == _lowered_limit(oracle)
+    assert ours == (10, True)
+
+
+def _debug_switches(server):
+    with server.connect() as c:
+        return [
+            _py_text(c.call("DEBUG", *args))
+            for args in (
+                ("PAUSE-CRON", "1"),
+                ("PAUSE-CRON", "0"),
+                ("REPLYBUFFER", "RESIZING", "0"),
+                ("REPLYBUFFER", "RESIZING", "1"),
+            )
+        ]
+
+
+def test_debug_pause_cron_and_replybuffer_resizing_as_redis(blinkdb, oracle):
+    assert _debug_switches(blinkdb) == _debug_switches(oracle)
+
+
+def _partial_request(server):
+    """A large argument being received: CLIENT LIST shows its bytes so far as qbuf and
+    the arguments complete before it as argv-mem (Redis moves them out of the query
+    buffer), and the read buffer is sized to the argument (tot-mem stays near it)."""
+    with server.connect() as admin, server.connect() as c:
+        c.call("CLIENT", "SETNAME", "partial")
+        c.sock.sendall(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000\r\n" + b"v" * 50000)
+
+        def line():
+            listed = admin.call("CLIENT", "LIST").value.decode()
+            text = [x for x in listed.splitlines() if "name=partial " in x][0]
+            return dict(f.split("=", 1) for f in text.split(" ") if "=" in f)
+
+        _until(lambda: line()["qbuf"] == "50000")
+        fields = line()
+        return fields["qbuf"], fields["argv-mem"], int(fields["tot-mem"]) < 1300000
+
+
+def test_partial_large_argument_in_client_list_as_redis(blinkdb, oracle):
+    ours = _partial_request(blinkdb)
+    assert ours == _partial_request(oracle)
+    assert ours == ("50000", "4", True)

@@ -67,6 +67,11 @@ pub struct Usage {
     /// they are not): set by the connection after a batch and by the cron
     /// (`pubsub/limits.rs`).
     pub soft_limit_since_ms: AtomicU64,
+    /// What the client's WATCHed keys and CLIENT TRACKING BCAST prefixes hold
+    /// (stored when they change): part of `tot-mem`, as in Redis, so that a
+    /// client piling them up is evicted like one with large buffers.
+    watched_mem: AtomicU64,
+    prefixes_mem: AtomicU64,
 }
 
 impl Usage {
@@ -74,6 +79,14 @@ impl Usage {
         let (count, mem) = queued.map_or((0, 0), |(n, bytes)| (n as u64 + 1, bytes as u64));
         self.multi.store(count, Ordering::Relaxed);
         self.multi_mem.store(mem, Ordering::Relaxed);
+    }
+
+    pub fn set_watched(&self, bytes: usize) {
+        self.watched_mem.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub fn set_tracking_prefixes(&self, bytes: usize) {
+        self.prefixes_mem.store(bytes as u64, Ordering::Relaxed);
     }
 
     pub fn set_argv(&self, bytes: usize) {
@@ -347,7 +360,8 @@ impl ClientInfo {
 
     /// Everything this client holds (CLIENT LIST `tot-mem`, client eviction):
     /// its unsent replies and messages, read and reply buffers, the running
-    /// command's and MULTI's arguments, and its own state.
+    /// command's and MULTI's arguments, its watched keys, subscriptions and
+    /// tracking prefixes, and its own state.
     pub fn memory(&self) -> u64 {
         self.output_pending() + self.memory_besides_output()
     }
@@ -360,6 +374,9 @@ impl ClientInfo {
             + load(&u.reply_cap)
             + load(&u.argv_mem)
             + load(&u.multi_mem)
+            + load(&u.watched_mem)
+            + load(&u.prefixes_mem)
+            + self.subs.memory()
             + (std::mem::size_of::<Client>() + std::mem::size_of::<ClientInfo>()) as u64
     }
 

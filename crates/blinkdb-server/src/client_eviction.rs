@@ -76,12 +76,14 @@ pub fn cron(shared: &Shared) -> usize {
     evicted
 }
 
-/// After a batch: a client that alone holds `maxmemory-clients` (its replies
-/// queued for a socket that does not take them) makes the check run now rather
-/// than at the next cron tick, as Redis checks before each command. True if
-/// this client was the one closed. Summing every client is left to the cron
-/// otherwise: one client's own memory costs a few atomic loads.
-pub fn after_batch(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
+/// Before each command and after a batch: a client that alone holds
+/// `maxmemory-clients` (a large command's arguments, or replies queued for a
+/// socket that does not take them) makes the check run now rather than at the
+/// next cron tick, as Redis checks before each command. True if this client
+/// was the one closed (its command is then not run). Summing every client is
+/// left to the cron otherwise: one client's own memory costs a few atomic
+/// loads, and none while the limit is off.
+pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
     if limit == 0 || info.memory() < limit {
         return false;
     }

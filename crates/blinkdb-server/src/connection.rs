@@ -279,7 +279,14 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             // recvfrom per wake-up of a subscriber), and a request that did
             // come is read on the next turn, the socket being ready then.
             if readable {
-                if inbuf.capacity() == 0 {
+                let awaited = parser.awaited_len();
+                if awaited > inbuf.capacity() {
+                    // A large argument: a buffer of its size, once, rather
+                    // than doublings that would hold up to twice as much.
+                    let mut sized = BytesMut::with_capacity(awaited);
+                    sized.extend_from_slice(&inbuf);
+                    inbuf = sized;
+                } else if inbuf.capacity() == 0 {
                     inbuf = borrow_read_buffer();
                 } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
                     inbuf.reserve(READ_CHUNK);
@@ -386,11 +393,11 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         if crate::pubsub::limits::replies_over_limit(&mut client, &shared, pending, now) {
             break;
         }
-        if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
+        if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::client_eviction::after_batch(&shared, &client.info, client_memory_limit) {
+        if crate::client_eviction::check_client(&shared, &client.info, client_memory_limit) {
             break;
         }
         client.flush_stats(&shared, now, false);
@@ -464,7 +471,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                         }
                     }
                 }
-                if !send_replies(&mut sock, &mut client, &mut out, &mut queue) {
+                if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
                     break;
                 }
                 if close {
@@ -545,6 +552,7 @@ fn send_replies<S: Socket>(
     client: &mut Client,
     out: &mut Out,
     queue: &mut OutputQueue,
+    shared: &Shared,
 ) -> bool {
     let messages = crate::pubsub::take_messages(client, &mut out.buf).map_or(0, |(_, n)| n);
     if out.is_empty() {
@@ -573,8 +581,10 @@ fn send_replies<S: Socket>(
         }
     }
     out.clear();
-    // A buffer given to the queue, or grown past 1 MB, is not kept.
-    client.reply_buffer_fresh = out.buf.capacity() == 0 || out.buf.capacity() > 1 << 20;
+    // A buffer given to the queue, or grown past 1 MB, is not kept (unless
+    // DEBUG REPLYBUFFER RESIZING 0 keeps it as grown).
+    let shrink = shared.reply_buffer_resizing.load(Ordering::Relaxed);
+    client.reply_buffer_fresh = out.buf.capacity() == 0 || (shrink && out.buf.capacity() > 1 << 20);
     if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }
@@ -676,6 +686,7 @@ fn run_commands(
     logged_replies: &mut Vec<(usize, usize)>,
 ) -> Next {
     let max_bulk = client.settings(shared).proto_max_bulk_len;
+    let client_memory_limit = client.settings(shared).maxmemory_clients;
     let mut consumed = 0;
     // Held for the whole batch: an EXEC on another thread waits for its end.
     // None while a script is past its busy threshold: commands get BUSY.
@@ -701,6 +712,14 @@ fn run_commands(
                 let free = (inbuf.capacity() - inbuf.len()) as u64;
                 info.qbuf_free.store(free, Ordering::Relaxed);
                 consumed += parsed.consumed;
+                if client_memory_limit > 0 {
+                    // The arguments count in the client's memory while it
+                    // runs: one this large has it evicted before it runs.
+                    info.usage.set_argv(args.iter().map(|a| a.len()).sum());
+                    if crate::client_eviction::check_client(shared, info, client_memory_limit) {
+                        break Next::Close;
+                    }
+                }
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
                 let files_before = out.files.len();
                 if gate.is_none() {
@@ -791,10 +810,14 @@ fn run_commands(
     shared.notify.tracking.broadcast();
     inbuf.advance(consumed);
     let info = &client.info;
+    let (taken, partial_args) = parser.progress();
     if !matches!(next, Next::Blocked) {
-        info.usage.set_argv(0); // a blocked command keeps its arguments
+        // A blocked command keeps its arguments; else those of the request
+        // still being received.
+        info.usage.set_argv(partial_args);
     }
-    info.qbuf.store(inbuf.len() as u64, Ordering::Relaxed);
+    info.qbuf
+        .store((inbuf.len() - taken) as u64, Ordering::Relaxed);
     let free = inbuf.capacity() - inbuf.len();
     info.qbuf_free.store(free as u64, Ordering::Relaxed);
     next

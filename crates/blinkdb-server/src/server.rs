@@ -234,6 +234,14 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
+        if shared.cron_paused.load(Ordering::Relaxed) {
+            // DEBUG PAUSE-CRON 1: tests see what happens without it.
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+                _ = stop.changed() => return,
+            }
+            continue;
+        }
         crate::memory::cron(&shared);
         let stats = &shared.stats;
         shared.instant.sample(

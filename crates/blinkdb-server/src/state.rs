@@ -86,6 +86,11 @@ pub struct Shared {
     pub pause: crate::pause::Pause,
     /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
     pub active_expire: std::sync::atomic::AtomicBool,
+    /// DEBUG PAUSE-CRON: the main 100 ms cron does nothing while set.
+    pub cron_paused: std::sync::atomic::AtomicBool,
+    /// DEBUG REPLYBUFFER RESIZING: a reply buffer grown past 1 MB is dropped
+    /// after its batch (off: kept as grown).
+    pub reply_buffer_resizing: std::sync::atomic::AtomicBool,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
     /// Clients blocked on keys or WAIT.
@@ -145,6 +150,8 @@ impl Shared {
             monitors: Default::default(),
             pause: Default::default(),
             active_expire: std::sync::atomic::AtomicBool::new(true),
+            cron_paused: std::sync::atomic::AtomicBool::new(false),
+            reply_buffer_resizing: std::sync::atomic::AtomicBool::new(true),
             pubsub,
             blocking: Default::default(),
             scripting: Default::default(),

@@ -101,6 +101,10 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
             "    default.",
+            "PAUSE-CRON <0|1>",
+            "    Stop periodic cron job processing.",
+            "REPLYBUFFER RESIZING <0|1>",
+            "    Enable or disable the reply buffer resize cron job",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
             "HELP",
@@ -126,17 +130,22 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
         return ctx.out.ok();
     }
+    if eq_ic(sub, "pause-cron") && args.len() == 3 {
+        // atoi's reading, as SET-ACTIVE-EXPIRE's.
+        let on = atoi(args[2]) != 0;
+        ctx.shared.cron_paused.store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "replybuffer") && args.len() == 4 && eq_ic(args[2], "resizing") {
+        let on = atoi(args[3]) != 0;
+        ctx.shared
+            .reply_buffer_resizing
+            .store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
     if eq_ic(sub, "set-active-expire") && args.len() == 3 {
         // atoi's reading: a leading integer, else 0.
-        let text = String::from_utf8_lossy(args[2]);
-        let digits: String = text
-            .trim_start()
-            .chars()
-            .enumerate()
-            .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
-            .map(|(_, c)| c)
-            .collect();
-        let on = digits.parse::<i64>().unwrap_or(0) != 0;
+        let on = atoi(args[2]) != 0;
         ctx.shared.active_expire.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
@@ -164,6 +173,19 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         return;
     }
     super::subcommand_syntax_error(ctx, args);
+}
+
+/// C's atoi: a leading integer, else 0.
+fn atoi(arg: &[u8]) -> i64 {
+    let text = String::from_utf8_lossy(arg);
+    let digits: String = text
+        .trim_start()
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && (*c == '-' || *c == '+')))
+        .map(|(_, c)| c)
+        .collect();
+    digits.parse::<i64>().unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -37,7 +37,14 @@ pub struct Watching {
     flag: Arc<WatchFlag>,
     /// A set: WATCH of many keys stays linear.
     keys: hashbrown::HashSet<(usize, Box<[u8]>)>,
+    /// What `keys` and the engine's watcher entries hold (client memory).
+    bytes: usize,
 }
+
+/// Per watched key besides its name: this set's entry and the engine's
+/// reference to the flag.
+const PER_WATCHED_KEY: usize =
+    std::mem::size_of::<(usize, Box<[u8]>)>() + std::mem::size_of::<Arc<WatchFlag>>();
 
 /// Marks the open transaction failed (a command was refused at queue time).
 pub fn flag_error(client: &mut Client) {
@@ -172,14 +179,17 @@ pub fn watch(ctx: &mut Ctx, args: &Args) {
         ctx.client.watching = Some(Watching {
             flag,
             keys: hashbrown::HashSet::new(),
+            bytes: 0,
         });
     }
     let watching = ctx.client.watching.as_mut().expect("made above");
     for key in &args[1..] {
         if watching.keys.insert((db, (*key).into())) {
             ctx.shared.engine.watch(db, key, &watching.flag);
+            watching.bytes += PER_WATCHED_KEY + key.len();
         }
     }
+    ctx.client.info.usage.set_watched(watching.bytes);
     ctx.out.ok();
 }
 
@@ -192,6 +202,7 @@ pub fn unwatch(ctx: &mut Ctx, _args: &Args) {
 pub fn unwatch_all(shared: &Shared, client: &mut Client) {
     if let Some(w) = client.watching.take() {
         client.info.set_watch(None);
+        client.info.usage.set_watched(0);
         for (db, key) in &w.keys {
             shared.engine.unwatch(*db, key, &w.flag);
         }

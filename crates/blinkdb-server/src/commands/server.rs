@@ -53,7 +53,13 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 .clone();
             let protected_ok = super::allows(&protected, ctx.client);
             match ctx.shared.config_set(&pairs, protected_ok) {
-                Ok(()) => ctx.out.ok(),
+                Ok(()) => {
+                    // A lowered maxmemory-clients (or maxmemory under a
+                    // percentage) evicts now, as Redis's CONFIG SET does;
+                    // nothing to do while the limit is off.
+                    crate::client_eviction::cron(ctx.shared);
+                    ctx.out.ok()
+                }
                 Err((name, e)) if e == "unknown" => ctx.out.error(&format!(
                     "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
                 )),

@@ -148,14 +148,26 @@ fn enable(
     info.inbox();
     let tracking = &ctx.shared.notify.tracking;
     tracking.enable(&info, &opts, redirect_to.as_ref(), &prefixes);
+    info.usage
+        .set_tracking_prefixes(prefixes_memory(&opts.prefixes));
     ctx.client.tracking = Some(Box::new(opts));
     ctx.shared.refresh_interest();
+}
+
+/// What a client's BCAST prefixes hold (client memory, as Redis counts its
+/// prefix tree's nodes): its own copy of each and the shared table's entry.
+fn prefixes_memory(prefixes: &std::collections::BTreeSet<Vec<u8>>) -> usize {
+    prefixes
+        .iter()
+        .map(|p| 2 * p.len() + std::mem::size_of::<Vec<u8>>() + std::mem::size_of::<u64>())
+        .sum()
 }
 
 /// Turns tracking off (CLIENT TRACKING OFF, RESET, disconnect).
 pub fn disable(shared: &Shared, client: &mut Client) {
     if let Some(t) = client.tracking.take() {
         shared.notify.tracking.disable(&client.info, &t.prefixes);
+        client.info.usage.set_tracking_prefixes(0);
         shared.refresh_interest();
     }
 }

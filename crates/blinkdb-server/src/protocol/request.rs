@@ -54,7 +54,17 @@ struct Pending {
     pos: usize,
     /// (start, end) of each argument parsed so far.
     ranges: Vec<(usize, usize)>,
+    /// The buffer length that completes the large argument being received
+    /// (0: none), so that the reader sizes the buffer to it once.
+    awaited: usize,
+    /// Bytes parsed into arguments (or a large argument's header) so far.
+    taken: usize,
 }
+
+/// An argument this large gets a read buffer sized to it (Redis's
+/// PROTO_MBULK_BIG_ARG), not one grown by doubling: client memory (and so
+/// client eviction) then reflects what the command holds.
+const BIG_ARG: usize = 32 * 1024;
 
 #[derive(Default)]
 pub struct RequestParser {
@@ -86,6 +96,22 @@ impl RequestParser {
     /// True when part of a request is buffered.
     pub fn in_progress(&self) -> bool {
         self.pending.is_some()
+    }
+
+    /// The buffer length (from the first byte not consumed) that completes
+    /// the large argument being received; 0 when none is.
+    pub fn awaited_len(&self) -> usize {
+        self.pending.as_ref().map_or(0, |p| p.awaited)
+    }
+
+    /// How far an unfinished request is parsed: (bytes taken from the front of
+    /// the buffer, the bytes of its arguments complete so far). CLIENT LIST
+    /// shows the rest as `qbuf` and those arguments as `argv-mem`, as Redis
+    /// (which moves them out of its query buffer as they come).
+    pub fn progress(&self) -> (usize, usize) {
+        self.pending.as_ref().map_or((0, 0), |p| {
+            (p.taken, p.ranges.iter().map(|(s, e)| e - s).sum())
+        })
     }
 
     /// Parses the next complete command at the front of `buf`, if there is one.
@@ -197,9 +223,12 @@ impl RequestParser {
                     remaining: count as usize,
                     pos: cr + 2,
                     ranges,
+                    awaited: 0,
+                    taken: 0,
                 }
             }
         };
+        p.awaited = 0;
         while p.remaining > 0 {
             let Some(cr) = find_cr(buf, p.pos) else {
                 if buf.len() - p.pos > INLINE_MAX {
@@ -207,10 +236,12 @@ impl RequestParser {
                         "Protocol error: too big bulk count string".into(),
                     ));
                 }
+                p.taken = p.pos;
                 self.pending = Some(p);
                 return Ok(Step::Incomplete);
             };
             if cr + 1 >= buf.len() {
+                p.taken = p.pos;
                 self.pending = Some(p);
                 return Ok(Step::Incomplete);
             }
@@ -232,6 +263,11 @@ impl RequestParser {
             let start = cr + 2;
             let end = start + len as usize;
             if buf.len() < end + 2 {
+                p.taken = p.pos;
+                if len as usize >= BIG_ARG {
+                    p.awaited = end + 2;
+                    p.taken = start;
+                }
                 self.pending = Some(p);
                 return Ok(Step::Incomplete);
             }

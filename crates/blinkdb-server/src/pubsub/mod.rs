@@ -27,6 +27,19 @@ pub struct SubCounts {
 }
 
 impl SubCounts {
+    /// What the subscriptions hold besides the names (shared with the
+    /// registry): the entry in the client's own set and the mailbox reference
+    /// in the channel's or pattern's subscriber list. Redis counts such
+    /// per-subscription overhead in a client's memory too.
+    pub fn memory(&self) -> u64 {
+        const PER_SUBSCRIPTION: usize =
+            std::mem::size_of::<Bytes>() + std::mem::size_of::<Arc<Mailbox>>();
+        let n = self.channels.load(Ordering::Relaxed)
+            + self.patterns.load(Ordering::Relaxed)
+            + self.shard.load(Ordering::Relaxed);
+        (n * PER_SUBSCRIPTION) as u64
+    }
+
     /// In the pubsub context: CLIENT LIST flag P and the pubsub client class.
     pub fn active(&self) -> bool {
         self.channels.load(Ordering::Relaxed) > 0
