@@ -73,7 +73,7 @@ fuzz_target!(|data: &[u8]| {
                 return;
             };
             check_settings(&cfg);
-            cfg.rewrite().expect("CONFIG REWRITE");
+            cfg.rewrite(false).expect("CONFIG REWRITE");
             let again = Config::from_args(&[arg]).unwrap_or_else(|e| {
                 panic!(
                     "the rewritten file does not load: {e}\n{}",

@@ -296,6 +296,14 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
             }
             return reject(client, out, spec, &err);
         }
+    } else if client.settings(shared).maxmemory > 0 {
+        // Redis's performEvictions runs before reads too.
+        let settings = client.settings(shared);
+        shared.oom_refusal(false, settings);
+    }
+    if client.tracking.is_some() && client.settings(shared).maxmemory > 0 {
+        // Keys evicted before this command are invalidated before its reply.
+        crate::pubsub::flush_mailbox(client, out);
     }
     if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
         return reject(client, out, spec, err);
