@@ -48,3 +48,9 @@ def oracle(tmp_path):
     srv = ServerProcess(ORACLE_BIN, str(tmp_path / "oracle"))
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def servers(blinkdb, oracle):
+    """BlinkDB and redis-server side by side, both without persistence."""
+    return {"blinkdb": blinkdb, "redis": oracle}

@@ -16,17 +16,6 @@ OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 SLACK = 4096
 
 
-@pytest.fixture
-def servers(server_factory, tmp_path):
-    """BlinkDB and redis-server, both without persistence."""
-    oracle = ServerProcess(ORACLE_BIN, str(tmp_path / "oracle"),
-                           ["--save", "", "--appendonly", "no"])
-    try:
-        yield {"blinkdb": server_factory("--save", "", "--appendonly", "no"), "redis": oracle}
-    finally:
-        oracle.stop()
-
-
 def info(conn, section="memory"):
     text = conn.call("INFO", section).value
     text = text.decode() if isinstance(text, bytes) else text

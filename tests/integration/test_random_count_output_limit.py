@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from server import ORACLE_BIN, ServerProcess
 
 CASES = {
     "hrandfield": (("HSET", "k", "a", "b"), ("HRANDFIELD", "k", "-999999999")),
@@ -17,16 +16,6 @@ CASES = {
     "srandmember": (("SADD", "k", "a"), ("SRANDMEMBER", "k", "-999999999")),
     "zrandmember": (("ZADD", "k", "1", "a"), ("ZRANDMEMBER", "k", "-999999999", "WITHSCORES")),
 }
-
-
-@pytest.fixture
-def servers(server_factory, tmp_path):
-    oracle = ServerProcess(ORACLE_BIN, str(tmp_path / "oracle"),
-                           ["--save", "", "--appendonly", "no"])
-    try:
-        yield {"blinkdb": server_factory("--save", "", "--appendonly", "no"), "redis": oracle}
-    finally:
-        oracle.stop()
 
 
 def read_until_closed(conn, deadline):

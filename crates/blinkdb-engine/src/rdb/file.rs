@@ -101,15 +101,7 @@ pub fn load_file_sized(
     } else {
         data.len()
     };
-    let input = Input {
-        whole: Some(&data[..body_end]),
-        buf: Vec::new(),
-        start: 0,
-        base: 0,
-        more: None,
-        ended: true,
-        digest: None,
-    };
+    let input = Input::whole(&data[..body_end]);
     read_records(input, limits, databases, now, on_resize, on_key)
 }
 
@@ -120,16 +112,14 @@ pub fn load_file_sized(
 /// checks values less deeply on load than this parser, and so, for most
 /// damage, reaches its checksum without a record error.
 fn checksum_failure(data: &[u8], limits: &Limits, databases: usize) -> RdbError {
-    let input = Input {
-        whole: Some(data),
-        buf: Vec::new(),
-        start: 0,
-        base: 0,
-        more: None,
-        ended: true,
-        digest: None,
-    };
-    match read_records(input, limits, databases, 0, |_, _| {}, |_| Ok(())) {
+    match read_records(
+        Input::whole(data),
+        limits,
+        databases,
+        0,
+        |_, _| {},
+        |_| Ok(()),
+    ) {
         Err(e) if is_truncated(&e) => RdbError::Corrupt("Unexpected EOF reading RDB file"),
         _ => RdbError::Corrupt("Wrong RDB checksum"),
     }
@@ -206,7 +196,20 @@ struct Input<'d> {
     digest: Option<crc::Digest<'static, u64, crc::Table<16>>>,
 }
 
-impl Input<'_> {
+impl<'d> Input<'d> {
+    /// A whole file image in memory (its checksum checked by the caller).
+    fn whole(data: &'d [u8]) -> Self {
+        Input {
+            whole: Some(data),
+            buf: Vec::new(),
+            start: 0,
+            base: 0,
+            more: None,
+            ended: true,
+            digest: None,
+        }
+    }
+
     fn window(&self) -> &[u8] {
         match self.whole {
             Some(d) => &d[self.start..],
