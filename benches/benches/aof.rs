@@ -2,7 +2,7 @@
 //! (16-byte keys, 100-byte values), under appendfsync everysec and no.
 //! Run: cargo bench -p blinkdb-benches --bench aof
 
-use blinkdb_engine::aof::{Aof, AofOptions, FsyncPolicy};
+use blinkdb_engine::{Aof, AofOptions, FsyncPolicy};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const BATCH: usize = 64;

@@ -12,8 +12,7 @@
 //!
 //! Run: cargo bench -p blinkdb-benches --bench bloom
 
-use blinkdb_engine::bloom::{BloomConfig, BloomLimits, ScalableBloom};
-use blinkdb_engine::filter::{BloomFile, Geometry};
+use blinkdb_engine::bf::{BloomConfig, BloomFile, BloomLimits, Geometry, ScalableBloom};
 use criterion::{criterion_group, criterion_main, Bencher, Criterion, Throughput};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

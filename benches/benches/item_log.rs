@@ -5,8 +5,7 @@
 //!
 //! Run: cargo bench -p blinkdb-benches --bench item_log
 
-use blinkdb_engine::bloom::{redisbloom_hash, BloomConfig, BloomLimits, ScalableBloom};
-use blinkdb_engine::filter::ItemHash;
+use blinkdb_engine::bf::{redisbloom_hash, BloomConfig, BloomLimits, ItemHash, ScalableBloom};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 

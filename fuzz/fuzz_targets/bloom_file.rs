@@ -14,9 +14,10 @@
 //! filter with the same answers; a flushed filter reopens with its items.
 #![no_main]
 
-use blinkdb_engine::bfkeys::{BackendSpec, Binding, BloomStore, BloomValue, KeyFilterSpec};
-use blinkdb_engine::bloom::{BloomConfig, BloomLimits};
-use blinkdb_engine::filter::LogPosition;
+use blinkdb_engine::bf::{
+    BackendSpec, Binding, BloomConfig, BloomLimits, BloomStore, BloomValue, KeyFilterSpec,
+    LogPosition,
+};
 use blinkdb_fuzz::alloc_meter::peak_during;
 use blinkdb_fuzz::{split_parts, Cursor};
 use libfuzzer_sys::fuzz_target;

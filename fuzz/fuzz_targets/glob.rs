@@ -8,7 +8,7 @@
 //! most 255 bytes, below Redis's 1000-star nesting limit (pattern.rs tests that).
 #![no_main]
 
-use blinkdb_engine::pattern::glob_match;
+use blinkdb_engine::glob_match;
 use blinkdb_fuzz::Cursor;
 use libfuzzer_sys::fuzz_target;
 

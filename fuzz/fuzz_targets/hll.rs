@@ -17,7 +17,7 @@
 //! (except after a split of a cut-off last XZERO: see `ends_in_cut_xzero`).
 #![no_main]
 
-use blinkdb_engine::types::hll::{self, Encoding, HEADER_LEN, REGISTERS};
+use blinkdb_engine::hll::{self, Encoding, HEADER_LEN, REGISTERS};
 use blinkdb_fuzz::alloc_meter::peak_during;
 use blinkdb_fuzz::{split_parts, Cursor};
 use libfuzzer_sys::fuzz_target;

@@ -10,9 +10,10 @@
 //!   no overflow, results within the file format's bounds.
 #![no_main]
 
-use blinkdb_engine::bloom::args::{parse_insert, parse_reserve};
-use blinkdb_engine::bloom::{BloomConfig, BloomError, BloomLimits};
-use blinkdb_engine::filter::{Geometry, MAX_HASHES, MAX_LINES};
+use blinkdb_engine::bf::{
+    parse_insert, parse_reserve, BloomConfig, BloomError, BloomLimits, Geometry, MAX_HASHES,
+    MAX_LINES,
+};
 use blinkdb_fuzz::Cursor;
 use blinkdb_server::commands::args::{incr_by_float, parse_i64};
 use blinkdb_server::protocol::{RequestLimits, RequestParser};

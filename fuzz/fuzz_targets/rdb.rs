@@ -13,8 +13,7 @@
 //! again to an equal value, RedisBloom `MBbloom--` module values included.
 #![no_main]
 
-use blinkdb_engine::rdb;
-use blinkdb_engine::types::Limits;
+use blinkdb_engine::{rdb_format, Limits};
 use blinkdb_fuzz::alloc_meter::peak_during;
 use libfuzzer_sys::fuzz_target;
 
@@ -43,49 +42,59 @@ fuzz_target!(|data: &[u8]| {
         let mut file = b"REDIS0010".to_vec();
         file.extend_from_slice(body);
         if flags & 1 != 0 {
-            let crc = rdb::CRC64.checksum(&file);
+            let crc = rdb_format::CRC64.checksum(&file);
             file.extend_from_slice(&crc.to_le_bytes());
         }
         let (_, peak) = peak_during(|| {
             let mut keys = 0usize;
-            rdb::load_file(&file, &limits, 16, true, 0, |_| {
+            rdb_format::load_file(&file, &limits, 16, true, 0, |_| {
                 keys += 1;
                 Ok(())
             })
         });
-        assert!(peak <= 128 * file.len() + (1 << 20), "{peak} bytes of heap for a {}-byte file", file.len());
+        assert!(
+            peak <= 128 * file.len() + (1 << 20),
+            "{peak} bytes of heap for a {}-byte file",
+            file.len()
+        );
         return;
     }
     let payload = if flags & 1 != 0 {
-        rdb::create_payload(body.to_vec())
+        rdb_format::create_payload(body.to_vec())
     } else {
         body.to_vec()
     };
-    let (value, peak) = peak_during(|| rdb::restore_value(&payload, &limits, true));
-    assert!(peak <= bound, "{peak} bytes of heap for a {}-byte payload", payload.len());
+    let (value, peak) = peak_during(|| rdb_format::restore_value(&payload, &limits, true));
+    assert!(
+        peak <= bound,
+        "{peak} bytes of heap for a {}-byte payload",
+        payload.len()
+    );
     let value = match value {
-        Ok(rdb::Loaded::Value(value)) => value,
-        Ok(rdb::Loaded::Bloom(chain)) => {
+        Ok(rdb_format::Loaded::Value(value)) => value,
+        Ok(rdb_format::Loaded::Bloom(chain)) => {
             // A RedisBloom filter writes back to a payload that reads back equal.
-            let again = rdb::restore_value(&rdb::bloom_payload(&chain), &limits, true);
+            let again =
+                rdb_format::restore_value(&rdb_format::bloom_payload(&chain), &limits, true);
             match again.expect("reads back") {
-                rdb::Loaded::Bloom(back) => assert_eq!(back, chain),
+                rdb_format::Loaded::Bloom(back) => assert_eq!(back, chain),
                 _ => panic!("a filter read back as another type"),
             }
             return;
         }
-        Ok(rdb::Loaded::NativeBloom(..)) => unreachable!("only a whole file carries a dump"),
+        Ok(rdb_format::Loaded::NativeBloom(..)) => unreachable!("only a whole file carries a dump"),
         // A blinkdbBF dump (MIGRATE between BlinkDB servers): its chunks were
         // checked against its header's plan; building the filter needs a store.
-        Ok(rdb::Loaded::NativeDump(_)) => return,
+        Ok(rdb_format::Loaded::NativeDump(_)) => return,
         Err(_) => return,
     };
     // Round trip: what BlinkDB writes for the value reads back the same.
-    let mut out = vec![rdb::object_type(&value).expect("a decoded value has a type")];
-    let mut no_blob = |_: &blinkdb_engine::aof::BlobRef| -> Result<bytes::Bytes, rdb::RdbError> {
+    let mut out = vec![rdb_format::object_type(&value).expect("a decoded value has a type")];
+    let mut no_blob = |_: &blinkdb_engine::BlobRef| -> Result<bytes::Bytes, rdb_format::RdbError> {
         unreachable!("a decoded value is in memory")
     };
-    rdb::write_object(&mut out, &value, flags & 8 != 0, &mut no_blob).expect("writes");
-    let again = rdb::restore_value(&rdb::create_payload(out), &limits, true).expect("reads back");
-    assert!(matches!(again, rdb::Loaded::Value(ref v) if *v == value));
+    rdb_format::write_object(&mut out, &value, flags & 8 != 0, &mut no_blob).expect("writes");
+    let again = rdb_format::restore_value(&rdb_format::create_payload(out), &limits, true)
+        .expect("reads back");
+    assert!(matches!(again, rdb_format::Loaded::Value(ref v) if *v == value));
 });

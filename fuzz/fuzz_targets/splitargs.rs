@@ -5,7 +5,7 @@
 //! splitting the joined line gives the same arguments back.
 #![no_main]
 
-use blinkdb_engine::splitargs::split_args;
+use blinkdb_engine::split_args;
 use blinkdb_fuzz::alloc_meter::peak_during;
 use libfuzzer_sys::fuzz_target;
 

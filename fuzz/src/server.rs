@@ -111,7 +111,9 @@ impl Server {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        self.shared.config_set(&pairs, true).expect("bounded settings");
+        self.shared
+            .config_set(&pairs, true)
+            .expect("bounded settings");
     }
 }
 

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use blinkdb_engine::kernel::{probe, FilterSpec, KernelFilter, PinLocation};
+use blinkdb_engine::bpf::{probe, FilterSpec, KernelFilter, PinLocation};
 
 const ROUNDS: usize = 5;
 

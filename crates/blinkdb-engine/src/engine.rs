@@ -279,15 +279,6 @@ impl Engine {
         }
     }
 
-    /// Memory the keyspace accounts for (cache mode's maxmemory measure).
-    pub fn dataset_bytes(&self) -> u64 {
-        self.dbs
-            .iter()
-            .flat_map(|db| db.occupied_shards())
-            .map(|s| s.read().accounted_bytes() as u64)
-            .sum()
-    }
-
     /// A large value's bytes, read back from the log.
     pub fn read_blob(&self, r: &BlobRef) -> Result<bytes::Bytes, String> {
         let log = self.blob_log().ok_or("large value without a log")?;

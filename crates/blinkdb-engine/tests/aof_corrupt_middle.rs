@@ -4,7 +4,7 @@
 use std::fs;
 
 use crate::common::{load_all, options};
-use blinkdb_engine::aof::{Aof, AofOptions};
+use blinkdb_engine::{Aof, AofOptions};
 
 fn write_batches(opts: &AofOptions) -> Vec<u64> {
     let aof = Aof::open(opts.clone()).unwrap();

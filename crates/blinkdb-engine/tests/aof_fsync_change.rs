@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{load_all, options};
-use blinkdb_engine::aof::fault::FaultStorage;
-use blinkdb_engine::aof::{Aof, FsyncPolicy};
+use blinkdb_engine::{Aof, FaultStorage, FsyncPolicy};
 
 fn open(dir: &std::path::Path, policy: FsyncPolicy, storage: &FaultStorage) -> Arc<Aof> {
     let mut opts = options(dir);
@@ -18,7 +17,7 @@ fn open(dir: &std::path::Path, policy: FsyncPolicy, storage: &FaultStorage) -> A
     aof
 }
 
-fn set(aof: &Aof, i: usize) -> blinkdb_engine::aof::Lsn {
+fn set(aof: &Aof, i: usize) -> blinkdb_engine::Lsn {
     let key = format!("k{i}");
     let value = [b'v'; 100];
     aof.append(|w| w.command(&[b"SET", key.as_bytes(), &value]))

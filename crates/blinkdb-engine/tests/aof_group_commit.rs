@@ -5,8 +5,7 @@
 use std::sync::Arc;
 
 use crate::common::{load_all, options, write_from_threads};
-use blinkdb_engine::aof::fault::FaultStorage;
-use blinkdb_engine::aof::{Aof, FsyncPolicy};
+use blinkdb_engine::{Aof, FaultStorage, FsyncPolicy};
 
 #[test]
 fn concurrent_waiters_share_fdatasyncs() {

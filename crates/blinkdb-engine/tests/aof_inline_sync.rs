@@ -6,8 +6,7 @@
 use std::sync::Arc;
 
 use crate::common::{load_all, options, write_from_threads};
-use blinkdb_engine::aof::fault::FaultStorage;
-use blinkdb_engine::aof::{Aof, AofError, FsyncPolicy};
+use blinkdb_engine::{Aof, AofError, FaultStorage, FsyncPolicy};
 
 fn always(dir: &std::path::Path, storage: &FaultStorage) -> Arc<Aof> {
     let mut opts = options(dir);

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::common::{load_all, RedisServer};
-use blinkdb_engine::aof::{Aof, AofOptions, FsyncPolicy};
+use blinkdb_engine::{Aof, AofOptions, FsyncPolicy};
 
 /// The subset of Redis string semantics the scenario uses.
 fn replay(cmds: &[Vec<Vec<u8>>]) -> HashMap<Vec<u8>, Vec<u8>> {

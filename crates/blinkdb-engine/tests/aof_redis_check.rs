@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use crate::common::{load_all, options};
-use blinkdb_engine::aof::Aof;
+use blinkdb_engine::Aof;
 
 #[test]
 fn redis_check_aof_accepts_our_directory() {

@@ -4,7 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::common::{load_all, options, RedisServer};
-use blinkdb_engine::aof::Aof;
+use blinkdb_engine::Aof;
 
 #[test]
 fn redis_server_loads_our_aof_directory() {

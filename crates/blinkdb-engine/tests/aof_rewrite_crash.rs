@@ -4,8 +4,7 @@
 use std::sync::Arc;
 
 use crate::common::{cmd, load_all, options};
-use blinkdb_engine::aof::fault::FaultStorage;
-use blinkdb_engine::aof::{Aof, AofOptions};
+use blinkdb_engine::{Aof, AofOptions, FaultStorage};
 
 fn populate(opts: &AofOptions) -> Vec<Vec<Vec<u8>>> {
     let aof = Aof::open(opts.clone()).unwrap();
@@ -33,7 +32,7 @@ fn final_state(opts: &AofOptions) -> Vec<Vec<Vec<u8>>> {
     m.into_iter().map(|(k, v)| cmd(&[b"SET", &k, &v])).collect()
 }
 
-fn rewrite(aof: &Aof, state: &[Vec<Vec<u8>>]) -> blinkdb_engine::aof::Result<()> {
+fn rewrite(aof: &Aof, state: &[Vec<Vec<u8>>]) -> blinkdb_engine::AofResult<()> {
     let mut base = aof.begin_rewrite()?;
     for c in state {
         let args: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();

@@ -2,7 +2,7 @@
 //! segment rotations, and blobs read back through their refs with checksums.
 
 use crate::common::{cmd, load_all, options};
-use blinkdb_engine::aof::{Aof, BlobRef};
+use blinkdb_engine::{Aof, BlobRef};
 use rand::{Rng, RngCore, SeedableRng};
 
 #[test]

@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use crate::common::{cmd, load_all};
-use blinkdb_engine::aof::{Aof, AofOptions, FsyncPolicy};
+use blinkdb_engine::{Aof, AofOptions, FsyncPolicy};
 
 struct Mount(std::path::PathBuf);
 impl Drop for Mount {

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::common::{cmd, load_all, options};
-use blinkdb_engine::aof::Aof;
+use blinkdb_engine::Aof;
 use rand::{Rng, SeedableRng};
 
 fn copy_dir(from: &Path, to: &Path) {

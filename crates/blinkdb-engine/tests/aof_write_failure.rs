@@ -5,8 +5,7 @@
 use std::sync::Arc;
 
 use crate::common::{cmd, load_all, options};
-use blinkdb_engine::aof::fault::FaultStorage;
-use blinkdb_engine::aof::{Aof, AofError};
+use blinkdb_engine::{Aof, AofError, FaultStorage};
 
 #[test]
 fn enospc_sets_error_state_and_retry_recovers() {

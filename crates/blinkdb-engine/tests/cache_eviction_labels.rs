@@ -7,10 +7,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use blinkdb_engine::aof::{Aof, AofOptions, Arg};
-use blinkdb_engine::evict::EvictStep;
-use blinkdb_engine::persist::Log;
-use blinkdb_engine::{Engine, EngineOptions, Entry, Meta, Origin, Value};
+use blinkdb_engine::{
+    Aof, AofArg, AofOptions, Engine, EngineOptions, Entry, EvictStep, Log, Meta, Origin, Value,
+};
 
 fn set(e: &Engine, key: &[u8], val: &[u8]) {
     e.write1(0, key, |tx| {
@@ -53,8 +52,8 @@ fn replay_all(dir: &std::path::Path) -> Vec<Vec<Vec<u8>>> {
                 c.args
                     .into_iter()
                     .map(|a| match a {
-                        Arg::Inline(b) => b.to_vec(),
-                        Arg::Blob(_) => b"<blob>".to_vec(),
+                        AofArg::Inline(b) => b.to_vec(),
+                        AofArg::Blob(_) => b"<blob>".to_vec(),
                     })
                     .collect(),
             );

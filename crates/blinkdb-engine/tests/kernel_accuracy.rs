@@ -2,7 +2,7 @@
 //! negatives, and a measured false-positive rate at or under the request.
 
 use crate::kernel_support::kernel_root;
-use blinkdb_engine::kernel::{FilterSpec, KernelFilter, PinLocation};
+use blinkdb_engine::bpf::{FilterSpec, KernelFilter, PinLocation};
 
 const CAPACITY: u32 = 10_000;
 const ERROR_RATE: f64 = 0.01;

@@ -8,9 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::kernel_support::{kernel_root, say_skipped};
-use blinkdb_engine::kernel::{
-    ensure_bpffs, is_bpffs, probe, FilterSpec, KernelFilter, PinLocation,
-};
+use blinkdb_engine::bpf::{ensure_bpffs, is_bpffs, probe, FilterSpec, KernelFilter, PinLocation};
 
 /// Set in the child: the pin root to probe.
 const CHILD_ROOT_VAR: &str = "BLINKDB_KERNEL_PROBE_ROOT";

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use crate::kernel_support::kernel_root;
 use aya::maps::{bloom_filter::BloomFilter, Map, MapData};
-use blinkdb_engine::kernel::{FilterSpec, KernelFilter, PinLocation};
+use blinkdb_engine::bpf::{FilterSpec, KernelFilter, PinLocation};
 
 const PIN_VAR: &str = "BLINKDB_INTEROP_PIN";
 const MODE_VAR: &str = "BLINKDB_INTEROP_MODE";

@@ -2,7 +2,7 @@
 //! bytes, RAW mode for fixed-width items, single and batch calls.
 
 use crate::kernel_support::kernel_root;
-use blinkdb_engine::kernel::{FilterSpec, KernelError, KernelFilter, PinLocation};
+use blinkdb_engine::bpf::{FilterSpec, KernelError, KernelFilter, PinLocation};
 
 #[test]
 fn add_reports_new_items_and_contains_finds_them() {

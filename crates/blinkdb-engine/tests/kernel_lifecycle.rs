@@ -5,7 +5,7 @@ use std::os::fd::{AsFd, AsRawFd};
 use std::process::Command;
 
 use crate::kernel_support::{kernel_root, say_skipped};
-use blinkdb_engine::kernel::{
+use blinkdb_engine::bpf::{
     FilterSpec, KernelError, KernelFilter, OpenOutcome, PinLocation, PinStatus,
 };
 

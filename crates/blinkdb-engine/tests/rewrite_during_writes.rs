@@ -8,9 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use blinkdb_engine::aof::{Aof, AofOptions, Arg};
-use blinkdb_engine::persist::Log;
-use blinkdb_engine::{Engine, EngineOptions, Entry, Value};
+use blinkdb_engine::{Aof, AofArg, AofOptions, Engine, EngineOptions, Entry, Log, Value};
 use rand::{Rng, SeedableRng};
 
 const KEYS: usize = 150_000;
@@ -143,8 +141,8 @@ fn replay(dir: &std::path::Path) -> Model {
         let args: Vec<Vec<u8>> = args
             .into_iter()
             .map(|a| match a {
-                Arg::Inline(b) => b.to_vec(),
-                Arg::Blob(r) => aof.read_blob(&r, true).unwrap().to_vec(),
+                AofArg::Inline(b) => b.to_vec(),
+                AofArg::Blob(r) => aof.read_blob(&r, true).unwrap().to_vec(),
             })
             .collect();
         let name = String::from_utf8_lossy(&args[0]).to_ascii_uppercase();

@@ -5,7 +5,7 @@
 //! A blocking command that finds nothing registers while it still holds the
 //! locks of its keys, so a write to them either came before (and it served
 //! itself) or sees it waiting. A write that creates a waited key notes it
-//! (`blinkdb_engine::ready`); once the writer's command, transaction or script
+//! (`blinkdb_engine::ready_keys`); once the writer's command, transaction or script
 //! ends, the writer's thread serves the waiting clients, first blocked first:
 //! the blocked command runs there on the waiting client's behalf, its effect
 //! is logged right after the write, and its reply is handed to the waiting
@@ -227,7 +227,7 @@ pub struct Registry {
 /// A deadline `end_ms` (a wall-clock time in ms, 0: none) as a timer instant.
 pub fn deadline(end_ms: u64) -> Option<Instant> {
     (end_ms > 0).then(|| {
-        let left = end_ms.saturating_sub(blinkdb_engine::clock::now_ms());
+        let left = end_ms.saturating_sub(blinkdb_engine::now_ms());
         Instant::now() + std::time::Duration::from_millis(left)
     })
 }
@@ -255,7 +255,7 @@ pub fn timeout_secs(arg: &[u8]) -> Result<u64, &'static str> {
         return Ok(0);
     }
     let ms = ms.min(i64::MAX as f64) as u64;
-    ms.checked_add(blinkdb_engine::clock::now_ms())
+    ms.checked_add(blinkdb_engine::now_ms())
         .filter(|end| *end <= i64::MAX as u64)
         .ok_or("ERR timeout is out of range")
 }
@@ -610,7 +610,7 @@ fn count_unblocked(
 pub fn serve_ready(shared: &Shared) -> u64 {
     let mut logged = 0;
     loop {
-        let ready = blinkdb_engine::ready::take();
+        let ready = blinkdb_engine::ready_keys::take();
         if ready.is_empty() {
             return logged;
         }
@@ -651,7 +651,7 @@ pub fn signal_existing(shared: &Shared, db: usize) {
             .engine
             .peek(db, &key, |e| e.is_some_and(|e| e.value().wakes_blocked()))
         {
-            blinkdb_engine::ready::signal(db, &key);
+            blinkdb_engine::ready_keys::signal(db, &key);
         }
     }
 }
@@ -684,7 +684,7 @@ pub fn waited_streams(shared: &Shared, db: Option<usize>) -> Vec<(usize, Box<[u8
 /// Notes `keys` as ready (served after the command, as any write's).
 pub fn signal_all(keys: &[(usize, Box<[u8]>)]) {
     for (db, key) in keys {
-        blinkdb_engine::ready::signal(*db, key);
+        blinkdb_engine::ready_keys::signal(*db, key);
     }
 }
 

@@ -2,7 +2,7 @@
 //! filter files, fsync of kernel side logs) so a restart replays little.
 
 use crate::state::Shared;
-use blinkdb_engine::filter::LogPosition;
+use blinkdb_engine::bf::LogPosition;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -175,7 +175,7 @@ pub struct ClientInfo {
     pub tracking: crate::tracking::TrackingFlags,
     pub usage: Usage,
     /// The WATCH state while keys are watched (CLIENT LIST flag `d` once one changed).
-    watch: Mutex<Option<Arc<blinkdb_engine::keyspace::WatchFlag>>>,
+    watch: Mutex<Option<Arc<blinkdb_engine::WatchFlag>>>,
 }
 
 impl ClientInfo {
@@ -207,7 +207,7 @@ impl ClientInfo {
         }
     }
 
-    pub fn set_watch(&self, flag: Option<Arc<blinkdb_engine::keyspace::WatchFlag>>) {
+    pub fn set_watch(&self, flag: Option<Arc<blinkdb_engine::WatchFlag>>) {
         *self.watch.lock() = flag;
     }
 

@@ -3,7 +3,7 @@
 //! Every option lives in [`OPTIONS`] with its default; `config/blinkdb.conf`
 //! documents the same list (a test checks they agree).
 
-use blinkdb_engine::splitargs::split_args;
+use blinkdb_engine::split_args;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -1089,9 +1089,7 @@ impl Config {
             ),
             maxmemory_policy: self.get("maxmemory-policy").to_string(),
             evict_fifo: self.get("maxmemory-policy") == "allkeys-fifo",
-            evict_sampled: blinkdb_engine::evict_sampled::Policy::parse(
-                self.get("maxmemory-policy"),
-            ),
+            evict_sampled: blinkdb_engine::EvictionPolicy::parse(self.get("maxmemory-policy")),
             maxmemory_samples: self.int("maxmemory-samples") as usize,
             maxmemory_eviction_tenacity: self.int("maxmemory-eviction-tenacity") as u32,
             lfu_log_factor: self.int("lfu-log-factor") as u32,
@@ -1128,7 +1126,7 @@ impl Config {
             lazyfree_lazy_user_flush: self.flag("lazyfree-lazy-user-flush"),
             stop_writes_on_bgsave_error: self.flag("stop-writes-on-bgsave-error"),
             repl_disable_tcp_nodelay: self.flag("repl-disable-tcp-nodelay"),
-            collection_limits: blinkdb_engine::types::Limits {
+            collection_limits: blinkdb_engine::Limits {
                 hash_max_listpack_entries: self.int("hash-max-listpack-entries") as usize,
                 hash_max_listpack_value: self.bytes("hash-max-listpack-value") as usize,
                 set_max_intset_entries: self.int("set-max-intset-entries") as usize,
@@ -1136,7 +1134,7 @@ impl Config {
                 zset_max_listpack_value: self.bytes("zset-max-listpack-value") as usize,
                 list_max_listpack_size: self.int("list-max-listpack-size"),
                 list_compress_depth: self.int("list-compress-depth") as usize,
-                stream_node: blinkdb_engine::types::stream::NodeLimits {
+                stream_node: blinkdb_engine::stream::NodeLimits {
                     max_bytes: self.bytes("stream-node-max-bytes") as usize,
                     max_entries: self.int("stream-node-max-entries") as usize,
                 },
@@ -1247,7 +1245,7 @@ pub struct Settings {
     pub client_query_buffer_limit: usize,
     pub output_limits: crate::pubsub::limits::OutputLimits,
     pub hz: u32,
-    /// `notify-keyspace-events` as Redis's flag bits (blinkdb_engine::notify).
+    /// `notify-keyspace-events` as Redis's flag bits (blinkdb_engine::event).
     pub notify_keyspace_events: u32,
     /// Keys the tracking table holds at most (0: no limit).
     pub tracking_table_max_keys: u64,
@@ -1282,7 +1280,7 @@ pub struct Settings {
     /// `maxmemory-policy allkeys-fifo`: cache mode evicts whole segments.
     pub evict_fifo: bool,
     /// Redis's policies: keys evicted one by one after sampling.
-    pub evict_sampled: Option<blinkdb_engine::evict_sampled::Policy>,
+    pub evict_sampled: Option<blinkdb_engine::EvictionPolicy>,
     pub maxmemory_samples: usize,
     /// How long a command may spend evicting (see eviction::time_limit).
     pub maxmemory_eviction_tenacity: u32,
@@ -1337,7 +1335,7 @@ pub struct Settings {
     pub repl_disable_tcp_nodelay: bool,
     /// When a collection leaves its compact encoding (the `*-max-listpack-*`
     /// and `set-max-intset-entries` options).
-    pub collection_limits: blinkdb_engine::types::Limits,
+    pub collection_limits: blinkdb_engine::Limits,
     /// A script running longer than this makes other clients get BUSY (and
     /// lets them send SCRIPT KILL); 0: never.
     pub busy_reply_threshold_ms: u64,

@@ -9,7 +9,7 @@ use crate::commands::{dispatch, paused};
 use crate::output::OutputQueue;
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
-use blinkdb_engine::aof::AofError;
+use blinkdb_engine::AofError;
 use bytes::{Buf, BytesMut};
 use std::future::Future;
 use std::io;
@@ -303,7 +303,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
         }
         held = false;
-        let clock = blinkdb_engine::clock::batch();
+        let clock = blinkdb_engine::batch_clock();
         let now = clock.now;
         info.last_active_ms.store(now, Ordering::Relaxed);
         logged_replies.clear();
@@ -330,7 +330,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 crate::scripting::run::resume(&shared, &mut client, &mut out);
             }
             let mut served_lsn = 0;
-            if blinkdb_engine::ready::pending() {
+            if blinkdb_engine::ready_keys::pending() {
                 served_lsn = crate::blocking::serve_ready(&shared);
             }
             // What the script changed: invalidations after its reply.
@@ -346,7 +346,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 break;
             }
             // The commands pipelined after the script.
-            let _clock = blinkdb_engine::clock::batch();
+            let _clock = blinkdb_engine::batch_clock();
             next = run_commands(
                 &shared,
                 &mut client,
@@ -507,7 +507,7 @@ pub fn run_commands_for_fuzzing(
     inbuf: &mut BytesMut,
     out: &mut Out,
 ) -> bool {
-    let _clock = blinkdb_engine::clock::batch();
+    let _clock = blinkdb_engine::batch_clock();
     loop {
         let next = run_commands(shared, client, parser, inbuf, out, &mut Vec::new());
         // Without a socket there is no time to wait: a blocked command ends
@@ -762,7 +762,7 @@ fn run_commands(
                     dispatch(shared, client, out, &args);
                 }
                 let mut served_lsn = 0;
-                if blinkdb_engine::ready::pending() {
+                if blinkdb_engine::ready_keys::pending() {
                     // Clients blocked on keys this command filled are served
                     // before the next command runs, as in Redis.
                     served_lsn = crate::blocking::serve_ready(shared);

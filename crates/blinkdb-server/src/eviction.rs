@@ -6,7 +6,7 @@
 
 use crate::config::Settings;
 use crate::state::Shared;
-use blinkdb_engine::evict::EvictStep;
+use blinkdb_engine::EvictStep;
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
@@ -128,7 +128,7 @@ fn evict_until_under(
 fn evict_keys(
     shared: &Shared,
     s: &Settings,
-    policy: blinkdb_engine::evict_sampled::Policy,
+    policy: blinkdb_engine::EvictionPolicy,
     time: Option<Duration>,
 ) -> Outcome {
     let started = Instant::now();

@@ -15,8 +15,7 @@
 //! channel and a `Notify` took and released a lock about five times per request).
 
 use crate::state::Shared;
-use blinkdb_engine::aof::{AofError, Failure, FsyncPolicy, Lsn};
-use blinkdb_engine::persist::Log;
+use blinkdb_engine::{AofError, AofFailure, FsyncPolicy, Log, Lsn};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -27,7 +26,7 @@ struct Round {
     number: u64,
     /// Log position every byte before which is durable.
     covered: u64,
-    failure: Option<Failure>,
+    failure: Option<AofFailure>,
 }
 
 /// One connection thread's flusher and the connections waiting for its rounds.
@@ -90,7 +89,7 @@ async fn run() {
                     round.covered = round.covered.max(lsn);
                     round.failure = None;
                 }
-                Err(e) => round.failure = Some(Failure::of_ref(e)),
+                Err(e) => round.failure = Some(AofFailure::of_ref(e)),
             }
             std::mem::swap(&mut woken, &mut t.waiting);
         });

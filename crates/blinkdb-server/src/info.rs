@@ -131,7 +131,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 std::process::id(),
                 shared.run_id,
                 settings.port,
-                blinkdb_engine::clock::now_us(),
+                blinkdb_engine::now_us(),
                 uptime,
                 uptime / 86400,
                 settings.hz,
@@ -172,8 +172,8 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             let _ = write!(
                 o,
                 "lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",
-                blinkdb_engine::types::LAZYFREE_PENDING.load(Ordering::Relaxed),
-                blinkdb_engine::types::LAZYFREED.load(Ordering::Relaxed),
+                blinkdb_engine::LAZYFREE_PENDING.load(Ordering::Relaxed),
+                blinkdb_engine::LAZYFREED.load(Ordering::Relaxed),
             );
         }
         "persistence" => crate::persistence::info(shared, o),
@@ -288,7 +288,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 let db = engine.db(i);
                 let keys = db.len();
                 if keys > 0 {
-                    let now = blinkdb_engine::clock::now_ms();
+                    let now = blinkdb_engine::now_ms();
                     let (expires, avg_ttl) = db.expires_and_avg_ttl(now);
                     let _ = write!(
                         o,

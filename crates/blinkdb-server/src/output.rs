@@ -12,8 +12,7 @@
 use crate::client::ClientInfo;
 use crate::connection::Socket;
 use crate::protocol::{push_error_line, Out};
-use blinkdb_engine::aof::BlobSource;
-use blinkdb_engine::engine::blob_read_error;
+use blinkdb_engine::{blob_read_error, BlobSource};
 use bytes::{Buf, Bytes};
 use std::collections::VecDeque;
 use std::future::Future;
@@ -39,8 +38,8 @@ const WRITE_SLICES: usize = 64;
 
 /// A large value's read, started: done inline, or running on the blocking pool.
 enum Read {
-    Now(blinkdb_engine::aof::Result<Vec<u8>>),
-    Later(tokio::task::JoinHandle<blinkdb_engine::aof::Result<Vec<u8>>>),
+    Now(blinkdb_engine::AofResult<Vec<u8>>),
+    Later(tokio::task::JoinHandle<blinkdb_engine::AofResult<Vec<u8>>>),
 }
 
 impl Read {

@@ -39,7 +39,7 @@ impl Pause {
     pub fn mode(&self) -> u8 {
         let client = match self.mode.load(Ordering::Acquire) {
             NONE => NONE,
-            m if blinkdb_engine::clock::now_ms() < self.end_ms.load(Ordering::Acquire) => m,
+            m if blinkdb_engine::now_ms() < self.end_ms.load(Ordering::Acquire) => m,
             _ => NONE,
         };
         if client == NONE && self.failover.load(Ordering::Acquire) {
@@ -108,7 +108,7 @@ impl Pause {
         let left = self
             .end_ms
             .load(Ordering::Acquire)
-            .saturating_sub(blinkdb_engine::clock::now_ms());
+            .saturating_sub(blinkdb_engine::now_ms());
         // Under FAILOVER's pause alone only its end (a notification) lifts
         // it; callers check again after a wake-up.
         let left = if left == 0 || self.mode.load(Ordering::Acquire) == NONE {

@@ -6,9 +6,7 @@ use crate::commands::lookup;
 use crate::config::Settings;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
-use blinkdb_engine::aof::{Aof, AofOptions, Arg, FsyncPolicy, LoadedCommand};
-use blinkdb_engine::persist::Log;
-use blinkdb_engine::{Entry, Value};
+use blinkdb_engine::{Aof, AofArg, AofOptions, Entry, FsyncPolicy, LoadedCommand, Log, Value};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -82,10 +80,10 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
     let mut out = Out::new(2);
     let mut last_report = Instant::now();
     let mut rdb_base = false;
-    let mut load_base = |base: blinkdb_engine::aof::RdbBase| {
+    let mut load_base = |base: blinkdb_engine::RdbBase| {
         rdb_base = true;
         crate::rdb_file::import_aof_base(shared, settings, &base).map_err(|e| {
-            blinkdb_engine::aof::AofError::Corrupt {
+            blinkdb_engine::AofError::Corrupt {
                 file: base.name.clone(),
                 offset: 0,
                 reason: format!("RDB base: {e}"),
@@ -98,7 +96,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
             |cmd| {
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
                 replay(shared, &log, &mut client, &mut out, cmd).map_err(|reason| {
-                    blinkdb_engine::aof::AofError::Corrupt {
+                    blinkdb_engine::AofError::Corrupt {
                         file,
                         offset,
                         reason,
@@ -177,22 +175,22 @@ fn replay(
     cmd: LoadedCommand,
 ) -> Result<(), String> {
     let name = match cmd.args.first() {
-        Some(Arg::Inline(b)) => b.clone(),
+        Some(AofArg::Inline(b)) => b.clone(),
         _ => return Err("a command name cannot be a large value".into()),
     };
     if name.eq_ignore_ascii_case(b"multi") || name.eq_ignore_ascii_case(b"exec") {
         return Ok(()); // Replayed in order, a transaction's commands stay atomic.
     }
     shared.engine.set_replay_file(cmd.file);
-    let has_blob = cmd.args.iter().any(|a| matches!(a, Arg::Blob(_)));
+    let has_blob = cmd.args.iter().any(|a| matches!(a, AofArg::Blob(_)));
     if has_blob && (name.eq_ignore_ascii_case(b"set") || name.eq_ignore_ascii_case(b"mset")) {
         return replay_blob_set(shared, client.db, &name, &cmd.args);
     }
     let mut owned = Vec::with_capacity(cmd.args.len());
     for a in cmd.args {
         owned.push(match a {
-            Arg::Inline(b) => b,
-            Arg::Blob(r) => log.read_blob(&r).map_err(|e| e.to_string())?,
+            AofArg::Inline(b) => b,
+            AofArg::Blob(r) => log.read_blob(&r).map_err(|e| e.to_string())?,
         });
     }
     let args: Args = owned.iter().map(|b| &b[..]).collect();
@@ -238,17 +236,17 @@ fn replay(
     Ok(())
 }
 
-fn inline(a: &Arg) -> Option<&Bytes> {
+fn inline(a: &AofArg) -> Option<&Bytes> {
     match a {
-        Arg::Inline(b) => Some(b),
-        Arg::Blob(_) => None,
+        AofArg::Inline(b) => Some(b),
+        AofArg::Blob(_) => None,
     }
 }
 
-fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[Arg]) -> Result<(), String> {
-    let value_of = |a: &Arg| match a {
-        Arg::Inline(b) => Value::str(&b[..]),
-        Arg::Blob(r) => Value::blob(*r),
+fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> Result<(), String> {
+    let value_of = |a: &AofArg| match a {
+        AofArg::Inline(b) => Value::str(&b[..]),
+        AofArg::Blob(r) => Value::blob(*r),
     };
     let bad = || {
         format!(

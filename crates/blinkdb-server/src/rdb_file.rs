@@ -5,9 +5,10 @@ use crate::client::Client;
 use crate::config::Settings;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
-use blinkdb_engine::keyspace::{Db, InlineBytes, SHARDS};
-use blinkdb_engine::rdb::{self, RdbError, RdbFileWriter};
-use blinkdb_engine::Entry;
+use blinkdb_engine::{
+    rdb_format::{self, RdbError, RdbFileWriter},
+    Db, Entry, InlineBytes, SHARDS,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -156,7 +157,7 @@ fn run_internal(shared: &Shared, args: &[&[u8]]) -> Result<(), String> {
 /// One key of a file being loaded, waiting in its shard's batch.
 struct Pending {
     key: InlineBytes,
-    value: rdb::Loaded,
+    value: rdb_format::Loaded,
     expire_at: u64,
     idle: Option<u64>,
     freq: Option<u8>,
@@ -214,7 +215,7 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
             continue;
         };
         let n = batch.len();
-        let _clock = blinkdb_engine::clock::batch();
+        let _clock = blinkdb_engine::batch_clock();
         engine.write1(db, &first, |tx| {
             tx.reserve(db, &first, n);
             for p in batch {
@@ -266,7 +267,7 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
 pub fn import_aof_base(
     shared: &Shared,
     settings: &Settings,
-    base: &blinkdb_engine::aof::RdbBase,
+    base: &blinkdb_engine::RdbBase,
 ) -> Result<u64, String> {
     shared.engine.set_replay_file(base.file);
     import_file(
@@ -280,7 +281,7 @@ pub fn import_aof_base(
 /// An AOF rewrite by `aof-use-rdb-preamble`: an RDB-format base (AUX
 /// `aof-base 1`, as Redis's preamble, then the function libraries) or a
 /// RESP one.
-pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::rewrite::RewriteReport, String> {
+pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::RewriteReport, String> {
     let settings = shared.settings();
     if !settings.aof_use_rdb_preamble {
         return shared.engine.rewrite_aof();
@@ -313,7 +314,7 @@ pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::rewrite::RewriteRe
 pub fn import_stream(
     shared: &Shared,
     settings: &Settings,
-    more: rdb::More<'_>,
+    more: rdb_format::More<'_>,
     total: Option<u64>,
 ) -> Result<u64, String> {
     import_from(shared, settings, Input::Stream { more, total }, None)
@@ -323,7 +324,7 @@ pub fn import_stream(
 enum Input<'a> {
     File(&'a Path),
     Stream {
-        more: rdb::More<'a>,
+        more: rdb_format::More<'a>,
         total: Option<u64>,
     },
 }
@@ -332,7 +333,7 @@ fn import_file(
     shared: &Shared,
     settings: &Settings,
     path: &Path,
-    aof_base: Option<(blinkdb_engine::aof::FileId, usize)>,
+    aof_base: Option<(blinkdb_engine::FileId, usize)>,
 ) -> Result<u64, String> {
     import_from(shared, settings, Input::File(path), aof_base)
 }
@@ -345,7 +346,7 @@ fn import_from(
     shared: &Shared,
     settings: &Settings,
     input: Input<'_>,
-    aof_base: Option<(blinkdb_engine::aof::FileId, usize)>,
+    aof_base: Option<(blinkdb_engine::FileId, usize)>,
 ) -> Result<u64, String> {
     let start = Instant::now();
     let (label, data, total, more) = match input {
@@ -379,7 +380,7 @@ fn import_from(
     // A preamble keeps expired keys (0: nothing counts as expired).
     let now = match aof_base {
         Some(_) => 0,
-        None => blinkdb_engine::clock::now_ms(),
+        None => blinkdb_engine::now_ms(),
     };
     let mut batches = Batches {
         dbs: (0..engine.databases()).map(|_| Vec::new()).collect(),
@@ -402,12 +403,14 @@ fn import_from(
             // could hold (a key takes at least 2 bytes).
             engine.reserve_keys(db, keys.min(hint_bytes / 2) as usize);
         };
-        let mut on_key = |k: rdb::LoadedKey| {
+        let mut on_key = |k: rdb_format::LoadedKey| {
             let mut value = k.value;
             if let Some((file, threshold)) = aof_base {
-                if k.kind == rdb::kind::STRING {
-                    if let Some(r) = rdb::string_in_place(&data, k.raw.clone(), file, threshold) {
-                        value = rdb::Loaded::Value(blinkdb_engine::Value::blob(r));
+                if k.kind == rdb_format::kind::STRING {
+                    if let Some(r) =
+                        rdb_format::string_in_place(&data, k.raw.clone(), file, threshold)
+                    {
+                        value = rdb_format::Loaded::Value(blinkdb_engine::Value::blob(r));
                     }
                 }
             }
@@ -438,9 +441,17 @@ fn import_from(
         };
         let (limits, dbs, crc) = (&limits, engine.databases(), settings.rdbchecksum);
         let parsed = match more {
-            None => rdb::load_file_sized(&data, limits, dbs, crc, now, &mut on_resize, &mut on_key),
+            None => rdb_format::load_file_sized(
+                &data,
+                limits,
+                dbs,
+                crc,
+                now,
+                &mut on_resize,
+                &mut on_key,
+            ),
             Some(more) => {
-                rdb::load_stream(more, limits, dbs, crc, now, &mut on_resize, &mut on_key)
+                rdb_format::load_stream(more, limits, dbs, crc, now, &mut on_resize, &mut on_key)
             }
         };
         if parsed.is_ok() {
@@ -511,7 +522,7 @@ pub fn load_into_aof(
 
 fn read_blob(
     shared: &Shared,
-) -> impl FnMut(&blinkdb_engine::aof::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
+) -> impl FnMut(&blinkdb_engine::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
     move |r| shared.engine.read_blob(r).map_err(RdbError::Io)
 }
 
@@ -559,10 +570,7 @@ fn aux_fields(shared: &Shared) -> [(&'static str, String); 5] {
     [
         ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
         ("redis-bits", "64".to_string()),
-        (
-            "ctime",
-            (blinkdb_engine::clock::now_ms() / 1000).to_string(),
-        ),
+        ("ctime", (blinkdb_engine::now_ms() / 1000).to_string()),
         ("used-mem", crate::memory::used_memory(shared).to_string()),
         ("aof-base", "0".to_string()),
     ]
@@ -636,7 +644,7 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
     let engine = &shared.engine;
     let mut w = start_file(shared, settings).map_err(|e| e.to_string())?;
     let result = (|| -> Result<u64, RdbError> {
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         w.save_clocks(engine.access.save_mode(now));
         let mut blob = read_blob(shared);
         let mut keys = 0u64;

@@ -7,7 +7,7 @@
 //! `dir`: a file whose pid is a live process other than this one is kept.
 //!
 //! Names (the pid is the writer's):
-//! - `temp-<pid>.rdb`: SAVE and BGSAVE (`blinkdb_engine::rdb::RdbFileWriter::create`);
+//! - `temp-<pid>.rdb`: SAVE and BGSAVE (`blinkdb_engine::rdb_format::RdbFileWriter::create`);
 //! - `temp-<unix ms>-<pid>.rdb`: a replica receiving its master's RDB;
 //! - `temp-<pid>-replsync-<client id>.rdb`, then `replsync-<pid>-<client id>.rdb`:
 //!   a master's snapshot for a replica's full sync.

@@ -135,8 +135,8 @@ impl Shared {
             next_client_id: AtomicU64::new(1),
             connected: AtomicUsize::new(0),
             stats: Stats::default(),
-            started_ms: blinkdb_engine::clock::now_ms(),
-            last_save_ms: AtomicU64::new(blinkdb_engine::clock::now_ms()),
+            started_ms: blinkdb_engine::now_ms(),
+            last_save_ms: AtomicU64::new(blinkdb_engine::now_ms()),
             memory: Default::default(),
             instant: Default::default(),
             eviction: Default::default(),
@@ -283,11 +283,11 @@ impl Shared {
     /// `tracking-table-max-keys` to the notifier, and the policy the access
     /// clocks follow (LRU, or LFU with its factor and decay) to the engine.
     fn apply_notify_settings(&self, s: &Settings) {
-        use blinkdb_engine::evict_sampled::Rank;
+        use blinkdb_engine::EvictionRank;
         let rank = s.evict_sampled.map(|p| p.rank);
         self.engine.access.configure(
-            rank == Some(Rank::Lfu),
-            rank == Some(Rank::Lru),
+            rank == Some(EvictionRank::Lfu),
+            rank == Some(EvictionRank::Lru),
             s.lfu_log_factor,
             s.lfu_decay_time,
         );
@@ -307,7 +307,7 @@ impl Shared {
     }
 
     pub fn clock(&self) -> u64 {
-        blinkdb_engine::clock::now_ms()
+        blinkdb_engine::now_ms()
     }
 
     pub fn next_client_id(&self) -> u64 {
@@ -455,9 +455,9 @@ impl Shared {
     /// Waits until the log holds everything up to `lsn` as the fsync policy
     /// requires before a reply may go out: written for everysec/no, synced
     /// (group commit) for always.
-    pub async fn durable(&self, lsn: u64) -> Result<(), blinkdb_engine::aof::AofError> {
+    pub async fn durable(&self, lsn: u64) -> Result<(), blinkdb_engine::AofError> {
         match self.engine.log_handle() {
-            Some(log) => log.aof.wait_synced(blinkdb_engine::aof::Lsn(lsn)).await,
+            Some(log) => log.aof.wait_synced(blinkdb_engine::Lsn(lsn)).await,
             None => Ok(()),
         }
     }

@@ -20,7 +20,6 @@ struct FaultState {
     /// Bytes that still fit before writes fail with ENOSPC (u64::MAX = unlimited).
     free_bytes: AtomicU64,
     syncs: AtomicU64,
-    writes: AtomicU64,
 }
 
 /// Fault-injecting storage. Cheap to clone; clones share one fault state.
@@ -68,9 +67,6 @@ impl FaultStorage {
     pub fn sync_count(&self) -> u64 {
         self.state.syncs.load(Ordering::SeqCst)
     }
-    pub fn write_count(&self) -> u64 {
-        self.state.writes.load(Ordering::SeqCst)
-    }
 
     fn step(&self) -> io::Result<()> {
         let n = self.state.ops.fetch_add(1, Ordering::SeqCst);
@@ -90,7 +86,6 @@ struct FaultFile {
 impl LogFile for FaultFile {
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         self.storage.step()?;
-        self.storage.state.writes.fetch_add(1, Ordering::SeqCst);
         let free = self.storage.state.free_bytes.load(Ordering::SeqCst);
         if free == u64::MAX {
             return self.inner.write_at(buf, offset);

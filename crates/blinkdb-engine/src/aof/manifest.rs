@@ -76,9 +76,6 @@ impl Manifest {
     pub fn base_seq(&self) -> u64 {
         self.base.as_ref().map_or(0, |b| b.seq)
     }
-    pub fn last_incr_seq(&self) -> u64 {
-        self.incr.last().map_or(0, |e| e.seq)
-    }
 
     /// Parses manifest text with the same acceptance rules as Redis 7.0's
     /// `aofLoadManifestFromFile`.

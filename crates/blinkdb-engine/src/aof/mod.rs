@@ -5,7 +5,7 @@
 //! Typical use by the server:
 //!
 //! ```no_run
-//! # use blinkdb_engine::aof::*;
+//! # use blinkdb_engine::{Aof, AofOptions, AofResult as Result};
 //! # async fn demo() -> Result<()> {
 //! let aof = Aof::open(AofOptions::new("/data/appendonlydir"))?;
 //! aof.load(|cmd| { /* apply cmd.args to the keyspace */ Ok(()) }, |_progress| {})?;
@@ -41,11 +41,9 @@ use bytes::Bytes;
 use parking_lot::{Mutex, RwLock};
 
 pub use error::{AofError, Result};
-pub use evict::OldestSegment;
 pub use load::{Arg, LoadProgress, LoadStats, LoadedCommand, RdbBase};
 pub use manifest::{FileKind, Manifest, ManifestEntry};
 pub use options::{AofOptions, FsyncPolicy};
-pub use record::BATCH_TAG;
 pub use rewrite::RewriteBase;
 pub use storage::{LogFile, OsStorage, Storage};
 pub use sync::Failure;

@@ -15,8 +15,6 @@ mod side_log;
 mod store;
 mod value;
 
-pub use record::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND, VALUES_COMMAND};
-pub use store::{BloomStore, BloomStoreStats};
-pub use value::{
-    rewrite_snapshot, BackendSpec, BloomValue, FilterRewrite, KeyFilterInfo, KeyFilterSpec,
-};
+pub use record::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND};
+pub use store::BloomStore;
+pub use value::{rewrite_snapshot, BackendSpec, BloomValue, FilterRewrite, KeyFilterSpec};

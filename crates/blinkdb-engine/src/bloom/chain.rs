@@ -521,11 +521,6 @@ impl ScalableBloom {
         }
         Ok(())
     }
-
-    /// Sub-filter files (for stats and tests).
-    pub fn sub_filters(&self) -> impl Iterator<Item = &BloomFile> {
-        self.links.iter().map(|l| &l.file)
-    }
 }
 
 /// Counts read from files may be anything: a damaged header must not

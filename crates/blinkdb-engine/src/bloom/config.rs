@@ -117,12 +117,3 @@ impl BloomConfig {
         Ok((capacity, geometry))
     }
 }
-
-/// Bytes RedisBloom 2.8 allocates for the bits of one sub-filter (BF.DEBUG `bytes:`):
-/// bits = ⌊capacity · -ln(ratio) / ln²2⌋ rounded up to a multiple of 64. Used to
-/// compare sizes in tests and docs.
-pub fn redisbloom_filter_bytes(capacity: u64, ratio: f64) -> u64 {
-    let bits_per_entry = -ratio.ln() / std::f64::consts::LN_2.powi(2);
-    let bits = (capacity as f64 * bits_per_entry) as u64;
-    bits.div_ceil(64) * 8
-}

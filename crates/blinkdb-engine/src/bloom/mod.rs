@@ -16,11 +16,8 @@ mod meta;
 mod redisbloom;
 
 pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ScalableBloom};
-pub use config::{
-    redisbloom_filter_bytes, BloomConfig, BloomLimits, DEFAULT_CAPACITY, DEFAULT_ERROR_RATE,
-    DEFAULT_EXPANSION, FIRST_FILTER_SHARE,
-};
-pub use dump::{dump_chunk_plan, dump_header_items, CHUNK_LINES};
+pub use config::{BloomConfig, BloomLimits};
+pub use dump::{dump_chunk_plan, dump_header_items};
 pub use error::BloomError;
 pub use redisbloom::{item_hash as redisbloom_hash, RbLink, RedisBloomChain};
 

@@ -7,6 +7,14 @@ const LIMITS: BloomLimits = BloomLimits {
     max_memory: 1 << 30,
 };
 
+/// Bytes RedisBloom 2.8 allocates for the bits of one sub-filter (BF.DEBUG `bytes:`):
+/// bits = ⌊capacity · -ln(ratio) / ln²2⌋ rounded up to a multiple of 64.
+fn redisbloom_filter_bytes(capacity: u64, ratio: f64) -> u64 {
+    let bits_per_entry = -ratio.ln() / std::f64::consts::LN_2.powi(2);
+    let bits = (capacity as f64 * bits_per_entry) as u64;
+    bits.div_ceil(64) * 8
+}
+
 fn item(i: u64) -> Vec<u8> {
     format!("item{i}").into_bytes()
 }

@@ -13,11 +13,8 @@ mod memory;
 mod probe;
 
 pub use error::FilterError;
-pub use file::{
-    BloomFile, FilterStats, LogPosition, OpenOutcome, OpenReport, RebuildReason,
-    MAX_CORRUPT_FRACTION, PREFETCH_AHEAD,
-};
-pub use geometry::{Geometry, MAX_HASHES, MAX_LINES, SIZING_MARGIN};
+pub use file::{BloomFile, FilterStats, LogPosition, OpenOutcome, RebuildReason, PREFETCH_AHEAD};
+pub use geometry::{Geometry, MAX_HASHES, MAX_LINES};
 pub use probe::ItemHash;
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use super::file::OpenReport;
 use super::*;
 use std::io::{Seek, SeekFrom, Write};
 use std::sync::Arc;

@@ -10,8 +10,8 @@
 //! Typical use by the BF.* layer:
 //!
 //! ```no_run
-//! use blinkdb_engine::kernel::{probe, FilterSpec, KernelFilter, OpenOutcome, PinLocation};
-//! # fn main() -> Result<(), blinkdb_engine::kernel::KernelError> {
+//! use blinkdb_engine::bpf::{probe, FilterSpec, KernelFilter, OpenOutcome, PinLocation};
+//! # fn main() -> Result<(), blinkdb_engine::bpf::KernelError> {
 //! let root = std::path::Path::new("/sys/fs/bpf/blinkdb");
 //! probe(root)?; // "CAP_BPF missing", "kernel lacks ...", "bpffs not mounted ..."
 //! let spec = FilterSpec::digest(100_000, 0.01);
@@ -34,11 +34,8 @@ mod probe;
 mod spec;
 mod sys;
 
-pub use error::{KernelError, KernelResult};
+pub use error::KernelError;
 pub use filter::{KernelFilter, KernelFilterInfo, OpenOutcome, PinStatus};
 pub use pin::{ensure_bpffs, is_bpffs, pin_file_name, PinLocation, DEFAULT_PIN_ROOT};
-pub use probe::{has_bpf_capability, probe};
-pub use spec::{
-    hash_count_for, item_digest, FilterSpec, ValueFormat, DIGEST_WIDTH, MAX_HASH_COUNT,
-    MAX_RAW_WIDTH,
-};
+pub use probe::probe;
+pub use spec::FilterSpec;

@@ -19,11 +19,11 @@ mod ziplist;
 
 pub use dump::{create_payload, verify_payload, ERR_PAYLOAD};
 pub use file::{
-    load_file, load_file_sized, load_stream, read_old_function, FileContents, LoadedKey, More,
-    Next, RdbFileWriter,
+    load_file, load_file_sized, load_stream, read_old_function, LoadedKey, More, Next,
+    RdbFileWriter,
 };
-pub use read::{read_entry, read_object, Loaded, Reader};
-pub use write::{object_type, write_len, write_object, write_string};
+pub use read::{read_entry, Loaded, Reader};
+pub use write::{object_type, write_object, write_string};
 
 /// The version Redis 7.0 writes (and the highest it reads).
 pub const RDB_VERSION: u16 = 10;

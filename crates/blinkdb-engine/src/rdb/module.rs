@@ -121,13 +121,6 @@ pub fn write_native(
     Some(Ok(()))
 }
 
-/// The value after a `MODULE_2` type byte (`MODULE`, the pre-opcode form of
-/// RedisBloom 1.x, is refused by the caller).
-pub fn read(r: &mut Reader<'_>) -> Result<RedisBloomChain, RdbError> {
-    let id = r.len()?;
-    read_bloom(r, id)
-}
-
 fn read_bloom(r: &mut Reader<'_>, id: u64) -> Result<RedisBloomChain, RdbError> {
     let (name, encver) = module_type_name(id);
     if name != BLOOM_TYPE {
@@ -224,6 +217,14 @@ pub fn write(out: &mut Vec<u8>, chain: &RedisBloomChain, compress: bool) {
 mod tests {
     use super::*;
     use crate::bloom::BloomLimits;
+
+    /// A RedisBloom value, read the way the loader reads any module value.
+    fn read(r: &mut Reader<'_>) -> Result<RedisBloomChain, RdbError> {
+        match read_any(r)? {
+            ModuleValue::RedisBloom(chain) => Ok(chain),
+            ModuleValue::Native(_) => panic!("a RedisBloom value was written"),
+        }
+    }
 
     #[test]
     fn bloom_round_trips() {

@@ -228,7 +228,8 @@ pub fn write_object(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rdb::{read_object, Reader};
+    use crate::rdb::read::read_object;
+    use crate::rdb::Reader;
     use crate::types::{Limits, ListShape, ListValue};
 
     fn no_blob(_: &BlobRef) -> Result<bytes::Bytes, RdbError> {

@@ -44,8 +44,6 @@ pub const HEADER_LEN: usize = 16;
 pub const REGISTERS: usize = 1 << P;
 /// Length of a dense value.
 pub const DENSE_LEN: usize = HEADER_LEN + REGISTERS * BITS / 8;
-/// `hll-sparse-max-bytes` default.
-pub const DEFAULT_SPARSE_MAX_BYTES: usize = 3000;
 
 const P: u32 = 14;
 /// Hash bits left for the run of zeros.

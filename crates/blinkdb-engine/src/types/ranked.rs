@@ -460,10 +460,6 @@ impl Ranked {
         self.len
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Bytes held, counted in O(1) (each node's items are allocated at its
     /// full capacity; a node itself lives in its parent's `Child`).
     pub fn bytes(&self) -> usize {

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use blinkdb_engine::aof::{Aof, AofOptions, Arg, FsyncPolicy, LoadStats, LoadedCommand, Lsn};
+use blinkdb_engine::{Aof, AofArg, AofOptions, FsyncPolicy, LoadStats, LoadedCommand, Lsn};
 
 pub fn options(dir: &Path) -> AofOptions {
     let mut o = AofOptions::new(dir.join("appendonlydir"));
@@ -33,8 +33,8 @@ pub fn load_all(aof: &Aof) -> (Vec<Vec<Vec<u8>>>, LoadStats) {
             c.args
                 .iter()
                 .map(|a| match a {
-                    Arg::Inline(b) => b.to_vec(),
-                    Arg::Blob(r) => aof.read_blob(r, true).expect("blob").to_vec(),
+                    AofArg::Inline(b) => b.to_vec(),
+                    AofArg::Blob(r) => aof.read_blob(r, true).expect("blob").to_vec(),
                 })
                 .collect()
         })

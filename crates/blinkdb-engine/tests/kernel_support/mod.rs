@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use blinkdb_engine::kernel::probe;
+use blinkdb_engine::bpf::probe;
 
 static NEXT_ROOT: AtomicU32 = AtomicU32::new(0);
 

@@ -50,7 +50,7 @@ impl Links {
 }
 
 fn now() -> u64 {
-    blinkdb_engine::clock::now_ms()
+    blinkdb_engine::now_ms()
 }
 
 /// CLUSTER MEET: a node in handshake, to be met by the cron.

@@ -34,7 +34,7 @@ fn enabled(ctx: &mut Ctx) -> Option<Arc<Cluster>> {
 }
 
 fn now() -> u64 {
-    blinkdb_engine::clock::now_ms()
+    blinkdb_engine::now_ms()
 }
 
 fn opts(ctx: &Ctx) -> Options {

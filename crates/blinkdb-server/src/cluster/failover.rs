@@ -488,5 +488,5 @@ pub fn manual_cron(shared: &Shared, st: &mut State, now: u64) {
 }
 
 fn now_ms() -> u64 {
-    blinkdb_engine::clock::now_ms()
+    blinkdb_engine::now_ms()
 }

@@ -430,7 +430,7 @@ impl Cluster {
             0 => port.wrapping_add(10000),
             p => p,
         };
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         let opts = Options::from_config(config);
         let mut state = match config_file::load(&path, now)? {
             Some(state) => state,

@@ -1,7 +1,7 @@
 //! The 16384 hash slots: which slot a key hashes to (CRC16/XMODEM of the key,
 //! or of its `{hash tag}`), and the slot bitmap the bus carries.
 
-pub use blinkdb_engine::keyspace::slots::key_slot;
+pub use blinkdb_engine::key_slot;
 
 pub const SLOTS: usize = 16384;
 /// Bytes of a slot bitmap (one bit per slot, slot 0 in bit 0 of byte 0).

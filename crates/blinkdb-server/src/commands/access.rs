@@ -7,8 +7,7 @@ use super::table::CommandSpec;
 use super::Ctx;
 use crate::client::{Client, FLAG_NO_TOUCH};
 use crate::protocol::Args;
-use blinkdb_engine::access;
-use blinkdb_engine::Entry;
+use blinkdb_engine::{access, Entry};
 use std::sync::atomic::Ordering;
 
 /// TOUCH key [key ...]: looks each key up as a read (updating its clock,
@@ -114,7 +113,7 @@ const ERR_NOT_LFU: &str = "ERR An LFU maxmemory policy is not selected, access f
 /// estimateObjectIdleTime in seconds, or LFUDecrAndReturn.
 pub fn object_figure(ctx: &Ctx, entry: &Entry, freq: bool) -> Result<i64, &'static str> {
     let policy = &ctx.shared.engine.access;
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     match (freq, policy.is_lfu()) {
         (false, false) => Ok((access::idle_ms(entry.clock().get(), now) / 1000) as i64),
         (true, true) => Ok(policy.freq(entry.clock().get(), now) as i64),
@@ -127,6 +126,6 @@ pub fn object_figure(ctx: &Ctx, entry: &Entry, freq: bool) -> Result<i64, &'stat
 /// field, and the idle time read as LRU whatever the policy (as Redis does).
 pub fn debug_fields(entry: &Entry) -> (u32, u64) {
     let lru = entry.clock().get();
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     (lru, access::idle_ms(lru, now) / 1000)
 }

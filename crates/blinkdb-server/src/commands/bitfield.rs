@@ -8,8 +8,10 @@ use super::bitops::{bit_offset, find_for_write, word_is, write_bytes, Found};
 use super::strings::string_of;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::bits::{self, Overflow};
-use blinkdb_engine::notify::STRING;
+use blinkdb_engine::{
+    bitmap::{self, Overflow},
+    event::STRING,
+};
 use hashbrown::HashMap;
 use std::borrow::Cow;
 
@@ -146,9 +148,9 @@ impl Bitmap<'_> {
     fn get(&self, op: &Op) -> i64 {
         let (w, at) = self.window(op);
         if op.signed {
-            bits::get_signed(&w, at, op.bits)
+            bitmap::get_signed(&w, at, op.bits)
         } else {
-            bits::get_unsigned(&w, at, op.bits) as i64
+            bitmap::get_unsigned(&w, at, op.bits) as i64
         }
     }
 
@@ -157,27 +159,27 @@ impl Bitmap<'_> {
     fn write(&mut self, op: &Op) -> (Option<i64>, bool) {
         let (mut w, at) = self.window(op);
         let (old, new, reply) = if op.signed {
-            let old = bits::get_signed(&w, at, op.bits);
+            let old = bitmap::get_signed(&w, at, op.bits);
             let (start, incr) = match op.kind {
                 Kind::IncrBy => (old, op.value),
                 _ => (op.value, 0),
             };
-            let Some(new) = bits::add_signed(start, incr, op.bits, op.overflow).1 else {
+            let Some(new) = bitmap::add_signed(start, incr, op.bits, op.overflow).1 else {
                 return (None, false);
             };
-            bits::set_unsigned(&mut w, at, op.bits, new as u64);
+            bitmap::set_unsigned(&mut w, at, op.bits, new as u64);
             let reply = if op.kind == Kind::IncrBy { new } else { old };
             (old as u64, new as u64, reply)
         } else {
-            let old = bits::get_unsigned(&w, at, op.bits);
+            let old = bitmap::get_unsigned(&w, at, op.bits);
             let (start, incr) = match op.kind {
                 Kind::IncrBy => (old, op.value),
                 _ => (op.value as u64, 0),
             };
-            let Some(new) = bits::add_unsigned(start, incr, op.bits, op.overflow).1 else {
+            let Some(new) = bitmap::add_unsigned(start, incr, op.bits, op.overflow).1 else {
                 return (None, false);
             };
-            bits::set_unsigned(&mut w, at, op.bits, new);
+            bitmap::set_unsigned(&mut w, at, op.bits, new);
             let reply = if op.kind == Kind::IncrBy { new } else { old };
             (old, new, reply as i64)
         };

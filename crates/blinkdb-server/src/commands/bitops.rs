@@ -1,15 +1,16 @@
 //! Bitmap commands on string values: SETBIT, GETBIT, BITCOUNT, BITPOS and
 //! BITOP, with Redis 7.0's argument checks, error texts and propagation.
-//! The bit algorithms are in `blinkdb_engine::bits`.
+//! The bit algorithms are in `blinkdb_engine::bitmap`.
 
 use super::args::*;
 use super::strings::string_of;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::bits::{self, BitOp};
-use blinkdb_engine::keyspace::InlineBytes;
-use blinkdb_engine::notify::{GENERIC, KEY_MISS, STRING};
-use blinkdb_engine::{Entry, Origin, Tx, Value};
+use blinkdb_engine::{
+    bitmap::{self, BitOp},
+    event::{GENERIC, KEY_MISS, STRING},
+    Entry, InlineBytes, Origin, Tx, Value,
+};
 
 const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
@@ -316,8 +317,8 @@ pub fn bitcount(ctx: &mut Ctx, args: &Args) {
             Err(err) => return out.error(&err),
         };
         let (start, end) = (range.start as usize, range.end as usize);
-        let mut count = bits::popcount(&s[start..=end]);
-        count -= bits::popcount(&[s[start] & range.first_out, s[end] & range.last_out]);
+        let mut count = bitmap::popcount(&s[start..=end]);
+        count -= bitmap::popcount(&[s[start] & range.first_out, s[end] & range.last_out]);
         out.int(count as i64);
     });
 }
@@ -393,7 +394,7 @@ fn find_in_range(p: &[u8], r: &Range, bit: bool, end_given: bool) -> i64 {
             if r.last_out != 0 && bytes == 1 {
                 b = mask_out(b, r.last_out);
             }
-            let pos = bits::first_bit(&[b], bit);
+            let pos = bitmap::first_bit(&[b], bit);
             if bytes == 1 || (pos != -1 && pos != 8) {
                 break 'found pos;
             }
@@ -402,14 +403,14 @@ fn find_in_range(p: &[u8], r: &Range, bit: bool, end_given: bool) -> i64 {
         }
         let whole = bytes - (r.last_out != 0) as usize;
         if whole > 0 {
-            let pos = bits::first_bit(&p[start..start + whole], bit);
+            let pos = bitmap::first_bit(&p[start..start + whole], bit);
             if bytes == whole || (pos != -1 && pos != (whole as i64) << 3) {
                 break 'found pos;
             }
             start += whole;
             bytes -= whole;
         }
-        bits::first_bit(&[mask_out(p[r.end as usize], r.last_out)], bit)
+        bitmap::first_bit(&[mask_out(p[r.end as usize], r.last_out)], bit)
     };
     // With an explicit end, the bits past the range are not taken for zeros.
     if end_given && !bit && pos == (bytes as i64) << 3 {
@@ -464,7 +465,7 @@ pub fn bitop(ctx: &mut Ctx, args: &Args) {
             }
         }
         let refs: Vec<&[u8]> = srcs.iter().map(|s| &s[..]).collect();
-        let result = bits::bitop(op, &refs);
+        let result = bitmap::bitop(op, &refs);
         let len = result.len();
         let dest = args[2];
         let mut rec: Vec<&[u8]> = Vec::with_capacity(args.len());

@@ -1,5 +1,5 @@
 //! BF.* commands with RedisBloom 2.8's replies, on filters owned by keys
-//! (`blinkdb_engine::bfkeys`), plus the internal records only replay accepts.
+//! (`blinkdb_engine::bf`), plus the internal records only replay accepts.
 //!
 //! Log records: creating a filter logs `BLINKDB.BFBIND` (its id), and adds log
 //! only the items that were new (`BF.ADD key item` / `BF.MADD key item...`), so a
@@ -13,14 +13,17 @@
 use super::args::{parse_i64, ERR_WRONGTYPE};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::bfkeys::{BackendSpec, Binding, BloomValue, KeyFilterSpec};
-use blinkdb_engine::bloom::args::{parse_insert, parse_reserve, InfoField};
-use blinkdb_engine::bloom::{BloomConfig, BloomError, BloomLimits, RedisBloomChain};
+use blinkdb_engine::{
+    bf::{
+        parse_insert, parse_reserve, BackendSpec, Binding, BloomConfig, BloomError, BloomLimits,
+        BloomValue, InfoField, KeyFilterSpec, RedisBloomChain,
+    },
+    event::MODULE,
+    Entry, Tx, Value,
+};
 
 /// The first bytes of a BlinkDB SCANDUMP header chunk (docs/bloom-file-format.md).
 const BLINKDB_DUMP_MAGIC: &[u8] = b"BLINKBD\0";
-use blinkdb_engine::notify::MODULE;
-use blinkdb_engine::{Entry, Tx, Value};
 
 const ERR_CURSOR: &str = "Second argument must be numeric";
 

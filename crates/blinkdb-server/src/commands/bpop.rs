@@ -13,8 +13,7 @@ use super::{collection, Ctx};
 use crate::blocking::{timeout_secs, ServeFn, Who};
 use crate::client::Block;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::types::{ListValue, ZSetValue};
-use blinkdb_engine::Tx;
+use blinkdb_engine::{ListValue, Tx, ZSetValue};
 
 /// What a pop takes, and how it answers.
 #[derive(Clone, Copy)]

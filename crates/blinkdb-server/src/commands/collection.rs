@@ -3,9 +3,9 @@
 //! deletion of a collection its last member left, as Redis does.
 
 use super::Ctx;
-use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::types::{HashValue, ListValue, SetValue, StreamValue, ZSetValue};
-use blinkdb_engine::{Entry, Tx, Value};
+use blinkdb_engine::{
+    event::GENERIC, Entry, HashValue, ListValue, SetValue, StreamValue, Tx, Value, ZSetValue,
+};
 use std::sync::Arc;
 
 /// The key holds another type.
@@ -212,7 +212,7 @@ impl<'a> ScanArgs<'a> {
 
     pub fn matches(&self, member: &[u8]) -> bool {
         self.pattern
-            .is_none_or(|p| blinkdb_engine::pattern::glob_match(p, member, false))
+            .is_none_or(|p| blinkdb_engine::glob_match(p, member, false))
     }
 }
 

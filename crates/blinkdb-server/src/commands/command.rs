@@ -6,7 +6,7 @@ use super::spec::{self, ArgDoc, BeginSearch, FindKeys, KeySpec};
 use super::table::{self, acl, CommandSpec};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::pattern::glob_match;
+use blinkdb_engine::glob_match;
 
 fn reply_info(out: &mut Out, c: &'static CommandSpec) {
     out.array(10);

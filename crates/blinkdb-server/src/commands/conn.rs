@@ -292,7 +292,7 @@ pub fn timeout_ms(arg: &[u8]) -> Result<u64, &'static str> {
         Some(n) if n < 0 => Err("ERR timeout is negative"),
         Some(0) => Ok(0),
         Some(n) => (n as u64)
-            .checked_add(blinkdb_engine::clock::now_ms())
+            .checked_add(blinkdb_engine::now_ms())
             .filter(|end| *end <= i64::MAX as u64)
             .ok_or("ERR timeout is out of range"),
     }

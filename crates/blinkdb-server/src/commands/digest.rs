@@ -15,10 +15,7 @@
 //! `!!expire!!`. Encodings never enter: a listpack and a hash table of the
 //! same elements digest alike.
 
-use blinkdb_engine::keyspace::Db;
-use blinkdb_engine::types::stream::StreamId;
-use blinkdb_engine::types::write_double;
-use blinkdb_engine::{Engine, Entry, Value};
+use blinkdb_engine::{stream::StreamId, write_double, Db, Engine, Entry, Value};
 use sha1_smol::Sha1;
 
 /// One 20-byte digest.

@@ -5,9 +5,11 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT};
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::rdb::{self, RdbError};
-use blinkdb_engine::Entry;
+use blinkdb_engine::{
+    event::GENERIC,
+    rdb_format::{self, RdbError},
+    Entry,
+};
 
 const ERR_BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
@@ -22,7 +24,7 @@ pub fn dump(ctx: &mut Ctx, args: &Args) {
         return ctx.out.null();
     };
     let compress = ctx.client.settings(ctx.shared).rdbcompression;
-    match rdb::dump_value(&ctx.shared.engine, &value, compress) {
+    match rdb_format::dump_value(&ctx.shared.engine, &value, compress) {
         Ok(payload) => ctx.out.bulk(&payload),
         Err(e) => ctx.out.error(&format!("ERR {e}")),
     }
@@ -32,7 +34,7 @@ pub fn dump(ctx: &mut Ctx, args: &Args) {
 /// what BlinkDB does not load yet when that is the reason.
 fn bad_format(e: &RdbError) -> String {
     match e {
-        RdbError::Payload => format!("ERR {}", rdb::ERR_PAYLOAD),
+        RdbError::Payload => format!("ERR {}", rdb_format::ERR_PAYLOAD),
         RdbError::Unsupported(what) => format!("ERR Bad data format: {what}"),
         _ => "ERR Bad data format".to_string(),
     }
@@ -87,7 +89,7 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
     };
     let limits = ctx.client.settings(ctx.shared).collection_limits;
     let value = match &ttl {
-        Ok(_) => rdb::restore_value(args[3], &limits, true).map_err(|e| bad_format(&e)),
+        Ok(_) => rdb_format::restore_value(args[3], &limits, true).map_err(|e| bad_format(&e)),
         Err(_) => Err(String::new()),
     };
     let value = value.and_then(|v| v.into_value(&ctx.shared.engine).map_err(|e| bad_format(&e)));

@@ -11,7 +11,7 @@ use super::zrange::store_result;
 use super::zset::{limits, parse_score};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::types::ZSetValue;
+use blinkdb_engine::ZSetValue;
 use std::borrow::Cow;
 use std::cmp::Ordering::{Equal, Greater, Less};
 

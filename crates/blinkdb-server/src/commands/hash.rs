@@ -5,10 +5,9 @@ use super::args::{incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW};
 use super::collection::{self, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::HASH;
-use blinkdb_engine::types::HashValue;
+use blinkdb_engine::{event::HASH, HashValue};
 
-fn limits(ctx: &mut Ctx) -> blinkdb_engine::types::Limits {
+fn limits(ctx: &mut Ctx) -> blinkdb_engine::Limits {
     ctx.client.settings(ctx.shared).collection_limits
 }
 

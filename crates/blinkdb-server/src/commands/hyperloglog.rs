@@ -1,6 +1,6 @@
 //! HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST, over
 //! sketches kept in string values in Redis's own format
-//! (`blinkdb_engine::types::hll`). What they propagate is what Redis 7.0
+//! (`blinkdb_engine::hll`). What they propagate is what Redis 7.0
 //! propagates: PFADD and PFMERGE as given, PFCOUNT of one key when it
 //! refreshed the cached count, PFDEBUG GETREG/TODENSE when they turned a
 //! sketch dense.
@@ -8,9 +8,11 @@
 use super::args::{eq_ic, ERR_WRONGTYPE};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::{KEY_MISS, STRING};
-use blinkdb_engine::types::hll::{self, Encoding, HllError, REGISTERS};
-use blinkdb_engine::{Engine, Entry, Tx, Value};
+use blinkdb_engine::{
+    event::{KEY_MISS, STRING},
+    hll::{self, Encoding, HllError, REGISTERS},
+    Engine, Entry, Tx, Value,
+};
 use std::borrow::Cow;
 
 /// `hll-sparse-max-bytes` for this client's command.

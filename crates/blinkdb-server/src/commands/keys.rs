@@ -3,9 +3,7 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::pattern::glob_match;
-use blinkdb_engine::{Tx, Value};
+use blinkdb_engine::{event::GENERIC, glob_match, Tx, Value};
 
 pub fn del(ctx: &mut Ctx, args: &Args) {
     let db = ctx.db();
@@ -287,7 +285,7 @@ fn relocate_filter(
     src: &[u8],
     dst_db: usize,
     dst: &[u8],
-) -> Result<(), blinkdb_engine::bloom::BloomError> {
+) -> Result<(), blinkdb_engine::bf::BloomError> {
     match tx.get(src_db, src).and_then(|e| e.value().as_bloom()) {
         Some(filter) => filter.relocate(dst_db, dst),
         None => Ok(()),

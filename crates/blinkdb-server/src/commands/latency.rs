@@ -31,7 +31,7 @@ impl LatencyMonitor {
         if threshold_ms == 0 || ms < threshold_ms {
             return;
         }
-        let now = blinkdb_engine::clock::now_ms() / 1000;
+        let now = blinkdb_engine::now_ms() / 1000;
         let mut events = self.events.lock();
         let e = events.entry(event.to_string()).or_default();
         e.max = e.max.max(ms);
@@ -119,7 +119,7 @@ pub fn graph(ctx: &mut Ctx, args: &Args) {
             .out
             .error(&format!("ERR No samples available for event '{name}'"));
     };
-    let now = blinkdb_engine::clock::now_ms() / 1000;
+    let now = blinkdb_engine::now_ms() / 1000;
     let low = e.samples.iter().map(|s| s.1).min().unwrap_or(0);
     let high = e.samples.iter().map(|s| s.1).max().unwrap_or(0);
     let mut text = format!(

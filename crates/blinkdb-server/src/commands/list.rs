@@ -6,9 +6,7 @@ use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_NO_SUCH_KEY, ERR_SYNTAX, ER
 use super::collection;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::LIST;
-use blinkdb_engine::types::{ListShape, ListValue};
-use blinkdb_engine::Tx;
+use blinkdb_engine::{event::LIST, ListShape, ListValue, Tx};
 
 const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
 

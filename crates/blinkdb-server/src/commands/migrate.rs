@@ -5,8 +5,7 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT};
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::GENERIC;
-use blinkdb_engine::rdb;
+use blinkdb_engine::{event::GENERIC, rdb_format};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -244,7 +243,7 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
         if select {
             command(&mut buf, &[b"SELECT", db_to.to_string().as_bytes()]);
         }
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         let mut sent: Vec<&[u8]> = Vec::new();
         for (key, value, at) in &found {
             let mut ttl = 0i64;
@@ -256,9 +255,9 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                 ttl = ttl.max(1);
             }
             let payload = if native {
-                rdb::dump_value_native(&ctx.shared.engine, value, compress)
+                rdb_format::dump_value_native(&ctx.shared.engine, value, compress)
             } else {
-                rdb::dump_value(&ctx.shared.engine, value, compress)
+                rdb_format::dump_value(&ctx.shared.engine, value, compress)
             };
             let payload = match payload {
                 Ok(p) => p,

@@ -155,7 +155,7 @@ pub fn feed(
     spec: &CommandSpec,
     args: &Args,
 ) {
-    let us = blinkdb_engine::clock::now_us();
+    let us = blinkdb_engine::now_us();
     let mut head = String::with_capacity(48);
     let _ = write!(head, "+{}.{:06} [{db} ", us / 1_000_000, us % 1_000_000);
     match from {

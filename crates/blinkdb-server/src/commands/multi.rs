@@ -8,7 +8,7 @@ use super::{dispatch, Ctx};
 use crate::client::Client;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
-use blinkdb_engine::keyspace::WatchFlag;
+use blinkdb_engine::WatchFlag;
 use std::sync::Arc;
 
 pub const ERR_EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";

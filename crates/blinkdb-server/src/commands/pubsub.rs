@@ -38,7 +38,7 @@ pub fn sunsubscribe(ctx: &mut Ctx, args: &Args) {
 
 fn publish_to(ctx: &mut Ctx, args: &Args, shard: bool) {
     let limit = ctx.client.settings(ctx.shared).output_limits.pubsub;
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     let n = ctx
         .shared
         .pubsub

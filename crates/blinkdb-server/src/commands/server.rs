@@ -3,7 +3,7 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::pattern::glob_match;
+use blinkdb_engine::glob_match;
 
 pub fn config(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
@@ -78,7 +78,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             engine
                 .expired_keys
                 .store(0, std::sync::atomic::Ordering::Relaxed);
-            blinkdb_engine::types::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
+            blinkdb_engine::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.shared.replication.feed.reset_stats();
             ctx.out.ok();
         }
@@ -121,7 +121,7 @@ pub fn info(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn time(ctx: &mut Ctx, _args: &Args) {
-    let us = blinkdb_engine::clock::now_us();
+    let us = blinkdb_engine::now_us();
     ctx.out.array(2);
     ctx.out.bulk((us / 1_000_000).to_string().as_bytes());
     ctx.out.bulk((us % 1_000_000).to_string().as_bytes());

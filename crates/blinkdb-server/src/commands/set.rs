@@ -5,9 +5,7 @@ use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection::{self, ScanArgs, WrongType};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::SET;
-use blinkdb_engine::types::{Limits, SetValue};
-use blinkdb_engine::Tx;
+use blinkdb_engine::{event::SET, Limits, SetValue, Tx};
 use std::borrow::Cow;
 
 /// Members per SREM record when SPOP's effect is logged (Redis batches the
@@ -386,7 +384,7 @@ fn combine_store(ctx: &mut Ctx, args: &Args, op: Op, event: &'static str) {
         if n > 0 {
             tx.notify(SET, event, db, dst);
         } else if existed {
-            tx.notify(blinkdb_engine::notify::GENERIC, "del", db, dst);
+            tx.notify(blinkdb_engine::event::GENERIC, "del", db, dst);
         }
         out.int(n as i64);
     });

@@ -68,7 +68,7 @@ impl SlowLog {
         log.next_id += 1;
         log.entries.push_front(Entry {
             id,
-            time_secs: blinkdb_engine::clock::now_ms() / 1000,
+            time_secs: blinkdb_engine::now_ms() / 1000,
             micros,
             args: logged,
             peer: info.addr.clone(),

@@ -13,9 +13,10 @@ use super::collection::{self, Collection};
 use super::zset::strtod;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::{GENERIC, LIST};
-use blinkdb_engine::types::{HashValue, ListValue, SetValue, ZSetValue};
-use blinkdb_engine::Entry;
+use blinkdb_engine::{
+    event::{GENERIC, LIST},
+    Entry, HashValue, ListValue, SetValue, ZSetValue,
+};
 use std::borrow::Cow;
 use std::cmp::Ordering;
 

@@ -11,10 +11,11 @@ use super::Ctx;
 use crate::blocking::Who;
 use crate::client::Block;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::STREAM;
-use blinkdb_engine::types::stream::{EntryRef, ParsedId, StreamId, Trim};
-use blinkdb_engine::types::StreamValue;
-use blinkdb_engine::Tx;
+use blinkdb_engine::{
+    event::STREAM,
+    stream::{EntryRef, ParsedId, StreamId, Trim},
+    StreamValue, Tx,
+};
 
 pub(super) const ERR_INVALID_ID: &str =
     "ERR Invalid stream ID specified as stream command argument";
@@ -91,7 +92,7 @@ pub(super) fn reply_entries<'a>(out: &mut Out, entries: impl Iterator<Item = Ent
     }
 }
 
-pub(super) fn node_limits(ctx: &mut Ctx) -> blinkdb_engine::types::stream::NodeLimits {
+pub(super) fn node_limits(ctx: &mut Ctx) -> blinkdb_engine::stream::NodeLimits {
     ctx.client
         .settings(ctx.shared)
         .collection_limits
@@ -237,7 +238,7 @@ pub fn xadd(ctx: &mut Ctx, args: &Args) {
         }
     }
     let key = args[1];
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     ctx.write1(key, |tx, db, out| {
         let id =
             match collection::get::<StreamValue>(tx, db, key) {
@@ -653,7 +654,7 @@ fn xread_or_block(ctx: &mut Ctx, args: &Args, r: &ReadArgs) {
     let who = Who::of(ctx.client);
     let end_ms = match r.block {
         Some(0) | None => 0,
-        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::clock::now_ms()),
+        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::now_ms()),
     };
     let locked: Vec<(usize, &[u8])> = r.keys.iter().map(|k| (db, *k)).collect();
     let waiter = ctx.write(&locked, |tx, out| {

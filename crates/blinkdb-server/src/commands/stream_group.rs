@@ -14,14 +14,15 @@ use super::Ctx;
 use crate::blocking::Who;
 use crate::client::Block;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::STREAM;
-use blinkdb_engine::types::stream::{Group, Nack, StreamId};
-use blinkdb_engine::types::StreamValue;
-use blinkdb_engine::Tx;
+use blinkdb_engine::{
+    event::STREAM,
+    stream::{Group, Nack, StreamId},
+    StreamValue, Tx,
+};
 use smallvec::SmallVec;
 
 fn now_ms() -> i64 {
-    blinkdb_engine::clock::now_ms() as i64
+    blinkdb_engine::now_ms() as i64
 }
 
 fn nogroup_for_key(group: &[u8], key: &[u8]) -> Vec<u8> {
@@ -530,7 +531,7 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
     let who = Who::of(ctx.client);
     let end_ms = match block {
         Some(0) | None => 0,
-        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::clock::now_ms()),
+        Some(ms) => (ms as u64).saturating_add(blinkdb_engine::now_ms()),
     };
     let waiter = ctx.write(&keys, |tx, out| {
         // Every key, group and ID is checked before anything is served.

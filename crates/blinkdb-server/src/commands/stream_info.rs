@@ -6,11 +6,13 @@ use super::collection;
 use super::stream::{reply_entry, reply_id};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::types::stream::{Group, StreamId};
-use blinkdb_engine::types::StreamValue;
+use blinkdb_engine::{
+    stream::{Group, StreamId},
+    StreamValue,
+};
 
 fn now_ms() -> i64 {
-    blinkdb_engine::clock::now_ms() as i64
+    blinkdb_engine::now_ms() as i64
 }
 
 /// Reads the stream at `args[2]`, replying `ERR no such key` or

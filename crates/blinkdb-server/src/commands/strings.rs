@@ -3,8 +3,10 @@
 use super::args::*;
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::notify::{GENERIC, KEY_MISS, STRING};
-use blinkdb_engine::{Engine, Entry, Tx, Value};
+use blinkdb_engine::{
+    event::{GENERIC, KEY_MISS, STRING},
+    Engine, Entry, Tx, Value,
+};
 use std::borrow::Cow;
 
 /// The expiry requested by SET/GETEX options.

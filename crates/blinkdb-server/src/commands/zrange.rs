@@ -7,8 +7,7 @@ use super::collection;
 use super::zset::{limits, strtod};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::ZSET;
-use blinkdb_engine::types::ZSetValue;
+use blinkdb_engine::{event::ZSET, ZSetValue};
 use smallvec::SmallVec;
 
 const ERR_SCORE_RANGE: &str = "ERR min or max is not a float";
@@ -495,7 +494,7 @@ pub fn store_result(
         tx.notify(ZSET, event, db, dst);
     } else if tx.remove(db, dst).is_some() {
         tx.log(db, args);
-        tx.notify(blinkdb_engine::notify::GENERIC, "del", db, dst);
+        tx.notify(blinkdb_engine::event::GENERIC, "del", db, dst);
     }
     out.int(n as i64);
 }

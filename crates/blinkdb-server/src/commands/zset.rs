@@ -7,8 +7,7 @@ use super::args::{eq_ic, parse_cursor, parse_i64, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection::{self, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::notify::ZSET;
-use blinkdb_engine::types::{Limits, ZSetValue};
+use blinkdb_engine::{event::ZSET, Limits, ZSetValue};
 use smallvec::SmallVec;
 
 pub const ERR_NOT_FLOAT: &str = "ERR value is not a valid float";
@@ -490,7 +489,7 @@ fn packed_score_text(s: f64) -> String {
     if s.is_finite() && s != 0.0 && (-LIM..=LIM).contains(&s) && s.trunc() == s {
         return (s as i64).to_string();
     }
-    blinkdb_engine::types::fmt_double(s)
+    blinkdb_engine::fmt_double(s)
 }
 
 pub fn zscan(ctx: &mut Ctx, args: &Args) {
@@ -518,7 +517,7 @@ pub fn zscan(ctx: &mut Ctx, args: &Args) {
             if compact {
                 out.bulk(packed_score_text(s).as_bytes());
             } else {
-                out.bulk(blinkdb_engine::types::fmt_double(s).as_bytes());
+                out.bulk(blinkdb_engine::fmt_double(s).as_bytes());
             }
         }
     });

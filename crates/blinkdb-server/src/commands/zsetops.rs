@@ -7,8 +7,7 @@ use super::zrange::store_result;
 use super::zset::{limits, parse_score};
 use super::Ctx;
 use crate::protocol::Args;
-use blinkdb_engine::types::{SetValue, ZSetValue};
-use blinkdb_engine::{Tx, Value};
+use blinkdb_engine::{SetValue, Tx, Value, ZSetValue};
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -284,7 +283,7 @@ fn generic(ctx: &mut Ctx, args: &Args, op: Op, store: bool, card: bool) {
             drop(inputs);
             return store_result(tx, db, args[1], value, event, args, out);
         }
-        items.sort_by(|a, b| blinkdb_engine::types::zset::order((a.1, &a.0[..]), (b.1, &b.0[..])));
+        items.sort_by(|a, b| blinkdb_engine::zset_order((a.1, &a.0[..]), (b.1, &b.0[..])));
         let nested = req.scores && out.resp3();
         out.array(if req.scores && !nested {
             items.len() * 2
@@ -334,7 +333,7 @@ pub fn zdiffstore(ctx: &mut Ctx, args: &Args) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blinkdb_engine::types::Limits;
+    use blinkdb_engine::Limits;
 
     fn zset(items: &[(&str, f64)]) -> Input {
         let items = items.iter().map(|(m, s)| (m.as_bytes(), *s)).collect();

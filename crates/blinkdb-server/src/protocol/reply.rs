@@ -3,7 +3,7 @@
 //! (`*n`, `%n`, `~n`) are written directly so that large arrays stream into
 //! the buffer instead of being built as frame trees first.
 
-use blinkdb_engine::aof::BlobSource;
+use blinkdb_engine::BlobSource;
 use bytes::BytesMut;
 use redis_protocol::resp2::{
     encode::extend_encode_borrowed as encode2, types::BorrowedFrame as F2,
@@ -198,7 +198,7 @@ impl Out {
     /// in a bulk string in RESP2, a `,` double in RESP3.
     pub fn double(&mut self, x: f64) {
         let mut buf = [0u8; 32];
-        let n = blinkdb_engine::types::write_double(x, &mut buf);
+        let n = blinkdb_engine::write_double(x, &mut buf);
         if self.resp3() {
             self.buf.reserve(n + 3);
             self.buf.extend_from_slice(b",");

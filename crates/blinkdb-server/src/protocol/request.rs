@@ -7,7 +7,7 @@
 //! off, so a large value arriving in many reads is scanned once.
 
 use crate::commands::args::parse_i64;
-use blinkdb_engine::splitargs::split_args;
+use blinkdb_engine::split_args;
 use smallvec::SmallVec;
 
 /// The arguments of one command; args[0] is the command name. They borrow the

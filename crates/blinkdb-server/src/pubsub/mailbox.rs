@@ -108,7 +108,7 @@ impl Mailbox {
         };
         tracing::warn!(
             "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            info.describe(&blinkdb_engine::clock::now_ms())
+            info.describe(&blinkdb_engine::now_ms())
         );
         info.kill();
     }

@@ -1,6 +1,6 @@
 //! Keyspace notifications (`notify-keyspace-events`) and the engine's observer.
 //!
-//! The engine reports events and changed keys (blinkdb_engine::notify) with
+//! The engine reports events and changed keys (blinkdb_engine::event) with
 //! the key's shard locked; this publishes the events as Redis does, on
 //! `__keyspace@<db>__:<key>` (message: the event) and `__keyevent@<db>__:<event>`
 //! (message: the key), through the same registry as PUBLISH, and hands changed
@@ -10,7 +10,7 @@
 use super::limits::ClassLimit;
 use super::registry::Registry;
 use crate::tracking::Tracking;
-use blinkdb_engine::notify::*;
+use blinkdb_engine::event::*;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -149,7 +149,7 @@ impl Observer for Notifier {
             return;
         }
         let limit = *self.limit.lock();
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         CHANNEL.with(|buf| {
             let mut buf = buf.borrow_mut();
             if flags & KEYSPACE != 0 {

@@ -5,7 +5,7 @@
 
 use super::limits::ClassLimit;
 use super::mailbox::Mailbox;
-use blinkdb_engine::pattern::glob_match;
+use blinkdb_engine::glob_match;
 use bytes::{BufMut, Bytes, BytesMut};
 use hashbrown::HashMap;
 use parking_lot::RwLock;

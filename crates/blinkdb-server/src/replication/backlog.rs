@@ -304,7 +304,7 @@ impl Feed {
             state: ReplicaState::WaitBgsave,
             next: None,
             ack: 0,
-            ack_ms: blinkdb_engine::clock::now_ms(),
+            ack_ms: blinkdb_engine::now_ms(),
             wake: wake.clone(),
         });
         wake
@@ -348,7 +348,7 @@ impl Feed {
             state: ReplicaState::Online,
             next: Some(offset),
             ack: offset.saturating_sub(1),
-            ack_ms: blinkdb_engine::clock::now_ms(),
+            ack_ms: blinkdb_engine::now_ms(),
             wake: wake.clone(),
         });
         Some((b.replid.clone(), wake))
@@ -360,7 +360,7 @@ impl Feed {
         if let Some(r) = self.inner.lock().replica_mut(id) {
             r.state = state;
             if state == ReplicaState::Online {
-                r.ack_ms = blinkdb_engine::clock::now_ms();
+                r.ack_ms = blinkdb_engine::now_ms();
             }
         }
     }
@@ -422,7 +422,7 @@ impl Feed {
         let mut b = self.inner.lock();
         if let Some(r) = b.replica_mut(id) {
             r.ack = r.ack.max(offset);
-            r.ack_ms = blinkdb_engine::clock::now_ms();
+            r.ack_ms = blinkdb_engine::now_ms();
         }
         let mut done = Vec::new();
         let waits = std::mem::take(&mut b.waits);
@@ -567,7 +567,7 @@ impl Feed {
     }
 }
 
-impl blinkdb_engine::engine::WriteFeed for Feed {
+impl blinkdb_engine::WriteFeed for Feed {
     #[inline]
     fn feed(&self, db: usize, args: &[&[u8]]) {
         if !self.active.load(Ordering::Acquire) || self.proxy.load(Ordering::Relaxed) {
@@ -585,7 +585,7 @@ impl Feed {
     /// filter files) in the form a replica can apply: redis-server with
     /// RedisBloom, or BlinkDB, which stores the filter in files of its own.
     fn feed_internal(&self, db: usize, args: &[&[u8]]) {
-        use blinkdb_engine::bfkeys::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND};
+        use blinkdb_engine::bf::{Binding, BIND_COMMAND, LOAD_HEADER_COMMAND};
         let name = args[0];
         let form: Option<Vec<Vec<u8>>> = if name.eq_ignore_ascii_case(BIND_COMMAND.as_bytes()) {
             args.get(2..)
@@ -633,7 +633,7 @@ mod tests {
 
     #[test]
     fn stream_selects_db_and_counts_offsets() {
-        use blinkdb_engine::engine::WriteFeed;
+        use blinkdb_engine::WriteFeed;
         let feed = Feed::new(1 << 20);
         feed.feed(0, &[b"SET", b"a", b"1"]);
         assert_eq!(feed.lock().offset, 0, "nothing is kept before a replica");
@@ -656,7 +656,7 @@ mod tests {
 
     #[test]
     fn backlog_keeps_its_size_unless_a_replica_needs_more() {
-        use blinkdb_engine::engine::WriteFeed;
+        use blinkdb_engine::WriteFeed;
         let feed = Feed::new(0);
         feed.set_limits(16 * 1024, 0);
         feed.add_replica(info(1), "x".into(), 1);
@@ -686,7 +686,7 @@ mod tests {
 
     #[test]
     fn a_replica_past_the_hard_limit_is_dropped() {
-        use blinkdb_engine::engine::WriteFeed;
+        use blinkdb_engine::WriteFeed;
         let feed = Feed::new(16 * 1024);
         feed.set_limits(16 * 1024, 10_000);
         let r = info(2);

@@ -84,7 +84,7 @@ impl Diskless {
             }
             inner.waiting.push(Waiter {
                 id,
-                since_ms: blinkdb_engine::clock::now_ms(),
+                since_ms: blinkdb_engine::now_ms(),
                 start: tx,
             });
         }
@@ -103,7 +103,7 @@ impl Diskless {
             return;
         }
         let settings = shared.settings();
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         let oldest = inner
             .waiting
             .iter()

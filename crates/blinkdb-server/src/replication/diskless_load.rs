@@ -18,7 +18,7 @@
 
 use super::replica::Conn;
 use crate::state::Shared;
-use blinkdb_engine::rdb::{Next, RdbError};
+use blinkdb_engine::rdb_format::{Next, RdbError};
 use bytes::Buf;
 use std::sync::Arc;
 use tokio::sync::mpsc::error::TryRecvError;

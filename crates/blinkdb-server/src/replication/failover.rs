@@ -164,7 +164,7 @@ pub fn command(ctx: &mut Ctx, args: &Args) {
         st.target = target;
         st.force = force;
         st.end_ms = if timeout_ms > 0 {
-            blinkdb_engine::clock::now_ms() + timeout_ms as u64
+            blinkdb_engine::now_ms() + timeout_ms as u64
         } else {
             0
         };
@@ -207,7 +207,7 @@ fn step(shared: &Shared, generation: u64) -> bool {
         }
         (st.target.clone(), st.end_ms, st.force)
     };
-    if end_ms != 0 && end_ms <= blinkdb_engine::clock::now_ms() {
+    if end_ms != 0 && end_ms <= blinkdb_engine::now_ms() {
         if force {
             let Some((host, port)) = target else {
                 return false;

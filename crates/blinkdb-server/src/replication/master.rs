@@ -498,7 +498,7 @@ async fn stream<S: Socket>(
             }
             _ = tick.tick() => {
                 let settings = shared.settings();
-                let now = blinkdb_engine::clock::now_ms();
+                let now = blinkdb_engine::now_ms();
                 let pending = feed.pending(id) as usize;
                 if settings.output_limits.replica.exceeded(pending, &mut soft_since, now) {
                     tracing::warn!(
@@ -542,7 +542,7 @@ fn read_acks(
                 client
                     .info
                     .last_active_ms
-                    .store(blinkdb_engine::clock::now_ms(), Ordering::Relaxed);
+                    .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
                 if args.len() >= 3 && eq_ic(args[0], "replconf") && eq_ic(args[1], "ack") {
                     let Some(off) = std::str::from_utf8(args[2])
                         .ok()

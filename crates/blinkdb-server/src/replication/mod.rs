@@ -128,7 +128,7 @@ pub fn role(ctx: &mut Ctx, _args: &Args) {
 /// Online replicas whose last ACK is at most `max_lag` seconds old (Redis's
 /// repl_good_slaves_count).
 pub fn good_replicas(shared: &Shared, max_lag: u64) -> usize {
-    let now = blinkdb_engine::clock::now_ms() / 1000;
+    let now = blinkdb_engine::now_ms() / 1000;
     shared
         .replication
         .feed
@@ -153,7 +153,7 @@ pub fn info_section(shared: &Shared, o: &mut String) {
     let good = (settings.min_replicas_to_write > 0 && settings.min_replicas_max_lag > 0)
         .then(|| good_replicas(shared, settings.min_replicas_max_lag));
     let b = shared.replication.feed.lock();
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     let _ = write!(o, "connected_slaves:{}\r\n", b.replicas.len());
     if let Some(good) = good {
         let _ = write!(o, "min_slaves_good_slaves:{good}\r\n");

@@ -279,7 +279,7 @@ async fn run(shared: Arc<Shared>, generation: u64) {
             s.state = LinkState::Connect;
             s.conn = None;
             if was_up || s.down_since_ms != 0 {
-                s.down_since_ms = blinkdb_engine::clock::now_ms();
+                s.down_since_ms = blinkdb_engine::now_ms();
             }
         });
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -598,7 +598,7 @@ async fn full_sync(
         }
         // A newline: the master is still making the snapshot.
         set_state(shared, generation, |s| {
-            s.last_io_ms = blinkdb_engine::clock::now_ms();
+            s.last_io_ms = blinkdb_engine::now_ms();
         });
     };
     if header.starts_with('-') {
@@ -639,7 +639,7 @@ async fn full_sync(
         return Ok(());
     }
     let settings = shared.settings();
-    let tmp = crate::stale_temp::receive_name(&settings.dir, blinkdb_engine::clock::now_ms());
+    let tmp = crate::stale_temp::receive_name(&settings.dir, blinkdb_engine::now_ms());
     let result = receive(shared, generation, conn, payload, &tmp).await;
     let result = match result {
         Ok(()) => {
@@ -669,7 +669,7 @@ async fn full_sync(
 /// The full sync's progress: `read` bytes of the payload in.
 pub(super) fn sync_progress(shared: &Shared, generation: u64, read: u64) {
     set_state(shared, generation, |s| {
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         s.sync_read = read;
         s.last_io_ms = now;
         s.sync_last_io_ms = now;
@@ -782,7 +782,7 @@ pub(super) fn load(
 /// so that a replica keeps large values on disk as its master does; the AOF
 /// rewrite that follows moves them into its base. Returns how many.
 fn keep_large_values_in_the_log(shared: &Shared) -> usize {
-    use blinkdb_engine::keyspace::{Entry, Value};
+    use blinkdb_engine::{Entry, Value};
     let engine = &shared.engine;
     let Some(threshold) = engine.log_handle().map(|l| l.blob_threshold) else {
         return 0;
@@ -850,7 +850,7 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
     let mut out = Out::new(2);
     set_state(shared, generation, |s| {
         s.state = LinkState::Connected;
-        s.last_io_ms = blinkdb_engine::clock::now_ms();
+        s.last_io_ms = blinkdb_engine::now_ms();
         s.down_since_ms = 0;
     });
     tracing::info!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or the RDB is loaded; streaming.");
@@ -888,7 +888,7 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
         tokio::select! {
             r = conn.fill() => {
                 r?;
-                set_state(shared, generation, |s| s.last_io_ms = blinkdb_engine::clock::now_ms());
+                set_state(shared, generation, |s| s.last_io_ms = blinkdb_engine::now_ms());
             }
             _ = tick.tick() => {
                 let (replid, off) = {
@@ -954,7 +954,7 @@ fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u6
     if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
         shared.blocking.cancel(shared, &w);
     }
-    if blinkdb_engine::ready::pending() {
+    if blinkdb_engine::ready_keys::pending() {
         crate::blocking::serve_ready(shared);
     }
     if out.errors > errors {
@@ -986,12 +986,12 @@ fn apply(
     // One clock read per run of commands, as a connection's batch has (a read
     // per SET was 4% of the link thread's time under a SET stream, perf), taken
     // again every CLOCK_EVERY commands so a long backlog is not run at one time.
-    let mut clock = blinkdb_engine::clock::batch();
+    let mut clock = blinkdb_engine::batch_clock();
     let mut since_clock = 0;
     loop {
         if since_clock == CLOCK_EVERY {
             drop(clock);
-            clock = blinkdb_engine::clock::batch();
+            clock = blinkdb_engine::batch_clock();
             since_clock = 0;
         }
         since_clock += 1;
@@ -1108,7 +1108,7 @@ pub fn info_fields(shared: &Shared, o: &mut String) -> bool {
     let Some(s) = st.as_ref() else {
         return false;
     };
-    let now = blinkdb_engine::clock::now_ms();
+    let now = blinkdb_engine::now_ms();
     let settings = shared.settings();
     let applied = shared.replication.feed.lock().offset;
     let up = s.state == LinkState::Connected;

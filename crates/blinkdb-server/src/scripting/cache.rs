@@ -47,7 +47,7 @@ pub fn shebang(body: &[u8]) -> Result<(ScriptFlags, usize), String> {
         return Err("Invalid script shebang".into());
     };
     let line = &body[..end];
-    let parts = blinkdb_engine::splitargs::split_args(line)
+    let parts = blinkdb_engine::split_args(line)
         .filter(|p| !p.is_empty())
         .ok_or_else(|| "Invalid engine in script shebang".to_string())?;
     if parts[0] != b"#!lua" {

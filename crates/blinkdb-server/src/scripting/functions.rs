@@ -151,7 +151,7 @@ fn metadata(code: &[u8]) -> Result<Metadata, String> {
     let Some(end) = code.iter().position(|&c| c == b'\n') else {
         return Err("Invalid library metadata".into());
     };
-    let parts = blinkdb_engine::splitargs::split_args(&code[..end])
+    let parts = blinkdb_engine::split_args(&code[..end])
         .filter(|p| !p.is_empty())
         .ok_or_else(|| "Invalid library metadata".to_string())?;
     let engine = parts[0][2..].to_vec();
@@ -535,9 +535,7 @@ fn list(ctx: &mut Ctx, args: &Args) {
         .current
         .libs
         .values()
-        .filter(|l| {
-            pattern.is_none_or(|p| blinkdb_engine::pattern::glob_match(p, l.name.as_bytes(), false))
-        })
+        .filter(|l| pattern.is_none_or(|p| blinkdb_engine::glob_match(p, l.name.as_bytes(), false)))
         .collect();
     let out = &mut *ctx.out;
     out.array(libs.len());

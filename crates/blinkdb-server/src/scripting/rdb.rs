@@ -5,23 +5,23 @@
 //! endian) and the CRC-64 of everything before (Jones, reflected: Redis's
 //! crc64.c), little endian.
 
-use blinkdb_engine::rdb::{self, opcode, Reader};
+use blinkdb_engine::rdb_format::{self, opcode, Reader};
 
-pub const ERR_PAYLOAD: &str = rdb::ERR_PAYLOAD;
+pub const ERR_PAYLOAD: &str = rdb_format::ERR_PAYLOAD;
 
 pub fn dump_payload(codes: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();
     for code in codes {
         out.push(opcode::FUNCTION2);
-        rdb::write_string(&mut out, code, true);
+        rdb_format::write_string(&mut out, code, true);
     }
-    rdb::create_payload(out)
+    rdb_format::create_payload(out)
 }
 
 /// The library codes of a FUNCTION RESTORE payload, or the error text
 /// (without its ERR code).
 pub fn parse_payload(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
-    let body = rdb::verify_payload(data, true).map_err(|_| ERR_PAYLOAD.to_string())?;
+    let body = rdb_format::verify_payload(data, true).map_err(|_| ERR_PAYLOAD.to_string())?;
     let mut r = Reader::new(body);
     let mut codes = Vec::new();
     while r.remaining() > 0 {
@@ -33,7 +33,9 @@ pub fn parse_payload(data: &[u8]) -> Result<Vec<Vec<u8>>, String> {
             }
             // 7.0 release candidates: name, engine, description, code.
             opcode::FUNCTION => {
-                codes.push(rdb::read_old_function(&mut r).map_err(|_| "Failed loading library")?);
+                codes.push(
+                    rdb_format::read_old_function(&mut r).map_err(|_| "Failed loading library")?,
+                );
             }
             _ => return Err("given type is not a function".into()),
         }

@@ -646,9 +646,7 @@ fn execute(
         crate::commands::access::run_in_script(&mut ctx, spec, args);
     } else {
         // redis.set_repl without REPL_AOF: applied, not logged.
-        blinkdb_engine::engine::unlogged(|| {
-            crate::commands::access::run_in_script(&mut ctx, spec, args)
-        });
+        blinkdb_engine::unlogged(|| crate::commands::access::run_in_script(&mut ctx, spec, args));
     }
     IN_CALL.with(|c| c.set(false));
     let nanos = timer.elapsed_nanos();
@@ -682,7 +680,7 @@ fn resolve_files(out: Out) -> BytesMut {
             }
             Err(e) => crate::protocol::push_error_line(
                 &mut bytes,
-                blinkdb_engine::engine::blob_read_error(&e).as_bytes(),
+                blinkdb_engine::blob_read_error(&e).as_bytes(),
             ),
         }
         at = pos;

@@ -377,7 +377,7 @@ impl Tracking {
     /// as a push to a RESP3 target, as a `__redis__:invalidate` message to a
     /// RESP2 redirection target in Pub/Sub mode, else not at all.
     fn send(&self, t: &Tracker, body: Body) {
-        let now = blinkdb_engine::clock::now_ms();
+        let now = blinkdb_engine::now_ms();
         let target_arc;
         let (target, redirected) = match &t.redirect {
             None => (&t.info, false),

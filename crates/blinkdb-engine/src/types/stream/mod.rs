@@ -9,7 +9,7 @@ mod block;
 mod group;
 mod id;
 
-pub use block::{Block, Fields, Slot};
+pub use block::{Block, Fields};
 pub use group::{Consumer, Group, Nack};
 pub use id::{ParsedId, StreamId};
 
