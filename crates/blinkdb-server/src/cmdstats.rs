@@ -197,6 +197,31 @@ pub fn reset() {
     crate::protocol::errorstats::reset();
 }
 
+/// `latency-tracking-info-percentiles`' check (registered in
+/// server::CONFIG_CHECKS): space-separated percentiles, each within 0..100.
+pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
+    option: "latency-tracking-info-percentiles",
+    check: canonical_percentiles,
+};
+
+fn canonical_percentiles(value: &str) -> Result<String, String> {
+    let parsed: Result<Vec<f64>, String> = value
+        .split_whitespace()
+        .map(|w| {
+            w.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        })
+        .collect();
+    parsed.map(|p| {
+        p.iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
