@@ -122,6 +122,12 @@ pub struct Shared {
     on_loglevel: crate::logging::LevelSetter,
 }
 
+impl crate::exec_gate::HoldsGate for Shared {
+    fn gate(&self) -> &crate::exec_gate::ExecGate {
+        &self.gate
+    }
+}
+
 impl Shared {
     pub fn new(
         engine: Arc<Engine>,
