@@ -15,10 +15,10 @@ pub enum Kind {
     /// File permission bits, written in octal as in redis.conf.
     Octal,
     /// `client-output-buffer-limit`: classes with limits; a value replaces only
-    /// the classes it names (`pubsub/limits.rs`).
+    /// the classes it names (`limits.rs`).
     OutputLimits,
     /// `notify-keyspace-events`: Redis's flag letters, shown in its canonical
-    /// order (`pubsub/notify.rs`).
+    /// order (`events.rs`).
     KeyspaceEvents,
     /// `shutdown-on-sigterm`/`-sigint`: SHUTDOWN's flags (`ShutdownFlags`).
     ShutdownFlags,
