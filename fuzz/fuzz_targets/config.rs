@@ -9,6 +9,7 @@
 
 use blinkdb_fuzz::Cursor;
 use blinkdb_server::config::{parse_memory, Config, OPTIONS};
+use blinkdb_server::server::CONFIG_CHECKS;
 use libfuzzer_sys::fuzz_target;
 
 /// Redis 7.0's `memtoull`, except that a unit pushing the value past u64 is
@@ -69,12 +70,12 @@ fuzz_target!(|data: &[u8]| {
             let path = dir.path().join("blinkdb.conf");
             std::fs::write(&path, rest).unwrap();
             let arg = path.to_str().unwrap().to_string();
-            let Ok(cfg) = Config::from_args(&[arg.clone()]) else {
+            let Ok(cfg) = Config::from_args(&[arg.clone()], CONFIG_CHECKS) else {
                 return;
             };
             check_settings(&cfg);
             cfg.rewrite(false).expect("CONFIG REWRITE");
-            let again = Config::from_args(&[arg]).unwrap_or_else(|e| {
+            let again = Config::from_args(&[arg], CONFIG_CHECKS).unwrap_or_else(|e| {
                 panic!(
                     "the rewritten file does not load: {e}\n{}",
                     std::fs::read_to_string(&path).unwrap_or_default()
@@ -84,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
         }
         1 => {
             // CONFIG SET name value pairs on the defaults.
-            let mut cfg = Config::default();
+            let mut cfg = Config::new(CONFIG_CHECKS);
             let mut words = rest.split(|&b| b == 0);
             while let (Some(name), Some(value)) = (words.next(), words.next()) {
                 let name = String::from_utf8_lossy(name);

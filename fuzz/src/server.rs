@@ -6,6 +6,7 @@ use blinkdb_server::client::{Client, ClientInfo, Peer};
 use blinkdb_server::config::{validate, Config, OPTIONS};
 use blinkdb_server::connection::run_commands_for_fuzzing;
 use blinkdb_server::protocol::{Out, RequestParser};
+use blinkdb_server::server::CONFIG_CHECKS;
 use blinkdb_server::state::Shared;
 use bytes::BytesMut;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ impl Server {
             args.push(format!("--{k}"));
             args.push(v.to_string());
         }
-        let config = Config::from_args(&args).expect("fuzz server config");
+        let config = Config::from_args(&args, CONFIG_CHECKS).expect("fuzz server config");
         let s = config.settings();
         let engine = Arc::new(Engine::new(EngineOptions {
             databases: s.databases,
@@ -99,7 +100,12 @@ impl Server {
         let mut pairs: Vec<(String, String)> = OPTIONS
             .iter()
             .filter(|o| o.mutable && !BOUNDED.iter().any(|(k, _)| *k == o.name))
-            .map(|o| (o.name.to_string(), validate(o, o.default).expect("default")))
+            .map(|o| {
+                (
+                    o.name.to_string(),
+                    validate(o, o.default, CONFIG_CHECKS).expect("default"),
+                )
+            })
             .collect();
         pairs.extend(BOUNDED.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         self.shared.config_set(&pairs, true).expect("defaults");

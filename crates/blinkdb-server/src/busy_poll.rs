@@ -217,6 +217,24 @@ pub fn register(fd: RawFd) {
 /// `busy-poll-us`, which CONFIG SET changes while the threads run (0: never poll).
 static WINDOW_US: AtomicU64 = AtomicU64::new(0);
 
+/// CONFIG SET busy-poll-us takes effect at once.
+pub const fn on_set<S>() -> crate::config::OnSet<S> {
+    crate::config::OnSet {
+        options: &["busy-poll-us"],
+        stage: crate::config::Stage::BeforeCommit,
+        apply: apply_on_set::<S>,
+    }
+}
+
+fn apply_on_set<S>(
+    _: &S,
+    s: &crate::config::Settings,
+    _: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    set_window(s.busy_poll_us);
+    Ok(())
+}
+
 pub fn set_window(us: u64) {
     WINDOW_US.store(us, Ordering::Relaxed);
 }

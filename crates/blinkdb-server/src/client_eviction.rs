@@ -10,26 +10,6 @@ use crate::state::Shared;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Redis's floor, so that a bad setting cannot cut every client off.
-const MIN_LIMIT: u64 = 128 * 1024;
-
-/// The limit in bytes from the option's stored form (`N%` of `maxmemory`, or a
-/// size); 0 when off, as Redis's getClientEvictionLimit.
-pub fn limit(stored: &str, maxmemory: u64) -> u64 {
-    let bytes = match stored.strip_suffix('%') {
-        Some(p) if maxmemory > 0 => {
-            (maxmemory as f64 * p.parse::<f64>().unwrap_or(0.0) / 100.0) as u64
-        }
-        Some(_) => 0,
-        None => stored.parse().unwrap_or(0),
-    };
-    if bytes == 0 {
-        0
-    } else {
-        bytes.max(MIN_LIMIT)
-    }
-}
-
 fn counted(c: &ClientInfo) -> bool {
     matches!(ClientType::of(c), ClientType::Normal | ClientType::Pubsub) && !c.is_killed()
 }
@@ -89,18 +69,4 @@ pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
     }
     cron(shared);
     info.is_killed()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::limit;
-
-    #[test]
-    fn limit_as_redis_computes_it() {
-        assert_eq!(limit("0", 1 << 30), 0);
-        assert_eq!(limit("10%", 0), 0, "a percentage of no maxmemory is off");
-        assert_eq!(limit("10%", 100 << 20), 10 << 20);
-        assert_eq!(limit("1000", 0), 128 * 1024, "Redis's floor");
-        assert_eq!(limit("5242880", 0), 5 << 20);
-    }
 }

@@ -5,15 +5,18 @@
 //! command-table entry, so the hot path writes only cache lines no other core
 //! writes: a plain load and store per counter (each block has one writer), no
 //! lock and no atomic read-modify-write. INFO adds the blocks up.
+//! Error replies are counted where they are written, in
+//! protocol::errorstats (re-exported here).
 //! CONFIG RESETSTAT bumps a generation instead of writing other threads'
 //! blocks: a block from an older generation reads as zero, and its thread
 //! clears it before it next counts.
 
 use parking_lot::Mutex;
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
+
+pub use crate::protocol::errorstats::{count_error, error_counts, total_error_replies};
 
 fn clock() -> &'static quanta::Clock {
     static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
@@ -188,59 +191,35 @@ pub fn percentile_micros(histogram: &[u64; BUCKETS], pct: f64) -> f64 {
     (1024u64 << (BUCKETS - 1)) as f64 / 1000.0
 }
 
-/// Distinct error codes counted at most (further new codes are not counted
-/// per code, only in total_error_replies), so that error texts a client can
-/// choose (a script's error_reply) cannot grow the table without bound.
-const ERROR_CODES_MAX: usize = 128;
-
-#[derive(Default)]
-struct Errors {
-    by_code: BTreeMap<String, u64>,
-}
-
-fn errors() -> &'static Mutex<Errors> {
-    static ERRORS: OnceLock<Mutex<Errors>> = OnceLock::new();
-    ERRORS.get_or_init(Default::default)
-}
-
-static TOTAL_ERRORS: AtomicU64 = AtomicU64::new(0);
-
-/// An error reply was sent: counts it under its code (the text up to the
-/// first space within 32 bytes, else ERR), as Redis does.
-pub fn count_error(msg: &[u8]) {
-    TOTAL_ERRORS.fetch_add(1, Relaxed);
-    let code = msg[..msg.len().min(32)]
-        .iter()
-        .position(|&c| c == b' ')
-        .map_or(&b"ERR"[..], |space| &msg[..space]);
-    let code = String::from_utf8_lossy(code);
-    let mut e = errors().lock();
-    if let Some(n) = e.by_code.get_mut(code.as_ref()) {
-        *n += 1;
-    } else if e.by_code.len() < ERROR_CODES_MAX {
-        e.by_code.insert(code.into_owned(), 1);
-    }
-}
-
-pub fn total_error_replies() -> u64 {
-    TOTAL_ERRORS.load(Relaxed)
-}
-
-/// Error counts by code, in code order.
-pub fn error_counts() -> Vec<(String, u64)> {
-    errors()
-        .lock()
-        .by_code
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .collect()
-}
-
 /// CONFIG RESETSTAT.
 pub fn reset() {
     GENERATION.fetch_add(1, Relaxed);
-    errors().lock().by_code.clear();
-    TOTAL_ERRORS.store(0, Relaxed);
+    crate::protocol::errorstats::reset();
+}
+
+/// `latency-tracking-info-percentiles`' check (registered in
+/// server::CONFIG_CHECKS): space-separated percentiles, each within 0..100.
+pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
+    option: "latency-tracking-info-percentiles",
+    check: canonical_percentiles,
+};
+
+fn canonical_percentiles(value: &str) -> Result<String, String> {
+    let parsed: Result<Vec<f64>, String> = value
+        .split_whitespace()
+        .map(|w| {
+            w.parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        })
+        .collect();
+    parsed.map(|p| {
+        p.iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
 }
 
 #[cfg(test)]

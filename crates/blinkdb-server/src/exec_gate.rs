@@ -79,13 +79,20 @@ impl ExecGate {
 /// The exclusive mode held by a script, which may outlive the call that
 /// took it (a script past its busy threshold is resumed on later turns of
 /// its connection's event loop). Released when dropped.
-pub struct ExclusiveToken(Arc<crate::state::Shared>);
+/// It keeps alive what holds the gate (the server's shared state) without
+/// naming it, so that the gate sits below the state that holds it.
+pub struct ExclusiveToken(Arc<dyn HoldsGate>);
+
+/// What holds the server's gate (`state::Shared`).
+pub trait HoldsGate: Send + Sync {
+    fn gate(&self) -> &ExecGate;
+}
 
 impl ExclusiveToken {
     /// The caller must not hold `shared` on this thread.
-    pub fn take(shared: Arc<crate::state::Shared>) -> Self {
-        shared.gate.lock_all();
-        ExclusiveToken(shared)
+    pub fn take(holder: Arc<dyn HoldsGate>) -> Self {
+        holder.gate().lock_all();
+        ExclusiveToken(holder)
     }
 }
 
@@ -93,7 +100,7 @@ impl Drop for ExclusiveToken {
     fn drop(&mut self) {
         // SAFETY: `take` locked every slot and leaked the guards; this
         // token is their only owner and is dropped once.
-        unsafe { self.0.gate.unlock_all() }
+        unsafe { self.0.gate().unlock_all() }
     }
 }
 

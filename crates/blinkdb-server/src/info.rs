@@ -223,7 +223,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
             );
         }
-        "bloom" => crate::info_bloom::section(shared, o),
+        "bloom" => crate::info_bloom::section(&shared.engine, o),
         "modules" => {
             o.push_str("# Modules\r\n");
             let _ = write!(

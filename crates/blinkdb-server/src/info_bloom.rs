@@ -1,12 +1,11 @@
 //! INFO's `# Bloom` section: the key-existence filter, filter files found at
 //! start, and whether kernel filters can be used here.
 
-use crate::state::Shared;
+use blinkdb_engine::Engine;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
-pub fn section(shared: &Shared, o: &mut String) {
-    let engine = &shared.engine;
+pub fn section(engine: &Engine, o: &mut String) {
     o.push_str("# Bloom\r\n");
     match &engine.existence {
         Some(filter) => {

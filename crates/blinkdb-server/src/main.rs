@@ -63,7 +63,7 @@ fn main() -> ExitCode {
         Some("--ping") => return ping(args.get(1).map_or("127.0.0.1:6379", String::as_str)),
         _ => {}
     }
-    let config = match Config::from_args(&args) {
+    let config = match Config::from_args(&args, blinkdb_server::server::CONFIG_CHECKS) {
         Ok(c) => c,
         Err(e) => {
             // Redis's report (the header, the line and why), on stderr.

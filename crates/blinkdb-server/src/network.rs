@@ -62,6 +62,35 @@ fn bind_tcp_std(addr: &str, port: u16, backlog: u32) -> std::io::Result<std::net
     Ok(listener)
 }
 
+/// CONFIG SET port or bind replaces the listeners before the new values
+/// commit; a failure refuses the CONFIG SET with Redis's texts: the port's if
+/// it changed, else the addresses'.
+pub const ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["port", "bind"],
+    stage: crate::config::Stage::BeforeCommit,
+    apply: relisten,
+};
+
+fn relisten(
+    shared: &Shared,
+    s: &crate::config::Settings,
+    changed: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    let (name, text) = if changed("port") {
+        ("port", "Unable to listen on this port. Check server logs.")
+    } else {
+        ("bind", "Failed to bind to specified addresses.")
+    };
+    shared
+        .listeners
+        .listen(&shared.arc(), &s.bind, s.port, s.tcp_backlog)
+        .map(|_| ())
+        .map_err(|e| {
+            tracing::warn!("CONFIG SET {name}: could not listen on {e}");
+            (name.to_string(), text.to_string())
+        })
+}
+
 /// The TCP listeners of `bind` x `port`. CONFIG SET port or bind replaces
 /// them: addresses kept stay open, new ones are bound before anything closes,
 /// and a failure changes nothing.

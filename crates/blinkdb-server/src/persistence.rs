@@ -40,6 +40,24 @@ impl Default for RewriteStats {
     }
 }
 
+/// CONFIG SET appendfsync hands the new policy to the log at once.
+pub const ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["appendfsync"],
+    stage: crate::config::Stage::BeforeCommit,
+    apply: set_fsync_policy,
+};
+
+fn set_fsync_policy(
+    shared: &Shared,
+    s: &Settings,
+    _: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    if let Some(log) = shared.engine.log_handle() {
+        log.aof.set_fsync_policy(fsync_policy(&s.appendfsync));
+    }
+    Ok(())
+}
+
 /// `appendfsync`'s value as the log's policy.
 pub fn fsync_policy(appendfsync: &str) -> FsyncPolicy {
     match appendfsync {
@@ -457,7 +475,7 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let config = Config::from_args(&args).unwrap();
+        let config = Config::from_args(&args, &[]).unwrap();
         let settings = config.settings();
         let engine = Arc::new(Engine::new(EngineOptions {
             databases: settings.databases,

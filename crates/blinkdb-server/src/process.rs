@@ -2,12 +2,59 @@
 //! `oom-score-adj`/`oom-score-adj-values` and `disable-thp`; and the checks
 //! of `oom-score-adj-values` and `proc-title-template`.
 
-use crate::config::Settings;
+use crate::config::{Check, OnSet, Settings, Stage};
 use parking_lot::Mutex;
 
 /// Redis's text for a bad `oom-score-adj-values` element.
 const ERR_OOM_VALUES: &str =
     "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
+
+/// `oom-score-adj-values`'s and `proc-title-template`'s checks (registered
+/// in server::CONFIG_CHECKS).
+pub const CONFIG_CHECKS: [Check; 2] = [
+    Check {
+        option: "oom-score-adj-values",
+        check: canonical_oom_values,
+    },
+    Check {
+        option: "proc-title-template",
+        check: check_title_template,
+    },
+];
+
+/// CONFIG SET of the OOM score options writes the process's score at once,
+/// before the new values commit (a failure refuses the CONFIG SET).
+pub const fn oom_on_set<S>() -> OnSet<S> {
+    OnSet {
+        options: &["oom-score-adj", "oom-score-adj-values"],
+        stage: Stage::BeforeCommit,
+        apply: apply_oom_on_set::<S>,
+    }
+}
+
+fn apply_oom_on_set<S>(
+    _: &S,
+    s: &Settings,
+    _: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    apply_oom_score_adj(s).map_err(|e| ("oom-score-adj".to_string(), e))
+}
+
+fn canonical_oom_values(value: &str) -> Result<String, String> {
+    parse_oom_values(value).map(|v| {
+        v.iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+fn check_title_template(value: &str) -> Result<String, String> {
+    if !valid_title_template(value) {
+        return Err("template format is invalid or contains unknown variables".into());
+    }
+    Ok(value.to_string())
+}
 
 /// `oom-score-adj-values`: three integers (master, replica, background
 /// child), each within -2000..=2000.

@@ -78,7 +78,7 @@ mod tests {
     use super::*;
 
     fn settings(behavior: &str, read_only: bool) -> Settings {
-        let mut c = crate::config::Config::default();
+        let mut c = crate::config::Config::new(&[]);
         c.set_runtime("propagation-error-behavior", behavior)
             .unwrap();
         c.set_runtime("replica-read-only", if read_only { "yes" } else { "no" })

@@ -2,13 +2,10 @@
 //! the INFO persistence `rdb_*` figures. The codec is the engine's (rdb).
 
 use crate::client::Client;
-use crate::config::Settings;
+use crate::config::{Check, Settings};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
-use blinkdb_engine::{
-    rdb_format::{self, RdbError, RdbFileWriter},
-    Db, Entry, InlineBytes, SHARDS,
-};
+use blinkdb_engine::{Db, Entry, InlineBytes, SHARDS, rdb_format::{self, RdbError, RdbFileWriter}};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -57,6 +54,37 @@ impl Default for SaveStats {
 /// least 1 and changes at least 0, with Redis's error otherwise. As Redis,
 /// the words are split on each single space, and an empty word reads as 0
 /// (strtoll's whole-string check), so "5 " is the point (5, 0).
+/// `save`'s and `dbfilename`'s checks (registered in server::CONFIG_CHECKS).
+pub const CONFIG_CHECKS: [Check; 2] = [
+    Check {
+        option: "save",
+        check: canonical_save,
+    },
+    Check {
+        option: "dbfilename",
+        check: check_dbfilename,
+    },
+];
+
+/// `save` kept as Redis shows it: "seconds changes" pairs, spaced.
+fn canonical_save(value: &str) -> Result<String, String> {
+    parse_save_points(value).map(|points| {
+        points
+            .iter()
+            .map(|(s, c)| format!("{s} {c}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    })
+}
+
+/// As Redis's isValidDBfilename: a name inside `dir`, not a path.
+fn check_dbfilename(value: &str) -> Result<String, String> {
+    if value.is_empty() || value.contains('/') {
+        return Err("dbfilename can't be a path, just a filename".into());
+    }
+    Ok(value.to_string())
+}
+
 pub fn parse_save_points(value: &str) -> Result<Vec<(u64, u64)>, String> {
     const ERR: &str = "Invalid save parameters";
     if value.is_empty() {

@@ -272,6 +272,33 @@ async fn cron(shared: Arc<Shared>) {
     }
 }
 
+/// The checks the options' owners register for their values (config knows
+/// options by kind only).
+pub static CONFIG_CHECKS: &[crate::config::Check] = &[
+    crate::rdb_file::CONFIG_CHECKS[0],
+    crate::rdb_file::CONFIG_CHECKS[1],
+    crate::process::CONFIG_CHECKS[0],
+    crate::process::CONFIG_CHECKS[1],
+    crate::replication::replica::CONFIG_CHECK,
+    crate::cmdstats::CONFIG_CHECK,
+    HZ_CHECK,
+];
+
+/// `hz`'s check: like Redis, a value
+/// outside 1..=500 is taken as the nearest bound.
+pub const HZ_CHECK: crate::config::Check = crate::config::Check {
+    option: "hz",
+    check: clamp_hz,
+};
+
+fn clamp_hz(value: &str) -> Result<String, String> {
+    // The kind's check (an integer in range) ran first.
+    let n: i64 = value
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer")?;
+    Ok(n.clamp(1, 500).to_string())
+}
+
 /// Reclaims expired keys in the background, `hz` times a second, spending
 /// at most a quarter of each period so expiry never starves clients.
 async fn expire_cycle(shared: Arc<Shared>) {
@@ -313,5 +340,47 @@ async fn expire_cycle(shared: Arc<Shared>) {
         shared.latency.add_if_needed("expire-cycle", ms, threshold);
         // BCAST invalidations of the keys that expired.
         shared.notify.tracking.broadcast();
+    }
+}
+
+#[cfg(test)]
+mod config_check_tests {
+    use crate::config::Config;
+
+    #[test]
+    fn owners_checks_apply_to_config_set_and_the_config_file() {
+        let mut c = Config::new(super::CONFIG_CHECKS);
+        c.set_runtime("hz", "1000").unwrap();
+        assert_eq!(c.get("hz"), "500");
+        c.set_runtime("hz", "0").unwrap();
+        assert_eq!(c.get("hz"), "1");
+        // The kind's check comes first: its text, not the owner's.
+        assert_eq!(
+            c.set_runtime("hz", "+5").unwrap_err(),
+            "argument couldn't be parsed into an integer"
+        );
+        c.set_runtime("save", "100 10").unwrap();
+        assert!(c.set_runtime("save", "100  10").is_err());
+        assert_eq!(c.get("save"), "100 10");
+        assert_eq!(c.settings().save_points, vec![(100, 10)]);
+        assert_eq!(
+            c.set_runtime("dbfilename", "a/b").unwrap_err(),
+            "dbfilename can't be a path, just a filename"
+        );
+        c.set_runtime("latency-tracking-info-percentiles", "50.0 99")
+            .unwrap();
+        assert_eq!(c.get("latency-tracking-info-percentiles"), "50 99");
+        assert_eq!(c.settings().latency_percentiles, vec![50.0, 99.0]);
+        c.set_runtime("oom-score-adj-values", "0  100 900").unwrap();
+        assert_eq!(c.settings().oom_score_adj_values, [0, 100, 900]);
+        assert!(c.set_runtime("proc-title-template", "{foo}").is_err());
+        let args: Vec<String> = ["--replicaof", "h", "70000"].map(String::from).to_vec();
+        let Err(e) = Config::from_args(&args, super::CONFIG_CHECKS) else {
+            panic!("a bad replicaof port was accepted");
+        };
+        assert!(e.ends_with("Invalid master port"), "{e}");
+        let args: Vec<String> = ["--replicaof", "h", "7000"].map(String::from).to_vec();
+        let c = Config::from_args(&args, super::CONFIG_CHECKS).unwrap();
+        assert_eq!(c.settings().replicaof, Some(("h".into(), 7000)));
     }
 }

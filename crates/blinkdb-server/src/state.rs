@@ -1,13 +1,24 @@
 //! State shared by all connections.
 
 use crate::client::ClientInfo;
-use crate::config::{Config, Settings};
+use crate::config::{Config, OnSet, Settings, Stage};
 use blinkdb_engine::Engine;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
+
+/// What CONFIG SET does when an option changed, registered by the option's
+/// owner; in this order (Redis's: the OOM score, then the listeners, whose
+/// failures refuse the CONFIG SET in that order), each stage in turn.
+static CONFIG_SET_EFFECTS: &[OnSet<Shared>] = &[
+    crate::process::oom_on_set::<Shared>(),
+    crate::network::ON_SET,
+    crate::busy_poll::on_set::<Shared>(),
+    crate::persistence::ON_SET,
+    Shared::LOGLEVEL_ON_SET,
+];
 
 #[derive(Default)]
 pub struct Stats {
@@ -109,6 +120,12 @@ pub struct Shared {
     /// The TCP listeners (CONFIG SET port and bind replace them).
     pub listeners: crate::network::TcpListeners,
     on_loglevel: crate::logging::LevelSetter,
+}
+
+impl crate::exec_gate::HoldsGate for Shared {
+    fn gate(&self) -> &crate::exec_gate::ExecGate {
+        &self.gate
+    }
 }
 
 impl Shared {
@@ -239,45 +256,37 @@ impl Shared {
         // fail come first, then those that cannot, then the commit.
         let settings = Arc::new(next.settings());
         let changed = |o: &str| next.get(o) != cfg.get(o);
-        if changed("oom-score-adj") || changed("oom-score-adj-values") {
-            crate::process::apply_oom_score_adj(&settings)
-                .map_err(|e| ("oom-score-adj".to_string(), e))?;
-        }
-        if changed("port") || changed("bind") {
-            // Redis's texts: the port's if it changed, else the addresses'.
-            let (name, text) = if changed("port") {
-                ("port", "Unable to listen on this port. Check server logs.")
-            } else {
-                ("bind", "Failed to bind to specified addresses.")
-            };
-            let s = &settings;
-            self.listeners
-                .listen(&self.arc(), &s.bind, s.port, s.tcp_backlog)
-                .map_err(|e| {
-                    tracing::warn!("CONFIG SET {name}: could not listen on {e}");
-                    (name.to_string(), text.to_string())
-                })?;
-        }
-        if changed("busy-poll-us") {
-            crate::busy_poll::set_window(settings.busy_poll_us);
-        }
-        if changed("appendfsync") {
-            if let Some(log) = self.engine.log_handle() {
-                let policy = crate::persistence::fsync_policy(&settings.appendfsync);
-                log.aof.set_fsync_policy(policy);
-            }
-        }
-        let level_changed = changed("loglevel");
-        *cfg = next;
+        crate::config::hooks::run(
+            CONFIG_SET_EFFECTS,
+            Stage::BeforeCommit,
+            self,
+            &settings,
+            &changed,
+        )?;
+        let old = std::mem::replace(&mut *cfg, next);
+        let changed = |o: &str| cfg.get(o) != old.get(o);
         *self.settings.write() = settings.clone();
         self.settings_version.fetch_add(1, Ordering::Release);
         self.apply_notify_settings(&settings);
         self.replication.apply(&settings);
-        if level_changed {
-            (self.on_loglevel)(cfg.get("loglevel"));
-        }
-        Ok(())
+        crate::config::hooks::run(
+            CONFIG_SET_EFFECTS,
+            Stage::AfterCommit,
+            self,
+            &settings,
+            &changed,
+        )
     }
+
+    /// CONFIG SET loglevel: the log filter follows at once.
+    const LOGLEVEL_ON_SET: OnSet<Shared> = OnSet {
+        options: &["loglevel"],
+        stage: Stage::AfterCommit,
+        apply: |s, settings, _| {
+            (s.on_loglevel)(&settings.loglevel);
+            Ok(())
+        },
+    };
 
     /// Hands `notify-keyspace-events`, the output limits and
     /// `tracking-table-max-keys` to the notifier, and the policy the access

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use super::error::{AofError, Result};
-use super::types::{FileId, Lsn};
+use super::types::FileId;
 use super::writer::Inner;
 use super::Aof;
 
@@ -22,21 +22,6 @@ pub struct OldestSegment {
 }
 
 impl Inner {
-    /// Closes the current incr file for appends so that it can be dropped later.
-    fn rotate_now(&self) -> Result<u64> {
-        let seq = {
-            let mut a = self.append.lock();
-            if !a.loaded {
-                return Err(AofError::NotLoaded);
-            }
-            let seq = a.rotate();
-            self.append_seq.store(seq, Ordering::Release);
-            seq
-        };
-        self.commit(Lsn::new(seq, 0))?;
-        Ok(seq)
-    }
-
     fn file_size(&self, id: FileId) -> u64 {
         self.files
             .read()
@@ -133,7 +118,7 @@ impl Aof {
         if !holds_records {
             return Ok(None);
         }
-        self.inner.rotate_now()?;
+        self.inner.rotate_incr()?;
         Ok(self.inner.oldest())
     }
 

@@ -16,7 +16,7 @@ use super::error::{AofError, Result};
 use super::manifest::{base_name, rdb_base_name, FileKind, ManifestEntry};
 use super::record::{encode_command, seal_batch};
 use super::storage::{write_all_at, LogFile};
-use super::types::{BlobRef, FileId, Lsn};
+use super::types::{BlobRef, FileId};
 use super::writer::Inner;
 
 /// Bytes buffered before a base batch is written.
@@ -169,16 +169,7 @@ impl Inner {
     }
 
     fn start_base(&self, rdb: bool) -> Result<RewriteBase> {
-        let new_incr = {
-            let mut a = self.append.lock();
-            if !a.loaded {
-                return Err(AofError::NotLoaded);
-            }
-            let seq = a.rotate();
-            self.append_seq.store(seq, Ordering::Release);
-            seq
-        };
-        self.commit(Lsn::new(new_incr, 0))?;
+        let new_incr = self.rotate_incr()?;
         let seq = self.writer.lock().manifest.base_seq() + 1;
         let temp_name = if rdb {
             temp_rdb_base_name(&self.opts.basename, seq)

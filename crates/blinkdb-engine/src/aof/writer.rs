@@ -175,6 +175,23 @@ impl Inner {
         }
     }
 
+    /// Closes the current incr file for appends (appends go to a new one)
+    /// and writes out everything appended before; returns the new file's seq.
+    /// A rewrite's base starts there; cache mode can then drop the old file.
+    pub(super) fn rotate_incr(&self) -> Result<u64> {
+        let seq = {
+            let mut a = self.append.lock();
+            if !a.loaded {
+                return Err(AofError::NotLoaded);
+            }
+            let seq = a.rotate();
+            self.append_seq.store(seq, Ordering::Release);
+            seq
+        };
+        self.commit(Lsn::new(seq, 0))?;
+        Ok(seq)
+    }
+
     /// Makes sure every byte up to `lsn` has been write()n.
     pub fn commit(&self, lsn: Lsn) -> Result<()> {
         if lsn.0 <= self.written_lsn.load(Ordering::Acquire) {

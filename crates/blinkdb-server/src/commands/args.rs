@@ -13,36 +13,9 @@ pub const ERR_OFFSET: &str = "ERR offset is out of range";
 pub const ERR_INT_RANGE: &str =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 
-/// Redis's `string2ll`: an optional '-', digits, no leading zeros or '+'.
-pub fn parse_i64(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (neg, d) = match s[0] {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if d.is_empty() || d[0] == b'0' {
-        return None;
-    }
-    let mut v: i64 = 0;
-    for &c in d {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        let digit = (c - b'0') as i64;
-        v = v.checked_mul(10)?;
-        v = if neg {
-            v.checked_sub(digit)?
-        } else {
-            v.checked_add(digit)?
-        };
-    }
-    Some(v)
-}
+/// Redis's `string2ll`; lives with the request parser, which needs it for
+/// length headers.
+pub use crate::protocol::int::parse_i64;
 
 pub fn int_arg(s: &[u8]) -> Result<i64, &'static str> {
     parse_i64(s).ok_or(ERR_NOT_INT)

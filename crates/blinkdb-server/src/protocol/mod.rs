@@ -1,5 +1,7 @@
 //! The wire protocol: requests in (multibulk and inline), replies out.
 
+pub mod errorstats;
+pub mod int;
 pub mod reply;
 pub mod request;
 

@@ -126,7 +126,7 @@ impl Out {
     /// directly: the encoder's error frame only takes UTF-8 text, and the
     /// line is the same in RESP2 and RESP3.
     pub fn error_bytes(&mut self, msg: &[u8]) {
-        crate::cmdstats::count_error(msg);
+        super::errorstats::count_error(msg);
         self.error_counted_before(msg);
     }
 

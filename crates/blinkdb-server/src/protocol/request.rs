@@ -6,7 +6,7 @@
 //! on the word of a length header. Parsing resumes where the last read left
 //! off, so a large value arriving in many reads is scanned once.
 
-use crate::commands::args::parse_i64;
+use super::int::parse_i64;
 use blinkdb_engine::split_args;
 use smallvec::SmallVec;
 

@@ -96,12 +96,18 @@ pub fn parse_replicaof(value: &str) -> Result<String, String> {
     }
 }
 
-/// The master a stored `replicaof` names.
-pub fn master_of(value: &str) -> Option<(String, u16)> {
-    let mut w = value.split_whitespace();
-    let host = w.next()?.to_string();
-    let port = w.next()?.parse().ok()?;
-    Some((host, port))
+/// `replicaof`'s check (registered in server::CONFIG_CHECKS): empty for a
+/// master, else "host port".
+pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
+    option: "replicaof",
+    check: check_replicaof,
+};
+
+fn check_replicaof(value: &str) -> Result<String, String> {
+    if value.is_empty() {
+        return Ok(String::new());
+    }
+    parse_replicaof(value)
 }
 
 fn eq_ic(a: &[u8], b: &str) -> bool {
@@ -1213,7 +1219,7 @@ mod tests {
         assert_eq!(parse_replicaof("h  6379").unwrap(), "h 6379");
         assert!(parse_replicaof("h 70000").is_err());
         assert!(parse_replicaof("h").is_err());
-        assert_eq!(master_of("h 1"), Some(("h".into(), 1)));
-        assert_eq!(master_of(""), None);
+        assert_eq!(crate::config::master_of("h 1"), Some(("h".into(), 1)));
+        assert_eq!(crate::config::master_of(""), None);
     }
 }

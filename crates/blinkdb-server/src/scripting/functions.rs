@@ -678,13 +678,7 @@ fn restore(ctx: &mut Ctx, args: &Args) {
 /// FCALL and FCALL_RO.
 pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
     let gate = ctx.client.script_gate.take();
-    if ctx.shared.monitors.active() {
-        // Before the function runs, so its commands follow it.
-        if let Some(Ok(spec)) = crate::commands::table::resolve(args) {
-            let (info, db) = (&*ctx.client.info, ctx.client.db);
-            crate::commands::monitor::feed(&ctx.shared.monitors, Some(info), db, spec, args);
-        }
-    }
+    super::feed_monitors(ctx, args);
     let name = String::from_utf8_lossy(args[1]).into_owned();
     let (func, vm) = {
         let reg = ctx.shared.scripting.functions.lock();
@@ -693,55 +687,22 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
             _ => return ctx.out.error("ERR Function not found"),
         }
     };
-    let Some(numkeys) = crate::commands::args::parse_i64(args[2]) else {
-        return ctx.out.error("ERR Bad number of keys provided");
+    let Some(numkeys) = super::numkeys(ctx, args, "ERR Bad number of keys provided") else {
+        return;
     };
-    if numkeys > args.len() as i64 - 3 {
-        return ctx
-            .out
-            .error("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return ctx.out.error("ERR Number of keys can't be negative");
-    }
     let flags = func.script_flags();
     if let Err(e) = super::check_flags(ctx, flags, ro) {
         return ctx.out.error(&e);
     }
-    let numkeys = numkeys as usize;
-    let threshold_ms = ctx.client.settings(ctx.shared).busy_reply_threshold_ms;
-    let name: Arc<str> = Arc::from(&*func.name);
-    let state = run::RunState {
-        name: name.clone(),
+    let call = super::Call {
+        name: Arc::from(&*func.name),
         read_only: ro || flags.no_writes,
         allow_oom: flags.allow_oom,
-        caller_db: ctx.client.db,
-        wrote: false,
-        multi_logged: false,
-        gate,
-        tracked_keys: match ctx.client.tracking {
-            Some(_) => args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
-            None => Vec::new(),
-        },
-    };
-    let may_pause = state.gate.is_some() && crate::io_threads::on_connection_thread();
-    let launch = run::Launch {
         vm,
         target: run::Target::Function(func.callback.clone()),
-        keys: &args[3..3 + numkeys],
-        argv: &args[3 + numkeys..],
-        client_proto: ctx.out.proto,
-        may_pause,
-        threshold_ms,
-    };
-    ctx.shared.scripting.set_current(super::Current {
-        name,
-        argv: args.iter().map(|a| a.to_vec()).collect(),
-        started: Instant::now(),
         function: true,
-        from_master: ctx.client.info.is_master(),
-    });
-    run::start(ctx.shared, ctx.client, ctx.out, state, launch);
+    };
+    super::start_call(ctx, args, gate, numkeys, call);
 }
 
 #[cfg(test)]

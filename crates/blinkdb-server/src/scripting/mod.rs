@@ -278,28 +278,13 @@ fn vm_for(ctx: &mut Ctx) -> Option<Arc<Vm>> {
 /// EVAL, EVALSHA, EVAL_RO and EVALSHA_RO.
 pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     let gate = ctx.client.script_gate.take();
-    if ctx.shared.monitors.active() {
-        // Before the script runs, so its commands follow it (EVAL skips
-        // MONITOR's feed after the call).
-        if let Some(Ok(spec)) = crate::commands::table::resolve(args) {
-            let (info, db) = (&*ctx.client.info, ctx.client.db);
-            crate::commands::monitor::feed(&ctx.shared.monitors, Some(info), db, spec, args);
-        }
-    }
+    feed_monitors(ctx, args);
     if by_sha && args[1].len() != 40 {
         return ctx.out.error(ERR_NOSCRIPT);
     }
-    let Some(numkeys) = crate::commands::args::parse_i64(args[2]) else {
-        return ctx.out.error(crate::commands::args::ERR_NOT_INT);
+    let Some(numkeys) = numkeys(ctx, args, crate::commands::args::ERR_NOT_INT) else {
+        return;
     };
-    if numkeys > args.len() as i64 - 3 {
-        return ctx
-            .out
-            .error("ERR Number of keys can't be greater than number of args");
-    }
-    if numkeys < 0 {
-        return ctx.out.error("ERR Number of keys can't be negative");
-    }
     let Some(vm) = vm_for(ctx) else { return };
     let (sha, compiled) = if by_sha {
         let sha = cache::parse_sha(args[1]).expect("length checked");
@@ -316,14 +301,74 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     if let Err(e) = check_flags(ctx, compiled.flags, ro) {
         return ctx.out.error(&e);
     }
-    let numkeys = numkeys as usize;
-    let settings = ctx.client.settings(ctx.shared);
-    let threshold_ms = settings.busy_reply_threshold_ms;
-    let name: Arc<str> = Arc::from(&*String::from_utf8_lossy(&sha));
-    let run = run::RunState {
-        name: name.clone(),
-        read_only: ro || (compiled.flags.shebang && compiled.flags.no_writes),
-        allow_oom: compiled.flags.shebang && compiled.flags.allow_oom,
+    let flags = compiled.flags;
+    let call = Call {
+        name: Arc::from(&*String::from_utf8_lossy(&sha)),
+        read_only: ro || (flags.shebang && flags.no_writes),
+        allow_oom: flags.shebang && flags.allow_oom,
+        vm,
+        target: run::Target::Script(compiled),
+        function: false,
+    };
+    start_call(ctx, args, gate, numkeys, call);
+}
+
+/// Feeds MONITOR an EVAL or FCALL before the script runs, so that its
+/// commands follow it (EVAL and FCALL skip MONITOR's feed after the call).
+pub(crate) fn feed_monitors(ctx: &mut Ctx, args: &Args) {
+    if ctx.shared.monitors.active() {
+        if let Some(Ok(spec)) = crate::commands::table::resolve(args) {
+            let (info, db) = (&*ctx.client.info, ctx.client.db);
+            crate::commands::monitor::feed(&ctx.shared.monitors, Some(info), db, spec, args);
+        }
+    }
+}
+
+/// EVAL's and FCALL's `numkeys` (args[2]), checked as Redis does; `not_int`
+/// is the error for one that is not a number (EVAL's and FCALL's differ).
+/// None: the error was replied.
+pub(crate) fn numkeys(ctx: &mut Ctx, args: &Args, not_int: &str) -> Option<usize> {
+    let Some(numkeys) = crate::commands::args::parse_i64(args[2]) else {
+        ctx.out.error(not_int);
+        return None;
+    };
+    if numkeys > args.len() as i64 - 3 {
+        ctx.out
+            .error("ERR Number of keys can't be greater than number of args");
+        return None;
+    }
+    if numkeys < 0 {
+        ctx.out.error("ERR Number of keys can't be negative");
+        return None;
+    }
+    Some(numkeys as usize)
+}
+
+/// What differs between running EVAL's script and FCALL's function.
+pub(crate) struct Call {
+    /// The script's SHA1 or the function's name.
+    pub name: Arc<str>,
+    pub read_only: bool,
+    pub allow_oom: bool,
+    pub vm: Arc<Vm>,
+    pub target: run::Target,
+    pub function: bool,
+}
+
+/// Runs a checked EVAL or FCALL: keys are args[3..3 + numkeys], the
+/// arguments the rest; `gate` the exclusive token the caller took first.
+pub(crate) fn start_call(
+    ctx: &mut Ctx,
+    args: &Args,
+    gate: Option<crate::exec_gate::ExclusiveToken>,
+    numkeys: usize,
+    call: Call,
+) {
+    let threshold_ms = ctx.client.settings(ctx.shared).busy_reply_threshold_ms;
+    let state = run::RunState {
+        name: call.name.clone(),
+        read_only: call.read_only,
+        allow_oom: call.allow_oom,
         caller_db: ctx.client.db,
         wrote: false,
         multi_logged: false,
@@ -333,10 +378,10 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
             None => Vec::new(),
         },
     };
-    let may_pause = run.gate.is_some() && crate::io_threads::on_connection_thread();
+    let may_pause = state.gate.is_some() && crate::io_threads::on_connection_thread();
     let launch = run::Launch {
-        vm,
-        target: run::Target::Script(compiled),
+        vm: call.vm,
+        target: call.target,
         keys: &args[3..3 + numkeys],
         argv: &args[3 + numkeys..],
         client_proto: ctx.out.proto,
@@ -344,14 +389,17 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
         threshold_ms,
     };
     ctx.shared.scripting.set_current(Current {
-        name,
+        name: call.name,
         // Only FUNCTION STATS shows the command, and only a function's.
-        argv: Vec::new(),
+        argv: match call.function {
+            true => args.iter().map(|a| a.to_vec()).collect(),
+            false => Vec::new(),
+        },
         started: std::time::Instant::now(),
-        function: false,
+        function: call.function,
         from_master: ctx.client.info.is_master(),
     });
-    run::start(ctx.shared, ctx.client, ctx.out, run, launch);
+    run::start(ctx.shared, ctx.client, ctx.out, state, launch);
 }
 
 /// SCRIPT KILL (`function` false) and FUNCTION KILL (scriptKill): each
