@@ -4,8 +4,9 @@
 //! wrapped in MULTI/EXEC when there is more than one, as Redis propagates them.
 
 use super::table::{self, CommandSpec};
-use super::{dispatch, Ctx};
+use super::Ctx;
 use crate::client::Client;
+use crate::exec::Source;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use blinkdb_engine::keyspace::WatchFlag;
@@ -57,7 +58,7 @@ pub fn flag_error(client: &mut Client) {
 /// what it will run.
 pub fn effective_flags(spec: &CommandSpec, client: &Client) -> u32 {
     match &client.multi {
-        Some(tx) if spec.name == "exec" => spec.flags | tx.flags,
+        Some(tx) if spec.has_prop(table::props::RUNS_QUEUE) => spec.flags | tx.flags,
         _ => spec.flags,
     }
 }
@@ -78,7 +79,7 @@ pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
         ctx.client.close_after_reply = true;
         return false;
     }
-    tx.flags |= crate::scripting::command_flags(ctx.shared, spec.flags, args);
+    tx.flags |= crate::scripting::command_flags(ctx.shared, spec, args);
     tx.queue.push(args.iter().map(|a| a.to_vec()).collect());
     let queued = (tx.queue.len(), tx.bytes);
     ctx.client.info.usage.set_multi(Some(queued));
@@ -154,7 +155,8 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
     ctx.client.in_exec = true;
     for cmd in &tx.queue {
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
-        dispatch(ctx.shared, ctx.client, ctx.out, &args);
+        let found = crate::exec::lookup(&args);
+        crate::exec::process(ctx.shared, ctx.client, ctx.out, &args, found, Source::Exec);
     }
     ctx.client.deny_blocking = deny_blocking;
     ctx.client.in_exec = false;

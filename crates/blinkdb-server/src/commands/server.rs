@@ -140,6 +140,11 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
         }
     }
     let has = |o: &str| args[1..].iter().any(|a| eq_ic(a, o));
+    if ctx.shared.scripting.is_busy() && !has("nosave") {
+        // Past a script's busy threshold only SHUTDOWN NOSAVE stops the
+        // server (Redis's shutdownCommand).
+        return ctx.out.error(ctx.shared.scripting.busy_error());
+    }
     // As Redis: SAVE, or `save` points without NOSAVE, write the RDB file
     // first; a failed save stops the shutdown unless FORCE.
     let save = has("save") || (!has("nosave") && !ctx.shared.settings().save_points.is_empty());
