@@ -1597,6 +1597,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "section:string?*",
         history: &[("7.0.0", "Added support for taking multiple section arguments.")],
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("lolwut", -1, READONLY | FAST, NOKEYS, "server", "5.0.0", "Display some computer art and the Redis version", server::lolwut;
+        args: "version:integer=VERSION?"),
     cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Return the current server time", server::time;
         complexity: "O(1)",
         tips: &["nondeterministic_output"]),
