@@ -41,13 +41,7 @@ pub fn route(
         Some(tx) if is_exec => tx
             .queued()
             .iter()
-            .filter_map(|argv| {
-                let argv: Args = argv.iter().map(|a| a.as_slice()).collect();
-                match table::resolve(&argv) {
-                    Some(Ok(s)) => Some((s, argv)),
-                    _ => None,
-                }
-            })
+            .map(|(s, argv)| (*s, argv.iter().map(|a| a.as_slice()).collect()))
             .collect(),
         None if is_exec => return None,
         _ => Vec::new(),

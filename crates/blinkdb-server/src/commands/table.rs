@@ -85,6 +85,10 @@ pub mod props {
 
 /// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.
 pub type GetKeys = fn(&[&[u8]]) -> Option<super::spec::KeyPositions>;
+/// Whether a command line must run alone (SORT reading other keys).
+pub type AloneIf = fn(&[&[u8]]) -> bool;
+/// Marks the arguments to hide (true) in MONITOR and SLOWLOG.
+pub type Redact = fn(&[&[u8]], &mut [bool]);
 
 /// The flags COMMAND lists, in Redis's order (`movablekeys` is computed).
 const FLAG_NAMES: &[(u32, &str)] = &[
@@ -199,9 +203,9 @@ pub struct CommandSpec {
     /// Finds the keys where the key specs cannot (Redis's getkeys_proc).
     pub getkeys: Option<GetKeys>,
     /// Whether this command line must run with no other command interleaved.
-    pub alone_if: Option<fn(&[&[u8]]) -> bool>,
+    pub alone_if: Option<AloneIf>,
     /// Marks the arguments MONITOR and SLOWLOG hide (secrets).
-    pub redact: Option<fn(&[&[u8]], &mut [bool])>,
+    pub redact: Option<Redact>,
 }
 
 fn no_handler(ctx: &mut super::Ctx, args: &crate::protocol::Args) {
