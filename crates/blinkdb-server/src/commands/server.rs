@@ -436,6 +436,8 @@ mod lolwut_art {
         /// arithmetic keeps Redis's mix of float and double, so that the
         /// same inputs light the same pixels.
         fn square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
+            // Redis's literal, shorter than SQRT_2: the same pixels need it.
+            #[allow(clippy::approx_constant)]
             let size = ((size as f64 / 1.4142135623) as f32).round();
             let mut k = (FRAC_PI_4 + angle as f64) as f32;
             let mut corners = [(0, 0); 4];
