@@ -115,13 +115,9 @@ pub fn discard(ctx: &mut Ctx, _args: &Args) {
     ctx.out.ok();
 }
 
-/// Ends the transaction with an error before running it (EXEC refused).
-pub fn exec_abort(ctx: &mut Ctx, reason: &str) {
-    refuse_exec(ctx.shared, ctx.client, ctx.out, reason);
-}
-
-/// EXEC refused before it runs (a busy script, no memory...): the transaction is discarded
-/// and the reply says why, as Redis's execCommandAbort does.
+/// EXEC refused before it runs (any admission check: a busy script, no memory, a
+/// read-only replica...): the transaction is discarded and the reply says why, as
+/// Redis's execCommandAbort does.
 pub fn refuse_exec(shared: &Shared, client: &mut Client, out: &mut Out, reason: &str) {
     end(client);
     unwatch_all(shared, client);

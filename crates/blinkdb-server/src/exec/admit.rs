@@ -17,7 +17,7 @@
 
 use crate::client::Client;
 use crate::commands::table::{self, props, CommandSpec};
-use crate::commands::{multi, unknown_command, unknown_subcommand_text, Ctx};
+use crate::commands::{multi, unknown_command, unknown_subcommand_text};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use std::borrow::Cow;
@@ -86,9 +86,8 @@ pub fn admit(
         // Past a script's busy threshold, only ALLOW_BUSY commands run.
         match found {
             Some(Ok(spec)) if spec.has(table::ALLOW_BUSY) => {}
-            Some(Ok(spec)) if spec.has_prop(props::RUNS_QUEUE) => {
-                let busy = shared.scripting.busy_error();
-                multi::refuse_exec(shared, client, out, busy);
+            Some(Ok(spec)) => {
+                reject(shared, client, out, spec, shared.scripting.busy_error());
                 return Verdict::Refused;
             }
             _ => {
@@ -120,19 +119,15 @@ pub fn admit(
         None if client.multi.is_some() && !spec.has(table::TX_CONTROL) => Verdict::Queue(spec),
         None => Verdict::Run(spec),
         Some(Refusal::Rejected(msg)) => {
-            reject(client, out, spec, &msg);
+            reject(shared, client, out, spec, &msg);
             Verdict::Refused
         }
-        Some(Refusal::ExecAbort(reason)) => {
+        Some(Refusal::Redirected(msg)) => {
             if let Some(i) = spec.index() {
                 crate::cmdstats::record_rejected(i);
             }
-            let mut ctx = Ctx {
-                shared,
-                client,
-                out,
-            };
-            multi::exec_abort(&mut ctx, &reason);
+            multi::flag_error(client);
+            out.error(&msg);
             Verdict::Refused
         }
     }
@@ -142,18 +137,26 @@ pub fn admit(
 enum Refusal {
     /// Counted as one of its rejected calls; an open transaction fails.
     Rejected(Cow<'static, str>),
-    /// EXEC refused for what it would run: the transaction is discarded.
-    ExecAbort(String),
+    /// Served by another cluster node (MOVED, ASK...): an EXEC has already
+    /// discarded its transaction, and the redirection is not an EXECABORT.
+    Redirected(String),
 }
 
-/// Refuses a command before it runs: counted as rejected, and an open
-/// transaction is marked failed.
-fn reject(client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
+/// Refuses a command before it runs, as Redis's rejectCommand: counted as
+/// a rejected call, an open transaction is marked failed, and a refused
+/// EXEC discards its transaction and answers EXECABORT with the reason
+/// (without the ERR of a reason that has no code of its own).
+fn reject(shared: &Shared, client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
     multi::flag_error(client);
     if let Some(i) = spec.index() {
         crate::cmdstats::record_rejected(i);
     }
-    out.error(msg);
+    if spec.has_prop(props::RUNS_QUEUE) {
+        let reason = msg.strip_prefix("ERR ").unwrap_or(msg);
+        multi::refuse_exec(shared, client, out, reason);
+    } else {
+        out.error(msg);
+    }
 }
 
 /// The checks after the lookup, in Redis's order.
@@ -191,7 +194,7 @@ fn refusal(
                     multi::end(client);
                     multi::unwatch_all(shared, client);
                 }
-                return rejected(err.into());
+                return Some(Refusal::Redirected(err));
             }
         }
     }
@@ -218,9 +221,6 @@ fn refusal(
         let settings = client.settings(shared);
         let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;
         if let Some(err) = shared.command_refusal(denyoom, settings, from_master) {
-            if spec.has_prop(props::RUNS_QUEUE) {
-                return Some(Refusal::ExecAbort(err));
-            }
             return rejected(err.into());
         }
     } else if client.settings(shared).maxmemory > 0 {
@@ -299,31 +299,39 @@ fn script_verdict(
         out.error("ERR Unknown Redis command called from script");
         return Verdict::Refused;
     };
-    let mut refuse = |m: &str| {
-        reject(client, out, spec, m);
+    // Not rejectCommand: a script's refusal is a plain error reply.
+    let refuse = |out: &mut Out, m: &str| {
+        if let Some(i) = spec.index() {
+            crate::cmdstats::record_rejected(i);
+        }
+        out.error(m);
         Verdict::Refused
     };
     if !arity_ok(spec, args.len()) {
-        return refuse("ERR Wrong number of args calling Redis command from script");
+        return refuse(
+            out,
+            "ERR Wrong number of args calling Redis command from script",
+        );
     }
     if spec.has(table::NOSCRIPT) {
-        return refuse("ERR This Redis command is not allowed from script");
+        return refuse(out, "ERR This Redis command is not allowed from script");
     }
     // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
     if read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {
-        return refuse("ERR Write commands are not allowed from read-only scripts.");
+        return refuse(
+            out,
+            "ERR Write commands are not allowed from read-only scripts.",
+        );
     }
     if spec.has(table::WRITE) && first_write {
         let settings = client.settings(shared);
         let denyoom = spec.has(table::DENYOOM) && !allow_oom;
         if let Some(refusal) = shared.write_refusal(denyoom, settings) {
-            reject(client, out, spec, &refusal);
-            return Verdict::Refused;
+            return refuse(out, &refusal);
         }
         let write = table::WRITE | table::STALE;
         if let Some(refusal) = crate::replication::replica::refusal(shared, client, write) {
-            reject(client, out, spec, refusal);
-            return Verdict::Refused;
+            return refuse(out, refusal);
         }
     }
     Verdict::Run(spec)
