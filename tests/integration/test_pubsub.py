@@ -21,6 +21,10 @@ SCRIPT = [
     ("a", ["PING", "hi"]),
     ("a", ["GET", "k"]),
     ("a", ["CONFIG", "GET", "maxclients"]),
+    # A refused subcommand is named in full, whatever its container
+    # (xgroup|create as config|get).
+    ("a", ["XGROUP", "CREATE", "s", "g", "$"]),
+    ("a", ["XGROUP", "NOPE"]),
     ("a", ["UNSUBSCRIBE", "ch1"]),
     ("a", ["UNSUBSCRIBE", "never"]),
     ("a", ["PUNSUBSCRIBE", "x?"]),

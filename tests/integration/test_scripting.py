@@ -564,3 +564,27 @@ def test_shutdown_nosave_during_an_unkillable_script_is_prompt(blinkdb_binary, t
             assert took < 1.0, f"{binary}: exited {took:.2f} s after SHUTDOWN NOSAVE"
         finally:
             srv.stop()
+
+
+def test_shutdown_past_a_busy_script_is_a_failed_call_as_in_redis(blinkdb, oracle):
+    # Redis's shutdownCommand refuses itself (BUSY) without NOSAVE while a script
+    # is past its busy threshold: a failed call of SHUTDOWN, not a rejected one.
+    stats = {}
+    for name, srv in (("blinkdb", blinkdb), ("redis", oracle)):
+        r = redis.Redis(port=srv.port)
+        r.config_set("busy-reply-threshold", 50)
+        t = threading.Thread(target=lambda: _eval_until_killed(srv.port))
+        t.start()
+        c = srv.connect()
+        deadline = time.time() + 10
+        while not raw(c, "PING").startswith(b"-BUSY"):
+            assert time.time() < deadline, "the script never got busy"
+        assert raw(c, "SHUTDOWN").startswith(b"-BUSY Redis is busy running a script.")
+        assert raw(c, "SHUTDOWN", "SAVE").startswith(b"-BUSY")
+        assert r.script_kill()
+        t.join(5)
+        stats[name] = r.info("commandstats")["cmdstat_shutdown"]
+        c.close()
+    for s in stats.values():
+        s.pop("usec"), s.pop("usec_per_call")
+    assert stats["blinkdb"] == stats["redis"] == {"calls": 2, "rejected_calls": 0, "failed_calls": 2}

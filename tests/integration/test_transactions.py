@@ -1,6 +1,7 @@
 """MULTI/EXEC/DISCARD/WATCH: Redis 7.0's replies, WATCH invalidation from other
 connections, atomicity across connection threads, and the AOF's MULTI ... EXEC."""
 
+import re
 import threading
 import time
 
@@ -209,3 +210,28 @@ def test_redis_py_transactions(blinkdb):
         with pytest.raises(redis.exceptions.ResponseError):
             p.execute()
     assert r.exists("y") == 0
+
+
+def test_refused_exec_is_aborted_as_in_redis(servers):
+    # Redis's rejectCommand: an EXEC refused by any admission check discards the
+    # transaction and answers EXECABORT with the reason (without the ERR of a
+    # reason that has no code), and counts a rejected call.
+    def run(srv):
+        replies = []
+        with srv.connect() as a, srv.connect() as b:
+            for cmd in (("EXEC", "x"), ("MULTI",), ("SET", "a", "1"), ("EXEC", "x"), ("EXEC",),
+                        ("MULTI",), ("SET", "a", "1")):
+                replies.append(a.call(*cmd).raw)
+            # A replica refuses the queued write at EXEC time.
+            replies.append(b.call("REPLICAOF", "127.0.0.1", "1").raw)
+            replies.append(a.call("EXEC").raw)
+            replies.append(a.call("EXEC").raw)
+            replies.append(b.call("REPLICAOF", "NO", "ONE").raw)
+            stats = b.call("INFO", "commandstats").value.decode()
+            replies.append(re.search(r"cmdstat_exec:calls=\d+,.*?(rejected_calls=\d+,failed_calls=\d+)", stats).group(1))
+        return replies
+
+    ours, theirs = run(servers["blinkdb"]), run(servers["redis"])
+    assert ours == theirs
+    assert theirs[3].startswith(b"-EXECABORT Transaction discarded because of: wrong number")
+    assert theirs[8].startswith(b"-EXECABORT Transaction discarded because of: READONLY")

@@ -5,7 +5,8 @@
 
 use crate::blocking::Outcome;
 use crate::client::{Block, Client, ClientInfo};
-use crate::commands::{dispatch, paused};
+use crate::commands::table::props;
+use crate::exec::{self, Source};
 use crate::output::OutputQueue;
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
@@ -703,7 +704,11 @@ fn run_commands(
                     consumed += parsed.consumed;
                     break Next::Read;
                 };
-                if shared.pause.mode() != crate::pause::NONE && paused(shared, client, &args) {
+                // Looked up once: the pause, the gate and admission use it.
+                let found = exec::lookup(&args);
+                if shared.pause.mode() != crate::pause::NONE
+                    && exec::admit::paused(shared, client, found, &args)
+                {
                     break Next::Paused; // not consumed: it runs after the pause
                 }
                 let info = &client.info;
@@ -725,41 +730,71 @@ fn run_commands(
                 if gate.is_none() {
                     gate = shared.gate.shared_unless(busy);
                 }
+                let known = found.and_then(Result::ok);
+                let alone = |client: &Client| {
+                    known.is_some_and(|spec| {
+                        // EXEC always; a SORT with patterns, outside MULTI.
+                        spec.has_prop(props::RUNS_QUEUE)
+                            || (client.multi.is_none() && spec.runs_alone(&args))
+                    })
+                };
+                let script = |client: &Client| {
+                    client.multi.is_none() && known.is_some_and(|s| s.has_prop(props::RUNS_SCRIPT))
+                };
                 if gate.is_none() {
-                    // A script is past its busy threshold.
-                    if crate::scripting::allowed_when_busy(&args) {
-                        dispatch(shared, client, out, &args);
-                    } else if is_exec(&args) {
-                        let busy = shared.scripting.busy_error();
-                        crate::commands::multi::refuse_exec(shared, client, out, busy);
-                    } else {
-                        crate::commands::multi::flag_error(client);
-                        out.error(shared.scripting.busy_error());
-                    }
-                } else if is_exec(&args)
-                    || (client.multi.is_none() && crate::commands::sort::runs_alone(&args))
-                {
-                    // Alone on every connection thread: no other command
-                    // interleaves (EXEC, and a SORT reading keys its
-                    // patterns name or storing).
-                    drop(gate.take());
-                    let exclusive = shared.gate.exclusive();
-                    dispatch(shared, client, out, &args);
-                    drop(exclusive);
-                    gate = shared.gate.shared_unless(busy);
-                } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
+                    // A script is past its busy threshold: admission refuses
+                    // all but the few commands allowed then.
+                    exec::process(
+                        shared,
+                        client,
+                        out,
+                        &args,
+                        found,
+                        Source::Client { busy: true },
+                    );
+                } else if script(client) {
                     // Alone too; the script keeps the exclusive mode if it
                     // pauses past its busy threshold (scripting/run.rs).
                     drop(gate.take());
                     client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
-                    dispatch(shared, client, out, &args);
+                    exec::process(
+                        shared,
+                        client,
+                        out,
+                        &args,
+                        found,
+                        Source::Client { busy: false },
+                    );
                     client.script_gate = None;
                     if client.script.is_some() {
                         break Next::Read;
                     }
                     gate = shared.gate.shared_unless(busy);
+                } else if alone(client) {
+                    // Alone on every connection thread: no other command
+                    // interleaves (EXEC, and a SORT reading keys its
+                    // patterns name or storing).
+                    drop(gate.take());
+                    let exclusive = shared.gate.exclusive();
+                    exec::process(
+                        shared,
+                        client,
+                        out,
+                        &args,
+                        found,
+                        Source::Client { busy: false },
+                    );
+                    drop(exclusive);
+                    gate = shared.gate.shared_unless(busy);
                 } else {
-                    dispatch(shared, client, out, &args);
+                    exec::process(
+                        shared,
+                        client,
+                        out,
+                        &args,
+                        found,
+                        Source::Client { busy: false },
+                    );
                 }
                 let mut served_lsn = 0;
                 if blinkdb_engine::ready_keys::pending() {
@@ -821,10 +856,6 @@ fn run_commands(
     let free = inbuf.capacity() - inbuf.len();
     info.qbuf_free.store(free as u64, Ordering::Relaxed);
     next
-}
-
-fn is_exec(args: &crate::protocol::Args) -> bool {
-    args[0].eq_ignore_ascii_case(b"exec")
 }
 
 /// The batch's replies with each reply in `logged` (ascending, disjoint ranges)

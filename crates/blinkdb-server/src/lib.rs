@@ -14,6 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod eviction;
+pub mod exec;
 pub mod exec_gate;
 pub mod flusher;
 pub mod info;

@@ -2,8 +2,9 @@
 //! trigger, and the figures INFO persistence reports.
 
 use crate::client::Client;
-use crate::commands::lookup;
+use crate::commands::table::props;
 use crate::config::Settings;
+use crate::exec::admit::Verdict;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use blinkdb_engine::{Aof, AofArg, AofOptions, Entry, FsyncPolicy, LoadedCommand, Log, Value};
@@ -196,12 +197,14 @@ fn replay(
         Some(AofArg::Inline(b)) => b.clone(),
         _ => return Err("a command name cannot be a large value".into()),
     };
-    if name.eq_ignore_ascii_case(b"multi") || name.eq_ignore_ascii_case(b"exec") {
+    let base = crate::commands::table::lookup(&name);
+    let has = |p: u32| base.is_some_and(|s| s.has_prop(p));
+    if has(props::TX_OPEN) || has(props::RUNS_QUEUE) {
         return Ok(()); // Replayed in order, a transaction's commands stay atomic.
     }
     shared.engine.set_replay_file(cmd.file);
     let has_blob = cmd.args.iter().any(|a| matches!(a, AofArg::Blob(_)));
-    if has_blob && (name.eq_ignore_ascii_case(b"set") || name.eq_ignore_ascii_case(b"mset")) {
+    if has_blob && has(props::LOGGED_VALUES) {
         return replay_blob_set(shared, client.db, &name, &cmd.args);
     }
     let mut owned = Vec::with_capacity(cmd.args.len());
@@ -212,29 +215,15 @@ fn replay(
         });
     }
     let args: Args = owned.iter().map(|b| &b[..]).collect();
-    // Internal records (filter bindings) exist only in the log; clients
-    // never reach that table.
-    let internal = || crate::commands::table::lookup_internal(args[0]);
-    // A container's subcommand (FUNCTION LOAD) is the command.
-    let resolved = match crate::commands::table::resolve(&args) {
-        Some(Ok(spec)) => Some(spec),
-        _ => lookup(args[0]),
+    let found = crate::exec::lookup(&args);
+    let source = crate::exec::Source::Aof;
+    let spec = match crate::exec::admit::admit(shared, client, out, &args, found, source) {
+        Verdict::Run(spec) => spec,
+        Verdict::Invalid(why) => return Err(why),
+        Verdict::Queue(_) | Verdict::Refused => {
+            unreachable!("the AOF's records are not queued or refused")
+        }
     };
-    let Some(spec) = resolved.or_else(internal) else {
-        return Err(format!(
-            "Unknown command '{}' reading the append only file",
-            String::from_utf8_lossy(args[0])
-        ));
-    };
-    // Handlers index their arguments on the word of the arity check; Redis
-    // does not check here (a short record crashes it), BlinkDB refuses the file.
-    let argc = args.len() as i32;
-    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        return Err(format!(
-            "Wrong number of arguments for '{}' reading the append only file",
-            spec.name
-        ));
-    }
     let errors = out.errors;
     let mut ctx = crate::commands::Ctx {
         shared,

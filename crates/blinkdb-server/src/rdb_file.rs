@@ -5,7 +5,10 @@ use crate::client::Client;
 use crate::config::{Check, Settings};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
-use blinkdb_engine::{Db, Entry, InlineBytes, SHARDS, rdb_format::{self, RdbError, RdbFileWriter}};
+use blinkdb_engine::{
+    rdb_format::{self, RdbError, RdbFileWriter},
+    Db, Entry, InlineBytes, SHARDS,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;

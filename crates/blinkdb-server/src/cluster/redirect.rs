@@ -5,6 +5,7 @@
 use super::nodes;
 use super::{Cluster, Options};
 use crate::client::Client;
+use crate::commands::table::props;
 use crate::commands::{spec, table, CommandSpec};
 use crate::protocol::Args;
 use crate::state::Shared;
@@ -27,10 +28,10 @@ pub fn route(
 ) -> Option<String> {
     // ASKING covers the next command only (a whole transaction inside MULTI).
     let asking = client.cluster_asking;
-    if client.multi.is_none() && spec.name != "asking" {
+    if client.multi.is_none() && !spec.has_prop(props::SETS_ASKING) {
         client.cluster_asking = false;
     }
-    let is_exec = spec.name == "exec";
+    let is_exec = spec.has_prop(props::RUNS_QUEUE);
     if !is_exec && !spec::movable_keys(spec) && !spec::has_keys(spec) && !is_shard_pubsub(spec) {
         return None;
     }
@@ -40,13 +41,7 @@ pub fn route(
         Some(tx) if is_exec => tx
             .queued()
             .iter()
-            .filter_map(|argv| {
-                let argv: Args = argv.iter().map(|a| a.as_slice()).collect();
-                match table::resolve(&argv) {
-                    Some(Ok(s)) => Some((s, argv)),
-                    _ => None,
-                }
-            })
+            .map(|(s, argv)| (*s, argv.iter().map(|a| a.as_slice()).collect()))
             .collect(),
         None if is_exec => return None,
         _ => Vec::new(),
@@ -101,7 +96,7 @@ pub fn route(
             return Some(DOWN_RO.into());
         }
     }
-    if (migrating || importing) && spec.name == "migrate" {
+    if (migrating || importing) && spec.has_prop(props::MIGRATING_OK) {
         return None;
     }
     if migrating && missing > 0 {
@@ -141,15 +136,20 @@ fn scan<'a>(
     write: &mut bool,
     shard_pubsub: &mut bool,
 ) {
-    *write |= crate::scripting::command_flags(shared, s.flags, argv) & table::WRITE != 0;
+    *write |= crate::scripting::command_flags(shared, s, argv) & table::WRITE != 0;
     if is_shard_pubsub(s) {
         *shard_pubsub = true;
-        let to = if s.name == "spublish" {
-            2.min(argv.len())
+        // The channels sit where the entry's key range says (Redis's key
+        // specs mark them not_key).
+        let last = if s.last_key < 0 {
+            argv.len() as i32 + s.last_key
         } else {
-            argv.len()
+            s.last_key.min(argv.len() as i32 - 1)
         };
-        keys.extend(argv[1.min(to)..to].iter().copied());
+        let first = s.first_key.max(1);
+        if first <= last {
+            keys.extend(argv[first as usize..=last as usize].iter().copied());
+        }
     } else if let Some(found) = spec::command_keys(s, argv) {
         keys.extend(found.iter().map(|(i, _)| argv[*i]));
     }
@@ -160,7 +160,7 @@ fn redirect(kind: &str, slot: usize, n: &nodes::Node) -> String {
 }
 
 fn is_shard_pubsub(spec: &CommandSpec) -> bool {
-    matches!(spec.name, "ssubscribe" | "sunsubscribe" | "spublish")
+    spec.has_prop(props::SHARD_CHANNELS)
 }
 
 /// Redis's clusterRedirectBlockedClientIfNeeded (each cron tick): a client

@@ -3,7 +3,7 @@
 //! 7.2's CLIENT NO-TOUCH), and the clock figures OBJECT and DEBUG OBJECT
 //! show. The engine keeps and updates the clocks (keyspace/access.rs).
 
-use super::table::CommandSpec;
+use super::table::{props, CommandSpec};
 use super::Ctx;
 use crate::client::{Client, FLAG_NO_TOUCH};
 use crate::protocol::Args;
@@ -23,25 +23,6 @@ pub fn touch(ctx: &mut Ctx, args: &Args) {
     ctx.out.int(n);
 }
 
-/// Commands whose lookups Redis 7.0 makes with LOOKUP_NOTOUCH (db.c,
-/// expire.c, object.c) or through a bare dictFind (DEBUG OBJECT, MEMORY
-/// USAGE), and the keyspace walks that look nothing up (SCAN, KEYS,
-/// RANDOMKEY).
-const NOTOUCH: &[&str] = &[
-    "exists",
-    "type",
-    "ttl",
-    "pttl",
-    "expiretime",
-    "pexpiretime",
-    "object",
-    "scan",
-    "keys",
-    "randomkey",
-    "debug",
-    "memory",
-];
-
 /// How `spec`'s lookups treat access clocks for `client`.
 fn mode(client: &Client, spec: &CommandSpec) -> Mode {
     let own = cached_mode(spec);
@@ -52,24 +33,14 @@ fn mode(client: &Client, spec: &CommandSpec) -> Mode {
     }
 }
 
-/// `own_mode`, worked out once per table entry: this runs before every
-/// command.
+/// A command's own mode, whoever runs it (the entry's `NO_TOUCH` and
+/// `TOUCH` properties).
 fn cached_mode(spec: &CommandSpec) -> Mode {
-    static MODES: std::sync::OnceLock<Vec<Mode>> = std::sync::OnceLock::new();
-    match spec.index() {
-        Some(i) => MODES.get_or_init(|| super::table::COMMANDS.iter().map(own_mode).collect())[i],
-        None => own_mode(spec),
-    }
-}
-
-/// A command's own mode, whoever runs it.
-fn own_mode(spec: &CommandSpec) -> Mode {
-    let base = spec.base_name();
-    if base == "touch" {
+    if spec.has_prop(props::TOUCH) {
         // Redis 7.2 exempts TOUCH from CLIENT NO-TOUCH; inside MULTI it
         // runs within EXEC's no-touch scope, hence the explicit mode.
         Mode::Touch
-    } else if NOTOUCH.contains(&base) {
+    } else if spec.has_prop(props::NO_TOUCH) {
         Mode::Leave
     } else {
         Mode::Inherit

@@ -88,43 +88,51 @@ impl Monitors {
 }
 
 /// Which arguments of a command line hold secrets, as Redis redacts them in
-/// MONITOR and SLOWLOG: AUTH's, HELLO's AUTH pair, CONFIG SET of a password.
+/// MONITOR and SLOWLOG (the entry's `redact`).
 pub fn redacted(spec: &CommandSpec, args: &Args) -> Vec<bool> {
     let mut hide = vec![false; args.len()];
-    match spec.name {
-        "auth" if args.len() <= 3 => {
-            for h in hide.iter_mut().skip(1) {
-                *h = true;
-            }
-        }
-        "hello" => {
-            let mut j = 2;
-            while j < args.len() {
-                let more = args.len() - j - 1;
-                if args[j].eq_ignore_ascii_case(b"auth") && more >= 2 {
-                    hide[j + 1] = true;
-                    hide[j + 2] = true;
-                    j += 3;
-                } else if args[j].eq_ignore_ascii_case(b"setname") && more >= 1 {
-                    j += 2;
-                } else {
-                    break;
-                }
-            }
-        }
-        "config|set" => {
-            for j in (2..args.len()).step_by(2) {
-                let sensitive = ["requirepass", "masterauth", "masteruser"]
-                    .iter()
-                    .any(|n| args[j].eq_ignore_ascii_case(n.as_bytes()));
-                if sensitive && j + 1 < args.len() {
-                    hide[j + 1] = true;
-                }
-            }
-        }
-        _ => {}
+    if let Some(mark) = spec.redact {
+        mark(args, &mut hide);
     }
     hide
+}
+
+/// AUTH's password (and user).
+pub fn redact_auth(args: &[&[u8]], hide: &mut [bool]) {
+    if args.len() <= 3 {
+        for h in hide.iter_mut().skip(1) {
+            *h = true;
+        }
+    }
+}
+
+/// HELLO's AUTH pair.
+pub fn redact_hello(args: &[&[u8]], hide: &mut [bool]) {
+    let mut j = 2;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        if args[j].eq_ignore_ascii_case(b"auth") && more >= 2 {
+            hide[j + 1] = true;
+            hide[j + 2] = true;
+            j += 3;
+        } else if args[j].eq_ignore_ascii_case(b"setname") && more >= 1 {
+            j += 2;
+        } else {
+            break;
+        }
+    }
+}
+
+/// CONFIG SET's values of password options.
+pub fn redact_config_set(args: &[&[u8]], hide: &mut [bool]) {
+    for j in (2..args.len()).step_by(2) {
+        let sensitive = ["requirepass", "masterauth", "masteruser"]
+            .iter()
+            .any(|n| args[j].eq_ignore_ascii_case(n.as_bytes()));
+        if sensitive && j + 1 < args.len() {
+            hide[j + 1] = true;
+        }
+    }
 }
 
 /// Appends `arg` quoted as Redis's sdscatrepr does.

@@ -4,8 +4,9 @@
 //! wrapped in MULTI/EXEC when there is more than one, as Redis propagates them.
 
 use super::table::{self, CommandSpec};
-use super::{dispatch, Ctx};
+use super::Ctx;
 use crate::client::Client;
+use crate::exec::Source;
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use blinkdb_engine::WatchFlag;
@@ -16,7 +17,8 @@ pub const ERR_EXECABORT: &str = "EXECABORT Transaction discarded because of prev
 /// The commands queued since MULTI.
 #[derive(Default)]
 pub struct Transaction {
-    queue: Vec<Vec<Vec<u8>>>,
+    /// Each command with its table entry (looked up when it was queued).
+    queue: Vec<(&'static CommandSpec, Vec<Vec<u8>>)>,
     /// Union of the queued commands' flags (EXEC is refused as a write, or as
     /// denyoom, if any queued command is one).
     pub flags: u32,
@@ -27,7 +29,7 @@ pub struct Transaction {
 
 impl Transaction {
     /// The queued command lines (cluster routing judges them at EXEC).
-    pub fn queued(&self) -> &[Vec<Vec<u8>>] {
+    pub fn queued(&self) -> &[(&'static CommandSpec, Vec<Vec<u8>>)] {
         &self.queue
     }
 }
@@ -57,7 +59,7 @@ pub fn flag_error(client: &mut Client) {
 /// what it will run.
 pub fn effective_flags(spec: &CommandSpec, client: &Client) -> u32 {
     match &client.multi {
-        Some(tx) if spec.name == "exec" => spec.flags | tx.flags,
+        Some(tx) if spec.has_prop(table::props::RUNS_QUEUE) => spec.flags | tx.flags,
         _ => spec.flags,
     }
 }
@@ -65,7 +67,7 @@ pub fn effective_flags(spec: &CommandSpec, client: &Client) -> u32 {
 /// Queues a command inside MULTI. Returns false when the queue outgrew
 /// `client-query-buffer-limit`: the connection is closed, as for a query buffer
 /// that does.
-pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
+pub fn queue(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args) -> bool {
     let limit = ctx.client.settings(ctx.shared).client_query_buffer_limit;
     let tx = ctx.client.multi.as_mut().expect("queue outside MULTI");
     tx.bytes += args.iter().map(|a| a.len() + 16).sum::<usize>();
@@ -78,8 +80,9 @@ pub fn queue(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) -> bool {
         ctx.client.close_after_reply = true;
         return false;
     }
-    tx.flags |= crate::scripting::command_flags(ctx.shared, spec.flags, args);
-    tx.queue.push(args.iter().map(|a| a.to_vec()).collect());
+    tx.flags |= crate::scripting::command_flags(ctx.shared, spec, args);
+    tx.queue
+        .push((spec, args.iter().map(|a| a.to_vec()).collect()));
     let queued = (tx.queue.len(), tx.bytes);
     ctx.client.info.usage.set_multi(Some(queued));
     ctx.out.simple("QUEUED");
@@ -112,13 +115,9 @@ pub fn discard(ctx: &mut Ctx, _args: &Args) {
     ctx.out.ok();
 }
 
-/// Ends the transaction with an error before running it (EXEC refused).
-pub fn exec_abort(ctx: &mut Ctx, reason: &str) {
-    refuse_exec(ctx.shared, ctx.client, ctx.out, reason);
-}
-
-/// EXEC refused before it runs (a busy script, no memory...): the transaction is discarded
-/// and the reply says why, as Redis's execCommandAbort does.
+/// EXEC refused before it runs (any admission check: a busy script, no memory, a
+/// read-only replica...): the transaction is discarded and the reply says why, as
+/// Redis's execCommandAbort does.
 pub fn refuse_exec(shared: &Shared, client: &mut Client, out: &mut Out, reason: &str) {
     end(client);
     unwatch_all(shared, client);
@@ -140,10 +139,12 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
     if touched {
         return ctx.out.null_array();
     }
+    // As before the queue kept entries: a subcommand does not count (its
+    // container has no write flag).
     let writes = tx
         .queue
         .iter()
-        .filter(|c| table::lookup(&c[0]).is_some_and(|s| s.has(table::WRITE)))
+        .filter(|(spec, _)| !spec.is_subcommand() && spec.has(table::WRITE))
         .count();
     let wrap = writes > 1;
     if wrap {
@@ -152,9 +153,10 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
     ctx.out.array(tx.queue.len());
     let deny_blocking = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.in_exec = true;
-    for cmd in &tx.queue {
+    for (spec, cmd) in &tx.queue {
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
-        dispatch(ctx.shared, ctx.client, ctx.out, &args);
+        let found = Some(Ok(*spec));
+        crate::exec::process(ctx.shared, ctx.client, ctx.out, &args, found, Source::Exec);
     }
     ctx.client.deny_blocking = deny_blocking;
     ctx.client.in_exec = false;

@@ -87,7 +87,7 @@ pub fn integers_shared(ctx: &mut Ctx) -> bool {
 
 /// IDLETIME (`freq` false) or FREQ: the seconds since the key's last
 /// access, or its LFU counter, each answered only under its kind of policy.
-/// The lookup leaves the clock as it is (access.rs's NOTOUCH list).
+/// The lookup leaves the clock as it is (its table entry is NO_TOUCH).
 fn clock_figure(ctx: &mut Ctx, key: &[u8], freq: bool) {
     let found = ctx.shared.engine.read(ctx.client.db, key, |e| {
         e.map(|e| super::access::object_figure(ctx, e, freq))

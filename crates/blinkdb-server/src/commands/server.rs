@@ -140,6 +140,11 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
         }
     }
     let has = |o: &str| args[1..].iter().any(|a| eq_ic(a, o));
+    if ctx.shared.scripting.is_busy() && !has("nosave") {
+        // Past a script's busy threshold only SHUTDOWN NOSAVE stops the
+        // server (Redis's shutdownCommand).
+        return ctx.out.error(ctx.shared.scripting.busy_error());
+    }
     // As Redis: SAVE, or `save` points without NOSAVE, write the RDB file
     // first; a failed save stops the shutdown unless FORCE.
     let save = has("save") || (!has("nosave") && !ctx.shared.settings().save_points.is_empty());
@@ -313,4 +318,318 @@ pub fn module_unload(ctx: &mut Ctx, args: &Args) {
         "no such module with that name"
     };
     ctx.out.error(&format!("ERR Error unloading module: {why}"));
+}
+
+/// LOLWUT [VERSION v] [...]: computer art and the version line, drawn as
+/// Redis 7.0 draws it for `v` (5: Georg Nees's schotter in Braille dots; 6:
+/// a skyline in terminal colors; other versions, and none given on 7.x:
+/// the version line alone). The rest of the arguments are the drawing's.
+pub fn lolwut(ctx: &mut Ctx, args: &Args) {
+    let mut rest = &args[1..];
+    let mut asked = None;
+    if args.len() >= 3 && eq_ic(args[1], "version") {
+        let Some(v) = parse_i64(args[2]) else {
+            return ctx.out.error(ERR_NOT_INT);
+        };
+        // Redis prints it as an unsigned int, "<v>.0.0", and reads that.
+        asked = Some(format!("{}.0.0", v as u32));
+        rest = &args[3..];
+    }
+    let v = asked
+        .as_deref()
+        .unwrap_or(crate::REDIS_COMPAT_VERSION)
+        .as_bytes();
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    let (a, dot, c) = (at(0), at(1) == b'.', at(2));
+    let numbers = |n: usize| -> Result<Vec<i64>, ()> {
+        rest.iter()
+            .take(n)
+            .map(|a| parse_i64(a).ok_or(()))
+            .collect()
+    };
+    let mut rng = rand::thread_rng();
+    let text = if dot && ((a == b'5' && c != b'9') || (a == b'4' && c == b'9')) {
+        let Ok(n) = numbers(3) else {
+            return ctx.out.error(ERR_NOT_INT);
+        };
+        let get =
+            |i: usize, default: i64, max: i64| n.get(i).copied().unwrap_or(default).clamp(1, max);
+        let canvas =
+            lolwut_art::schotter(get(0, 66, 1000), get(1, 8, 200), get(2, 12, 200), &mut rng);
+        let mut s = canvas.braille();
+        s.push_str("\nGeorg Nees - schotter, plotter on paper, 1968. Redis ver. ");
+        s
+    } else if dot && ((a == b'6' && c != b'9') || (a == b'5' && c == b'9')) {
+        let Ok(n) = numbers(2) else {
+            return ctx.out.error(ERR_NOT_INT);
+        };
+        let get = |i: usize, default: i64| n.get(i).copied().unwrap_or(default).clamp(1, 1000);
+        let canvas = lolwut_art::skyline(get(0, 80), get(1, 20), &mut rng);
+        let mut s = canvas.colors();
+        s.push_str("\nDedicated to the 8 bit game developers of past and present.\nOriginal 8 bit image from Plaguemon by hikikomori. Redis ver. ");
+        s
+    } else {
+        "Redis ver. ".to_string()
+    };
+    ctx.out
+        .verbatim(&format!("{text}{}\n", crate::REDIS_COMPAT_VERSION));
+}
+
+/// LOLWUT's drawings: a canvas of small colors (0-3), Bresenham lines and
+/// rotated squares, and the two renderings.
+mod lolwut_art {
+    use rand::Rng;
+    use std::f64::consts::{FRAC_PI_2, FRAC_PI_4};
+
+    pub struct Canvas {
+        width: i32,
+        height: i32,
+        pixels: Vec<u8>,
+    }
+
+    impl Canvas {
+        fn new(width: i32, height: i32, color: u8) -> Canvas {
+            let size = width.max(0) as usize * height.max(0) as usize;
+            Canvas {
+                width,
+                height,
+                pixels: vec![color; size],
+            }
+        }
+
+        fn set(&mut self, x: i32, y: i32, color: u8) {
+            if (0..self.width).contains(&x) && (0..self.height).contains(&y) {
+                self.pixels[(x + y * self.width) as usize] = color;
+            }
+        }
+
+        fn get(&self, x: i32, y: i32) -> u8 {
+            if (0..self.width).contains(&x) && (0..self.height).contains(&y) {
+                self.pixels[(x + y * self.width) as usize]
+            } else {
+                0
+            }
+        }
+
+        fn line(&mut self, (mut x1, mut y1): (i32, i32), (x2, y2): (i32, i32), color: u8) {
+            let (dx, dy) = ((x2 - x1).abs(), (y2 - y1).abs());
+            let (sx, sy) = (if x1 < x2 { 1 } else { -1 }, if y1 < y2 { 1 } else { -1 });
+            let mut err = dx - dy;
+            loop {
+                self.set(x1, y1, color);
+                if x1 == x2 && y1 == y2 {
+                    break;
+                }
+                let e2 = err * 2;
+                if e2 > -dy {
+                    err -= dy;
+                    x1 += sx;
+                }
+                if e2 < dx {
+                    err += dx;
+                    y1 += sy;
+                }
+            }
+        }
+
+        /// A square of side `size` centred on x,y, turned by `angle`. The
+        /// arithmetic keeps Redis's mix of float and double, so that the
+        /// same inputs light the same pixels.
+        fn square(&mut self, x: i32, y: i32, size: f32, angle: f32, color: u8) {
+            // Redis's literal, shorter than SQRT_2: the same pixels need it.
+            #[allow(clippy::approx_constant)]
+            let size = ((size as f64 / 1.4142135623) as f32).round();
+            let mut k = (FRAC_PI_4 + angle as f64) as f32;
+            let mut corners = [(0, 0); 4];
+            for c in &mut corners {
+                let px = ((k as f64).sin() * size as f64 + x as f64).round() as i32;
+                let py = ((k as f64).cos() * size as f64 + y as f64).round() as i32;
+                *c = (px, py);
+                k = (k as f64 + FRAC_PI_2) as f32;
+            }
+            for j in 0..4 {
+                self.line(corners[j], corners[(j + 1) % 4], color);
+            }
+        }
+
+        /// Each 2x4 block of pixels as one Braille character (U+2800 plus
+        /// the block's dots), rows of blocks on lines.
+        pub fn braille(&self) -> String {
+            const DOTS: [(i32, i32); 8] = [
+                (0, 0),
+                (0, 1),
+                (0, 2),
+                (1, 0),
+                (1, 1),
+                (1, 2),
+                (0, 3),
+                (1, 3),
+            ];
+            let mut s = String::new();
+            for y in (0..self.height).step_by(4) {
+                for x in (0..self.width).step_by(2) {
+                    let mut dots = 0;
+                    for (bit, (dx, dy)) in DOTS.iter().enumerate() {
+                        if self.get(x + dx, y + dy) != 0 {
+                            dots |= 1 << bit;
+                        }
+                    }
+                    s.push(char::from_u32(0x2800 + dots).unwrap_or(' '));
+                }
+                if y != self.height - 1 {
+                    s.push('\n');
+                }
+            }
+            s
+        }
+
+        /// Each pixel as a space on its color (black, two grays, white).
+        pub fn colors(&self) -> String {
+            let mut s = String::new();
+            for y in 0..self.height {
+                for x in 0..self.width {
+                    s.push_str(match self.get(x, y) {
+                        1 => "\x1b[0;90;100m \x1b[0m",
+                        2 => "\x1b[0;37;47m \x1b[0m",
+                        3 => "\x1b[0;97;107m \x1b[0m",
+                        _ => "\x1b[0;30;40m \x1b[0m",
+                    });
+                }
+                if y != self.height - 1 {
+                    s.push('\n');
+                }
+            }
+            s
+        }
+    }
+
+    /// A non-negative random int, as C's rand().
+    fn rand(rng: &mut impl Rng) -> i32 {
+        (rng.gen::<u32>() >> 1) as i32
+    }
+
+    /// A random float in [0, 1], as `(float)rand() / RAND_MAX`.
+    fn unit(rng: &mut impl Rng) -> f32 {
+        rand(rng) as f32 / i32::MAX as f32
+    }
+
+    /// Georg Nees's schotter: rows of squares, more disordered row after row.
+    pub fn schotter(cols: i64, per_row: i64, per_col: i64, rng: &mut impl Rng) -> Canvas {
+        let (per_row, per_col) = (per_row as i32, per_col as i32);
+        let width = cols as i32 * 2;
+        let padding = if width > 4 { 2 } else { 0 };
+        let side = (width - padding * 2) as f32 / per_row as f32;
+        let height = (side * per_col as f32 + (padding * 2) as f32) as i32;
+        let mut canvas = Canvas::new(width, height, 0);
+        for y in 0..per_col {
+            for x in 0..per_row {
+                let mut sx = (x as f32 * side + side / 2.0 + padding as f32) as i32;
+                let mut sy = (y as f32 * side + side / 2.0 + padding as f32) as i32;
+                let mut angle = 0.0;
+                if y > 1 {
+                    let mut r = [0f32; 3];
+                    for r in &mut r {
+                        *r = unit(rng) / per_col as f32 * y as f32;
+                    }
+                    for r in &mut r {
+                        if rand(rng) % 2 == 1 {
+                            *r = -*r;
+                        }
+                    }
+                    angle = r[0];
+                    sx = (sx as f32 + r[1] * side / 3.0) as i32;
+                    sy = (sy as f32 + r[2] * side / 3.0) as i32;
+                }
+                canvas.square(sx, sy, side, angle, 1);
+            }
+        }
+        canvas
+    }
+
+    struct Building {
+        xoff: i32,
+        width: i32,
+        height: i32,
+        windows: bool,
+        color: u8,
+    }
+
+    fn building(canvas: &mut Canvas, b: &Building, rng: &mut impl Rng) {
+        let top = canvas.height - 1;
+        let end = top - b.height + 1;
+        for y in (end..=top).rev() {
+            for x in b.xoff..b.xoff + b.width {
+                // The roof is four pixels narrower.
+                if y == end && (x <= b.xoff + 1 || x >= b.xoff + b.width - 2) {
+                    continue;
+                }
+                let mut color = b.color;
+                let inner =
+                    x > b.xoff + 1 && x < b.xoff + b.width - 2 && y > end + 1 && y < top - 1;
+                if b.windows && inner {
+                    // Windows two pixels wide, one tall, every other place.
+                    let (relx, rely) = (x - (b.xoff + 1), y - (end + 1));
+                    if (relx / 2) % 2 != 0 && rely % 2 != 0 {
+                        loop {
+                            color = 1 + (rand(rng) % 2) as u8;
+                            if color != b.color {
+                                break;
+                            }
+                        }
+                        if relx % 2 != 0 {
+                            color = canvas.get(x - 1, y);
+                        }
+                    }
+                }
+                canvas.set(x, y, color);
+            }
+        }
+    }
+
+    /// A skyline: two rows of plain gray buildings behind black ones with
+    /// lit windows, on a white sky.
+    pub fn skyline(cols: i64, rows: i64, rng: &mut impl Rng) -> Canvas {
+        let mut canvas = Canvas::new(cols as i32, rows as i32, 3);
+        let h = canvas.height;
+        for color in [2u8, 1] {
+            let mut offset = -10;
+            while offset < canvas.width {
+                offset += rand(rng) % 8;
+                let width = 10 + rand(rng) % 9;
+                let height = if color == 2 {
+                    h / 2 + (rand(rng) % h) / 2
+                } else {
+                    h / 2 + (rand(rng) % h) / 3
+                };
+                let b = Building {
+                    xoff: offset,
+                    width,
+                    height,
+                    windows: false,
+                    color,
+                };
+                building(&mut canvas, &b, rng);
+                offset += if color == 2 { width / 2 } else { width + 1 };
+            }
+        }
+        let mut offset = -10;
+        while offset < canvas.width {
+            offset += rand(rng) % 8;
+            let mut width = 5 + rand(rng) % 14;
+            if width % 4 != 0 {
+                width += width % 3;
+            }
+            let height = h / 3 + (rand(rng) % h) / 2;
+            let b = Building {
+                xoff: offset,
+                width,
+                height,
+                windows: true,
+                color: 0,
+            };
+            building(&mut canvas, &b, rng);
+            offset += width + 5;
+        }
+        canvas
+    }
 }

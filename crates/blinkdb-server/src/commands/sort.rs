@@ -10,6 +10,7 @@
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection::{self, Collection};
+use super::spec::{KeyPositions, KEY_ACCESS, KEY_OW, KEY_RO, KEY_UPDATE};
 use super::zset::strtod;
 use super::Ctx;
 use crate::protocol::Args;
@@ -17,6 +18,7 @@ use blinkdb_engine::{
     event::{GENERIC, LIST},
     Entry, HashValue, ListValue, SetValue, ZSetValue,
 };
+use smallvec::smallvec;
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
@@ -25,15 +27,37 @@ const ERR_SCORES: &str = "ERR One or more scores can't be converted into double"
 /// Whether a command line is a SORT that must run with no other command
 /// interleaved: one that names other keys (BY, GET) or writes (STORE).
 /// The connection takes the exec gate exclusively for it.
-pub fn runs_alone(args: &Args) -> bool {
-    let is_sort = args
-        .first()
-        .is_some_and(|c| eq_ic(c, "sort") || eq_ic(c, "sort_ro"));
-    is_sort
-        && args
-            .iter()
-            .skip(2)
-            .any(|a| eq_ic(a, "by") || eq_ic(a, "get") || eq_ic(a, "store"))
+pub fn runs_alone(args: &[&[u8]]) -> bool {
+    args.iter()
+        .skip(2)
+        .any(|a| eq_ic(a, "by") || eq_ic(a, "get") || eq_ic(a, "store"))
+}
+
+/// SORT's keys as Redis's sortGetKeys finds them (its BY/GET key specs are
+/// unknown): the sorted key, and the last STORE's key (LIMIT skips two
+/// arguments, GET and BY one).
+pub fn keys(argv: &[&[u8]]) -> Option<KeyPositions> {
+    let mut keys: KeyPositions = smallvec![(1, KEY_RO | KEY_ACCESS)];
+    let mut store = None;
+    let mut i = 2;
+    while i < argv.len() {
+        let a = argv[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
+            store = Some(i + 1);
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        }
+        i += 1;
+    }
+    keys.extend(store.map(|s| (s, KEY_OW | KEY_UPDATE)));
+    Some(keys)
+}
+
+/// SORT_RO's key (Redis's sortROGetKeys).
+pub fn ro_keys(_argv: &[&[u8]]) -> Option<KeyPositions> {
+    Some(smallvec![(1, KEY_RO | KEY_ACCESS)])
 }
 
 /// A parsed SORT.
@@ -448,6 +472,5 @@ mod tests {
         assert!(!runs_alone(&a(&[b"SORT", b"k", b"desc"])));
         assert!(runs_alone(&a(&[b"sort", b"k", b"BY", b"w_*"])));
         assert!(runs_alone(&a(&[b"sort", b"k", b"store", b"d"])));
-        assert!(!runs_alone(&a(&[b"get", b"k"])));
     }
 }

@@ -14,7 +14,7 @@
 //! `+` multiple token, `^VERSION` since, `~VERSION` deprecated since.
 
 use super::table::{CommandSpec, WRITE};
-use smallvec::{smallvec, SmallVec};
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 /// A command's key positions in its argv, with their flags (inline up to four:
@@ -428,47 +428,14 @@ pub fn movable_keys(c: &CommandSpec) -> bool {
     false
 }
 
-/// The keys of a command line and their flags (COMMAND GETKEYS[ANDFLAGS]).
-/// SET's flags depend on its GET option, as Redis's setGetKeys decides.
+/// The keys of a command line and their flags (COMMAND GETKEYS[ANDFLAGS]):
+/// the entry's own key finder where it has one (Redis's getkeys_proc), else
+/// its key specs.
 pub fn command_keys(c: &CommandSpec, argv: &[&[u8]]) -> Option<KeyPositions> {
-    if c.name == "set" {
-        let get = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
-        let flags = if get {
-            KEY_RW | KEY_ACCESS | KEY_UPDATE
-        } else {
-            KEY_OW | KEY_UPDATE
-        };
-        return Some(smallvec![(1, flags)]);
+    match c.getkeys {
+        Some(find) => find(argv),
+        None => keys_by_specs(&parsed(c).key_specs, argv),
     }
-    // Their BY/GET (and STORE) key specs are unknown: Redis's sortGetKeys
-    // and sortROGetKeys answer.
-    match c.name {
-        "sort" => return Some(sort_keys(argv)),
-        "sort_ro" => return Some(smallvec![(1, KEY_RO | KEY_ACCESS)]),
-        _ => {}
-    }
-    keys_by_specs(&parsed(c).key_specs, argv)
-}
-
-/// SORT's keys as Redis's sortGetKeys finds them: the sorted key, and the
-/// last STORE's key (LIMIT skips two arguments, GET and BY one).
-fn sort_keys(argv: &[&[u8]]) -> KeyPositions {
-    let mut keys: KeyPositions = smallvec![(1, KEY_RO | KEY_ACCESS)];
-    let mut store = None;
-    let mut i = 2;
-    while i < argv.len() {
-        let a = argv[i];
-        if a.eq_ignore_ascii_case(b"limit") {
-            i += 2;
-        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < argv.len() {
-            store = Some(i + 1);
-        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
-            i += 1;
-        }
-        i += 1;
-    }
-    keys.extend(store.map(|s| (s, KEY_OW | KEY_UPDATE)));
-    keys
 }
 
 /// Whether the command takes keys at all (a spec that is not `not_key`).

@@ -616,3 +616,16 @@ pub fn incrbyfloat(ctx: &mut Ctx, args: &Args) {
         out.bulk(&text);
     });
 }
+
+/// SET's key and its flags, which depend on the GET option (Redis's
+/// setGetKeys).
+pub fn set_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
+    use super::spec::{KEY_ACCESS, KEY_OW, KEY_RW, KEY_UPDATE};
+    let get = argv.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
+    let flags = if get {
+        KEY_RW | KEY_ACCESS | KEY_UPDATE
+    } else {
+        KEY_OW | KEY_UPDATE
+    };
+    Some(smallvec::smallvec![(1, flags)])
+}

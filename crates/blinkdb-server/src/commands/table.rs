@@ -46,6 +46,50 @@ pub const CONTAINER: u32 = 1 << 22;
 pub const PROTECTED_MODULE: u32 = 1 << 23;
 const W: u32 = WRITE | DENYOOM;
 
+/// What the server needs to know of a command besides what COMMAND lists
+/// (`CommandSpec::props`): Redis decides these by comparing command procs;
+/// here they are data in the entry.
+pub mod props {
+    /// Its lookups leave access clocks alone (Redis 7.0's LOOKUP_NOTOUCH
+    /// callers, bare dictFinds, and the keyspace walks).
+    pub const NO_TOUCH: u32 = 1;
+    /// Its lookups touch the keys even for a CLIENT NO-TOUCH client (TOUCH).
+    pub const TOUCH: u32 = 1 << 1;
+    /// Allowed in the RESP2 subscribed context.
+    pub const SUBSCRIBED_OK: u32 = 1 << 2;
+    /// Runs a script (EVAL*, FCALL*): runs alone, and a script's declared
+    /// flags replace the command's (Redis's getCommandFlags).
+    pub const RUNS_SCRIPT: u32 = 1 << 3;
+    /// Runs the MULTI queue (EXEC): runs alone, is checked with the queued
+    /// commands' flags and keys.
+    pub const RUNS_QUEUE: u32 = 1 << 4;
+    /// Opens a transaction (MULTI), in a log or a master's stream.
+    pub const TX_OPEN: u32 = 1 << 5;
+    /// Closes a transaction (EXEC, DISCARD), in a log or a master's stream.
+    pub const TX_CLOSE: u32 = 1 << 6;
+    /// Refused on a persistence error as a write is (PING, so that a
+    /// health check sees MISCONF).
+    pub const MISCONF_CHECKED: u32 = 1 << 7;
+    /// Runs on a migrating or importing slot without a redirection (MIGRATE).
+    pub const MIGRATING_OK: u32 = 1 << 8;
+    /// Its key positions name shard channels (SSUBSCRIBE, SPUBLISH...):
+    /// cluster routing hashes them as keys.
+    pub const SHARD_CHANNELS: u32 = 1 << 9;
+    /// Its logged values may stay in the AOF (SET, MSET: the index keeps
+    /// their place on replay).
+    pub const LOGGED_VALUES: u32 = 1 << 10;
+    /// Sets the ASKING state the next command uses (ASKING): it does not
+    /// clear it.
+    pub const SETS_ASKING: u32 = 1 << 11;
+}
+
+/// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.
+pub type GetKeys = fn(&[&[u8]]) -> Option<super::spec::KeyPositions>;
+/// Whether a command line must run alone (SORT reading other keys).
+pub type AloneIf = fn(&[&[u8]]) -> bool;
+/// Marks the arguments to hide (true) in MONITOR and SLOWLOG.
+pub type Redact = fn(&[&[u8]], &mut [bool]);
+
 /// The flags COMMAND lists, in Redis's order (`movablekeys` is computed).
 const FLAG_NAMES: &[(u32, &str)] = &[
     (WRITE, "write"),
@@ -154,6 +198,14 @@ pub struct CommandSpec {
     pub doc_flags: u8,
     pub deprecated_since: &'static str,
     pub replaced_by: &'static str,
+    /// `props::*`: properties COMMAND does not list.
+    pub props: u32,
+    /// Finds the keys where the key specs cannot (Redis's getkeys_proc).
+    pub getkeys: Option<GetKeys>,
+    /// Whether this command line must run with no other command interleaved.
+    pub alone_if: Option<AloneIf>,
+    /// Marks the arguments MONITOR and SLOWLOG hide (secrets).
+    pub redact: Option<Redact>,
 }
 
 fn no_handler(ctx: &mut super::Ctx, args: &crate::protocol::Args) {
@@ -182,10 +234,25 @@ impl CommandSpec {
         doc_flags: 0,
         deprecated_since: "",
         replaced_by: "",
+        props: 0,
+        getkeys: None,
+        alone_if: None,
+        redact: None,
     };
 
     pub fn has(&self, flag: u32) -> bool {
         self.flags & flag != 0
+    }
+
+    pub fn has_prop(&self, prop: u32) -> bool {
+        self.props & prop != 0
+    }
+
+    /// Whether this command line runs with every other connection held out:
+    /// EXEC and scripts always, SORT when its patterns read other keys.
+    pub fn runs_alone(&self, args: &[&[u8]]) -> bool {
+        self.has_prop(props::RUNS_QUEUE | props::RUNS_SCRIPT)
+            || self.alone_if.is_some_and(|f| f(args))
     }
 
     pub fn flag_names(&self) -> Vec<&'static str> {
@@ -283,6 +350,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "key:key"),
     cmd!("set", -3, WRITE | DENYOOM, KEY1, "string", "1.0.0", "Set the string value of a key", strings::set;
+        getkeys: Some(strings::set_keys),
+        props: props::LOGGED_VALUES,
         acl: acl::STRING,
         complexity: "O(1)",
         keys: "RW,access,update,variable_flags index:1 range:0:1:0 | RW and ACCESS due to the optional `GET` argument",
@@ -309,6 +378,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key*",
         tips: &["request_policy:multi_shard"]),
     cmd!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", "1.0.1", "Set multiple keys to multiple values", strings::mset;
+        props: props::LOGGED_VALUES,
         acl: acl::STRING,
         complexity: "O(N) where N is the number of keys to set.",
         keys: "OW,update index:1 range:-1:2:0",
@@ -1161,11 +1231,15 @@ pub static COMMANDS: &[CommandSpec] = &[
         history: &[("7.0.0", "Added support for uppercase unit names.")]),
     // sort
     cmd!("sort", -2, WRITE | DENYOOM, KEY1, "generic", "1.0.0", "Sort the elements in a list, set or sorted set", sort::sort;
+        alone_if: Some(sort::runs_alone),
+        getkeys: Some(sort::keys),
         acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
         complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
         keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort; OW,update unknown unknown | For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
         args: "key:key pattern:pattern=BY#1? offset_count:block=LIMIT?(offset:integer count:integer) pattern:pattern=GET#1?*+ order:oneof?(asc:ASC desc:DESC) sorting:ALPHA? destination:key=STORE#2?"),
     cmd!("sort_ro", -2, READONLY, KEY1, "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", sort::sort_ro;
+        alone_if: Some(sort::runs_alone),
+        getkeys: Some(sort::ro_keys),
         acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
         complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
         keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
@@ -1183,6 +1257,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key*",
         tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
     cmd!("exists", -2, READONLY | FAST, ALLKEYS, "generic", "1.0.0", "Determine if a key exists", keys::exists;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys to check.",
         keys: "RO index:1 range:-1:1:0",
@@ -1190,11 +1265,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         history: &[("3.0.3", "Accepts multiple `key` arguments.")],
         tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
     cmd!("type", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Determine the type stored at key", keys::type_;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:1 range:0:1:0",
         args: "key:key"),
     cmd!("touch", -2, READONLY | FAST, ALLKEYS, "generic", "3.2.1", "Alters the last access time of a key(s). Returns the number of existing keys specified.", access::touch;
+        props: props::TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(N) where N is the number of keys that will be touched.",
         keys: "RO index:1 range:-1:1:0",
@@ -1225,22 +1302,26 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key unix-time-milliseconds:unix-time condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
         history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
     cmd!("ttl", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Get the time to live for a key in seconds", keys::ttl;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         args: "key:key",
         history: &[("2.8.0", "Added the -2 reply.")],
         tips: &["nondeterministic_output"]),
     cmd!("pttl", 2, READONLY | FAST, KEY1, "generic", "2.6.0", "Get the time to live for a key in milliseconds", keys::pttl;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         args: "key:key",
         history: &[("2.8.0", "Added the -2 reply.")],
         tips: &["nondeterministic_output"]),
     cmd!("expiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key", keys::expiretime;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         args: "key:key"),
     cmd!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds", keys::pexpiretime;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         args: "key:key"),
@@ -1250,17 +1331,20 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "RW,update index:1 range:0:1:0",
         args: "key:key"),
     cmd!("keys", 2, READONLY, NOKEYS, "generic", "1.0.0", "Find all keys matching the given pattern", keys::keys;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
         args: "pattern:pattern",
         tips: &["request_policy:all_shards", "nondeterministic_output_order"]),
     cmd!("scan", -2, READONLY, NOKEYS, "generic", "2.8.0", "Incrementally iterate the keys space", keys::scan;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
         args: "cursor:integer pattern:pattern=MATCH? count:integer=COUNT? type:string=TYPE?^6.0.0",
         history: &[("6.0.0", "Added the `TYPE` subcommand.")],
         tips: &["nondeterministic_output", "request_policy:special"]),
     cmd!("randomkey", 1, READONLY, NOKEYS, "generic", "1.0.0", "Return a random key from the keyspace", keys::randomkey;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         tips: &["request_policy:all_shards", "nondeterministic_output"]),
@@ -1301,6 +1385,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
         history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
     cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate::migrate;
+        props: props::MIGRATING_OK,
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
         keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",
@@ -1332,12 +1417,15 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "index:integer"),
     cmd!("multi", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Mark the start of a transaction block", multi::multi;
+        props: props::TX_OPEN,
         acl: acl::TRANSACTION,
         complexity: "O(1)"),
     cmd!("exec", 1, NOSCRIPT | LOADING_OK | STALE | SKIP_SLOWLOG | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Execute all commands issued after MULTI", multi::exec;
+        props: props::RUNS_QUEUE | props::TX_CLOSE,
         acl: acl::TRANSACTION,
         complexity: "Depends on commands in the transaction"),
     cmd!("discard", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "2.0.0", "Discard all commands issued after MULTI", multi::discard;
+        props: props::TX_CLOSE,
         acl: acl::TRANSACTION,
         complexity: "O(N), when N is the number of queued commands"),
     cmd!("watch", -2, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, ALLKEYS, "transactions", "2.2.0", "Watch the given keys to determine execution of the MULTI/EXEC block", multi::watch;
@@ -1353,6 +1441,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
         args: "index1:integer index2:integer"),
     cmd!("ping", -1, FAST, NOKEYS, "connection", "1.0.0", "Ping the server", conn::ping;
+        props: props::SUBSCRIBED_OK | props::MISCONF_CHECKED,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "message:string?",
@@ -1362,17 +1451,21 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         args: "message:string"),
     cmd!("quit", -1, ALLOW_BUSY | NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | TX_CONTROL, NOKEYS, "connection", "1.0.0", "Close the connection", conn::quit;
+        props: props::SUBSCRIBED_OK,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("reset", 1, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY | TX_CONTROL, NOKEYS, "connection", "6.2.0", "Reset the connection", conn::reset;
+        props: props::SUBSCRIBED_OK,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("hello", -1, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEYS, "connection", "6.0.0", "Handshake with Redis", conn::hello;
+        redact: Some(monitor::redact_hello),
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "arguments:block?(protover:integer username_password:block=AUTH?(username:string password:string) clientname:string=SETNAME?)",
         history: &[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")]),
     cmd!("auth", -2, NOSCRIPT | LOADING_OK | STALE | FAST | NO_AUTH | ALLOW_BUSY, NOKEYS, "connection", "1.0.0", "Authenticate to the server", conn::auth;
+        redact: Some(monitor::redact_auth),
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the number of passwords defined for the user",
         args: "username:string?^6.0.0 password:string",
@@ -1491,6 +1584,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "parameter:block*(parameter:string)",
         history: &[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")]),
     cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Set configuration parameters to the given values", server::config;
+        redact: Some(monitor::redact_config_set),
         complexity: "O(N) when N is the number of configuration parameters provided",
         args: "parameter_value:block*(parameter:string value:string)",
         history: &[("7.0.0", "Added the ability to set multiple parameters in one call.")],
@@ -1507,6 +1601,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "section:string?*",
         history: &[("7.0.0", "Added support for taking multiple section arguments.")],
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("lolwut", -1, READONLY | FAST, NOKEYS, "server", "5.0.0", "Display some computer art and the Redis version", server::lolwut;
+        args: "version:integer=VERSION?"),
     cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Return the current server time", server::time;
         complexity: "O(1)",
         tips: &["nondeterministic_output"]),
@@ -1515,24 +1611,31 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "nosave_save:oneof?(nosave:NOSAVE save:SAVE) now:NOW?^7.0.0 force:FORCE?^7.0.0 abort:ABORT?^7.0.0",
         history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
     cmd!("memory", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands", no_handler;
+        props: props::NO_TOUCH,
         complexity: "Depends on subcommand."),
     cmd!("memory|doctor", 2, 0, NOKEYS, "server", "4.0.0", "Outputs memory problems report", server::memory;
+        props: props::NO_TOUCH,
         complexity: "O(1)",
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     cmd!("memory|malloc-stats", 2, 0, NOKEYS, "server", "4.0.0", "Show allocator internal stats", server::memory;
+        props: props::NO_TOUCH,
         complexity: "Depends on how much memory is allocated, could be slow",
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     cmd!("memory|purge", 2, 0, NOKEYS, "server", "4.0.0", "Ask the allocator to release memory", server::memory;
+        props: props::NO_TOUCH,
         complexity: "Depends on how much memory is allocated, could be slow",
         tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
     cmd!("memory|stats", 2, 0, NOKEYS, "server", "4.0.0", "Show memory usage details", server::memory;
+        props: props::NO_TOUCH,
         complexity: "O(1)",
         tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
     cmd!("memory|usage", -3, READONLY, (2, 2, 1), "server", "4.0.0", "Estimate the memory usage of a key", server::memory;
+        props: props::NO_TOUCH,
         complexity: "O(N) where N is the number of samples.",
         keys: "RO index:2 range:0:1:0",
         args: "key:key count:integer=SAMPLES?"),
     cmd!("memory|help", 2, LOADING_OK | STALE, NOKEYS, "server", "4.0.0", "Show helpful text about the different subcommands", server::memory;
+        props: props::NO_TOUCH,
         complexity: "O(1)"),
     cmd!("bgrewriteaof", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrite the append-only file", server::bgrewriteaof;
         complexity: "O(1)"),
@@ -1547,32 +1650,38 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         tips: &["nondeterministic_output"]),
     cmd!("object", -2, CONTAINER, NOKEYS, "generic", "2.2.3", "A container for object introspection commands", no_handler;
+        props: props::NO_TOUCH,
         complexity: "Depends on subcommand."),
     cmd!("object|encoding", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Inspect the internal encoding of a Redis object", object::encoding_cmd;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:2 range:0:1:0",
         args: "key:key",
         tips: &["nondeterministic_output"]),
     cmd!("object|freq", 3, READONLY, (2, 2, 1), "generic", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", object::freq;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:2 range:0:1:0",
         args: "key:key",
         tips: &["nondeterministic_output"]),
     cmd!("object|idletime", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the time since a Redis object was last accessed", object::idletime;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:2 range:0:1:0",
         args: "key:key",
         tips: &["nondeterministic_output"]),
     cmd!("object|refcount", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the number of references to the value of the key", object::refcount;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)",
         keys: "RO index:2 range:0:1:0",
         args: "key:key",
         tips: &["nondeterministic_output"]),
     cmd!("object|help", 2, LOADING_OK | STALE, NOKEYS, "generic", "6.2.0", "Show helpful text about the different subcommands", object::help;
+        props: props::NO_TOUCH,
         acl: acl::KEYSPACE,
         complexity: "O(1)"),
     cmd!("slowlog", -2, CONTAINER, NOKEYS, "server", "2.2.12", "A container for slow log commands", no_handler;
@@ -1664,6 +1773,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(1)",
         doc_flags: doc::SYSCMD),
     cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug::debug;
+        props: props::NO_TOUCH,
         complexity: "Depends on subcommand.",
         doc_flags: doc::SYSCMD),
     // Bloom filters, as redis-server with RedisBloom 2.8 lists them: module
@@ -1706,22 +1816,28 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key iterator:integer data:string"),
     // pub/sub
     cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", pubsub::subscribe;
+        props: props::SUBSCRIBED_OK,
         complexity: "O(N) where N is the number of channels to subscribe to.",
         args: "channel:string*"),
     cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", pubsub::unsubscribe;
+        props: props::SUBSCRIBED_OK,
         complexity: "O(N) where N is the number of clients already subscribed to a channel.",
         args: "channel:string?*"),
     cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", pubsub::psubscribe;
+        props: props::SUBSCRIBED_OK,
         complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
         args: "pattern:block*(pattern:pattern)"),
     cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", pubsub::punsubscribe;
+        props: props::SUBSCRIBED_OK,
         complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
         args: "pattern:pattern?*"),
     cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", pubsub::ssubscribe;
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
         complexity: "O(N) where N is the number of shard channels to subscribe to.",
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string*"),
     cmd!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stop listening for messages posted to the given shard channels", pubsub::sunsubscribe;
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
         complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string?*"),
@@ -1729,6 +1845,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         args: "channel:string message:string"),
     cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish;
+        props: props::SHARD_CHANNELS,
         complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
         keys: "not_key index:1 range:0:1:0",
         args: "shardchannel:string message:string"),
@@ -1752,21 +1869,25 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "shardchannel:string?*"),
     // scripting
     cmd!("eval", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::eval;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
         args: "script:string numkeys:integer key:key?* arg:string?*"),
     cmd!("evalsha", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", scripting::evalsha;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RW,access,update index:2 keynum:0:1:1",
         args: "sha1:string numkeys:integer key:key?* arg:string?*"),
     cmd!("eval_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::eval_ro;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
         args: "script:string numkeys:integer key:key?* arg:string?*"),
     cmd!("evalsha_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", scripting::evalsha_ro;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RO,access index:2 keynum:0:1:1",
@@ -1796,11 +1917,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) with N being the length in bytes of the script body.",
         args: "script:string",
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),    cmd!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a function", scripting::fcall;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the function that is executed.",
         keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
         args: "function:string numkeys:integer key:key?* arg:string?*"),
     cmd!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a read-only function", scripting::fcall_ro;
+        props: props::RUNS_SCRIPT,
         acl: acl::SCRIPTING,
         complexity: "Depends on the function that is executed.",
         keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
@@ -1938,6 +2061,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         deprecated_since: "7.0.0",
         replaced_by: "`CLUSTER SHARDS`"),
     cmd!("asking", 1, FAST, NOKEYS, "cluster", "3.0.0", "Sent by cluster clients after an -ASK redirect", cluster::asking;
+        props: props::SETS_ASKING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("readonly", 1, LOADING_OK | STALE | FAST, NOKEYS, "cluster", "3.0.0", "Enables read queries for a connection to a cluster replica node", cluster::readonly;

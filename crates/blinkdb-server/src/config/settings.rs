@@ -231,9 +231,7 @@ impl Config {
             ),
             maxmemory_policy: self.get("maxmemory-policy").to_string(),
             evict_fifo: self.get("maxmemory-policy") == "allkeys-fifo",
-            evict_sampled: blinkdb_engine::EvictionPolicy::parse(
-                self.get("maxmemory-policy"),
-            ),
+            evict_sampled: blinkdb_engine::EvictionPolicy::parse(self.get("maxmemory-policy")),
             maxmemory_samples: self.int("maxmemory-samples") as usize,
             maxmemory_eviction_tenacity: self.int("maxmemory-eviction-tenacity") as u32,
             lfu_log_factor: self.int("lfu-log-factor") as u32,

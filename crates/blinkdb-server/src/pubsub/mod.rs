@@ -9,7 +9,8 @@ pub mod notify;
 pub mod registry;
 
 use crate::client::{Client, ClientInfo};
-use crate::protocol::{Args, Out};
+use crate::commands::table::{props, CommandSpec};
+use crate::protocol::Out;
 use crate::state::Shared;
 use bytes::{Bytes, BytesMut};
 use hashbrown::HashSet;
@@ -237,36 +238,16 @@ pub fn in_resp2_context(client: &Client) -> bool {
     client.proto == 2 && client.pubsub.is_some()
 }
 
-/// Container commands whose subcommand Redis names in errors (`config|get`).
-const CONTAINERS: &[&str] = &[
-    "client", "config", "command", "memory", "pubsub", "object", "script", "function", "slowlog",
-    "latency", "xinfo", "cluster", "acl", "module",
-];
-
-const ALLOWED_IN_CONTEXT: &[&str] = &[
-    "ping",
-    "subscribe",
-    "ssubscribe",
-    "unsubscribe",
-    "sunsubscribe",
-    "psubscribe",
-    "punsubscribe",
-    "quit",
-    "reset",
-];
-
-/// The error for a command refused in the RESP2 subscribed context, if this is one.
-pub fn context_refusal(client: &Client, name: &str, args: &Args) -> Option<String> {
-    if !in_resp2_context(client) || ALLOWED_IN_CONTEXT.contains(&name) {
+/// The error for a command refused in the RESP2 subscribed context, if this
+/// is one (the entry's `SUBSCRIBED_OK` allows it); a subcommand is named in
+/// full (`config|get`), as Redis names it.
+pub fn context_refusal(client: &Client, spec: &CommandSpec) -> Option<String> {
+    if !in_resp2_context(client) || spec.has_prop(props::SUBSCRIBED_OK) {
         return None;
     }
-    let full = if CONTAINERS.contains(&name) && args.len() > 1 {
-        format!("{name}|{}", String::from_utf8_lossy(args[1]).to_lowercase())
-    } else {
-        name.to_string()
-    };
     Some(format!(
-        "ERR Can't execute '{full}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+        spec.name
     ))
 }
 

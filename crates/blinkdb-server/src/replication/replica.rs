@@ -11,6 +11,7 @@
 //! clients, as Redis's one loop does.
 
 use crate::client::{Client, ClientInfo, Peer, FLAG_MASTER};
+use crate::commands::table::props;
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out, RequestLimits, RequestParser};
 use crate::state::Shared;
@@ -1027,21 +1028,26 @@ fn apply(
             feed.proxy_bytes(raw, None);
             continue;
         }
-        let multi = if eq_ic(args[0], "multi") {
+        // Looked up once; what the master sends is admitted as its own.
+        let found = crate::exec::lookup(&args);
+        let known = found.and_then(Result::ok);
+        let has = |p: u32| known.is_some_and(|s| s.has_prop(p));
+        let multi = if has(props::TX_OPEN) {
             Some(true)
-        } else if eq_ic(args[0], "exec") || eq_ic(args[0], "discard") {
+        } else if has(props::TX_CLOSE) {
             Some(false)
         } else {
             None
         };
         let errors = out.errors;
-        if eq_ic(args[0], "exec") {
+        let master = crate::exec::Source::Master;
+        if has(props::RUNS_QUEUE) {
             let _alone = shared.gate.exclusive();
-            crate::commands::dispatch(shared, client, out, &args);
+            crate::exec::process(shared, client, out, &args, found, master);
             feed.proxy_bytes(raw, multi);
-        } else if client.multi.is_none() && crate::scripting::runs_script(&args) {
+        } else if client.multi.is_none() && has(props::RUNS_SCRIPT) {
             client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
-            crate::commands::dispatch(shared, client, out, &args);
+            crate::exec::process(shared, client, out, &args, found, master);
             if client.script.is_some() {
                 paused = Some(Paused {
                     raw: raw.to_vec(),
@@ -1055,7 +1061,7 @@ fn apply(
             feed.proxy_bytes(raw, multi);
         } else {
             let _gate = shared.gate.shared();
-            crate::commands::dispatch(shared, client, out, &args);
+            crate::exec::process(shared, client, out, &args, found, master);
             feed.proxy_bytes(raw, multi);
         }
         after_command(shared, client, out, errors, args[0]);

@@ -24,7 +24,7 @@ pub mod rdb;
 pub mod run;
 mod vm;
 
-use crate::commands::Ctx;
+use crate::commands::{CommandSpec, Ctx};
 use crate::protocol::Args;
 use crate::state::Shared;
 use cache::{ScriptFlags, Sha};
@@ -173,24 +173,14 @@ impl Scripting {
     }
 }
 
-/// Whether a command may run while a script is past the busy threshold.
-pub fn allowed_when_busy(args: &Args) -> bool {
-    let Some(Ok(spec)) = crate::commands::table::resolve(args) else {
-        return false;
-    };
-    match spec.name {
-        "shutdown" => args[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave")),
-        _ => spec.has(crate::commands::table::ALLOW_BUSY),
-    }
-}
-
 /// The flags a script command is checked with (pause, MULTI), as Redis's
 /// getCommandFlags makes them: a script or function that declares flags
 /// (a shebang, or any function) is a write only without `no-writes`, and no
 /// longer "may replicate"; without declared flags, the command's own flags.
-pub fn command_flags(shared: &Shared, spec_flags: u32, args: &[&[u8]]) -> u32 {
-    use crate::commands::table::{DENYOOM, MAY_REPLICATE, STALE, WRITE};
-    if !runs_script(args) || args.len() < 2 {
+pub fn command_flags(shared: &Shared, spec: &CommandSpec, args: &[&[u8]]) -> u32 {
+    use crate::commands::table::{props, DENYOOM, MAY_REPLICATE, STALE, WRITE};
+    let spec_flags = spec.flags;
+    if !spec.has_prop(props::RUNS_SCRIPT) || args.len() < 2 {
         return spec_flags;
     }
     let name = args[0];
@@ -228,19 +218,6 @@ pub fn command_flags(shared: &Shared, spec_flags: u32, args: &[&[u8]]) -> u32 {
         }
         _ => spec_flags,
     }
-}
-
-/// Whether a command runs a script (its connection takes the gate for it).
-pub fn runs_script(args: &[&[u8]]) -> bool {
-    let name = args[0];
-    name.len() >= 4
-        && name.len() <= 10
-        && (name.eq_ignore_ascii_case(b"eval")
-            || name.eq_ignore_ascii_case(b"evalsha")
-            || name.eq_ignore_ascii_case(b"eval_ro")
-            || name.eq_ignore_ascii_case(b"evalsha_ro")
-            || name.eq_ignore_ascii_case(b"fcall")
-            || name.eq_ignore_ascii_case(b"fcall_ro"))
 }
 
 /// Finds a script by body, compiling it into the cache if new; the reply

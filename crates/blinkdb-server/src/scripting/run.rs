@@ -17,6 +17,7 @@ use super::convert::call_and_reply;
 use super::vm::{Compiled, Vm};
 use crate::client::Client;
 use crate::commands::{table, Ctx};
+use crate::exec::admit::{Source, Verdict};
 use crate::protocol::{Args, Out};
 use crate::state::Shared;
 use bytes::BytesMut;
@@ -578,51 +579,18 @@ fn execute(
     // As Redis's scriptCall: a refused call is an error reply counted in
     // errorstats (the script's own error reply made of it is not counted
     // again) and, once the command is known, one of its rejected_calls.
-    let refuse = |mut out: Out, spec: Option<&table::CommandSpec>, m: &str| {
-        if let Some(i) = spec.and_then(|s| s.index()) {
-            crate::cmdstats::record_rejected(i);
-        }
-        out.error(m);
-        out.buf
+    let source = Source::Script {
+        read_only: run.read_only,
+        first_write: !run.wrote,
+        allow_oom: run.allow_oom,
     };
-    // A container's subcommand is the command (its flags and arity apply).
-    let Some(Ok(spec)) = table::resolve(args) else {
-        return refuse(out, None, "ERR Unknown Redis command called from script");
+    let found = crate::exec::lookup(args);
+    let spec = match crate::exec::admit::admit(shared, client, &mut out, args, found, source) {
+        Verdict::Run(spec) => spec,
+        _ => return out.buf,
     };
-    let argc = args.len() as i32;
-    if (spec.arity > 0 && argc != spec.arity) || argc < -spec.arity {
-        return refuse(
-            out,
-            Some(spec),
-            "ERR Wrong number of args calling Redis command from script",
-        );
-    }
-    if spec.has(table::NOSCRIPT) {
-        return refuse(
-            out,
-            Some(spec),
-            "ERR This Redis command is not allowed from script",
-        );
-    }
-    // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
-    if run.read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {
-        return refuse(
-            out,
-            Some(spec),
-            "ERR Write commands are not allowed from read-only scripts.",
-        );
-    }
     if spec.has(table::WRITE) {
         if !run.wrote {
-            let settings = client.settings(shared);
-            let denyoom = spec.has(table::DENYOOM) && !run.allow_oom;
-            if let Some(refusal) = shared.write_refusal(denyoom, settings) {
-                return refuse(out, Some(spec), &refusal);
-            }
-            let write = table::WRITE | table::STALE;
-            if let Some(refusal) = crate::replication::replica::refusal(shared, client, write) {
-                return refuse(out, Some(spec), refusal);
-            }
             run.wrote = true;
             shared.scripting.wrote();
         }
@@ -632,30 +600,15 @@ fn execute(
             run.multi_logged = true;
         }
     }
-    client.commands_processed += 1;
-    // A script never blocks: BLMPOP and the like answer at once, as in Redis.
-    let deny_blocking = std::mem::replace(&mut client.deny_blocking, true);
     let mut ctx = Ctx {
         shared,
         client,
         out: &mut out,
     };
-    let timer = crate::cmdstats::Timer::start();
     IN_CALL.with(|c| c.set(true));
-    if aof {
-        crate::commands::access::run_in_script(&mut ctx, spec, args);
-    } else {
-        // redis.set_repl without REPL_AOF: applied, not logged.
-        blinkdb_engine::unlogged(|| crate::commands::access::run_in_script(&mut ctx, spec, args));
-    }
+    let nanos = crate::exec::call::call_in_script(&mut ctx, spec, args, aof);
     IN_CALL.with(|c| c.set(false));
-    let nanos = timer.elapsed_nanos();
     CALL_NANOS.set(CALL_NANOS.get().saturating_add(nanos));
-    ctx.client.deny_blocking = deny_blocking;
-    // Counted as Redis counts a script's calls: INFO commandstats, the slow
-    // log, latency and MONITOR (as `lua`).
-    let failed = ctx.out.errors > 0;
-    crate::commands::after_call(&mut ctx, spec, spec.index(), args, nanos, failed, true);
     if spec.has(table::READONLY) && !run.tracked_keys.is_empty() {
         crate::commands::tracking::remember_script_keys(shared, client, &run.tracked_keys);
     }
