@@ -463,7 +463,7 @@ impl Registry {
         client.deny_blocking = true;
         let mut out = Out::new(w.proto);
         let args = w.args.args();
-        let timer = crate::cmdstats::Timer::start();
+        let timer = crate::exec::stats::Timer::start();
         let served = serve(
             &mut Ctx {
                 shared,
@@ -584,7 +584,7 @@ fn count_unblocked(
     };
     let nanos = w.duration_ns.load(Ordering::Relaxed) + reply_nanos;
     if let Some(i) = spec.index() {
-        crate::cmdstats::record_unblocked(i, nanos, failed, settings.latency_tracking);
+        crate::exec::stats::record_unblocked(i, nanos, failed, settings.latency_tracking);
     }
     let micros = nanos / 1000;
     let (slower_than, max_len) = (settings.slowlog_log_slower_than, settings.slowlog_max_len);

@@ -201,7 +201,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 tracked_keys,
                 tracked_items,
                 prefixes,
-                crate::cmdstats::total_error_replies(),
+                crate::exec::stats::total_error_replies(),
                 shared.instant.rate(Metric::Ops) as u64,
                 shared.instant.rate(Metric::NetInput) / 1024.0,
                 shared.instant.rate(Metric::NetOutput) / 1024.0,
@@ -235,7 +235,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         }
         "commandstats" => {
             o.push_str("# Commandstats\r\n");
-            let totals = crate::cmdstats::totals();
+            let totals = crate::exec::stats::totals();
             for (c, t) in COMMANDS.iter().zip(&totals) {
                 if t.calls == 0 && t.rejected == 0 && t.failed == 0 {
                     continue;
@@ -255,21 +255,21 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         }
         "errorstats" => {
             o.push_str("# Errorstats\r\n");
-            for (code, n) in crate::cmdstats::error_counts() {
+            for (code, n) in crate::exec::stats::error_counts() {
                 let _ = write!(o, "errorstat_{}:count={n}\r\n", info_safe(&code));
             }
         }
         "latencystats" => {
             o.push_str("# Latencystats\r\n");
             if settings.latency_tracking {
-                let totals = crate::cmdstats::totals();
+                let totals = crate::exec::stats::totals();
                 for (c, t) in COMMANDS.iter().zip(&totals) {
                     if t.histogram.iter().all(|n| *n == 0) {
                         continue;
                     }
                     let _ = write!(o, "latency_percentiles_usec_{}:", c.name);
                     for (i, p) in settings.latency_percentiles.iter().enumerate() {
-                        let v = crate::cmdstats::percentile_micros(&t.histogram, *p);
+                        let v = crate::exec::stats::percentile_micros(&t.histogram, *p);
                         let sep = if i > 0 { "," } else { "" };
                         let _ = write!(o, "{sep}p{p}={v:.3}");
                     }

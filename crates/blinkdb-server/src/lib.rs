@@ -9,7 +9,6 @@ pub mod busy_poll;
 pub mod client;
 pub mod client_eviction;
 pub mod cluster;
-pub mod cmdstats;
 pub mod commands;
 pub mod config;
 pub mod connection;

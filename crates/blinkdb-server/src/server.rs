@@ -280,7 +280,7 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::process::CONFIG_CHECKS[0],
     crate::process::CONFIG_CHECKS[1],
     crate::replication::replica::CONFIG_CHECK,
-    crate::cmdstats::CONFIG_CHECK,
+    crate::exec::stats::CONFIG_CHECK,
     HZ_CHECK,
 ];
 

@@ -1,6 +1,6 @@
 //! LATENCY: the latency monitor (events that took at least
 //! `latency-monitor-threshold` ms, as Redis records them: a command, a fast
-//! command, an expire cycle) and the per-command histograms of cmdstats.rs.
+//! command, an expire cycle) and the per-command histograms of exec/stats.rs.
 
 use super::table::{self, CommandSpec, COMMANDS};
 use super::Ctx;
@@ -205,7 +205,7 @@ pub fn doctor(ctx: &mut Ctx, _args: &Args) {
     ctx.out.verbatim(&text);
 }
 
-fn reply_histogram(ctx: &mut Ctx, c: &CommandSpec, h: &[u64; crate::cmdstats::BUCKETS]) {
+fn reply_histogram(ctx: &mut Ctx, c: &CommandSpec, h: &[u64; crate::exec::stats::BUCKETS]) {
     ctx.out.bulk(c.name.as_bytes());
     ctx.out.map(2);
     ctx.out.bulk(b"calls");
@@ -216,7 +216,7 @@ fn reply_histogram(ctx: &mut Ctx, c: &CommandSpec, h: &[u64; crate::cmdstats::BU
     for (k, n) in h.iter().enumerate() {
         if *n > 0 {
             cumulative += n;
-            points.push((crate::cmdstats::bucket_micros(k), cumulative));
+            points.push((crate::exec::stats::bucket_micros(k), cumulative));
         }
     }
     ctx.out.map(points.len());
@@ -227,7 +227,7 @@ fn reply_histogram(ctx: &mut Ctx, c: &CommandSpec, h: &[u64; crate::cmdstats::BU
 }
 
 pub fn histogram(ctx: &mut Ctx, args: &Args) {
-    let totals = crate::cmdstats::totals();
+    let totals = crate::exec::stats::totals();
     let has_data = |c: &CommandSpec| {
         c.index()
             .is_some_and(|i| totals[i].histogram.iter().any(|n| *n > 0))

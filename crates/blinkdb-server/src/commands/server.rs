@@ -70,7 +70,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
         }
         "resetstat" if args.len() == 2 => {
             ctx.shared.stats.reset();
-            crate::cmdstats::reset();
+            crate::exec::stats::reset();
             let engine = &ctx.shared.engine.stats;
             engine
                 .evicted_keys

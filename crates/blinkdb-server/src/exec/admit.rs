@@ -124,7 +124,7 @@ pub fn admit(
         }
         Some(Refusal::Redirected(msg)) => {
             if let Some(i) = spec.index() {
-                crate::cmdstats::record_rejected(i);
+                crate::exec::stats::record_rejected(i);
             }
             multi::flag_error(client);
             out.error(&msg);
@@ -149,7 +149,7 @@ enum Refusal {
 fn reject(shared: &Shared, client: &mut Client, out: &mut Out, spec: &CommandSpec, msg: &str) {
     multi::flag_error(client);
     if let Some(i) = spec.index() {
-        crate::cmdstats::record_rejected(i);
+        crate::exec::stats::record_rejected(i);
     }
     if spec.has_prop(props::RUNS_QUEUE) {
         let reason = msg.strip_prefix("ERR ").unwrap_or(msg);
@@ -302,7 +302,7 @@ fn script_verdict(
     // Not rejectCommand: a script's refusal is a plain error reply.
     let refuse = |out: &mut Out, m: &str| {
         if let Some(i) = spec.index() {
-            crate::cmdstats::record_rejected(i);
+            crate::exec::stats::record_rejected(i);
         }
         out.error(m);
         Verdict::Refused

@@ -12,7 +12,7 @@ use crate::protocol::Args;
 pub fn call(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args) {
     ctx.client.commands_processed += 1;
     ctx.out.errors_accounted = ctx.out.errors;
-    let timer = crate::cmdstats::Timer::start();
+    let timer = crate::exec::stats::Timer::start();
     access::run(ctx, spec, args);
     let nanos = timer.elapsed_nanos();
     if let Some(crate::client::Block::Waiting(w)) = &ctx.client.block {
@@ -36,7 +36,7 @@ pub fn call_in_script(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args, lo
     ctx.client.commands_processed += 1;
     // A script never blocks: BLMPOP and the like answer at once, as in Redis.
     let deny_blocking = std::mem::replace(&mut ctx.client.deny_blocking, true);
-    let timer = crate::cmdstats::Timer::start();
+    let timer = crate::exec::stats::Timer::start();
     if logged {
         access::run_in_script(ctx, spec, args);
     } else {
@@ -74,7 +74,7 @@ pub fn after_call(
     // when it is served or unblocked (blocking::count_unblocked), as in Redis.
     let blocked = ctx.client.block.is_some();
     if let Some(i) = spec.index() {
-        crate::cmdstats::record_call(i, nanos, failed, histogram && !blocked);
+        crate::exec::stats::record_call(i, nanos, failed, histogram && !blocked);
     }
     let micros = nanos / 1000;
     if !blocked

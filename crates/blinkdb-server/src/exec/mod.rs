@@ -7,6 +7,7 @@
 
 pub mod admit;
 pub mod call;
+pub mod stats;
 
 use crate::client::Client;
 use crate::commands::{multi, table, CommandSpec, Ctx};
