@@ -11,6 +11,9 @@ use std::sync::Arc;
 /// Keys are binary-safe byte strings; short ones live inside the table slot.
 pub type Key = super::InlineBytes;
 
+/// The table's own key: 16 bytes, which makes a slot 56 (issue 42).
+pub use super::slot_key::SlotKey;
+
 #[derive(Default)]
 pub struct Shard {
     /// The rewrite epoch whose snapshot already holds this shard.
@@ -19,7 +22,7 @@ pub struct Shard {
     /// changing them, ahead of the shard's own copy (which skips them).
     preimage_epoch: u64,
     preimaged: hashbrown::HashSet<Key>,
-    map: HashMap<Key, Entry>,
+    map: HashMap<SlotKey, Entry>,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
     expires: Expires,
@@ -193,6 +196,11 @@ impl Shard {
         self.bytes
     }
 
+    /// The key table's bytes per key (MEMORY USAGE's share of it).
+    pub fn slot_share(&self) -> usize {
+        self.map.allocation_size() / self.map.len().max(1)
+    }
+
     /// The index's own memory, as MEMORY STATS's `overhead.hashtable.*`:
     /// the key table (slots holding short keys inline and the entries, plus
     /// a control byte each), and the expiry index (one node item per key with
@@ -357,7 +365,7 @@ impl Shard {
                 break;
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
-            if let Some(old) = self.map.remove(&key) {
+            if let Some(old) = self.map.remove(&key[..]) {
                 if let Some(ix) = &self.slots {
                     ix.remove(&key);
                 }
@@ -424,7 +432,7 @@ impl Shard {
             .map
             .iter()
             .filter(|(_, e)| evict(e))
-            .map(|(k, _)| k.clone())
+            .map(|(k, _)| Key::from_slice(k))
             .collect();
         victims
             .into_iter()
@@ -481,7 +489,7 @@ impl Shard {
     /// Swaps the entries with another database's same shard (SWAPDB): watchers
     /// stay with their database and see both sides' keys as changed.
     pub fn swap_entries(&mut self, other: &mut Shard) {
-        fn touch_either(a: &mut Shard, theirs: &HashMap<Key, Entry>) {
+        fn touch_either(a: &mut Shard, theirs: &HashMap<SlotKey, Entry>) {
             if let Some(w) = a.watchers.as_mut() {
                 let mine = &a.map;
                 w.touch_present(|k| mine.contains_key(k) || theirs.contains_key(k));
@@ -589,12 +597,12 @@ impl Shard {
         self.expires.iter().map(|(_, k)| k)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&SlotKey, &Entry)> {
         self.map.iter()
     }
 
     /// The `n`-th entry in iteration order (RANDOMKEY).
-    pub fn nth(&self, n: usize) -> Option<(&Key, &Entry)> {
+    pub fn nth(&self, n: usize) -> Option<(&SlotKey, &Entry)> {
         self.map.iter().nth(n)
     }
 }
