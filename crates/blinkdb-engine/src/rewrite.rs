@@ -137,7 +137,13 @@ impl RewriteState {
 
     /// Copies one live entry into the base: a string now; a large value or a
     /// filter's values are set aside for after the shard pass.
-    fn copy_entry(&mut self, db: usize, key: &[u8], entry: &Entry, now: u64) {
+    fn copy_entry(
+        &mut self,
+        db: usize,
+        key: &crate::keyspace::InlineBytes,
+        entry: &Entry,
+        now: u64,
+    ) {
         if entry.is_expired(now) {
             return;
         }
@@ -152,12 +158,8 @@ impl RewriteState {
                 self.failed = Some(KERNEL_FILTER_IN_RDB_BASE.into());
             }
             Value::Bloom(..) if matches!(self.sink, Sink::Rdb(..)) => {
-                self.collections.push((
-                    db,
-                    crate::keyspace::InlineBytes::from_slice(key),
-                    entry.value().clone(),
-                    entry.expire_at,
-                ));
+                self.collections
+                    .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
             Value::Bloom(filter, _) => {
                 // A filter is re-bound to its files, never copied bit by bit;
@@ -169,12 +171,7 @@ impl RewriteState {
                 match crate::bfkeys::rewrite_snapshot(key, filter, hold_open) {
                     Ok(snapshot) => {
                         self.held_logs += usize::from(snapshot.holds_file());
-                        self.filters.push((
-                            db,
-                            crate::keyspace::InlineBytes::from_slice(key),
-                            snapshot,
-                            at,
-                        ))
+                        self.filters.push((db, key.clone(), snapshot, at))
                     }
                     Err(e) => self.failed = Some(format!("filter {e}")),
                 }
@@ -182,24 +179,17 @@ impl RewriteState {
             Value::Str(value, _) => {
                 self.put_string(db, key, value, entry.expire_at, entry.clock().get())
             }
-            Value::Blob(r, _) => self.blobs.push((
-                db,
-                crate::keyspace::InlineBytes::from_slice(key),
-                **r,
-                entry.expire_at,
-                entry.clock().get(),
-            )),
+            Value::Blob(r, _) => {
+                self.blobs
+                    .push((db, key.clone(), **r, entry.expire_at, entry.clock().get()))
+            }
             Value::Hash(..)
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
             | Value::Stream(..) => {
-                self.collections.push((
-                    db,
-                    crate::keyspace::InlineBytes::from_slice(key),
-                    entry.value().clone(),
-                    entry.expire_at,
-                ));
+                self.collections
+                    .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
         }
         self.keys += 1;

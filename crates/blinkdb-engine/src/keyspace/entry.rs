@@ -299,7 +299,7 @@ pub struct Entry {
     pub expire_at: u64,
 }
 
-// A hash slot is a 16-byte key (`SlotKey`) plus this: 56 bytes.
+// A hash slot is a 24-byte key plus this: 64 bytes, one cache line.
 const _: () = assert!(std::mem::size_of::<Entry>() == 40);
 
 /// Bytes a hash-table slot takes per key besides the key's and value's heap
@@ -307,7 +307,7 @@ const _: () = assert!(std::mem::size_of::<Entry>() == 40);
 /// load of 2/3 (between 7/16 and 7/8 as the table doubles). MEMORY USAGE
 /// takes the shard's real share instead (`usage_bytes`).
 const SLOT_BYTES: usize =
-    (std::mem::size_of::<super::SlotKey>() + std::mem::size_of::<Entry>() + 1) * 3 / 2;
+    (std::mem::size_of::<super::InlineBytes>() + std::mem::size_of::<Entry>() + 1) * 3 / 2;
 
 /// Bytes a key's entry in its shard's expiry index takes: a (time, key)
 /// pair of 32 bytes in a B-tree's nodes (56 measured per key).
@@ -401,12 +401,7 @@ impl Entry {
         } else {
             0
         };
-        let slot_key = if key.len() > 15 {
-            crate::types::malloc_chunk(key.len())
-        } else {
-            0
-        };
-        SLOT_BYTES + slot_key + value + ttl
+        SLOT_BYTES + heap(key.len()) + value + ttl
     }
 
     /// MEMORY USAGE: what the key costs in RSS: `slot`, its shard's table

@@ -3,7 +3,6 @@
 pub mod access;
 mod entry;
 mod shard;
-mod slot_key;
 pub mod slots;
 mod watch;
 
@@ -13,7 +12,7 @@ pub use entry::{Entry, Meta, Origin, Value};
 /// beyond. Most keys and small values fit, which saves an allocation and,
 /// on every lookup, the cache miss of following a pointer to it.
 pub type InlineBytes = smallvec::SmallVec<[u8; 16]>;
-pub use shard::{DbBits, Shard, ShardBits, SlotKey};
+pub use shard::{DbBits, Shard, ShardBits};
 pub use watch::WatchFlag;
 
 use parking_lot::RwLock;

@@ -11,9 +11,6 @@ use std::sync::Arc;
 /// Keys are binary-safe byte strings; short ones live inside the table slot.
 pub type Key = super::InlineBytes;
 
-/// The table's own key: 16 bytes, which makes a slot 56 (issue 42).
-pub use super::slot_key::SlotKey;
-
 #[derive(Default)]
 pub struct Shard {
     /// The rewrite epoch whose snapshot already holds this shard.
@@ -22,7 +19,7 @@ pub struct Shard {
     /// changing them, ahead of the shard's own copy (which skips them).
     preimage_epoch: u64,
     preimaged: hashbrown::HashSet<Key>,
-    map: HashMap<SlotKey, Entry>,
+    map: HashMap<Key, Entry>,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
     expires: Expires,
@@ -365,7 +362,7 @@ impl Shard {
                 break;
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
-            if let Some(old) = self.map.remove(&key[..]) {
+            if let Some(old) = self.map.remove(&key) {
                 if let Some(ix) = &self.slots {
                     ix.remove(&key);
                 }
@@ -432,7 +429,7 @@ impl Shard {
             .map
             .iter()
             .filter(|(_, e)| evict(e))
-            .map(|(k, _)| Key::from_slice(k))
+            .map(|(k, _)| k.clone())
             .collect();
         victims
             .into_iter()
@@ -489,7 +486,7 @@ impl Shard {
     /// Swaps the entries with another database's same shard (SWAPDB): watchers
     /// stay with their database and see both sides' keys as changed.
     pub fn swap_entries(&mut self, other: &mut Shard) {
-        fn touch_either(a: &mut Shard, theirs: &HashMap<SlotKey, Entry>) {
+        fn touch_either(a: &mut Shard, theirs: &HashMap<Key, Entry>) {
             if let Some(w) = a.watchers.as_mut() {
                 let mine = &a.map;
                 w.touch_present(|k| mine.contains_key(k) || theirs.contains_key(k));
@@ -597,12 +594,12 @@ impl Shard {
         self.expires.iter().map(|(_, k)| k)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&SlotKey, &Entry)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
         self.map.iter()
     }
 
     /// The `n`-th entry in iteration order (RANDOMKEY).
-    pub fn nth(&self, n: usize) -> Option<(&SlotKey, &Entry)> {
+    pub fn nth(&self, n: usize) -> Option<(&Key, &Entry)> {
         self.map.iter().nth(n)
     }
 }
