@@ -21,14 +21,15 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, replication, repllag, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, replication, repllag, small_objects, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
           "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb,
           "replication": replication, "repllag": repllag, "fullsync": fullsync, "cluster": cluster,
-          "p1": p1, "pipelines": pipelines, "maxmemory": maxmemory}
+          "p1": p1, "pipelines": pipelines, "maxmemory": maxmemory,
+          "small-objects": small_objects}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
 # column and take minutes even with --quick; fullsync and repllag are replication's sync and
@@ -45,6 +46,7 @@ SIZES = {
               "collection_members": 200_000, "redisbench_requests_p1": 20_000,
               "redisbench_requests_p16": 100_000, "p1_requests": 10_000, "p1_seconds": 0.5,
               "pipeline_commands": [300_000], "maxmemory_times": 5,
+              "small_objects_keys": [300_000],
               "rdb_keys": 500_000, "repl_requests_p1": 30_000, "repl_requests_p16": 150_000,
               "repl_lag_seconds": 2.0, "repl_sync_keys_small": 50_000,
               "repl_sync_keys": 200_000,
@@ -59,6 +61,7 @@ SIZES = {
              "collection_members": 1_000_000, "redisbench_requests_p1": 200_000,
              "redisbench_requests_p16": 2_000_000, "p1_requests": 100_000, "p1_seconds": 2.0,
              "pipeline_commands": [300_000, 1_000_000], "maxmemory_times": 5,
+             "small_objects_keys": [300_000, 1_000_000],
              "rdb_keys": 5_000_000, "repl_requests_p1": 300_000, "repl_requests_p16": 2_000_000,
              "repl_lag_seconds": 5.0, "repl_sync_keys_small": 1_000_000,
              "repl_sync_keys": 5_000_000,

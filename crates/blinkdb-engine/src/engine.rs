@@ -350,6 +350,11 @@ impl Engine {
         access::without_touch(|| self.read_key(db, key, false, f))
     }
 
+    /// The key table's bytes per key in `key`'s shard (MEMORY USAGE).
+    pub fn slot_share(&self, db: usize, key: &[u8]) -> usize {
+        self.dbs[db].shard(Db::shard_index(key)).read().slot_share()
+    }
+
     /// Runs `f` on the live entry at `key` under a shared lock, touching its
     /// access clock as a write's lookup does. None, with nothing done, if the
     /// key is absent or expired: for a write command that often finds nothing

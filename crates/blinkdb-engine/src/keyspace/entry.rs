@@ -139,17 +139,19 @@ impl Value {
         }
     }
 
-    /// Approximate heap bytes held by the value (MEMORY USAGE).
+    /// Approximate heap bytes held by the value (MEMORY USAGE): a
+    /// collection counts its `Arc` allocation too.
     pub fn heap_size(&self) -> usize {
+        use crate::types::arc_chunk;
         match self {
             Value::Str(s, _) => s.len(),
             Value::Blob(..) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
             Value::Bloom(b, _) => b.size_bytes(),
-            Value::Hash(h, _) => h.bytes(),
-            Value::Set(s, _) => s.bytes(),
-            Value::ZSet(z, _) => z.bytes(),
-            Value::List(l, _) => l.bytes(),
-            Value::Stream(s, _) => s.bytes(),
+            Value::Hash(h, _) => arc_chunk::<HashValue>() + h.bytes(),
+            Value::Set(s, _) => arc_chunk::<SetValue>() + s.bytes(),
+            Value::ZSet(z, _) => arc_chunk::<ZSetValue>() + z.bytes(),
+            Value::List(l, _) => arc_chunk::<ListValue>() + l.bytes(),
+            Value::Stream(s, _) => arc_chunk::<StreamValue>() + s.bytes(),
         }
     }
 
@@ -300,9 +302,16 @@ pub struct Entry {
 // A hash slot is a 24-byte key plus this: 64 bytes, one cache line.
 const _: () = assert!(std::mem::size_of::<Entry>() == 40);
 
-/// Bytes a hash-table slot takes besides the key's and value's heap parts
-/// (key, entry, one control byte, rounded up for the table's free slots).
-const SLOT_BYTES: usize = 96;
+/// Bytes a hash-table slot takes per key besides the key's and value's heap
+/// parts, for cache mode's count: key, entry and one control byte, over a
+/// load of 2/3 (between 7/16 and 7/8 as the table doubles). MEMORY USAGE
+/// takes the shard's real share instead (`usage_bytes`).
+const SLOT_BYTES: usize =
+    (std::mem::size_of::<super::InlineBytes>() + std::mem::size_of::<Entry>() + 1) * 3 / 2;
+
+/// Bytes a key's entry in its shard's expiry index takes: a (time, key)
+/// pair of 32 bytes in a B-tree's nodes (56 measured per key).
+const EXPIRY_BYTES: usize = 56;
 
 impl Entry {
     /// An unlabeled entry without expiry, whatever label `value` carried
@@ -370,7 +379,13 @@ impl Entry {
     /// count kept by the shards, since RSS does not shrink reliably after
     /// frees. Filters count only their descriptor (their bits are in files).
     pub fn accounted_bytes(&self, key: &[u8]) -> usize {
-        let heap = |n: usize| if n > 16 { n } else { 0 };
+        let heap = |n: usize| {
+            if n > 16 {
+                crate::types::malloc_chunk(n)
+            } else {
+                0
+            }
+        };
         let value = match &self.value {
             Value::Str(s, _) => heap(s.len()),
             Value::Blob(..) => std::mem::size_of::<BlobRef>(),
@@ -382,11 +397,22 @@ impl Entry {
             | Value::Stream(..) => self.value.heap_size(),
         };
         let ttl = if self.expire_at != 0 {
-            48 + heap(key.len())
+            EXPIRY_BYTES + heap(key.len())
         } else {
             0
         };
         SLOT_BYTES + heap(key.len()) + value + ttl
+    }
+
+    /// MEMORY USAGE: what the key costs in RSS: `slot`, its shard's table
+    /// bytes per key (`Shard::slot_share`), its heap parts and its share of
+    /// the expiry index, with a filter's bits.
+    pub fn usage_bytes(&self, key: &[u8], slot: usize) -> usize {
+        let counted = self.accounted_bytes(key) - SLOT_BYTES + slot;
+        match &self.value {
+            Value::Bloom(b, _) => counted - 64 + b.size_bytes(),
+            _ => counted,
+        }
     }
 
     pub fn string(bytes: &[u8]) -> Self {

@@ -193,6 +193,11 @@ impl Shard {
         self.bytes
     }
 
+    /// The key table's bytes per key (MEMORY USAGE's share of it).
+    pub fn slot_share(&self) -> usize {
+        self.map.allocation_size() / self.map.len().max(1)
+    }
+
     /// The index's own memory, as MEMORY STATS's `overhead.hashtable.*`:
     /// the key table (slots holding short keys inline and the entries, plus
     /// a control byte each), and the expiry index (one node item per key with

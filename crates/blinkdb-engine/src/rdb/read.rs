@@ -371,7 +371,9 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             let blob = r.string()?;
             let ints = listpack::decode_intset(&blob)?;
             if ints.len() <= limits.set_max_intset_entries {
-                return Ok(Value::set(SetValue::Ints(ints)));
+                return Ok(Value::set(SetValue::Ints(
+                    crate::types::set::IntSet::from_sorted(&ints),
+                )));
             }
             let members = ints
                 .iter()

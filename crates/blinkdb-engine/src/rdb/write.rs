@@ -171,7 +171,7 @@ pub fn write_object(
             }
         }
         Value::Set(s, _) => match &**s {
-            SetValue::Ints(ints) => write_string(out, &listpack::intset(ints), compress),
+            SetValue::Ints(ints) => write_string(out, &listpack::intset(&ints.to_vec()), compress),
             SetValue::Table(_) => {
                 write_len(out, s.len() as u64);
                 for m in s.iter() {

@@ -15,7 +15,6 @@
 use super::pack::Pack;
 use crate::rdb::lzf;
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 /// Bytes a node of a positive fill may still reach (Redis's SIZE_SAFETY_LIMIT).
 const SAFETY_BYTES: usize = 8192;
@@ -178,15 +177,20 @@ impl<'a> Iterator for NodeItems<'a> {
     }
 }
 
+/// Kept to 56 bytes, so that a small list's `Arc` is one 80-byte malloc
+/// chunk (issue 42): nodes in a `Vec` (a node added at the front moves the
+/// others, 40 bytes each, once per 8 KB of elements), the shape as i32, the
+/// tail index boxed.
 #[derive(Clone, Default)]
 pub struct ListValue {
-    nodes: VecDeque<Node>,
+    nodes: Vec<Node>,
     len: usize,
-    /// The fill of the last push, for rebuilds.
-    fill: i64,
+    /// The fill of the last push, for rebuilds (list-max-listpack-size is
+    /// an int in Redis's config).
+    fill: i32,
     /// The compress depth of the last push: nodes further than this from
     /// both ends are compressed (0: none).
-    depth: usize,
+    depth: u32,
     /// Sum of node heap bytes, compressed ones at their compressed size
     /// (memory accounting).
     bytes: usize,
@@ -195,7 +199,51 @@ pub struct ListValue {
     /// back-lengths). Built by the first `pop_back` that needs it, kept by
     /// pushes and pops at either end of that node, cleared (empty) when the
     /// last node changes otherwise; a list only pushed to never has one.
-    tail: Vec<u32>,
+    tail: Tail,
+}
+
+/// The tail index (`ListValue::tail`): absent (no heap at all) until a pop
+/// at the back builds it.
+/// Boxed on purpose: 8 bytes in every list instead of a Vec's 24.
+#[allow(clippy::box_collection)]
+#[derive(Clone, Default)]
+struct Tail(Option<Box<Vec<u32>>>);
+
+impl std::ops::Deref for Tail {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        self.0.as_deref().map_or(&[], |v| &v[..])
+    }
+}
+
+impl Tail {
+    fn vec(&mut self) -> &mut Vec<u32> {
+        self.0.get_or_insert_with(Default::default)
+    }
+    fn clear(&mut self) {
+        self.0 = None;
+    }
+    fn push(&mut self, at: u32) {
+        self.vec().push(at);
+    }
+    fn insert(&mut self, i: usize, at: u32) {
+        self.vec().insert(i, at);
+    }
+    fn remove(&mut self, i: usize) -> u32 {
+        self.vec().remove(i)
+    }
+    fn pop(&mut self) -> Option<u32> {
+        self.0.as_mut()?.pop()
+    }
+    fn extend(&mut self, it: impl Iterator<Item = u32>) {
+        self.vec().extend(it);
+    }
+    fn iter_mut(&mut self) -> std::slice::IterMut<'_, u32> {
+        match &mut self.0 {
+            Some(v) => v.iter_mut(),
+            None => [].iter_mut(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ListValue {
@@ -239,17 +287,19 @@ impl ListValue {
         if self.fill == 0 {
             -2
         } else {
-            self.fill
+            self.fill as i64
         }
     }
 
     /// `list-compress-depth` as of the last push.
     pub fn depth(&self) -> usize {
-        self.depth
+        self.depth as usize
     }
 
     pub fn bytes(&self) -> usize {
-        self.bytes + self.nodes.capacity() * std::mem::size_of::<Node>()
+        self.bytes
+            + self.tail.0.as_ref().map_or(0, |t| 24 + t.capacity() * 4)
+            + self.nodes.capacity() * std::mem::size_of::<Node>()
     }
 
     /// Nodes (DEBUG OBJECT's ql_nodes).
@@ -269,7 +319,8 @@ impl ListValue {
 
     /// Whether node `i` lies deeper than the compress depth from both ends.
     fn inner(&self, i: usize) -> bool {
-        self.depth > 0 && i >= self.depth && i + self.depth < self.nodes.len()
+        let d = self.depth as usize;
+        d > 0 && i >= d && i + d < self.nodes.len()
     }
 
     /// Puts node `i` in the form its place asks for.
@@ -295,7 +346,7 @@ impl ListValue {
             return;
         }
         let n = self.nodes.len();
-        let d = self.depth;
+        let d = self.depth as usize;
         for i in [Some(d - 1), Some(d), n.checked_sub(d + 1), n.checked_sub(d)]
             .into_iter()
             .flatten()
@@ -306,9 +357,10 @@ impl ListValue {
 
     /// Takes the shape of a push; a new depth recompresses every node.
     fn reshape(&mut self, shape: ListShape) {
-        self.fill = shape.fill;
-        if shape.depth != self.depth {
-            self.depth = shape.depth;
+        self.fill = shape.fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+        let depth = shape.depth.min(u32::MAX as usize) as u32;
+        if depth != self.depth {
+            self.depth = depth;
             for i in 0..self.nodes.len() {
                 self.settle(i);
             }
@@ -338,22 +390,22 @@ impl ListValue {
         let mut p = Pack::default();
         p.push(item);
         self.bytes += p.bytes();
-        // Most lists are one node: VecDeque's first growth would make room
-        // for four (160 bytes where 40 are used).
+        // Most lists are one node: Vec's first growth would make room for
+        // four (160 bytes where 40 are used).
         if self.nodes.capacity() == 0 {
             self.nodes.reserve_exact(1);
         }
         if front {
-            self.nodes.push_front(Node::Raw(p));
+            self.nodes.insert(0, Node::Raw(p));
         } else {
-            self.nodes.push_back(Node::Raw(p));
+            self.nodes.push(Node::Raw(p));
         }
         self.settle_ends();
     }
 
     pub fn push_back(&mut self, item: &[u8], shape: ListShape) {
         self.reshape(shape);
-        match self.nodes.back() {
+        match self.nodes.last() {
             Some(n) if Self::fits(n, item, shape.fill) => {
                 let last = self.nodes.len() - 1;
                 let pos = self.with_node(last, |p| {
@@ -375,7 +427,7 @@ impl ListValue {
 
     pub fn push_front(&mut self, item: &[u8], shape: ListShape) {
         self.reshape(shape);
-        match self.nodes.front() {
+        match self.nodes.first() {
             Some(n) if Self::fits(n, item, shape.fill) => {
                 let added = self.with_node(0, |p| {
                     p.insert_at(0, &[item]);
@@ -383,7 +435,7 @@ impl ListValue {
                 });
                 if self.nodes.len() == 1 && !self.tail.is_empty() {
                     // The last node is this one: its offsets move up.
-                    for at in &mut self.tail {
+                    for at in self.tail.iter_mut() {
                         *at += added as u32;
                     }
                     self.tail.insert(0, 0);
@@ -419,7 +471,7 @@ impl ListValue {
         if self.nodes.len() == 1 && !self.tail.is_empty() {
             // The last node is this one: its offsets move down.
             self.tail.remove(0);
-            for at in &mut self.tail {
+            for at in self.tail.iter_mut() {
                 *at -= removed as u32;
             }
         }
@@ -519,8 +571,8 @@ impl ListValue {
 
     fn shape(&self) -> ListShape {
         ListShape {
-            fill: self.fill,
-            depth: self.depth,
+            fill: self.fill as i64,
+            depth: self.depth as usize,
         }
     }
 
@@ -606,6 +658,7 @@ impl ListValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
 
     #[test]
     fn pushes_pops_and_indexes_across_nodes() {
@@ -665,9 +718,9 @@ mod tests {
     /// A built tail index holds the last node's entry offsets.
     fn check_tail(l: &ListValue) {
         if !l.tail.is_empty() {
-            let last = l.nodes.back().expect("an index has a node").pack();
+            let last = l.nodes.last().expect("an index has a node").pack();
             let offsets: Vec<u32> = last.iter().map(|(p, _)| p as u32).collect();
-            assert_eq!(l.tail, offsets);
+            assert_eq!(*l.tail, offsets[..]);
         }
     }
 

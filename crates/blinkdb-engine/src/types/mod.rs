@@ -65,6 +65,27 @@ impl Default for Limits {
     }
 }
 
+/// The heap glibc's malloc takes for a request of `n` bytes (an 8-byte
+/// header, 16-byte granules, 32 bytes at least; its request2size), which is
+/// what a key costs in RSS: MEMORY USAGE counts this, not the bytes asked.
+pub const fn malloc_chunk(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        let c = (n + 8 + 15) & !15;
+        if c < 32 {
+            32
+        } else {
+            c
+        }
+    }
+}
+
+/// The heap a collection's `Arc` takes: its two counts and the value.
+pub const fn arc_chunk<T>() -> usize {
+    malloc_chunk(2 * std::mem::size_of::<usize>() + std::mem::size_of::<T>())
+}
+
 /// A member of a full-encoding collection: inline up to 16 bytes.
 pub type Member = crate::keyspace::InlineBytes;
 
@@ -205,5 +226,24 @@ pub(crate) fn free_later_objects<T: Send + 'static>(garbage: T, objects: u64) {
                 LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_collections_are_one_small_allocation() {
+        // A collection's Arc (16 bytes of counts + the value) stays within
+        // one 64-byte malloc chunk (80 for a list), which holds a small
+        // pack or intset inline: the cost per small key (issue 42).
+        assert_eq!(arc_chunk::<HashValue>(), 64);
+        assert_eq!(arc_chunk::<SetValue>(), 64);
+        assert_eq!(arc_chunk::<ZSetValue>(), 64);
+        assert_eq!(arc_chunk::<ListValue>(), 80);
+        assert_eq!(malloc_chunk(1), 32);
+        assert_eq!(malloc_chunk(24), 32);
+        assert_eq!(malloc_chunk(25), 48);
     }
 }

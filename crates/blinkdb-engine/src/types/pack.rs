@@ -12,9 +12,36 @@
 
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct Pack {
-    buf: Vec<u8>,
+    /// Inline up to `INLINE` bytes, inside the value that holds the pack (a
+    /// 1-field hash, a 5-integer set, a 3-element list), so that most small
+    /// collections are one allocation: their `Arc`'s (issue 42).
+    buf: PackBuf,
     /// Entries (not pairs).
     n: u32,
+}
+
+/// Bytes a pack keeps without a heap buffer of its own.
+pub const INLINE: usize = 16;
+
+/// The encoded entries: inline while they fit (`INLINE` bytes), a heap
+/// buffer beyond.
+pub type PackBuf = smallvec::SmallVec<[u8; INLINE]>;
+
+/// Up to this many bytes a buffer grows to the size it needs, as Redis's
+/// listpack does (glibc rounds to 16 anyway); beyond, by doubling, so that a
+/// list node filled one push at a time to 8 KB is not copied per push.
+const EXACT_GROWTH_UP_TO: usize = 256;
+
+/// Makes room for `more` bytes in `buf`.
+fn grow(buf: &mut PackBuf, more: usize) {
+    let need = buf.len() + more;
+    if need > buf.capacity() {
+        if need <= EXACT_GROWTH_UP_TO {
+            buf.reserve_exact(more);
+        } else {
+            buf.reserve(more);
+        }
+    }
 }
 
 fn varint_len(n: usize) -> usize {
@@ -27,7 +54,7 @@ fn varint_len(n: usize) -> usize {
     len
 }
 
-fn put_varint(out: &mut Vec<u8>, mut n: usize) {
+fn put_varint(out: &mut PackBuf, mut n: usize) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -40,8 +67,13 @@ impl Pack {
         self.n as usize
     }
 
+    /// Heap bytes of the buffer as malloc rounds them (0 while inline).
     pub fn bytes(&self) -> usize {
-        self.buf.capacity()
+        if self.buf.spilled() {
+            super::malloc_chunk(self.buf.capacity())
+        } else {
+            0
+        }
     }
 
     /// The entry starting at byte `pos`: (its bytes, the position after it).
@@ -77,7 +109,7 @@ impl Pack {
     /// An empty pack with room for `bytes` of encoded entries.
     pub fn with_capacity(bytes: usize) -> Self {
         Pack {
-            buf: Vec::with_capacity(bytes),
+            buf: PackBuf::with_capacity(bytes),
             n: 0,
         }
     }
@@ -88,13 +120,14 @@ impl Pack {
     }
 
     pub fn push(&mut self, item: &[u8]) {
+        grow(&mut self.buf, Self::entry_bytes(item.len()));
         put_varint(&mut self.buf, item.len());
         self.buf.extend_from_slice(item);
         self.n += 1;
     }
 
-    fn encoded(items: &[&[u8]]) -> Vec<u8> {
-        let mut out = Vec::new();
+    fn encoded(items: &[&[u8]]) -> PackBuf {
+        let mut out = PackBuf::new();
         for it in items {
             put_varint(&mut out, it.len());
             out.extend_from_slice(it);
@@ -105,7 +138,8 @@ impl Pack {
     /// Inserts `items` as consecutive entries at byte `pos`.
     pub fn insert_at(&mut self, pos: usize, items: &[&[u8]]) {
         let enc = Self::encoded(items);
-        self.buf.splice(pos..pos, enc);
+        grow(&mut self.buf, enc.len());
+        self.buf.insert_from_slice(pos, &enc);
         self.n += items.len() as u32;
     }
 
@@ -122,10 +156,14 @@ impl Pack {
     /// Replaces the entry at byte `pos` with `item`.
     pub fn replace_at(&mut self, pos: usize, item: &[u8]) {
         let end = self.entry_at(pos).1;
-        let mut enc = Vec::with_capacity(varint_len(item.len()) + item.len());
+        let mut enc = PackBuf::new();
         put_varint(&mut enc, item.len());
         enc.extend_from_slice(item);
-        self.buf.splice(pos..end, enc);
+        if enc.len() > end - pos {
+            grow(&mut self.buf, enc.len() - (end - pos));
+        }
+        self.buf.drain(pos..end);
+        self.buf.insert_from_slice(pos, &enc);
     }
 
     /// Start of the pair whose first entry is `first`.
@@ -169,7 +207,7 @@ impl Pack {
     /// A pack of `entries` entries from the buffer [`Pack::raw`] gave.
     pub fn from_raw(buf: Vec<u8>, entries: usize) -> Pack {
         Pack {
-            buf,
+            buf: PackBuf::from_vec(buf),
             n: entries as u32,
         }
     }

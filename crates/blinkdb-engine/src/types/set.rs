@@ -20,15 +20,125 @@ impl Element for SetMember {
     }
 }
 
+/// The table is boxed so that a small set pays for no table-sized header
+/// (an intset of 5 small integers is one 64-byte `Arc` allocation).
 #[derive(Clone)]
 pub enum SetValue {
-    Ints(Vec<i64>),
-    Table(Table<SetMember>),
+    Ints(IntSet),
+    Table(Box<Table<SetMember>>),
+}
+
+/// Sorted integers of one width (2, 4 or 8 bytes, little-endian), the
+/// narrowest that holds them all, as Redis's intset: 5 small integers are
+/// 10 bytes, kept inline.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct IntSet {
+    buf: super::pack::PackBuf,
+    width: u8,
+}
+
+fn width_of(v: i64) -> u8 {
+    if i16::try_from(v).is_ok() {
+        2
+    } else if i32::try_from(v).is_ok() {
+        4
+    } else {
+        8
+    }
+}
+
+impl IntSet {
+    /// From ascending integers.
+    pub fn from_sorted(ints: &[i64]) -> Self {
+        let width = ints.iter().map(|&v| width_of(v)).max().unwrap_or(2);
+        let mut s = IntSet {
+            buf: Default::default(),
+            width,
+        };
+        s.buf.reserve_exact(ints.len() * width as usize);
+        for &v in ints {
+            s.buf.extend_from_slice(&v.to_le_bytes()[..width as usize]);
+        }
+        s
+    }
+
+    fn w(&self) -> usize {
+        self.width.max(2) as usize
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len() / self.w()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// The `i`th smallest.
+    pub fn get(&self, i: usize) -> i64 {
+        let w = self.w();
+        let b = &self.buf[i * w..(i + 1) * w];
+        match w {
+            2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+            4 => i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64,
+            _ => i64::from_le_bytes(b.try_into().expect("8 bytes")),
+        }
+    }
+
+    pub fn binary_search(&self, v: i64) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid).cmp(&v) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// Inserts `v` at `at` (where `binary_search` said), widening every
+    /// member first if `v` needs more bytes.
+    pub fn insert(&mut self, at: usize, v: i64) {
+        if width_of(v) > self.w() as u8 {
+            let mut all = self.to_vec();
+            all.insert(at, v);
+            *self = IntSet::from_sorted(&all);
+            return;
+        }
+        let w = self.w();
+        self.width = w as u8;
+        self.buf.reserve_exact(w);
+        self.buf.insert_from_slice(at * w, &v.to_le_bytes()[..w]);
+    }
+
+    pub fn remove(&mut self, at: usize) {
+        let w = self.w();
+        self.buf.drain(at * w..(at + 1) * w);
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    pub fn to_vec(&self) -> Vec<i64> {
+        self.iter().collect()
+    }
+
+    /// Heap bytes as malloc rounds them (0 while inline).
+    pub fn bytes(&self) -> usize {
+        if self.buf.spilled() {
+            super::malloc_chunk(self.buf.capacity())
+        } else {
+            0
+        }
+    }
 }
 
 impl Default for SetValue {
     fn default() -> Self {
-        SetValue::Ints(Vec::new())
+        SetValue::Ints(IntSet::default())
     }
 }
 
@@ -36,7 +146,7 @@ impl Drop for SetValue {
     fn drop(&mut self) {
         if let SetValue::Table(t) = self {
             if t.len() > super::LAZYFREE_THRESHOLD {
-                super::free_later(std::mem::take(t));
+                super::free_later(std::mem::take(&mut **t));
             }
         }
     }
@@ -72,10 +182,6 @@ pub fn as_int(m: &[u8]) -> Option<i64> {
     std::str::from_utf8(m).ok()?.parse().ok()
 }
 
-/// At most this many integers are reserved ahead (an intset past
-/// `set-max-intset-entries`, 512 by default, converts anyway).
-const INTS_RESERVED: usize = 512;
-
 impl SetValue {
     /// A set for a first member: integers start compact.
     pub fn for_member(m: &[u8]) -> Self {
@@ -83,12 +189,14 @@ impl SetValue {
     }
 
     /// A set for a first member `m` of about `n` to come (SADD's count, an
-    /// RDB's), with room for them, so that building it allocates once.
+    /// RDB's), with room for them when they go into a table, so that
+    /// building it allocates once. An intset grows to the size it needs
+    /// (its width is not known ahead).
     pub fn for_members(m: &[u8], n: usize) -> Self {
         if as_int(m).is_some() {
-            SetValue::Ints(Vec::with_capacity(n.min(INTS_RESERVED)))
+            SetValue::Ints(IntSet::default())
         } else {
-            SetValue::Table(Table::with_capacity(n))
+            SetValue::Table(Box::new(Table::with_capacity(n)))
         }
     }
 
@@ -112,14 +220,14 @@ impl SetValue {
 
     pub fn bytes(&self) -> usize {
         match self {
-            SetValue::Ints(v) => v.capacity() * 8,
-            SetValue::Table(t) => t.bytes(),
+            SetValue::Ints(v) => v.bytes(),
+            SetValue::Table(t) => std::mem::size_of::<Table<SetMember>>() + t.bytes(),
         }
     }
 
     pub fn contains(&self, m: &[u8]) -> bool {
         match self {
-            SetValue::Ints(v) => as_int(m).is_some_and(|i| v.binary_search(&i).is_ok()),
+            SetValue::Ints(v) => as_int(m).is_some_and(|i| v.binary_search(i).is_ok()),
             SetValue::Table(t) => t.contains(m),
         }
     }
@@ -128,7 +236,7 @@ impl SetValue {
     pub fn add(&mut self, m: &[u8], limits: &Limits) -> bool {
         if let SetValue::Ints(v) = self {
             if let Some(i) = as_int(m) {
-                match v.binary_search(&i) {
+                match v.binary_search(i) {
                     Ok(_) => return false,
                     Err(at) if v.len() < limits.set_max_intset_entries => {
                         v.insert(at, i);
@@ -150,17 +258,17 @@ impl SetValue {
             let mut t = Table::with_capacity(v.len() + 1);
             for i in v.iter() {
                 t.insert(SetMember(Member::from_slice(
-                    itoa::Buffer::new().format(*i).as_bytes(),
+                    itoa::Buffer::new().format(i).as_bytes(),
                 )));
             }
-            *self = SetValue::Table(t);
+            *self = SetValue::Table(Box::new(t));
         }
     }
 
     /// Removes `m`; true if it was there.
     pub fn remove(&mut self, m: &[u8]) -> bool {
         match self {
-            SetValue::Ints(v) => match as_int(m).map(|i| v.binary_search(&i)) {
+            SetValue::Ints(v) => match as_int(m).map(|i| v.binary_search(i)) {
                 Some(Ok(at)) => {
                     v.remove(at);
                     true
@@ -175,7 +283,7 @@ impl SetValue {
         match self {
             SetValue::Ints(v) => Box::new(
                 v.iter()
-                    .map(|i| Cow::Owned(itoa::Buffer::new().format(*i).as_bytes().to_vec())),
+                    .map(|i| Cow::Owned(itoa::Buffer::new().format(i).as_bytes().to_vec())),
             ),
             SetValue::Table(t) => Box::new(t.iter().map(|m| Cow::Borrowed(&m.0[..]))),
         }
@@ -200,7 +308,7 @@ impl SetValue {
         match self {
             SetValue::Ints(v) if v.is_empty() => None,
             SetValue::Ints(v) => {
-                let i = v[rng.gen_range(0..v.len())];
+                let i = v.get(rng.gen_range(0..v.len()));
                 Some(Cow::Owned(
                     itoa::Buffer::new().format(i).as_bytes().to_vec(),
                 ))

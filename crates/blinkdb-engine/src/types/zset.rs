@@ -198,14 +198,55 @@ impl PartialEq for ZSetValue {
 
 impl Eq for ZSetValue {}
 
-/// The compact encoding stores a score that is an integer as one (Redis's
-/// listpack does), so -0 is kept as 0 there; the full encoding keeps -0.
-fn packed(score: f64) -> [u8; 8] {
-    (score + 0.0).to_le_bytes()
+/// A score as the compact encoding stores it: an integer (within 2^53, where
+/// every integer is exact as a double) in its fewest little-endian
+/// two's-complement bytes (1 to 7), any other score as its 8 bytes of f64,
+/// so `ZADD z 1 a` costs 2 bytes, not 9 (Redis's listpack stores integers
+/// as integers too). -0 is an integer, kept as 0 there (as in Redis); the
+/// full encoding keeps -0.
+struct PackedScore {
+    bytes: [u8; 8],
+    len: u8,
+}
+
+impl std::ops::Deref for PackedScore {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+}
+
+const EXACT_INT: f64 = (1u64 << 53) as f64;
+
+fn packed(score: f64) -> PackedScore {
+    let score = score + 0.0;
+    if score.fract() == 0.0 && score.abs() <= EXACT_INT {
+        let i = score as i64;
+        let mut len = 1;
+        while len < 7 && (i >> (8 * len - 1)) != 0 && (i >> (8 * len - 1)) != -1 {
+            len += 1;
+        }
+        return PackedScore {
+            bytes: i.to_le_bytes(),
+            len: len as u8,
+        };
+    }
+    PackedScore {
+        bytes: score.to_le_bytes(),
+        len: 8,
+    }
 }
 
 fn score_of(bytes: &[u8]) -> f64 {
-    f64::from_le_bytes(bytes.try_into().expect("a packed score is 8 bytes"))
+    if let Ok(b) = <[u8; 8]>::try_from(bytes) {
+        return f64::from_le_bytes(b);
+    }
+    debug_assert!((1..8).contains(&bytes.len()), "a packed score is 1-8 bytes");
+    let mut b = [0u8; 8];
+    b[..bytes.len()].copy_from_slice(bytes);
+    // Sign-extend from the top byte stored.
+    let shift = 64 - 8 * bytes.len() as u32;
+    ((i64::from_le_bytes(b) << shift) >> shift) as f64
 }
 
 /// A member and its score.
@@ -224,7 +265,7 @@ impl ZSetValue {
         if compact {
             let bytes = items
                 .iter()
-                .map(|(m, _)| Pack::entry_bytes(m.len()) + Pack::entry_bytes(8))
+                .map(|(m, s)| Pack::entry_bytes(m.len()) + Pack::entry_bytes(packed(*s).len()))
                 .sum();
             let mut p = Pack::with_capacity(bytes);
             for (m, s) in &items {
@@ -476,6 +517,31 @@ impl ZSetValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_scores_round_trip_in_few_bytes() {
+        for (score, len) in [
+            (0.0, 1),
+            (-0.0, 1),
+            (1.0, 1),
+            (-128.0, 1),
+            (127.0, 1),
+            (128.0, 2),
+            (-129.0, 2),
+            (1e6, 3),
+            (EXACT_INT, 7),
+            (-EXACT_INT, 7),
+            (EXACT_INT * 2.0, 8),
+            (1.5, 8),
+            (f64::INFINITY, 8),
+            (f64::NEG_INFINITY, 8),
+            (-2.5e-300, 8),
+        ] {
+            let p = packed(score);
+            assert_eq!(p.len(), len, "{score}");
+            assert_eq!(score_of(&p), score + 0.0, "{score}");
+        }
+    }
     use rand::{Rng, SeedableRng};
 
     fn small(entries: usize) -> Limits {

@@ -180,10 +180,10 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
                 }
             }
             let key = &args[2];
-            // Key and value bytes, plus the map slot, entry and allocator headers.
-            let size = ctx.shared.engine.peek(ctx.db(), key, |e| {
-                e.map(|e| key.len() + e.value().heap_size() + 72)
-            });
+            // What the key costs in RSS: its table slot, heap parts and expiry.
+            let engine = &ctx.shared.engine;
+            let slot = engine.slot_share(ctx.db(), key);
+            let size = engine.peek(ctx.db(), key, |e| e.map(|e| e.usage_bytes(key, slot)));
             match size {
                 Some(n) => ctx.out.int(n as i64),
                 None => ctx.out.null(),
