@@ -122,6 +122,34 @@ def test_noeviction_refuses_denyoom_commands_only(servers, which):
         assert c.call("SET", "new", "v").raw == b"+OK\r\n"
 
 
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_commands_inside_exec_are_not_refused_for_memory(servers, which):
+    """maxmemory.tcl's "propagation with eviction in MULTI": EXEC is admitted
+    with its queue's flags when it arrives (maxmemory still 0 here); a CONFIG
+    SET maxmemory 1 it runs does not get the commands after it refused, as
+    Redis's execCommand calls them without processCommand's checks. The key
+    is evicted after EXEC."""
+    with servers[which].connect() as c:
+        c.call("FLUSHALL")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        try:
+            c.call("MULTI")
+            c.call("INCR", "x")
+            c.call("CONFIG", "SET", "maxmemory", "1")
+            c.call("INCR", "x")
+            assert c.call("EXEC").raw == b"*3\r\n:1\r\n+OK\r\n:2\r\n"
+            deadline = time.monotonic() + 10
+            while c.call("DBSIZE").value != 0:
+                assert time.monotonic() < deadline, "x not evicted"
+                time.sleep(0.01)
+            # A denyoom command outside a transaction is refused again.
+            c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            assert c.call("SET", "y", "1").raw == OOM
+        finally:
+            c.call("CONFIG", "SET", "maxmemory", "0")
+            c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
 MEMORY_FIELDS = [
     "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human",
     "used_memory_peak", "used_memory_peak_human", "used_memory_peak_perc",

@@ -277,9 +277,13 @@ pub fn dispatch(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args
         flags = crate::scripting::command_flags(shared, flags, args);
     }
     // Redis's order: memory, persistence (PING too, but not our master's
-    // keepalive), then the replica's refusals.
+    // keepalive), then the replica's refusals. Inside EXEC neither is checked
+    // again (nor evicts): EXEC was admitted with its queue's flags, as Redis's
+    // execCommand calls each command without processCommand's checks.
     let from_master = client.info.is_master();
-    if flags & table::WRITE != 0 || (spec.name == "ping" && !from_master) {
+    if client.in_exec {
+        // Checked when EXEC itself was admitted.
+    } else if flags & table::WRITE != 0 || (spec.name == "ping" && !from_master) {
         let settings = client.settings(shared);
         let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;
         if let Some(err) = shared.command_refusal(denyoom, settings, from_master) {
