@@ -223,3 +223,47 @@ def test_partial_large_argument_in_client_list_as_redis(blinkdb, oracle):
     ours = _partial_request(blinkdb)
     assert ours == _partial_request(oracle)
     assert ours == ("50000", "4", True)
+
+
+def _half_of_equal_clients(server):
+    """client-eviction.tcl's "evict clients only until below limit": ten clients of the
+    same size (a 256 KB unfinished argument each), then a limit of five of them plus the
+    NO-EVICT caller as CLIENT LIST measured it. Exactly five go: the caller counts
+    without the CONFIG SET it runs (a longer command than the CLIENT LIST it was measured
+    in), as Redis's figures are updated after each command, not during it."""
+    size = 256 * 1024
+
+    def field(admin, name, f):
+        listed = admin.call("CLIENT", "LIST").value.decode()
+        text = [x for x in listed.splitlines() if "name=%s " % name in x][0]
+        return int(text.split(" %s=" % f)[1].split(" ")[0])
+
+    with server.connect() as admin:
+        admin.call("DEBUG", "REPLYBUFFER", "RESIZING", "0")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+        admin.call("CLIENT", "SETNAME", "control")
+        admin.call("CLIENT", "NO-EVICT", "on")
+        clients, largest = [], 0
+        for j in range(10):
+            c = server.connect()
+            c.call("CLIENT", "SETNAME", "client%d" % j)
+            c.sock.sendall(b"*2\r\n$%d\r\n" % size + b"v" * size)
+            clients.append(c)
+            _until(lambda name="client%d" % j: field(admin, name, "qbuf") >= size)
+            largest = max(largest, field(admin, "client%d" % j, "tot-mem"))
+        limit = largest * 10 // 2 + field(admin, "control", "tot-mem")
+        admin.call("CONFIG", "SET", "maxmemory-clients", str(limit))
+        listed = admin.call("CLIENT", "LIST").value.decode()
+        left = listed.count("name=client")
+        total = sum(int(x.split(" tot-mem=")[1].split(" ")[0]) for x in listed.splitlines())
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+        admin.call("DEBUG", "REPLYBUFFER", "RESIZING", "1")
+        for c in clients:
+            c.close()
+    return left, total <= limit
+
+
+def test_evicts_only_until_below_the_limit(blinkdb, oracle):
+    ours = _half_of_equal_clients(blinkdb)
+    assert ours == _half_of_equal_clients(oracle)
+    assert ours == (5, True)

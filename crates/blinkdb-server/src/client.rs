@@ -93,6 +93,10 @@ impl Usage {
         self.argv_mem.store(bytes as u64, Ordering::Relaxed);
     }
 
+    pub fn argv(&self) -> u64 {
+        self.argv_mem.load(Ordering::Relaxed)
+    }
+
     /// After a batch of replies went out of a buffer of `capacity` holding `len`
     /// bytes at most; `fresh` when the buffer was (re)allocated since the last one.
     pub fn set_reply_buffer(&self, capacity: usize, len: usize, fresh: bool) {

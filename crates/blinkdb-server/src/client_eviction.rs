@@ -37,15 +37,38 @@ fn counted(c: &ClientInfo) -> bool {
 /// Closes the largest evictable clients while the clients' memory is at or
 /// over the limit; returns how many it closed.
 pub fn cron(shared: &Shared) -> usize {
+    evict(shared, None)
+}
+
+/// As `cron`, from inside a command of `running` (CONFIG SET lowering the
+/// limit): that client is counted without the arguments of the command it
+/// runs. Redis updates a client's figure after each read, command and
+/// write, so the command being run is not in it yet; counting it would
+/// close one client more than the limit asks for when the limit was set
+/// from the measured figures (CLIENT LIST shows the caller with its own,
+/// shorter, command).
+pub fn from_command(shared: &Shared, running: &ClientInfo) -> usize {
+    evict(shared, Some(running.id))
+}
+
+fn evict(shared: &Shared, running: Option<u64>) -> usize {
     let limit = shared.settings().maxmemory_clients;
     if limit == 0 {
         return 0;
     }
+    let figure = |c: &ClientInfo| {
+        let mem = c.memory();
+        if Some(c.id) == running {
+            mem.saturating_sub(c.usage.argv())
+        } else {
+            mem
+        }
+    };
     let clients: Vec<(u64, Arc<ClientInfo>)> = shared
         .clients_snapshot()
         .into_iter()
         .filter(|c| counted(c))
-        .map(|c| (c.memory(), c))
+        .map(|c| (figure(&c), c))
         .collect();
     let mut total: u64 = clients.iter().map(|(m, _)| m).sum();
     if total < limit {
