@@ -150,6 +150,48 @@ def test_commands_inside_exec_are_not_refused_for_memory(servers, which):
             c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
 
 
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_tracking_invalidations_do_not_feed_eviction(servers, which):
+    """maxmemory.tcl's "client tracking don't cause eviction feedback loop": ten
+    RESP3 tracking clients that do not read cache 300 keys of 1 KB names; a limit
+    40 KB under the memory in use evicts a few dozen keys, not the keyspace. The
+    invalidations of evicted keys are not set against the memory a round of
+    eviction frees, and a client's reply buffer is not kept past 16 KB once
+    written, as Redis's; else each round's invalidations (10 KB a key) grew the
+    clients' buffers and evicted more keys, until none was left."""
+    server = servers[which]
+    with server.connect() as r:
+        r.call("FLUSHALL")
+        for name, value in (("latency-tracking", "no"), ("maxmemory", "0"),
+                            ("maxmemory-policy", "allkeys-lru"),
+                            ("maxmemory-eviction-tenacity", "100")):
+            r.call("CONFIG", "SET", name, value)
+        clients = [server.connect() for _ in range(10)]
+        try:
+            for c in clients:
+                c.call("HELLO", "3")
+                c.call("CLIENT", "TRACKING", "on")
+            for j in range(300):
+                key = "%d%s" % (j, "x" * 1000)
+                r.call("SET", key, "x")
+                for c in clients:
+                    c.call("GET", key)
+            # Both trim an idle client's read buffer in their cron (Redis
+            # after 2 s idle, as maxmemory.tcl waits a second for).
+            time.sleep(1.1)
+            before = int(info(r, "stats")["evicted_keys"])
+            r.call("CONFIG", "SET", "maxmemory", str(used(r) - 40000))
+            evicted = int(info(r, "stats")["evicted_keys"]) - before
+            assert 200 <= r.call("DBSIZE").value <= 300
+            assert 10 <= evicted <= 50, evicted
+        finally:
+            r.call("CONFIG", "SET", "maxmemory", "0")
+            r.call("CONFIG", "SET", "maxmemory-eviction-tenacity", "10")
+            r.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            for c in clients:
+                c.close()
+
+
 MEMORY_FIELDS = [
     "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human",
     "used_memory_peak", "used_memory_peak_human", "used_memory_peak_perc",

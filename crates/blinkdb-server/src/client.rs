@@ -55,7 +55,7 @@ pub struct Usage {
     /// as Redis frees argv after each): `argv-mem=`.
     argv_mem: AtomicU64,
     /// The reply buffer's capacity and the largest batch it held since it was
-    /// allocated (it is dropped past 1 MB): `rbs=` and `rbp=`.
+    /// allocated (it is dropped past 16 KB, Redis's reply chunk): `rbs=` and `rbp=`.
     reply_cap: AtomicU64,
     reply_peak: AtomicU64,
     /// Reply bytes the socket has not taken yet (a client that reads slowly,

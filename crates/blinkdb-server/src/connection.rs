@@ -544,6 +544,10 @@ async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
     }
 }
 
+/// Redis's PROTO_REPLY_CHUNK_BYTES: the largest reply buffer a client keeps
+/// between batches.
+const REPLY_CHUNK: usize = 16 * 1024;
+
 /// Writes the gathered replies, with the messages waiting for this client,
 /// as far as the socket takes them now; the rest joins the output queue.
 /// False if the connection must close.
@@ -581,10 +585,15 @@ fn send_replies<S: Socket>(
         }
     }
     out.clear();
-    // A buffer given to the queue, or grown past 1 MB, is not kept (unless
-    // DEBUG REPLYBUFFER RESIZING 0 keeps it as grown).
+    // A buffer given to the queue, or grown past Redis's 16 KB reply chunk,
+    // is not kept (unless DEBUG REPLYBUFFER RESIZING 0 keeps it as grown):
+    // Redis keeps at most that buffer, and frees the blocks a larger batch
+    // took once they are written. Kept, a batch's buffer would hold its peak
+    // per client: with maxmemory, the invalidations of evicted keys growing
+    // tracking clients' buffers would evict more keys, and so on.
     let shrink = shared.reply_buffer_resizing.load(Ordering::Relaxed);
-    client.reply_buffer_fresh = out.buf.capacity() == 0 || (shrink && out.buf.capacity() > 1 << 20);
+    client.reply_buffer_fresh =
+        out.buf.capacity() == 0 || (shrink && out.buf.capacity() > REPLY_CHUNK);
     if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }
