@@ -419,3 +419,61 @@ def test_stopped_replica_buffer_does_not_induce_eviction(server_factory, tmp_pat
         if which == "redis":
             master.stop()
             replica.stop()
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_unread_replies_count_what_they_hold(servers, which):
+    """maxmemory.tcl's "slave buffer are counted correctly" measures used_memory
+    less mem_clients_normal while a pipelining client does not read its replies:
+    the rest must stay flat, so a client's output counts the buffers its replies
+    wait in, not only their bytes (BlinkDB counted the bytes, and the buffers'
+    unused room, ~3.5 bytes a reply here, showed up as unaccounted memory).
+    Enough replies that most wait in the server, past the sockets' buffers."""
+    import threading
+
+    n = 1_000_000
+    with servers[which].connect() as c, servers[which].connect() as p:
+        c.call("FLUSHALL")
+        c.call("SETRANGE", "k", "0", "x")
+        c.call("CONFIG", "SET", "latency-tracking", "no")
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+
+        def rest(m):
+            return int(m["used_memory"]) - int(m["mem_clients_normal"])
+
+        import socket
+
+        # A small receive window: the replies wait in the server.
+        p.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        p.call("CLIENT", "SETNAME", "pipe")
+        before = rest(info(c))
+        batch = b"*4\r\n$8\r\nSETRANGE\r\n$1\r\nk\r\n$1\r\n0\r\n$10\r\nAAAAAAAAAA\r\n" * 1000
+        sender = threading.Thread(target=lambda: [p.send_raw(batch) for _ in range(n // 1000)])
+        sender.start()
+        sender.join(60)
+        assert not sender.is_alive()
+
+        def pipe():
+            listed = c.call("CLIENT", "LIST").value
+            listed = listed.decode() if isinstance(listed, bytes) else listed
+            line = [x for x in listed.splitlines() if " name=pipe " in x][0]
+            return dict(f.split("=", 1) for f in line.split(" ") if "=" in f)
+
+        # Every command read by the server, the replies waiting for us.
+        deadline = time.monotonic() + 30
+        while pipe()["qbuf"] != "0":
+            assert time.monotonic() < deadline, "commands not all read"
+            time.sleep(0.05)
+        m = info(c)
+        grown = rest(m) - before
+        waiting = int(m["mem_clients_normal"])
+        assert waiting > 300_000
+        # maxmemory.tcl's bound: half a byte a command.
+        assert abs(grown) < n // 2, (grown, waiting)
+        if which == "blinkdb":
+            # Tighter for BlinkDB, whose other figures hold still here (Redis's
+            # vary by a few hundred KB run to run): before, a third of what
+            # waited was missing from mem_clients_normal.
+            assert abs(grown) < waiting // 4, (grown, waiting)
+        c.call("CONFIG", "SET", "latency-tracking", "yes")
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")

@@ -572,9 +572,10 @@ fn send_replies<S: Socket>(
         };
         if done < len {
             // The rest waits for the client to read, without copying it.
+            let allocated = out.buf.capacity();
             let mut rest = std::mem::take(&mut out.buf);
             rest.advance(done);
-            queue.push_bytes(rest.freeze(), messages);
+            queue.push_buffer(rest, allocated, messages);
         } else if let Some(inbox) = client.info.inbox_if_any() {
             inbox.written(messages);
         }
