@@ -267,3 +267,47 @@ def test_evicts_only_until_below_the_limit(blinkdb, oracle):
     ours = _half_of_equal_clients(blinkdb)
     assert ours == _half_of_equal_clients(oracle)
     assert ours == (5, True)
+
+
+def _dead_clients_before_keys(server):
+    """maxmemory.tcl's "eviction due to input buffer of a dead client, client eviction:
+    true": 5 MB of keys under maxmemory 11mb, maxmemory-clients 3mb, then 30 clients each
+    sending 249 KB of a command they never finish, one right after the other. Clients are
+    evicted, no key: the clients' running total reaches the limit at the read that passes
+    it (BlinkDB summed the clients only in its 100 ms cron, or when one client alone
+    passed the limit, so their 7 MB had maxmemory evict keys first)."""
+    with server.connect() as admin:
+        admin.call("FLUSHALL")
+        admin.call("CONFIG", "SET", "maxmemory", "11mb")
+        admin.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "3mb")
+        admin.call("CLIENT", "NO-EVICT", "on")
+        admin.call("CONFIG", "RESETSTAT")
+        for j in range(50):
+            admin.call("SETRANGE", str(j), "100000", "x")
+        clients = []
+        try:
+            for _ in range(30):
+                c = server.connect()
+                clients.append(c)
+                try:
+                    c.sock.sendall(b"*250\r\n")
+                    for _ in range(249):
+                        c.sock.sendall(b"$1000\r\n" + b"x" * 1000 + b"\r\n")
+                except OSError:
+                    pass  # evicted while sending
+            stats = _stats(admin)
+            return (int(stats["evicted_clients"]) > 0, int(stats["evicted_keys"]),
+                    admin.call("DBSIZE").value)
+        finally:
+            for c in clients:
+                c.close()
+            for name, value in (("maxmemory-clients", "0"), ("maxmemory", "0"),
+                                ("maxmemory-policy", "noeviction")):
+                admin.call("CONFIG", "SET", name, value)
+
+
+def test_clients_evicted_before_keys(blinkdb, oracle):
+    ours = _dead_clients_before_keys(blinkdb)
+    assert ours == _dead_clients_before_keys(oracle)
+    assert ours == (True, 0, 50)

@@ -72,6 +72,9 @@ pub struct Usage {
     /// client piling them up is evicted like one with large buffers.
     watched_mem: AtomicU64,
     prefixes_mem: AtomicU64,
+    /// What this client last added to the clients' running total while
+    /// `maxmemory-clients` is on (`client_eviction.rs`).
+    pub evict_counted: AtomicU64,
 }
 
 impl Usage {

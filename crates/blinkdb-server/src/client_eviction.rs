@@ -1,9 +1,14 @@
 //! Client eviction (`maxmemory-clients`, Redis 7.0's evictClients): when the
 //! memory held by normal and pub/sub clients reaches the limit, the largest
-//! evictable ones are closed until the total is below it. The main thread's
-//! 100 ms cron checks it: a client's memory is a handful of atomics its own
-//! connection keeps (`ClientInfo::memory`), and summing them at every command
-//! would make each connection write a shared counter.
+//! evictable ones are closed until the total is below it. A client's memory
+//! is a handful of atomics its own connection keeps (`ClientInfo::memory`).
+//! While the limit is on, each connection also publishes its figure into a
+//! running total after each batch and before each command (one shared atomic
+//! add), as Redis updates stat_clients_type_memory after each read, command
+//! and write; the total reaching the limit makes that connection run the
+//! eviction at once, else the main thread's 100 ms cron does. Many clients
+//! growing together (unread replies, unfinished commands) are then evicted
+//! before their memory makes maxmemory evict keys.
 
 use crate::client::{ClientInfo, ClientType, FLAG_NO_EVICT};
 use crate::state::Shared;
@@ -67,7 +72,11 @@ fn evict(shared: &Shared, running: Option<u64>) -> usize {
     let clients: Vec<(u64, Arc<ClientInfo>)> = shared
         .clients_snapshot()
         .into_iter()
-        .filter(|c| counted(c))
+        .filter(|c| {
+            // The running total catches up with every client here.
+            publish(shared, c);
+            counted(c)
+        })
         .map(|c| (figure(&c), c))
         .collect();
     let mut total: u64 = clients.iter().map(|(m, _)| m).sum();
@@ -107,11 +116,39 @@ fn evict(shared: &Shared, running: Option<u64>) -> usize {
 /// left to the cron otherwise: one client's own memory costs a few atomic
 /// loads, and none while the limit is off.
 pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
-    if limit == 0 || info.memory() < limit {
+    if limit == 0 {
+        return false;
+    }
+    let (mine, total) = publish(shared, info);
+    if mine < limit && total < limit {
         return false;
     }
     cron(shared);
     info.is_killed()
+}
+
+/// Puts this client's current figure (0 unless it is a counted type) into
+/// the running total in place of the last one; its memory and the new total.
+fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
+    let mem = info.memory();
+    let now = if counted(info) { mem } else { 0 };
+    let before = info.usage.evict_counted.swap(now, Ordering::Relaxed);
+    let change = now.wrapping_sub(before);
+    let total = shared
+        .stats
+        .clients_memory
+        .fetch_add(change, Ordering::Relaxed)
+        .wrapping_add(change);
+    (mem, total)
+}
+
+/// A connection that ends takes its figure out of the running total.
+pub fn forget(shared: &Shared, info: &ClientInfo) {
+    let before = info.usage.evict_counted.swap(0, Ordering::Relaxed);
+    shared
+        .stats
+        .clients_memory
+        .fetch_sub(before, Ordering::Relaxed);
 }
 
 #[cfg(test)]

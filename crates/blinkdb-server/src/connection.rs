@@ -119,11 +119,12 @@ fn return_read_buffer(mut buf: BytesMut) {
 
 /// Removes a client from the registry when its task ends, also by a panic
 /// (a command that panics closes only its own connection: docs/design.md).
-struct Registered<'a>(&'a Shared, u64);
+struct Registered<'a>(&'a Shared, &'a ClientInfo);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.0.unregister(self.1);
+        crate::client_eviction::forget(self.0, self.1);
+        self.0.unregister(self.1.id);
     }
 }
 
@@ -197,7 +198,7 @@ enum Next {
 }
 
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
-    let _registered = Registered(&shared, info.id);
+    let _registered = Registered(&shared, &info);
     let mut client = Client::new(info.clone(), &shared);
     let mut parser = RequestParser::default();
     let mut inbuf = BytesMut::new();
