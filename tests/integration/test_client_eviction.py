@@ -311,3 +311,30 @@ def test_clients_evicted_before_keys(blinkdb, oracle):
     ours = _dead_clients_before_keys(blinkdb)
     assert ours == _dead_clients_before_keys(oracle)
     assert ours == (True, 0, 50)
+
+
+def _unfinished_large_argument(server):
+    """client-eviction.tcl's "avoid client eviction when client is freed by output buffer
+    limit" leaves a 6 MB argument unfinished and expects the client to stay under 10 MB.
+    BlinkDB sizes the read buffer to the argument; once full, the next read (here one byte
+    of the CRLF) doubled it, and the client held twice the argument."""
+    size = 2 * 1024 * 1024
+    with server.connect() as admin, server.connect() as c:
+        c.call("CLIENT", "SETNAME", "big")
+        c.sock.sendall(b"*1\r\n$%d\r\n" % size + b"v" * size)
+
+        def line():
+            listed = admin.call("CLIENT", "LIST").value.decode()
+            text = [x for x in listed.splitlines() if "name=big " in x][0]
+            return dict(f.split("=", 1) for f in text.split(" ") if "=" in f)
+
+        _until(lambda: int(line()["qbuf"]) >= size)
+        c.sock.sendall(b"\r")
+        _until(lambda: int(line()["qbuf"]) >= size + 1)
+        return int(line()["tot-mem"]) < size * 3 // 2
+
+
+def test_unfinished_large_argument_does_not_double_its_buffer(blinkdb, oracle):
+    ours = _unfinished_large_argument(blinkdb)
+    assert ours == _unfinished_large_argument(oracle)
+    assert ours

@@ -15,6 +15,9 @@ use crate::state::Shared;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// `evict_counted` of a client whose connection has ended.
+const GONE: u64 = u64::MAX;
+
 /// Redis's floor, so that a bad setting cannot cut every client off.
 const MIN_LIMIT: u64 = 128 * 1024;
 
@@ -40,9 +43,11 @@ fn counted(c: &ClientInfo) -> bool {
 }
 
 /// Closes the largest evictable clients while the clients' memory is at or
-/// over the limit; returns how many it closed.
+/// over the limit; returns how many it closed. The cron samples every
+/// client, NO-EVICT ones included (Redis's clientsCron is what updates
+/// those).
 pub fn cron(shared: &Shared) -> usize {
-    evict(shared, None)
+    evict(shared, Sampling::Cron)
 }
 
 /// As `cron`, from inside a command of `running` (CONFIG SET lowering the
@@ -53,17 +58,42 @@ pub fn cron(shared: &Shared) -> usize {
 /// from the measured figures (CLIENT LIST shows the caller with its own,
 /// shorter, command).
 pub fn from_command(shared: &Shared, running: &ClientInfo) -> usize {
-    evict(shared, Some(running.id))
+    evict(shared, Sampling::Command(running.id))
 }
 
-fn evict(shared: &Shared, running: Option<u64>) -> usize {
+#[derive(Clone, Copy, PartialEq)]
+enum Sampling {
+    Cron,
+    /// Outside the cron: NO-EVICT clients count as the cron last saw them.
+    Now,
+    /// As `Now`, from inside a command of this client.
+    Command(u64),
+}
+
+fn no_evict(c: &ClientInfo) -> bool {
+    c.flags.load(Ordering::Relaxed) & FLAG_NO_EVICT != 0
+}
+
+fn evict(shared: &Shared, sampling: Sampling) -> usize {
     let limit = shared.settings().maxmemory_clients;
     if limit == 0 {
+        if sampling == Sampling::Cron {
+            // Sampled while the limit is off too, as Redis's clientsCron
+            // does: NO-EVICT clients count as they are when it is set.
+            for c in shared.clients_snapshot() {
+                publish(shared, &c);
+            }
+        }
         return 0;
     }
     let figure = |c: &ClientInfo| {
-        let mem = c.memory();
-        if Some(c.id) == running {
+        if sampling != Sampling::Cron && no_evict(c) {
+            let last = c.usage.evict_counted.load(Ordering::Relaxed);
+            return if last == GONE { 0 } else { last };
+        }
+        // The running total catches up with this client.
+        let (mem, _) = publish(shared, c);
+        if sampling == Sampling::Command(c.id) {
             mem.saturating_sub(c.usage.argv())
         } else {
             mem
@@ -72,21 +102,17 @@ fn evict(shared: &Shared, running: Option<u64>) -> usize {
     let clients: Vec<(u64, Arc<ClientInfo>)> = shared
         .clients_snapshot()
         .into_iter()
-        .filter(|c| {
-            // The running total catches up with every client here.
-            publish(shared, c);
-            counted(c)
+        .filter_map(|c| {
+            let mem = figure(&c);
+            counted(&c).then_some((mem, c))
         })
-        .map(|c| (figure(&c), c))
         .collect();
     let mut total: u64 = clients.iter().map(|(m, _)| m).sum();
     if total < limit {
         return 0;
     }
-    let mut evictable: Vec<&(u64, Arc<ClientInfo>)> = clients
-        .iter()
-        .filter(|(_, c)| c.flags.load(Ordering::Relaxed) & FLAG_NO_EVICT == 0)
-        .collect();
+    let mut evictable: Vec<&(u64, Arc<ClientInfo>)> =
+        clients.iter().filter(|(_, c)| !no_evict(c)).collect();
     evictable.sort_by_key(|(m, _)| std::cmp::Reverse(*m));
     let mut evicted = 0;
     for (mem, c) in evictable {
@@ -95,6 +121,7 @@ fn evict(shared: &Shared, running: Option<u64>) -> usize {
         }
         tracing::info!("Evicting client: {}", c.describe(&shared.clock()));
         c.kill();
+        publish(shared, c); // out of the running total at once
         total -= mem;
         evicted += 1;
     }
@@ -119,11 +146,16 @@ pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
     if limit == 0 {
         return false;
     }
-    let (mine, total) = publish(shared, info);
+    let (mine, total) = if no_evict(info) {
+        // Sampled by the cron only, as Redis's clientsCron does.
+        (0, shared.stats.clients_memory.load(Ordering::Relaxed))
+    } else {
+        publish(shared, info)
+    };
     if mine < limit && total < limit {
         return false;
     }
-    cron(shared);
+    evict(shared, Sampling::Now);
     info.is_killed()
 }
 
@@ -132,7 +164,15 @@ pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
 fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
     let mem = info.memory();
     let now = if counted(info) { mem } else { 0 };
-    let before = info.usage.evict_counted.swap(now, Ordering::Relaxed);
+    // Not once the connection has ended (a cron that listed the client just
+    // before would otherwise put it back for good).
+    let Ok(before) = info.usage.evict_counted.fetch_update(
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+        |before| (before != GONE).then_some(now),
+    ) else {
+        return (0, shared.stats.clients_memory.load(Ordering::Relaxed));
+    };
     let change = now.wrapping_sub(before);
     let total = shared
         .stats
@@ -144,11 +184,13 @@ fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
 
 /// A connection that ends takes its figure out of the running total.
 pub fn forget(shared: &Shared, info: &ClientInfo) {
-    let before = info.usage.evict_counted.swap(0, Ordering::Relaxed);
-    shared
-        .stats
-        .clients_memory
-        .fetch_sub(before, Ordering::Relaxed);
+    let before = info.usage.evict_counted.swap(GONE, Ordering::Relaxed);
+    if before != GONE {
+        shared
+            .stats
+            .clients_memory
+            .fetch_sub(before, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]

@@ -289,8 +289,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     inbuf = sized;
                 } else if inbuf.capacity() == 0 {
                     inbuf = borrow_read_buffer();
-                } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-                    inbuf.reserve(READ_CHUNK);
+                } else {
+                    make_room(&mut inbuf);
                 }
                 match sock.read_now(&mut inbuf) {
                     Ok(0) => break,
@@ -545,6 +545,25 @@ async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
     }
 }
 
+/// Room for the next read. A large read buffer (one sized to a large
+/// argument, full with it) grows by a quarter rather than doubling: a
+/// request left unfinished would hold twice its size (its client's memory,
+/// which client eviction counts); still geometric, so a client streaming
+/// into a held buffer costs amortized linear copying.
+fn make_room(inbuf: &mut BytesMut) {
+    if inbuf.capacity() - inbuf.len() >= READ_CHUNK / 4 {
+        return;
+    }
+    if inbuf.capacity() >= 1 << 20 {
+        let len = inbuf.len();
+        let mut grown = BytesMut::with_capacity(len + (len / 4).max(READ_CHUNK));
+        grown.extend_from_slice(inbuf);
+        *inbuf = grown;
+    } else {
+        inbuf.reserve(READ_CHUNK);
+    }
+}
+
 /// Redis's PROTO_REPLY_CHUNK_BYTES: the largest reply buffer a client keeps
 /// between batches.
 const REPLY_CHUNK: usize = 16 * 1024;
@@ -674,9 +693,7 @@ async fn hold<S: Socket>(
             Poll::Ready(Err(_)) => return Poll::Ready(false),
             Poll::Ready(Ok(())) => {}
         }
-        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
-        }
+        make_room(inbuf);
         match sock.read_now(inbuf) {
             Ok(0) => return Poll::Ready(false),
             Ok(n) => client.net_in += n as u64,
