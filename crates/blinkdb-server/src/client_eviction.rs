@@ -166,11 +166,13 @@ fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
     let now = if counted(info) { mem } else { 0 };
     // Not once the connection has ended (a cron that listed the client just
     // before would otherwise put it back for good).
-    let Ok(before) = info.usage.evict_counted.fetch_update(
-        Ordering::Relaxed,
-        Ordering::Relaxed,
-        |before| (before != GONE).then_some(now),
-    ) else {
+    let Ok(before) =
+        info.usage
+            .evict_counted
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |before| {
+                (before != GONE).then_some(now)
+            })
+    else {
         return (0, shared.stats.clients_memory.load(Ordering::Relaxed));
     };
     let change = now.wrapping_sub(before);
