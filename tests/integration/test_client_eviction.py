@@ -223,3 +223,118 @@ def test_partial_large_argument_in_client_list_as_redis(blinkdb, oracle):
     ours = _partial_request(blinkdb)
     assert ours == _partial_request(oracle)
     assert ours == ("50000", "4", True)
+
+
+def _half_of_equal_clients(server):
+    """client-eviction.tcl's "evict clients only until below limit": ten clients of the
+    same size (a 256 KB unfinished argument each), then a limit of five of them plus the
+    NO-EVICT caller as CLIENT LIST measured it. Exactly five go: the caller counts
+    without the CONFIG SET it runs (a longer command than the CLIENT LIST it was measured
+    in), as Redis's figures are updated after each command, not during it."""
+    size = 256 * 1024
+
+    def field(admin, name, f):
+        listed = admin.call("CLIENT", "LIST").value.decode()
+        text = [x for x in listed.splitlines() if "name=%s " % name in x][0]
+        return int(text.split(" %s=" % f)[1].split(" ")[0])
+
+    with server.connect() as admin:
+        admin.call("DEBUG", "REPLYBUFFER", "RESIZING", "0")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+        admin.call("CLIENT", "SETNAME", "control")
+        admin.call("CLIENT", "NO-EVICT", "on")
+        clients, largest = [], 0
+        for j in range(10):
+            c = server.connect()
+            c.call("CLIENT", "SETNAME", "client%d" % j)
+            c.sock.sendall(b"*2\r\n$%d\r\n" % size + b"v" * size)
+            clients.append(c)
+            _until(lambda name="client%d" % j: field(admin, name, "qbuf") >= size)
+            largest = max(largest, field(admin, "client%d" % j, "tot-mem"))
+        limit = largest * 10 // 2 + field(admin, "control", "tot-mem")
+        admin.call("CONFIG", "SET", "maxmemory-clients", str(limit))
+        listed = admin.call("CLIENT", "LIST").value.decode()
+        left = listed.count("name=client")
+        total = sum(int(x.split(" tot-mem=")[1].split(" ")[0]) for x in listed.splitlines())
+        admin.call("CONFIG", "SET", "maxmemory-clients", "0")
+        admin.call("DEBUG", "REPLYBUFFER", "RESIZING", "1")
+        for c in clients:
+            c.close()
+    return left, total <= limit
+
+
+def test_evicts_only_until_below_the_limit(blinkdb, oracle):
+    ours = _half_of_equal_clients(blinkdb)
+    assert ours == _half_of_equal_clients(oracle)
+    assert ours == (5, True)
+
+
+def _dead_clients_before_keys(server):
+    """maxmemory.tcl's "eviction due to input buffer of a dead client, client eviction:
+    true": 5 MB of keys under maxmemory 11mb, maxmemory-clients 3mb, then 30 clients each
+    sending 249 KB of a command they never finish, one right after the other. Clients are
+    evicted, no key: the clients' running total reaches the limit at the read that passes
+    it (BlinkDB summed the clients only in its 100 ms cron, or when one client alone
+    passed the limit, so their 7 MB had maxmemory evict keys first)."""
+    with server.connect() as admin:
+        admin.call("FLUSHALL")
+        admin.call("CONFIG", "SET", "maxmemory", "11mb")
+        admin.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        admin.call("CONFIG", "SET", "maxmemory-clients", "3mb")
+        admin.call("CLIENT", "NO-EVICT", "on")
+        admin.call("CONFIG", "RESETSTAT")
+        for j in range(50):
+            admin.call("SETRANGE", str(j), "100000", "x")
+        clients = []
+        try:
+            for _ in range(30):
+                c = server.connect()
+                clients.append(c)
+                try:
+                    c.sock.sendall(b"*250\r\n")
+                    for _ in range(249):
+                        c.sock.sendall(b"$1000\r\n" + b"x" * 1000 + b"\r\n")
+                except OSError:
+                    pass  # evicted while sending
+            stats = _stats(admin)
+            return (int(stats["evicted_clients"]) > 0, int(stats["evicted_keys"]),
+                    admin.call("DBSIZE").value)
+        finally:
+            for c in clients:
+                c.close()
+            for name, value in (("maxmemory-clients", "0"), ("maxmemory", "0"),
+                                ("maxmemory-policy", "noeviction")):
+                admin.call("CONFIG", "SET", name, value)
+
+
+def test_clients_evicted_before_keys(blinkdb, oracle):
+    ours = _dead_clients_before_keys(blinkdb)
+    assert ours == _dead_clients_before_keys(oracle)
+    assert ours == (True, 0, 50)
+
+
+def _unfinished_large_argument(server):
+    """client-eviction.tcl's "avoid client eviction when client is freed by output buffer
+    limit" leaves a 6 MB argument unfinished and expects the client to stay under 10 MB.
+    BlinkDB sizes the read buffer to the argument; once full, the next read (here one byte
+    of the CRLF) doubled it, and the client held twice the argument."""
+    size = 2 * 1024 * 1024
+    with server.connect() as admin, server.connect() as c:
+        c.call("CLIENT", "SETNAME", "big")
+        c.sock.sendall(b"*1\r\n$%d\r\n" % size + b"v" * size)
+
+        def line():
+            listed = admin.call("CLIENT", "LIST").value.decode()
+            text = [x for x in listed.splitlines() if "name=big " in x][0]
+            return dict(f.split("=", 1) for f in text.split(" ") if "=" in f)
+
+        _until(lambda: int(line()["qbuf"]) >= size)
+        c.sock.sendall(b"\r")
+        _until(lambda: int(line()["qbuf"]) >= size + 1)
+        return int(line()["tot-mem"]) < size * 3 // 2
+
+
+def test_unfinished_large_argument_does_not_double_its_buffer(blinkdb, oracle):
+    ours = _unfinished_large_argument(blinkdb)
+    assert ours == _unfinished_large_argument(oracle)
+    assert ours

@@ -122,6 +122,76 @@ def test_noeviction_refuses_denyoom_commands_only(servers, which):
         assert c.call("SET", "new", "v").raw == b"+OK\r\n"
 
 
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_commands_inside_exec_are_not_refused_for_memory(servers, which):
+    """maxmemory.tcl's "propagation with eviction in MULTI": EXEC is admitted
+    with its queue's flags when it arrives (maxmemory still 0 here); a CONFIG
+    SET maxmemory 1 it runs does not get the commands after it refused, as
+    Redis's execCommand calls them without processCommand's checks. The key
+    is evicted after EXEC."""
+    with servers[which].connect() as c:
+        c.call("FLUSHALL")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+        try:
+            c.call("MULTI")
+            c.call("INCR", "x")
+            c.call("CONFIG", "SET", "maxmemory", "1")
+            c.call("INCR", "x")
+            assert c.call("EXEC").raw == b"*3\r\n:1\r\n+OK\r\n:2\r\n"
+            deadline = time.monotonic() + 10
+            while c.call("DBSIZE").value != 0:
+                assert time.monotonic() < deadline, "x not evicted"
+                time.sleep(0.01)
+            # A denyoom command outside a transaction is refused again.
+            c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            assert c.call("SET", "y", "1").raw == OOM
+        finally:
+            c.call("CONFIG", "SET", "maxmemory", "0")
+            c.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_tracking_invalidations_do_not_feed_eviction(servers, which):
+    """maxmemory.tcl's "client tracking don't cause eviction feedback loop": ten
+    RESP3 tracking clients that do not read cache 300 keys of 1 KB names; a limit
+    40 KB under the memory in use evicts a few dozen keys, not the keyspace. The
+    invalidations of evicted keys are not set against the memory a round of
+    eviction frees, and a client's reply buffer is not kept past 16 KB once
+    written, as Redis's; else each round's invalidations (10 KB a key) grew the
+    clients' buffers and evicted more keys, until none was left."""
+    server = servers[which]
+    with server.connect() as r:
+        r.call("FLUSHALL")
+        for name, value in (("latency-tracking", "no"), ("maxmemory", "0"),
+                            ("maxmemory-policy", "allkeys-lru"),
+                            ("maxmemory-eviction-tenacity", "100")):
+            r.call("CONFIG", "SET", name, value)
+        clients = [server.connect() for _ in range(10)]
+        try:
+            for c in clients:
+                c.call("HELLO", "3")
+                c.call("CLIENT", "TRACKING", "on")
+            for j in range(300):
+                key = "%d%s" % (j, "x" * 1000)
+                r.call("SET", key, "x")
+                for c in clients:
+                    c.call("GET", key)
+            # Both trim an idle client's read buffer in their cron (Redis
+            # after 2 s idle, as maxmemory.tcl waits a second for).
+            time.sleep(1.1)
+            before = int(info(r, "stats")["evicted_keys"])
+            r.call("CONFIG", "SET", "maxmemory", str(used(r) - 40000))
+            evicted = int(info(r, "stats")["evicted_keys"]) - before
+            assert 200 <= r.call("DBSIZE").value <= 300
+            assert 10 <= evicted <= 50, evicted
+        finally:
+            r.call("CONFIG", "SET", "maxmemory", "0")
+            r.call("CONFIG", "SET", "maxmemory-eviction-tenacity", "10")
+            r.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+            for c in clients:
+                c.close()
+
+
 MEMORY_FIELDS = [
     "used_memory", "used_memory_human", "used_memory_rss", "used_memory_rss_human",
     "used_memory_peak", "used_memory_peak_human", "used_memory_peak_perc",
@@ -293,8 +363,11 @@ def test_small_integers_not_shared_under_lru_or_lfu(servers, which):
 
 
 @pytest.mark.parametrize("which", [
+    # Not strict: since eviction counts only the entries it drops against the
+    # excess (no longer what dropping them queues), it passes in some runs.
     pytest.param("blinkdb", marks=pytest.mark.xfail(
-        strict=True, reason="a key is still evicted once the replica lags (docs/compatibility.md)")),
+        strict=False, reason="a key is often still evicted once the replica lags "
+                             "(docs/compatibility.md)")),
     "redis",
 ])
 def test_stopped_replica_buffer_does_not_induce_eviction(server_factory, tmp_path, which):
@@ -349,3 +422,61 @@ def test_stopped_replica_buffer_does_not_induce_eviction(server_factory, tmp_pat
         if which == "redis":
             master.stop()
             replica.stop()
+
+
+@pytest.mark.parametrize("which", ["blinkdb", "redis"])
+def test_unread_replies_count_what_they_hold(servers, which):
+    """maxmemory.tcl's "slave buffer are counted correctly" measures used_memory
+    less mem_clients_normal while a pipelining client does not read its replies:
+    the rest must stay flat, so a client's output counts the buffers its replies
+    wait in, not only their bytes (BlinkDB counted the bytes, and the buffers'
+    unused room, ~3.5 bytes a reply here, showed up as unaccounted memory).
+    Enough replies that most wait in the server, past the sockets' buffers."""
+    import threading
+
+    n = 1_000_000
+    with servers[which].connect() as c, servers[which].connect() as p:
+        c.call("FLUSHALL")
+        c.call("SETRANGE", "k", "0", "x")
+        c.call("CONFIG", "SET", "latency-tracking", "no")
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "-1")
+
+        def rest(m):
+            return int(m["used_memory"]) - int(m["mem_clients_normal"])
+
+        import socket
+
+        # A small receive window: the replies wait in the server.
+        p.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        p.call("CLIENT", "SETNAME", "pipe")
+        before = rest(info(c))
+        batch = b"*4\r\n$8\r\nSETRANGE\r\n$1\r\nk\r\n$1\r\n0\r\n$10\r\nAAAAAAAAAA\r\n" * 1000
+        sender = threading.Thread(target=lambda: [p.send_raw(batch) for _ in range(n // 1000)])
+        sender.start()
+        sender.join(60)
+        assert not sender.is_alive()
+
+        def pipe():
+            listed = c.call("CLIENT", "LIST").value
+            listed = listed.decode() if isinstance(listed, bytes) else listed
+            line = [x for x in listed.splitlines() if " name=pipe " in x][0]
+            return dict(f.split("=", 1) for f in line.split(" ") if "=" in f)
+
+        # Every command read by the server, the replies waiting for us.
+        deadline = time.monotonic() + 30
+        while pipe()["qbuf"] != "0":
+            assert time.monotonic() < deadline, "commands not all read"
+            time.sleep(0.05)
+        m = info(c)
+        grown = rest(m) - before
+        waiting = int(m["mem_clients_normal"])
+        assert waiting > 300_000
+        # maxmemory.tcl's bound: half a byte a command.
+        assert abs(grown) < n // 2, (grown, waiting)
+        if which == "blinkdb":
+            # Tighter for BlinkDB, whose other figures hold still here (Redis's
+            # vary by a few hundred KB run to run): before, a third of what
+            # waited was missing from mem_clients_normal.
+            assert abs(grown) < waiting // 4, (grown, waiting)
+        c.call("CONFIG", "SET", "latency-tracking", "yes")
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")

@@ -55,7 +55,7 @@ pub struct Usage {
     /// as Redis frees argv after each): `argv-mem=`.
     argv_mem: AtomicU64,
     /// The reply buffer's capacity and the largest batch it held since it was
-    /// allocated (it is dropped past 1 MB): `rbs=` and `rbp=`.
+    /// allocated (it is dropped past 16 KB, Redis's reply chunk): `rbs=` and `rbp=`.
     reply_cap: AtomicU64,
     reply_peak: AtomicU64,
     /// Reply bytes the socket has not taken yet (a client that reads slowly,
@@ -72,6 +72,9 @@ pub struct Usage {
     /// client piling them up is evicted like one with large buffers.
     watched_mem: AtomicU64,
     prefixes_mem: AtomicU64,
+    /// What this client last added to the clients' running total while
+    /// `maxmemory-clients` is on (`client_eviction.rs`).
+    pub evict_counted: AtomicU64,
 }
 
 impl Usage {
@@ -91,6 +94,10 @@ impl Usage {
 
     pub fn set_argv(&self, bytes: usize) {
         self.argv_mem.store(bytes as u64, Ordering::Relaxed);
+    }
+
+    pub fn argv(&self) -> u64 {
+        self.argv_mem.load(Ordering::Relaxed)
     }
 
     /// After a batch of replies went out of a buffer of `capacity` holding `len`

@@ -120,11 +120,12 @@ fn return_read_buffer(mut buf: BytesMut) {
 
 /// Removes a client from the registry when its task ends, also by a panic
 /// (a command that panics closes only its own connection: docs/design.md).
-struct Registered<'a>(&'a Shared, u64);
+struct Registered<'a>(&'a Shared, &'a ClientInfo);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.0.unregister(self.1);
+        crate::client_eviction::forget(self.0, self.1);
+        self.0.unregister(self.1.id);
     }
 }
 
@@ -198,7 +199,7 @@ enum Next {
 }
 
 pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<ClientInfo>) {
-    let _registered = Registered(&shared, info.id);
+    let _registered = Registered(&shared, &info);
     let mut client = Client::new(info.clone(), &shared);
     let mut parser = RequestParser::default();
     let mut inbuf = BytesMut::new();
@@ -289,8 +290,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     inbuf = sized;
                 } else if inbuf.capacity() == 0 {
                     inbuf = borrow_read_buffer();
-                } else if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-                    inbuf.reserve(READ_CHUNK);
+                } else {
+                    make_room(&mut inbuf);
                 }
                 match sock.read_now(&mut inbuf) {
                     Ok(0) => break,
@@ -545,6 +546,29 @@ async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
     }
 }
 
+/// Room for the next read. A large read buffer (one sized to a large
+/// argument, full with it) grows by a quarter rather than doubling: a
+/// request left unfinished would hold twice its size (its client's memory,
+/// which client eviction counts); still geometric, so a client streaming
+/// into a held buffer costs amortized linear copying.
+fn make_room(inbuf: &mut BytesMut) {
+    if inbuf.capacity() - inbuf.len() >= READ_CHUNK / 4 {
+        return;
+    }
+    if inbuf.capacity() >= 1 << 20 {
+        let len = inbuf.len();
+        let mut grown = BytesMut::with_capacity(len + (len / 4).max(READ_CHUNK));
+        grown.extend_from_slice(inbuf);
+        *inbuf = grown;
+    } else {
+        inbuf.reserve(READ_CHUNK);
+    }
+}
+
+/// Redis's PROTO_REPLY_CHUNK_BYTES: the largest reply buffer a client keeps
+/// between batches.
+const REPLY_CHUNK: usize = 16 * 1024;
+
 /// Writes the gathered replies, with the messages waiting for this client,
 /// as far as the socket takes them now; the rest joins the output queue.
 /// False if the connection must close.
@@ -569,9 +593,10 @@ fn send_replies<S: Socket>(
         };
         if done < len {
             // The rest waits for the client to read, without copying it.
+            let allocated = out.buf.capacity();
             let mut rest = std::mem::take(&mut out.buf);
             rest.advance(done);
-            queue.push_bytes(rest.freeze(), messages);
+            queue.push_buffer(rest, allocated, messages);
         } else if let Some(inbox) = client.info.inbox_if_any() {
             inbox.written(messages);
         }
@@ -582,10 +607,15 @@ fn send_replies<S: Socket>(
         }
     }
     out.clear();
-    // A buffer given to the queue, or grown past 1 MB, is not kept (unless
-    // DEBUG REPLYBUFFER RESIZING 0 keeps it as grown).
+    // A buffer given to the queue, or grown past Redis's 16 KB reply chunk,
+    // is not kept (unless DEBUG REPLYBUFFER RESIZING 0 keeps it as grown):
+    // Redis keeps at most that buffer, and frees the blocks a larger batch
+    // took once they are written. Kept, a batch's buffer would hold its peak
+    // per client: with maxmemory, the invalidations of evicted keys growing
+    // tracking clients' buffers would evict more keys, and so on.
     let shrink = shared.reply_buffer_resizing.load(Ordering::Relaxed);
-    client.reply_buffer_fresh = out.buf.capacity() == 0 || (shrink && out.buf.capacity() > 1 << 20);
+    client.reply_buffer_fresh =
+        out.buf.capacity() == 0 || (shrink && out.buf.capacity() > REPLY_CHUNK);
     if client.reply_buffer_fresh {
         out.buf = BytesMut::new();
     }
@@ -664,9 +694,7 @@ async fn hold<S: Socket>(
             Poll::Ready(Err(_)) => return Poll::Ready(false),
             Poll::Ready(Ok(())) => {}
         }
-        if inbuf.capacity() - inbuf.len() < READ_CHUNK / 4 {
-            inbuf.reserve(READ_CHUNK);
-        }
+        make_room(inbuf);
         match sock.read_now(inbuf) {
             Ok(0) => return Poll::Ready(false),
             Ok(n) => client.net_in += n as u64,

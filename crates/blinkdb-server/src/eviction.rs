@@ -48,12 +48,8 @@ enum Outcome {
 /// (`mem_not_counted_for_evict`), so that evicting cannot be what keeps it
 /// from shrinking.
 fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
-    if s.maxmemory > 0 {
-        let used =
-            crate::memory::used_memory(shared).saturating_sub(crate::memory::not_counted(shared));
-        if used > s.maxmemory {
-            return Some(Limit::Memory);
-        }
+    if memory_excess(shared, s) > 0 {
+        return Some(Limit::Memory);
     }
     if s.max_disk_size > 0 {
         if let Some(log) = shared.engine.log_handle() {
@@ -63,6 +59,16 @@ fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
         }
     }
     None
+}
+
+/// How far the memory maxmemory counts is over it (0: not over, or no limit).
+fn memory_excess(shared: &Shared, s: &Settings) -> u64 {
+    if s.maxmemory == 0 {
+        return 0;
+    }
+    crate::memory::used_memory(shared)
+        .saturating_sub(crate::memory::not_counted(shared))
+        .saturating_sub(s.maxmemory)
 }
 
 /// Whether the policy evicts anything.
@@ -120,11 +126,16 @@ fn evict_until_under(
     }
 }
 
-/// Evicts keys one at a time under a sampled policy until under the limit,
-/// as Redis's performEvictions: memory is read again after each key (the
-/// freed entry is counted at once on this thread), and every 16 keys the
-/// time spent is checked against `time`. Only memory shrinks this way: the
-/// AOF directory shrinks at the next rewrite.
+/// Evicts keys one at a time under a sampled policy, as Redis's
+/// performEvictions: the excess is measured once, then keys go until the
+/// entries dropped add up to it (or memory is found under the limit), and
+/// every 16 keys the time spent is checked against `time`. What dropping a
+/// key queues (tracking invalidations to clients, the DEL for the AOF and
+/// replicas) is not set against it: that memory is freed once sent, and
+/// counting it would evict for it, the invalidations of those keys then
+/// evicting more, until the keyspace is empty. The next check measures
+/// again. Only memory shrinks this way: the AOF directory shrinks at the
+/// next rewrite.
 fn evict_keys(
     shared: &Shared,
     s: &Settings,
@@ -133,23 +144,26 @@ fn evict_keys(
 ) -> Outcome {
     let started = Instant::now();
     let mut sampler = None;
+    let mut keys = 0u64;
     let mut freed = 0u64;
+    let to_free = memory_excess(shared, s);
     loop {
         match over(shared, s) {
             None => return Outcome::Under,
             Some(Limit::Disk) => return Outcome::NothingLeft(Limit::Disk),
+            Some(Limit::Memory) if freed >= to_free => return Outcome::Under,
             Some(Limit::Memory) => {}
         }
         let sampler = sampler.get_or_insert_with(|| shared.engine.eviction_sampler());
-        if shared
+        let Some(bytes) = shared
             .engine
             .evict_sampled(sampler, policy, s.maxmemory_samples)
-            .is_none()
-        {
+        else {
             return Outcome::NothingLeft(Limit::Memory);
-        }
-        freed += 1;
-        if freed.is_multiple_of(16) && time.is_some_and(|t| started.elapsed() > t) {
+        };
+        freed += bytes;
+        keys += 1;
+        if keys.is_multiple_of(16) && time.is_some_and(|t| started.elapsed() > t) {
             return Outcome::Deferred;
         }
     }

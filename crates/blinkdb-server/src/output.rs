@@ -13,7 +13,7 @@ use crate::client::ClientInfo;
 use crate::connection::Socket;
 use crate::protocol::{push_error_line, Out};
 use blinkdb_engine::{blob_read_error, BlobSource};
-use bytes::{Buf, Bytes};
+use bytes::{Buf, Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io::{self, IoSlice};
@@ -69,8 +69,14 @@ impl Read {
 
 enum Chunk {
     /// Bytes to write; `messages` of them were taken from the client's inbox
-    /// (they count against its Pub/Sub limit until written: `Mailbox::written`).
-    Bytes { data: Bytes, messages: usize },
+    /// (they count against its Pub/Sub limit until written: `Mailbox::written`);
+    /// `slack`: the rest of the buffer they were gathered in, allocated as long
+    /// as they wait.
+    Bytes {
+        data: Bytes,
+        messages: usize,
+        slack: usize,
+    },
     /// A large value's whole bulk reply, not read yet.
     File(BlobSource),
     /// A large value's read, started (`len`: the value's length).
@@ -80,9 +86,12 @@ enum Chunk {
 /// The unsent replies of one connection, oldest first.
 pub struct OutputQueue {
     chunks: VecDeque<Chunk>,
-    /// Bytes waiting (a large value counts its length): `omem`, and what the
-    /// output limits compare.
+    /// Bytes waiting (a large value counts its length): what the output
+    /// limits compare.
     bytes: usize,
+    /// The chunks' `slack`: with `bytes`, what the queue holds (`omem`,
+    /// the client's memory), as Redis counts its reply blocks' allocations.
+    slack: usize,
     /// Large-value bytes read or being read ahead of the socket.
     ahead: u64,
     /// Large values not read yet (most queues have none: no scan for them).
@@ -95,6 +104,7 @@ impl OutputQueue {
         OutputQueue {
             chunks: VecDeque::new(),
             bytes: 0,
+            slack: 0,
             ahead: 0,
             unread: 0,
             info,
@@ -112,19 +122,37 @@ impl OutputQueue {
 
     /// Queues bytes, of which `messages` came from the inbox.
     pub fn push_bytes(&mut self, data: Bytes, messages: usize) {
+        self.push_chunk(data, messages, 0);
+    }
+
+    /// Queues what the socket did not take of a reply buffer that allocated
+    /// `allocated` bytes (all of it stays allocated until the rest is written).
+    pub fn push_buffer(&mut self, rest: BytesMut, allocated: usize, messages: usize) {
+        let slack = allocated.saturating_sub(rest.len());
+        self.push_chunk(rest.freeze(), messages, slack);
+    }
+
+    fn push_chunk(&mut self, data: Bytes, messages: usize, slack: usize) {
         if data.is_empty() {
             self.inbox_written(messages);
             return;
         }
         self.bytes += data.len();
-        self.chunks.push_back(Chunk::Bytes { data, messages });
+        self.slack += slack;
+        self.chunks.push_back(Chunk::Bytes {
+            data,
+            messages,
+            slack,
+        });
         self.publish();
     }
 
     /// Queues a batch's replies, with their large values in place, and leaves
     /// `out` empty. `messages` of its bytes came from the inbox.
     pub fn push_out(&mut self, out: &mut Out, messages: usize) {
+        let allocated = out.buf.capacity();
         let buf = std::mem::take(&mut out.buf).freeze();
+        let whole = buf.len();
         let mut at = 0;
         let mut messages = Some(messages);
         for (pos, src) in std::mem::take(&mut out.files) {
@@ -134,6 +162,7 @@ impl OutputQueue {
                 self.chunks.push_back(Chunk::Bytes {
                     data: part,
                     messages: messages.take().unwrap_or(0),
+                    slack: 0,
                 });
             }
             self.bytes += src.len() as usize;
@@ -143,7 +172,8 @@ impl OutputQueue {
         }
         let rest = buf.slice(at..);
         let messages = messages.unwrap_or(0);
-        self.push_bytes(rest, messages);
+        // The buffer's slack goes with its last part, freed with it.
+        self.push_chunk(rest, messages, allocated.saturating_sub(whole));
         out.pushed_to = 0;
         self.publish();
     }
@@ -195,7 +225,11 @@ impl OutputQueue {
                     };
                     for data in parts.into_iter().rev() {
                         self.bytes += data.len();
-                        self.chunks.push_front(Chunk::Bytes { data, messages: 0 });
+                        self.chunks.push_front(Chunk::Bytes {
+                            data,
+                            messages: 0,
+                            slack: 0,
+                        });
                     }
                 }
                 Some(Chunk::File(_)) => unreachable!("start_reads starts the head's read"),
@@ -224,7 +258,12 @@ impl OutputQueue {
     fn consume(&mut self, mut n: usize) {
         self.bytes -= n;
         while n > 0 {
-            let Some(Chunk::Bytes { data, messages }) = self.chunks.front_mut() else {
+            let Some(Chunk::Bytes {
+                data,
+                messages,
+                slack,
+            }) = self.chunks.front_mut()
+            else {
                 unreachable!("only byte chunks are written");
             };
             if n < data.len() {
@@ -233,6 +272,7 @@ impl OutputQueue {
             }
             n -= data.len();
             let messages = *messages;
+            self.slack -= *slack;
             self.chunks.pop_front();
             self.inbox_written(messages);
         }
@@ -255,6 +295,7 @@ impl OutputQueue {
             let placeholder = Chunk::Bytes {
                 data: Bytes::new(),
                 messages: 0,
+                slack: 0,
             };
             let Chunk::File(src) = std::mem::replace(chunk, placeholder) else {
                 unreachable!("matched above");
@@ -283,7 +324,7 @@ impl OutputQueue {
     fn publish(&self) {
         self.info
             .usage
-            .set_reply_pending(self.bytes, self.chunks.len());
+            .set_reply_pending(self.bytes + self.slack, self.chunks.len());
     }
 }
 

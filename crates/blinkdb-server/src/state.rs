@@ -31,6 +31,10 @@ pub struct Stats {
     pub net_output_bytes: AtomicU64,
     /// Clients closed by `maxmemory-clients` (INFO `evicted_clients`).
     pub evicted_clients: AtomicU64,
+    /// The normal and Pub/Sub clients' memory as each last published it
+    /// (Redis's stat_clients_type_memory), kept while `maxmemory-clients`
+    /// is on (`client_eviction.rs`); not a statistic CONFIG RESETSTAT resets.
+    pub clients_memory: AtomicU64,
 }
 
 impl Stats {

@@ -519,7 +519,10 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
     });
 }
 
-fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
+/// `name`: the command as it is propagated, with its own arguments (Redis
+/// replicates INCR, DECR, INCRBY and DECRBY as they were called).
+fn incr_generic(ctx: &mut Ctx, name: &[u8], args: &Args, by: i64) {
+    let key = args[1];
     ctx.write1(key, |tx, db, out| {
         // An integer string is rewritten in place, as Redis updates an
         // int-encoded object: one lookup, no new entry (TTL and access
@@ -544,10 +547,10 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], by: i64) {
         if in_place.is_some() {
             tx.modified(db, key);
         }
-        tx.log(
-            db,
-            &[b"INCRBY", key, itoa::Buffer::new().format(by).as_bytes()],
-        );
+        let mut logged: Vec<&[u8]> = Vec::with_capacity(args.len());
+        logged.push(name);
+        logged.extend_from_slice(&args[1..]);
+        tx.log(db, &logged);
         tx.notify(STRING, "incrby", db, key);
         out.int(new);
     });
@@ -572,16 +575,16 @@ fn incr_insert(tx: &mut Tx, db: usize, key: &[u8], by: i64) -> Result<i64, &'sta
 }
 
 pub fn incr(ctx: &mut Ctx, args: &Args) {
-    incr_generic(ctx, args[1], 1);
+    incr_generic(ctx, b"INCR", args, 1);
 }
 
 pub fn decr(ctx: &mut Ctx, args: &Args) {
-    incr_generic(ctx, args[1], -1);
+    incr_generic(ctx, b"DECR", args, -1);
 }
 
 pub fn incrby(ctx: &mut Ctx, args: &Args) {
     match parse_i64(args[2]) {
-        Some(by) => incr_generic(ctx, args[1], by),
+        Some(by) => incr_generic(ctx, b"INCRBY", args, by),
         None => ctx.out.error(ERR_NOT_INT),
     }
 }
@@ -589,7 +592,7 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
 pub fn decrby(ctx: &mut Ctx, args: &Args) {
     match parse_i64(args[2]) {
         Some(i64::MIN) => ctx.out.error("ERR decrement would overflow"),
-        Some(by) => incr_generic(ctx, args[1], -by),
+        Some(by) => incr_generic(ctx, b"DECRBY", args, -by),
         None => ctx.out.error(ERR_NOT_INT),
     }
 }

@@ -216,8 +216,12 @@ fn refusal(
         flags = crate::scripting::command_flags(shared, spec, args);
     }
     // Redis's order: memory, persistence (PING too, but not our master's
-    // keepalive), then the replica's refusals.
-    if flags & table::WRITE != 0 || (spec.has_prop(props::MISCONF_CHECKED) && !from_master) {
+    // keepalive), then the replica's refusals. Inside EXEC neither is checked
+    // again (nor evicts): EXEC was admitted with its queue's flags, as Redis's
+    // execCommand calls each command without processCommand's checks.
+    if client.in_exec {
+        // Checked when EXEC itself was admitted.
+    } else if flags & table::WRITE != 0 || (spec.has_prop(props::MISCONF_CHECKED) && !from_master) {
         let settings = client.settings(shared);
         let denyoom = flags & (table::WRITE | table::DENYOOM) == table::WRITE | table::DENYOOM;
         if let Some(err) = shared.command_refusal(denyoom, settings, from_master) {
