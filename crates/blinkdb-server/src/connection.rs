@@ -769,30 +769,19 @@ fn run_commands(
                 let script = |client: &Client| {
                     client.multi.is_none() && known.is_some_and(|s| s.has_prop(props::RUNS_SCRIPT))
                 };
+                let run = |client: &mut Client, out: &mut Out, busy: bool| {
+                    exec::process(shared, client, out, &args, found, Source::Client { busy })
+                };
                 if gate.is_none() {
                     // A script is past its busy threshold: admission refuses
                     // all but the few commands allowed then.
-                    exec::process(
-                        shared,
-                        client,
-                        out,
-                        &args,
-                        found,
-                        Source::Client { busy: true },
-                    );
+                    run(client, out, true);
                 } else if script(client) {
                     // Alone too; the script keeps the exclusive mode if it
                     // pauses past its busy threshold (scripting/run.rs).
                     drop(gate.take());
                     client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
-                    exec::process(
-                        shared,
-                        client,
-                        out,
-                        &args,
-                        found,
-                        Source::Client { busy: false },
-                    );
+                    run(client, out, false);
                     client.script_gate = None;
                     if client.script.is_some() {
                         break Next::Read;
@@ -804,25 +793,11 @@ fn run_commands(
                     // patterns name or storing).
                     drop(gate.take());
                     let exclusive = shared.gate.exclusive();
-                    exec::process(
-                        shared,
-                        client,
-                        out,
-                        &args,
-                        found,
-                        Source::Client { busy: false },
-                    );
+                    run(client, out, false);
                     drop(exclusive);
                     gate = shared.gate.shared_unless(busy);
                 } else {
-                    exec::process(
-                        shared,
-                        client,
-                        out,
-                        &args,
-                        found,
-                        Source::Client { busy: false },
-                    );
+                    run(client, out, false);
                 }
                 let mut served_lsn = 0;
                 if blinkdb_engine::ready_keys::pending() {
