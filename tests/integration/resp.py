@@ -42,8 +42,17 @@ def encode(*args):
 
 
 class RespConnection:
-    def __init__(self, port=None, host="127.0.0.1", unix_path=None, timeout=10.0):
-        if unix_path is not None:
+    def __init__(self, port=None, host="127.0.0.1", unix_path=None, timeout=10.0, rcvbuf=None):
+        """rcvbuf: SO_RCVBUF set before connecting, so that the window the
+        server sees stays that small (set later, the kernel has already
+        scaled it)."""
+        if rcvbuf is not None:
+            self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            self.sock.settimeout(timeout)
+            self.sock.connect((host, port))
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        elif unix_path is not None:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.sock.settimeout(timeout)
             self.sock.connect(unix_path)

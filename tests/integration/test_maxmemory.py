@@ -435,7 +435,7 @@ def test_unread_replies_count_what_they_hold(servers, which):
     import threading
 
     n = 1_000_000
-    with servers[which].connect() as c, servers[which].connect() as p:
+    with servers[which].connect() as c, servers[which].connect(rcvbuf=4096) as p:
         c.call("FLUSHALL")
         c.call("SETRANGE", "k", "0", "x")
         c.call("CONFIG", "SET", "latency-tracking", "no")
@@ -444,10 +444,8 @@ def test_unread_replies_count_what_they_hold(servers, which):
         def rest(m):
             return int(m["used_memory"]) - int(m["mem_clients_normal"])
 
-        import socket
-
-        # A small receive window: the replies wait in the server.
-        p.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        # p's receive window is small from its connect on (rcvbuf): the
+        # replies wait in the server, not in the sockets' buffers.
         p.call("CLIENT", "SETNAME", "pipe")
         before = rest(info(c))
         batch = b"*4\r\n$8\r\nSETRANGE\r\n$1\r\nk\r\n$1\r\n0\r\n$10\r\nAAAAAAAAAA\r\n" * 1000

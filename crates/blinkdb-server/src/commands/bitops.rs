@@ -151,8 +151,8 @@ pub(super) fn write_bytes(
 
 /// Zero-pads `s` to `len` bytes, reserving ahead as Redis's sds does (double
 /// below 1 MB, 1 MB more above) so that a bitmap grown bit by bit is not
-/// copied at every step.
-fn grow(s: &mut InlineBytes, len: usize) -> Result<(), &'static str> {
+/// copied at every step (APPEND and SETRANGE grow strings with it too).
+pub(super) fn grow(s: &mut InlineBytes, len: usize) -> Result<(), &'static str> {
     if s.len() >= len {
         return Ok(());
     }

@@ -5,7 +5,7 @@ use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::{
     event::{GENERIC, KEY_MISS, STRING},
-    Engine, Entry, Tx, Value,
+    Engine, Entry, InlineBytes, Tx, Value,
 };
 use std::borrow::Cow;
 
@@ -406,11 +406,54 @@ pub fn getex(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// The length of the live in-memory string at `key` (None: absent, another
+/// type, or a string kept in the log).
+fn inline_len(tx: &mut Tx, db: usize, key: &[u8]) -> Option<usize> {
+    match tx.get(db, key)?.value() {
+        Value::Str(s, _) => Some(s.len()),
+        _ => None,
+    }
+}
+
+/// Changes the in-memory string at `key` in place, keeping its TTL and
+/// label: copying a large string whole for each APPEND or SETRANGE made
+/// them O(n) (10 MB: 3.4 ms an APPEND, Redis 0.08 ms). Only after
+/// `inline_len` found one.
+fn edit_in_place<R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    f: impl FnOnce(&mut InlineBytes) -> Result<R, &'static str>,
+) -> Result<R, &'static str> {
+    tx.update(db, key, |e| match e.value_mut() {
+        Value::Str(s, _) => f(s),
+        _ => unreachable!("inline_len found an in-memory string"),
+    })
+    .expect("inline_len found the key")
+}
+
 pub fn append(ctx: &mut Ctx, args: &Args) {
     let (key, suffix) = (&args[1], &args[2]);
     let limit = ctx.client.settings(ctx.shared).proto_max_bulk_len as usize;
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
+        if let Some(len) = inline_len(tx, db, key) {
+            if len + suffix.len() > limit {
+                return out.error(ERR_TOO_BIG);
+            }
+            let grown = edit_in_place(tx, db, key, |s| {
+                super::bitops::grow(s, len + suffix.len())?;
+                s[len..].copy_from_slice(suffix);
+                Ok(s.len())
+            });
+            let new_len = match grown {
+                Ok(n) => n,
+                Err(e) => return out.error(e),
+            };
+            tx.log(db, &[b"APPEND", key, suffix]);
+            tx.notify(STRING, "append", db, key);
+            return out.int(new_len as i64);
+        }
         let (mut value, expire_at) = match tx.get(db, key) {
             None => (Vec::new(), 0),
             Some(e) => match string_of(engine, e) {
@@ -493,6 +536,26 @@ pub fn setrange(ctx: &mut Ctx, args: &Args) {
     let end = end.unwrap_or(u64::MAX) as usize;
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
+        if let Some(len) = inline_len(tx, db, key) {
+            if val.is_empty() {
+                return out.int(len as i64);
+            }
+            if too_long {
+                return out.error(ERR_TOO_BIG);
+            }
+            let written = edit_in_place(tx, db, key, |s| {
+                super::bitops::grow(s, end)?;
+                s[offset as usize..end].copy_from_slice(val);
+                Ok(s.len())
+            });
+            let new_len = match written {
+                Ok(n) => n,
+                Err(e) => return out.error(e),
+            };
+            tx.log(db, &[b"SETRANGE", key, args[2], val]);
+            tx.notify(STRING, "setrange", db, key);
+            return out.int(new_len as i64);
+        }
         let current = match tx.get(db, key) {
             None => None,
             Some(e) => match string_of(engine, e) {
