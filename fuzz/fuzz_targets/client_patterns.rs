@@ -732,9 +732,11 @@ fn run(env: &Env, limits: &Limits, big: usize, plans: Vec<Plan>) {
                 _ if limits.hard > 0 => {
                     // A batch stops running commands at the limit; the reply
                     // that crosses it, or a served blocked command's, is the most over.
-                    (limits.hard as usize + bulk_len(big) + SMALL_REPLY).min(asked)
+                    // What waits counts its buffers' room too (as Redis's
+                    // reply blocks), at most a quarter of its bytes (output.rs).
+                    (limits.hard as usize + bulk_len(big) + SMALL_REPLY).min(asked) * 5 / 4
                 }
-                _ => asked,
+                _ => asked * 5 / 4,
             };
             assert!(
                 peak[who] as usize <= bound,

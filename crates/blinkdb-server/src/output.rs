@@ -137,6 +137,16 @@ impl OutputQueue {
             self.inbox_written(messages);
             return;
         }
+        // A buffer with much room is copied out rather than kept whole, so
+        // what waits costs at most a quarter more than its bytes (Redis packs
+        // replies into 16 KB blocks). Only the socket's refusal brings a batch
+        // here, and the copy is at most its bytes. Callers pass slack only for
+        // a buffer no other chunk shares.
+        let (data, slack) = if slack > data.len() / 4 {
+            (Bytes::copy_from_slice(&data), 0)
+        } else {
+            (data, slack)
+        };
         self.bytes += data.len();
         self.slack += slack;
         self.chunks.push_back(Chunk::Bytes {
@@ -172,8 +182,20 @@ impl OutputQueue {
         }
         let rest = buf.slice(at..);
         let messages = messages.unwrap_or(0);
-        // The buffer's slack goes with its last part, freed with it.
-        self.push_chunk(rest, messages, allocated.saturating_sub(whole));
+        // The buffer's slack goes with its last part, freed with it (and may
+        // be copied out only when no earlier part shares the buffer).
+        let slack = allocated.saturating_sub(whole);
+        if at == 0 || rest.is_empty() {
+            self.push_chunk(rest, messages, slack);
+        } else {
+            self.bytes += rest.len();
+            self.slack += slack;
+            self.chunks.push_back(Chunk::Bytes {
+                data: rest,
+                messages,
+                slack,
+            });
+        }
         out.pushed_to = 0;
         self.publish();
     }
