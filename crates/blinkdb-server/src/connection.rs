@@ -443,7 +443,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 let Some(Block::Waiting(waiter)) = client.block.take() else {
                     continue;
                 };
-                let until = crate::block_timer::wait(&waiter);
+                let until = crate::block_timer::wait(
+                    &waiter,
+                    waiter.deadline,
+                    waiter.seq(),
+                    waiter.woken(),
+                );
                 let held_io = Held {
                     inbuf: &mut inbuf,
                     queue: &mut queue,
