@@ -369,7 +369,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
-            match crate::flusher::durable(&shared, lsn).await {
+            match crate::flusher::durable(&shared.engine, lsn).await {
                 Ok(()) => {}
                 Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
                     // Not durable: every write of the batch answers MISCONF instead
@@ -539,7 +539,7 @@ pub fn run_commands_for_fuzzing(
 /// Waits until the log holds a served blocked command's effect, as its reply
 /// must (the fsync policy); false if it never will (the connection closes).
 async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
-    match crate::flusher::served_durable(shared, lsn).await {
+    match crate::flusher::served_durable(&shared.engine, lsn).await {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(

@@ -465,16 +465,6 @@ impl Shared {
         self.last_save_ms.load(Ordering::Relaxed)
     }
 
-    /// Waits until the log holds everything up to `lsn` as the fsync policy
-    /// requires before a reply may go out: written for everysec/no, synced
-    /// (group commit) for always.
-    pub async fn durable(&self, lsn: u64) -> Result<(), blinkdb_engine::AofError> {
-        match self.engine.log_handle() {
-            Some(log) => log.aof.wait_synced(blinkdb_engine::Lsn(lsn)).await,
-            None => Ok(()),
-        }
-    }
-
     /// Stops listeners and cycles, and asks every connection to finish the
     /// batch in hand and close.
     pub fn request_stop(&self) {
