@@ -4,6 +4,7 @@
 
 use crate::client::ClientInfo;
 use crate::connection::{serve, Socket};
+use crate::io_threads::Handoff;
 use crate::state::Shared;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
@@ -360,11 +361,43 @@ async fn start<S: Socket + 'static>(
         return;
     }
     match sock.into_handoff() {
-        Ok(sock) => crate::io_threads::dispatch(shared, sock, info),
+        Ok(sock) => dispatch(shared, sock, info),
         Err(e) => {
             tracing::warn!("Handing client id={} to a connection thread: {e}", info.id);
             shared.unregister(info.id);
         }
+    }
+}
+
+/// Hands a registered connection to the next connection thread.
+fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
+    let id = info.id;
+    let serving = shared.clone();
+    let start = Box::new(move || serve_handoff(serving, sock, info));
+    // The thread is gone (only while the process exits): drop the client.
+    if !crate::io_threads::start_on_thread(start) {
+        shared.unregister(id);
+    }
+}
+
+/// On the connection thread: registers the socket with this thread's runtime
+/// and its busy polling, and starts serving it.
+fn serve_handoff(shared: Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
+    use std::os::fd::AsRawFd;
+    let fd = match &sock {
+        Handoff::Tcp(s) => s.as_raw_fd(),
+        Handoff::Unix(s) => s.as_raw_fd(),
+    };
+    crate::busy_poll::register(fd);
+    let started = match sock {
+        Handoff::Tcp(s) => tokio::net::TcpStream::from_std(s)
+            .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
+        Handoff::Unix(s) => tokio::net::UnixStream::from_std(s)
+            .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
+    };
+    if let Err(e) = started {
+        tracing::warn!("Serving client id={}: {e}", info.id);
+        shared.unregister(info.id);
     }
 }
 
