@@ -6,7 +6,7 @@ use blinkdb_server::client::{Client, ClientInfo, Peer};
 use blinkdb_server::config::{validate, Config, OPTIONS};
 use blinkdb_server::connection::run_commands_for_fuzzing;
 use blinkdb_server::protocol::{Out, RequestParser};
-use blinkdb_server::server::CONFIG_CHECKS;
+use blinkdb_server::server::{CONFIG_CHECKS, CONFIG_SET_EFFECTS};
 use blinkdb_server::state::Shared;
 use bytes::BytesMut;
 use std::sync::Arc;
@@ -53,7 +53,7 @@ impl Server {
             bpf_pin_root: s.bpf_pin_root.clone(),
             existence_filter_size: s.existence_filter_size,
         }));
-        let shared = Shared::new(engine, config, Box::new(|_| {})).into_arc();
+        let shared = Shared::new(engine, config, Box::new(|_| {}), CONFIG_SET_EFFECTS).into_arc();
         Server { shared, dir }
     }
 

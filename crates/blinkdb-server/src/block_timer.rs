@@ -10,10 +10,10 @@
 //! were ~2% of the server's CPU per LPUSH→BLPOP item. Here a deadline only
 //! goes into the set; the task is woken only by one earlier than all others.
 
-use crate::blocking::Waiter;
 use parking_lot::Mutex;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::sync::{Arc, Weak};
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -21,8 +21,16 @@ use tokio::time::Instant;
 /// A deadline and the waiter's sequence number (deadlines can be equal).
 type Due = (Instant, u64);
 
+/// A wait with a deadline, told when the deadline passes. The waits are
+/// blocked clients (`blocking::Waiter`), a layer above this timer: the timer
+/// knows them only by this call, so it imports nothing of theirs.
+pub trait Expire: Send + Sync {
+    /// Its deadline passed: wake the waiting connection, which ends the wait.
+    fn deadline_passed(&self);
+}
+
 struct ThreadTimer {
-    due: Mutex<BTreeMap<Due, Weak<Waiter>>>,
+    due: Mutex<BTreeMap<Due, Weak<dyn Expire>>>,
     /// A deadline earlier than every other one was added.
     earlier: Notify,
 }
@@ -55,7 +63,7 @@ async fn run(timer: Arc<ThreadTimer>) {
             }
         }
         let now = Instant::now();
-        let expired: Vec<Weak<Waiter>> = {
+        let expired: Vec<Weak<dyn Expire>> = {
             let mut due = timer.due.lock();
             let later = due.split_off(&(now, u64::MAX));
             std::mem::replace(&mut *due, later).into_values().collect()
@@ -79,29 +87,36 @@ impl Drop for Listed {
     }
 }
 
-/// Resolves once `w`'s wait has ended or its deadline has passed.
-pub async fn wait(w: &Arc<Waiter>) {
-    let Some(at) = w.deadline else {
-        return w.woken().await;
+/// Resolves once `w`'s wait has ended (`woken` resolves) or its deadline `at`
+/// has passed; `seq` orders waits of equal deadline and is unique among them.
+pub async fn wait<W: Expire + 'static>(
+    w: &Arc<W>,
+    at: Option<Instant>,
+    seq: u64,
+    woken: impl Future<Output = ()>,
+) {
+    let Some(at) = at else {
+        return woken.await;
     };
     let Some(timer) = TIMER.with(|t| t.borrow().clone()) else {
         // Not a connection thread (tests serving on their own runtime).
         tokio::select! {
             _ = tokio::time::sleep_until(at) => {}
-            _ = w.woken() => {}
+            _ = woken => {}
         }
         return;
     };
-    let due = (at, w.seq());
+    let due = (at, seq);
     let first = {
         let mut set = timer.due.lock();
         let first = set.keys().next().is_none_or(|d| due < *d);
-        set.insert(due, Arc::downgrade(w));
+        let w: Weak<W> = Arc::downgrade(w);
+        set.insert(due, w as Weak<dyn Expire>);
         first
     };
     if first {
         timer.earlier.notify_one();
     }
     let _listed = Listed { timer, due };
-    w.woken().await;
+    woken.await;
 }

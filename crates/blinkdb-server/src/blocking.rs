@@ -186,10 +186,12 @@ impl Waiter {
     pub fn seq(&self) -> u64 {
         self.seq
     }
+}
 
-    /// Its deadline passed: the waiting connection wakes and ends the wait
-    /// (`Registry::finish`), unless something served it meanwhile.
-    pub fn deadline_passed(&self) {
+impl crate::block_timer::Expire for Waiter {
+    /// The waiting connection wakes and ends the wait (`Registry::finish`),
+    /// unless something served it meanwhile.
+    fn deadline_passed(&self) {
         self.wake.notify_one();
     }
 }

@@ -9,6 +9,7 @@ use crate::commands::table::props;
 use crate::exec::{self, Source};
 use crate::output::OutputQueue;
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
+use crate::socket::Socket;
 use crate::state::Shared;
 use blinkdb_engine::AofError;
 use bytes::{Buf, BytesMut};
@@ -16,74 +17,9 @@ use std::future::Future;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-
-/// A stream socket (TCP or unix) that can be polled for readability and
-/// read without awaiting, so idle connections hold no read buffer.
-pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
-
-    /// Ready once the socket may be read; otherwise the task of `cx` is woken
-    /// when it may. Unlike `readable`, nothing is registered that must be
-    /// removed again: the socket keeps one reader waker, replaced in place.
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
-
-    /// Detaches the socket from this runtime, to be served by a connection thread.
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff>;
-
-    /// Reads what is there now, or fails with `WouldBlock`. It goes through
-    /// `poll_read` rather than `try_read_buf` because tokio's `poll_read` treats
-    /// a short read as "drained" and clears the readiness: with `try_read_buf`
-    /// every request at `-P 1` cost one extra `recvfrom` returning EAGAIN
-    /// (13k of them per 50k requests under redis-benchmark).
-    fn read_now(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        let mut cx = Context::from_waker(Waker::noop());
-        let read = self.read_buf(buf);
-        let mut read = std::pin::pin!(read);
-        match read.as_mut().poll(&mut cx) {
-            Poll::Ready(r) => r,
-            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
-        }
-    }
-
-    /// Writes what the socket takes now, or fails with `WouldBlock`: one
-    /// `sendto`, without a future or a select around it. A reply batch almost
-    /// always fits the socket buffer, so this is the whole send; the rest
-    /// waits in the output queue.
-    fn write_now(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let mut cx = Context::from_waker(Waker::noop());
-        match std::pin::Pin::new(&mut *self).poll_write(&mut cx, buf) {
-            Poll::Ready(r) => r,
-            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
-        }
-    }
-}
-
-impl Socket for tokio::net::TcpStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        tokio::net::TcpStream::readable(self)
-    }
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        tokio::net::TcpStream::poll_read_ready(self, cx)
-    }
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
-        self.into_std().map(crate::io_threads::Handoff::Tcp)
-    }
-}
-
-impl Socket for tokio::net::UnixStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        tokio::net::UnixStream::readable(self)
-    }
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        tokio::net::UnixStream::poll_read_ready(self, cx)
-    }
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
-        self.into_std().map(crate::io_threads::Handoff::Unix)
-    }
-}
+use tokio::io::AsyncWriteExt;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Read buffers an event-loop thread keeps for its connections to borrow.
@@ -369,7 +305,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
-            match crate::flusher::durable(&shared, lsn).await {
+            match crate::flusher::durable(&shared.engine, lsn).await {
                 Ok(()) => {}
                 Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
                     // Not durable: every write of the batch answers MISCONF instead
@@ -410,7 +346,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 break;
             }
             if client.settings(&shared).repl_disable_tcp_nodelay {
-                crate::network::disable_nodelay(sock.as_raw_fd());
+                crate::socket::disable_nodelay(sock.as_raw_fd());
             }
             let rest = std::mem::take(&mut inbuf);
             crate::replication::master::serve(&shared, &mut sock, &mut client, rest, handoff).await;
@@ -443,7 +379,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 let Some(Block::Waiting(waiter)) = client.block.take() else {
                     continue;
                 };
-                let until = crate::block_timer::wait(&waiter);
+                let until = crate::block_timer::wait(
+                    &waiter,
+                    waiter.deadline,
+                    waiter.seq(),
+                    waiter.woken(),
+                );
                 let held_io = Held {
                     inbuf: &mut inbuf,
                     queue: &mut queue,
@@ -534,7 +475,7 @@ pub fn run_commands_for_fuzzing(
 /// Waits until the log holds a served blocked command's effect, as its reply
 /// must (the fsync policy); false if it never will (the connection closes).
 async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
-    match crate::flusher::served_durable(shared, lsn).await {
+    match crate::flusher::served_durable(&shared.engine, lsn).await {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(

@@ -14,8 +14,7 @@
 //! no lock and no atomic operation beyond the waker's reference count (a `watch`
 //! channel and a `Notify` took and released a lock about five times per request).
 
-use crate::state::Shared;
-use blinkdb_engine::{AofError, AofFailure, FsyncPolicy, Log, Lsn};
+use blinkdb_engine::{AofError, AofFailure, Engine, FsyncPolicy, Log, Lsn};
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -102,8 +101,8 @@ async fn run() {
 /// Resolves once everything this connection logged up to `lsn` is as durable as the
 /// fsync policy asks. Off a connection thread (tests serving on their own runtime) it
 /// falls back to the shared fsync thread.
-pub async fn durable(shared: &Shared, lsn: u64) -> Result<(), AofError> {
-    let Some(log) = shared.engine.log_handle() else {
+pub async fn durable(engine: &Engine, lsn: u64) -> Result<(), AofError> {
+    let Some(log) = engine.log_handle() else {
         return Ok(());
     };
     let kicked = FLUSHER.with_borrow_mut(|t| {
@@ -116,7 +115,7 @@ pub async fn durable(shared: &Shared, lsn: u64) -> Result<(), AofError> {
         Some((t.round.number, t.flusher.take()))
     });
     let Some((started, flusher)) = kicked else {
-        return shared.durable(lsn).await;
+        return log.aof.wait_synced(Lsn(lsn)).await;
     };
     if let Some(flusher) = flusher {
         flusher.wake();
@@ -146,11 +145,11 @@ pub async fn durable(shared: &Shared, lsn: u64) -> Result<(), AofError> {
 /// thread's round instead cost the woken connection two more passes of its event loop
 /// (the flusher task queued behind every ready connection, then itself again), which was
 /// most of the LPUSH→BLPOP push-to-pop p99. Under `always`, the round.
-pub async fn served_durable(shared: &Shared, lsn: u64) -> Result<(), AofError> {
-    if let Some(log) = shared.engine.log_handle() {
+pub async fn served_durable(engine: &Engine, lsn: u64) -> Result<(), AofError> {
+    if let Some(log) = engine.log_handle() {
         if log.aof.fsync_policy() != FsyncPolicy::Always {
             return log.aof.commit(Lsn(lsn));
         }
     }
-    durable(shared, lsn).await
+    durable(engine, lsn).await
 }

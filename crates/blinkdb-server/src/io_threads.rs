@@ -4,13 +4,13 @@
 //! other (futex + context switch) to steal freshly woken tasks, which cost ~20% more
 //! server CPU per request at `-P 1` than a single loop; independent loops keep a
 //! single loop's cost per request and still use every core under load.
+//!
+//! The threads run whatever work they are handed (`start_on_thread`): serving an
+//! accepted client is `network.rs`'s, following the master is the replica link's,
+//! so this pool imports neither.
 
-use crate::client::ClientInfo;
-use crate::connection::serve;
-use crate::state::Shared;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
@@ -21,16 +21,8 @@ pub enum Handoff {
     Unix(std::os::unix::net::UnixStream),
 }
 
-enum Job {
-    /// A client connection to serve.
-    Serve {
-        sock: Handoff,
-        shared: Arc<Shared>,
-        info: Arc<ClientInfo>,
-    },
-    /// Work to start on the thread, inside its runtime (it spawns its tasks).
-    Start(Box<dyn FnOnce() + Send>),
-}
+/// Work to start on a thread, inside its runtime (it spawns its tasks).
+type Job = Box<dyn FnOnce() + Send>;
 
 struct Pool {
     threads: Vec<UnboundedSender<Job>>,
@@ -79,32 +71,18 @@ pub fn started() -> bool {
     POOL.get().is_some()
 }
 
-/// Hands a registered connection to the next connection thread (round robin).
-pub fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
-    let job = Job::Serve {
-        sock,
-        shared: shared.clone(),
-        info,
-    };
-    // The thread is gone (only while the process exits): drop the client.
-    if let Err(Job::Serve { shared, info, .. }) = send(job) {
-        shared.unregister(info.id);
-    }
-}
-
-/// Runs `start` on the next connection thread, inside its runtime; false if
-/// the threads are not running. The replica's link hands its master's stream
-/// over this way, so that it is applied in an event loop that also serves
-/// clients, as in Redis, not on a thread of its own that a busy 2-core machine
-/// must also schedule.
+/// Runs `start` on the next connection thread (round robin), inside its
+/// runtime; false if the threads are not running or gone (only while the
+/// process exits). An accepted client is served this way (`network.rs`), and
+/// the replica's link hands its master's stream over this way, so that it is
+/// applied in an event loop that also serves clients, as in Redis, not on a
+/// thread of its own that a busy 2-core machine must also schedule.
 pub fn start_on_thread(start: Box<dyn FnOnce() + Send>) -> bool {
-    POOL.get().is_some() && send(Job::Start(start)).is_ok()
-}
-
-fn send(job: Job) -> Result<(), Job> {
-    let pool = POOL.get().expect("io threads started");
+    let Some(pool) = POOL.get() else {
+        return false;
+    };
     let i = pool.next.fetch_add(1, Ordering::Relaxed) % pool.threads.len();
-    pool.threads[i].send(job).map_err(|e| e.0)
+    pool.threads[i].send(start).is_ok()
 }
 
 thread_local! {
@@ -121,28 +99,7 @@ async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::flusher::install();
     crate::block_timer::install();
     CONNECTION_THREAD.with(|c| c.set(true));
-    while let Some(job) = jobs.recv().await {
-        let (sock, shared, info) = match job {
-            Job::Serve { sock, shared, info } => (sock, shared, info),
-            Job::Start(start) => {
-                start();
-                continue;
-            }
-        };
-        let fd = match &sock {
-            Handoff::Tcp(s) => s.as_raw_fd(),
-            Handoff::Unix(s) => s.as_raw_fd(),
-        };
-        crate::busy_poll::register(fd);
-        let started = match sock {
-            Handoff::Tcp(s) => tokio::net::TcpStream::from_std(s)
-                .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
-            Handoff::Unix(s) => tokio::net::UnixStream::from_std(s)
-                .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
-        };
-        if let Err(e) = started {
-            tracing::warn!("Serving client id={}: {e}", info.id);
-            shared.unregister(info.id);
-        }
+    while let Some(start) = jobs.recv().await {
+        start();
     }
 }

@@ -36,6 +36,7 @@ pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod signal;
+pub mod socket;
 pub mod stale_temp;
 pub mod state;
 pub mod tracking;

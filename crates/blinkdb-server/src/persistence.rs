@@ -472,7 +472,7 @@ mod tests {
             bpf_pin_root: dir.path().join("pins"),
             existence_filter_size: 0,
         }));
-        let shared = Shared::new(engine, config, Box::new(|_| {})).into_arc();
+        let shared = Shared::new(engine, config, Box::new(|_| {}), &[]).into_arc();
         let loaded = load(&shared, &settings);
         (loaded, shared, dir)
     }

@@ -1,7 +1,8 @@
 //! Start-up, background cycles and graceful shutdown.
 
 use crate::config::Config;
-use crate::network::{accept_loop, bind_unix, UnixAcceptor};
+use crate::network::{accept_loop, UnixAcceptor};
+use crate::socket::bind_unix;
 use crate::state::Shared;
 use blinkdb_engine::{Engine, EngineOptions};
 use std::sync::atomic::Ordering;
@@ -55,7 +56,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     } else {
         None
     };
-    let mut shared = Shared::new(engine, config, on_loglevel);
+    let mut shared = Shared::new(engine, config, on_loglevel, CONFIG_SET_EFFECTS);
     shared.cluster = cluster;
     let shared = shared.into_arc();
     crate::memory::note_startup(&shared);
@@ -81,7 +82,12 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
 
     let mut listening = shared
         .listeners
-        .start(&shared, &settings.bind, settings.port, settings.tcp_backlog)
+        .start(
+            &crate::network::accepting(&shared),
+            &settings.bind,
+            settings.port,
+            settings.tcp_backlog,
+        )
         .map_err(|e| {
             // Redis's two lines; its test harness retries another port on the second.
             tracing::warn!("Warning: Could not create server TCP listening socket {e}");
@@ -271,6 +277,17 @@ async fn cron(shared: Arc<Shared>) {
         }
     }
 }
+
+/// What CONFIG SET does when an option changed, registered by the option's
+/// owner; in this order (Redis's: the OOM score, then the listeners, whose
+/// failures refuse the CONFIG SET in that order), each stage in turn.
+pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
+    crate::process::oom_on_set::<Shared>(),
+    crate::network::ON_SET,
+    crate::busy_poll::on_set::<Shared>(),
+    crate::persistence::ON_SET,
+    Shared::LOGLEVEL_ON_SET,
+];
 
 /// The checks the options' owners register for their values (config knows
 /// options by kind only).

@@ -9,17 +9,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// What CONFIG SET does when an option changed, registered by the option's
-/// owner; in this order (Redis's: the OOM score, then the listeners, whose
-/// failures refuse the CONFIG SET in that order), each stage in turn.
-static CONFIG_SET_EFFECTS: &[OnSet<Shared>] = &[
-    crate::process::oom_on_set::<Shared>(),
-    crate::network::ON_SET,
-    crate::busy_poll::on_set::<Shared>(),
-    crate::persistence::ON_SET,
-    Shared::LOGLEVEL_ON_SET,
-];
-
 #[derive(Default)]
 pub struct Stats {
     pub connections_received: AtomicU64,
@@ -122,8 +111,11 @@ pub struct Shared {
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     /// The TCP listeners (CONFIG SET port and bind replace them).
-    pub listeners: crate::network::TcpListeners,
+    pub listeners: crate::socket::TcpListeners,
     on_loglevel: crate::logging::LevelSetter,
+    /// What CONFIG SET does when an option changed, registered by the
+    /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
+    config_set_effects: &'static [OnSet<Shared>],
 }
 
 impl crate::exec_gate::HoldsGate for Shared {
@@ -137,6 +129,7 @@ impl Shared {
         engine: Arc<Engine>,
         config: Config,
         on_loglevel: crate::logging::LevelSetter,
+        config_set_effects: &'static [OnSet<Shared>],
     ) -> Self {
         let settings = Arc::new(config.settings());
         let pubsub = Arc::new(crate::pubsub::Registry::default());
@@ -184,6 +177,7 @@ impl Shared {
             this: std::sync::OnceLock::new(),
             listeners: Default::default(),
             on_loglevel,
+            config_set_effects,
         }
     }
 
@@ -261,7 +255,7 @@ impl Shared {
         let settings = Arc::new(next.settings());
         let changed = |o: &str| next.get(o) != cfg.get(o);
         crate::config::hooks::run(
-            CONFIG_SET_EFFECTS,
+            self.config_set_effects,
             Stage::BeforeCommit,
             self,
             &settings,
@@ -274,7 +268,7 @@ impl Shared {
         self.apply_notify_settings(&settings);
         self.replication.apply(&settings);
         crate::config::hooks::run(
-            CONFIG_SET_EFFECTS,
+            self.config_set_effects,
             Stage::AfterCommit,
             self,
             &settings,
@@ -283,7 +277,7 @@ impl Shared {
     }
 
     /// CONFIG SET loglevel: the log filter follows at once.
-    const LOGLEVEL_ON_SET: OnSet<Shared> = OnSet {
+    pub const LOGLEVEL_ON_SET: OnSet<Shared> = OnSet {
         options: &["loglevel"],
         stage: Stage::AfterCommit,
         apply: |s, settings, _| {
@@ -463,16 +457,6 @@ impl Shared {
 
     pub fn last_save_ms(&self) -> u64 {
         self.last_save_ms.load(Ordering::Relaxed)
-    }
-
-    /// Waits until the log holds everything up to `lsn` as the fsync policy
-    /// requires before a reply may go out: written for everysec/no, synced
-    /// (group commit) for always.
-    pub async fn durable(&self, lsn: u64) -> Result<(), blinkdb_engine::AofError> {
-        match self.engine.log_handle() {
-            Some(log) => log.aof.wait_synced(blinkdb_engine::Lsn(lsn)).await,
-            None => Ok(()),
-        }
     }
 
     /// Stops listeners and cycles, and asks every connection to finish the

@@ -5,8 +5,8 @@
 use super::backlog::ReplicaState;
 use crate::client::{Client, FLAG_REPLICA};
 use crate::commands::Ctx;
-use crate::connection::Socket;
 use crate::protocol::{Args, RequestLimits, RequestParser};
+use crate::socket::Socket;
 use crate::state::Shared;
 use bytes::BytesMut;
 use std::io::Read;
