@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
+/// Capacity the stream's buffer keeps however little it holds.
+const MIN_BUFFER: usize = 16 * 1024;
+
 /// Where a replica is in its life on this master (INFO's `state=`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ReplicaState {
@@ -183,6 +186,21 @@ impl Backlog {
             let drop = (len - keep) as usize;
             self.data.drain(..drop);
             self.first += drop as u64;
+        }
+        self.shrink();
+    }
+
+    /// Gives back the room a lagging replica made the buffer grow to, once
+    /// it is no longer needed (the replica caught up, or is gone): the
+    /// capacity is what used_memory sees, and with no replica beyond the
+    /// backlog it all counts against maxmemory (Redis frees its
+    /// replication buffer's blocks as they are released). Shrinks only past
+    /// 4x what is held, to half that: amortized, the copies cost no more
+    /// than the growth did.
+    fn shrink(&mut self) {
+        let want = self.data.len().max(self.size).max(MIN_BUFFER);
+        if self.data.capacity() > 4 * want {
+            self.data.shrink_to(2 * want);
         }
     }
 
@@ -492,6 +510,7 @@ impl Feed {
         b.replid2 = "0".repeat(40);
         b.second_offset = -1;
         b.data.clear();
+        b.shrink();
         b.offset = offset;
         b.first = offset + 1;
         b.active = true;
