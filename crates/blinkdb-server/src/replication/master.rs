@@ -459,7 +459,9 @@ async fn stream<S: Socket>(
     let info = client.info.clone();
     let feed = &shared.replication.feed;
     let mut parser = RequestParser::default();
-    let mut chunk = Vec::new();
+    // Its room taken now, not as the stream first fills it (which counted
+    // against a maxmemory set in between).
+    let mut chunk = Vec::with_capacity(SEND_CHUNK);
     let mut soft_since = 0u64;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // Commands the replica pipelined after PSYNC.
