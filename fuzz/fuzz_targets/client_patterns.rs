@@ -39,6 +39,8 @@ const DEADLINE: Duration = Duration::from_secs(10);
 const REPLY_BUDGET: usize = 8 << 20;
 /// Requests of one pipeline at most.
 const REQUEST_BUDGET: usize = 200 << 10;
+/// The size of an output queue's reply block (output.rs).
+const REPLY_BLOCK: usize = 16 * 1024;
 /// The largest reply of LRANGE l0 0 9 (ten short elements), INCR, RPUSH,
 /// BLPOP/BLMOVE: a bound for the replies that are not GETs of `big`.
 const SMALL_REPLY: usize = 256;
@@ -727,16 +729,19 @@ fn run(env: &Env, limits: &Limits, big: usize, plans: Vec<Plan>) {
         }
         for (who, plan) in plans.iter().enumerate() {
             let asked = script(&plan.role, big, who).reply_bytes;
+            // What waits counts its buffers' room too, as Redis's reply
+            // blocks (output.rs): a full 16 KB block wastes less than the
+            // 4 KB a small reply can be, a large buffer keeps at most a
+            // quarter of its bytes as room, and the tail block has what is left.
+            let with_room = |bytes: usize| bytes * 4 / 3 + REPLY_BLOCK;
             let bound = match plan.role {
-                Role::Subscriber => asked + message_bytes,
+                Role::Subscriber => with_room(asked + message_bytes),
                 _ if limits.hard > 0 => {
                     // A batch stops running commands at the limit; the reply
                     // that crosses it, or a served blocked command's, is the most over.
-                    // What waits counts its buffers' room too (as Redis's
-                    // reply blocks), at most a quarter of its bytes (output.rs).
-                    (limits.hard as usize + bulk_len(big) + SMALL_REPLY).min(asked) * 5 / 4
+                    with_room((limits.hard as usize + bulk_len(big) + SMALL_REPLY).min(asked))
                 }
-                _ => asked * 5 / 4,
+                _ => with_room(asked),
             };
             assert!(
                 peak[who] as usize <= bound,

@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
+/// Capacity the stream's buffer keeps however little it holds.
+const MIN_BUFFER: usize = 16 * 1024;
+
 /// Where a replica is in its life on this master (INFO's `state=`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ReplicaState {
@@ -184,6 +187,27 @@ impl Backlog {
             self.data.drain(..drop);
             self.first += drop as u64;
         }
+        self.fit();
+    }
+
+    /// Sizes the buffer's allocation, which is what used_memory sees of it.
+    /// The first 16 KB (Redis's first block) are taken at once: grown as the
+    /// stream filled them, they counted against a maxmemory set in between
+    /// (maxmemory.tcl leaves 32 KB of room). The room a lagging replica made
+    /// it grow to is given back once no longer needed (it caught up, or is
+    /// gone): with no replica, all of it counts against maxmemory (Redis
+    /// frees its replication buffer's blocks as they are released). Shrinks
+    /// only past 4x what is held: amortized, the copies cost no more than
+    /// the growth did.
+    fn fit(&mut self) {
+        let len = self.data.len();
+        let want = len.max(self.size).max(MIN_BUFFER);
+        if self.data.capacity() > 4 * want {
+            self.data.shrink_to(want);
+        } else if self.data.capacity() < MIN_BUFFER {
+            // Not all of a large backlog: Redis too allocates it as it fills.
+            self.data.reserve_exact(MIN_BUFFER - len);
+        }
     }
 
     /// Makes the backlog if there is none: the stream starts after the
@@ -192,6 +216,7 @@ impl Backlog {
         if !self.active {
             self.active = true;
             self.data.clear();
+            self.fit();
             self.first = self.offset + 1;
             self.db = None;
         }
@@ -492,6 +517,7 @@ impl Feed {
         b.replid2 = "0".repeat(40);
         b.second_offset = -1;
         b.data.clear();
+        b.fit();
         b.offset = offset;
         b.first = offset + 1;
         b.active = true;

@@ -437,6 +437,13 @@ async fn send_file<S: Socket>(sock: &mut S, client: &mut Client, path: &std::pat
     true
 }
 
+/// Stream bytes copied out of the backlog for one write. The copy is memory
+/// the replica's link holds besides the backlog, which maxmemory counts:
+/// kept to Redis's 16 KB replication-buffer block, as a stopped replica
+/// holds one write's worth (at 256 KB, a replica that stopped reading made
+/// the master evict keys with 32 KB of room; maxmemory.tcl).
+const SEND_CHUNK: usize = 16 * 1024;
+
 /// The stream: bytes from the backlog as they come; REPLCONF ACKs read from
 /// the replica; dropped past the replica output limit, when killed, or when
 /// the replica has been silent for repl-timeout.
@@ -452,7 +459,9 @@ async fn stream<S: Socket>(
     let info = client.info.clone();
     let feed = &shared.replication.feed;
     let mut parser = RequestParser::default();
-    let mut chunk = Vec::new();
+    // Its room taken now, not as the stream first fills it (which counted
+    // against a maxmemory set in between).
+    let mut chunk = Vec::with_capacity(SEND_CHUNK);
     let mut soft_since = 0u64;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     // Commands the replica pipelined after PSYNC.
@@ -463,7 +472,7 @@ async fn stream<S: Socket>(
         if info.is_killed() {
             return;
         }
-        if feed.peek(id, 256 * 1024, &mut chunk).is_err() {
+        if feed.peek(id, SEND_CHUNK, &mut chunk).is_err() {
             return;
         }
         if wait_ack {
