@@ -469,8 +469,10 @@ def test_unread_replies_count_what_they_hold(servers, which):
         grown = rest(m) - before
         waiting = int(m["mem_clients_normal"])
         assert waiting > 300_000
-        # maxmemory.tcl's bound: half a byte a command.
-        assert abs(grown) < n // 2, (grown, waiting)
+        # maxmemory.tcl's bound: half a byte a command. redis-server's own
+        # figure wanders under load (684 KB once on a loaded 2-core box, with
+        # 1.3 MB of replies waiting), so the oracle gets twice the room.
+        assert abs(grown) < (n // 2 if which == "blinkdb" else n), (grown, waiting)
         if which == "blinkdb":
             # Tighter for BlinkDB, whose other figures hold still here (Redis's
             # vary by a few hundred KB run to run): before, a third of what
