@@ -102,6 +102,26 @@ enum Chunk {
     Reading { len: u64, read: Read },
 }
 
+impl Chunk {
+    /// The bytes of a chunk the socket takes (None: a large value not read
+    /// yet), with the messages and the room that go when they are written.
+    fn bytes(&mut self) -> Option<(&mut dyn Buf, usize, usize)> {
+        match self {
+            Chunk::Bytes {
+                data,
+                messages,
+                slack,
+            } => Some((data, *messages, *slack)),
+            Chunk::Block {
+                data,
+                messages,
+                slack,
+            } => Some((data, *messages, *slack)),
+            Chunk::File(_) | Chunk::Reading { .. } => None,
+        }
+    }
+}
+
 /// The unsent replies of one connection, oldest first.
 pub struct OutputQueue {
     chunks: VecDeque<Chunk>,
@@ -331,31 +351,15 @@ impl OutputQueue {
     fn consume(&mut self, mut n: usize) {
         self.bytes -= n;
         while n > 0 {
-            let (len, messages, slack) = match self.chunks.front_mut() {
-                Some(Chunk::Bytes {
-                    data,
-                    messages,
-                    slack,
-                }) => {
-                    if n < data.len() {
-                        data.advance(n);
-                        return;
-                    }
-                    (data.len(), *messages, *slack)
-                }
-                Some(Chunk::Block {
-                    data,
-                    messages,
-                    slack,
-                }) => {
-                    if n < data.len() {
-                        data.advance(n);
-                        return;
-                    }
-                    (data.len(), *messages, *slack)
-                }
-                _ => unreachable!("only byte chunks are written"),
+            let Some((data, messages, slack)) = self.chunks.front_mut().and_then(Chunk::bytes)
+            else {
+                unreachable!("only byte chunks are written")
             };
+            let len = data.remaining();
+            if n < len {
+                data.advance(n);
+                return;
+            }
             n -= len;
             self.slack -= slack;
             self.chunks.pop_front();
