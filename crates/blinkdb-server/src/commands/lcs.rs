@@ -207,3 +207,15 @@ pub fn lcs(ctx: &mut Ctx, args: &Args) {
     out.bulk(b"len");
     out.int(total as i64);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("lcs", -3, READONLY, (1, 2, 1), "string", "7.0.0", "Find longest common substring", lcs;
+        acl: acl::STRING,
+        complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        args: "key1:key key2:key len:LEN? idx:IDX? len:integer=MINMATCHLEN? withmatchlen:WITHMATCHLEN?"),
+];

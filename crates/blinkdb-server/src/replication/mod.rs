@@ -10,6 +10,7 @@
 
 pub mod backlog;
 pub mod checkpoint;
+pub(crate) mod commands;
 pub mod diskless;
 pub mod diskless_load;
 pub mod failover;
