@@ -138,7 +138,7 @@ fn spec_for(
 
 /// Creates a filter for `key` and logs its binding record.
 fn create(
-    ctx_shared: &crate::state::Shared,
+    ctx_shared: &crate::server::state::Shared,
     tx: &mut Tx,
     db: usize,
     key: &[u8],

@@ -322,10 +322,10 @@ fn client_unblock(ctx: &mut Ctx, args: &Args) {
 }
 
 fn client_pause(ctx: &mut Ctx, args: &Args) {
-    let mut mode = crate::pause::ALL;
+    let mut mode = crate::exec::pause::ALL;
     if args.len() == 4 {
         if eq_ic(args[3], "write") {
-            mode = crate::pause::WRITE;
+            mode = crate::exec::pause::WRITE;
         } else if !eq_ic(args[3], "all") {
             return ctx.out.error("ERR CLIENT PAUSE mode must be WRITE or ALL");
         }

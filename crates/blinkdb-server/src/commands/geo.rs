@@ -6,10 +6,10 @@
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
-use super::geohash::{self, Shape, ShapeKind};
 use super::zrange::store_result;
 use super::zset::{limits, parse_score};
 use super::Ctx;
+use crate::algo::geohash::{self, Shape, ShapeKind};
 use crate::protocol::{Args, Out};
 use blinkdb_engine::ZSetValue;
 use std::borrow::Cow;
@@ -468,7 +468,7 @@ fn search<'z>(z: &'z ZSetValue, req: &Request) -> Vec<Point<'z>> {
         if returned == found.len() {
             found.sort_by(order);
         } else {
-            super::pqsort::partial_sort(&mut found, 0, returned as i64 - 1, order);
+            crate::algo::pqsort::partial_sort(&mut found, 0, returned as i64 - 1, order);
         }
     }
     found.truncate(returned);

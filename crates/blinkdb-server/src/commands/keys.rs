@@ -437,12 +437,12 @@ pub fn flushdb(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
-    let streams = crate::blocking::waited_streams(ctx.shared, Some(ctx.db()));
+    let streams = crate::exec::blocking::waited_streams(ctx.shared, Some(ctx.db()));
     let lsn = ctx
         .shared
         .engine
         .flush(Some(ctx.db()), &[b"FLUSHDB"], lazy, ctx.client.id);
-    crate::blocking::signal_all(&streams);
+    crate::exec::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -451,12 +451,12 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
-    let streams = crate::blocking::waited_streams(ctx.shared, None);
+    let streams = crate::exec::blocking::waited_streams(ctx.shared, None);
     let lsn = ctx
         .shared
         .engine
         .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
-    crate::blocking::signal_all(&streams);
+    crate::exec::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -482,8 +482,8 @@ pub fn swapdb(ctx: &mut Ctx, args: &Args) {
         .swap_dbs(a as usize, b as usize, &[b"SWAPDB", args[1], args[2]]);
     ctx.client.note_lsn(lsn);
     // Clients blocked in either database may find their keys there now.
-    crate::blocking::signal_existing(ctx.shared, a as usize);
-    crate::blocking::signal_existing(ctx.shared, b as usize);
+    crate::exec::blocking::signal_existing(ctx.shared, a as usize);
+    crate::exec::blocking::signal_existing(ctx.shared, b as usize);
     ctx.out.ok();
 }
 

@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::client::Client;
 use crate::exec::Source;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::WatchFlag;
 use std::sync::Arc;
 

@@ -57,7 +57,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                     // A lowered maxmemory-clients (or maxmemory under a
                     // percentage) evicts now, as Redis's CONFIG SET does;
                     // nothing to do while the limit is off.
-                    crate::client_eviction::from_command(ctx.shared, &ctx.client.info);
+                    crate::client::eviction::from_command(ctx.shared, &ctx.client.info);
                     ctx.out.ok()
                 }
                 Err((name, e)) if e == "unknown" => ctx.out.error(&format!(
@@ -151,7 +151,7 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
     tracing::warn!("User requested shutdown...");
     if save {
         tracing::info!("Saving the final RDB snapshot before exiting.");
-        if let Err(e) = crate::rdb_file::save(ctx.shared) {
+        if let Err(e) = crate::persistence::rdb_file::save(ctx.shared) {
             tracing::warn!("Error trying to save the DB, can't exit: {e}");
             if !has("force") {
                 return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
@@ -213,7 +213,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
         "doctor" if args.len() == 2 => ctx.out.verbatim(&crate::memory::doctor(ctx.shared)),
         "malloc-stats" if args.len() == 2 => ctx.out.verbatim(&crate::memory::malloc_stats()),
         "purge" if args.len() == 2 => {
-            crate::alloc_count::purge();
+            crate::memory::alloc_count::purge();
             ctx.out.ok()
         }
         _ => ctx.out.error(&format!(
@@ -234,7 +234,7 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
 
 /// SAVE: the dataset to `dir/dbfilename` now (see rdb_file::save).
 pub fn save(ctx: &mut Ctx, _args: &Args) {
-    match crate::rdb_file::save(ctx.shared) {
+    match crate::persistence::rdb_file::save(ctx.shared) {
         Ok(()) => ctx.out.ok(),
         Err(e) => ctx.out.error(&e),
     }
@@ -248,7 +248,7 @@ pub fn bgsave(ctx: &mut Ctx, args: &Args) {
         Some(_) => return ctx.syntax_error(),
     };
     let shared = ctx.shared.arc();
-    match crate::rdb_file::bgsave(&shared, schedule) {
+    match crate::persistence::rdb_file::bgsave(&shared, schedule) {
         Ok(text) => ctx.out.simple(text),
         Err(e) => ctx.out.error(&e),
     }

@@ -383,7 +383,7 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
         // Redis sorts only the LIMIT window when weights come from other
         // keys (its partial quicksort), else all of it (glibc's stable qsort).
         if by && (start != 0 || end != items.len() as i64 - 1) {
-            super::pqsort::partial_sort(&mut items, start, end, order);
+            crate::algo::pqsort::partial_sort(&mut items, start, end, order);
         } else {
             items.sort_by(order);
         }

@@ -11,8 +11,8 @@ use super::stream::{
     Served, BLOCKED_DEFAULT_COUNT,
 };
 use super::Ctx;
-use crate::blocking::Who;
 use crate::client::Block;
+use crate::exec::blocking::Who;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::STREAM,
@@ -643,7 +643,12 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
 /// with an error). As Redis 7.0 compares the IDs before it unblocks a reader,
 /// an XADD with many readers blocked does not run a full read for each one.
 /// A write racing this look notes the key ready again and serves it itself.
-fn xreadgroup_may_serve(shared: &crate::state::Shared, db: usize, args: &Args, key: &[u8]) -> bool {
+fn xreadgroup_may_serve(
+    shared: &crate::server::state::Shared,
+    db: usize,
+    args: &Args,
+    key: &[u8],
+) -> bool {
     let Some(group) = args.get(2) else {
         return true;
     };

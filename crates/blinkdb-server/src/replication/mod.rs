@@ -19,7 +19,7 @@ pub mod replica;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use backlog::Feed;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
