@@ -773,14 +773,17 @@ impl Engine {
 
     /// Reclaims expired keys, visiting at most `max_shards` shards; called
     /// periodically so that expired keys do not pile up. Returns keys removed.
-    pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> usize {
+    /// Removes keys past their TTL from up to `max_shards` shards (at most
+    /// `per_shard` each), in deadline order: returns the keys removed and the
+    /// keys with a TTL it looked at (those, and per shard the first not due).
+    pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> (usize, usize) {
         if self.is_loading() || self.is_replica() {
-            return 0;
+            return (0, 0);
         }
         let total = self.dbs.len() * SHARDS;
         let mut cursor = self.expire_cursor.lock();
         let now = now_ms();
-        let mut removed = 0;
+        let (mut removed, mut looked) = (0, 0);
         for _ in 0..max_shards.min(total) {
             let (db, shard) = (*cursor / SHARDS, *cursor % SHARDS);
             *cursor = (*cursor + 1) % total;
@@ -798,6 +801,7 @@ impl Engine {
             }
             let mut guard = lock.write();
             let gone = guard.expire_due(now, per_shard);
+            looked += gone.len() + usize::from(gone.len() < per_shard && guard.expires_len() > 0);
             for key in &gone {
                 self.feed_expired(db, key);
             }
@@ -812,7 +816,7 @@ impl Engine {
         self.stats
             .expired_keys
             .fetch_add(removed as u64, Ordering::Relaxed);
-        removed
+        (removed, looked)
     }
 }
 

@@ -18,6 +18,7 @@ pub mod exec_gate;
 pub mod flusher;
 pub mod info;
 pub mod info_bloom;
+pub mod info_stats;
 pub mod instant;
 pub mod io_threads;
 pub mod logging;
@@ -39,6 +40,7 @@ pub mod signal;
 pub mod socket;
 pub mod stale_temp;
 pub mod state;
+pub mod supervise;
 pub mod tracking;
 
 /// The Redis version BlinkDB's commands, replies and test suite match (the

@@ -84,7 +84,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if settings.daemonize {
+    // A supervised server stays in the foreground, as redis-server.
+    let supervised = blinkdb_server::supervise::detect(&settings.supervised).is_some();
+    if settings.daemonize && !supervised {
         blinkdb_server::process::daemonize();
     }
     let on_loglevel =

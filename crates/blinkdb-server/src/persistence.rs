@@ -25,6 +25,9 @@ pub struct RewriteStats {
     pub last_ok: AtomicBool,
     pub last_duration_sec: AtomicI64,
     pub count: AtomicU64,
+    /// Rewrites failed since the last that succeeded (INFO's
+    /// aof_rewrites_consecutive_failures).
+    pub consecutive_failures: AtomicU64,
     /// Base size after the last rewrite (or at load), for the automatic trigger.
     pub base_size: AtomicU64,
 }
@@ -36,6 +39,7 @@ impl Default for RewriteStats {
             last_ok: AtomicBool::new(true),
             last_duration_sec: AtomicI64::new(-1),
             count: AtomicU64::new(0),
+            consecutive_failures: AtomicU64::new(0),
             base_size: AtomicU64::new(0),
         }
     }
@@ -233,6 +237,10 @@ fn replay(
     (spec.handler)(&mut ctx, &args);
     if out.errors > errors {
         let settings = shared.settings();
+        shared
+            .stats
+            .unexpected_error_replies
+            .fetch_add(1, Ordering::Relaxed);
         let source = crate::propagation::Source::AofLoading;
         if let Err(message) = crate::propagation::after_error(&settings, source, &out.buf, args[0])
         {
@@ -333,6 +341,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
             match result {
                 Ok(report) => {
                     r.last_ok.store(true, Ordering::Relaxed);
+                    r.consecutive_failures.store(0, Ordering::Relaxed);
                     r.count.fetch_add(1, Ordering::Relaxed);
                     if let Some(log) = shared.engine.log_handle() {
                         r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
@@ -347,6 +356,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
                 }
                 Err(e) => {
                     r.last_ok.store(false, Ordering::Relaxed);
+                    r.consecutive_failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!("Background AOF rewrite failed: {e}");
                 }
             }
@@ -390,7 +400,9 @@ pub fn info(shared: &Shared, o: &mut String) {
     );
     let _ = write!(
         o,
-        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
+        // No fork, so no copy-on-write (docs/compatibility.md); a save's
+        // progress in keys is not counted.
+        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n",
         loading as u8
     );
     if loading {
@@ -413,7 +425,7 @@ pub fn info(shared: &Shared, o: &mut String) {
     let stats = shared.engine.log_handle().map(|log| log.aof.stats());
     let _ = write!(
         o,
-        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         shared.engine.stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
         (bg_started != 0) as u8,
         shared.last_save_ms() / 1000,
@@ -429,6 +441,7 @@ pub fn info(shared: &Shared, o: &mut String) {
         if started == 0 { -1 } else { (shared.clock().saturating_sub(started) / 1000) as i64 },
         if r.last_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
         r.count.load(Ordering::Relaxed),
+        r.consecutive_failures.load(Ordering::Relaxed),
         if stats.as_ref().is_some_and(|s| s.last_write_error.is_some()) { "err" } else { "ok" },
     );
     if let Some(s) = stats {
