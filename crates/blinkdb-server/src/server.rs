@@ -290,6 +290,7 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::network::ON_SET,
     crate::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
+    crate::persistence::APPENDONLY_ON_SET,
     Shared::LOGLEVEL_ON_SET,
 ];
 

@@ -186,7 +186,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("cluster-announce-port", "0", true, Kind::Int(0, 65535)),
     opt("cluster-announce-bus-port", "0", true, Kind::Int(0, 65535)),
     opt("save", "3600 1 300 100 60 10000", true, Kind::Str),
-    opt("appendonly", "yes", false, Kind::Bool),
+    // CONFIG SET turns it on (with a rewrite) and off (persistence.rs).
+    opt("appendonly", "yes", true, Kind::Bool),
     opt(
         "appendfsync",
         "everysec",
