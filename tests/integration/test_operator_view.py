@@ -269,3 +269,146 @@ def test_replica_announce_and_replication_bytes(server_factory):
         assert repl["slave0"].startswith("ip=10.1.2.3,port=4321,"), repl["slave0"]
         assert int(info(m, "stats")["total_net_repl_output_bytes"]) > 1000
         assert int(info(r, "stats")["total_net_repl_input_bytes"]) > 1000
+
+
+# keyspace_hits/misses per command, as Redis counts its lookups (lookupKeyRead
+# and the commands that read without it).
+HIT_SETUP = [
+    ("SET", "s", "v"), ("HSET", "h", "f", "v", "g", "w"), ("RPUSH", "l", "a", "b"),
+    ("SADD", "st", "a", "b"), ("ZADD", "z", "1", "a", "2", "b"), ("XADD", "x", "1-1", "f", "v"),
+    ("XGROUP", "CREATE", "x", "g", "0"), ("PFADD", "hll", "a"), ("SETBIT", "bits", "3", "1"),
+    ("GEOADD", "geo", "13.36", "38.11", "pa"), ("SET", "n", "5"),
+]
+HIT_COMMANDS = [line.split() for line in """
+GET s
+GET nokey
+MGET s nokey s
+STRLEN s
+GETRANGE s 0 1
+SUBSTR s 0 1
+EXISTS s nokey
+TYPE s
+TTL s
+PTTL s
+EXPIRETIME s
+OBJECT ENCODING s
+DUMP s
+GETEX s
+GETDEL s
+GETSET s v2
+APPEND s x
+INCR n
+SETRANGE s 0 x
+LCS s s
+HGET h f
+HGET nokey f
+HMGET h f x
+HGETALL h
+HKEYS h
+HVALS h
+HLEN h
+HEXISTS h f
+HSTRLEN h f
+HRANDFIELD h
+HSCAN h 0
+HINCRBY h c 1
+LRANGE l 0 -1
+LINDEX l 0
+LLEN l
+LPOS l a
+LPOP l
+RPOPLPUSH l l2
+LMOVE l l2 LEFT LEFT
+SMEMBERS st
+SISMEMBER st a
+SMISMEMBER st a c
+SCARD st
+SRANDMEMBER st
+SINTER st nokey
+SUNION st nokey
+SDIFF st nokey
+SINTERCARD 2 st nokey
+SMOVE st st2 a
+SSCAN st 0
+SPOP st
+ZRANGE z 0 -1
+ZSCORE z a
+ZMSCORE z a c
+ZRANK z a
+ZREVRANK z a
+ZCARD z
+ZCOUNT z 0 5
+ZLEXCOUNT z - +
+ZRANGEBYSCORE z 0 5
+ZRANDMEMBER z
+ZSCAN z 0
+ZUNION 2 z nokey
+ZINTER 2 z nokey
+ZDIFF 2 z nokey
+ZPOPMIN z
+ZRANGESTORE dst z 0 -1
+ZINCRBY z 1 a
+XRANGE x - +
+XREVRANGE x + -
+XLEN x
+XREAD STREAMS x 0
+XREAD STREAMS x $
+XREADGROUP GROUP g c STREAMS x >
+XREADGROUP GROUP g c STREAMS x 0
+XINFO STREAM x
+XPENDING x g
+XAUTOCLAIM x g c 0 0
+XCLAIM x g c 0 1-1
+PFCOUNT hll
+PFCOUNT hll nokey
+PFMERGE hll2 hll
+GETBIT bits 3
+BITCOUNT bits
+BITPOS bits 1
+BITOP OR dst bits nokey
+BITFIELD bits GET u4 0
+BITFIELD_RO bits GET u4 0
+GEOPOS geo pa
+GEODIST geo pa pa
+GEOHASH geo pa
+GEOSEARCH geo FROMLONLAT 13 38 BYRADIUS 200 km
+SORT l
+SORT_RO l
+COPY s s3
+RENAME s s4
+MOVE s 1
+TOUCH s nokey
+EXPIRE s 100
+PERSIST s
+DEL s
+UNLINK s
+OBJECT FREQ s
+MEMORY USAGE s
+RANDOMKEY
+SCAN 0
+KEYS *
+LMPOP 1 l LEFT
+ZMPOP 1 z MIN
+BLPOP l 0.01
+SET s v GET
+SETNX s v
+MSETNX s v k2 v
+""".strip().splitlines()]
+
+
+def test_hits_and_misses_per_command_match_redis(pair):
+    counts = {}
+    for name, srv in pair.items():
+        got = []
+        with srv.connect() as conn:
+            for cmd in HIT_COMMANDS:
+                conn.call("FLUSHALL")
+                for setup in HIT_SETUP:
+                    conn.call(*setup)
+                conn.call("CONFIG", "RESETSTAT")
+                conn.call(*cmd)
+                stats = info(conn, "stats")
+                got.append((" ".join(cmd), stats["keyspace_hits"], stats["keyspace_misses"]))
+        counts[name] = got
+    differ = [(r, b) for r, b in zip(counts["redis"], counts["blinkdb"]) if r != b]
+    assert not differ, differ

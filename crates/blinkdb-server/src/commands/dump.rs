@@ -14,6 +14,7 @@ use blinkdb_engine::{
 const ERR_BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
 pub fn dump(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     // The value is cloned out of the shard (collections share their members
     // until the next write), then serialized with no lock held.
     let value = ctx

@@ -154,6 +154,7 @@ fn walk(a: &[u8], b: &[u8], t: &Table, min_len: i64, runs: bool) -> (Vec<u8>, Ve
 }
 
 pub fn lcs(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..3]);
     let db = ctx.client.db;
     let engine = &ctx.shared.engine;
     let read = |key: &[u8]| {

@@ -928,6 +928,7 @@ fn reply_claimed(out: &mut Out, claimed: &[Claimed]) {
 }
 
 pub fn xclaim(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let now = now_ms();
     ctx.write1(key, |tx, db, out| {
@@ -1034,6 +1035,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let min_idle = match parse_i64(args[4]) {
         None => {
