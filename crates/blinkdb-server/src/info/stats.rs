@@ -3,9 +3,9 @@
 //! active defragmentation, writable replicas' expiry tracking, the reply
 //! buffer's cron resizing) show 0: docs/compatibility.md says why.
 
-use crate::instant::Metric;
+use crate::info::instant::Metric;
 use crate::pubsub::Kind;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -20,7 +20,7 @@ pub fn section(shared: &Shared, o: &mut String) {
     let (reads, writes) = (l(&stats.reads_processed), l(&stats.writes_processed));
     // Every read and write runs on a connection thread; with more than one,
     // those are Redis's active I/O threads.
-    let threaded = crate::io_threads::thread_ids().len() > 1;
+    let threaded = crate::net::io_threads::thread_ids().len() > 1;
     let _ = write!(
         o,
         "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_net_repl_input_bytes:{}\r\ntotal_net_repl_output_bytes:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\ninstantaneous_input_repl_kbps:{:.2}\r\ninstantaneous_output_repl_kbps:{:.2}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nexpired_stale_perc:{:.2}\r\nexpired_time_cap_reached_count:{}\r\nexpire_cycle_cpu_milliseconds:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\ntotal_eviction_exceeded_time:{exceeded_total}\r\ncurrent_eviction_exceeded_time:{exceeded_now}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nlatest_fork_usec:0\r\ntotal_forks:0\r\nmigrate_cached_sockets:{}\r\nslave_expires_tracked_keys:0\r\nactive_defrag_hits:0\r\nactive_defrag_misses:0\r\nactive_defrag_key_hits:0\r\nactive_defrag_key_misses:0\r\ntotal_active_defrag_time:0\r\ncurrent_active_defrag_time:0\r\ntracking_total_keys:{tracked_keys}\r\ntracking_total_items:{tracked_items}\r\ntracking_total_prefixes:{prefixes}\r\nunexpected_error_replies:{}\r\ntotal_error_replies:{}\r\ndump_payload_sanitizations:{}\r\ntotal_reads_processed:{reads}\r\ntotal_writes_processed:{writes}\r\nio_threaded_reads_processed:{}\r\nio_threaded_writes_processed:{}\r\nreply_buffer_shrinks:0\r\nreply_buffer_expands:0\r\n",
@@ -57,7 +57,7 @@ pub fn section(shared: &Shared, o: &mut String) {
         if threaded { reads } else { 0 },
         if threaded { writes } else { 0 },
     );
-    let (polls, poll_hits) = crate::busy_poll::counts();
+    let (polls, poll_hits) = crate::net::busy_poll::counts();
     let _ = write!(
         o,
         "busy_poll_polls:{polls}\r\nbusy_poll_hits:{poll_hits}\r\n"

@@ -1,8 +1,12 @@
 //! INFO output, with Redis's section and field names so that tools parsing
 //! it (redis-cli, ioredis's ready check, monitoring agents) work.
 
+pub mod bloom;
+pub mod instant;
+pub mod stats;
+
 use crate::commands::table::COMMANDS;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -98,7 +102,7 @@ fn command_threads_cpu() -> (f64, f64) {
     // SAFETY: sysconf only reads a constant of the system.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let (mut sys, mut user) = (0u64, 0u64);
-    for tid in crate::io_threads::thread_ids() {
+    for tid in crate::net::io_threads::thread_ids() {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
             continue;
         };
@@ -158,7 +162,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 std::env::consts::OS,
                 std::env::consts::ARCH,
                 std::process::id(),
-                crate::supervise::name(),
+                crate::server::supervise::name(),
                 shared.run_id,
                 settings.port,
                 blinkdb_engine::now_us(),
@@ -171,7 +175,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 shared.config().file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
                 // Several event loops serve connections at once, as Redis's
                 // I/O threads when active.
-                u8::from(crate::io_threads::thread_ids().len() > 1),
+                u8::from(crate::net::io_threads::thread_ids().len() > 1),
             );
         }
         "clients" => {
@@ -211,7 +215,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "persistence" => crate::persistence::info(shared, o),
-        "stats" => crate::info_stats::section(shared, o),
+        "stats" => stats::section(shared, o),
         "replication" => {
             crate::replication::info_section(shared, o);
         }
@@ -228,7 +232,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "used_cpu_sys_main_thread:{sys:.6}\r\nused_cpu_user_main_thread:{user:.6}\r\n"
             );
         }
-        "bloom" => crate::info_bloom::section(&shared.engine, o),
+        "bloom" => crate::info::bloom::section(&shared.engine, o),
         "modules" => {
             o.push_str("# Modules\r\n");
             let _ = write!(
