@@ -84,6 +84,10 @@ pub trait WriteFeed: Send + Sync {
 pub struct Engine {
     dbs: Box<[Db]>,
     log: OnceLock<Arc<Log>>,
+    /// CONFIG SET appendonly no: writes are no longer logged (the log stays
+    /// open, since the large values already in it are read from there),
+    /// until an AOF rewrite turns it on again (`rewrite.rs`).
+    pub(crate) log_paused: AtomicBool,
     /// The replication stream's tap (set once by the server).
     feed: OnceLock<Arc<dyn WriteFeed>>,
     /// The log being replayed, before `log` is installed: replayed commands
@@ -171,6 +175,7 @@ impl Engine {
         Engine {
             dbs: (0..opts.databases.max(1)).map(|_| Db::default()).collect(),
             log: OnceLock::new(),
+            log_paused: AtomicBool::new(false),
             feed: OnceLock::new(),
             replay_log: OnceLock::new(),
             loading: AtomicBool::new(false),
@@ -262,6 +267,17 @@ impl Engine {
 
     pub fn log_handle(&self) -> Option<&Arc<Log>> {
         self.log.get()
+    }
+
+    /// Whether writes are logged: a log is installed and not paused.
+    pub fn logging(&self) -> bool {
+        self.log.get().is_some() && !self.log_paused.load(Ordering::Acquire)
+    }
+
+    /// Stops or resumes logging writes (CONFIG SET appendonly). Resuming
+    /// is the AOF rewrite's: its base holds what was not logged meanwhile.
+    pub fn pause_logging(&self, paused: bool) {
+        self.log_paused.store(paused, Ordering::Release);
     }
 
     /// Tells the engine which file the records replayed next come from, so
@@ -512,7 +528,11 @@ impl Engine {
         if let Some(feed) = self.feed.get() {
             feed.feed(db, args);
         }
-        let Some(log) = self.log.get() else {
+        let Some(log) = self
+            .log
+            .get()
+            .filter(|_| !self.log_paused.load(Ordering::Acquire))
+        else {
             return (0, Vec::new());
         };
         match log.append(db, args) {
@@ -773,14 +793,17 @@ impl Engine {
 
     /// Reclaims expired keys, visiting at most `max_shards` shards; called
     /// periodically so that expired keys do not pile up. Returns keys removed.
-    pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> usize {
+    /// Removes keys past their TTL from up to `max_shards` shards (at most
+    /// `per_shard` each), in deadline order: returns the keys removed and the
+    /// keys with a TTL it looked at (those, and per shard the first not due).
+    pub fn active_expire(&self, max_shards: usize, per_shard: usize) -> (usize, usize) {
         if self.is_loading() || self.is_replica() {
-            return 0;
+            return (0, 0);
         }
         let total = self.dbs.len() * SHARDS;
         let mut cursor = self.expire_cursor.lock();
         let now = now_ms();
-        let mut removed = 0;
+        let (mut removed, mut looked) = (0, 0);
         for _ in 0..max_shards.min(total) {
             let (db, shard) = (*cursor / SHARDS, *cursor % SHARDS);
             *cursor = (*cursor + 1) % total;
@@ -798,6 +821,7 @@ impl Engine {
             }
             let mut guard = lock.write();
             let gone = guard.expire_due(now, per_shard);
+            looked += gone.len() + usize::from(gone.len() < per_shard && guard.expires_len() > 0);
             for key in &gone {
                 self.feed_expired(db, key);
             }
@@ -812,7 +836,7 @@ impl Engine {
         self.stats
             .expired_keys
             .fetch_add(removed as u64, Ordering::Relaxed);
-        removed
+        (removed, looked)
     }
 }
 

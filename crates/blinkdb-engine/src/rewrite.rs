@@ -538,6 +538,10 @@ impl Engine {
             drop(leftover);
             *self.rewrite.lock() = Some(RewriteState::new(epoch, sink));
             self.rewrite_epoch.store(epoch, Ordering::Release);
+            // Logging paused by CONFIG SET appendonly no resumes here, with
+            // every shard held: what was not logged is in this base, what
+            // follows goes to the new incr file.
+            self.log_paused.store(false, Ordering::Release);
         }
         self.snapshot_all_shards(epoch);
         self.write_deferred(Some(&log));

@@ -85,7 +85,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if settings.daemonize {
+    // A supervised server stays in the foreground, as redis-server.
+    let supervised = blinkdb_server::server::supervise::detect(&settings.supervised).is_some();
+    if settings.daemonize && !supervised {
         blinkdb_server::server::process::daemonize();
     }
     let on_loglevel = match blinkdb_server::server::logging::init(

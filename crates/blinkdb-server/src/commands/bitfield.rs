@@ -189,10 +189,12 @@ impl Bitmap<'_> {
 }
 
 pub fn bitfield(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     run(ctx, args, false);
 }
 
 pub fn bitfield_ro(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     run(ctx, args, true);
 }
 

@@ -205,6 +205,7 @@ pub fn setbit(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn getbit(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let offset = match bit_offset(ctx, args[2], 0) {
         Ok(o) => o,
         Err(e) => return ctx.out.error(e),
@@ -278,6 +279,7 @@ fn index_unit(arg: &[u8]) -> Result<bool, ()> {
 }
 
 pub fn bitcount(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let out = &mut *ctx.out;
     let engine = &ctx.shared.engine;
     engine.read(ctx.client.db, args[1], |e| {
@@ -324,6 +326,7 @@ pub fn bitcount(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn bitpos(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let bit = match parse_i64(args[2]) {
         Some(b @ (0 | 1)) => b == 1,
         Some(_) => return ctx.out.error(ERR_BITPOS_BIT),
@@ -424,6 +427,7 @@ fn find_in_range(p: &[u8], r: &Range, bit: bool, end_given: bool) -> i64 {
 }
 
 pub fn bitop(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(args.get(3..).unwrap_or_default());
     let op = if word_is(args[1], "and") {
         BitOp::And
     } else if word_is(args[1], "or") {

@@ -14,6 +14,7 @@ use blinkdb_engine::{
 const ERR_BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
 pub fn dump(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     // The value is cloned out of the shard (collections share their members
     // until the next write), then serialized with no lock held.
     let value = ctx
@@ -92,6 +93,12 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         Ok(_) => rdb_format::restore_value(args[3], &limits, true).map_err(|e| bad_format(&e)),
         Err(_) => Err(String::new()),
     };
+    if value.is_ok() && sanitized(ctx, args[3]) {
+        ctx.shared
+            .stats
+            .dump_payload_sanitizations
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     let value = value.and_then(|v| v.into_value(&ctx.shared.engine).map_err(|e| bad_format(&e)));
     let now = ctx.shared.engine.now() as i64;
     let key = args[1];
@@ -135,6 +142,26 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         tx.notify(GENERIC, "restore", db, key);
         out.ok();
     });
+}
+
+/// Whether this RESTORE's payload counts as checked in full
+/// (`sanitize-dump-payload`, INFO's dump_payload_sanitizations): BlinkDB
+/// always decodes a compact encoding whole, so the count follows the setting,
+/// once per payload of a compact type (intset, listpacks, quicklist 2,
+/// stream listpacks), where Redis counts each listpack node of one.
+fn sanitized(ctx: &mut Ctx, payload: &[u8]) -> bool {
+    const COMPACT: &[u8] = &[11, 15, 16, 17, 18, 19];
+    let deep = match ctx
+        .client
+        .settings(ctx.shared)
+        .sanitize_dump_payload
+        .as_str()
+    {
+        "yes" => true,
+        "clients" => !ctx.client.info.is_master(),
+        _ => false,
+    };
+    deep && payload.first().is_some_and(|t| COMPACT.contains(t))
 }
 
 use super::table::cmd;

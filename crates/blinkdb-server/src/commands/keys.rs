@@ -24,6 +24,7 @@ pub fn del(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn exists(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..]);
     let db = ctx.db();
     let n = args[1..]
         .iter()
@@ -33,6 +34,7 @@ pub fn exists(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn type_(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let t = ctx.shared.engine.read(ctx.db(), args[1], |e| {
         e.map_or("none", |e| e.value().type_name())
     });
@@ -154,12 +156,15 @@ fn ttl_generic(ctx: &mut Ctx, args: &Args, ms: bool, absolute: bool) {
 }
 
 pub fn ttl(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     ttl_generic(ctx, args, false, false);
 }
 pub fn pttl(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     ttl_generic(ctx, args, true, false);
 }
 pub fn expiretime(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     ttl_generic(ctx, args, false, true);
 }
 pub fn pexpiretime(ctx: &mut Ctx, args: &Args) {
@@ -317,6 +322,7 @@ pub(super) fn parse_db(ctx: &mut Ctx, raw: &[u8]) -> Option<usize> {
 }
 
 pub fn copy(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let src_db = ctx.db();
     let mut dst_db = src_db;
     let mut replace = false;

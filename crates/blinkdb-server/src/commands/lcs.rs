@@ -55,6 +55,7 @@ fn options(args: &Args) -> Result<Options, &'static str> {
 }
 
 pub fn lcs(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..3]);
     let db = ctx.client.db;
     let engine = &ctx.shared.engine;
     let read = |key: &[u8]| {

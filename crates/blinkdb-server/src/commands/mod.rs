@@ -60,6 +60,18 @@ pub struct Ctx<'a> {
 pub type Handler = fn(&mut Ctx, &Args);
 
 impl Ctx<'_> {
+    /// Counts a keyspace hit or miss for each of `keys`, as Redis's
+    /// lookupKeyRead does, for commands whose reads do not go through a
+    /// helper that counts (collection::read): a key that exists (of any
+    /// type) is a hit.
+    pub fn count_lookups(&mut self, keys: &[&[u8]]) {
+        let db = self.db();
+        for key in keys {
+            let hit = self.shared.engine.read(db, key, |e| e.is_some());
+            self.client.count_lookup(hit);
+        }
+    }
+
     pub fn db(&self) -> usize {
         self.client.db
     }
@@ -167,4 +179,14 @@ pub fn allows(setting: &str, client: &Client) -> bool {
         "local" => client.info.peer.is_local(),
         _ => false,
     }
+}
+
+/// The keys a `numkeys key [key ...]` command names after its numkeys at
+/// `at` (none when numkeys is not a count that fits).
+pub fn numkeys_args<'a, 'b>(args: &'b Args<'a>, at: usize) -> &'b [&'a [u8]] {
+    let n = args
+        .get(at)
+        .and_then(|a| std::str::from_utf8(a).ok()?.parse::<usize>().ok())
+        .unwrap_or(0);
+    args.get(at + 1..at + 1 + n).unwrap_or_default()
 }

@@ -80,6 +80,13 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 .store(0, std::sync::atomic::Ordering::Relaxed);
             blinkdb_engine::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.shared.replication.feed.reset_stats();
+            ctx.shared.eviction.reset();
+            for c in [
+                &crate::replication::NET_REPL_INPUT,
+                &crate::replication::NET_REPL_OUTPUT,
+            ] {
+                c.store(0, std::sync::atomic::Ordering::Relaxed);
+            }
             ctx.out.ok();
         }
         "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite(false) {

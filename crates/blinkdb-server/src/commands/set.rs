@@ -391,14 +391,17 @@ fn combine_store(ctx: &mut Ctx, args: &Args, op: Op, event: &'static str) {
 }
 
 pub fn sinter(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..]);
     combine_reply(ctx, args, Op::Inter);
 }
 
 pub fn sunion(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..]);
     combine_reply(ctx, args, Op::Union);
 }
 
 pub fn sdiff(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&args[1..]);
     combine_reply(ctx, args, Op::Diff);
 }
 
@@ -415,6 +418,7 @@ pub fn sdiffstore(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn sintercard(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(super::numkeys_args(args, 1));
     let n = match parse_i64(args[1]) {
         Some(n) if n > 0 => n as usize,
         _ => return ctx.out.error("ERR numkeys should be greater than 0"),

@@ -533,17 +533,26 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
         Some(0) | None => 0,
         Some(ms) => (ms as u64).saturating_add(blinkdb_engine::now_ms()),
     };
+    // Keyspace hits and misses as Redis counts them: each key looked up once
+    // while checked, then each again when served.
+    let (mut hits, mut misses) = (0, 0);
     let waiter = ctx.write(&keys, |tx, out| {
         // Every key, group and ID is checked before anything is served.
         let mut after: Vec<Option<StreamId>> = Vec::with_capacity(r.keys.len());
         for (key, id) in r.keys.iter().zip(&r.ids) {
             let s = match collection::get::<StreamValue>(tx, db, key) {
                 Err(_) => {
+                    hits += 1;
                     out.error(ERR_WRONGTYPE);
                     return None;
                 }
                 Ok(s) => s,
             };
+            if s.is_some() {
+                hits += 1;
+            } else {
+                misses += 1;
+            }
             if !s.is_some_and(|s| s.groups.contains_key(group)) {
                 out.error_bytes(&msg(&[
                     b"NOGROUP No such key '",
@@ -570,6 +579,7 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
                 }
             }
         }
+        hits += r.keys.len() as u64;
         let mut served: Vec<(&[u8], GroupRead)> = Vec::new();
         let mut records = Vec::new();
         for (key, after) in r.keys.iter().zip(&after) {
@@ -632,6 +642,8 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
         }
         None
     });
+    ctx.client.keyspace_hits += hits;
+    ctx.client.keyspace_misses += misses;
     if let Some(w) = waiter {
         ctx.client.block = Some(Block::Waiting(w));
     }
@@ -921,6 +933,7 @@ fn reply_claimed(out: &mut Out, claimed: &[Claimed]) {
 }
 
 pub fn xclaim(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let now = now_ms();
     ctx.write1(key, |tx, db, out| {
@@ -1027,6 +1040,7 @@ pub fn xclaim(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let (key, group, consumer) = (args[1], args[2], args[3]);
     let min_idle = match parse_i64(args[4]) {
         None => {

@@ -208,6 +208,10 @@ fn set_with(ctx: &mut Ctx, key: &[u8], val: &[u8], flags: SetFlags, args: &Args,
         Ok(e) => e,
         Err(e) => return ctx.out.error(&e),
     };
+    if flags.get {
+        // GET's lookup is a read, counted as Redis's lookupKeyRead counts it.
+        ctx.count_lookups(&[key]);
+    }
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
         // Only SET ... GET needs the old bytes: copying them (or, for a large
@@ -340,6 +344,7 @@ pub fn msetnx(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn getdel(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let key = &args[1];
     let engine = &ctx.shared.engine;
     ctx.write1(key, |tx, db, out| {
@@ -361,6 +366,7 @@ pub fn getdel(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn getex(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let flags = match parse_set_flags(args, 2, false) {
         Ok(f) => f,
         Err(e) => return ctx.out.error(e),
@@ -474,6 +480,7 @@ pub fn append(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn strlen(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let out = &mut *ctx.out;
     ctx.shared.engine.read(ctx.client.db, args[1], |e| match e {
         None => out.int(0),
@@ -485,6 +492,7 @@ pub fn strlen(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn getrange(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[1]]);
     let (Some(mut start), Some(mut end)) = (parse_i64(args[2]), parse_i64(args[3])) else {
         return ctx.out.error(ERR_NOT_INT);
     };

@@ -453,6 +453,7 @@ pub fn zrevrangebylex(ctx: &mut Ctx, args: &Args) {
 
 /// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count].
 pub fn zrangestore(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(&[args[2]]);
     let mut req = match parse(args, 2, true, None, None) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(e),

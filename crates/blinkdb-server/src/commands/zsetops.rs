@@ -303,6 +303,7 @@ fn generic(ctx: &mut Ctx, args: &Args, op: Op, store: bool, card: bool) {
 }
 
 pub fn zunion(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(super::numkeys_args(args, 1));
     generic(ctx, args, Op::Union, false, false);
 }
 
@@ -311,6 +312,7 @@ pub fn zunionstore(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn zinter(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(super::numkeys_args(args, 1));
     generic(ctx, args, Op::Inter, false, false);
 }
 
@@ -323,6 +325,7 @@ pub fn zintercard(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn zdiff(ctx: &mut Ctx, args: &Args) {
+    ctx.count_lookups(super::numkeys_args(args, 1));
     generic(ctx, args, Op::Diff, false, false);
 }
 

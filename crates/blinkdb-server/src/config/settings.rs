@@ -39,6 +39,16 @@ pub struct Settings {
     /// Keys the tracking table holds at most (0: no limit).
     pub tracking_table_max_keys: u64,
     pub appendonly: bool,
+    /// Active expiry's effort, 1 to 10 (a larger time budget per cycle).
+    pub active_expire_effort: u32,
+    /// RESTORE's `sanitize-dump-payload`: no, yes or clients.
+    pub sanitize_dump_payload: String,
+    /// What a replica tells its master to list it as (REPLCONF ip-address,
+    /// listening-port), instead of its address and `port`.
+    pub replica_announce_ip: Option<String>,
+    pub replica_announce_port: u16,
+    /// `supervised`: how the process tells its supervisor it is ready.
+    pub supervised: String,
     pub appendfsync: String,
     pub appenddirname: String,
     pub appendfilename: String,
@@ -208,6 +218,11 @@ impl Config {
                 .unwrap_or(0),
             tracking_table_max_keys: self.int("tracking-table-max-keys") as u64,
             appendonly: self.flag("appendonly"),
+            active_expire_effort: self.int("active-expire-effort") as u32,
+            sanitize_dump_payload: self.get("sanitize-dump-payload").to_string(),
+            replica_announce_ip: opt_str("replica-announce-ip"),
+            replica_announce_port: self.int("replica-announce-port") as u16,
+            supervised: self.get("supervised").to_string(),
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),

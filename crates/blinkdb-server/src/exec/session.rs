@@ -25,6 +25,10 @@ pub struct Client {
     pub keyspace_misses: u64,
     pub net_in: u64,
     pub net_out: u64,
+    /// Reads from the socket and reply batches written (INFO's
+    /// total_reads_processed/total_writes_processed).
+    pub reads: u64,
+    pub writes: u64,
     /// Open transaction (MULTI until EXEC or DISCARD).
     pub multi: Option<crate::commands::multi::Transaction>,
     pub watching: Option<crate::commands::multi::Watching>,
@@ -114,6 +118,8 @@ impl Client {
             keyspace_misses: 0,
             net_in: 0,
             net_out: 0,
+            reads: 0,
+            writes: 0,
             multi: None,
             watching: None,
             monitor: None,
@@ -201,6 +207,14 @@ impl Client {
         if self.net_out > 0 {
             s.net_output_bytes
                 .fetch_add(std::mem::take(&mut self.net_out), Ordering::Relaxed);
+        }
+        if self.reads > 0 {
+            s.reads_processed
+                .fetch_add(std::mem::take(&mut self.reads), Ordering::Relaxed);
+        }
+        if self.writes > 0 {
+            s.writes_processed
+                .fetch_add(std::mem::take(&mut self.writes), Ordering::Relaxed);
         }
         if self.commands_processed > 0 {
             s.commands

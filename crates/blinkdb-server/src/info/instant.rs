@@ -14,7 +14,13 @@ pub enum Metric {
     Ops = 0,
     NetInput = 1,
     NetOutput = 2,
+    /// Replication traffic, counted apart as Redis 7.0 does.
+    NetReplInput = 3,
+    NetReplOutput = 4,
 }
+
+/// How many metrics `sample` takes, in `Metric`'s order.
+pub const METRICS: usize = 5;
 
 #[derive(Default)]
 struct Ring {
@@ -26,13 +32,14 @@ struct Ring {
 
 #[derive(Default)]
 pub struct Instant {
-    rings: Mutex<[Ring; 3]>,
+    rings: Mutex<[Ring; METRICS]>,
     memory_peak: AtomicU64,
 }
 
 impl Instant {
-    /// Records the current totals (commands, bytes in, bytes out) at `now_ms`.
-    pub fn sample(&self, now_ms: u64, totals: [u64; 3]) {
+    /// Records the current totals (commands, bytes in, bytes out,
+    /// replication bytes in and out) at `now_ms`.
+    pub fn sample(&self, now_ms: u64, totals: [u64; METRICS]) {
         let mut rings = self.rings.lock();
         for (ring, value) in rings.iter_mut().zip(totals) {
             let elapsed = now_ms.saturating_sub(ring.last_ms);
@@ -71,13 +78,14 @@ mod tests {
     #[test]
     fn rate_is_the_mean_of_the_ring() {
         let m = Instant::default();
-        m.sample(1000, [0, 0, 0]);
-        m.sample(1100, [100, 1024, 0]);
+        m.sample(1000, [0; METRICS]);
+        m.sample(1100, [100, 1024, 0, 0, 2048]);
         // One sample of 1000/s among 16.
         assert_eq!(m.rate(Metric::Ops), 1000.0 / 16.0);
         assert_eq!(m.rate(Metric::NetInput), 10240.0 / 16.0);
+        assert_eq!(m.rate(Metric::NetReplOutput), 20480.0 / 16.0);
         for t in 2..=20 {
-            m.sample(1000 + t * 100, [t * 100, 0, 0]);
+            m.sample(1000 + t * 100, [t * 100, 0, 0, 0, 0]);
         }
         assert_eq!(m.rate(Metric::Ops), 1000.0);
         assert_eq!(m.note_memory(5), 5);

@@ -3,10 +3,9 @@
 
 pub mod bloom;
 pub mod instant;
+pub mod stats;
 
 use crate::commands::table::COMMANDS;
-use crate::info::instant::Metric;
-use crate::pubsub::Kind;
 use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -95,6 +94,36 @@ fn cpu_times() -> (f64, f64) {
     (t(ru.ru_stime), t(ru.ru_utime))
 }
 
+/// The CPU time (system, user) of the threads that run commands: the
+/// connection threads, which do Redis's main thread's work (the process's
+/// own main thread only accepts and runs the crons). From
+/// /proc/self/task/<tid>/stat, in clock ticks.
+fn command_threads_cpu() -> (f64, f64) {
+    // SAFETY: sysconf only reads a constant of the system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let (mut sys, mut user) = (0u64, 0u64);
+    for tid in crate::net::io_threads::thread_ids() {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")) else {
+            continue;
+        };
+        // After the command name's closing parenthesis: state is field 3,
+        // utime 14 and stime 15.
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let tick = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        user += tick(11);
+        sys += tick(12);
+    }
+    (sys as f64 / hz, user as f64 / hz)
+}
+
 /// Renders the requested sections ("all", "everything", "default" or names,
 /// lowercase).
 pub fn render(shared: &Shared, requested: &[String]) -> String {
@@ -120,18 +149,20 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
     let settings = shared.settings();
     let now = shared.clock();
     let uptime = now.saturating_sub(shared.started_ms) / 1000;
-    let stats = &shared.stats;
     let engine = &shared.engine;
     match section {
         "server" => {
             let _ = write!(
                 o,
-                "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmultiplexing_api:epoll\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nexecutable:{}\r\nconfig_file:{}\r\n",
+                // The clock is Instant's (CLOCK_MONOTONIC), atomics Rust's (the C11
+                // model); Redis prints gcc_version 0.0.0 when GCC did not build it.
+                "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
                 crate::REDIS_COMPAT_VERSION,
                 env!("CARGO_PKG_VERSION"),
                 std::env::consts::OS,
                 std::env::consts::ARCH,
                 std::process::id(),
+                crate::server::supervise::name(),
                 shared.run_id,
                 settings.port,
                 blinkdb_engine::now_us(),
@@ -139,8 +170,12 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 uptime / 86400,
                 settings.hz,
                 settings.hz,
+                blinkdb_engine::access::lru_clock(now),
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
                 shared.config().file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                // Several event loops serve connections at once, as Redis's
+                // I/O threads when active.
+                u8::from(crate::net::io_threads::thread_ids().len() > 1),
             );
         }
         "clients" => {
@@ -180,41 +215,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "persistence" => crate::persistence::info(shared, o),
-        "stats" => {
-            let l = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-            let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
-            let (polls, poll_hits) = crate::net::busy_poll::counts();
-            let _ = write!(
-                o,
-                "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\ninstantaneous_ops_per_sec:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nlatest_fork_usec:0\r\nbusy_poll_polls:{}\r\nbusy_poll_hits:{}\r\n",
-                l(&stats.connections_received),
-                l(&stats.commands),
-                l(&stats.net_input_bytes),
-                l(&stats.net_output_bytes),
-                l(&stats.rejected_connections),
-                l(&shared.replication.feed.sync_full),
-                l(&shared.replication.feed.sync_partial_ok),
-                l(&shared.replication.feed.sync_partial_err),
-                l(&engine.stats.expired_keys),
-                l(&engine.stats.evicted_keys),
-                l(&stats.evicted_clients),
-                l(&stats.keyspace_hits),
-                l(&stats.keyspace_misses),
-                crate::commands::migrate::cached_sockets(),
-                tracked_keys,
-                tracked_items,
-                prefixes,
-                crate::exec::stats::total_error_replies(),
-                shared.instant.rate(Metric::Ops) as u64,
-                shared.instant.rate(Metric::NetInput) / 1024.0,
-                shared.instant.rate(Metric::NetOutput) / 1024.0,
-                shared.pubsub.count(Kind::Channel),
-                shared.pubsub.count(Kind::Pattern),
-                shared.pubsub.count(Kind::Shard),
-                polls,
-                poll_hits,
-            );
-        }
+        "stats" => stats::section(shared, o),
         "replication" => {
             crate::replication::info_section(shared, o);
         }
@@ -224,6 +225,11 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 o,
                 // BlinkDB never forks: its children used no CPU.
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
+            );
+            let (sys, user) = command_threads_cpu();
+            let _ = write!(
+                o,
+                "used_cpu_sys_main_thread:{sys:.6}\r\nused_cpu_user_main_thread:{user:.6}\r\n"
             );
         }
         "bloom" => crate::info::bloom::section(&shared.engine, o),

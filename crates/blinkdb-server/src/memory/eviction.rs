@@ -8,6 +8,7 @@ use crate::config::Settings;
 use crate::server::state::Shared;
 use blinkdb_engine::EvictStep;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub const OOM_MEMORY: &str = "OOM command not allowed when used memory > 'maxmemory'.";
@@ -26,6 +27,58 @@ const CRON_TIME: Duration = Duration::from_millis(50);
 pub struct EvictionState {
     /// One evicting thread at a time; others wait, then see the new sizes.
     running: Mutex<()>,
+    /// Since when (us on `since_start`'s clock, 0: not over) eviction could
+    /// not bring memory under the limit, and the earlier such spells' total:
+    /// INFO's current_/total_eviction_exceeded_time, as Redis measures them.
+    exceeded_since_us: AtomicU64,
+    exceeded_total_us: AtomicU64,
+}
+
+/// Microseconds on a clock of the process's own (never 0).
+fn since_start() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_micros() as u64 + 1
+}
+
+impl EvictionState {
+    /// Notes whether eviction left memory over the limit (Redis's
+    /// EVICT_RUNNING/EVICT_FAIL) or under it (EVICT_OK).
+    fn note(&self, over: bool) {
+        let since = self.exceeded_since_us.load(Ordering::Relaxed);
+        if over && since == 0 {
+            let _ = self.exceeded_since_us.compare_exchange(
+                0,
+                since_start(),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        } else if !over && since != 0 {
+            let ended = self.exceeded_since_us.swap(0, Ordering::Relaxed);
+            if ended != 0 {
+                self.exceeded_total_us
+                    .fetch_add(since_start().saturating_sub(ended), Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// (current, total) milliseconds over the limit; the total includes the
+    /// current spell, as Redis's INFO.
+    pub fn exceeded_ms(&self) -> (u64, u64) {
+        let since = self.exceeded_since_us.load(Ordering::Relaxed);
+        let current = if since == 0 {
+            0
+        } else {
+            since_start().saturating_sub(since)
+        };
+        let total = self.exceeded_total_us.load(Ordering::Relaxed) + current;
+        (current / 1000, total / 1000)
+    }
+
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        self.exceeded_since_us.store(0, Ordering::Relaxed);
+        self.exceeded_total_us.store(0, Ordering::Relaxed);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,13 +226,18 @@ fn evict_keys(
 /// goes on with what commands left.
 pub fn cron(shared: &Shared) {
     let s = shared.settings();
-    if !evicts(&s) || over(shared, &s).is_none() {
+    if over(shared, &s).is_none() {
+        shared.eviction.note(false);
+        return;
+    }
+    if !evicts(&s) {
         return;
     }
     // Not inside a transaction (a command's own eviction runs under the
     // gate its connection holds already).
     if let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) {
-        evict_until_under(shared, &s, CRON_STEPS, Some(CRON_TIME));
+        let outcome = evict_until_under(shared, &s, CRON_STEPS, Some(CRON_TIME));
+        shared.eviction.note(outcome != Outcome::Under);
     }
 }
 
@@ -187,14 +245,20 @@ pub fn cron(shared: &Shared) {
 /// (`denyoom`) gets, if any: under an evicting policy only once nothing is
 /// left to evict (out of time, the command runs and the cron goes on).
 pub fn refusal(shared: &Shared, s: &Settings) -> Option<&'static str> {
-    let limit = over(shared, s)?;
+    let Some(limit) = over(shared, s) else {
+        shared.eviction.note(false);
+        return None;
+    };
     let limit = if evicts(s) {
         let time = time_limit(s.maxmemory_eviction_tenacity);
-        match evict_until_under(shared, s, WRITE_STEPS, time) {
+        let outcome = evict_until_under(shared, s, WRITE_STEPS, time);
+        shared.eviction.note(outcome != Outcome::Under);
+        match outcome {
             Outcome::Under | Outcome::Deferred => return None,
             Outcome::NothingLeft(l) => l,
         }
     } else {
+        shared.eviction.note(true);
         limit
     };
     Some(match limit {

@@ -449,3 +449,18 @@ pub fn malloc_stats() -> String {
         text
     }
 }
+
+/// `activedefrag`'s check: BlinkDB allocates with glibc malloc, which cannot
+/// move allocations, so it refuses "yes" as redis-server built without
+/// jemalloc does, with its text.
+pub const DEFRAG_CHECK: crate::config::Check = crate::config::Check {
+    option: "activedefrag",
+    check: refuse_defrag,
+};
+
+fn refuse_defrag(value: &str) -> Result<String, String> {
+    if value == "yes" {
+        return Err("Active defragmentation cannot be enabled: it requires a Redis server compiled with a modified Jemalloc like the one shipped by default with the Redis source distribution".into());
+    }
+    Ok(value.to_string())
+}

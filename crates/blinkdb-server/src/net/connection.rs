@@ -234,6 +234,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     Ok(0) => break,
                     Ok(n) => {
                         client.net_in += n as u64;
+                        client.reads += 1;
                         crate::net::busy_poll::read_done(info.id);
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -528,6 +529,7 @@ fn send_replies<S: Socket>(
     }
     let (len, fresh) = (out.buf.len(), client.reply_buffer_fresh);
     client.net_out += out.len() as u64;
+    client.writes += 1;
     if queue.is_empty() && out.files.is_empty() {
         let done = match sock.write_now(&out.buf) {
             Ok(n) => n,
@@ -640,7 +642,10 @@ async fn hold<S: Socket>(
         make_room(inbuf);
         match sock.read_now(inbuf) {
             Ok(0) => return Poll::Ready(false),
-            Ok(n) => client.net_in += n as u64,
+            Ok(n) => {
+                client.net_in += n as u64;
+                client.reads += 1;
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(_) => return Poll::Ready(false),
         }

@@ -31,6 +31,15 @@ struct Pool {
 
 static POOL: OnceLock<Pool> = OnceLock::new();
 
+/// The connection threads' kernel ids, as each starts (INFO reads their CPU
+/// time: they run the commands, Redis's main thread's work).
+static THREAD_IDS: parking_lot::Mutex<Vec<i32>> = parking_lot::Mutex::new(Vec::new());
+
+/// The connection threads' kernel ids (none before `start`).
+pub fn thread_ids() -> Vec<i32> {
+    THREAD_IDS.lock().clone()
+}
+
 /// Starts `n` connection threads (once per process), each polling its sockets
 /// for up to `busy_poll` before it sleeps (`busy_poll.rs`).
 pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
@@ -99,6 +108,8 @@ async fn run(mut jobs: UnboundedReceiver<Job>) {
     crate::persistence::flusher::install();
     crate::exec::block_timer::install();
     CONNECTION_THREAD.with(|c| c.set(true));
+    // SAFETY: gettid takes nothing and cannot fail.
+    THREAD_IDS.lock().push(unsafe { libc::gettid() });
     while let Some(start) = jobs.recv().await {
         start();
     }

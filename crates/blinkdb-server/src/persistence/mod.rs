@@ -30,6 +30,11 @@ pub struct RewriteStats {
     pub last_ok: AtomicBool,
     pub last_duration_sec: AtomicI64,
     pub count: AtomicU64,
+    /// Rewrites failed since the last that succeeded (INFO's
+    /// aof_rewrites_consecutive_failures).
+    pub consecutive_failures: AtomicU64,
+    /// A rewrite the cron starts next (CONFIG SET appendonly yes).
+    pub scheduled: AtomicBool,
     /// Base size after the last rewrite (or at load), for the automatic trigger.
     pub base_size: AtomicU64,
 }
@@ -41,6 +46,8 @@ impl Default for RewriteStats {
             last_ok: AtomicBool::new(true),
             last_duration_sec: AtomicI64::new(-1),
             count: AtomicU64::new(0),
+            consecutive_failures: AtomicU64::new(0),
+            scheduled: AtomicBool::new(false),
             base_size: AtomicU64::new(0),
         }
     }
@@ -61,6 +68,54 @@ fn set_fsync_policy(
     if let Some(log) = shared.engine.log_handle() {
         log.aof.set_fsync_policy(fsync_policy(&s.appendfsync));
     }
+    Ok(())
+}
+
+/// CONFIG SET appendonly, as Redis 7.0: "no" stops logging writes at once;
+/// "yes" opens the AOF if this server started without one and schedules a
+/// rewrite, which turns logging on as it starts (its base holds everything
+/// written before, the new incr file what follows).
+pub const APPENDONLY_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["appendonly"],
+    stage: crate::config::Stage::BeforeCommit,
+    apply: switch_aof,
+};
+
+fn switch_aof(
+    shared: &Shared,
+    s: &Settings,
+    _: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    if !s.appendonly {
+        shared.rewrite.scheduled.store(false, Ordering::Relaxed);
+        if shared.engine.logging() {
+            shared.engine.pause_logging(true);
+            tracing::info!("AOF turned off: writes are no longer logged");
+        }
+        return Ok(());
+    }
+    if shared.engine.logging() {
+        return Ok(());
+    }
+    if shared.engine.log_handle().is_none() {
+        let refused = |e: String| {
+            tracing::warn!("Can't open the append-only file: {e}");
+            (
+                "appendonly".to_string(),
+                "Unable to turn on AOF. Check server logs.".to_string(),
+            )
+        };
+        let aof = Aof::open(aof_options(s)).map_err(|e| refused(e.to_string()))?;
+        // Files a former run left are read through, not applied (the log
+        // appends only after a load); the rewrite then replaces them.
+        aof.load(|_| Ok(()), |_| {})
+            .map_err(|e| refused(e.to_string()))?;
+        let log = Log::new(aof, s.verify_blobs_on_read, s.blob_threshold.max(1));
+        // Nothing is logged before the rewrite's base exists.
+        shared.engine.pause_logging(true);
+        shared.engine.set_log(Arc::new(log));
+    }
+    shared.rewrite.scheduled.store(true, Ordering::Relaxed);
     Ok(())
 }
 
@@ -238,6 +293,10 @@ fn replay(
     (spec.handler)(&mut ctx, &args);
     if out.errors > errors {
         let settings = shared.settings();
+        shared
+            .stats
+            .unexpected_error_replies
+            .fetch_add(1, Ordering::Relaxed);
         let source = crate::exec::propagation::Source::AofLoading;
         if let Err(message) =
             crate::exec::propagation::after_error(&settings, source, &out.buf, args[0])
@@ -314,7 +373,8 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> 
 
 /// Starts BGREWRITEAOF on a background thread.
 pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
-    if shared.engine.log_handle().is_none() {
+    // Not after CONFIG SET appendonly no either: a rewrite turns logging on.
+    if shared.engine.log_handle().is_none() || !shared.settings().appendonly {
         return Err(
             "ERR Background append only file rewriting is not possible while appendonly is off",
         );
@@ -339,6 +399,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
             match result {
                 Ok(report) => {
                     r.last_ok.store(true, Ordering::Relaxed);
+                    r.consecutive_failures.store(0, Ordering::Relaxed);
                     r.count.fetch_add(1, Ordering::Relaxed);
                     if let Some(log) = shared.engine.log_handle() {
                         r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
@@ -353,6 +414,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
                 }
                 Err(e) => {
                     r.last_ok.store(false, Ordering::Relaxed);
+                    r.consecutive_failures.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!("Background AOF rewrite failed: {e}");
                 }
             }
@@ -364,7 +426,19 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
 
 /// auto-aof-rewrite-percentage / -min-size, checked from the server cron.
 pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
-    let Some(log) = shared.engine.log_handle() else {
+    if shared.rewrite.scheduled.swap(false, Ordering::Relaxed) {
+        if let Err(e) = start_rewrite(shared) {
+            // Tried again by the next cron while another one runs.
+            let again = e.contains("already in progress");
+            shared.rewrite.scheduled.store(again, Ordering::Relaxed);
+        }
+        return;
+    }
+    let Some(log) = shared
+        .engine
+        .log_handle()
+        .filter(|_| shared.engine.logging())
+    else {
         return;
     };
     let s = shared.settings();
@@ -396,7 +470,9 @@ pub fn info(shared: &Shared, o: &mut String) {
     );
     let _ = write!(
         o,
-        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\n",
+        // No fork, so no copy-on-write (docs/compatibility.md); a save's
+        // progress in keys is not counted.
+        "# Persistence\r\nloading:{}\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\ncurrent_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n",
         loading as u8
     );
     if loading {
@@ -416,10 +492,16 @@ pub fn info(shared: &Shared, o: &mut String) {
     let rs = &shared.rdb_save;
     let bg_started = rs.bgsave_started_ms.load(Ordering::Relaxed);
     let started = r.started_ms.load(Ordering::Relaxed);
-    let stats = shared.engine.log_handle().map(|log| log.aof.stats());
+    // aof_enabled once CONFIG SET appendonly yes, its rewrite pending or not.
+    let appendonly = shared.settings().appendonly;
+    let stats = shared
+        .engine
+        .log_handle()
+        .filter(|_| appendonly)
+        .map(|log| log.aof.stats());
     let _ = write!(
         o,
-        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:0\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_last_write_status:{}\r\n",
+        "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
         shared.engine.stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
         (bg_started != 0) as u8,
         shared.last_save_ms() / 1000,
@@ -431,10 +513,12 @@ pub fn info(shared: &Shared, o: &mut String) {
         rs.load_loaded.load(Ordering::Relaxed),
         stats.is_some() as u8,
         (started != 0) as u8,
+        r.scheduled.load(Ordering::Relaxed) as u8,
         r.last_duration_sec.load(Ordering::Relaxed),
         if started == 0 { -1 } else { (shared.clock().saturating_sub(started) / 1000) as i64 },
         if r.last_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
         r.count.load(Ordering::Relaxed),
+        r.consecutive_failures.load(Ordering::Relaxed),
         if stats.as_ref().is_some_and(|s| s.last_write_error.is_some()) { "err" } else { "ok" },
     );
     if let Some(s) = stats {

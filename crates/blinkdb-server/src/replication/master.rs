@@ -199,7 +199,8 @@ async fn send<S: Socket>(sock: &mut S, client: &mut Client, bytes: &[u8]) -> boo
         }
     };
     if ok {
-        client.net_out += bytes.len() as u64;
+        // A replica's stream is replication traffic, not client output.
+        super::NET_REPL_OUTPUT.fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
     }
     ok
 }

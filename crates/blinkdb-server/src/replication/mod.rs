@@ -26,6 +26,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Replication traffic, counted apart from the clients' (INFO's
+/// total_net_repl_*_bytes, as Redis 7.0): what this replica reads from its
+/// master, sync payload included, and what this master writes to its replicas.
+pub static NET_REPL_INPUT: AtomicU64 = AtomicU64::new(0);
+pub static NET_REPL_OUTPUT: AtomicU64 = AtomicU64::new(0);
+
 pub struct Replication {
     pub feed: Arc<Feed>,
     /// repl-timeout, seconds.

@@ -321,7 +321,10 @@ impl Conn {
                     return match r {
                         Err(_) => Err("Timeout connecting to the MASTER...".into()),
                         Ok(Ok(0)) => Err("Connection lost".into()),
-                        Ok(Ok(n)) => Ok(n),
+                        Ok(Ok(n)) => {
+                            super::NET_REPL_INPUT.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+                            Ok(n)
+                        }
                         Ok(Err(e)) => Err(format!("Error reading from MASTER: {e}")),
                     };
                 }
@@ -519,7 +522,12 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
             return Err(format!("Unable to AUTH to MASTER: {reply}"));
         }
     }
-    let port = settings.port.to_string();
+    // replica-announce-port/-ip (when set) are what the master lists.
+    let port = match settings.replica_announce_port {
+        0 => settings.port,
+        p => p,
+    }
+    .to_string();
     let reply = conn
         .ask(&[b"REPLCONF", b"listening-port", port.as_bytes()])
         .await?;
@@ -527,6 +535,16 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
         tracing::info!(
             "(Non critical) Master does not understand REPLCONF listening-port: {reply}"
         );
+    }
+    if let Some(ip) = &settings.replica_announce_ip {
+        let reply = conn
+            .ask(&[b"REPLCONF", b"ip-address", ip.as_bytes()])
+            .await?;
+        if reply.starts_with('-') {
+            tracing::info!(
+                "(Non critical) Master does not understand REPLCONF ip-address: {reply}"
+            );
+        }
     }
     let reply = conn
         .ask(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
@@ -967,6 +985,10 @@ fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u6
     }
     if out.errors > errors {
         let settings = shared.settings();
+        shared
+            .stats
+            .unexpected_error_replies
+            .fetch_add(1, Ordering::Relaxed);
         let source = crate::exec::propagation::Source::Master;
         if let Err(message) =
             crate::exec::propagation::after_error(&settings, source, &out.buf, name)

@@ -4,6 +4,7 @@ pub mod logging;
 pub mod logo;
 pub mod process;
 pub mod state;
+pub mod supervise;
 
 use crate::config::Config;
 use crate::net::listen::{accept_loop, UnixAcceptor};
@@ -154,6 +155,7 @@ pub async fn run(
         loaded?;
     }
     tracing::info!("Ready to accept connections");
+    crate::server::supervise::ready();
     tokio::spawn(expire_cycle(shared.clone()));
     tokio::spawn(cron(shared.clone()));
     tokio::spawn(crate::replication::cron(shared.clone()));
@@ -168,6 +170,7 @@ pub async fn run(
     // unless FORCE, as Redis's prepareForShutdown.
     while let Some(flags) = wait_for_stop(&shared).await {
         tracing::warn!("User requested shutdown...");
+        crate::server::supervise::notify("STOPPING=1\n");
         let current = shared.settings();
         let save = flags.save || (!flags.nosave && !current.save_points.is_empty());
         if save {
@@ -269,6 +272,8 @@ async fn cron(shared: Arc<Shared>) {
                 stats.commands.load(Ordering::Relaxed),
                 stats.net_input_bytes.load(Ordering::Relaxed),
                 stats.net_output_bytes.load(Ordering::Relaxed),
+                crate::replication::NET_REPL_INPUT.load(Ordering::Relaxed),
+                crate::replication::NET_REPL_OUTPUT.load(Ordering::Relaxed),
             ],
         );
         let evicting = shared.clone();
@@ -299,6 +304,7 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::net::listen::ON_SET,
     crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
+    crate::persistence::APPENDONLY_ON_SET,
     Shared::LOGLEVEL_ON_SET,
 ];
 
@@ -311,6 +317,7 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::server::process::CONFIG_CHECKS[1],
     crate::replication::replica::CONFIG_CHECK,
     crate::exec::stats::CONFIG_CHECK,
+    crate::memory::DEFRAG_CHECK,
     HZ_CHECK,
 ];
 
@@ -346,31 +353,68 @@ async fn expire_cycle(shared: Arc<Shared>) {
         {
             continue;
         }
-        let budget = period / 4;
+        // Redis's share of each cycle: 25%, and 2% more per step of
+        // active-expire-effort past 1.
+        let effort = shared.settings().active_expire_effort.clamp(1, 10);
+        let budget = period * (25 + 2 * (effort - 1)) / 100;
         let start = Instant::now();
         // Every shard of every database once per cycle (a batch that found
         // nothing says nothing of the shards after it: stopping there left a
         // key 1.6 s past its TTL), and on while keys keep expiring, within
         // the budget.
         let (positions, batch) = (shared.engine.expire_positions(), 256);
-        let mut visited = 0;
+        let (mut visited, mut expired, mut looked) = (0, 0, 0);
+        let mut capped = true;
         while start.elapsed() < budget {
             // Not inside a transaction: EXEC sees no key vanish midway.
             let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) else {
+                capped = false;
                 break;
             };
-            let removed = shared.engine.active_expire(batch, 64);
+            let (removed, seen) = shared.engine.active_expire(batch, 64);
+            (expired, looked) = (expired + removed, looked + seen);
             visited += batch;
             if removed == 0 && visited >= positions {
+                capped = false;
                 break;
             }
         }
+        note_expire_cycle(&shared.stats, start.elapsed(), capped, expired, looked);
         let threshold = shared.settings().latency_monitor_threshold_ms;
         let ms = start.elapsed().as_millis() as u64;
         shared.latency.add_if_needed("expire-cycle", ms, threshold);
         // BCAST invalidations of the keys that expired.
         shared.notify.tracking.broadcast();
     }
+}
+
+/// INFO's expiry figures, as Redis's activeExpireCycle keeps them: the time
+/// spent, the cycles its time budget cut short, and a running mean (weight
+/// 5% per cycle) of the share of keys with a TTL it looked at that were due.
+fn note_expire_cycle(
+    stats: &crate::server::state::Stats,
+    spent: Duration,
+    capped: bool,
+    expired: usize,
+    looked: usize,
+) {
+    stats
+        .expire_cycle_us
+        .fetch_add(spent.as_micros() as u64, Ordering::Relaxed);
+    if capped {
+        stats
+            .expire_time_cap_reached
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    let current = if looked == 0 {
+        0
+    } else {
+        expired as u64 * 1_000_000 / looked as u64
+    };
+    let old = stats.expired_stale_ppm.load(Ordering::Relaxed);
+    stats
+        .expired_stale_ppm
+        .store((current * 5 + old * 95) / 100, Ordering::Relaxed);
 }
 
 #[cfg(test)]

@@ -18,6 +18,19 @@ pub struct Stats {
     pub keyspace_misses: AtomicU64,
     pub net_input_bytes: AtomicU64,
     pub net_output_bytes: AtomicU64,
+    /// Reads from client sockets, and reply batches written to them.
+    pub reads_processed: AtomicU64,
+    pub writes_processed: AtomicU64,
+    /// Error replies to commands from the master or the AOF (propagation.rs).
+    pub unexpected_error_replies: AtomicU64,
+    /// RESTORE payloads checked in full as `sanitize-dump-payload` asked.
+    pub dump_payload_sanitizations: AtomicU64,
+    /// The active expiry cycle (server.rs): time spent in it (us), cycles
+    /// cut short by its time budget, and the running mean of the share of
+    /// keys it looked at that were due (Redis's stat_expired_stale_perc, x1e6).
+    pub expire_cycle_us: AtomicU64,
+    pub expire_time_cap_reached: AtomicU64,
+    pub expired_stale_ppm: AtomicU64,
     /// Clients closed by `maxmemory-clients` (INFO `evicted_clients`).
     pub evicted_clients: AtomicU64,
     /// The normal and Pub/Sub clients' memory as each last published it
@@ -36,6 +49,13 @@ impl Stats {
             &self.keyspace_misses,
             &self.net_input_bytes,
             &self.net_output_bytes,
+            &self.reads_processed,
+            &self.writes_processed,
+            &self.unexpected_error_replies,
+            &self.dump_payload_sanitizations,
+            &self.expire_cycle_us,
+            &self.expire_time_cap_reached,
+            &self.expired_stale_ppm,
             &self.evicted_clients,
         ] {
             c.store(0, Ordering::Relaxed);
