@@ -183,6 +183,8 @@ pub struct ClientInfo {
     pub usage: Usage,
     /// The WATCH state while keys are watched (CLIENT LIST flag `d` once one changed).
     watch: Mutex<Option<Arc<blinkdb_engine::WatchFlag>>>,
+    /// The ACL user's name (CLIENT LIST, CLIENT KILL USER, ACL changes).
+    user: Mutex<Arc<[u8]>>,
 }
 
 impl ClientInfo {
@@ -211,7 +213,16 @@ impl ClientInfo {
             tracking: Default::default(),
             usage: Usage::default(),
             watch: Mutex::new(None),
+            user: Mutex::new(Arc::from(&b"default"[..])),
         }
+    }
+
+    pub fn user_name(&self) -> Arc<[u8]> {
+        self.user.lock().clone()
+    }
+
+    pub fn set_user_name(&self, name: &[u8]) {
+        *self.user.lock() = Arc::from(name);
     }
 
     pub fn set_watch(&self, flag: Option<Arc<blinkdb_engine::WatchFlag>>) {
@@ -409,7 +420,7 @@ impl ClientInfo {
         let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
         let tot_mem = omem + self.memory_besides_output();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -435,6 +446,7 @@ impl ClientInfo {
             tot_mem,
             if pending > 0 { "rw" } else { "r" },
             self.last_cmd_name(),
+            String::from_utf8_lossy(&self.user_name()),
             self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
             lib.0,
@@ -452,6 +464,9 @@ pub struct Client {
     pub db: usize,
     pub proto: u8,
     pub authenticated: bool,
+    /// The ACL user (`default` until AUTH), as of ACL version `acl_version`.
+    pub user: Arc<crate::acl::User>,
+    pub acl_version: u64,
     pub info: Arc<ClientInfo>,
     /// Highest log position written by this batch of commands.
     pub pending_lsn: u64,
@@ -531,9 +546,13 @@ impl Client {
 
     pub fn new(info: Arc<ClientInfo>, shared: &Shared) -> Self {
         let settings = shared.settings();
+        let acl_version = shared.acl.version();
+        let user = shared.acl.default_user();
         Client {
             settings_version: shared.settings_version(),
-            authenticated: settings.requirepass.is_none(),
+            authenticated: user.nopass && user.enabled,
+            user,
+            acl_version,
             settings,
             last_stats_flush_ms: 0,
             id: info.id,

@@ -211,6 +211,16 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 polls,
                 poll_hits,
             );
+            // Redis 7.2's ACL refusal counts (7.0.15 has none; issue 40 asks for them).
+            let acl = &shared.acl;
+            let _ = write!(
+                o,
+                "acl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
+                l(&acl.denied_auth),
+                l(&acl.denied_cmd),
+                l(&acl.denied_key),
+                l(&acl.denied_channel),
+            );
         }
         "replication" => {
             crate::replication::info_section(shared, o);

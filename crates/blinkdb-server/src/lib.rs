@@ -1,6 +1,7 @@
 //! BlinkDB server: network, protocol, commands and configuration on top of
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
+pub mod acl;
 pub mod alloc_count;
 pub mod block_timer;
 pub mod blocking;

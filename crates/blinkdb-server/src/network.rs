@@ -68,7 +68,7 @@ fn admission(shared: &Shared, peer: Option<IpAddr>) -> Option<&'static str> {
         return Some("-ERR max number of clients reached\r\n");
     }
     if let Some(ip) = peer {
-        if settings.protected_mode && settings.requirepass.is_none() && !ip.is_loopback() {
+        if settings.protected_mode && shared.acl.default_user().nopass && !ip.is_loopback() {
             return Some(DENIED);
         }
     }

@@ -5,9 +5,10 @@
 //! The key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    access, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog,
-    keys, latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set,
-    slowlog, sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
+    access, acl as acl_cmd, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash,
+    hyperloglog, keys, latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting,
+    server, set, slowlog, sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops,
+    Handler,
 };
 use crate::cluster::commands as cluster;
 use hashbrown::HashMap;
@@ -81,6 +82,13 @@ pub mod props {
     /// Sets the ASKING state the next command uses (ASKING): it does not
     /// clear it.
     pub const SETS_ASKING: u32 = 1 << 11;
+    /// Its first argument is a channel it publishes to (ACL channel rules).
+    pub const PUBLISHES: u32 = 1 << 12;
+    /// Its arguments are channels it subscribes to (ACL channel rules).
+    pub const SUBSCRIBES: u32 = 1 << 13;
+    /// The channels it subscribes to are patterns: ACL rules match them
+    /// literally.
+    pub const PATTERN_CHANNELS: u32 = 1 << 14;
 }
 
 /// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.
@@ -1577,6 +1585,44 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) where N is the total number of Redis commands",
         args: "filterby:oneof=FILTERBY?(module-name:string=MODULE category:string=ACLCAT pattern:pattern=PATTERN)",
         tips: &["nondeterministic_output_order"]),
+    cmd!("acl", -2, CONTAINER, NOKEYS, "server", "6.0.0", "A container for Access List Control commands ", no_handler;
+        complexity: "Depends on subcommand."),
+    cmd!("acl|cat", -2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the ACL categories or the commands inside a category", acl_cmd::acl;
+        complexity: "O(1) since the categories and commands are a fixed set.",
+        args: "categoryname:string?"),
+    cmd!("acl|deluser", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Remove the specified ACL users and the associated rules", acl_cmd::acl;
+        complexity: "O(1) amortized time considering the typical user.",
+        args: "username:string*"),
+    cmd!("acl|dryrun", -4, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Returns whether the user can execute the given command without executing the command.", acl_cmd::acl;
+        complexity: "O(1).",
+        args: "username:string command:string arg:string?*"),
+    cmd!("acl|genpass", -2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Generate a pseudorandom secure password to use for ACL users", acl_cmd::acl;
+        complexity: "O(1)",
+        args: "bits:integer?"),
+    cmd!("acl|getuser", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Get the rules for a specific ACL user", acl_cmd::acl;
+        complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        args: "username:string",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation.")]),
+    cmd!("acl|help", 2, LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Show helpful text about the different subcommands", acl_cmd::acl;
+        complexity: "O(1)"),
+    cmd!("acl|list", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the current ACL rules in ACL config file format", acl_cmd::acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|load", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Reload the ACLs from the configured ACL file", acl_cmd::acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|log", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List latest events denied because of ACLs in place", acl_cmd::acl;
+        complexity: "O(N) with N being the number of entries shown.",
+        args: "operation:oneof?(count:integer reset:RESET)"),
+    cmd!("acl|save", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Save the current ACL rules in the configured ACL file", acl_cmd::acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|setuser", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Modify or create the rules for a specific ACL user", acl_cmd::acl;
+        redact: Some(acl_cmd::redact_setuser),
+        complexity: "O(N). Where N is the number of rules provided.",
+        args: "username:string rule:string?*",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and key based permissions.")]),
+    cmd!("acl|users", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the username of all the configured ACL rules", acl_cmd::acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|whoami", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Return the name of the user associated to the current connection", acl_cmd::acl;
+        complexity: "O(1)"),
     cmd!("config", -2, CONTAINER, NOKEYS, "server", "2.0.0", "A container for server configuration commands", no_handler;
         complexity: "Depends on subcommand."),
     cmd!("config|get", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Get the values of configuration parameters", server::config;
@@ -1816,7 +1862,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key iterator:integer data:string"),
     // pub/sub
     cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", pubsub::subscribe;
-        props: props::SUBSCRIBED_OK,
+        props: props::SUBSCRIBED_OK | props::SUBSCRIBES,
         complexity: "O(N) where N is the number of channels to subscribe to.",
         args: "channel:string*"),
     cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", pubsub::unsubscribe;
@@ -1824,7 +1870,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N) where N is the number of clients already subscribed to a channel.",
         args: "channel:string?*"),
     cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", pubsub::psubscribe;
-        props: props::SUBSCRIBED_OK,
+        props: props::SUBSCRIBED_OK | props::SUBSCRIBES | props::PATTERN_CHANNELS,
         complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
         args: "pattern:block*(pattern:pattern)"),
     cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", pubsub::punsubscribe;
@@ -1832,7 +1878,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
         args: "pattern:pattern?*"),
     cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", pubsub::ssubscribe;
-        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS | props::SUBSCRIBES,
         complexity: "O(N) where N is the number of shard channels to subscribe to.",
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string*"),
@@ -1842,10 +1888,11 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string?*"),
     cmd!("publish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, NOKEYS, "pubsub", "2.0.0", "Post a message to a channel", pubsub::publish;
+        props: props::PUBLISHES,
         complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         args: "channel:string message:string"),
     cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", pubsub::spublish;
-        props: props::SHARD_CHANNELS,
+        props: props::SHARD_CHANNELS | props::PUBLISHES,
         complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
         keys: "not_key index:1 range:0:1:0",
         args: "shardchannel:string message:string"),
