@@ -143,3 +143,20 @@ pub fn user_channel_ok(user: &User, channel: &[u8], pattern: bool) -> bool {
         .iter()
         .any(|s| s.all_channels || channel_ok(&s.channels, channel, pattern))
 }
+
+/// Whether a selector that allows this command line may also read every
+/// key (`~*`, `%R~*`, allkeys): SORT's BY and GET patterns need it (Redis's
+/// ACLUserCheckCmdWithUnrestrictedKeyAccess with read access).
+pub fn unrestricted_read(user: &User, cmd: &'static CommandSpec, args: &[&[u8]]) -> bool {
+    if user.unrestricted {
+        return true;
+    }
+    let mut keys = None;
+    user.selectors.iter().any(|s| {
+        check_selector(s, cmd, args, &mut keys).is_ok()
+            && (s.all_keys
+                || s.keys
+                    .iter()
+                    .any(|(p, f)| f & KEY_READ != 0 && p.as_slice() == b"*"))
+    })
+}

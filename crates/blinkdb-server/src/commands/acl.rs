@@ -455,7 +455,10 @@ pub fn load_at_startup(
         };
         let name = &words[0][..];
         if seen.contains(&name) {
-            return Err(fatal(1, "Duplicate user found. A user can only be defined once in config files"));
+            return Err(fatal(
+                1,
+                "Duplicate user found. A user can only be defined once in config files",
+            ));
         }
         seen.push(name);
         let rules = match acl::user::merge_selectors(&words[1..]) {

@@ -300,3 +300,30 @@ fn write(ctx: &mut Ctx, args: &Args, ops: &[Op], highest: u64) {
         }
     });
 }
+
+/// BITFIELD's key flags (Redis's bitfieldGetKeys): read-only access when
+/// every operation is a GET (OVERFLOW aside), else read-write; an operation
+/// it cannot read counts as a write.
+pub fn bitfield_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
+    use super::spec::{KEY_ACCESS, KEY_RO, KEY_RW, KEY_UPDATE};
+    let mut readonly = true;
+    let mut i = 2;
+    while i < argv.len() {
+        let rem = argv.len() - i - 1;
+        let arg = argv[i];
+        if arg.eq_ignore_ascii_case(b"get") && rem >= 2 {
+            i += 3;
+        } else if arg.eq_ignore_ascii_case(b"overflow") && rem >= 1 {
+            i += 2;
+        } else {
+            readonly = false;
+            break;
+        }
+    }
+    let flags = if readonly {
+        KEY_RO | KEY_ACCESS
+    } else {
+        KEY_RW | KEY_ACCESS | KEY_UPDATE
+    };
+    Some(smallvec::smallvec![(1, flags)])
+}

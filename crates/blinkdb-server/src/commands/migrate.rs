@@ -406,3 +406,32 @@ fn apply(ctx: &mut Ctx, db: usize, copy: bool, sent: &[&[u8]], replies: &[Vec<u8
         }
     });
 }
+
+/// MIGRATE's keys (Redis's migrateGetKeys): the key argument, or those after
+/// KEYS when the key argument is empty (COPY, REPLACE, AUTH pass and AUTH2
+/// user pass skipped on the way).
+pub fn migrate_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
+    use super::spec::{KEY_ACCESS, KEY_RW};
+    const KEY_DELETE: u16 = 1 << 7;
+    let (mut first, mut num) = (3usize, 1usize);
+    let mut i = 6;
+    while i < argv.len() {
+        let a = argv[i];
+        if a.eq_ignore_ascii_case(b"keys") {
+            if !argv[3].is_empty() {
+                return Some(Default::default());
+            }
+            first = i + 1;
+            num = argv.len() - first;
+            break;
+        }
+        if a.eq_ignore_ascii_case(b"auth") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    let flags = KEY_RW | KEY_ACCESS | KEY_DELETE;
+    Some((first..first + num).map(|p| (p, flags)).collect())
+}

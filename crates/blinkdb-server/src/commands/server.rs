@@ -82,7 +82,11 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             ctx.shared.replication.feed.reset_stats();
             ctx.out.ok();
         }
-        "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite(false, &super::acl::config_user_lines(ctx.shared)) {
+        "rewrite" if args.len() == 2 => match ctx
+            .shared
+            .config()
+            .rewrite(false, &super::acl::config_user_lines(ctx.shared))
+        {
             Ok(()) => ctx.out.ok(),
             Err(e) => ctx.out.error(&format!("ERR {e}")),
         },

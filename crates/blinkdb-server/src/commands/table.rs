@@ -490,6 +490,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         keys: "OW,update index:2 range:0:1:0; RO,access index:3 range:-1:1:0",
         args: "operation:string destkey:key key:key#1*"),
     cmd!("bitfield", -2, W, KEY1, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", bitfield::bitfield;
+        getkeys: Some(bitfield::bitfield_keys),
         acl: acl::BITMAP,
         complexity: "O(1) for each subcommand specified",
         keys: "RW,access,update,variable_flags index:1 range:0:1:0 | This command allows both access and modification of the key",
@@ -1393,6 +1394,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
         history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
     cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate::migrate;
+        getkeys: Some(migrate::migrate_keys),
         props: props::MIGRATING_OK,
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",

@@ -590,7 +590,9 @@ mod tests {
             );
         }
         let c = Config::new(&[]);
-        assert!(c.rewritten_text(text, false, &[]).contains("port 6379") || !text.contains("\nport "));
+        assert!(
+            c.rewritten_text(text, false, &[]).contains("port 6379") || !text.contains("\nport ")
+        );
     }
 
     #[test]
