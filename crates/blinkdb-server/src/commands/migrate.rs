@@ -435,3 +435,27 @@ pub fn migrate_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
     let flags = KEY_RW | KEY_ACCESS | KEY_DELETE;
     Some((first..first + num).map(|p| (p, flags)).collect())
 }
+
+/// MIGRATE's AUTH password and AUTH2 user and password are hidden in
+/// MONITOR and SLOWLOG (as Redis's migrateCommand redacts them while it
+/// reads its options).
+pub fn redact_migrate(argv: &[&[u8]], hide: &mut [bool]) {
+    let mut j = 6;
+    while j < argv.len() {
+        let more = argv.len() - 1 - j;
+        let a = argv[j];
+        if a.eq_ignore_ascii_case(b"copy") || a.eq_ignore_ascii_case(b"replace") {
+        } else if a.eq_ignore_ascii_case(b"auth") && more >= 1 {
+            hide[j + 1] = true;
+            j += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") && more >= 2 {
+            hide[j + 1] = true;
+            hide[j + 2] = true;
+            j += 2;
+        } else {
+            // KEYS (the rest are keys) or an error: nothing more to hide.
+            break;
+        }
+        j += 1;
+    }
+}

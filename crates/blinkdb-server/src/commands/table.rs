@@ -1395,6 +1395,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
     cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate::migrate;
         getkeys: Some(migrate::migrate_keys),
+        redact: Some(migrate::redact_migrate),
         props: props::MIGRATING_OK,
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
