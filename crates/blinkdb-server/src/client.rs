@@ -185,6 +185,9 @@ pub struct ClientInfo {
     watch: Mutex<Option<Arc<blinkdb_engine::WatchFlag>>>,
     /// The ACL user's name (CLIENT LIST, CLIENT KILL USER, ACL changes).
     user: Mutex<Arc<[u8]>>,
+    /// Authenticated from the start: the default user needed no password
+    /// when the connection was accepted (Redis decides it in createClient).
+    pub open_at_accept: AtomicBool,
 }
 
 impl ClientInfo {
@@ -214,6 +217,7 @@ impl ClientInfo {
             usage: Usage::default(),
             watch: Mutex::new(None),
             user: Mutex::new(Arc::from(&b"default"[..])),
+            open_at_accept: AtomicBool::new(true),
         }
     }
 
@@ -550,7 +554,7 @@ impl Client {
         let user = shared.acl.default_user();
         Client {
             settings_version: shared.settings_version(),
-            authenticated: user.nopass && user.enabled,
+            authenticated: info.open_at_accept.load(Ordering::Relaxed),
             user,
             acl_version,
             settings,

@@ -109,6 +109,10 @@ async fn start<S: Socket + 'static>(
         origin,
         shared.clock(),
     ));
+    info.open_at_accept.store(
+        !shared.acl.auth_required(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     shared.register(info.clone());
     if !crate::io_threads::started() {
         tokio::spawn(serve(shared.clone(), sock, info));

@@ -79,6 +79,7 @@ pub fn acl(ctx: &mut Ctx, args: &Args) {
         "log" if argc == 2 || argc == 3 => log(ctx, args),
         "dryrun" if argc >= 4 => dryrun(ctx, args),
         "help" if argc == 2 => ctx.out.help(&[
+            "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "CAT [<category>]",
             "    List all commands that belong to <category>, or all command categories",
             "    when no category is specified.",
@@ -105,6 +106,8 @@ pub fn acl(ctx: &mut Ctx, args: &Args) {
             "    List all the registered usernames.",
             "WHOAMI",
             "    Return the current connection username.",
+            "HELP",
+            "    Prints this help.",
         ]),
         _ => super::subcommand_syntax_error(ctx, args),
     }
