@@ -85,7 +85,7 @@ impl Selector {
 
     /// `+@cat` / `-@cat` (module commands are left alone, as in Redis).
     fn change_category(&mut self, cat: u32, on: bool) {
-        for spec in COMMANDS {
+        for spec in COMMANDS.iter() {
             if !spec.has(table::MODULE) && spec.acl_categories() & cat != 0 {
                 self.change(spec, on);
             }

@@ -2,7 +2,7 @@
 //! DRYRUN/HELP, with Redis 7.0's replies; the users live in `crate::acl`.
 
 use super::args::*;
-use super::table::{self, COMMANDS};
+use super::table;
 use super::Ctx;
 use crate::acl::check::Denied;
 use crate::acl::{self, User};
@@ -65,7 +65,7 @@ pub fn acl(ctx: &mut Ctx, args: &Args) {
                     String::from_utf8_lossy(name)
                 ));
             };
-            let names: Vec<&str> = COMMANDS
+            let names: Vec<&str> = table::COMMANDS
                 .iter()
                 .filter(|c| !c.has(table::MODULE) && c.acl_categories() & cat != 0)
                 .map(|c| c.name)
@@ -348,7 +348,7 @@ fn load(ctx: &mut Ctx) {
 /// The user a connection runs as now: its own, or the new version of it
 /// after an ACL change.
 #[inline]
-pub fn current_user(shared: &crate::state::Shared, client: &mut crate::client::Client) {
+pub fn current_user(shared: &crate::server::state::Shared, client: &mut crate::client::Client) {
     let v = shared.acl.version();
     if v != client.acl_version {
         client.acl_version = v;
@@ -390,7 +390,7 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8], object: &[u8]) -> b
 
 /// Adds an ACL LOG entry and counts the refusal (INFO acl_access_denied_*).
 pub fn add_log_entry(
-    shared: &crate::state::Shared,
+    shared: &crate::server::state::Shared,
     client: &crate::client::Client,
     reason: acl::log::Reason,
     context: acl::log::Context,
@@ -414,7 +414,7 @@ pub fn add_log_entry(
 
 /// The `user` lines CONFIG REWRITE writes: every user, unless an ACL file
 /// holds them (Redis's rewriteConfigUserOption).
-pub fn config_user_lines(shared: &crate::state::Shared) -> Vec<String> {
+pub fn config_user_lines(shared: &crate::server::state::Shared) -> Vec<String> {
     if shared.settings().aclfile.is_some() {
         return Vec::new();
     }
@@ -431,7 +431,7 @@ pub fn aclfile_path(settings: &crate::config::Settings) -> Option<String> {
 /// Startup: `requirepass`, then the `user` directives, then the ACL file;
 /// Err: why the server must not start, in Redis's words.
 pub fn load_at_startup(
-    shared: &crate::state::Shared,
+    shared: &crate::server::state::Shared,
     users: &[(usize, String, Vec<Vec<u8>>)],
     settings: &crate::config::Settings,
 ) -> Result<(), String> {
@@ -517,7 +517,7 @@ pub fn load_at_startup(
 
 /// CONFIG SET requirepass sets the default user's password (empty:
 /// nopass), as Redis's ACLUpdateDefaultUserPassword.
-pub const ON_SET: crate::config::OnSet<crate::state::Shared> = crate::config::OnSet {
+pub const ON_SET: crate::config::OnSet<crate::server::state::Shared> = crate::config::OnSet {
     options: &["requirepass"],
     stage: crate::config::Stage::AfterCommit,
     apply: |shared, s, _| {
@@ -525,3 +525,49 @@ pub const ON_SET: crate::config::OnSet<crate::state::Shared> = crate::config::On
         Ok(())
     },
 };
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("acl", -2, CONTAINER, NOKEYS, "server", "6.0.0", "A container for Access List Control commands ", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("acl|cat", -2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the ACL categories or the commands inside a category", acl;
+        complexity: "O(1) since the categories and commands are a fixed set.",
+        args: "categoryname:string?"),
+    cmd!("acl|deluser", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Remove the specified ACL users and the associated rules", acl;
+        complexity: "O(1) amortized time considering the typical user.",
+        args: "username:string*"),
+    cmd!("acl|dryrun", -4, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Returns whether the user can execute the given command without executing the command.", acl;
+        complexity: "O(1).",
+        args: "username:string command:string arg:string?*"),
+    cmd!("acl|genpass", -2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Generate a pseudorandom secure password to use for ACL users", acl;
+        complexity: "O(1)",
+        args: "bits:integer?"),
+    cmd!("acl|getuser", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Get the rules for a specific ACL user", acl;
+        complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        args: "username:string",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation.")]),
+    cmd!("acl|help", 2, LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Show helpful text about the different subcommands", acl;
+        complexity: "O(1)"),
+    cmd!("acl|list", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the current ACL rules in ACL config file format", acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|load", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Reload the ACLs from the configured ACL file", acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|log", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List latest events denied because of ACLs in place", acl;
+        complexity: "O(N) with N being the number of entries shown.",
+        args: "operation:oneof?(count:integer reset:RESET)"),
+    cmd!("acl|save", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Save the current ACL rules in the configured ACL file", acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|setuser", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Modify or create the rules for a specific ACL user", acl;
+        redact: Some(redact_setuser),
+        complexity: "O(N). Where N is the number of rules provided.",
+        args: "username:string rule:string?*",
+        history: &[("6.2.0", "Added Pub/Sub channel patterns."), ("7.0.0", "Added selectors and key based permissions.")]),
+    cmd!("acl|users", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "List the username of all the configured ACL rules", acl;
+        complexity: "O(N). Where N is the number of configured users."),
+    cmd!("acl|whoami", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "6.0.0", "Return the name of the user associated to the current connection", acl;
+        complexity: "O(1)"),
+];

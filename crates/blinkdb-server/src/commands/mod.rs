@@ -15,7 +15,6 @@ mod debug;
 mod digest;
 mod dump;
 mod geo;
-mod geohash;
 mod hash;
 mod hyperloglog;
 mod keys;
@@ -26,7 +25,6 @@ pub mod migrate;
 pub mod monitor;
 pub mod multi;
 mod object;
-mod pqsort;
 mod pubsub;
 mod random;
 mod scripting;
@@ -47,7 +45,7 @@ mod zsetops;
 
 use crate::client::Client;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use args::ERR_WRONGTYPE;
 use blinkdb_engine::Tx;
 
