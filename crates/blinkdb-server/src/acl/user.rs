@@ -255,3 +255,99 @@ pub fn valid_name(name: &[u8]) -> bool {
 pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     blinkdb_engine::split_args(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::acl::check::{check, Denied};
+    use crate::commands::table;
+
+    fn user(rules: &[&str]) -> Result<User, String> {
+        let rules: Vec<Vec<u8>> = rules.iter().map(|r| r.as_bytes().to_vec()).collect();
+        let rules = merge_selectors(&rules).map_err(|_| "unmatched".to_string())?;
+        User::new(b"u", false).with_rules(&rules, false)
+    }
+
+    fn run(u: &User, line: &[&str]) -> Result<(), Denied> {
+        let args: Vec<&[u8]> = line.iter().map(|a| a.as_bytes()).collect();
+        let Some(Ok(spec)) = table::resolve(&args) else {
+            panic!("unknown {line:?}")
+        };
+        check(u, spec, &args)
+    }
+
+    #[test]
+    fn rules_describe_back_to_the_same_user() {
+        let u = user(&[
+            "on",
+            ">pw",
+            "~a*",
+            "%R~r*",
+            "%W~w*",
+            "&ch",
+            "+@hash",
+            "-hdel",
+            "+config|get",
+            "(+get",
+            "~x*)",
+        ])
+        .unwrap();
+        let text = u.describe();
+        assert_eq!(
+            text,
+            format!(
+                "on #{} ~a* %R~r* %W~w* resetchannels &ch -@all +@hash -hdel +config|get (~x* resetchannels -@all +get)",
+                hash_password(b"pw")
+            )
+        );
+        let words: Vec<Vec<u8>> = text.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+        let again = User::new(b"u", false)
+            .with_rules(&merge_selectors(&words).unwrap(), false)
+            .unwrap();
+        assert_eq!(again, u);
+    }
+
+    #[test]
+    fn a_bad_rule_is_refused_with_redis_text() {
+        let e = user(&["on", "+nosuch"]).unwrap_err();
+        assert_eq!(
+            e,
+            "Error in ACL SETUSER modifier '+nosuch': Unknown command or category name in ACL"
+        );
+        assert!(user(&["allkeys", "~x"])
+            .unwrap_err()
+            .contains("'allkeys' flag"));
+        assert!(user(&["#abc"])
+            .unwrap_err()
+            .contains("exactly 64 characters"));
+        assert!(user(&["+config|get|x"]).is_err());
+        assert!(user(&["(+get"]).is_err());
+    }
+
+    #[test]
+    fn commands_keys_and_channels_are_checked() {
+        let u = user(&[
+            "on",
+            "nopass",
+            "%R~r*",
+            "~k*",
+            "&news",
+            "+get",
+            "+set",
+            "+publish",
+            "+select|0",
+        ])
+        .unwrap();
+        assert_eq!(run(&u, &["get", "r1"]), Ok(()));
+        assert_eq!(run(&u, &["set", "r1", "v"]), Err(Denied::Key(1)));
+        assert_eq!(run(&u, &["set", "k1", "v"]), Ok(()));
+        assert_eq!(run(&u, &["del", "k1"]), Err(Denied::Command));
+        assert_eq!(run(&u, &["publish", "news", "m"]), Ok(()));
+        assert_eq!(run(&u, &["publish", "sport", "m"]), Err(Denied::Channel(1)));
+        assert_eq!(run(&u, &["select", "0"]), Ok(()));
+        assert_eq!(run(&u, &["select", "1"]), Err(Denied::Command));
+        // No-auth commands run for everyone.
+        assert_eq!(run(&u, &["auth", "x"]), Ok(()));
+        assert!(User::default_user().unrestricted);
+    }
+}
