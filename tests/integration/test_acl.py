@@ -7,6 +7,9 @@ lines and a malformed aclfile refusing to start."""
 
 import hashlib
 import os
+import time
+
+import pytest
 
 from resp import plain
 from server import ORACLE_BIN, ServerProcess, base_args, free_port
@@ -306,3 +309,42 @@ def test_user_directive_and_config_rewrite(blinkdb_binary, tmp_path):
             assert "Error in user declaration 'kim': Syntax error" in bad.log_text()
         finally:
             bad.stop()
+
+
+def wait_for(cond, what, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.parametrize("master_kind", ["blinkdb", "redis"])
+def test_replica_logs_in_with_masteruser(blinkdb_binary, tmp_path, master_kind):
+    """A least-privilege replication user, both ways with redis-server."""
+    binaries = {"blinkdb": blinkdb_binary, "redis": ORACLE_BIN}
+    replica_kind = "redis" if master_kind == "blinkdb" else "blinkdb"
+    mdir = str(tmp_path / "master")
+    os.makedirs(mdir)
+    conf = os.path.join(mdir, "m.conf")
+    with open(conf, "w") as f:
+        f.write("user repl on >rp +psync +replconf +ping\n")
+    port = free_port()
+    master = ServerProcess(binaries[master_kind], mdir, port=port,
+                           args=[conf] + base_args(port, mdir))
+    replica = None
+    try:
+        replica = start_with(binaries[replica_kind], str(tmp_path / "replica"),
+                             "--replicaof", "127.0.0.1", str(master.port),
+                             "--masteruser", "repl", "--masterauth", "rp")
+        with master.connect() as m, replica.connect() as r:
+            assert m.call("SET", "k", "v").raw == b"+OK\r\n"
+            wait_for(lambda: r.call("GET", "k").raw == b"$1\r\nv\r\n", "the write on the replica")
+            # The replication user may not run anything else.
+            assert m.call("ACL", "DRYRUN", "repl", "get", "k").value.startswith(
+                b"This user has no permissions to run the 'get' command")
+    finally:
+        if replica is not None:
+            replica.stop()
+        master.stop()
