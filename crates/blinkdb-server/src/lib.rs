@@ -1,7 +1,6 @@
 //! BlinkDB server: network, protocol, commands and configuration on top of
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
-pub mod acl;
 pub mod algo;
 pub mod client;
 pub mod cluster;

@@ -471,7 +471,7 @@ pub struct Client {
     pub proto: u8,
     pub authenticated: bool,
     /// The ACL user (`default` until AUTH), as of ACL version `acl_version`.
-    pub user: Arc<crate::acl::User>,
+    pub user: Arc<crate::server::acl::User>,
     pub acl_version: u64,
     pub info: Arc<ClientInfo>,
     /// Highest log position written by this batch of commands.

@@ -1,12 +1,12 @@
 //! ACL SETUSER/GETUSER/DELUSER/USERS/LIST/WHOAMI/CAT/GENPASS/LOG/SAVE/LOAD/
-//! DRYRUN/HELP, with Redis 7.0's replies; the users live in `crate::acl`.
+//! DRYRUN/HELP, with Redis 7.0's replies; the users live in `crate::server::acl`.
 
 use super::args::*;
 use super::table;
 use super::Ctx;
-use crate::acl::check::Denied;
-use crate::acl::{self, User};
 use crate::protocol::{Args, Out};
+use crate::server::acl::check::Denied;
+use crate::server::acl::{self, User};
 
 /// ACL SETUSER hides every argument after the name in MONITOR and SLOWLOG.
 pub fn redact_setuser(_args: &[&[u8]], hide: &mut [bool]) {

@@ -316,8 +316,9 @@ fn convert_small_zset(ctx: &mut Ctx, key: &[u8]) {
 fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
     // BY and GET patterns name any key: only a user who may read every key
     // may use them.
-    let full_read = super::table::lookup(args[0])
-        .is_none_or(|spec| crate::acl::check::unrestricted_read(&ctx.client.user, spec, args));
+    let full_read = super::table::lookup(args[0]).is_none_or(|spec| {
+        crate::server::acl::check::unrestricted_read(&ctx.client.user, spec, args)
+    });
     let mut req = match parse(args, readonly, full_read) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(e),

@@ -15,11 +15,11 @@
 //! arity, noscript, read-only script, write refusals); the AOF's to the
 //! table and arity only.
 
-use crate::acl::{self, check::Denied};
 use crate::client::Client;
 use crate::commands::table::{self, props, CommandSpec};
 use crate::commands::{multi, unknown_command, unknown_subcommand_text};
 use crate::protocol::{Args, Out};
+use crate::server::acl::{self, check::Denied};
 use crate::server::state::Shared;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;

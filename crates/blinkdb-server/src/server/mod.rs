@@ -1,5 +1,6 @@
 //! Start-up, background cycles and graceful shutdown.
 
+pub mod acl;
 pub mod logging;
 pub mod logo;
 pub mod process;

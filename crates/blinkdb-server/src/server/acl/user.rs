@@ -259,8 +259,8 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::acl::check::{check, Denied};
     use crate::commands::table;
+    use crate::server::acl::check::{check, Denied};
 
     fn user(rules: &[&str]) -> Result<User, String> {
         let rules: Vec<Vec<u8>> = rules.iter().map(|r| r.as_bytes().to_vec()).collect();
