@@ -348,7 +348,10 @@ fn load(ctx: &mut Ctx) {
 /// The user a connection runs as now: its own, or the new version of it
 /// after an ACL change.
 #[inline]
-pub fn current_user(shared: &crate::server::state::Shared, client: &mut crate::client::Client) {
+pub fn current_user(
+    shared: &crate::server::state::Shared,
+    client: &mut crate::exec::session::Client,
+) {
     let v = shared.acl.version();
     if v != client.acl_version {
         client.acl_version = v;
@@ -391,7 +394,7 @@ pub fn authenticate(ctx: &mut Ctx, user: &[u8], pass: &[u8], object: &[u8]) -> b
 /// Adds an ACL LOG entry and counts the refusal (INFO acl_access_denied_*).
 pub fn add_log_entry(
     shared: &crate::server::state::Shared,
-    client: &crate::client::Client,
+    client: &crate::exec::session::Client,
     reason: acl::log::Reason,
     context: acl::log::Context,
     object: &[u8],
