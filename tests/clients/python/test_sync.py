@@ -169,3 +169,31 @@ def test_collections_round_trip(client):
     assert r.blmove(p + "l", p + "l2", 1, "RIGHT", "LEFT") == b"c"
     assert r.bzpopmax(p + "z", timeout=1) == (p.encode() + b"z", b"m3", float("inf"))
     assert r.blpop([p + "empty"], timeout=0.05) is None
+
+
+@pytest.mark.parametrize("protocol", [3, 2])
+def test_acl_user_with_username(protocol):
+    """An ACL user through redis-py's username= (HELLO 3 AUTH in RESP3, AUTH
+    user pass in RESP2): its key pattern and command rules apply."""
+    admin = redis.Redis(host=HOST, port=PORT)
+    user = f"clients-py-{protocol}"
+    admin.acl_setuser(user, enabled=True, passwords=["+secret"], keys=[f"{PREFIX}acl:*"],
+                      commands=["+get", "+set", "+ping"], reset=True)
+    try:
+        r = redis.Redis(host=HOST, port=PORT, username=user, password="secret",
+                        protocol=protocol)
+        assert r.ping()
+        assert r.set(f"{PREFIX}acl:k", b"v")
+        assert r.get(f"{PREFIX}acl:k") == b"v"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            r.get("outside")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            r.delete(f"{PREFIX}acl:k")
+        with pytest.raises(redis.exceptions.AuthenticationError):
+            redis.Redis(host=HOST, port=PORT, username=user, password="wrong",
+                        protocol=protocol).ping()
+        r.close()
+    finally:
+        admin.delete(f"{PREFIX}acl:k")
+        admin.acl_deluser(user)
+        admin.close()

@@ -198,6 +198,11 @@ pub struct ClientInfo {
     pub usage: Usage,
     /// The WATCH state while keys are watched (CLIENT LIST flag `d` once one changed).
     watch: Mutex<Option<Arc<blinkdb_engine::WatchFlag>>>,
+    /// The ACL user's name (CLIENT LIST, CLIENT KILL USER, ACL changes).
+    user: Mutex<Arc<[u8]>>,
+    /// Authenticated from the start: the default user needed no password
+    /// when the connection was accepted (Redis decides it in createClient).
+    pub open_at_accept: AtomicBool,
 }
 
 impl ClientInfo {
@@ -226,7 +231,17 @@ impl ClientInfo {
             tracking: Default::default(),
             usage: Usage::default(),
             watch: Mutex::new(None),
+            user: Mutex::new(Arc::from(&b"default"[..])),
+            open_at_accept: AtomicBool::new(true),
         }
+    }
+
+    pub fn user_name(&self) -> Arc<[u8]> {
+        self.user.lock().clone()
+    }
+
+    pub fn set_user_name(&self, name: &[u8]) {
+        *self.user.lock() = Arc::from(name);
     }
 
     pub fn set_watch(&self, flag: Option<Arc<blinkdb_engine::WatchFlag>>) {
@@ -432,7 +447,7 @@ impl ClientInfo {
         let (qbuf, qbuf_free) = (load(&self.qbuf), load(&self.qbuf_free));
         let tot_mem = omem + self.memory_besides_output();
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll={} omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.addr,
             self.laddr,
@@ -458,6 +473,7 @@ impl ClientInfo {
             tot_mem,
             if pending > 0 { "rw" } else { "r" },
             self.last_cmd_name(),
+            String::from_utf8_lossy(&self.user_name()),
             self.tracking.redirect_shown(),
             self.proto.load(Ordering::Relaxed),
             lib.0,

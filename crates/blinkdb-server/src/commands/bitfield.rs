@@ -303,6 +303,33 @@ fn write(ctx: &mut Ctx, args: &Args, ops: &[Op], highest: u64) {
     });
 }
 
+/// BITFIELD's key flags (Redis's bitfieldGetKeys): read-only access when
+/// every operation is a GET (OVERFLOW aside), else read-write; an operation
+/// it cannot read counts as a write.
+pub fn bitfield_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
+    use super::spec::{KEY_ACCESS, KEY_RO, KEY_RW, KEY_UPDATE};
+    let mut readonly = true;
+    let mut i = 2;
+    while i < argv.len() {
+        let rem = argv.len() - i - 1;
+        let arg = argv[i];
+        if arg.eq_ignore_ascii_case(b"get") && rem >= 2 {
+            i += 3;
+        } else if arg.eq_ignore_ascii_case(b"overflow") && rem >= 1 {
+            i += 2;
+        } else {
+            readonly = false;
+            break;
+        }
+    }
+    let flags = if readonly {
+        KEY_RO | KEY_ACCESS
+    } else {
+        KEY_RW | KEY_ACCESS | KEY_UPDATE
+    };
+    Some(smallvec::smallvec![(1, flags)])
+}
+
 use super::table::cmd;
 
 /// This family's entries of the command table (`commands/table.rs` gathers
@@ -310,6 +337,7 @@ use super::table::cmd;
 #[rustfmt::skip]
 pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     cmd!("bitfield", -2, W, KEY1, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", bitfield;
+        getkeys: Some(bitfield_keys),
         acl: acl::BITMAP,
         complexity: "O(1) for each subcommand specified",
         keys: "RW,access,update,variable_flags index:1 range:0:1:0 | This command allows both access and modification of the key",

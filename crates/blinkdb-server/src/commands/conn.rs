@@ -52,7 +52,12 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.client.set_proto(2);
     ctx.out.proto = 2;
     ctx.client.set_name(None);
-    ctx.client.authenticated = ctx.shared.settings().requirepass.is_none();
+    // Back to the default user, authenticated when it needs no password.
+    let user = ctx.shared.acl.default_user();
+    ctx.client.authenticated = user.nopass && user.enabled;
+    ctx.client.info.set_user_name(&user.name);
+    ctx.client.user = user;
+    ctx.client.acl_version = ctx.shared.acl.version();
     if ctx.client.monitor.take().is_some() {
         ctx.shared.monitors.remove(ctx.client.id);
     }
@@ -66,24 +71,14 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.out.simple("RESET");
 }
 
-/// Checks a password for the default user (the only user).
-fn password_ok(ctx: &Ctx, user: &[u8], pass: &[u8]) -> bool {
-    if user != b"default" {
-        return false;
-    }
-    match &ctx.shared.settings().requirepass {
-        None => true,
-        Some(p) => p.as_bytes() == pass,
-    }
-}
-
 const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
 
 pub fn auth(ctx: &mut Ctx, args: &Args) {
     if args.len() > 3 {
         return ctx.syntax_error();
     }
-    if args.len() == 2 && ctx.shared.settings().requirepass.is_none() {
+    let default_nopass = ctx.shared.acl.default_user().nopass;
+    if args.len() == 2 && default_nopass {
         return ctx.out.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
     }
     let (user, pass): (&[u8], &[u8]) = if args.len() == 2 {
@@ -91,8 +86,7 @@ pub fn auth(ctx: &mut Ctx, args: &Args) {
     } else {
         (args[1], args[2])
     };
-    if password_ok(ctx, user, pass) {
-        ctx.client.authenticated = true;
+    if super::acl::authenticate(ctx, user, pass, args[0]) {
         ctx.out.ok();
     } else {
         ctx.out.error(WRONGPASS);
@@ -124,10 +118,9 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     while j < args.len() {
         let more = args.len() - j - 1;
         if eq_ic(args[j], "auth") && more >= 2 {
-            if !password_ok(ctx, args[j + 1], args[j + 2]) {
+            if !super::acl::authenticate(ctx, args[j + 1], args[j + 2], args[0]) {
                 return ctx.out.error(WRONGPASS);
             }
-            ctx.client.authenticated = true;
             j += 3;
         } else if eq_ic(args[j], "setname") && more >= 1 {
             setname = Some(args[j + 1]);
@@ -467,6 +460,7 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
     let mut laddr: Option<String> = None;
     let mut skipme = true;
     let mut kind: Option<ClientType> = None;
+    let mut user: Option<&[u8]> = None;
     for pair in args[2..].chunks(2) {
         let v = String::from_utf8_lossy(pair[1]).into_owned();
         if eq_ic(pair[0], "type") {
@@ -478,9 +472,10 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
                 _ => return ctx.out.error(&format!("ERR Unknown client type '{v}'")),
             });
         } else if eq_ic(pair[0], "user") {
-            if v != "default" {
+            if ctx.shared.acl.get(pair[1]).is_none() {
                 return ctx.out.error(&format!("ERR No such user '{v}'"));
             }
+            user = Some(pair[1]);
         } else if eq_ic(pair[0], "id") {
             match parse_i64(pair[1]).filter(|n| *n > 0) {
                 Some(n) => id = Some(n as u64),
@@ -507,6 +502,7 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
                 && id.is_none_or(|i| c.id == i)
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
+                && user.is_none_or(|u| *c.user_name() == *u)
         },
         me,
     );

@@ -113,7 +113,11 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     }
     if eq_ic(sub, "config-rewrite-force-all") && args.len() == 2 {
         // CONFIG REWRITE, writing every option, defaults included.
-        return match ctx.shared.config().rewrite(true) {
+        return match ctx
+            .shared
+            .config()
+            .rewrite(true, &super::acl::config_user_lines(ctx.shared))
+        {
             Ok(()) => ctx.out.ok(),
             Err(e) => ctx
                 .out

@@ -407,6 +407,59 @@ fn apply(ctx: &mut Ctx, db: usize, copy: bool, sent: &[&[u8]], replies: &[Vec<u8
     });
 }
 
+/// MIGRATE's keys (Redis's migrateGetKeys): the key argument, or those after
+/// KEYS when the key argument is empty (COPY, REPLACE, AUTH pass and AUTH2
+/// user pass skipped on the way).
+pub fn migrate_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
+    use super::spec::{KEY_ACCESS, KEY_RW};
+    const KEY_DELETE: u16 = 1 << 7;
+    let (mut first, mut num) = (3usize, 1usize);
+    let mut i = 6;
+    while i < argv.len() {
+        let a = argv[i];
+        if a.eq_ignore_ascii_case(b"keys") {
+            if !argv[3].is_empty() {
+                return Some(Default::default());
+            }
+            first = i + 1;
+            num = argv.len() - first;
+            break;
+        }
+        if a.eq_ignore_ascii_case(b"auth") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        }
+        i += 1;
+    }
+    let flags = KEY_RW | KEY_ACCESS | KEY_DELETE;
+    Some((first..first + num).map(|p| (p, flags)).collect())
+}
+
+/// MIGRATE's AUTH password and AUTH2 user and password are hidden in
+/// MONITOR and SLOWLOG (as Redis's migrateCommand redacts them while it
+/// reads its options).
+pub fn redact_migrate(argv: &[&[u8]], hide: &mut [bool]) {
+    let mut j = 6;
+    while j < argv.len() {
+        let more = argv.len() - 1 - j;
+        let a = argv[j];
+        if a.eq_ignore_ascii_case(b"copy") || a.eq_ignore_ascii_case(b"replace") {
+        } else if a.eq_ignore_ascii_case(b"auth") && more >= 1 {
+            hide[j + 1] = true;
+            j += 1;
+        } else if a.eq_ignore_ascii_case(b"auth2") && more >= 2 {
+            hide[j + 1] = true;
+            hide[j + 2] = true;
+            j += 2;
+        } else {
+            // KEYS (the rest are keys) or an error: nothing more to hide.
+            break;
+        }
+        j += 1;
+    }
+}
+
 use super::table::cmd;
 
 /// This family's entries of the command table (`commands/table.rs` gathers
@@ -414,8 +467,9 @@ use super::table::cmd;
 #[rustfmt::skip]
 pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate;
+        getkeys: Some(migrate_keys),
+        redact: Some(redact_migrate),
         props: props::MIGRATING_OK,
-        redact: Some(super::monitor::redact_migrate),
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
         keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",

@@ -2,6 +2,7 @@
 //! Admission and the call around a handler are in `exec/`.
 
 pub mod access;
+pub mod acl;
 pub mod args;
 mod bitfield;
 mod bitops;

@@ -148,7 +148,7 @@ use super::table::cmd;
 pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     // pub/sub
     cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", subscribe;
-        props: props::SUBSCRIBED_OK,
+        props: props::SUBSCRIBED_OK | props::SUBSCRIBES,
         complexity: "O(N) where N is the number of channels to subscribe to.",
         args: "channel:string*"),
     cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", unsubscribe;
@@ -156,7 +156,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         complexity: "O(N) where N is the number of clients already subscribed to a channel.",
         args: "channel:string?*"),
     cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", psubscribe;
-        props: props::SUBSCRIBED_OK,
+        props: props::SUBSCRIBED_OK | props::SUBSCRIBES | props::PATTERN_CHANNELS,
         complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
         args: "pattern:block*(pattern:pattern)"),
     cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", punsubscribe;
@@ -164,7 +164,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
         args: "pattern:pattern?*"),
     cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", ssubscribe;
-        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS | props::SUBSCRIBES,
         complexity: "O(N) where N is the number of shard channels to subscribe to.",
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string*"),
@@ -174,10 +174,11 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         keys: "not_key index:1 range:-1:1:0",
         args: "shardchannel:string?*"),
     cmd!("publish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, NOKEYS, "pubsub", "2.0.0", "Post a message to a channel", publish;
+        props: props::PUBLISHES,
         complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
         args: "channel:string message:string"),
     cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", spublish;
-        props: props::SHARD_CHANNELS,
+        props: props::SHARD_CHANNELS | props::PUBLISHES,
         complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
         keys: "not_key index:1 range:0:1:0",
         args: "shardchannel:string message:string"),

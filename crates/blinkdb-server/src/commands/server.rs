@@ -89,7 +89,11 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             }
             ctx.out.ok();
         }
-        "rewrite" if args.len() == 2 => match ctx.shared.config().rewrite(false) {
+        "rewrite" if args.len() == 2 => match ctx
+            .shared
+            .config()
+            .rewrite(false, &super::acl::config_user_lines(ctx.shared))
+        {
             Ok(()) => ctx.out.ok(),
             Err(e) => ctx.out.error(&format!("ERR {e}")),
         },

@@ -78,7 +78,11 @@ fn c_str(s: &[u8]) -> &[u8] {
     &s[..s.iter().position(|&b| b == 0).unwrap_or(s.len())]
 }
 
-fn parse<'a>(args: &Args<'a>, readonly: bool) -> Result<Request<'a>, &'static str> {
+fn parse<'a>(
+    args: &Args<'a>,
+    readonly: bool,
+    full_read: bool,
+) -> Result<Request<'a>, &'static str> {
     let mut req = Request {
         desc: false,
         alpha: false,
@@ -112,9 +116,14 @@ fn parse<'a>(args: &Args<'a>, readonly: bool) -> Result<Request<'a>, &'static st
             // Once set, a later BY with a pattern does not clear it (as Redis).
             if !c_str(pattern).contains(&b'*') {
                 req.dontsort = true;
+            } else if !full_read {
+                return Err("ERR BY option of SORT denied due to insufficient ACL permissions.");
             }
             j += 1;
         } else if eq_ic(a, "get") && left >= 1 {
+            if !full_read {
+                return Err("ERR GET option of SORT denied due to insufficient ACL permissions.");
+            }
             req.gets.push(args[j + 1]);
             j += 1;
         } else {
@@ -305,7 +314,12 @@ fn convert_small_zset(ctx: &mut Ctx, key: &[u8]) {
 }
 
 fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
-    let mut req = match parse(args, readonly) {
+    // BY and GET patterns name any key: only a user who may read every key
+    // may use them.
+    let full_read = super::table::lookup(args[0]).is_none_or(|spec| {
+        crate::server::acl::check::unrestricted_read(&ctx.client.user, spec, args)
+    });
+    let mut req = match parse(args, readonly, full_read) {
         Ok(r) => r,
         Err(e) => return ctx.out.error(e),
     };

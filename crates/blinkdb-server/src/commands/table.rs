@@ -8,9 +8,10 @@
 //! key-spec and argument syntax is described in `spec.rs`.
 
 use super::{
-    access, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo, hash, hyperloglog,
-    keys, latency, lcs, list, migrate, monitor, multi, object, pubsub, scripting, server, set,
-    slowlog, sort, stream, stream_group, stream_info, strings, zrange, zset, zsetops, Handler,
+    access, acl as acl_family, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo,
+    hash, hyperloglog, keys, latency, lcs, list, migrate, monitor, multi, object, pubsub,
+    scripting, server, set, slowlog, sort, stream, stream_group, stream_info, strings, zrange,
+    zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -84,6 +85,13 @@ pub mod props {
     /// Sets the ASKING state the next command uses (ASKING): it does not
     /// clear it.
     pub const SETS_ASKING: u32 = 1 << 11;
+    /// Its first argument is a channel it publishes to (ACL channel rules).
+    pub const PUBLISHES: u32 = 1 << 12;
+    /// Its arguments are channels it subscribes to (ACL channel rules).
+    pub const SUBSCRIBES: u32 = 1 << 13;
+    /// The channels it subscribes to are patterns: ACL rules match them
+    /// literally.
+    pub const PATTERN_CHANNELS: u32 = 1 << 14;
 }
 
 /// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.
@@ -418,6 +426,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     conn::COMMANDS,
     multi::COMMANDS,
     command::COMMANDS,
+    acl_family::COMMANDS,
     server::COMMANDS,
     object::COMMANDS,
     slowlog::COMMANDS,

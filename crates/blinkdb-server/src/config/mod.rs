@@ -121,6 +121,9 @@ pub struct Config {
     /// The owners' checks of their options' values (the server registers
     /// them: `server::CONFIG_CHECKS`).
     checks: &'static [Check],
+    /// `user <name> <rules...>` directives, in order: (line number, line,
+    /// the words after `user`), applied by the ACL at startup.
+    pub users: Vec<(usize, String, Vec<Vec<u8>>)>,
 }
 
 impl Config {
@@ -139,6 +142,7 @@ impl Config {
             file: None,
             load_rdb: None,
             checks,
+            users: Vec::new(),
         }
     }
 
@@ -203,6 +207,11 @@ impl Config {
             let Some((name, values)) = words.split_first() else {
                 continue;
             };
+            if name.eq_ignore_ascii_case("user") && !values.is_empty() {
+                let rules = values.iter().map(|v| v.as_bytes().to_vec()).collect();
+                self.users.push((n + 1, line.to_string(), rules));
+                continue;
+            }
             self.set_line(name, values, &mut save_seen)
                 .map_err(|e| at(&e))?;
         }
@@ -309,19 +318,21 @@ impl Config {
     /// that differ from their defaults.
     /// With `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL), every option is
     /// written, defaults included.
-    pub fn rewrite(&self, force_all: bool) -> Result<(), String> {
+    /// `users`: the `user` lines to write (none when an ACL file holds them).
+    pub fn rewrite(&self, force_all: bool, users: &[String]) -> Result<(), String> {
         let path = self
             .file
             .as_ref()
             .ok_or("The server is running without a config file")?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        let text = self.rewritten_text(&old, force_all);
+        let text = self.rewritten_text(&old, force_all, users);
         write_atomically(path, text.as_bytes()).map_err(|e| format!("Rewriting config file: {e}"))
     }
 
-    fn rewritten_text(&self, old: &str, force_all: bool) -> String {
+    fn rewritten_text(&self, old: &str, force_all: bool, users: &[String]) -> String {
         let mut written = std::collections::HashSet::new();
         let mut out = String::new();
+        let mut users_written = false;
         for line in old.lines() {
             // The directive as `apply_text` reads it (quotes, a NUL ends the
             // line): a line read as an option must be replaced, or it would
@@ -331,6 +342,16 @@ impl Config {
                 .first()
                 .map(|w| String::from_utf8_lossy(w).into_owned())
                 .unwrap_or_default();
+            if first.eq_ignore_ascii_case("user") && !line.trim_start().starts_with('#') {
+                // The users replace the first `user` line, as Redis's rewrite.
+                if !std::mem::replace(&mut users_written, true) {
+                    for u in users {
+                        out.push_str(u);
+                        out.push('\n');
+                    }
+                }
+                continue;
+            }
             match find(&first).filter(|_| !line.trim_start().starts_with('#')) {
                 Some(def) if written.insert(def.name) => {
                     let value = Self::shown(def.name, self.get(def.name));
@@ -349,6 +370,12 @@ impl Config {
             if !written.contains(def.name) && (force_all || self.get(def.name) != default) {
                 let value = Self::shown(def.name, self.get(def.name));
                 out.push_str(&Self::rewritten_line(def.name, &value));
+            }
+        }
+        if !users_written {
+            for u in users {
+                out.push_str(u);
+                out.push('\n');
             }
         }
         out
@@ -563,14 +590,16 @@ mod tests {
             );
         }
         let c = Config::new(&[]);
-        assert!(c.rewritten_text(text, false).contains("port 6379") || !text.contains("\nport "));
+        assert!(
+            c.rewritten_text(text, false, &[]).contains("port 6379") || !text.contains("\nport ")
+        );
     }
 
     #[test]
     fn rewrite_keeps_comments_and_updates_values() {
         let mut c = Config::new(&[]);
         c.set_runtime("maxclients", "50").unwrap();
-        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n", false);
+        let text = c.rewritten_text("# hello\nport 6379\nmaxclients 10\n", false, &[]);
         assert!(text.contains("# hello\n"));
         assert!(text.contains("maxclients 50\n"));
         assert!(c.set_runtime("databases", "1").is_err());
@@ -584,7 +613,7 @@ mod tests {
         let mut c = Config::new(&[]);
         c.set_runtime("maxclients", "50").unwrap();
         let old = "maxclients 10\n\"maxclients\" 7\nmaxclients\0junk 8\n";
-        let text = c.rewritten_text(old, false);
+        let text = c.rewritten_text(old, false, &[]);
         assert_eq!(text, "maxclients 50\n");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("blinkdb.conf");

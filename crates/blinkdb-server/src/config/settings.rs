@@ -18,6 +18,11 @@ pub struct Settings {
     pub logfile: Option<String>,
     pub pidfile: Option<String>,
     pub requirepass: Option<String>,
+    /// The ACL file (`aclfile`), if any.
+    pub aclfile: Option<String>,
+    /// acl-pubsub-default allchannels: new users may use every channel.
+    pub acl_pubsub_all: bool,
+    pub acllog_max_len: usize,
     pub protected_mode: bool,
     pub maxclients: usize,
     pub timeout_secs: u64,
@@ -184,6 +189,9 @@ impl Config {
             logfile: opt_str("logfile"),
             pidfile: opt_str("pidfile"),
             requirepass: opt_str("requirepass"),
+            aclfile: opt_str("aclfile"),
+            acl_pubsub_all: self.get("acl-pubsub-default") == "allchannels",
+            acllog_max_len: self.int("acllog-max-len") as usize,
             protected_mode: self.flag("protected-mode"),
             maxclients: self.int("maxclients") as usize,
             timeout_secs: self.int("timeout") as u64,

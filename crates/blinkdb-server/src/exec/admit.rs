@@ -19,6 +19,7 @@ use crate::commands::table::{self, props, CommandSpec};
 use crate::commands::{multi, unknown_command, unknown_subcommand_text};
 use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
+use crate::server::acl::{self, check::Denied};
 use crate::server::state::Shared;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
@@ -122,6 +123,10 @@ pub fn admit(
             reject(shared, client, out, spec, &msg);
             Verdict::Refused
         }
+        Some(Refusal::Exec(msg)) => {
+            out.error(&msg);
+            Verdict::Refused
+        }
         Some(Refusal::Redirected(msg)) => {
             if let Some(i) = spec.index() {
                 crate::exec::stats::record_rejected(i);
@@ -140,6 +145,8 @@ enum Refusal {
     /// Served by another cluster node (MOVED, ASK...): an EXEC has already
     /// discarded its transaction, and the redirection is not an EXECABORT.
     Redirected(String),
+    /// Refused by the ACL inside EXEC: a plain error in EXEC's replies.
+    Exec(String),
 }
 
 /// Refuses a command before it runs, as Redis's rejectCommand: counted as
@@ -184,7 +191,26 @@ fn refusal(
     if !authorized(client, spec) {
         return rejected("NOAUTH Authentication required.".into());
     }
+    if client.multi.is_some() && spec.has(table::NO_MULTI) {
+        return rejected("ERR Command not allowed inside a transaction".into());
+    }
     let from_master = client.info.is_master();
+    if !from_master {
+        if let Err(denied) = acl_check(shared, client, spec, args) {
+            let context = if client.multi.is_some() || client.in_exec {
+                acl::log::Context::Multi
+            } else {
+                acl::log::Context::Toplevel
+            };
+            log_denied(shared, client, spec, args, denied, context);
+            if client.in_exec {
+                // Rules changed since the command was queued: its reply in
+                // EXEC's array is the error, the others still run.
+                return Some(Refusal::Exec(exec_time_reason(denied)));
+            }
+            return rejected(denied_text(spec, denied).into());
+        }
+    }
     if let Some(cluster) = &shared.cluster {
         // What our master sends runs as sent (Redis skips CLIENT_MASTER).
         if !from_master {
@@ -197,9 +223,6 @@ fn refusal(
                 return Some(Refusal::Redirected(err));
             }
         }
-    }
-    if client.multi.is_some() && spec.has(table::NO_MULTI) {
-        return rejected("ERR Command not allowed inside a transaction".into());
     }
     if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
         return rejected("LOADING BlinkDB is loading the dataset in memory".into());
@@ -253,6 +276,66 @@ fn refusal(
 #[inline]
 fn authorized(client: &Client, spec: &CommandSpec) -> bool {
     client.authenticated || spec.has(table::NO_AUTH)
+}
+
+/// The ACL check: the client's user (taken again if the rules changed)
+/// against the command, its keys and channels. Most users may run
+/// anything, and pay one atomic load and a flag test.
+#[inline]
+fn acl_check(
+    shared: &Shared,
+    client: &mut Client,
+    spec: &'static CommandSpec,
+    args: &Args,
+) -> Result<(), Denied> {
+    crate::commands::acl::current_user(shared, client);
+    if client.user.unrestricted {
+        return Ok(());
+    }
+    acl::check::check(&client.user, spec, args)
+}
+
+/// Logs a refusal in ACL LOG (with the command, key or channel refused).
+fn log_denied(
+    shared: &Shared,
+    client: &Client,
+    spec: &CommandSpec,
+    args: &Args,
+    denied: Denied,
+    context: acl::log::Context,
+) {
+    let (reason, object) = match denied {
+        Denied::Command => (acl::log::Reason::Command, spec.name.as_bytes()),
+        Denied::Key(i) => (acl::log::Reason::Key, args[i]),
+        Denied::Channel(i) => (acl::log::Reason::Channel, args[i]),
+    };
+    let user = client.user.name.clone();
+    crate::commands::acl::add_log_entry(shared, client, reason, context, object, &user);
+}
+
+fn denied_text(spec: &CommandSpec, denied: Denied) -> String {
+    match denied {
+        Denied::Command => format!(
+            "NOPERM this user has no permissions to run the '{}' command",
+            spec.name
+        ),
+        Denied::Key(_) => {
+            "NOPERM this user has no permissions to access one of the keys used as arguments".into()
+        }
+        Denied::Channel(_) => {
+            "NOPERM this user has no permissions to access one of the channels used as arguments"
+                .into()
+        }
+    }
+}
+
+fn exec_time_reason(denied: Denied) -> String {
+    let reason = match denied {
+        Denied::Command => "no permission to execute the command or subcommand",
+        Denied::Key(_) => "no permission to touch the specified keys",
+        Denied::Channel(_) => "no permission to access one of the channels used as arguments",
+    };
+    format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}")
 }
 
 /// Whether any state that refuses writes, stale reads or memory is on.
@@ -319,6 +402,17 @@ fn script_verdict(
     }
     if spec.has(table::NOSCRIPT) {
         return refuse(out, "ERR This Redis command is not allowed from script");
+    }
+    if let Err(denied) = acl_check(shared, client, spec, args) {
+        log_denied(shared, client, spec, args, denied, acl::log::Context::Lua);
+        let why = match denied {
+            Denied::Command => "can't run this command or subcommand",
+            Denied::Key(_) => {
+                "can't access at least one of the keys mentioned in the command arguments"
+            }
+            Denied::Channel(_) => "can't publish to the channel mentioned in the command",
+        };
+        return refuse(out, &format!("ERR The user executing the script {why}"));
     }
     // May-replicate commands (PUBLISH...) count as writes here, as in Redis.
     if read_only && (spec.has(table::WRITE) || spec.has(table::MAY_REPLICATE)) {

@@ -16,6 +16,9 @@ pub struct Client {
     pub db: usize,
     pub proto: u8,
     pub authenticated: bool,
+    /// The ACL user (`default` until AUTH), as of ACL version `acl_version`.
+    pub user: Arc<crate::server::acl::User>,
+    pub acl_version: u64,
     pub info: Arc<ClientInfo>,
     /// Highest log position written by this batch of commands.
     pub pending_lsn: u64,
@@ -99,12 +102,16 @@ impl Client {
 
     pub fn new(info: Arc<ClientInfo>, shared: &Shared) -> Self {
         let settings = shared.settings();
+        let acl_version = shared.acl.version();
+        let user = shared.acl.default_user();
         info.usage
             .session_mem
             .store(std::mem::size_of::<Client>() as u64, Ordering::Relaxed);
         Client {
             settings_version: shared.settings_version(),
-            authenticated: settings.requirepass.is_none(),
+            authenticated: info.open_at_accept.load(Ordering::Relaxed),
+            user,
+            acl_version,
             settings,
             last_stats_flush_ms: 0,
             id: info.id,

@@ -57,6 +57,16 @@ pub fn section(shared: &Shared, o: &mut String) {
         if threaded { reads } else { 0 },
         if threaded { writes } else { 0 },
     );
+    // Redis 7.2's ACL refusal counts (7.0.15 has none; issue 40 asks for them).
+    let acl = &shared.acl;
+    let _ = write!(
+        o,
+        "acl_access_denied_auth:{}\r\nacl_access_denied_cmd:{}\r\nacl_access_denied_key:{}\r\nacl_access_denied_channel:{}\r\n",
+        l(&acl.denied_auth),
+        l(&acl.denied_cmd),
+        l(&acl.denied_key),
+        l(&acl.denied_channel),
+    );
     let (polls, poll_hits) = crate::net::busy_poll::counts();
     let _ = write!(
         o,

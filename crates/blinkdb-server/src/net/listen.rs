@@ -68,7 +68,7 @@ fn admission(shared: &Shared, peer: Option<IpAddr>) -> Option<&'static str> {
         return Some("-ERR max number of clients reached\r\n");
     }
     if let Some(ip) = peer {
-        if settings.protected_mode && settings.requirepass.is_none() && !ip.is_loopback() {
+        if settings.protected_mode && shared.acl.default_user().nopass && !ip.is_loopback() {
             return Some(DENIED);
         }
     }
@@ -109,6 +109,10 @@ async fn start<S: Socket + 'static>(
         origin,
         shared.clock(),
     ));
+    info.open_at_accept.store(
+        !shared.acl.auth_required(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     shared.register(info.clone());
     if !crate::net::io_threads::started() {
         tokio::spawn(serve(shared.clone(), sock, info));

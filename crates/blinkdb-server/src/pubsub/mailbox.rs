@@ -39,6 +39,11 @@ struct Inbox {
 }
 
 impl Mailbox {
+    /// The subscribing client, while it exists.
+    pub fn client(&self) -> Option<std::sync::Arc<ClientInfo>> {
+        self.info.upgrade()
+    }
+
     pub fn new(info: Weak<ClientInfo>, proto: u8) -> Arc<Mailbox> {
         Arc::new(Mailbox {
             inbox: Mutex::new(Inbox::default()),

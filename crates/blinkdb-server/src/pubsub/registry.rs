@@ -63,6 +63,26 @@ impl Registry {
         }
     }
 
+    /// The clients with a subscription that `pick` selects (name, kind,
+    /// client), each once.
+    pub fn subscribers_where(
+        &self,
+        pick: impl Fn(&[u8], Kind, &crate::client::ClientInfo) -> bool,
+    ) -> Vec<Arc<crate::client::ClientInfo>> {
+        let mut found: Vec<Arc<crate::client::ClientInfo>> = Vec::new();
+        for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+            for (name, list) in self.map(kind).read().iter() {
+                for m in list {
+                    let Some(info) = m.client() else { continue };
+                    if !found.iter().any(|f| f.id == info.id) && pick(name, kind, &info) {
+                        found.push(info);
+                    }
+                }
+            }
+        }
+        found
+    }
+
     pub fn add(&self, kind: Kind, name: &Bytes, mailbox: &Arc<Mailbox>) {
         self.map(kind)
             .write()

@@ -1,5 +1,6 @@
 //! Start-up, background cycles and graceful shutdown.
 
+pub mod acl;
 pub mod logging;
 pub mod logo;
 pub mod process;
@@ -65,8 +66,10 @@ pub async fn run(
     } else {
         None
     };
+    let users = config.users.clone();
     let mut shared = Shared::new(engine, config, on_loglevel, CONFIG_SET_EFFECTS);
     shared.cluster = cluster;
+    crate::commands::acl::load_at_startup(&shared, &users, &settings)?;
     let shared = shared.into_arc();
     crate::memory::note_startup(&shared);
     // Without an AOF the RDB file is the dataset, as in redis-server.
@@ -306,6 +309,7 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::persistence::ON_SET,
     crate::persistence::APPENDONLY_ON_SET,
     Shared::LOGLEVEL_ON_SET,
+    crate::commands::acl::ON_SET,
 ];
 
 /// The checks the options' owners register for their values (config knows

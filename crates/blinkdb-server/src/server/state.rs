@@ -126,6 +126,8 @@ pub struct Shared {
     pub notify: Arc<crate::pubsub::notify::Notifier>,
     /// Redis Cluster state, when `cluster-enabled yes` (cluster/).
     pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    /// ACL users, ACL LOG and the refusal counts (acl/).
+    pub acl: crate::server::acl::Acl,
     /// Serializes updates of the engine's interest mask.
     interest_update: Mutex<()>,
     stop: watch::Sender<Stop>,
@@ -193,6 +195,7 @@ impl Shared {
             replication,
             notify,
             cluster: None,
+            acl: crate::server::acl::Acl::new(),
             interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
