@@ -3,10 +3,10 @@
 //! connection task exists.
 
 use crate::client::ClientInfo;
-use crate::connection::serve;
-use crate::io_threads::Handoff;
-use crate::socket::Socket;
-use crate::state::Shared;
+use crate::net::connection::serve;
+use crate::net::io_threads::Handoff;
+use crate::net::socket::Socket;
+use crate::server::state::Shared;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -110,7 +110,7 @@ async fn start<S: Socket + 'static>(
         shared.clock(),
     ));
     shared.register(info.clone());
-    if !crate::io_threads::started() {
+    if !crate::net::io_threads::started() {
         tokio::spawn(serve(shared.clone(), sock, info));
         return;
     }
@@ -129,7 +129,7 @@ fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
     let serving = shared.clone();
     let start = Box::new(move || serve_handoff(serving, sock, info));
     // The thread is gone (only while the process exits): drop the client.
-    if !crate::io_threads::start_on_thread(start) {
+    if !crate::net::io_threads::start_on_thread(start) {
         shared.unregister(id);
     }
 }
@@ -142,7 +142,7 @@ fn serve_handoff(shared: Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
         Handoff::Tcp(s) => s.as_raw_fd(),
         Handoff::Unix(s) => s.as_raw_fd(),
     };
-    crate::busy_poll::register(fd);
+    crate::net::busy_poll::register(fd);
     let started = match sock {
         Handoff::Tcp(s) => tokio::net::TcpStream::from_std(s)
             .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
