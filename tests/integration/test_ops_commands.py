@@ -216,6 +216,9 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
         ("SET", "foo", b'b"a\nr\x00\xff'), ("GET", "foo"), ("SELECT", "3"), ("SET", "x", "1"),
         ("MULTI",), ("SET", "y", "2"), ("EXEC",), ("MULTI",), ("NOSUCH",), ("EXEC",),
         ("AUTH", "secret"), ("HELLO", "2", "AUTH", "u", "p"), ("CONFIG", "GET", "port"),
+        # Port 1 refuses: MIGRATE fails, and its secrets are hidden all the same.
+        ("MIGRATE", "127.0.0.1", "1", "key", "9", "5000", "AUTH", "pw"),
+        ("MIGRATE", "127.0.0.1", "1", "", "9", "5000", "COPY", "AUTH2", "u", "pw", "KEYS", "a"),
         ("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
          "1", "k", "v"),
         ("PING",),
@@ -227,7 +230,7 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
                 assert py(m.call("MONITOR")) == "OK"
                 for cmd in script:
                     c.call(*cmd)
-                lines = read_monitor(m, 15)
+                lines = read_monitor(m, 17)
                 port = str(c.sock.getsockname()[1])
                 shown = []
                 for line in lines:
@@ -243,6 +246,9 @@ def test_monitor_lines_match_redis(server_factory, tmp_path):
         assert '0 "SET" "foo" "b\\"a\\nr\\x00\\xff"' in seen[0]
         assert '3 "AUTH" "(redacted)"' in seen[0]
         assert '3 "HELLO" "2" "AUTH" "(redacted)" "(redacted)"' in seen[0]
+        assert '3 "MIGRATE" "127.0.0.1" "1" "key" "9" "5000" "AUTH" "(redacted)"' in seen[0]
+        assert ('3 "MIGRATE" "127.0.0.1" "1" "" "9" "5000" "COPY" "AUTH2" "(redacted)" '
+                '"(redacted)" "KEYS" "a"') in seen[0]
         # A script's commands follow it, from `lua`.
         at = [i for i, line in enumerate(seen[0]) if line.startswith('3 "EVAL"')][0]
         assert seen[0][at + 1:at + 3] == ['3 lua "set" "k" "v"', '3 lua "get" "k"']

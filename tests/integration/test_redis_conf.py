@@ -4,6 +4,7 @@ its options behave as in redis-server, run the same way side by side."""
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
@@ -110,6 +111,31 @@ def test_oom_score_adj_writes_proc(pair):
         assert c.call("CONFIG", "SET", "oom-score-adj", "no").raw == b"+OK\r\n"
         with open(path) as f:
             assert int(f.read()) == base
+
+
+def test_config_set_rolls_back_applied_steps(pair):
+    """A CONFIG SET whose port cannot be bound leaves the OOM score it had
+    already written as it was (unit/introspection's rollback test)."""
+    blink, _ = pair
+    path = f"/proc/{blink.pid}/oom_score_adj"
+    with open(path) as f:
+        base = int(f.read())
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    try:
+        with blink.connect() as c:
+            reply = c.call("CONFIG", "SET", "oom-score-adj", "yes", "oom-score-adj-values", "1 1 1",
+                           "maxmemory", "10000001", "port", str(taken.getsockname()[1]))
+            assert reply.raw.startswith(
+                b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port")
+            with open(path) as f:
+                assert int(f.read()) == base
+            assert c.call("CONFIG", "GET", "oom-score-adj").raw.endswith(b"$2\r\nno\r\n")
+            assert c.call("CONFIG", "GET", "maxmemory").raw.endswith(b"$1\r\n0\r\n")
+            assert c.call("PING").raw == b"+PONG\r\n"
+    finally:
+        taken.close()
 
 
 def test_oom_score_adj_from_the_file(blinkdb_binary, tmp_path):

@@ -415,6 +415,7 @@ use super::table::cmd;
 pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate;
         props: props::MIGRATING_OK,
+        redact: Some(super::monitor::redact_migrate),
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
         keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",

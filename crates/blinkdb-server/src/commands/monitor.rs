@@ -123,6 +123,28 @@ pub fn redact_hello(args: &[&[u8]], hide: &mut [bool]) {
     }
 }
 
+/// MIGRATE's AUTH password and AUTH2 pair, as far as its options parse
+/// (Redis hides them while it reads them).
+pub fn redact_migrate(args: &[&[u8]], hide: &mut [bool]) {
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        let a = args[j];
+        if a.eq_ignore_ascii_case(b"copy") || a.eq_ignore_ascii_case(b"replace") {
+            j += 1;
+        } else if a.eq_ignore_ascii_case(b"auth") && more >= 1 {
+            hide[j + 1] = true;
+            j += 2;
+        } else if a.eq_ignore_ascii_case(b"auth2") && more >= 2 {
+            hide[j + 1] = true;
+            hide[j + 2] = true;
+            j += 3;
+        } else {
+            break;
+        }
+    }
+}
+
 /// CONFIG SET's values of password options.
 pub fn redact_config_set(args: &[&[u8]], hide: &mut [bool]) {
     for j in (2..args.len()).step_by(2) {

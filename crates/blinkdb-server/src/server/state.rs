@@ -131,6 +131,7 @@ impl Shared {
         on_loglevel: crate::server::logging::LevelSetter,
         config_set_effects: &'static [OnSet<Shared>],
     ) -> Self {
+        crate::client::name_commands_with(|i| crate::commands::COMMANDS.get(i).map(|c| c.name));
         let settings = Arc::new(config.settings());
         let pubsub = Arc::new(crate::pubsub::Registry::default());
         let notify = Arc::new(crate::pubsub::notify::Notifier::new(pubsub.clone()));
@@ -254,13 +255,28 @@ impl Shared {
         // fail come first, then those that cannot, then the commit.
         let settings = Arc::new(next.settings());
         let changed = |o: &str| next.get(o) != cfg.get(o);
-        crate::config::hooks::run(
+        if let Err(e) = crate::config::hooks::run(
             self.config_set_effects,
             Stage::BeforeCommit,
             self,
             &settings,
             &changed,
-        )?;
+        ) {
+            // As Redis's rollback: the steps that ran are applied again with
+            // the old values (an OOM score set before a port that failed).
+            let old = Arc::new(cfg.settings());
+            let restored = crate::config::hooks::run(
+                self.config_set_effects,
+                Stage::BeforeCommit,
+                self,
+                &old,
+                &changed,
+            );
+            if let Err((name, err)) = restored {
+                tracing::warn!("Failed applying restored value for '{name}': {err}");
+            }
+            return Err(e);
+        }
         let old = std::mem::replace(&mut *cfg, next);
         let changed = |o: &str| cfg.get(o) != old.get(o);
         *self.settings.write() = settings.clone();
