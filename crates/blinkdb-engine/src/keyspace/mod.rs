@@ -1,6 +1,7 @@
 //! The in-memory index: entries, shards and the per-database shard array.
 
 pub mod access;
+mod dense;
 mod entry;
 mod shard;
 pub mod slots;

@@ -1,10 +1,9 @@
 //! One shard: a hash map of keys plus an ordered index of expiry times.
 
+use super::dense::DenseMap;
 use super::slots::SlotIndex;
 use super::watch::{WatchFlag, Watchers};
 use super::Entry;
-use hashbrown::hash_map::EntryRef;
-use hashbrown::HashMap;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -19,7 +18,7 @@ pub struct Shard {
     /// changing them, ahead of the shard's own copy (which skips them).
     preimage_epoch: u64,
     preimaged: hashbrown::HashSet<Key>,
-    map: HashMap<Key, Entry>,
+    map: DenseMap,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
     expires: Expires,
@@ -268,19 +267,15 @@ impl Shard {
         self.bytes += entry.accounted_bytes(key);
         // One probe of the table (a get_mut then an insert took two: a
         // fifth of an RDB load's inserting thread).
-        let old = match self.map.entry_ref(key) {
-            EntryRef::Occupied(mut slot) => Some(std::mem::replace(slot.get_mut(), entry)),
-            EntryRef::Vacant(slot) => {
-                slot.insert(entry);
-                if let Some(ix) = &self.slots {
-                    ix.add(key);
-                }
-                if let Some((bits, i)) = &self.bits {
-                    bits.occupied.raise(*i);
-                }
-                None
+        let old = self.map.insert(key, entry);
+        if old.is_none() {
+            if let Some(ix) = &self.slots {
+                ix.add(key);
             }
-        };
+            if let Some((bits, i)) = &self.bits {
+                bits.occupied.raise(*i);
+            }
+        }
         if signal {
             self.touched(key, true);
         }
@@ -417,7 +412,7 @@ impl Shard {
     pub fn clear(&mut self) {
         self.touch_all();
         self.unindex_all();
-        self.map = HashMap::new();
+        self.map = DenseMap::default();
         self.expires = Expires::default();
         self.bytes = 0;
         self.note_occupied();
@@ -486,7 +481,7 @@ impl Shard {
     /// Swaps the entries with another database's same shard (SWAPDB): watchers
     /// stay with their database and see both sides' keys as changed.
     pub fn swap_entries(&mut self, other: &mut Shard) {
-        fn touch_either(a: &mut Shard, theirs: &HashMap<Key, Entry>) {
+        fn touch_either(a: &mut Shard, theirs: &DenseMap) {
             if let Some(w) = a.watchers.as_mut() {
                 let mine = &a.map;
                 w.touch_present(|k| mine.contains_key(k) || theirs.contains_key(k));
@@ -600,7 +595,7 @@ impl Shard {
 
     /// The `n`-th entry in iteration order (RANDOMKEY).
     pub fn nth(&self, n: usize) -> Option<(&Key, &Entry)> {
-        self.map.iter().nth(n)
+        self.map.nth(n)
     }
 }
 
