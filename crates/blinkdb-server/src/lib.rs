@@ -39,6 +39,7 @@ pub mod signal;
 pub mod socket;
 pub mod stale_temp;
 pub mod state;
+pub mod tls;
 pub mod tracking;
 
 /// The Redis version BlinkDB's commands, replies and test suite match (the

@@ -96,6 +96,31 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 settings.port
             )
         })?;
+    if crate::tls::wanted(settings.tls_port, &settings.tls) {
+        shared
+            .tls
+            .configure(&settings.tls)
+            .map_err(|_| "Failed to configure TLS. Check logs for more info.".to_string())?;
+    }
+    // Started at port 0 too: CONFIG SET tls-port opens them later.
+    {
+        let tls = shared
+            .tls_listeners
+            .start(
+                &crate::network::accepting_tls(&shared),
+                &settings.bind,
+                settings.tls_port,
+                settings.tcp_backlog,
+            )
+            .map_err(|e| {
+                tracing::warn!("Warning: Could not create server TCP listening socket {e}");
+                format!(
+                    "Failed listening on port {} (tls), aborting.",
+                    settings.tls_port
+                )
+            })?;
+        listening.extend(tls.into_iter().map(|a| format!("{a} (tls)")));
+    }
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
@@ -284,6 +309,7 @@ async fn cron(shared: Arc<Shared>) {
 pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::process::oom_on_set::<Shared>(),
     crate::network::ON_SET,
+    crate::network::TLS_ON_SET,
     crate::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
     Shared::LOGLEVEL_ON_SET,
@@ -299,6 +325,12 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::replication::replica::CONFIG_CHECK,
     crate::exec::stats::CONFIG_CHECK,
     HZ_CHECK,
+    crate::tls::CONFIG_CHECKS[0],
+    crate::tls::CONFIG_CHECKS[1],
+    crate::tls::CONFIG_CHECKS[2],
+    crate::tls::CONFIG_CHECKS[3],
+    crate::tls::CONFIG_CHECKS[4],
+    crate::tls::CONFIG_CHECKS[5],
 ];
 
 /// `hz`'s check: like Redis, a value

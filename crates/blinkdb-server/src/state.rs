@@ -112,6 +112,10 @@ pub struct Shared {
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     /// The TCP listeners (CONFIG SET port and bind replace them).
     pub listeners: crate::socket::TcpListeners,
+    /// The TLS listeners of `bind` x `tls-port`.
+    pub tls_listeners: crate::socket::TcpListeners,
+    /// The TLS contexts new connections use.
+    pub tls: crate::tls::Tls,
     on_loglevel: crate::logging::LevelSetter,
     /// What CONFIG SET does when an option changed, registered by the
     /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
@@ -176,6 +180,8 @@ impl Shared {
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             listeners: Default::default(),
+            tls_listeners: Default::default(),
+            tls: Default::default(),
             on_loglevel,
             config_set_effects,
         }
