@@ -33,13 +33,17 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> TlsSocket<IO> {
     /// A session whose handshake is done (or under way: reads and writes
     /// drive it on).
     pub fn new(io: IO, conn: impl Into<rustls::Connection>) -> Self {
+        let mut conn = conn.into();
+        // What the peer sent right after its handshake may already be
+        // decrypted in the session: counted, it is read before the socket.
+        let plaintext = conn
+            .process_new_packets()
+            .map_or(0, |s| s.plaintext_bytes_to_read());
         TlsSocket {
             io,
-            conn: conn.into(),
-            // Data the client sent right after its handshake may already be
-            // in the session.
+            conn,
             drained: false,
-            plaintext: 0,
+            plaintext,
         }
     }
 
