@@ -242,6 +242,29 @@ fn load_roots(s: &TlsSettings) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
+/// A certificate chain with its key, checked to match. A certificate webpki
+/// cannot read (X.509 v1, as Redis's gen-test-certs.sh makes redis.crt) is
+/// taken unchecked, as OpenSSL takes it: the peer decides whether to trust it.
+fn certified(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    provider: &Arc<CryptoProvider>,
+    path: &str,
+) -> Result<rustls::sign::SingleCertAndKey, String> {
+    let failed = |e: rustls::Error| format!("Failed to load certificate: {path}: {e}");
+    match rustls::sign::CertifiedKey::from_der(certs.clone(), key.clone_key(), provider) {
+        Ok(k) => Ok(k.into()),
+        Err(rustls::Error::InvalidCertificate(_)) => {
+            let signing = provider
+                .key_provider
+                .load_private_key(key)
+                .map_err(failed)?;
+            Ok(rustls::sign::CertifiedKey::new(certs, signing).into())
+        }
+        Err(e) => Err(failed(e)),
+    }
+}
+
 impl Contexts {
     /// What Redis's tlsConfigure checks, with its log texts where it has them.
     pub fn build(s: &TlsSettings) -> Result<Contexts, String> {
@@ -299,8 +322,12 @@ impl Contexts {
             .with_protocol_versions(&versions)
             .map_err(|e| format!("Failed to configure TLS: {e}"))?
             .with_client_cert_verifier(verifier)
-            .with_single_cert(certs.clone(), key.clone_key())
-            .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
+            .with_cert_resolver(Arc::new(certified(
+                certs.clone(),
+                key.clone_key(),
+                &provider,
+                cert_file,
+            )?));
         server.ignore_client_order = s.prefer_server_ciphers;
         if s.session_caching {
             // OpenSSL's 0 is "no limit"; rustls' cache is always bounded.
@@ -317,9 +344,9 @@ impl Contexts {
 
         // The client side presents tls-client-cert-file if set, else the
         // server's certificate (as Redis).
-        let (client_certs, client_key) = match (&s.client_cert_file, &s.client_key_file) {
-            (Some(c), Some(k)) => (load_certs(c)?, load_key(k)?),
-            _ => (certs, key),
+        let client_cert = match (&s.client_cert_file, &s.client_key_file) {
+            (Some(c), Some(k)) => certified(load_certs(c)?, load_key(k)?, &provider, c)?,
+            _ => certified(certs, key, &provider, cert_file)?,
         };
         let server_verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
             roots.clone(),
@@ -339,9 +366,7 @@ impl Contexts {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoPeer(provider))),
         };
-        let client = builder
-            .with_client_auth_cert(client_certs, client_key)
-            .map_err(|e| format!("Failed to load certificate: {e}"))?;
+        let client = builder.with_client_cert_resolver(Arc::new(client_cert));
         Ok(Contexts {
             server: Arc::new(server),
             client: Arc::new(client),
