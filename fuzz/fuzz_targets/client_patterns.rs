@@ -21,7 +21,7 @@
 use blinkdb_fuzz::server::{Conn, Server};
 use blinkdb_fuzz::{count_complete_replies, encode_request, Cursor};
 use blinkdb_server::client::{ClientInfo, Peer};
-use blinkdb_server::connection::serve;
+use blinkdb_server::net::connection::serve;
 use libfuzzer_sys::fuzz_target;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -63,8 +63,8 @@ thread_local! {
             .expect("runtime");
         // What a connection thread runs besides its connections (io_threads.rs).
         rt.block_on(async {
-            blinkdb_server::flusher::install();
-            blinkdb_server::block_timer::install();
+            blinkdb_server::persistence::flusher::install();
+            blinkdb_server::exec::block_timer::install();
         });
         Env {
             server: Server::new(&[]),
@@ -622,7 +622,7 @@ fn run(env: &Env, limits: &Limits, big: usize, plans: Vec<Plan>) {
                         *p = (*p).max(info.output_pending());
                     }
                     if evicting {
-                        blinkdb_server::client_eviction::cron(&shared);
+                        blinkdb_server::client::eviction::cron(&shared);
                     }
                     // Every round of the scheduler: a connection can fill its
                     // queue and be closed for it within a millisecond.

@@ -4,10 +4,10 @@
 use blinkdb_engine::{Engine, EngineOptions};
 use blinkdb_server::client::{Client, ClientInfo, Peer};
 use blinkdb_server::config::{validate, Config, OPTIONS};
-use blinkdb_server::connection::run_commands_for_fuzzing;
+use blinkdb_server::net::connection::run_commands_for_fuzzing;
 use blinkdb_server::protocol::{Out, RequestParser};
 use blinkdb_server::server::{CONFIG_CHECKS, CONFIG_SET_EFFECTS};
-use blinkdb_server::state::Shared;
+use blinkdb_server::server::state::Shared;
 use bytes::BytesMut;
 use std::sync::Arc;
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 /// Counts what the process allocates: INFO `used_memory` and maxmemory.
 #[global_allocator]
-static ALLOC: blinkdb_server::alloc_count::Counting = blinkdb_server::alloc_count::Counting;
+static ALLOC: blinkdb_server::memory::alloc_count::Counting =
+    blinkdb_server::memory::alloc_count::Counting;
 
 const USAGE: &str = "Usage: blinkdb [/path/to/blinkdb.conf] [--option value ...]
        blinkdb --ping [host:port]   (health probe: exit 0 if the server answers PONG)
@@ -85,16 +86,18 @@ fn main() -> ExitCode {
         }
     }
     if settings.daemonize {
-        blinkdb_server::process::daemonize();
+        blinkdb_server::server::process::daemonize();
     }
-    let on_loglevel =
-        match blinkdb_server::logging::init(&settings.loglevel, settings.logfile.as_deref()) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("Can't open the log file: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+    let on_loglevel = match blinkdb_server::server::logging::init(
+        &settings.loglevel,
+        settings.logfile.as_deref(),
+    ) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("Can't open the log file: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     // 0: half the cores, at least one. The other half is left to clients and the
     // kernel's network work (measured on 2 cores: one loop served pipelined strings
     // and BF.* as fast as two, and `appendfsync always` 10-20% faster; docs/design.md).
@@ -102,7 +105,7 @@ fn main() -> ExitCode {
         0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
         n => n,
     };
-    if let Err(e) = blinkdb_server::io_threads::start(
+    if let Err(e) = blinkdb_server::net::io_threads::start(
         threads,
         std::time::Duration::from_micros(settings.busy_poll_us),
     ) {

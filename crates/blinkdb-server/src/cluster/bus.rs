@@ -8,7 +8,7 @@ use super::message::{self, Body, Gossip, Message};
 use super::nodes::{self, Name, Node};
 use super::slots::SLOTS;
 use super::{Cluster, Options, State};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -80,7 +80,7 @@ pub fn start_handshake(c: &Cluster, ip: &str, port: u16, cport: u16) {
 pub async fn run(shared: Arc<Shared>, bind: Vec<String>) -> Result<(), String> {
     let cluster = shared.cluster.clone().expect("cluster mode");
     for addr in &bind {
-        let l = crate::socket::bind_tcp(addr, cluster.cport, 511).map_err(|e| {
+        let l = crate::net::socket::bind_tcp(addr, cluster.cport, 511).map_err(|e| {
             format!(
                 "Failed listening on {addr}:{} (cluster): {e}",
                 cluster.cport

@@ -939,3 +939,112 @@ pub fn failover(ctx: &mut Ctx, args: &Args) {
     super::failover::sync_replication(ctx.shared, &c);
     ctx.out.ok();
 }
+
+use crate::commands::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(crate) const COMMANDS: &[crate::commands::table::CommandSpec] = &[
+    cmd!("cluster", -2, CONTAINER, NOKEYS, "cluster", "3.0.0", "A container for cluster commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("cluster|addslots", -3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Assign new hash slots to receiving node", addslots;
+        complexity: "O(N) where N is the total number of hash slot arguments",
+        args: "slot:integer*"),
+    cmd!("cluster|addslotsrange", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "7.0.0", "Assign new hash slots to receiving node", addslotsrange;
+        complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+        args: "start-slot_end-slot:block*(start-slot:integer end-slot:integer)"),
+    cmd!("cluster|bumpepoch", 2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Advance the cluster config epoch", bumpepoch;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|count-failure-reports", 3, ADMIN | STALE, NOKEYS, "cluster", "3.0.0", "Return the number of failure reports active for a given node", count_failure_reports;
+        complexity: "O(N) where N is the number of failure reports",
+        args: "node-id:string",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|countkeysinslot", 3, STALE, NOKEYS, "cluster", "3.0.0", "Return the number of local keys in the specified hash slot", countkeysinslot;
+        complexity: "O(1)",
+        args: "slot:integer"),
+    cmd!("cluster|delslots", -3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Set hash slots as unbound in receiving node", delslots;
+        complexity: "O(N) where N is the total number of hash slot arguments",
+        args: "slot:integer*"),
+    cmd!("cluster|delslotsrange", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "7.0.0", "Set hash slots as unbound in receiving node", delslotsrange;
+        complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+        args: "start-slot_end-slot:block*(start-slot:integer end-slot:integer)"),
+    cmd!("cluster|failover", -2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Forces a replica to perform a manual failover of its master.", failover;
+        complexity: "O(1)",
+        args: "options:oneof?(force:FORCE takeover:TAKEOVER)"),
+    cmd!("cluster|flushslots", 2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Delete a node's own slots information", flushslots;
+        complexity: "O(1)"),
+    cmd!("cluster|forget", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Remove a node from the nodes table", forget;
+        complexity: "O(1)",
+        args: "node-id:string"),
+    cmd!("cluster|getkeysinslot", 4, STALE, NOKEYS, "cluster", "3.0.0", "Return local key names in the specified hash slot", getkeysinslot;
+        complexity: "O(log(N)) where N is the number of requested keys",
+        args: "slot:integer count:integer",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|help", 2, LOADING_OK | STALE, NOKEYS, "cluster", "5.0.0", "Show helpful text about the different subcommands", help;
+        complexity: "O(1)"),
+    cmd!("cluster|info", 2, STALE, NOKEYS, "cluster", "3.0.0", "Provides info about Redis Cluster node state", info;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|keyslot", 3, STALE, NOKEYS, "cluster", "3.0.0", "Returns the hash slot of the specified key", keyslot;
+        complexity: "O(N) where N is the number of bytes in the key",
+        args: "key:string"),
+    cmd!("cluster|links", 2, STALE, NOKEYS, "cluster", "7.0.0", "Returns a list of all TCP links to and from peer nodes in cluster", links;
+        complexity: "O(N) where N is the total number of Cluster nodes",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|meet", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Force a node cluster to handshake with another node", meet;
+        complexity: "O(1)",
+        args: "ip:string port:integer cluster_bus_port:integer?^4.0.0",
+        history: &[("4.0.0", "Added the optional `cluster_bus_port` argument.")]),
+    cmd!("cluster|myid", 2, STALE, NOKEYS, "cluster", "3.0.0", "Return the node id", myid;
+        complexity: "O(1)"),
+    cmd!("cluster|nodes", 2, STALE, NOKEYS, "cluster", "3.0.0", "Get Cluster config for the node", nodes;
+        complexity: "O(N) where N is the total number of Cluster nodes",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|replicas", 3, ADMIN | STALE, NOKEYS, "cluster", "5.0.0", "List replica nodes of the specified master node", replicas;
+        complexity: "O(1)",
+        args: "node-id:string",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|replicate", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Reconfigure a node as a replica of the specified master node", replicate;
+        complexity: "O(1)",
+        args: "node-id:string"),
+    cmd!("cluster|reset", -2, ADMIN | NOSCRIPT | STALE, NOKEYS, "cluster", "3.0.0", "Reset a Redis Cluster node", reset;
+        complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
+        args: "hard_soft:oneof?(hard:HARD soft:SOFT)"),
+    cmd!("cluster|saveconfig", 2, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Forces the node to save cluster state on disk", saveconfig;
+        complexity: "O(1)"),
+    cmd!("cluster|set-config-epoch", 3, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Set the configuration epoch in a new node", set_config_epoch;
+        complexity: "O(1)",
+        args: "config-epoch:integer"),
+    cmd!("cluster|setslot", -4, ADMIN | STALE | NO_ASYNC_LOADING, NOKEYS, "cluster", "3.0.0", "Bind a hash slot to a specific node", setslot;
+        complexity: "O(1)",
+        args: "slot:integer subcommand:oneof(node-id:string=IMPORTING node-id:string=MIGRATING node-id:string=NODE stable:STABLE)"),
+    cmd!("cluster|shards", 2, STALE, NOKEYS, "cluster", "7.0.0", "Get array of cluster slots to node mappings", shards;
+        complexity: "O(N) where N is the total number of cluster nodes",
+        tips: &["nondeterministic_output"]),
+    cmd!("cluster|slaves", 3, ADMIN | STALE, NOKEYS, "cluster", "3.0.0", "List replica nodes of the specified master node", slaves;
+        complexity: "O(1)",
+        args: "node-id:string",
+        tips: &["nondeterministic_output"],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "5.0.0",
+        replaced_by: "`CLUSTER REPLICAS`"),
+    cmd!("cluster|slots", 2, STALE, NOKEYS, "cluster", "3.0.0", "Get array of Cluster slot to node mappings", slots;
+        complexity: "O(N) where N is the total number of Cluster nodes",
+        history: &[("4.0.0", "Added node IDs."), ("7.0.0", "Added additional networking metadata field.")],
+        tips: &["nondeterministic_output"],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "7.0.0",
+        replaced_by: "`CLUSTER SHARDS`"),
+    cmd!("asking", 1, FAST, NOKEYS, "cluster", "3.0.0", "Sent by cluster clients after an -ASK redirect", asking;
+        props: props::SETS_ASKING,
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("readonly", 1, LOADING_OK | STALE | FAST, NOKEYS, "cluster", "3.0.0", "Enables read queries for a connection to a cluster replica node", readonly;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("readwrite", 1, LOADING_OK | STALE | FAST, NOKEYS, "cluster", "3.0.0", "Disables read queries for a connection to a cluster replica node", readwrite;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+];

@@ -14,7 +14,7 @@ use super::nodes::{self, Name};
 use super::slots::SLOTS;
 use super::{Cluster, Options, State};
 use crate::replication::replica::{self, LinkState};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::sync::atomic::Ordering;
 
 /// How long a manual failover may take (CLUSTER_MF_TIMEOUT).
@@ -457,9 +457,10 @@ pub fn manual_start(shared: &Shared, c: &Cluster, st: &mut State, opts: &Options
     let now = now_ms();
     st.manual.end = now + MF_TIMEOUT_MS;
     st.manual.slave = Some(from);
-    shared
-        .pause
-        .pause(crate::pause::WRITE, now + MF_TIMEOUT_MS * MF_PAUSE_MULT);
+    shared.pause.pause(
+        crate::exec::pause::WRITE,
+        now + MF_TIMEOUT_MS * MF_PAUSE_MULT,
+    );
     tracing::warn!(
         "Manual failover requested by replica {}.",
         nodes::name_str(&from)

@@ -8,7 +8,7 @@ use crate::client::Client;
 use crate::commands::table::props;
 use crate::commands::{spec, table, CommandSpec};
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use smallvec::SmallVec;
 
 const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";

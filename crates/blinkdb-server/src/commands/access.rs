@@ -100,3 +100,18 @@ pub fn debug_fields(entry: &Entry) -> (u32, u64) {
     let now = blinkdb_engine::now_ms();
     (lru, access::idle_ms(lru, now) / 1000)
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("touch", -2, READONLY | FAST, ALLKEYS, "generic", "3.2.1", "Alters the last access time of a key(s). Returns the number of existing keys specified.", touch;
+        props: props::TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys that will be touched.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+];

@@ -300,3 +300,20 @@ fn write(ctx: &mut Ctx, args: &Args, ops: &[Op], highest: u64) {
         }
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("bitfield", -2, W, KEY1, "bitmap", "3.2.0", "Perform arbitrary bitfield integer operations on strings", bitfield;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        keys: "RW,access,update,variable_flags index:1 range:0:1:0 | This command allows both access and modification of the key",
+        args: "key:key operation:oneof?*(encoding_offset:block=GET(encoding:string offset:integer) write:block(wrap_sat_fail:oneof=OVERFLOW?(wrap:WRAP sat:SAT fail:FAIL) write_operation:oneof(encoding_offset_value:block=SET(encoding:string offset:integer value:integer) encoding_offset_increment:block=INCRBY(encoding:string offset:integer increment:integer))))"),
+    cmd!("bitfield_ro", -2, READONLY | FAST, KEY1, "bitmap", "6.0.0", "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD", bitfield_ro;
+        acl: acl::BITMAP,
+        complexity: "O(1) for each subcommand specified",
+        args: "key:key encoding_offset:block=GET?*+(encoding:string offset:integer)"),
+];

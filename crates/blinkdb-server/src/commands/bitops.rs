@@ -486,3 +486,35 @@ pub fn bitop(ctx: &mut Ctx, args: &Args) {
         out.int(len as i64);
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // bitmaps
+    cmd!("setbit", 4, W, KEY1, "bitmap", "2.2.0", "Sets or clears the bit at offset in the string value stored at key", setbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer value:integer"),
+    cmd!("getbit", 3, READONLY | FAST, KEY1, "bitmap", "2.2.0", "Returns the bit value at offset in the string value stored at key", getbit;
+        acl: acl::BITMAP,
+        complexity: "O(1)",
+        args: "key:key offset:integer"),
+    cmd!("bitcount", -2, READONLY, KEY1, "bitmap", "2.6.0", "Count set bits in a string", bitcount;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key index:block?(start:integer end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitpos", -3, READONLY, KEY1, "bitmap", "2.8.7", "Find first bit set or clear in a string", bitpos;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        args: "key:key bit:integer index:block?(start:integer end_index:block?(end:integer index_unit:oneof?^7.0.0(byte:BYTE bit:BIT)))",
+        history: &[("7.0.0", "Added the `BYTE|BIT` option.")]),
+    cmd!("bitop", -4, W, (2, -1, 1), "bitmap", "2.6.0", "Perform bitwise operations between strings", bitop;
+        acl: acl::BITMAP,
+        complexity: "O(N)",
+        keys: "OW,update index:2 range:0:1:0; RO,access index:3 range:-1:1:0",
+        args: "operation:string destkey:key key:key#1*"),
+];

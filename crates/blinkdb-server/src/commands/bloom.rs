@@ -138,7 +138,7 @@ fn spec_for(
 
 /// Creates a filter for `key` and logs its binding record.
 fn create(
-    ctx_shared: &crate::state::Shared,
+    ctx_shared: &crate::server::state::Shared,
     tx: &mut Tx,
     db: usize,
     key: &[u8],
@@ -595,3 +595,49 @@ pub fn internal_values(ctx: &mut Ctx, args: &Args) {
         Err(e) => ctx.out.error(&e.to_string()),
     }
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // Bloom filters, as redis-server with RedisBloom 2.8 lists them: module
+    // commands (group "module", no ACL categories), arity -1 (they check counts
+    // themselves), RW key specs even for reads. BACKEND and RAW are BlinkDB's.
+    cmd!("bf.reserve", -1, W | MODULE, KEY1, "module", "1.0.0", "Creates a new Bloom Filter", reserve;
+        complexity: "O(1)",
+        args: "key:key error_rate:double capacity:integer expansion:integer=EXPANSION? nonscaling:NONSCALING? backend:oneof=BACKEND?(user:USER kernel:KERNEL) width:integer=RAW?"),
+    cmd!("bf.add", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds an item to a Bloom Filter", add;
+        complexity: "O(k), where k is the number of hash functions used by the last sub-filter",
+        args: "key:key item:string"),
+    cmd!("bf.madd", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", madd;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        args: "key:key item:string*"),
+    cmd!("bf.insert", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Bloom Filter. A filter will be created if it does not exist", insert;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        args: "key:key capacity:integer=CAPACITY? error:double=ERROR? expansion:integer=EXPANSION? nocreate:NOCREATE? nonscaling:NONSCALING? backend:oneof=BACKEND?(user:USER kernel:KERNEL) width:integer=RAW? items:ITEMS item:string*"),
+    cmd!("bf.exists", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Checks whether an item exists in a Bloom Filter", exists;
+        complexity: "O(k), where k is the number of hash functions used by the last sub-filter",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key item:string"),
+    cmd!("bf.mexists", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Checks whether one or more items exist in a Bloom Filter", mexists;
+        complexity: "O(k * n), where k is the number of hash functions and n is the number of items",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key item:string*"),
+    cmd!("bf.info", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Returns information about a Bloom Filter", info;
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key single_value:oneof?(capacity:CAPACITY size:SIZE filters:FILTERS items:ITEMS expansion:EXPANSION)"),
+    cmd!("bf.card", -1, READONLY | FAST | MODULE, KEY1, "module", "2.4.4", "Returns the cardinality of a Bloom filter", card;
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("bf.scandump", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Begins an incremental save of the bloom filter", scandump;
+        complexity: "O(n), where n is the capacity",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key iterator:integer"),
+    cmd!("bf.loadchunk", -1, W | MODULE, KEY1, "module", "1.0.0", "Restores a filter previously saved using SCANDUMP", loadchunk;
+        complexity: "O(n), where n is the capacity",
+        args: "key:key iterator:integer data:string"),
+];

@@ -10,8 +10,8 @@ use super::args::ERR_WRONGTYPE;
 use super::list::{fill, move_locked, pop_some, End};
 use super::zset::{pop_members, reply_pairs};
 use super::{collection, Ctx};
-use crate::blocking::{timeout_secs, ServeFn, Who};
 use crate::client::Block;
+use crate::exec::blocking::{timeout_secs, ServeFn, Who};
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{ListValue, Tx, ZSetValue};
 
@@ -297,3 +297,59 @@ pub fn blmove(ctx: &mut Ctx, args: &Args) {
 pub fn brpoplpush(ctx: &mut Ctx, args: &Args) {
     block_move(ctx, args);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("blpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the first element in a list, or block until one is available", blpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpop", -3, WRITE | NOSCRIPT | BLOCKING, (1, -2, 1), "list", "2.0.0", "Remove and get the last element in a list, or block until one is available", brpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of provided keys.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("brpoplpush", 4, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "2.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", brpoplpush;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`BLMOVE` with the `RIGHT` and `LEFT` arguments"),
+    cmd!("blmove", 6, WRITE | DENYOOM | NOSCRIPT | BLOCKING, (1, 2, 1), "list", "6.2.0", "Pop an element from a list, push it to another list and return it; or block until one is available", blmove;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT) timeout:double"),
+    cmd!("blmpop", -5, WRITE | BLOCKING, NOKEYS, "list", "7.0.0", "Pop elements from a list, or block until one is available", blmpop;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+    cmd!("bzpopmin", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available", bzpopmin;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzpopmax", -3, WRITE | NOSCRIPT | BLOCKING | FAST, (1, -2, 1), "sorted-set", "5.0.0", "Remove and return the member with the highest score from one or more sorted sets, or block until one is available", bzpopmax;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RW,access,delete index:1 range:-2:1:0",
+        args: "key:key* timeout:double",
+        history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")]),
+    cmd!("bzmpop", -5, WRITE | BLOCKING, NOKEYS, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set or block until one is available", bzmpop;
+        acl: acl::SORTEDSET,
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:2 keynum:0:1:1",
+        args: "timeout:double numkeys:integer key:key* where:oneof(min:MIN max:MAX) count:integer=COUNT?"),
+];

@@ -407,3 +407,43 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "    Prints this help.",
     ]);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("command", -1, LOADING_OK | STALE | CONTAINER, NOKEYS, "server", "2.8.13", "Get array of Redis command details", command;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the total number of Redis commands",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|count", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Get total number of Redis commands", count;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("command|docs", -2, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Get array of specific Redis command documentation", docs;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of commands to look up",
+        args: "command-name:string?*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|getkeys", -4, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Extract keys given a full Redis command", getkeys;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of arguments to the command"),
+    cmd!("command|getkeysandflags", -4, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Extract keys and access flags given a full Redis command", getkeysandflags;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of arguments to the command"),
+    cmd!("command|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", help;
+        acl: acl::CONNECTION,
+        complexity: "O(1)"),
+    cmd!("command|info", -2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Get array of specific Redis command details, or all when no argument is given.", info;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the number of commands to look up",
+        args: "command-name:string?*",
+        history: &[("7.0.0", "Allowed to be called with no argument to get info on all commands.")],
+        tips: &["nondeterministic_output_order"]),
+    cmd!("command|list", -2, LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Get an array of Redis command names", list;
+        acl: acl::CONNECTION,
+        complexity: "O(N) where N is the total number of Redis commands",
+        args: "filterby:oneof=FILTERBY?(module-name:string=MODULE category:string=ACLCAT pattern:pattern=PATTERN)",
+        tips: &["nondeterministic_output_order"]),
+];

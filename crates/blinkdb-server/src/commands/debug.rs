@@ -188,6 +188,18 @@ fn atoi(arg: &[u8]) -> i64 {
     digits.parse::<i64>().unwrap_or(0)
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug;
+        props: props::NO_TOUCH,
+        complexity: "Depends on subcommand.",
+        doc_flags: doc::SYSCMD),
+];
+
 #[cfg(test)]
 mod tests {
     use super::rdb_string_len;

@@ -136,3 +136,30 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
         out.ok();
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("dump", 2, READONLY, KEY1, "generic", "2.6.0", "Return a serialized version of the value stored at the specified key.", dump;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("restore-asking", -4, WRITE | DENYOOM | ASKING, KEY1, "server", "3.0.0", "An internal command for migrating keys in a cluster", restore;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
+        history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")],
+        doc_flags: doc::SYSCMD),
+    cmd!("restore", -4, WRITE | DENYOOM, KEY1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", restore;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key ttl:integer serialized-value:string replace:REPLACE?^3.0.0 absttl:ABSTTL?^5.0.0 seconds:integer=IDLETIME?^5.0.0 frequency:integer=FREQ?^5.0.0",
+        history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")]),
+];

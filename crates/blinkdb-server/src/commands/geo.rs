@@ -6,10 +6,10 @@
 
 use super::args::{eq_ic, parse_i64, ERR_NOT_FLOAT, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
-use super::geohash::{self, Shape, ShapeKind};
 use super::zrange::store_result;
 use super::zset::{limits, parse_score};
 use super::Ctx;
+use crate::algo::geohash::{self, Shape, ShapeKind};
 use crate::protocol::{Args, Out};
 use blinkdb_engine::ZSetValue;
 use std::borrow::Cow;
@@ -468,7 +468,7 @@ fn search<'z>(z: &'z ZSetValue, req: &Request) -> Vec<Point<'z>> {
         if returned == found.len() {
             found.sort_by(order);
         } else {
-            super::pqsort::partial_sort(&mut found, 0, returned as i64 - 1, order);
+            crate::algo::pqsort::partial_sort(&mut found, 0, returned as i64 - 1, order);
         }
     }
     found.truncate(returned);
@@ -606,6 +606,83 @@ pub fn geosearch(ctx: &mut Ctx, args: &Args) {
 pub fn geosearchstore(ctx: &mut Ctx, args: &Args) {
     search_generic(ctx, args, Variant::SearchStore);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // geo (sorted sets of geohash scores)
+    cmd!("geoadd", -5, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Add one or more geospatial items in the geospatial index represented using a sorted set", geoadd;
+        acl: acl::GEO,
+        complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key condition:oneof?^6.2.0(nx:NX xx:XX) change:CH?^6.2.0 longitude_latitude_member:block*(longitude:double latitude:double member:string)",
+        history: &[("6.2.0", "Added the `CH`, `NX` and `XX` options.")]),
+    cmd!("geopos", -2, READONLY, KEY1, "geo", "3.2.0", "Returns longitude and latitude of members of a geospatial index", geopos;
+        acl: acl::GEO,
+        complexity: "O(N) where N is the number of members requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("geodist", -4, READONLY, KEY1, "geo", "3.2.0", "Returns the distance between two members of a geospatial index", geodist;
+        acl: acl::GEO,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member1:string member2:string unit:oneof?(m:M km:KM ft:FT mi:MI)"),
+    cmd!("geohash", -2, READONLY, KEY1, "geo", "3.2.0", "Returns members of a geospatial index as standard geohash strings", geohash_cmd;
+        acl: acl::GEO,
+        complexity: "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("georadius", -6, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a point", georadius;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0; OW,update keyword:STORE:6 range:0:1:0; OW,update keyword:STOREDIST:6 range:0:1:0",
+        args: "key:key longitude:double latitude:double radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?^6.2.0) order:oneof?(asc:ASC desc:DESC) key:key=STORE#1? key:key=STOREDIST#2?",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`."), ("7.0.0", "Added support for uppercase unit names.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument"),
+    cmd!("georadius_ro", -6, READONLY, KEY1, "geo", "3.2.10", "A read-only variant for GEORADIUS", georadius_ro;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key longitude:double latitude:double radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?^6.2.0) order:oneof?(asc:ASC desc:DESC)",
+        history: &[("6.2.0", "Added the `ANY` option for `COUNT`.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` argument"),
+    cmd!("georadiusbymember", -5, WRITE | DENYOOM, KEY1, "geo", "3.2.0", "Query a sorted set representing a geospatial index to fetch members matching a given maximum distance from a member", georadiusbymember;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0; OW,update keyword:STORE:5 range:0:1:0; OW,update keyword:STOREDIST:5 range:0:1:0",
+        args: "key:key member:string radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?) order:oneof?(asc:ASC desc:DESC) key:key=STORE#1? key:key=STOREDIST#2?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+    cmd!("georadiusbymember_ro", -5, READONLY, KEY1, "geo", "3.2.10", "A read-only variant for GEORADIUSBYMEMBER", georadiusbymember_ro;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string radius:double unit:oneof(m:M km:KM ft:FT mi:MI) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH? count:block?(count:integer=COUNT any:ANY?) order:oneof?(asc:ASC desc:DESC)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments"),
+    cmd!("geosearch", -7, READONLY, KEY1, "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle.", geosearch;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key from:oneof(member:string=FROMMEMBER longitude_latitude:block=FROMLONLAT(longitude:double latitude:double)) by:oneof(circle:block(radius:double=BYRADIUS unit:oneof(m:M km:KM ft:FT mi:MI)) box:block(width:double=BYBOX height:double unit:oneof(m:M km:KM ft:FT mi:MI))) order:oneof?(asc:ASC desc:DESC) count:block?(count:integer=COUNT any:ANY?) withcoord:WITHCOORD? withdist:WITHDIST? withhash:WITHHASH?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")]),
+    cmd!("geosearchstore", -8, WRITE | DENYOOM, (1, 2, 1), "geo", "6.2.0", "Query a sorted set representing a geospatial index to fetch members inside an area of a box or a circle, and store the result in another key.", geosearchstore;
+        acl: acl::GEO,
+        complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:0:1:0",
+        args: "destination:key source:key#1 from:oneof(member:string=FROMMEMBER longitude_latitude:block=FROMLONLAT(longitude:double latitude:double)) by:oneof(circle:block(radius:double=BYRADIUS unit:oneof(m:M km:KM ft:FT mi:MI)) box:block(width:double=BYBOX height:double unit:oneof(m:M km:KM ft:FT mi:MI))) order:oneof?(asc:ASC desc:DESC) count:block?(count:integer=COUNT any:ANY?) storedist:STOREDIST?",
+        history: &[("7.0.0", "Added support for uppercase unit names.")]),
+];
 
 #[cfg(test)]
 mod tests {

@@ -308,3 +308,101 @@ pub fn hscan(ctx: &mut Ctx, args: &Args) {
         }
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("hset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the string value of a hash field", hset;
+        acl: acl::HASH,
+        complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key field_value:block*(field:string value:string)",
+        history: &[("4.0.0", "Accepts multiple `field` and `value` arguments.")]),
+    cmd!("hsetnx", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set the value of a hash field, only if the field does not exist", hsetnx;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key field:string value:string"),
+    cmd!("hget", 3, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the value of a hash field", hget;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hmget", -3, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the values of all the given hash fields", hmget;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields being requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key field:string*"),
+    cmd!("hmset", -4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Set multiple hash fields to multiple values", hmset;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields being set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key field_value:block*(field:string value:string)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "4.0.0",
+        replaced_by: "`HSET` with multiple field-value pairs"),
+    cmd!("hdel", -3, WRITE | FAST, KEY1, "hash", "2.0.0", "Delete one or more hash fields", hdel;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key field:string*",
+        history: &[("2.4.0", "Accepts multiple `field` arguments.")]),
+    cmd!("hexists", 3, READONLY | FAST, KEY1, "hash", "2.0.0", "Determine if a hash field exists", hexists;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hlen", 2, READONLY | FAST, KEY1, "hash", "2.0.0", "Get the number of fields in a hash", hlen;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("hstrlen", 3, READONLY | FAST, KEY1, "hash", "3.2.0", "Get the length of the value of a hash field", hstrlen;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key field:string"),
+    cmd!("hkeys", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the fields in a hash", hkeys;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hvals", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the values in a hash", hvals;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hgetall", 2, READONLY, KEY1, "hash", "2.0.0", "Get all the fields and values in a hash", hgetall;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the size of the hash.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("hincrby", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.0.0", "Increment the integer value of a hash field by the given number", hincrby;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key field:string increment:integer"),
+    cmd!("hincrbyfloat", 4, WRITE | DENYOOM | FAST, KEY1, "hash", "2.6.0", "Increment the float value of a hash field by the given amount", hincrbyfloat;
+        acl: acl::HASH,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key field:string increment:double"),
+    cmd!("hrandfield", -2, READONLY, KEY1, "hash", "6.2.0", "Get one or multiple random fields from a hash", hrandfield;
+        acl: acl::HASH,
+        complexity: "O(N) where N is the number of fields returned",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key options:block?(count:integer withvalues:WITHVALUES?)",
+        tips: &["nondeterministic_output"]),
+    cmd!("hscan", -3, READONLY, KEY1, "hash", "2.8.0", "Incrementally iterate hash fields and associated values", hscan;
+        acl: acl::HASH,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+];

@@ -387,3 +387,38 @@ pub fn pfselftest(ctx: &mut Ctx, _args: &Args) {
         Err(e) => ctx.out.error(&e),
     }
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("pfadd", -2, WRITE | DENYOOM | FAST, KEY1, "hyperloglog", "2.8.9", "Adds the specified elements to the specified HyperLogLog.", pfadd;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) to add every element.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string?*"),
+    cmd!("pfcount", -2, READONLY | MAY_REPLICATE, ALLKEYS, "hyperloglog", "2.8.9", "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).", pfcount;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+        keys: "RW,access index:1 range:-1:1:0 | RW because it may change the internal representation of the key, and propagate to replicas",
+        args: "key:key*"),
+    cmd!("pfmerge", -2, WRITE | DENYOOM, ALLKEYS, "hyperloglog", "2.8.9", "Merge N different HyperLogLogs into a single one.", pfmerge;
+        acl: acl::HYPERLOGLOG,
+        complexity: "O(N) to merge N HyperLogLogs, but with high constant times.",
+        keys: "RW,access,insert index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destkey:key sourcekey:key#1*"),
+    // Gated by enable-debug-command (PROTECTED) in BlinkDB; Redis 7.0 runs it
+    // for anyone.
+    cmd!("pfdebug", 3, WRITE | DENYOOM | ADMIN | PROTECTED, (2, 2, 1), "hyperloglog", "2.8.9", "Internal commands for debugging HyperLogLog values", pfdebug;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        keys: "RW,access index:2 range:0:1:0",
+        args: "subcommand:string key:key",
+        doc_flags: doc::SYSCMD),
+    cmd!("pfselftest", 1, ADMIN, NOKEYS, "hyperloglog", "2.8.9", "An internal command for testing HyperLogLog values", pfselftest;
+        acl: acl::HYPERLOGLOG,
+        complexity: "N/A",
+        doc_flags: doc::SYSCMD),
+];

@@ -437,12 +437,12 @@ pub fn flushdb(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
-    let streams = crate::blocking::waited_streams(ctx.shared, Some(ctx.db()));
+    let streams = crate::exec::blocking::waited_streams(ctx.shared, Some(ctx.db()));
     let lsn = ctx
         .shared
         .engine
         .flush(Some(ctx.db()), &[b"FLUSHDB"], lazy, ctx.client.id);
-    crate::blocking::signal_all(&streams);
+    crate::exec::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -451,12 +451,12 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
     let Some(lazy) = flush_mode(ctx, args) else {
         return ctx.syntax_error();
     };
-    let streams = crate::blocking::waited_streams(ctx.shared, None);
+    let streams = crate::exec::blocking::waited_streams(ctx.shared, None);
     let lsn = ctx
         .shared
         .engine
         .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
-    crate::blocking::signal_all(&streams);
+    crate::exec::blocking::signal_all(&streams);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }
@@ -482,7 +482,153 @@ pub fn swapdb(ctx: &mut Ctx, args: &Args) {
         .swap_dbs(a as usize, b as usize, &[b"SWAPDB", args[1], args[2]]);
     ctx.client.note_lsn(lsn);
     // Clients blocked in either database may find their keys there now.
-    crate::blocking::signal_existing(ctx.shared, a as usize);
-    crate::blocking::signal_existing(ctx.shared, b as usize);
+    crate::exec::blocking::signal_existing(ctx.shared, a as usize);
+    crate::exec::blocking::signal_existing(ctx.shared, b as usize);
     ctx.out.ok();
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("del", -2, WRITE, ALLKEYS, "generic", "1.0.0", "Delete a key", del;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
+        keys: "RM,delete index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("unlink", -2, WRITE | FAST, ALLKEYS, "generic", "4.0.0", "Delete a key asynchronously in another thread. Otherwise it is just as DEL, but non blocking.", del;
+        acl: acl::KEYSPACE,
+        complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
+        keys: "RM,delete index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("exists", -2, READONLY | FAST, ALLKEYS, "generic", "1.0.0", "Determine if a key exists", exists;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(N) where N is the number of keys to check.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*",
+        history: &[("3.0.3", "Accepts multiple `key` arguments.")],
+        tips: &["request_policy:multi_shard", "response_policy:agg_sum"]),
+    cmd!("type", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Determine the type stored at key", type_;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("expire", -3, WRITE | FAST, KEY1, "generic", "1.0.0", "Set a key's time to live in seconds", expire;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key seconds:integer condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("pexpire", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Set a key's time to live in milliseconds", pexpire;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key milliseconds:integer condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("expireat", -3, WRITE | FAST, KEY1, "generic", "1.2.0", "Set the expiration for a key as a UNIX timestamp", expireat;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key unix-time-seconds:unix-time condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("pexpireat", -3, WRITE | FAST, KEY1, "generic", "2.6.0", "Set the expiration for a key as a UNIX timestamp specified in milliseconds", pexpireat;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key unix-time-milliseconds:unix-time condition:oneof?^7.0.0(nx:NX xx:XX gt:GT lt:LT)",
+        history: &[("7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`.")]),
+    cmd!("ttl", 2, READONLY | FAST, KEY1, "generic", "1.0.0", "Get the time to live for a key in seconds", ttl;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key",
+        history: &[("2.8.0", "Added the -2 reply.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("pttl", 2, READONLY | FAST, KEY1, "generic", "2.6.0", "Get the time to live for a key in milliseconds", pttl;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key",
+        history: &[("2.8.0", "Added the -2 reply.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("expiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key", expiretime;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("pexpiretime", 2, READONLY | FAST, KEY1, "generic", "7.0.0", "Get the expiration Unix timestamp for a key in milliseconds", pexpiretime;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("persist", 2, WRITE | FAST, KEY1, "generic", "2.2.0", "Remove the expiration from a key", persist;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("keys", 2, READONLY, NOKEYS, "generic", "1.0.0", "Find all keys matching the given pattern", keys;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
+        args: "pattern:pattern",
+        tips: &["request_policy:all_shards", "nondeterministic_output_order"]),
+    cmd!("scan", -2, READONLY, NOKEYS, "generic", "2.8.0", "Incrementally iterate the keys space", scan;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+        args: "cursor:integer pattern:pattern=MATCH? count:integer=COUNT? type:string=TYPE?^6.0.0",
+        history: &[("6.0.0", "Added the `TYPE` subcommand.")],
+        tips: &["nondeterministic_output", "request_policy:special"]),
+    cmd!("randomkey", 1, READONLY, NOKEYS, "generic", "1.0.0", "Return a random key from the keyspace", randomkey;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "nondeterministic_output"]),
+    cmd!("rename", 3, WRITE, (1, 2, 1), "generic", "1.0.0", "Rename a key", rename;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; OW,update index:2 range:0:1:0",
+        args: "key:key newkey:key#1",
+        history: &[]),
+    cmd!("renamenx", 3, WRITE | FAST, (1, 2, 1), "generic", "1.0.0", "Rename a key, only if the new key does not exist", renamenx;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; OW,insert index:2 range:0:1:0",
+        args: "key:key newkey:key#1",
+        history: &[("3.2.0", "The command no longer returns an error when source and destination names are the same.")]),
+    cmd!("copy", -3, WRITE | DENYOOM, (1, 2, 1), "generic", "6.2.0", "Copy a key", copy;
+        acl: acl::KEYSPACE,
+        complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
+        keys: "RO,access index:1 range:0:1:0; OW,update index:2 range:0:1:0",
+        args: "source:key destination:key#1 destination-db:integer=DB? replace:REPLACE?"),
+    cmd!("move", 3, WRITE | FAST, KEY1, "generic", "1.0.0", "Move a key to another database", move_;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        args: "key:key db:integer"),
+    cmd!("dbsize", 1, READONLY | FAST, NOKEYS, "server", "1.0.0", "Return the number of keys in the selected database", dbsize;
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        tips: &["request_policy:all_shards", "response_policy:agg_sum"]),
+    cmd!("flushdb", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from the current database", flushdb;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the number of keys in the selected database",
+        args: "async:oneof?(async:ASYNC^4.0.0 sync:SYNC^6.2.0)",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("flushall", -1, WRITE, NOKEYS, "server", "1.0.0", "Remove all keys from all databases", flushall;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the total number of keys in all databases",
+        args: "async:oneof?(async:ASYNC^4.0.0 sync:SYNC^6.2.0)",
+        history: &[("4.0.0", "Added the `ASYNC` flushing mode modifier."), ("6.2.0", "Added the `SYNC` flushing mode modifier.")],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("swapdb", 3, WRITE | FAST, NOKEYS, "server", "4.0.0", "Swaps two Redis databases", swapdb;
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
+        args: "index1:integer index2:integer"),
+];

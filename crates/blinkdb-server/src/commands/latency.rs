@@ -2,7 +2,7 @@
 //! `latency-monitor-threshold` ms, as Redis records them: a command, a fast
 //! command, an expire cycle) and the per-command histograms of exec/stats.rs.
 
-use super::table::{self, CommandSpec, COMMANDS};
+use super::table::{self, CommandSpec};
 use super::Ctx;
 use crate::protocol::Args;
 use parking_lot::Mutex;
@@ -234,7 +234,7 @@ pub fn histogram(ctx: &mut Ctx, args: &Args) {
     };
     let mut chosen: Vec<&'static CommandSpec> = Vec::new();
     if args.len() == 2 {
-        chosen.extend(COMMANDS.iter().filter(|c| has_data(c)));
+        chosen.extend(table::COMMANDS.iter().filter(|c| has_data(c)));
     } else {
         for name in &args[2..] {
             let Some(c) = table::lookup_full(name) else {
@@ -276,3 +276,37 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "    Prints this help.",
     ]);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("latency", -2, CONTAINER, NOKEYS, "server", "2.8.13", "A container for latency diagnostics commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("latency|latest", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return the latest latency samples for all events.", latest;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|history", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return timestamp-latency samples for the event.", history;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|reset", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Reset latency data for one or more events.", reset;
+        complexity: "O(1)",
+        args: "event:string?*",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("latency|doctor", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a human readable latency analysis report.", doctor;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|graph", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Return a latency graph for the event.", graph;
+        complexity: "O(1)",
+        args: "event:string",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|histogram", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "7.0.0", "Return the cumulative distribution of latencies of a subset of commands or all.", histogram;
+        complexity: "O(N) where N is the number of commands with latency information being retrieved.",
+        args: "command:string?*",
+        tips: &["nondeterministic_output", "request_policy:all_nodes", "response_policy:special"]),
+    cmd!("latency|help", 2, LOADING_OK | STALE, NOKEYS, "server", "2.8.13", "Show helpful text about the different subcommands.", help;
+        complexity: "O(1)"),
+];

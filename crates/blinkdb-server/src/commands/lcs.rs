@@ -1,11 +1,11 @@
-//! LCS: the longest common subsequence of two strings, by Redis 7.0's
-//! dynamic programming table (its size bounded by proto-max-bulk-len) and
-//! its walk back through it, so that the subsequence and the IDX ranges are
-//! the ones Redis picks.
+//! LCS: the longest common subsequence of two strings (`algo/lcs.rs`), its
+//! table's size bounded by proto-max-bulk-len, with Redis 7.0's options,
+//! errors and reply shapes.
 
 use super::args::*;
 use super::strings::string_of;
 use super::Ctx;
+use crate::algo::lcs::{walk, Table, TableError};
 use crate::protocol::Args;
 
 const ERR_NOT_STRINGS: &str = "ERR The specified keys must contain string values";
@@ -54,105 +54,6 @@ fn options(args: &Args) -> Result<Options, &'static str> {
     Ok(o)
 }
 
-/// One matching run: the ranges in the first and the second string.
-struct Match {
-    a: (u32, u32),
-    b: (u32, u32),
-}
-
-/// The table's cells: LCS length of a[..i] and b[..j] at `j + i * (blen + 1)`.
-struct Table {
-    cells: Vec<u32>,
-    width: usize,
-}
-
-impl Table {
-    fn build(a: &[u8], b: &[u8], limit: i64) -> Result<Table, &'static str> {
-        let width = b.len() + 1;
-        let cells = ((a.len() + 1) as u64).checked_mul(width as u64);
-        let bytes = cells.and_then(|c| c.checked_mul(4));
-        let (Some(cells), Some(bytes)) = (cells, bytes) else {
-            return Err(ERR_TABLE_ALLOC);
-        };
-        if bytes > limit.max(0) as u64 {
-            return Err(ERR_TABLE_LIMIT);
-        }
-        let mut t = Vec::new();
-        t.try_reserve_exact(cells as usize)
-            .map_err(|_| ERR_TABLE_ALLOC)?;
-        t.resize(cells as usize, 0u32);
-        for i in 1..=a.len() {
-            let (prev, row) = t[(i - 1) * width..(i + 1) * width].split_at_mut(width);
-            for j in 1..width {
-                row[j] = if a[i - 1] == b[j - 1] {
-                    prev[j - 1] + 1
-                } else {
-                    prev[j].max(row[j - 1])
-                };
-            }
-        }
-        Ok(Table { cells: t, width })
-    }
-
-    fn at(&self, i: usize, j: usize) -> u32 {
-        self.cells[j + i * self.width]
-    }
-}
-
-/// Walks back from the end of both strings, as Redis does, collecting the
-/// subsequence and the runs of at least `min_len` bytes (0: all).
-fn walk(a: &[u8], b: &[u8], t: &Table, min_len: i64, runs: bool) -> (Vec<u8>, Vec<Match>) {
-    let total = t.at(a.len(), b.len()) as usize;
-    let mut lcs = vec![0u8; total];
-    let mut left = total;
-    let mut matches = Vec::new();
-    let alen = a.len() as u32;
-    // `a_start == alen`: no run is open.
-    let (mut a_start, mut a_end, mut b_start, mut b_end) = (alen, 0u32, 0u32, 0u32);
-    let (mut i, mut j) = (a.len(), b.len());
-    while i > 0 && j > 0 {
-        let mut emit = false;
-        if a[i - 1] == b[j - 1] {
-            lcs[left - 1] = a[i - 1];
-            let (ii, jj) = ((i - 1) as u32, (j - 1) as u32);
-            if a_start == alen {
-                (a_start, a_end, b_start, b_end) = (ii, ii, jj, jj);
-            } else if a_start == ii + 1 && b_start == jj + 1 {
-                a_start -= 1;
-                b_start -= 1;
-            } else {
-                emit = true;
-            }
-            if a_start == 0 || b_start == 0 {
-                emit = true;
-            }
-            left -= 1;
-            i -= 1;
-            j -= 1;
-        } else {
-            if t.at(i - 1, j) > t.at(i, j - 1) {
-                i -= 1;
-            } else {
-                j -= 1;
-            }
-            if a_start != alen {
-                emit = true;
-            }
-        }
-        if emit {
-            let len = a_end.wrapping_sub(a_start).wrapping_add(1);
-            if runs && (min_len == 0 || len as i64 >= min_len) {
-                matches.push(Match {
-                    a: (a_start, a_end),
-                    b: (b_start, b_end),
-                });
-            }
-            a_start = alen;
-        }
-    }
-    (lcs, matches)
-}
-
 pub fn lcs(ctx: &mut Ctx, args: &Args) {
     let db = ctx.client.db;
     let engine = &ctx.shared.engine;
@@ -179,7 +80,8 @@ pub fn lcs(ctx: &mut Ctx, args: &Args) {
     let limit = ctx.client.settings(ctx.shared).proto_max_bulk_len;
     let table = match Table::build(&a, &b, limit) {
         Ok(t) => t,
-        Err(e) => return ctx.out.error(e),
+        Err(TableError::OverLimit) => return ctx.out.error(ERR_TABLE_LIMIT),
+        Err(TableError::AllocFailed) => return ctx.out.error(ERR_TABLE_ALLOC),
     };
     let total = table.at(a.len(), b.len());
     let out = &mut *ctx.out;
@@ -207,3 +109,15 @@ pub fn lcs(ctx: &mut Ctx, args: &Args) {
     out.bulk(b"len");
     out.int(total as i64);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("lcs", -3, READONLY, (1, 2, 1), "string", "7.0.0", "Find longest common substring", lcs;
+        acl: acl::STRING,
+        complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        args: "key1:key key2:key len:LEN? idx:IDX? len:integer=MINMATCHLEN? withmatchlen:WITHMATCHLEN?"),
+];

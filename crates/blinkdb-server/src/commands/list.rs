@@ -526,3 +526,105 @@ pub fn lmpop(ctx: &mut Ctx, args: &Args) {
         out.null_array();
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("lpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", "1.0.0", "Prepend one or multiple elements to a list", lpush;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")]),
+    cmd!("rpush", -3, WRITE | DENYOOM | FAST, KEY1, "list", "1.0.0", "Append one or multiple elements to a list", rpush;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("2.4.0", "Accepts multiple `element` arguments.")]),
+    cmd!("lpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", "2.2.0", "Prepend an element to a list, only if the list exists", lpushx;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")]),
+    cmd!("rpushx", -3, WRITE | DENYOOM | FAST, KEY1, "list", "2.2.0", "Append an element to a list, only if the list exists", rpushx;
+        acl: acl::LIST,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key element:string*",
+        history: &[("4.0.0", "Accepts multiple `element` arguments.")]),
+    cmd!("lpop", -2, WRITE | FAST, KEY1, "list", "1.0.0", "Remove and get the first elements in a list", lpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^6.2.0",
+        history: &[("6.2.0", "Added the `count` argument.")]),
+    cmd!("rpop", -2, WRITE | FAST, KEY1, "list", "1.0.0", "Remove and get the last elements in a list", rpop;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^6.2.0",
+        history: &[("6.2.0", "Added the `count` argument.")]),
+    cmd!("llen", 2, READONLY | FAST, KEY1, "list", "1.0.0", "Get the length of a list", llen;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("lindex", 3, READONLY, KEY1, "list", "1.0.0", "Get an element from a list by its index", lindex;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key index:integer"),
+    cmd!("lset", 4, WRITE | DENYOOM, KEY1, "list", "1.0.0", "Set the value of an element in a list by its index", lset;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key index:integer element:string"),
+    cmd!("lrange", 4, READONLY, KEY1, "list", "1.0.0", "Get a range of elements from a list", lrange;
+        acl: acl::LIST,
+        complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("ltrim", 4, WRITE, KEY1, "list", "1.0.0", "Trim a list to the specified range", ltrim;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to be removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("lrem", 4, WRITE, KEY1, "list", "1.0.0", "Remove elements from a list", lrem;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key count:integer element:string"),
+    cmd!("linsert", 5, WRITE | DENYOOM, KEY1, "list", "2.2.0", "Insert an element before or after another element in a list", linsert;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key where:oneof(before:BEFORE after:AFTER) pivot:string element:string"),
+    cmd!("lpos", -3, READONLY, KEY1, "list", "6.0.6", "Return the index of matching elements on a list", lpos;
+        acl: acl::LIST,
+        complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key element:string rank:integer=RANK? num-matches:integer=COUNT? len:integer=MAXLEN?"),
+    cmd!("rpoplpush", 3, WRITE | DENYOOM, (1, 2, 1), "list", "1.2.0", "Remove the last element in a list, prepend it to another list and return it", rpoplpush;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`LMOVE` with the `RIGHT` and `LEFT` arguments"),
+    cmd!("lmove", 5, WRITE | DENYOOM, (1, 2, 1), "list", "6.2.0", "Pop an element from a list, push it to another list and return it", lmove;
+        acl: acl::LIST,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 wherefrom:oneof(left:LEFT right:RIGHT) whereto:oneof(left:LEFT right:RIGHT)"),
+    cmd!("lmpop", -4, WRITE, NOKEYS, "list", "7.0.0", "Pop elements from a list", lmpop;
+        acl: acl::LIST,
+        complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+        keys: "RW,access,delete index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* where:oneof(left:LEFT right:RIGHT) count:integer=COUNT?"),
+];

@@ -406,3 +406,19 @@ fn apply(ctx: &mut Ctx, db: usize, copy: bool, sent: &[&[u8]], replies: &[Vec<u8
         }
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("migrate", -6, WRITE, (3, 3, 1), "generic", "2.6.0", "Atomically transfer a key from a Redis instance to another one.", migrate;
+        props: props::MIGRATING_OK,
+        acl: acl::KEYSPACE | acl::DANGEROUS,
+        complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+        keys: "RW,access,delete index:3 range:0:1:0; RW,access,delete,incomplete keyword:KEYS:-2 range:-1:1:0",
+        args: "host:string port:integer key_or_empty_string:oneof(key:key empty_string:) destination-db:integer timeout:integer copy:COPY?^3.0.0 replace:REPLACE?^3.0.0 authentication:oneof?(password:string=AUTH?^4.0.7 username_password:block=AUTH2?^6.0.0(username:string password:string)) key:key=KEYS?*^3.0.6#1",
+        history: &[("3.0.0", "Added the `COPY` and `REPLACE` options."), ("3.0.6", "Added the `KEYS` option."), ("4.0.7", "Added the `AUTH` option."), ("6.0.0", "Added the `AUTH2` option.")],
+        tips: &["nondeterministic_output"]),
+];

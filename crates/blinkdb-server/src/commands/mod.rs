@@ -14,7 +14,6 @@ mod debug;
 mod digest;
 mod dump;
 mod geo;
-mod geohash;
 mod hash;
 mod hyperloglog;
 mod keys;
@@ -25,7 +24,6 @@ pub mod migrate;
 pub mod monitor;
 pub mod multi;
 mod object;
-mod pqsort;
 mod pubsub;
 mod random;
 mod scripting;
@@ -46,7 +44,7 @@ mod zsetops;
 
 use crate::client::Client;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use args::ERR_WRONGTYPE;
 use blinkdb_engine::Tx;
 

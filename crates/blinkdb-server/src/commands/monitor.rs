@@ -204,6 +204,16 @@ pub fn monitor(ctx: &mut Ctx, _args: &Args) {
     ctx.out.ok();
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("monitor", 1, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Listen for all requests received by the server in real time", monitor;
+        history: &[]),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

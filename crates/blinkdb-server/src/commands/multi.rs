@@ -8,7 +8,7 @@ use super::Ctx;
 use crate::client::Client;
 use crate::exec::Source;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::WatchFlag;
 use std::sync::Arc;
 
@@ -222,3 +222,31 @@ fn watched_key_changed(shared: &Shared, client: &Client) -> bool {
             .iter()
             .any(|(db, key)| shared.engine.watched_key_expired(*db, key, &w.flag))
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("multi", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Mark the start of a transaction block", multi;
+        props: props::TX_OPEN,
+        acl: acl::TRANSACTION,
+        complexity: "O(1)"),
+    cmd!("exec", 1, NOSCRIPT | LOADING_OK | STALE | SKIP_SLOWLOG | TX_CONTROL, NOKEYS, "transactions", "1.2.0", "Execute all commands issued after MULTI", exec;
+        props: props::RUNS_QUEUE | props::TX_CLOSE,
+        acl: acl::TRANSACTION,
+        complexity: "Depends on commands in the transaction"),
+    cmd!("discard", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, NOKEYS, "transactions", "2.0.0", "Discard all commands issued after MULTI", discard;
+        props: props::TX_CLOSE,
+        acl: acl::TRANSACTION,
+        complexity: "O(N), when N is the number of queued commands"),
+    cmd!("watch", -2, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY | TX_CONTROL, ALLKEYS, "transactions", "2.2.0", "Watch the given keys to determine execution of the MULTI/EXEC block", watch;
+        acl: acl::TRANSACTION,
+        complexity: "O(1) for every key.",
+        keys: "RO index:1 range:-1:1:0",
+        args: "key:key*"),
+    cmd!("unwatch", 1, NOSCRIPT | LOADING_OK | STALE | FAST | ALLOW_BUSY, NOKEYS, "transactions", "2.2.0", "Forget about all watched keys", unwatch;
+        acl: acl::TRANSACTION,
+        complexity: "O(1)"),
+];

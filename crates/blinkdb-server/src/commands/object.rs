@@ -128,6 +128,49 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
     ]);
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("object", -2, CONTAINER, NOKEYS, "generic", "2.2.3", "A container for object introspection commands", NO_HANDLER;
+        props: props::NO_TOUCH,
+        complexity: "Depends on subcommand."),
+    cmd!("object|encoding", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Inspect the internal encoding of a Redis object", encoding_cmd;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|freq", 3, READONLY, (2, 2, 1), "generic", "4.0.0", "Get the logarithmic access frequency counter of a Redis object", freq;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|idletime", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the time since a Redis object was last accessed", idletime;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|refcount", 3, READONLY, (2, 2, 1), "generic", "2.2.3", "Get the number of references to the value of the key", refcount;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output"]),
+    cmd!("object|help", 2, LOADING_OK | STALE, NOKEYS, "generic", "6.2.0", "Show helpful text about the different subcommands", help;
+        props: props::NO_TOUCH,
+        acl: acl::KEYSPACE,
+        complexity: "O(1)"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,3 +123,64 @@ pub fn pubsub(ctx: &mut Ctx, args: &Args) {
         )),
     }
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // pub/sub
+    cmd!("subscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to the given channels", subscribe;
+        props: props::SUBSCRIBED_OK,
+        complexity: "O(N) where N is the number of channels to subscribe to.",
+        args: "channel:string*"),
+    cmd!("unsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to the given channels", unsubscribe;
+        props: props::SUBSCRIBED_OK,
+        complexity: "O(N) where N is the number of clients already subscribed to a channel.",
+        args: "channel:string?*"),
+    cmd!("psubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Listen for messages published to channels matching the given patterns", psubscribe;
+        props: props::SUBSCRIBED_OK,
+        complexity: "O(N) where N is the number of patterns the client is already subscribed to.",
+        args: "pattern:block*(pattern:pattern)"),
+    cmd!("punsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "pubsub", "2.0.0", "Stop listening for messages posted to channels matching the given patterns", punsubscribe;
+        props: props::SUBSCRIBED_OK,
+        complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+        args: "pattern:pattern?*"),
+    cmd!("ssubscribe", -2, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Listen for messages published to the given shard channels", ssubscribe;
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
+        complexity: "O(N) where N is the number of shard channels to subscribe to.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string*"),
+    cmd!("sunsubscribe", -1, PUBSUB | NOSCRIPT | LOADING_OK | STALE, ALLKEYS, "pubsub", "7.0.0", "Stop listening for messages posted to the given shard channels", sunsubscribe;
+        props: props::SUBSCRIBED_OK | props::SHARD_CHANNELS,
+        complexity: "O(N) where N is the number of clients already subscribed to a shard channel.",
+        keys: "not_key index:1 range:-1:1:0",
+        args: "shardchannel:string?*"),
+    cmd!("publish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, NOKEYS, "pubsub", "2.0.0", "Post a message to a channel", publish;
+        complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+        args: "channel:string message:string"),
+    cmd!("spublish", 3, PUBSUB | LOADING_OK | STALE | FAST | MAY_REPLICATE, KEY1, "pubsub", "7.0.0", "Post a message to a shard channel", spublish;
+        props: props::SHARD_CHANNELS,
+        complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+        keys: "not_key index:1 range:0:1:0",
+        args: "shardchannel:string message:string"),
+    cmd!("pubsub", -2, CONTAINER, NOKEYS, "pubsub", "2.8.0", "A container for Pub/Sub commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("pubsub|channels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "List active channels", pubsub;
+        complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|help", 2, LOADING_OK | STALE, NOKEYS, "pubsub", "6.2.0", "Show helpful text about the different subcommands", pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numpat", 2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of unique patterns pattern subscriptions", pubsub;
+        complexity: "O(1)"),
+    cmd!("pubsub|numsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "2.8.0", "Get the count of subscribers for channels", pubsub;
+        complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+        args: "channel:string?*"),
+    cmd!("pubsub|shardchannels", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "List active shard channels", pubsub;
+        complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+        args: "pattern:pattern?"),
+    cmd!("pubsub|shardnumsub", -2, PUBSUB | LOADING_OK | STALE, NOKEYS, "pubsub", "7.0.0", "Get the count of subscribers for shard channels", pubsub;
+        complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+        args: "shardchannel:string?*"),
+];

@@ -57,7 +57,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                     // A lowered maxmemory-clients (or maxmemory under a
                     // percentage) evicts now, as Redis's CONFIG SET does;
                     // nothing to do while the limit is off.
-                    crate::client_eviction::from_command(ctx.shared, &ctx.client.info);
+                    crate::client::eviction::from_command(ctx.shared, &ctx.client.info);
                     ctx.out.ok()
                 }
                 Err((name, e)) if e == "unknown" => ctx.out.error(&format!(
@@ -151,7 +151,7 @@ pub fn shutdown(ctx: &mut Ctx, args: &Args) {
     tracing::warn!("User requested shutdown...");
     if save {
         tracing::info!("Saving the final RDB snapshot before exiting.");
-        if let Err(e) = crate::rdb_file::save(ctx.shared) {
+        if let Err(e) = crate::persistence::rdb_file::save(ctx.shared) {
             tracing::warn!("Error trying to save the DB, can't exit: {e}");
             if !has("force") {
                 return ctx.out.error("ERR Errors trying to SHUTDOWN. Check logs.");
@@ -213,7 +213,7 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
         "doctor" if args.len() == 2 => ctx.out.verbatim(&crate::memory::doctor(ctx.shared)),
         "malloc-stats" if args.len() == 2 => ctx.out.verbatim(&crate::memory::malloc_stats()),
         "purge" if args.len() == 2 => {
-            crate::alloc_count::purge();
+            crate::memory::alloc_count::purge();
             ctx.out.ok()
         }
         _ => ctx.out.error(&format!(
@@ -234,7 +234,7 @@ pub fn bgrewriteaof(ctx: &mut Ctx, _args: &Args) {
 
 /// SAVE: the dataset to `dir/dbfilename` now (see rdb_file::save).
 pub fn save(ctx: &mut Ctx, _args: &Args) {
-    match crate::rdb_file::save(ctx.shared) {
+    match crate::persistence::rdb_file::save(ctx.shared) {
         Ok(()) => ctx.out.ok(),
         Err(e) => ctx.out.error(&e),
     }
@@ -248,7 +248,7 @@ pub fn bgsave(ctx: &mut Ctx, args: &Args) {
         Some(_) => return ctx.syntax_error(),
     };
     let shared = ctx.shared.arc();
-    match crate::rdb_file::bgsave(&shared, schedule) {
+    match crate::persistence::rdb_file::bgsave(&shared, schedule) {
         Ok(text) => ctx.out.simple(text),
         Err(e) => ctx.out.error(&e),
     }
@@ -633,3 +633,99 @@ mod lolwut_art {
         canvas
     }
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("config", -2, CONTAINER, NOKEYS, "server", "2.0.0", "A container for server configuration commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("config|get", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Get the values of configuration parameters", config;
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        args: "parameter:block*(parameter:string)",
+        history: &[("7.0.0", "Added the ability to pass multiple pattern parameters in one call")]),
+    cmd!("config|set", -4, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Set configuration parameters to the given values", config;
+        redact: Some(super::monitor::redact_config_set),
+        complexity: "O(N) when N is the number of configuration parameters provided",
+        args: "parameter_value:block*(parameter:string value:string)",
+        history: &[("7.0.0", "Added the ability to set multiple parameters in one call.")],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.0.0", "Reset the stats returned by INFO", config;
+        complexity: "O(1)"),
+    cmd!("config|rewrite", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "server", "2.8.0", "Rewrite the configuration file with the in memory configuration", config;
+        complexity: "O(1)"),
+    cmd!("config|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", config;
+        complexity: "O(1)"),
+    cmd!("info", -1, LOADING_OK | STALE, NOKEYS, "server", "1.0.0", "Get information and statistics about the server", info;
+        acl: acl::DANGEROUS,
+        complexity: "O(1)",
+        args: "section:string?*",
+        history: &[("7.0.0", "Added support for taking multiple section arguments.")],
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("lolwut", -1, READONLY | FAST, NOKEYS, "server", "5.0.0", "Display some computer art and the Redis version", lolwut;
+        args: "version:integer=VERSION?"),
+    cmd!("time", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "2.6.0", "Return the current server time", time;
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("shutdown", -1, ADMIN | NOSCRIPT | LOADING_OK | STALE | NO_MULTI | ALLOW_BUSY, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk and then shut down the server", shutdown;
+        complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        args: "nosave_save:oneof?(nosave:NOSAVE save:SAVE) now:NOW?^7.0.0 force:FORCE?^7.0.0 abort:ABORT?^7.0.0",
+        history: &[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]),
+    cmd!("memory", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for memory diagnostics commands", NO_HANDLER;
+        props: props::NO_TOUCH,
+        complexity: "Depends on subcommand."),
+    cmd!("memory|doctor", 2, 0, NOKEYS, "server", "4.0.0", "Outputs memory problems report", memory;
+        props: props::NO_TOUCH,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("memory|malloc-stats", 2, 0, NOKEYS, "server", "4.0.0", "Show allocator internal stats", memory;
+        props: props::NO_TOUCH,
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("memory|purge", 2, 0, NOKEYS, "server", "4.0.0", "Ask the allocator to release memory", memory;
+        props: props::NO_TOUCH,
+        complexity: "Depends on how much memory is allocated, could be slow",
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"]),
+    cmd!("memory|stats", 2, 0, NOKEYS, "server", "4.0.0", "Show memory usage details", memory;
+        props: props::NO_TOUCH,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output", "request_policy:all_shards", "response_policy:special"]),
+    cmd!("memory|usage", -3, READONLY, (2, 2, 1), "server", "4.0.0", "Estimate the memory usage of a key", memory;
+        props: props::NO_TOUCH,
+        complexity: "O(N) where N is the number of samples.",
+        keys: "RO index:2 range:0:1:0",
+        args: "key:key count:integer=SAMPLES?"),
+    cmd!("memory|help", 2, LOADING_OK | STALE, NOKEYS, "server", "4.0.0", "Show helpful text about the different subcommands", memory;
+        props: props::NO_TOUCH,
+        complexity: "O(1)"),
+    cmd!("bgrewriteaof", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously rewrite the append-only file", bgrewriteaof;
+        complexity: "O(1)"),
+    cmd!("save", 1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | NO_MULTI, NOKEYS, "server", "1.0.0", "Synchronously save the dataset to disk", save;
+        complexity: "O(N) where N is the total number of keys in all databases"),
+    cmd!("bgsave", -1, NO_ASYNC_LOADING | ADMIN | NOSCRIPT, NOKEYS, "server", "1.0.0", "Asynchronously save the dataset to disk", bgsave;
+        complexity: "O(1)",
+        args: "schedule:SCHEDULE?^3.2.2",
+        history: &[("3.2.2", "Added the `SCHEDULE` option.")]),
+    cmd!("lastsave", 1, LOADING_OK | STALE | FAST, NOKEYS, "server", "1.0.0", "Get the UNIX time stamp of the last successful save to disk", lastsave;
+        acl: acl::ADMIN | acl::DANGEROUS,
+        complexity: "O(1)",
+        tips: &["nondeterministic_output"]),
+    cmd!("module", -2, CONTAINER, NOKEYS, "server", "4.0.0", "A container for module commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("module|list", 2, ADMIN | NOSCRIPT, NOKEYS, "server", "4.0.0", "List all modules loaded by the server", module_list;
+        complexity: "O(N) where N is the number of loaded modules.",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("module|load", -3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "4.0.0", "Load a module", module_load;
+        complexity: "O(1)",
+        args: "path:string arg:string?*"),
+    cmd!("module|loadex", -3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "7.0.0", "Load a module with extended parameters", module_load;
+        complexity: "O(1)",
+        args: "path:string configs:block=CONFIG?*+(name:string value:string) args:block=ARGS?*(arg:string)"),
+    cmd!("module|unload", 3, NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED_MODULE, NOKEYS, "server", "4.0.0", "Unload a module", module_unload;
+        complexity: "O(1)",
+        args: "name:string"),
+    cmd!("module|help", 2, LOADING_OK | STALE, NOKEYS, "server", "5.0.0", "Show helpful text about the different subcommands", module_help;
+        complexity: "O(1)"),
+];

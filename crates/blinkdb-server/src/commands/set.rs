@@ -464,3 +464,107 @@ pub fn sscan(ctx: &mut Ctx, args: &Args) {
         }
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("sadd", -3, WRITE | DENYOOM | FAST, KEY1, "set", "1.0.0", "Add one or more members to a set", sadd;
+        acl: acl::SET,
+        complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("srem", -3, WRITE | FAST, KEY1, "set", "1.0.0", "Remove one or more members from a set", srem;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of members to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple `member` arguments.")]),
+    cmd!("sismember", 3, READONLY | FAST, KEY1, "set", "1.0.0", "Determine if a given value is a member of a set", sismember;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("smismember", -3, READONLY | FAST, KEY1, "set", "6.2.0", "Returns the membership associated with the given elements for a set", smismember;
+        acl: acl::SET,
+        complexity: "O(N) where N is the number of elements being checked for membership",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("smembers", 2, READONLY, KEY1, "set", "1.0.0", "Get all the members in a set", smembers;
+        acl: acl::SET,
+        complexity: "O(N) where N is the set cardinality.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("scard", 2, READONLY | FAST, KEY1, "set", "1.0.0", "Get the number of members in a set", scard;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("spop", -2, WRITE | FAST, KEY1, "set", "1.0.0", "Remove and return one or multiple random members from a set", spop;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?^3.2.0",
+        history: &[("3.2.0", "Added the `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("srandmember", -2, READONLY, KEY1, "set", "1.0.0", "Get one or multiple random members from a set", srandmember;
+        acl: acl::SET,
+        complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key count:integer?^2.6.0",
+        history: &[("2.6.0", "Added the optional `count` argument.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("smove", 4, WRITE | FAST, (1, 2, 1), "set", "1.0.0", "Move a member from one set to another", smove;
+        acl: acl::SET,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0; RW,insert index:2 range:0:1:0",
+        args: "source:key destination:key#1 member:string"),
+    cmd!("sinter", -2, READONLY, ALLKEYS, "set", "1.0.0", "Intersect multiple sets", sinter;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sintercard", -3, READONLY, NOKEYS, "set", "7.0.0", "Intersect multiple sets and return the cardinality of the result", sintercard;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* limit:integer=LIMIT?"),
+    cmd!("sinterstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Intersect multiple sets and store the resulting set in a key", sinterstore;
+        acl: acl::SET,
+        complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+        keys: "RW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sunion", -2, READONLY, ALLKEYS, "set", "1.0.0", "Add multiple sets", sunion;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sunionstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Add multiple sets and store the resulting set in a key", sunionstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sdiff", -2, READONLY, ALLKEYS, "set", "1.0.0", "Subtract multiple sets", sdiff;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "RO,access index:1 range:-1:1:0",
+        args: "key:key*",
+        tips: &["nondeterministic_output_order"]),
+    cmd!("sdiffstore", -3, WRITE | DENYOOM, ALLKEYS, "set", "1.0.0", "Subtract multiple sets and store the resulting set in a key", sdiffstore;
+        acl: acl::SET,
+        complexity: "O(N) where N is the total number of elements in all given sets.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:-1:1:0",
+        args: "destination:key key:key#1*"),
+    cmd!("sscan", -3, READONLY, KEY1, "set", "2.8.0", "Incrementally iterate Set elements", sscan;
+        acl: acl::SET,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+];

@@ -133,3 +133,26 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "    Prints this help.",
     ]);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("slowlog", -2, CONTAINER, NOKEYS, "server", "2.2.12", "A container for slow log commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("slowlog|get", -2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's entries", get;
+        complexity: "O(N) where N is the number of entries returned",
+        args: "count:integer?",
+        history: &[("4.0.0", "Added client IP address, port and name to the reply.")],
+        tips: &["request_policy:all_nodes", "nondeterministic_output"]),
+    cmd!("slowlog|len", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Get the slow log's length", len;
+        complexity: "O(1)",
+        tips: &["request_policy:all_nodes", "response_policy:agg_sum", "nondeterministic_output"]),
+    cmd!("slowlog|reset", 2, ADMIN | LOADING_OK | STALE, NOKEYS, "server", "2.2.12", "Clear all entries from the slow log", reset;
+        complexity: "O(N) where N is the number of entries in the slowlog",
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
+    cmd!("slowlog|help", 2, LOADING_OK | STALE, NOKEYS, "server", "6.2.0", "Show helpful text about the different subcommands", help;
+        complexity: "O(1)"),
+];

@@ -383,7 +383,7 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
         // Redis sorts only the LIMIT window when weights come from other
         // keys (its partial quicksort), else all of it (glibc's stable qsort).
         if by && (start != 0 || end != items.len() as i64 - 1) {
-            super::pqsort::partial_sort(&mut items, start, end, order);
+            crate::algo::pqsort::partial_sort(&mut items, start, end, order);
         } else {
             items.sort_by(order);
         }
@@ -450,6 +450,29 @@ pub fn sort(ctx: &mut Ctx, args: &Args) {
 pub fn sort_ro(ctx: &mut Ctx, args: &Args) {
     sort_generic(ctx, args, true);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // sort
+    cmd!("sort", -2, WRITE | DENYOOM, KEY1, "generic", "1.0.0", "Sort the elements in a list, set or sorted set", sort;
+        alone_if: Some(runs_alone),
+        getkeys: Some(keys),
+        acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
+        complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort; OW,update unknown unknown | For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array",
+        args: "key:key pattern:pattern=BY#1? offset_count:block=LIMIT?(offset:integer count:integer) pattern:pattern=GET#1?*+ order:oneof?(asc:ASC desc:DESC) sorting:ALPHA? destination:key=STORE#2?"),
+    cmd!("sort_ro", -2, READONLY, KEY1, "generic", "7.0.0", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.", sort_ro;
+        alone_if: Some(runs_alone),
+        getkeys: Some(ro_keys),
+        acl: acl::SET | acl::SORTEDSET | acl::LIST | acl::DANGEROUS,
+        complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
+        keys: "RO,access index:1 range:0:1:0; RO,access unknown unknown | For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort",
+        args: "key:key pattern:pattern=BY#1? offset_count:block=LIMIT?(offset:integer count:integer) pattern:pattern=GET#1?*+ order:oneof?(asc:ASC desc:DESC) sorting:ALPHA?"),
+];
 
 #[cfg(test)]
 mod tests {

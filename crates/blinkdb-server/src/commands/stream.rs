@@ -8,8 +8,8 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
 use super::Ctx;
-use crate::blocking::Who;
 use crate::client::Block;
+use crate::exec::blocking::Who;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::STREAM,
@@ -793,3 +793,59 @@ pub fn xsetid(ctx: &mut Ctx, args: &Args) {
         out.ok()
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    // streams
+    cmd!("xadd", -5, WRITE | DENYOOM | FAST, KEY1, "stream", "5.0.0", "Appends a new entry to a stream", xadd;
+        acl: acl::STREAM,
+        complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+        keys: "RW,update index:1 range:0:1:0 | UPDATE instead of INSERT because of the optional trimming feature",
+        args: "key:key nomkstream:NOMKSTREAM?^6.2.0 trim:block?(strategy:oneof(maxlen:MAXLEN minid:MINID^6.2.0) operator:oneof?(equal:= approximately:~) threshold:string count:integer=LIMIT?^6.2.0) id_or_auto:oneof(auto_id:* id:string) field_value:block*(field:string value:string)",
+        history: &[("6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."), ("7.0.0", "Added support for the `<ms>-*` explicit ID form.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xrange", -4, READONLY, KEY1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval", xrange;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:string end:string count:integer=COUNT?",
+        history: &[("6.2.0", "Added exclusive ranges.")]),
+    cmd!("xrevrange", -4, READONLY, KEY1, "stream", "5.0.0", "Return a range of elements in a stream, with IDs matching the specified IDs interval, in reverse order (from greater to smaller IDs) compared to XRANGE", xrevrange;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key end:string start:string count:integer=COUNT?",
+        history: &[("6.2.0", "Added exclusive ranges.")]),
+    cmd!("xlen", 2, READONLY | FAST, KEY1, "stream", "5.0.0", "Return the number of entries in a stream", xlen;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("xdel", -3, WRITE | FAST, KEY1, "stream", "5.0.0", "Removes the specified entries from the stream. Returns the number of items actually deleted, that may be different from the number of IDs passed in case certain IDs do not exist.", xdel;
+        acl: acl::STREAM,
+        complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key id:string*"),
+    cmd!("xtrim", -4, WRITE, KEY1, "stream", "5.0.0", "Trims the stream to (approximately if '~' is passed) a certain size", xtrim;
+        acl: acl::STREAM,
+        complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key trim:block(strategy:oneof(maxlen:MAXLEN minid:MINID^6.2.0) operator:oneof?(equal:= approximately:~) threshold:string count:integer=LIMIT?^6.2.0)",
+        history: &[("6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xread", -4, READONLY | BLOCKING, NOKEYS, "stream", "5.0.0", "Return never seen elements in multiple streams, with IDs greater than the ones reported by the caller for each stream. Can block.", xread;
+        acl: acl::STREAM,
+        complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+        keys: "RO,access keyword:STREAMS:1 range:-1:1:2",
+        args: "count:integer=COUNT? milliseconds:integer=BLOCK? streams:block=STREAMS(key:key* id:string*)"),
+    cmd!("xsetid", -3, WRITE | DENYOOM | FAST, KEY1, "stream", "5.0.0", "An internal command for replicating stream values", xsetid;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key last-id:string entries_added:integer=ENTRIESADDED?^7.0.0 max_deleted_entry_id:string=MAXDELETEDID?^7.0.0",
+        history: &[("7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments.")]),
+];

@@ -11,8 +11,8 @@ use super::stream::{
     Served, BLOCKED_DEFAULT_COUNT,
 };
 use super::Ctx;
-use crate::blocking::Who;
 use crate::client::Block;
+use crate::exec::blocking::Who;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::STREAM,
@@ -643,7 +643,12 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
 /// with an error). As Redis 7.0 compares the IDs before it unblocks a reader,
 /// an XADD with many readers blocked does not run a full read for each one.
 /// A write racing this look notes the key ready again and serves it itself.
-fn xreadgroup_may_serve(shared: &crate::state::Shared, db: usize, args: &Args, key: &[u8]) -> bool {
+fn xreadgroup_may_serve(
+    shared: &crate::server::state::Shared,
+    db: usize,
+    args: &Args,
+    key: &[u8],
+) -> bool {
     let Some(group) = args.get(2) else {
         return true;
     };
@@ -1136,3 +1141,73 @@ pub fn xautoclaim(ctx: &mut Ctx, args: &Args) {
         }
     });
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("xgroup", -2, CONTAINER, NOKEYS, "stream", "5.0.0", "A container for consumer groups commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("xgroup|create", -5, WRITE | DENYOOM, (2, 2, 1), "stream", "5.0.0", "Create a consumer group.", create;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,insert index:2 range:0:1:0",
+        args: "key:key groupname:string id:oneof(id:string new_id:$) mkstream:MKSTREAM? entries_read:integer=ENTRIESREAD?",
+        history: &[("7.0.0", "Added the `entries_read` named argument.")]),
+    cmd!("xgroup|setid", -5, WRITE, (2, 2, 1), "stream", "5.0.0", "Set a consumer group to an arbitrary last delivered ID value.", setid;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,update index:2 range:0:1:0",
+        args: "key:key groupname:string id:oneof(id:string new_id:$) entries_read:integer=ENTRIESREAD?",
+        history: &[("7.0.0", "Added the optional `entries_read` argument.")]),
+    cmd!("xgroup|destroy", 4, WRITE, (2, 2, 1), "stream", "5.0.0", "Destroy a consumer group.", destroy;
+        acl: acl::STREAM,
+        complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+        keys: "RW,delete index:2 range:0:1:0",
+        args: "key:key groupname:string"),
+    cmd!("xgroup|createconsumer", 5, WRITE | DENYOOM, (2, 2, 1), "stream", "6.2.0", "Create a consumer in a consumer group.", createconsumer;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,insert index:2 range:0:1:0",
+        args: "key:key groupname:string consumername:string"),
+    cmd!("xgroup|delconsumer", 5, WRITE, (2, 2, 1), "stream", "5.0.0", "Delete a consumer from a consumer group.", delconsumer;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RW,delete index:2 range:0:1:0",
+        args: "key:key groupname:string consumername:string"),
+    cmd!("xgroup|help", 2, LOADING_OK | STALE, NOKEYS, "stream", "5.0.0", "Show helpful text about the different subcommands", help;
+        acl: acl::STREAM,
+        complexity: "O(1)"),
+    cmd!("xreadgroup", -7, WRITE | BLOCKING, NOKEYS, "stream", "5.0.0", "Return new entries from a stream using a consumer group, or access the history of the pending entries for a given consumer. Can block.", xreadgroup;
+        acl: acl::STREAM,
+        complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+        keys: "RO,access keyword:STREAMS:4 range:-1:1:2",
+        args: "group_consumer:block=GROUP(group:string consumer:string) count:integer=COUNT? milliseconds:integer=BLOCK? noack:NOACK? streams:block=STREAMS(key:key* id:string*)"),
+    cmd!("xack", -4, WRITE | FAST, KEY1, "stream", "5.0.0", "Marks a pending message as correctly processed, effectively removing it from the pending entries list of the consumer group. Return value of the command is the number of messages successfully acknowledged, that is, the IDs we were actually able to resolve in the PEL.", xack;
+        acl: acl::STREAM,
+        complexity: "O(1) for each message ID processed.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key group:string id:string*"),
+    cmd!("xpending", -3, READONLY, KEY1, "stream", "5.0.0", "Return information and entries from a stream consumer group pending entries list, that are messages fetched but never acknowledged.", xpending;
+        acl: acl::STREAM,
+        complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key group:string filters:block?(min-idle-time:integer=IDLE?^6.2.0 start:string end:string count:integer consumer:string?)",
+        history: &[("6.2.0", "Added the `IDLE` option and exclusive range intervals.")],
+        tips: &["nondeterministic_output"]),
+    cmd!("xclaim", -6, WRITE | FAST, KEY1, "stream", "5.0.0", "Changes (or acquires) ownership of a message in a consumer group, as if the message was delivered to the specified consumer.", xclaim;
+        acl: acl::STREAM,
+        complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key group:string consumer:string min-idle-time:string id:string* ms:integer=IDLE? unix-time-milliseconds:unix-time=TIME? count:integer=RETRYCOUNT? force:FORCE? justid:JUSTID? id:string=LASTID?",
+        tips: &["nondeterministic_output"]),
+    cmd!("xautoclaim", -6, WRITE | FAST, KEY1, "stream", "6.2.0", "Changes (or acquires) ownership of messages in a consumer group, as if the messages were delivered to the specified consumer.", xautoclaim;
+        acl: acl::STREAM,
+        complexity: "O(1) if COUNT is small.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key group:string consumer:string min-idle-time:string start:string count:integer=COUNT? justid:JUSTID?",
+        history: &[("7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL")],
+        tips: &["nondeterministic_output"]),
+];

@@ -221,3 +221,34 @@ pub fn help(ctx: &mut Ctx, _args: &Args) {
         "    Prints this help.",
     ]);
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("xinfo", -2, CONTAINER, NOKEYS, "stream", "5.0.0", "A container for stream introspection commands", NO_HANDLER;
+        complexity: "Depends on subcommand."),
+    cmd!("xinfo|consumers", 4, READONLY, (2, 2, 1), "stream", "5.0.0", "List the consumers in a consumer group", consumers;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key groupname:string",
+        tips: &["nondeterministic_output"]),
+    cmd!("xinfo|groups", 3, READONLY, (2, 2, 1), "stream", "5.0.0", "List the consumer groups of a stream", groups;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key",
+        history: &[("7.0.0", "Added the `entries-read` and `lag` fields")]),
+    cmd!("xinfo|stream", -3, READONLY, (2, 2, 1), "stream", "5.0.0", "Get information about a stream", stream;
+        acl: acl::STREAM,
+        complexity: "O(1)",
+        keys: "RO,access index:2 range:0:1:0",
+        args: "key:key full:block=FULL?(count:integer=COUNT?)",
+        history: &[("6.0.0", "Added the `FULL` modifier."), ("7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields")]),
+    cmd!("xinfo|help", 2, LOADING_OK | STALE, NOKEYS, "stream", "5.0.0", "Show helpful text about the different subcommands", help;
+        acl: acl::STREAM,
+        complexity: "O(1)"),
+];

@@ -695,3 +695,119 @@ pub fn set_keys(argv: &[&[u8]]) -> Option<super::spec::KeyPositions> {
     };
     Some(smallvec::smallvec![(1, flags)])
 }
+
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("get", 2, READONLY | FAST, KEY1, "string", "1.0.0", "Get the value of a key", get;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("set", -3, WRITE | DENYOOM, KEY1, "string", "1.0.0", "Set the string value of a key", set;
+        getkeys: Some(set_keys),
+        props: props::LOGGED_VALUES,
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,update,variable_flags index:1 range:0:1:0 | RW and ACCESS due to the optional `GET` argument",
+        args: "key:key value:string condition:oneof?^2.6.12(nx:NX xx:XX) get:GET?^6.2.0 expiration:oneof?(seconds:integer=EX^2.6.12 milliseconds:integer=PX^2.6.12 unix-time-seconds:unix-time=EXAT^6.2.0 unix-time-milliseconds:unix-time=PXAT^6.2.0 keepttl:KEEPTTL^6.0.0)",
+        history: &[("2.6.12", "Added the `EX`, `PX`, `NX` and `XX` options."), ("6.0.0", "Added the `KEEPTTL` option."), ("6.2.0", "Added the `GET`, `EXAT` and `PXAT` option."), ("7.0.0", "Allowed the `NX` and `GET` options to be used together.")]),
+    cmd!("setnx", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Set the value of a key, only if the key does not exist", setnx;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,insert index:1 range:0:1:0",
+        args: "key:key value:string"),
+    cmd!("setex", 4, WRITE | DENYOOM, KEY1, "string", "2.0.0", "Set the value and expiration of a key", setex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key seconds:integer value:string"),
+    cmd!("psetex", 4, WRITE | DENYOOM, KEY1, "string", "2.6.0", "Set the value and expiration in milliseconds of a key", psetex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "OW,update index:1 range:0:1:0",
+        args: "key:key milliseconds:integer value:string"),
+    cmd!("mget", -2, READONLY | FAST, ALLKEYS, "string", "1.0.0", "Get the values of all the given keys", mget;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to retrieve.",
+        args: "key:key*",
+        tips: &["request_policy:multi_shard"]),
+    cmd!("mset", -3, WRITE | DENYOOM, (1, -1, 2), "string", "1.0.1", "Set multiple keys to multiple values", mset;
+        props: props::LOGGED_VALUES,
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to set.",
+        keys: "OW,update index:1 range:-1:2:0",
+        args: "key_value:block*(key:key value:string)",
+        tips: &["request_policy:multi_shard", "response_policy:all_succeeded"]),
+    cmd!("msetnx", -3, WRITE | DENYOOM, (1, -1, 2), "string", "1.0.1", "Set multiple keys to multiple values, only if none of the keys exist", msetnx;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the number of keys to set.",
+        keys: "OW,insert index:1 range:-1:2:0",
+        args: "key_value:block*(key:key value:string)",
+        tips: &["request_policy:multi_shard", "response_policy:agg_min"]),
+    cmd!("getset", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Set the string value of a key and return its old value", getset;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key value:string",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`SET` with the `!GET` argument"),
+    cmd!("getdel", 2, WRITE | FAST, KEY1, "string", "6.2.0", "Get the value of a key and delete the key", getdel;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("getex", -2, WRITE | FAST, KEY1, "string", "6.2.0", "Get the value of a key and optionally set its expiration", getex;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0 | RW and UPDATE because it changes the TTL",
+        args: "key:key expiration:oneof?(seconds:integer=EX milliseconds:integer=PX unix-time-seconds:unix-time=EXAT unix-time-milliseconds:unix-time=PXAT persist:PERSIST)"),
+    cmd!("append", 3, WRITE | DENYOOM | FAST, KEY1, "string", "2.0.0", "Append a value to a key", append;
+        acl: acl::STRING,
+        complexity: "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
+        keys: "RW,insert index:1 range:0:1:0",
+        args: "key:key value:string"),
+    cmd!("strlen", 2, READONLY | FAST, KEY1, "string", "2.2.0", "Get the length of the value stored in a key", strlen;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("getrange", 4, READONLY, KEY1, "string", "2.4.0", "Get a substring of the string stored at a key", getrange;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+        args: "key:key start:integer end:integer"),
+    cmd!("substr", 4, READONLY, KEY1, "string", "1.0.0", "Get a substring of the string stored at a key", getrange;
+        acl: acl::STRING,
+        complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
+        args: "key:key start:integer end:integer",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "2.0.0",
+        replaced_by: "`GETRANGE`"),
+    cmd!("setrange", 4, WRITE | DENYOOM, KEY1, "string", "2.2.0", "Overwrite part of a string at key starting at the specified offset", setrange;
+        acl: acl::STRING,
+        complexity: "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key offset:integer value:string"),
+    cmd!("incr", 2, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Increment the integer value of a key by one", incr;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("decr", 2, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Decrement the integer value of a key by one", decr;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key"),
+    cmd!("incrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Increment the integer value of a key by the given amount", incrby;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key increment:integer"),
+    cmd!("decrby", 3, WRITE | DENYOOM | FAST, KEY1, "string", "1.0.0", "Decrement the integer value of a key by the given number", decrby;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key decrement:integer"),
+    cmd!("incrbyfloat", 3, WRITE | DENYOOM | FAST, KEY1, "string", "2.6.0", "Increment the float value of a key by the given amount", incrbyfloat;
+        acl: acl::STRING,
+        complexity: "O(1)",
+        args: "key:key increment:double"),
+];

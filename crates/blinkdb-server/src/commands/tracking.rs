@@ -8,7 +8,7 @@ use super::table::{CommandSpec, READONLY};
 use super::Ctx;
 use crate::client::Client;
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use crate::tracking::ClientTracking;
 
 /// CLIENT TRACKING ON|OFF [REDIRECT id] [BCAST] [PREFIX p ...] [OPTIN] [OPTOUT] [NOLOOP]

@@ -598,6 +598,92 @@ pub fn zremrangebylex(ctx: &mut Ctx, args: &Args) {
     remrange_generic(ctx, args, By::Lex);
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("zcount", 4, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Count the members in a sorted set with scores within the given values", zcount;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:double max:double"),
+    cmd!("zlexcount", 4, READONLY | FAST, KEY1, "sorted-set", "2.8.9", "Count the number of members in a sorted set between a given lexicographical range", zlexcount;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) with N being the number of elements in the sorted set.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:string max:string"),
+    cmd!("zrange", -4, READONLY, KEY1, "sorted-set", "1.2.0", "Return a range of members in a sorted set", zrange;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:string stop:string sortby:oneof?^6.2.0(byscore:BYSCORE bylex:BYLEX) rev:REV?^6.2.0 offset_count:block=LIMIT?^6.2.0(offset:integer count:integer) withscores:WITHSCORES?",
+        history: &[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")]),
+    cmd!("zrangestore", -5, WRITE | DENYOOM, (1, 2, 1), "sorted-set", "6.2.0", "Store a range of members from sorted set into another key", zrangestore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 range:0:1:0",
+        args: "dst:key src:key#1 min:string max:string sortby:oneof?(byscore:BYSCORE bylex:BYLEX) rev:REV? offset_count:block=LIMIT?(offset:integer count:integer)"),
+    cmd!("zrevrange", -4, READONLY, KEY1, "sorted-set", "1.2.0", "Return a range of members in a sorted set, by index, with scores ordered from high to low", zrevrange;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer withscores:WITHSCORES?",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` argument"),
+    cmd!("zrangebyscore", -4, READONLY, KEY1, "sorted-set", "1.0.5", "Return a range of members in a sorted set, by score", zrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:double max:double withscores:WITHSCORES?^2.0.0 offset_count:block=LIMIT?(offset:integer count:integer)",
+        history: &[("2.0.0", "Added the `WITHSCORES` modifier.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYSCORE` argument"),
+    cmd!("zrevrangebyscore", -4, READONLY, KEY1, "sorted-set", "2.2.0", "Return a range of members in a sorted set, by score, with scores ordered from high to low", zrevrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key max:double min:double withscores:WITHSCORES? offset_count:block=LIMIT?(offset:integer count:integer)",
+        history: &[("2.1.6", "`min` and `max` can be exclusive.")],
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYSCORE` arguments"),
+    cmd!("zrangebylex", -4, READONLY, KEY1, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range", zrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key min:string max:string offset_count:block=LIMIT?(offset:integer count:integer)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `BYLEX` argument"),
+    cmd!("zrevrangebylex", -4, READONLY, KEY1, "sorted-set", "2.8.9", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.", zrevrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key max:string min:string offset_count:block=LIMIT?(offset:integer count:integer)",
+        doc_flags: doc::DEPRECATED,
+        deprecated_since: "6.2.0",
+        replaced_by: "`ZRANGE` with the `REV` and `BYLEX` arguments"),
+    cmd!("zremrangebyrank", 4, WRITE, KEY1, "sorted-set", "2.0.0", "Remove all members in a sorted set within the given indexes", zremrangebyrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key start:integer stop:integer"),
+    cmd!("zremrangebyscore", 4, WRITE, KEY1, "sorted-set", "1.2.0", "Remove all members in a sorted set within the given scores", zremrangebyscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key min:double max:double"),
+    cmd!("zremrangebylex", 4, WRITE, KEY1, "sorted-set", "2.8.9", "Remove all members in a sorted set between the given lexicographical range", zremrangebylex;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key min:string max:string"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

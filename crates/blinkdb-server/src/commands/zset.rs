@@ -523,6 +523,83 @@ pub fn zscan(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("zadd", -4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", "1.2.0", "Add one or more members to a sorted set, or update its score if it already exists", zadd;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+        keys: "RW,update index:1 range:0:1:0",
+        args: "key:key condition:oneof?^3.0.2(nx:NX xx:XX) comparison:oneof?^6.2.0(gt:GT lt:LT) change:CH?^3.0.2 increment:INCR?^3.0.2 score_member:block*(score:double member:string)",
+        history: &[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]),
+    cmd!("zincrby", 4, WRITE | DENYOOM | FAST, KEY1, "sorted-set", "1.2.0", "Increment the score of a member in a sorted set", zincrby;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)) where N is the number of elements in the sorted set.",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key increment:integer member:string"),
+    cmd!("zrem", -3, WRITE | FAST, KEY1, "sorted-set", "1.2.0", "Remove one or more members from a sorted set", zrem;
+        acl: acl::SORTEDSET,
+        complexity: "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+        keys: "RW,delete index:1 range:0:1:0",
+        args: "key:key member:string*",
+        history: &[("2.4.0", "Accepts multiple elements.")]),
+    cmd!("zcard", 2, READONLY | FAST, KEY1, "sorted-set", "1.2.0", "Get the number of members in a sorted set", zcard;
+        acl: acl::SORTEDSET,
+        complexity: "O(1)",
+        keys: "RO index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("zscore", 3, READONLY | FAST, KEY1, "sorted-set", "1.2.0", "Get the score associated with the given member in a sorted set", zscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(1)",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zmscore", -3, READONLY | FAST, KEY1, "sorted-set", "6.2.0", "Get the score associated with the given members in a sorted set", zmscore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N) where N is the number of members being requested.",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string*"),
+    cmd!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", zrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", zrevrank;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N))",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key member:string"),
+    cmd!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", zpopmin;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?"),
+    cmd!("zpopmax", -2, WRITE | FAST, KEY1, "sorted-set", "5.0.0", "Remove and return members with the highest scores in a sorted set", zpopmax;
+        acl: acl::SORTEDSET,
+        complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 range:0:1:0",
+        args: "key:key count:integer?"),
+    cmd!("zmpop", -4, WRITE, NOKEYS, "sorted-set", "7.0.0", "Remove and return members with scores in a sorted set", zmpop;
+        acl: acl::SORTEDSET,
+        complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
+        keys: "RW,access,delete index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* where:oneof(min:MIN max:MAX) count:integer=COUNT?"),
+    cmd!("zrandmember", -2, READONLY, KEY1, "sorted-set", "6.2.0", "Get one or multiple random elements from a sorted set", zrandmember;
+        acl: acl::SORTEDSET,
+        complexity: "O(N) where N is the number of elements returned",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key options:block?(count:integer withscores:WITHSCORES?)",
+        tips: &["nondeterministic_output"]),
+    cmd!("zscan", -3, READONLY, KEY1, "sorted-set", "2.8.0", "Incrementally iterate sorted sets elements and associated scores", zscan;
+        acl: acl::SORTEDSET,
+        complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+        keys: "RO,access index:1 range:0:1:0",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        tips: &["nondeterministic_output"]),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -330,6 +330,49 @@ pub fn zdiffstore(ctx: &mut Ctx, args: &Args) {
     generic(ctx, args, Op::Diff, true, false);
 }
 
+use super::table::cmd;
+
+/// This family's entries of the command table (`commands/table.rs` gathers
+/// the families' lists into COMMANDS).
+#[rustfmt::skip]
+pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
+    cmd!("zunion", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Add multiple sorted sets", zunion;
+        acl: acl::SORTEDSET,
+        complexity: "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX) withscores:WITHSCORES?"),
+    cmd!("zunionstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "2.0.0", "Add multiple sorted sets and store the resulting sorted set in a new key", zunionstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX)"),
+    cmd!("zinter", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Intersect multiple sorted sets", zinter;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX) withscores:WITHSCORES?"),
+    cmd!("zinterstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "2.0.0", "Intersect multiple sorted sets and store the resulting sorted set in a new key", zinterstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1* weight:integer=WEIGHTS?* aggregate:oneof=AGGREGATE?(sum:SUM min:MIN max:MAX)"),
+    cmd!("zintercard", -3, READONLY, NOKEYS, "sorted-set", "7.0.0", "Intersect multiple sorted sets and return the cardinality of the result", zintercard;
+        acl: acl::SORTEDSET,
+        complexity: "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* limit:integer=LIMIT?"),
+    cmd!("zdiff", -3, READONLY, NOKEYS, "sorted-set", "6.2.0", "Subtract multiple sorted sets", zdiff;
+        acl: acl::SORTEDSET,
+        complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+        keys: "RO,access index:1 keynum:0:1:1",
+        args: "numkeys:integer key:key* withscores:WITHSCORES?"),
+    cmd!("zdiffstore", -4, WRITE | DENYOOM, KEY1, "sorted-set", "6.2.0", "Subtract multiple sorted sets and store the resulting sorted set in a new key", zdiffstore;
+        acl: acl::SORTEDSET,
+        complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
+        keys: "OW,update index:1 range:0:1:0; RO,access index:2 keynum:0:1:1",
+        args: "destination:key numkeys:integer key:key#1*"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

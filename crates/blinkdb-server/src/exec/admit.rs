@@ -19,7 +19,7 @@ use crate::client::Client;
 use crate::commands::table::{self, props, CommandSpec};
 use crate::commands::{multi, unknown_command, unknown_subcommand_text};
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
 
@@ -379,8 +379,8 @@ pub fn paused(shared: &Shared, client: &Client, found: super::Lookup, args: &Arg
         return false;
     }
     match shared.pause.mode() {
-        crate::pause::ALL => true,
-        crate::pause::WRITE => {
+        crate::exec::pause::ALL => true,
+        crate::exec::pause::WRITE => {
             let flags = match &client.multi {
                 Some(tx) if spec.has_prop(props::RUNS_QUEUE) => spec.flags | tx.flags,
                 _ => crate::scripting::command_flags(shared, spec, args),

@@ -5,6 +5,12 @@
 //! reaches the server (a client, EXEC, a script, the AOF, a master) goes
 //! through here; see docs/design.md, "The request path".
 
+pub mod block_timer;
+pub mod blocking;
+pub mod gate;
+pub mod pause;
+pub mod propagation;
+
 pub mod admit;
 pub mod call;
 pub mod stats;
@@ -12,7 +18,7 @@ pub mod stats;
 use crate::client::Client;
 use crate::commands::{multi, table, CommandSpec, Ctx};
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 pub use admit::{arity_ok, Source};
 
 /// What the table says of a request: the command (a container's subcommand

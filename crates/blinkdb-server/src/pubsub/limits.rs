@@ -2,7 +2,7 @@
 //! its pending replies break that class's limit (the value type is config::limits).
 
 use crate::client::{Client, ClientInfo, ClientType};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::sync::atomic::Ordering;
 
 pub use crate::config::limits::{ClassLimit, OutputLimits, DEFAULT};

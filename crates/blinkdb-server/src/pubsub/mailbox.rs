@@ -18,8 +18,8 @@ use std::task::{Context, Poll};
 
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
-    /// Only the client's own connection waits on it (`crate::signal`).
-    wake: crate::signal::Signal,
+    /// Only the client's own connection waits on it (`crate::net::signal`).
+    wake: crate::net::signal::Signal,
     /// Weak: the client's info holds its inbox.
     info: Weak<ClientInfo>,
     /// The subscriber's RESP version: messages are `*` arrays in RESP2, `>` pushes in RESP3.
@@ -42,7 +42,7 @@ impl Mailbox {
     pub fn new(info: Weak<ClientInfo>, proto: u8) -> Arc<Mailbox> {
         Arc::new(Mailbox {
             inbox: Mutex::new(Inbox::default()),
-            wake: crate::signal::Signal::new(),
+            wake: crate::net::signal::Signal::new(),
             info,
             proto: AtomicU8::new(proto),
         })

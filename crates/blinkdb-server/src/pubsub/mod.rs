@@ -11,7 +11,7 @@ pub mod registry;
 use crate::client::{Client, ClientInfo};
 use crate::commands::table::{props, CommandSpec};
 use crate::protocol::Out;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use bytes::{Bytes, BytesMut};
 use hashbrown::HashSet;
 pub use mailbox::Mailbox;

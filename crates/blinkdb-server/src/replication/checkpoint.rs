@@ -17,7 +17,7 @@
 //! offset+1`. Any other AOF (writes applied after the checkpoint survived,
 //! a rewrite, local writes on a writable replica) means a full sync.
 
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::path::PathBuf;
 
 const FILE: &str = "replica-checkpoint";

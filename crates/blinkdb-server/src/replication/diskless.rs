@@ -14,7 +14,7 @@
 //! that goes away is dropped from the fan-out without stopping the others
 //! (with none left the snapshot is abandoned).
 
-use crate::state::Shared;
+use crate::server::state::Shared;
 use bytes::Bytes;
 use parking_lot::Mutex;
 use std::io::Write;
@@ -174,25 +174,26 @@ fn snapshot(shared: &Arc<Shared>, group: Vec<Waiter>) {
         }
         std::thread::sleep(Duration::from_millis(2));
     };
-    let result = crate::rdb_file::start_sync_sink(shared, Box::new(fanout)).and_then(|w| {
-        shared.engine.save_rdb_paced(
-            w,
-            || shared.gate.exclusive(),
-            |gate| {
-                for (id, start, data, sent) in std::mem::take(&mut starts) {
-                    let offset = shared.replication.feed.start_full(id);
-                    let _ = start.send(Start {
-                        offset,
-                        mark: mark.clone(),
-                        data,
-                        sent,
-                    });
-                }
-                drop(gate);
-            },
-            &pace,
-        )
-    });
+    let result =
+        crate::persistence::rdb_file::start_sync_sink(shared, Box::new(fanout)).and_then(|w| {
+            shared.engine.save_rdb_paced(
+                w,
+                || shared.gate.exclusive(),
+                |gate| {
+                    for (id, start, data, sent) in std::mem::take(&mut starts) {
+                        let offset = shared.replication.feed.start_full(id);
+                        let _ = start.send(Start {
+                            offset,
+                            mark: mark.clone(),
+                            data,
+                            sent,
+                        });
+                    }
+                    drop(gate);
+                },
+                &pace,
+            )
+        });
     let end = match result {
         Ok(_) => {
             tracing::info!("Diskless RDB transfer done");

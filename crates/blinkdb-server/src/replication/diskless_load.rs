@@ -17,7 +17,7 @@
 //! channel, and the loader is rdb_file.rs's, the one that reads files.
 
 use super::replica::Conn;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::rdb_format::{Next, RdbError};
 use bytes::Buf;
 use std::sync::Arc;
@@ -197,7 +197,7 @@ pub(super) async fn load(
             }
         };
         super::replica::load(&s, mode == Mode::Swapdb, "socket", |shared, settings| {
-            crate::rdb_file::import_stream(shared, settings, &mut more, total)
+            crate::persistence::rdb_file::import_stream(shared, settings, &mut more, total)
         })
     });
     let pumped = loop {

@@ -16,7 +16,7 @@
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -5,9 +5,9 @@
 use super::backlog::ReplicaState;
 use crate::client::{Client, FLAG_REPLICA};
 use crate::commands::Ctx;
+use crate::net::socket::Socket;
 use crate::protocol::{Args, RequestLimits, RequestParser};
-use crate::socket::Socket;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use bytes::BytesMut;
 use std::io::Read;
 use std::sync::atomic::Ordering;
@@ -273,7 +273,7 @@ async fn full_sync<S: Socket>(
 ) -> bool {
     let id = client.id;
     let settings = shared.settings();
-    let (tmp, path) = crate::stale_temp::sync_names(&settings.dir, id);
+    let (tmp, path) = crate::persistence::stale_temp::sync_names(&settings.dir, id);
     let (at_tx, at_rx) = tokio::sync::oneshot::channel::<u64>();
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<Result<u64, String>>();
     let s = shared.clone();
@@ -281,16 +281,17 @@ async fn full_sync<S: Socket>(
     let spawned = std::thread::Builder::new()
         .name("repl-sync".into())
         .spawn(move || {
-            let result = crate::rdb_file::start_sync_file(&s, &file_path, tmp).and_then(|file| {
-                s.engine.save_rdb_at(
-                    file,
-                    || s.gate.exclusive(),
-                    |gate| {
-                        let _ = at_tx.send(s.replication.feed.start_full(id));
-                        drop(gate);
-                    },
-                )
-            });
+            let result = crate::persistence::rdb_file::start_sync_file(&s, &file_path, tmp)
+                .and_then(|file| {
+                    s.engine.save_rdb_at(
+                        file,
+                        || s.gate.exclusive(),
+                        |gate| {
+                            let _ = at_tx.send(s.replication.feed.start_full(id));
+                            drop(gate);
+                        },
+                    )
+                });
             let _ = done_tx.send(result);
         });
     if spawned.is_err() {

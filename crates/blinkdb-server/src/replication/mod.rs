@@ -10,6 +10,7 @@
 
 pub mod backlog;
 pub mod checkpoint;
+pub(crate) mod commands;
 pub mod diskless;
 pub mod diskless_load;
 pub mod failover;
@@ -18,7 +19,7 @@ pub mod replica;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use backlog::Feed;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -14,7 +14,7 @@ use crate::client::{Client, ClientInfo, Peer, FLAG_MASTER};
 use crate::commands::table::props;
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out, RequestLimits, RequestParser};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use bytes::{Buf, BytesMut};
 use parking_lot::Mutex;
 use std::io::Write as _;
@@ -456,7 +456,7 @@ async fn stream_on_connection_thread(
     generation: u64,
     conn: Conn,
 ) -> Result<(), String> {
-    if !crate::io_threads::started() {
+    if !crate::net::io_threads::started() {
         return stream(shared, generation, conn).await;
     }
     let Conn {
@@ -468,8 +468,8 @@ async fn stream_on_connection_thread(
     let sock = sock.into_std().map_err(|e| e.to_string())?;
     let (done, ended) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
-    let started = crate::io_threads::start_on_thread(Box::new(move || {
-        crate::busy_poll::register(std::os::fd::AsRawFd::as_raw_fd(&sock));
+    let started = crate::net::io_threads::start_on_thread(Box::new(move || {
+        crate::net::busy_poll::register(std::os::fd::AsRawFd::as_raw_fd(&sock));
         let sock = match TcpStream::from_std(sock) {
             Ok(s) => s,
             Err(e) => {
@@ -646,7 +646,7 @@ async fn full_sync(
         return Ok(());
     }
     let settings = shared.settings();
-    let tmp = crate::stale_temp::receive_name(&settings.dir, blinkdb_engine::now_ms());
+    let tmp = crate::persistence::stale_temp::receive_name(&settings.dir, blinkdb_engine::now_ms());
     let result = receive(shared, generation, conn, payload, &tmp).await;
     let result = match result {
         Ok(()) => {
@@ -658,7 +658,7 @@ async fn full_sync(
             let (s, path) = (shared.clone(), tmp.clone());
             tokio::task::spawn_blocking(move || {
                 load(&s, false, "disk", |shared, settings| {
-                    crate::rdb_file::import(shared, settings, &path)
+                    crate::persistence::rdb_file::import(shared, settings, &path)
                 })
             })
             .await
@@ -776,7 +776,7 @@ pub(super) fn load(
         if moved > 0 {
             tracing::info!("MASTER <-> REPLICA sync: {moved} large values kept in the log");
         }
-        if let Err(e) = crate::rdb_file::rewrite_aof(shared) {
+        if let Err(e) = crate::persistence::rdb_file::rewrite_aof(shared) {
             result = Err(format!("Writing the synced data into the AOF: {e}"));
         }
     }
@@ -962,13 +962,15 @@ fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u6
         shared.blocking.cancel(shared, &w);
     }
     if blinkdb_engine::ready_keys::pending() {
-        crate::blocking::serve_ready(shared);
+        crate::exec::blocking::serve_ready(shared);
     }
     if out.errors > errors {
         let settings = shared.settings();
-        let source = crate::propagation::Source::Master;
-        if let Err(message) = crate::propagation::after_error(&settings, source, &out.buf, name) {
-            crate::propagation::panic(&message);
+        let source = crate::exec::propagation::Source::Master;
+        if let Err(message) =
+            crate::exec::propagation::after_error(&settings, source, &out.buf, name)
+        {
+            crate::exec::propagation::panic(&message);
         }
     }
     out.clear();
@@ -988,7 +990,7 @@ fn apply(
     let mut getack = false;
     let mut paused = None;
     let mut waiting = false;
-    let on_thread = crate::io_threads::on_connection_thread();
+    let on_thread = crate::net::io_threads::on_connection_thread();
     let feed = &shared.replication.feed;
     // One clock read per run of commands, as a connection's batch has (a read
     // per SET was 4% of the link thread's time under a SET stream, perf), taken
@@ -1046,7 +1048,7 @@ fn apply(
             crate::exec::process(shared, client, out, &args, found, master);
             feed.proxy_bytes(raw, multi);
         } else if client.multi.is_none() && has(props::RUNS_SCRIPT) {
-            client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
+            client.script_gate = Some(crate::exec::gate::ExclusiveToken::take(shared.arc()));
             crate::exec::process(shared, client, out, &args, found, master);
             if client.script.is_some() {
                 paused = Some(Paused {

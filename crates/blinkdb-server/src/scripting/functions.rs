@@ -616,7 +616,7 @@ fn stats(ctx: &mut Ctx) {
 }
 
 /// Every library's code, for SAVE.
-pub fn library_codes(shared: &crate::state::Shared) -> Vec<Vec<u8>> {
+pub fn library_codes(shared: &crate::server::state::Shared) -> Vec<Vec<u8>> {
     let reg = shared.scripting.functions.lock();
     reg.current.libs.values().map(|l| l.code.to_vec()).collect()
 }

@@ -26,7 +26,7 @@ mod vm;
 
 use crate::commands::{CommandSpec, Ctx};
 use crate::protocol::Args;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use cache::{ScriptFlags, Sha};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -337,7 +337,7 @@ pub(crate) struct Call {
 pub(crate) fn start_call(
     ctx: &mut Ctx,
     args: &Args,
-    gate: Option<crate::exec_gate::ExclusiveToken>,
+    gate: Option<crate::exec::gate::ExclusiveToken>,
     numkeys: usize,
     call: Call,
 ) {
@@ -355,7 +355,7 @@ pub(crate) fn start_call(
             None => Vec::new(),
         },
     };
-    let may_pause = state.gate.is_some() && crate::io_threads::on_connection_thread();
+    let may_pause = state.gate.is_some() && crate::net::io_threads::on_connection_thread();
     let launch = run::Launch {
         vm: call.vm,
         target: call.target,

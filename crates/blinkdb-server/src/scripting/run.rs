@@ -19,7 +19,7 @@ use crate::client::Client;
 use crate::commands::{table, Ctx};
 use crate::exec::admit::{Source, Verdict};
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use bytes::BytesMut;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -300,7 +300,7 @@ pub struct RunState {
     pub wrote: bool,
     pub multi_logged: bool,
     /// Every other command held out, for a script started outside EXEC.
-    pub gate: Option<crate::exec_gate::ExclusiveToken>,
+    pub gate: Option<crate::exec::gate::ExclusiveToken>,
     /// The script's declared keys, kept when its caller tracks keys: they are
     /// what a read from the script makes the caller track, as in Redis.
     pub tracked_keys: Vec<Vec<u8>>,

@@ -1,10 +1,13 @@
 //! INFO output, with Redis's section and field names so that tools parsing
 //! it (redis-cli, ioredis's ready check, monitoring agents) work.
 
+pub mod bloom;
+pub mod instant;
+
 use crate::commands::table::COMMANDS;
-use crate::instant::Metric;
+use crate::info::instant::Metric;
 use crate::pubsub::Kind;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
 
@@ -180,7 +183,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         "stats" => {
             let l = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
             let (tracked_keys, tracked_items, prefixes) = shared.notify.tracking.stats();
-            let (polls, poll_hits) = crate::busy_poll::counts();
+            let (polls, poll_hits) = crate::net::busy_poll::counts();
             let _ = write!(
                 o,
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nsync_full:{}\r\nsync_partial_ok:{}\r\nsync_partial_err:{}\r\nexpired_keys:{}\r\nevicted_keys:{}\r\nevicted_clients:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nmigrate_cached_sockets:{}\r\ntracking_total_keys:{}\r\ntracking_total_items:{}\r\ntracking_total_prefixes:{}\r\ntotal_error_replies:{}\r\ninstantaneous_ops_per_sec:{}\r\ninstantaneous_input_kbps:{:.2}\r\ninstantaneous_output_kbps:{:.2}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\ntotal_forks:0\r\nlatest_fork_usec:0\r\nbusy_poll_polls:{}\r\nbusy_poll_hits:{}\r\n",
@@ -223,7 +226,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
             );
         }
-        "bloom" => crate::info_bloom::section(&shared.engine, o),
+        "bloom" => crate::info::bloom::section(&shared.engine, o),
         "modules" => {
             o.push_str("# Modules\r\n");
             let _ = write!(

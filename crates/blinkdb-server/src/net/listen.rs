@@ -3,10 +3,10 @@
 //! connection task exists.
 
 use crate::client::ClientInfo;
-use crate::connection::serve;
-use crate::io_threads::Handoff;
-use crate::socket::Socket;
-use crate::state::Shared;
+use crate::net::connection::serve;
+use crate::net::io_threads::Handoff;
+use crate::net::socket::Socket;
+use crate::server::state::Shared;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -114,10 +114,10 @@ async fn start<S: Socket + 'static>(
         shared.clock(),
     ));
     shared.register(info.clone());
-    if here && crate::io_threads::started() {
-        crate::busy_poll::register(sock.as_raw_fd());
+    if here && crate::net::io_threads::started() {
+        crate::net::busy_poll::register(sock.as_raw_fd());
     }
-    if here || !crate::io_threads::started() {
+    if here || !crate::net::io_threads::started() {
         tokio::spawn(serve(shared.clone(), sock, info));
         return;
     }
@@ -136,7 +136,7 @@ fn dispatch(shared: &Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
     let serving = shared.clone();
     let start = Box::new(move || serve_handoff(serving, sock, info));
     // The thread is gone (only while the process exits): drop the client.
-    if !crate::io_threads::start_on_thread(start) {
+    if !crate::net::io_threads::start_on_thread(start) {
         shared.unregister(id);
     }
 }
@@ -149,7 +149,7 @@ fn serve_handoff(shared: Arc<Shared>, sock: Handoff, info: Arc<ClientInfo>) {
         Handoff::Tcp(s) => s.as_raw_fd(),
         Handoff::Unix(s) => s.as_raw_fd(),
     };
-    crate::busy_poll::register(fd);
+    crate::net::busy_poll::register(fd);
     let started = match sock {
         Handoff::Tcp(s) => tokio::net::TcpStream::from_std(s)
             .map(|s| drop(tokio::spawn(serve(shared.clone(), s, info.clone())))),
@@ -275,7 +275,7 @@ fn retls(
     const REFUSED: &str = "Unable to update TLS configuration. Check server logs.";
     let option = TLS_OPTIONS.iter().find(|o| changed(o));
     let port_opens = changed("tls-port") && s.tls_port != 0 && shared.tls.current().is_none();
-    if let Some(option) = option.filter(|_| crate::tls::wanted(s.tls_port, &s.tls)) {
+    if let Some(option) = option.filter(|_| crate::net::tls::wanted(s.tls_port, &s.tls)) {
         shared
             .tls
             .configure(&s.tls)
@@ -385,10 +385,10 @@ fn handshake(
         return;
     }
     let pending = shared.tls.handshake_started();
-    let timeout = crate::tls::handshake_timeout(&settings.tls);
+    let timeout = crate::net::tls::handshake_timeout(&settings.tls);
     let shared = shared.clone();
     let run = move |sock: tokio::net::TcpStream| async move {
-        let session = crate::tls::accept(&contexts, sock, timeout).await;
+        let session = crate::net::tls::accept(&contexts, sock, timeout).await;
         drop(pending);
         match session {
             Ok(s) => start(&shared, s, Some(peer.ip()), peer.to_string(), local, true).await,
@@ -397,7 +397,7 @@ fn handshake(
             ),
         }
     };
-    if !crate::io_threads::started() {
+    if !crate::net::io_threads::started() {
         tokio::spawn(run(sock));
         return;
     }
@@ -413,5 +413,5 @@ fn handshake(
         Err(e) => tracing::warn!("Serving a TLS client: {e}"),
     });
     // The thread is gone only while the process exits: the client goes too.
-    let _ = crate::io_threads::start_on_thread(job);
+    let _ = crate::net::io_threads::start_on_thread(job);
 }

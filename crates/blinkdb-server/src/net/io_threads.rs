@@ -34,7 +34,7 @@ static POOL: OnceLock<Pool> = OnceLock::new();
 /// Starts `n` connection threads (once per process), each polling its sockets
 /// for up to `busy_poll` before it sleeps (`busy_poll.rs`).
 pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
-    crate::busy_poll::set_window(busy_poll.as_micros() as u64);
+    crate::net::busy_poll::set_window(busy_poll.as_micros() as u64);
     let mut threads = Vec::with_capacity(n);
     for i in 0..n.max(1) {
         let (tx, rx) = unbounded_channel();
@@ -46,10 +46,10 @@ pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
         // Installed even with busy-poll-us 0, which CONFIG SET may change.
         builder.on_thread_park(|| {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
-                crate::busy_poll::before_park(&handle);
+                crate::net::busy_poll::before_park(&handle);
             }
         });
-        builder.on_thread_unpark(crate::busy_poll::after_unpark);
+        builder.on_thread_unpark(crate::net::busy_poll::after_unpark);
         let runtime = builder.build()?;
         std::thread::Builder::new()
             .name(format!("blinkdb-io-{i}"))
@@ -96,8 +96,8 @@ pub fn on_connection_thread() -> bool {
 }
 
 async fn run(mut jobs: UnboundedReceiver<Job>) {
-    crate::flusher::install();
-    crate::block_timer::install();
+    crate::persistence::flusher::install();
+    crate::exec::block_timer::install();
     CONNECTION_THREAD.with(|c| c.set(true));
     while let Some(start) = jobs.recv().await {
         start();

@@ -75,19 +75,19 @@ pub struct Shared {
     /// used_memory and what goes with it (memory.rs).
     pub memory: crate::memory::MemoryState,
     /// INFO's instantaneous_* rates and used_memory_peak (cron samples).
-    pub instant: crate::instant::Instant,
+    pub instant: crate::info::instant::Instant,
     /// Cache mode (maxmemory-policy allkeys-fifo).
-    pub eviction: crate::eviction::EvictionState,
+    pub eviction: crate::memory::eviction::EvictionState,
     pub loading: crate::persistence::LoadingState,
     pub rewrite: crate::persistence::RewriteStats,
-    pub rdb_save: crate::rdb_file::SaveStats,
+    pub rdb_save: crate::persistence::rdb_file::SaveStats,
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
-    pub gate: crate::exec_gate::ExecGate,
+    pub gate: crate::exec::gate::ExecGate,
     pub slowlog: crate::commands::slowlog::SlowLog,
     pub latency: crate::commands::latency::LatencyMonitor,
     pub monitors: crate::commands::monitor::Monitors,
-    pub pause: crate::pause::Pause,
+    pub pause: crate::exec::pause::Pause,
     /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
     pub active_expire: std::sync::atomic::AtomicBool,
     /// DEBUG PAUSE-CRON: the main 100 ms cron does nothing while set.
@@ -98,7 +98,7 @@ pub struct Shared {
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
     /// Clients blocked on keys or WAIT.
-    pub blocking: crate::blocking::Registry,
+    pub blocking: crate::exec::blocking::Registry,
     pub scripting: crate::scripting::Scripting,
     /// The replication stream and the replicas (replication/).
     pub replication: crate::replication::Replication,
@@ -111,19 +111,19 @@ pub struct Shared {
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     /// The TCP listeners (CONFIG SET port and bind replace them).
-    pub listeners: crate::socket::TcpListeners,
+    pub listeners: crate::net::socket::TcpListeners,
     /// The TLS listeners of `bind` x `tls-port`.
-    pub tls_listeners: crate::socket::TcpListeners,
+    pub tls_listeners: crate::net::socket::TcpListeners,
     /// The TLS contexts new connections use.
-    pub tls: crate::tls::Tls,
-    on_loglevel: crate::logging::LevelSetter,
+    pub tls: crate::net::tls::Tls,
+    on_loglevel: crate::server::logging::LevelSetter,
     /// What CONFIG SET does when an option changed, registered by the
     /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
     config_set_effects: &'static [OnSet<Shared>],
 }
 
-impl crate::exec_gate::HoldsGate for Shared {
-    fn gate(&self) -> &crate::exec_gate::ExecGate {
+impl crate::exec::gate::HoldsGate for Shared {
+    fn gate(&self) -> &crate::exec::gate::ExecGate {
         &self.gate
     }
 }
@@ -132,7 +132,7 @@ impl Shared {
     pub fn new(
         engine: Arc<Engine>,
         config: Config,
-        on_loglevel: crate::logging::LevelSetter,
+        on_loglevel: crate::server::logging::LevelSetter,
         config_set_effects: &'static [OnSet<Shared>],
     ) -> Self {
         let settings = Arc::new(config.settings());
@@ -229,7 +229,7 @@ impl Shared {
         cfg.set_internal(name, value);
         let settings = cfg.settings();
         // A master turned replica (or back) takes its class's OOM score.
-        let _ = crate::process::apply_oom_score_adj(&settings);
+        let _ = crate::server::process::apply_oom_score_adj(&settings);
         *self.settings.write() = Arc::new(settings);
         self.settings_version.fetch_add(1, Ordering::Release);
     }
@@ -453,7 +453,7 @@ impl Shared {
     /// that could not bring memory under the limit.
     pub fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
         if settings.maxmemory > 0 || settings.max_disk_size > 0 {
-            let refusal = crate::eviction::refusal(self, settings);
+            let refusal = crate::memory::eviction::refusal(self, settings);
             if denyoom {
                 return refusal.map(str::to_string);
             }

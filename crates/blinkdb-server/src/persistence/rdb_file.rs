@@ -4,7 +4,7 @@
 use crate::client::Client;
 use crate::config::{Check, Settings};
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::{
     rdb_format::{self, RdbError, RdbFileWriter},
     Db, Entry, InlineBytes, SHARDS,

@@ -28,7 +28,7 @@ pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
     fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 
     /// Detaches the socket from this runtime, to be served by a connection thread.
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff>;
+    fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff>;
 
     /// Reads what is there now, or fails with `WouldBlock`. It goes through
     /// `poll_read` rather than `try_read_buf` because tokio's `poll_read` treats
@@ -62,8 +62,8 @@ impl Socket for tokio::net::TcpStream {
     fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         tokio::net::TcpStream::poll_read_ready(self, cx)
     }
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
-        self.into_std().map(crate::io_threads::Handoff::Tcp)
+    fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff> {
+        self.into_std().map(crate::net::io_threads::Handoff::Tcp)
     }
 }
 
@@ -71,8 +71,8 @@ impl Socket for tokio::net::UnixStream {
     fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         tokio::net::UnixStream::poll_read_ready(self, cx)
     }
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
-        self.into_std().map(crate::io_threads::Handoff::Unix)
+    fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff> {
+        self.into_std().map(crate::net::io_threads::Handoff::Unix)
     }
 }
 

@@ -10,8 +10,8 @@
 //! into memory ahead of the socket, however long the queue.
 
 use crate::client::ClientInfo;
+use crate::net::socket::Socket;
 use crate::protocol::{push_error_line, Out};
-use crate::socket::Socket;
 use blinkdb_engine::{blob_read_error, BlobSource};
 use bytes::{Buf, Bytes, BytesMut};
 use std::collections::VecDeque;

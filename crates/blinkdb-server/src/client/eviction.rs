@@ -11,7 +11,7 @@
 //! before their memory makes maxmemory evict keys.
 
 use crate::client::{ClientInfo, ClientType, FLAG_NO_EVICT};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 

@@ -1,9 +1,14 @@
 //! Start-up, background cycles and graceful shutdown.
 
+pub mod logging;
+pub mod logo;
+pub mod process;
+pub mod state;
+
 use crate::config::Config;
-use crate::network::{accept_loop, UnixAcceptor};
-use crate::socket::bind_unix;
-use crate::state::Shared;
+use crate::net::listen::{accept_loop, UnixAcceptor};
+use crate::net::socket::bind_unix;
+use crate::server::state::Shared;
 use blinkdb_engine::{Engine, EngineOptions};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -31,7 +36,10 @@ fn raise_nofile(want: u64) {
 }
 
 /// Runs the server until SHUTDOWN or SIGTERM/SIGINT.
-pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Result<(), String> {
+pub async fn run(
+    config: Config,
+    on_loglevel: crate::server::logging::LevelSetter,
+) -> Result<(), String> {
     let settings = config.settings();
     std::fs::create_dir_all(&settings.dir).map_err(|e| {
         format!(
@@ -40,7 +48,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         )
     })?;
     // Before anything of ours writes there: a save cut short by a crash.
-    crate::stale_temp::remove_stale(&settings.dir);
+    crate::persistence::stale_temp::remove_stale(&settings.dir);
     raise_nofile(settings.maxclients as u64 + 32);
     let engine = Arc::new(Engine::new(EngineOptions {
         databases: settings.databases,
@@ -67,7 +75,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         settings
             .load_rdb
             .clone()
-            .or_else(|| Some(crate::rdb_file::path(&settings)).filter(|p| p.exists()))
+            .or_else(|| Some(crate::persistence::rdb_file::path(&settings)).filter(|p| p.exists()))
     };
     if settings.appendonly || rdb_to_load.is_some() {
         // Clients may connect while the data loads; they get -LOADING (set
@@ -83,7 +91,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     let mut listening = shared
         .listeners
         .start(
-            &crate::network::accepting(&shared),
+            &crate::net::listen::accepting(&shared),
             &settings.bind,
             settings.port,
             settings.tcp_backlog,
@@ -96,7 +104,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 settings.port
             )
         })?;
-    if crate::tls::wanted(settings.tls_port, &settings.tls) {
+    if crate::net::tls::wanted(settings.tls_port, &settings.tls) {
         shared
             .tls
             .configure(&settings.tls)
@@ -107,7 +115,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         let tls = shared
             .tls_listeners
             .start(
-                &crate::network::accepting_tls(&shared),
+                &crate::net::listen::accepting_tls(&shared),
                 &settings.bind,
                 settings.tls_port,
                 settings.tcp_backlog,
@@ -133,13 +141,13 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
             None,
         ));
     }
-    if let Some(pidfile) = crate::process::pidfile(&settings) {
+    if let Some(pidfile) = crate::server::process::pidfile(&settings) {
         if let Err(e) = std::fs::write(&pidfile, format!("{}\n", std::process::id())) {
             tracing::warn!("Failed to write PID file: {e}");
         }
     }
-    crate::process::disable_thp(&settings);
-    let _ = crate::process::apply_oom_score_adj(&settings);
+    crate::server::process::disable_thp(&settings);
+    let _ = crate::server::process::apply_oom_score_adj(&settings);
     tracing::info!(
         "BlinkDB {} (Redis {} compatible) started: pid={}, listening on {}, config file: {}",
         env!("CARGO_PKG_VERSION"),
@@ -152,7 +160,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
                 .display()
                 .to_string())
     );
-    crate::logo::show(&settings, shared.cluster.is_some());
+    crate::server::logo::show(&settings, shared.cluster.is_some());
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&s, &st))
@@ -162,9 +170,11 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         loaded?;
     } else if let Some(file) = rdb_to_load {
         let (s, st) = (shared.clone(), settings.clone());
-        let loaded = tokio::task::spawn_blocking(move || crate::rdb_file::import(&s, &st, &file))
-            .await
-            .map_err(|e| format!("RDB loading task failed: {e}"))?;
+        let loaded = tokio::task::spawn_blocking(move || {
+            crate::persistence::rdb_file::import(&s, &st, &file)
+        })
+        .await
+        .map_err(|e| format!("RDB loading task failed: {e}"))?;
         shared.engine.set_loading(false);
         loaded?;
     }
@@ -175,7 +185,7 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
     if shared.cluster.is_some() {
         crate::cluster::bus::run(shared.clone(), settings.bind.clone()).await?;
     }
-    tokio::spawn(crate::bloom_flush::cycle(shared.clone()));
+    tokio::spawn(crate::persistence::bloom_flush::cycle(shared.clone()));
 
     // A signal stops the server as SHUTDOWN with shutdown-on-sigterm's (or
     // -sigint's) flags would: the RDB file written first with `save` points
@@ -188,10 +198,13 @@ pub async fn run(config: Config, on_loglevel: crate::logging::LevelSetter) -> Re
         if save {
             tracing::info!("Saving the final RDB snapshot before exiting.");
             let s = shared.clone();
-            let saved = match tokio::task::spawn_blocking(move || crate::rdb_file::save(&s)).await {
-                Ok(r) => r,
-                Err(e) => Err(e.to_string()),
-            };
+            let saved =
+                match tokio::task::spawn_blocking(move || crate::persistence::rdb_file::save(&s))
+                    .await
+                {
+                    Ok(r) => r,
+                    Err(e) => Err(e.to_string()),
+                };
             if let Err(e) = saved {
                 if flags.force {
                     tracing::warn!("Error trying to save the DB. Exit anyway. ({e})");
@@ -251,8 +264,8 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     if let Some(path) = &settings.unixsocket {
         let _ = std::fs::remove_file(path);
     }
-    crate::bloom_flush::flush_now(shared);
-    if let Some(pidfile) = crate::process::pidfile(settings) {
+    crate::persistence::bloom_flush::flush_now(shared);
+    if let Some(pidfile) = crate::server::process::pidfile(settings) {
         let _ = std::fs::remove_file(pidfile);
     }
     tracing::warn!("BlinkDB is now ready to exit, bye bye...");
@@ -284,11 +297,11 @@ async fn cron(shared: Arc<Shared>) {
             ],
         );
         let evicting = shared.clone();
-        let _ = tokio::task::spawn_blocking(move || crate::eviction::cron(&evicting)).await;
-        crate::client_eviction::cron(&shared);
+        let _ = tokio::task::spawn_blocking(move || crate::memory::eviction::cron(&evicting)).await;
+        crate::client::eviction::cron(&shared);
         crate::pubsub::limits::cron(&shared);
         crate::persistence::maybe_auto_rewrite(&shared);
-        crate::rdb_file::save_points_cron(&shared);
+        crate::persistence::rdb_file::save_points_cron(&shared);
         crate::commands::migrate::cached_sockets();
         if shared.notify.tracking.count() > 0 {
             // Also done after reads; here too so that a lowered limit
@@ -307,10 +320,10 @@ async fn cron(shared: Arc<Shared>) {
 /// owner; in this order (Redis's: the OOM score, then the listeners, whose
 /// failures refuse the CONFIG SET in that order), each stage in turn.
 pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
-    crate::process::oom_on_set::<Shared>(),
-    crate::network::ON_SET,
-    crate::network::TLS_ON_SET,
-    crate::busy_poll::on_set::<Shared>(),
+    crate::server::process::oom_on_set::<Shared>(),
+    crate::net::listen::ON_SET,
+    crate::net::listen::TLS_ON_SET,
+    crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
     Shared::LOGLEVEL_ON_SET,
 ];
@@ -318,19 +331,19 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
 /// The checks the options' owners register for their values (config knows
 /// options by kind only).
 pub static CONFIG_CHECKS: &[crate::config::Check] = &[
-    crate::rdb_file::CONFIG_CHECKS[0],
-    crate::rdb_file::CONFIG_CHECKS[1],
-    crate::process::CONFIG_CHECKS[0],
-    crate::process::CONFIG_CHECKS[1],
+    crate::persistence::rdb_file::CONFIG_CHECKS[0],
+    crate::persistence::rdb_file::CONFIG_CHECKS[1],
+    crate::server::process::CONFIG_CHECKS[0],
+    crate::server::process::CONFIG_CHECKS[1],
     crate::replication::replica::CONFIG_CHECK,
     crate::exec::stats::CONFIG_CHECK,
     HZ_CHECK,
-    crate::tls::CONFIG_CHECKS[0],
-    crate::tls::CONFIG_CHECKS[1],
-    crate::tls::CONFIG_CHECKS[2],
-    crate::tls::CONFIG_CHECKS[3],
-    crate::tls::CONFIG_CHECKS[4],
-    crate::tls::CONFIG_CHECKS[5],
+    crate::net::tls::CONFIG_CHECKS[0],
+    crate::net::tls::CONFIG_CHECKS[1],
+    crate::net::tls::CONFIG_CHECKS[2],
+    crate::net::tls::CONFIG_CHECKS[3],
+    crate::net::tls::CONFIG_CHECKS[4],
+    crate::net::tls::CONFIG_CHECKS[5],
 ];
 
 /// `hz`'s check: like Redis, a value
@@ -361,7 +374,7 @@ async fn expire_cycle(shared: Arc<Shared>) {
         // Off by DEBUG SET-ACTIVE-EXPIRE 0, and while CLIENT PAUSE holds
         // writes back (an expiry is a write), as in Redis.
         if !shared.active_expire.load(Ordering::Relaxed)
-            || shared.pause.mode() != crate::pause::NONE
+            || shared.pause.mode() != crate::exec::pause::NONE
         {
             continue;
         }

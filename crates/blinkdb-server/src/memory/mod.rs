@@ -5,7 +5,10 @@
 //! the keyspace's index), as getMemoryOverheadData counts it; the dataset is
 //! the rest. INFO memory, MEMORY STATS/DOCTOR and maxmemory read it from here.
 
-use crate::state::Shared;
+pub mod alloc_count;
+pub mod eviction;
+
+use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,7 +35,8 @@ const TRIM_EVERY: u64 = 10;
 
 /// Redis's used_memory: bytes allocated, less the Lua interpreters.
 pub fn used_memory(shared: &Shared) -> u64 {
-    crate::alloc_count::allocated().saturating_sub(shared.memory.lua_vm.load(Ordering::Relaxed))
+    crate::memory::alloc_count::allocated()
+        .saturating_sub(shared.memory.lua_vm.load(Ordering::Relaxed))
 }
 
 /// Memory maxmemory does not count: replica output beyond the backlog and
@@ -90,7 +94,7 @@ fn maybe_trim(shared: &Shared, allocated: u64, active: u64) {
     }
     m.ticks_since_trim.store(0, Ordering::Relaxed);
     let started = std::time::Instant::now();
-    crate::alloc_count::purge();
+    crate::memory::alloc_count::purge();
     tracing::debug!(
         "Trimmed the heap ({free} bytes free) in {:?}",
         started.elapsed()

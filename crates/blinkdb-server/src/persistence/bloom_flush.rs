@@ -1,7 +1,7 @@
 //! Once a second, and at shutdown, makes Bloom filter adds durable (msync of
 //! filter files, fsync of kernel side logs) so a restart replays little.
 
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::bf::LogPosition;
 use std::sync::Arc;
 use std::time::Duration;

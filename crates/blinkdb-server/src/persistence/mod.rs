@@ -1,12 +1,17 @@
 //! Opening and replaying the AOF at start, BGREWRITEAOF and its automatic
 //! trigger, and the figures INFO persistence reports.
 
+pub mod bloom_flush;
+pub mod flusher;
+pub mod rdb_file;
+pub mod stale_temp;
+
 use crate::client::Client;
 use crate::commands::table::props;
 use crate::config::Settings;
 use crate::exec::admit::Verdict;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::{Aof, AofArg, AofOptions, Entry, FsyncPolicy, LoadedCommand, Log, Value};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -101,7 +106,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
     let mut rdb_base = false;
     let mut load_base = |base: blinkdb_engine::RdbBase| {
         rdb_base = true;
-        crate::rdb_file::import_aof_base(shared, settings, &base).map_err(|e| {
+        crate::persistence::rdb_file::import_aof_base(shared, settings, &base).map_err(|e| {
             blinkdb_engine::AofError::Corrupt {
                 file: base.name.clone(),
                 offset: 0,
@@ -171,7 +176,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         .base_size
         .store(log.aof.stats().current_size, Ordering::Relaxed);
     shared.engine.set_log(log);
-    crate::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
+    crate::persistence::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
     let keys: usize = (0..shared.engine.databases())
         .map(|d| shared.engine.db(d).len())
         .sum();
@@ -233,10 +238,11 @@ fn replay(
     (spec.handler)(&mut ctx, &args);
     if out.errors > errors {
         let settings = shared.settings();
-        let source = crate::propagation::Source::AofLoading;
-        if let Err(message) = crate::propagation::after_error(&settings, source, &out.buf, args[0])
+        let source = crate::exec::propagation::Source::AofLoading;
+        if let Err(message) =
+            crate::exec::propagation::after_error(&settings, source, &out.buf, args[0])
         {
-            crate::propagation::panic(&message);
+            crate::exec::propagation::panic(&message);
         }
     }
     out.clear();
@@ -327,7 +333,7 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
         .spawn(move || {
             let start = Instant::now();
             tracing::info!("Background append only file rewriting started");
-            let result = crate::rdb_file::rewrite_aof(&shared);
+            let result = crate::persistence::rdb_file::rewrite_aof(&shared);
             let r = &shared.rewrite;
             r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
             match result {

@@ -1,9 +1,11 @@
 //! Per-connection state, and the registry entry other connections see
 //! (CLIENT LIST / KILL).
 
+pub mod eviction;
+
+use crate::net::signal::Signal;
 use crate::pubsub::Mailbox;
-use crate::signal::Signal;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -485,7 +487,7 @@ pub struct Client {
     pub script: Option<Box<crate::scripting::run::RunState>>,
     /// Exclusive mode taken by the connection for the script command it is
     /// about to dispatch; the script keeps it until it ends.
-    pub script_gate: Option<crate::exec_gate::ExclusiveToken>,
+    pub script_gate: Option<crate::exec::gate::ExclusiveToken>,
     /// Client-side caching, while CLIENT TRACKING is on.
     pub tracking: Option<Box<crate::tracking::ClientTracking>>,
     /// Running the commands of EXEC (a CLIENT CACHING given before it lasts
@@ -509,7 +511,7 @@ pub enum Block {
     /// Registered as waiting (blocking.rs): a blocking command that found
     /// nothing, or WAIT for replicas (which never come: there is no
     /// replication, so it answers 0 at its deadline).
-    Waiting(std::sync::Arc<crate::blocking::Waiter>),
+    Waiting(std::sync::Arc<crate::exec::blocking::Waiter>),
 }
 
 impl Client {

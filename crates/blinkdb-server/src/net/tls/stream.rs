@@ -12,7 +12,7 @@
 //!   taken, and whenever the connection waits (`poll_read_ready`), so a reply
 //!   never sits in the session while the connection waits for the client.
 
-use crate::socket::Socket;
+use crate::net::socket::Socket;
 use std::io::{self, Read, Write};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
@@ -242,7 +242,7 @@ impl<IO: Socket> Socket for TlsSocket<IO> {
         Poll::Ready(Ok(()))
     }
 
-    fn into_handoff(self) -> io::Result<crate::io_threads::Handoff> {
+    fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff> {
         // A session is served where its handshake ran (a connection thread):
         // network.rs never moves one.
         Err(io::Error::new(

@@ -3,14 +3,14 @@
 //! the socket does not take waits in the output queue (`output.rs`) while the
 //! connection goes on reading and running commands.
 
-use crate::blocking::Outcome;
 use crate::client::{Block, Client, ClientInfo};
 use crate::commands::table::props;
+use crate::exec::blocking::Outcome;
 use crate::exec::{self, Source};
-use crate::output::OutputQueue;
+use crate::net::output::OutputQueue;
+use crate::net::socket::Socket;
 use crate::protocol::{push_error_line, Out, RequestLimits, RequestParser};
-use crate::socket::Socket;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::AofError;
 use bytes::{Buf, BytesMut};
 use std::future::Future;
@@ -60,7 +60,7 @@ struct Registered<'a>(&'a Shared, &'a ClientInfo);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        crate::client_eviction::forget(self.0, self.1);
+        crate::client::eviction::forget(self.0, self.1);
         self.0.unregister(self.1.id);
     }
 }
@@ -233,7 +233,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     Ok(0) => break,
                     Ok(n) => {
                         client.net_in += n as u64;
-                        crate::busy_poll::read_done(info.id);
+                        crate::net::busy_poll::read_done(info.id);
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
                     Err(_) => break,
@@ -269,7 +269,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
             let mut served_lsn = 0;
             if blinkdb_engine::ready_keys::pending() {
-                served_lsn = crate::blocking::serve_ready(&shared);
+                served_lsn = crate::exec::blocking::serve_ready(&shared);
             }
             // What the script changed: invalidations after its reply.
             shared.notify.tracking.broadcast();
@@ -305,7 +305,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
-            match crate::flusher::durable(&shared.engine, lsn).await {
+            match crate::persistence::flusher::durable(&shared.engine, lsn).await {
                 Ok(()) => {}
                 Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
                     // Not durable: every write of the batch answers MISCONF instead
@@ -335,7 +335,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::client_eviction::check_client(&shared, &client.info, client_memory_limit) {
+        if crate::client::eviction::check_client(&shared, &client.info, client_memory_limit) {
             break;
         }
         client.flush_stats(&shared, now, false);
@@ -346,7 +346,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 break;
             }
             if client.settings(&shared).repl_disable_tcp_nodelay {
-                crate::socket::disable_nodelay(sock.as_raw_fd());
+                crate::net::socket::disable_nodelay(sock.as_raw_fd());
             }
             let rest = std::mem::take(&mut inbuf);
             crate::replication::master::serve(&shared, &mut sock, &mut client, rest, handoff).await;
@@ -379,7 +379,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                 let Some(Block::Waiting(waiter)) = client.block.take() else {
                     continue;
                 };
-                let until = crate::block_timer::wait(
+                let until = crate::exec::block_timer::wait(
                     &waiter,
                     waiter.deadline,
                     waiter.seq(),
@@ -408,7 +408,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                         close = matches!(unserved, Outcome::Failed { close: true, .. });
                         if !client.reply_off {
                             let reply = waiter.timeout_reply;
-                            crate::blocking::reply_unserved(
+                            crate::exec::blocking::reply_unserved(
                                 &shared, client.id, &mut out, reply, &unserved,
                             );
                         }
@@ -461,7 +461,7 @@ pub fn run_commands_for_fuzzing(
         };
         match shared.blocking.finish(shared, &waiter) {
             Outcome::Served(reply, _) => out.buf.extend_from_slice(&reply),
-            unserved => crate::blocking::reply_unserved(
+            unserved => crate::exec::blocking::reply_unserved(
                 shared,
                 client.id,
                 out,
@@ -475,7 +475,7 @@ pub fn run_commands_for_fuzzing(
 /// Waits until the log holds a served blocked command's effect, as its reply
 /// must (the fsync policy); false if it never will (the connection closes).
 async fn wait_durable(shared: &Arc<Shared>, client: &Client, lsn: u64) -> bool {
-    match crate::flusher::served_durable(&shared.engine, lsn).await {
+    match crate::persistence::flusher::served_durable(&shared.engine, lsn).await {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(
@@ -681,7 +681,7 @@ fn run_commands(
                 };
                 // Looked up once: the pause, the gate and admission use it.
                 let found = exec::lookup(&args);
-                if shared.pause.mode() != crate::pause::NONE
+                if shared.pause.mode() != crate::exec::pause::NONE
                     && exec::admit::paused(shared, client, found, &args)
                 {
                     break Next::Paused; // not consumed: it runs after the pause
@@ -696,7 +696,7 @@ fn run_commands(
                     // The arguments count in the client's memory while it
                     // runs: one this large has it evicted before it runs.
                     info.usage.set_argv(args.iter().map(|a| a.len()).sum());
-                    if crate::client_eviction::check_client(shared, info, client_memory_limit) {
+                    if crate::client::eviction::check_client(shared, info, client_memory_limit) {
                         break Next::Close;
                     }
                 }
@@ -727,7 +727,8 @@ fn run_commands(
                     // Alone too; the script keeps the exclusive mode if it
                     // pauses past its busy threshold (scripting/run.rs).
                     drop(gate.take());
-                    client.script_gate = Some(crate::exec_gate::ExclusiveToken::take(shared.arc()));
+                    client.script_gate =
+                        Some(crate::exec::gate::ExclusiveToken::take(shared.arc()));
                     run(client, out, false);
                     client.script_gate = None;
                     if client.script.is_some() {
@@ -750,7 +751,7 @@ fn run_commands(
                 if blinkdb_engine::ready_keys::pending() {
                     // Clients blocked on keys this command filled are served
                     // before the next command runs, as in Redis.
-                    served_lsn = crate::blocking::serve_ready(shared);
+                    served_lsn = crate::exec::blocking::serve_ready(shared);
                 }
                 if client.reply_off || client.reply_skip {
                     // CLIENT REPLY OFF / SKIP: the reply is dropped, but not

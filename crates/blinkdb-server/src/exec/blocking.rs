@@ -14,7 +14,7 @@
 use crate::client::{Client, ClientInfo, FLAG_BLOCKED};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
-use crate::state::Shared;
+use crate::server::state::Shared;
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, HashMap};
@@ -125,8 +125,8 @@ pub struct Waiter {
     /// None: it waits until served or unblocked.
     pub deadline: Option<Instant>,
     state: Mutex<State>,
-    /// Only the blocked connection waits on it (`crate::signal`).
-    wake: crate::signal::Signal,
+    /// Only the blocked connection waits on it (`crate::net::signal`).
+    wake: crate::net::signal::Signal,
     /// Served also when its key is gone (XREADGROUP ends with an error).
     serves_gone_key: std::sync::atomic::AtomicBool,
     /// Checked before each attempt to serve it (`ReadyFn`).
@@ -188,7 +188,7 @@ impl Waiter {
     }
 }
 
-impl crate::block_timer::Expire for Waiter {
+impl crate::exec::block_timer::Expire for Waiter {
     /// The waiting connection wakes and ends the wait (`Registry::finish`),
     /// unless something served it meanwhile.
     fn deadline_passed(&self) {
@@ -364,7 +364,7 @@ impl Registry {
             },
             deadline: deadline(end_ms),
             state: Mutex::new(State::Waiting),
-            wake: crate::signal::Signal::new(),
+            wake: crate::net::signal::Signal::new(),
             serves_gone_key: std::sync::atomic::AtomicBool::new(false),
             ready: std::sync::OnceLock::new(),
             duration_ns: AtomicU64::new(0),

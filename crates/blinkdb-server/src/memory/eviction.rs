@@ -5,7 +5,7 @@
 //! policies (evict_sampled.rs).
 
 use crate::config::Settings;
-use crate::state::Shared;
+use crate::server::state::Shared;
 use blinkdb_engine::EvictStep;
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
