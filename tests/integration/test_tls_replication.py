@@ -50,3 +50,56 @@ def test_redis_replica_of_blinkdb_master_over_tls(blinkdb_binary, tmp_path, tls)
     finally:
         replica.stop()
         master.stop()
+
+
+@pytest.mark.parametrize("master_kind", ["redis", "blinkdb"])
+def test_blinkdb_replica_over_tls(blinkdb_binary, tmp_path, tls, master_kind):
+    """A BlinkDB replica with tls-replication yes follows redis-server 7.0.15 or
+    BlinkDB through the master's TLS port."""
+    master_tls = free_port()
+    binary = ORACLE_BIN if master_kind == "redis" else blinkdb_binary
+    master = ServerProcess(binary, str(tmp_path / "master"),
+                           server_flags(tls, master_tls, **{"tls-replication": "yes"}))
+    m = master.connect()
+    for i in range(500):
+        m.call("SET", f"before:{i}", "y" * (i % 70))
+    replica = ServerProcess(blinkdb_binary, str(tmp_path / "replica"),
+                            server_flags(tls, free_port(), **{"tls-replication": "yes"}))
+    try:
+        r = replica.connect()
+        assert r.call("REPLICAOF", "127.0.0.1", str(master_tls)).raw == b"+OK\r\n"
+        wait_for(lambda: b"master_link_status:up" in r.call("INFO", "replication").raw,
+                 f"link up:\n{replica.log_text()}")
+        for i in range(300):
+            m.call("INCR", "counter")
+        m.call("SET", "last", "done")
+        wait_for(lambda: r.call("GET", "last").raw == b"$4\r\ndone\r\n", "the stream")
+        assert r.call("GET", "counter").raw == b"$3\r\n300\r\n"
+        assert r.call("DBSIZE").raw == m.call("DBSIZE").raw
+        assert r.call("GET", "before:69").raw == m.call("GET", "before:69").raw
+    finally:
+        replica.stop()
+        master.stop()
+
+
+def test_replica_refused_without_a_certificate_from_the_ca(blinkdb_binary, tmp_path, tls):
+    """The master asks for a client certificate (tls-auth-clients yes): a replica
+    presenting one from another CA never gets its link up, and the master logs why."""
+    master_tls = free_port()
+    master = ServerProcess(blinkdb_binary, str(tmp_path / "master"),
+                           server_flags(tls, master_tls, **{"tls-replication": "yes"}))
+    flags = server_flags(tls, free_port(), **{
+        "tls-replication": "yes",
+        "tls-client-cert-file": f"{tls}/other/client.crt",
+        "tls-client-key-file": f"{tls}/other/client.key",
+    })
+    replica = ServerProcess(blinkdb_binary, str(tmp_path / "replica"), flags)
+    try:
+        r = replica.connect()
+        r.call("REPLICAOF", "127.0.0.1", str(master_tls))
+        wait_log(master, "Error accepting a client connection")
+        assert b"master_link_status:down" in r.call("INFO", "replication").raw
+        assert master.connect().call("PING").raw == b"+PONG\r\n"
+    finally:
+        replica.stop()
+        master.stop()

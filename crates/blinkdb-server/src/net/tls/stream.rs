@@ -51,6 +51,12 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> TlsSocket<IO> {
         &self.io
     }
 
+    /// The socket and the session, to move them to another thread's
+    /// runtime (`new` takes them back).
+    pub fn into_parts(self) -> (IO, rustls::Connection) {
+        (self.io, self.conn)
+    }
+
     /// Writes the session's pending records; Ready(Ok) once none is left.
     fn poll_send_records(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.conn.wants_write() {
