@@ -154,7 +154,12 @@ def main():
     blinkdb = servers.Contestant("BlinkDB (stand-in)" if standin else "BlinkDB", blinkdb_bin, True,
                                  standin_flags, standin=standin)
     redis_bin = shutil.which("redis-server")
-    redis = servers.Contestant("Redis 7", redis_bin, False)
+    # BENCH_PEER_BIN: another BlinkDB build takes the peer's column (old build against new).
+    peer_bin = os.environ.get("BENCH_PEER_BIN")
+    if peer_bin:
+        redis = servers.Contestant("BlinkDB baseline", peer_bin, True)
+    else:
+        redis = servers.Contestant("Redis 7", redis_bin, False)
     module = redisbloom_path()
     redisbloom = servers.Contestant("RedisBloom 2.8", redis_bin, False,
                                     ["--loadmodule", module]) if module else None
@@ -174,7 +179,8 @@ def main():
     try:
         versions = {
             "blinkdb": "%s (%s, git %s)" % (blinkdb_bin, blinkdb_version, report.git_rev(REPO)),
-            "redis_server": report.sh(redis_bin, "--version"),
+            "redis_server": report.sh(redis_bin, "--version") if not peer_bin
+            else "peer column: BlinkDB baseline %s (BENCH_PEER_BIN)" % peer_bin,
             "redis_benchmark": report.sh("redis-benchmark", "--version"),
             "redisbloom": module_version(redisbloom, ports, root) + " (%s)" % module
             if redisbloom else "not found",

@@ -2,7 +2,8 @@
 //! whose bytes go through the same parser and dispatch as a socket's.
 
 use blinkdb_engine::{Engine, EngineOptions};
-use blinkdb_server::client::{Client, ClientInfo, Peer};
+use blinkdb_server::client::{ClientInfo, Peer};
+use blinkdb_server::exec::session::Client;
 use blinkdb_server::config::{validate, Config, OPTIONS};
 use blinkdb_server::net::connection::run_commands_for_fuzzing;
 use blinkdb_server::protocol::{Out, RequestParser};

@@ -4,9 +4,9 @@
 
 use super::nodes;
 use super::{Cluster, Options};
-use crate::client::Client;
 use crate::commands::table::props;
 use crate::commands::{spec, table, CommandSpec};
+use crate::exec::session::Client;
 use crate::protocol::Args;
 use crate::server::state::Shared;
 use smallvec::SmallVec;

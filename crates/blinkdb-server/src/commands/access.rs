@@ -5,7 +5,8 @@
 
 use super::table::{props, CommandSpec};
 use super::Ctx;
-use crate::client::{Client, FLAG_NO_TOUCH};
+use crate::client::FLAG_NO_TOUCH;
+use crate::exec::session::Client;
 use crate::protocol::Args;
 use blinkdb_engine::{access, Entry};
 use std::sync::atomic::Ordering;

@@ -10,8 +10,8 @@ use super::args::ERR_WRONGTYPE;
 use super::list::{fill, move_locked, pop_some, End};
 use super::zset::{pop_members, reply_pairs};
 use super::{collection, Ctx};
-use crate::client::Block;
 use crate::exec::blocking::{timeout_secs, ServeFn, Who};
+use crate::exec::session::Block;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{ListValue, Tx, ZSetValue};
 

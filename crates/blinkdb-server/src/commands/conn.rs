@@ -6,7 +6,7 @@ use crate::client::ClientType;
 use crate::protocol::Args;
 
 pub fn ping(ctx: &mut Ctx, args: &Args) {
-    if args.len() <= 2 && crate::pubsub::in_resp2_context(ctx.client) {
+    if args.len() <= 2 && ctx.client.in_resp2_subscribed() {
         // A RESP2 subscriber reads only arrays, so PING answers with one.
         ctx.out.array(2);
         ctx.out.bulk(b"pong");
@@ -46,7 +46,7 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     super::multi::end(ctx.client);
     ctx.client.set_cluster_readonly(false);
     super::multi::unwatch_all(ctx.shared, ctx.client);
-    crate::pubsub::unsubscribe_all(ctx.shared, ctx.client);
+    crate::pubsub::unsubscribe_all(&ctx.shared.pubsub, &ctx.client.info, &mut ctx.client.pubsub);
     super::tracking::disable(ctx.shared, ctx.client);
     ctx.client.set_db(0);
     ctx.client.set_proto(2);

@@ -42,7 +42,7 @@ mod zrange;
 mod zset;
 mod zsetops;
 
-use crate::client::Client;
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use args::ERR_WRONGTYPE;

@@ -5,7 +5,7 @@
 
 use super::table::{self, CommandSpec};
 use super::Ctx;
-use crate::client::Client;
+use crate::exec::session::Client;
 use crate::exec::Source;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;

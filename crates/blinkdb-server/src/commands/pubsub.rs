@@ -5,11 +5,27 @@ use crate::protocol::Args;
 use crate::pubsub::{self, Kind};
 
 fn sub(ctx: &mut Ctx, args: &Args, kind: Kind) {
-    pubsub::subscribe(ctx.shared, ctx.client, ctx.out, kind, &args[1..]);
+    let c = &mut *ctx.client;
+    pubsub::subscribe(
+        &ctx.shared.pubsub,
+        &c.info,
+        &mut c.pubsub,
+        ctx.out,
+        kind,
+        &args[1..],
+    );
 }
 
 fn unsub(ctx: &mut Ctx, args: &Args, kind: Kind) {
-    pubsub::unsubscribe(ctx.shared, ctx.client, ctx.out, kind, &args[1..]);
+    let c = &mut *ctx.client;
+    pubsub::unsubscribe(
+        &ctx.shared.pubsub,
+        &c.info,
+        &mut c.pubsub,
+        ctx.out,
+        kind,
+        &args[1..],
+    );
 }
 
 pub fn subscribe(ctx: &mut Ctx, args: &Args) {
@@ -46,7 +62,7 @@ fn publish_to(ctx: &mut Ctx, args: &Args, shard: bool) {
     crate::cluster::bus::propagate_publish(ctx.shared, args[1], args[2], shard);
     // A RESP3 client subscribed to the channel it publishes to sees the message
     // before the reply, as in Redis (the message is written to it first).
-    pubsub::flush_mailbox(ctx.client, ctx.out);
+    pubsub::flush_mailbox(&ctx.client.info, ctx.out);
     ctx.out.int(n as i64);
 }
 

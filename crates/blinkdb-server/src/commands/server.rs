@@ -57,7 +57,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                     // A lowered maxmemory-clients (or maxmemory under a
                     // percentage) evicts now, as Redis's CONFIG SET does;
                     // nothing to do while the limit is off.
-                    crate::client::eviction::from_command(ctx.shared, &ctx.client.info);
+                    crate::memory::client_eviction::from_command(ctx.shared, &ctx.client.info);
                     ctx.out.ok()
                 }
                 Err((name, e)) if e == "unknown" => ctx.out.error(&format!(

@@ -8,8 +8,8 @@
 use super::args::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use super::collection;
 use super::Ctx;
-use crate::client::Block;
 use crate::exec::blocking::Who;
+use crate::exec::session::Block;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::STREAM,

@@ -11,8 +11,8 @@ use super::stream::{
     Served, BLOCKED_DEFAULT_COUNT,
 };
 use super::Ctx;
-use crate::client::Block;
 use crate::exec::blocking::Who;
+use crate::exec::session::Block;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::STREAM,

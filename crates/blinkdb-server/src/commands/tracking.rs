@@ -6,7 +6,7 @@
 use super::args::*;
 use super::table::{CommandSpec, READONLY};
 use super::Ctx;
-use crate::client::Client;
+use crate::exec::session::Client;
 use crate::protocol::Args;
 use crate::server::state::Shared;
 use crate::tracking::ClientTracking;

@@ -15,9 +15,9 @@
 //! arity, noscript, read-only script, write refusals); the AOF's to the
 //! table and arity only.
 
-use crate::client::Client;
 use crate::commands::table::{self, props, CommandSpec};
 use crate::commands::{multi, unknown_command, unknown_subcommand_text};
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use std::borrow::Cow;
@@ -234,13 +234,13 @@ fn refusal(
     }
     if client.tracking.is_some() && client.settings(shared).maxmemory > 0 {
         // Keys evicted before this command are invalidated before its reply.
-        crate::pubsub::flush_mailbox(client, out);
+        crate::pubsub::flush_mailbox(&client.info, out);
     }
     if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
         return rejected(err.into());
     }
-    if crate::pubsub::in_resp2_context(client) {
-        if let Some(err) = crate::pubsub::context_refusal(client, spec) {
+    if client.in_resp2_subscribed() {
+        if let Some(err) = subscribed_context_refusal(spec) {
             return rejected(err.into());
         }
     }
@@ -389,4 +389,17 @@ pub fn paused(shared: &Shared, client: &Client, found: super::Lookup, args: &Arg
         }
         _ => false,
     }
+}
+
+/// The error for a command refused in the RESP2 subscribed context (the
+/// entry's `SUBSCRIBED_OK` allows it); a subcommand is named in full
+/// (`config|get`), as Redis names it.
+fn subscribed_context_refusal(spec: &CommandSpec) -> Option<String> {
+    if spec.has_prop(props::SUBSCRIBED_OK) {
+        return None;
+    }
+    Some(format!(
+        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+        spec.name
+    ))
 }

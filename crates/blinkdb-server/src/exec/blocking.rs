@@ -11,8 +11,9 @@
 //! is logged right after the write, and its reply is handed to the waiting
 //! connection, which sends it once the log has it as the fsync policy asks.
 
-use crate::client::{Client, ClientInfo, FLAG_BLOCKED};
+use crate::client::{ClientInfo, FLAG_BLOCKED};
 use crate::commands::Ctx;
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use parking_lot::Mutex;
@@ -125,8 +126,8 @@ pub struct Waiter {
     /// None: it waits until served or unblocked.
     pub deadline: Option<Instant>,
     state: Mutex<State>,
-    /// Only the blocked connection waits on it (`crate::net::signal`).
-    wake: crate::net::signal::Signal,
+    /// Only the blocked connection waits on it (`crate::client::signal`).
+    wake: crate::client::signal::Signal,
     /// Served also when its key is gone (XREADGROUP ends with an error).
     serves_gone_key: std::sync::atomic::AtomicBool,
     /// Checked before each attempt to serve it (`ReadyFn`).
@@ -364,7 +365,7 @@ impl Registry {
             },
             deadline: deadline(end_ms),
             state: Mutex::new(State::Waiting),
-            wake: crate::net::signal::Signal::new(),
+            wake: crate::client::signal::Signal::new(),
             serves_gone_key: std::sync::atomic::AtomicBool::new(false),
             ready: std::sync::OnceLock::new(),
             duration_ns: AtomicU64::new(0),

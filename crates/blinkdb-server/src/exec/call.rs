@@ -15,7 +15,7 @@ pub fn call(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args) {
     let timer = crate::exec::stats::Timer::start();
     access::run(ctx, spec, args);
     let nanos = timer.elapsed_nanos();
-    if let Some(crate::client::Block::Waiting(w)) = &ctx.client.block {
+    if let Some(crate::exec::session::Block::Waiting(w)) = &ctx.client.block {
         w.set_duration(nanos);
     }
     // Error replies it caused elsewhere (CLIENT UNBLOCK ERROR) fail it too,

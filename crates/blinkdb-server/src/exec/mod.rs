@@ -10,13 +10,14 @@ pub mod blocking;
 pub mod gate;
 pub mod pause;
 pub mod propagation;
+pub mod session;
 
 pub mod admit;
 pub mod call;
 pub mod stats;
 
-use crate::client::Client;
 use crate::commands::{multi, table, CommandSpec, Ctx};
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 pub use admit::{arity_ok, Source};

@@ -6,6 +6,7 @@
 //! the rest. INFO memory, MEMORY STATS/DOCTOR and maxmemory read it from here.
 
 pub mod alloc_count;
+pub mod client_eviction;
 pub mod eviction;
 
 use crate::server::state::Shared;

@@ -3,9 +3,10 @@
 //! the socket does not take waits in the output queue (`output.rs`) while the
 //! connection goes on reading and running commands.
 
-use crate::client::{Block, Client, ClientInfo};
+use crate::client::ClientInfo;
 use crate::commands::table::props;
 use crate::exec::blocking::Outcome;
+use crate::exec::session::{Block, Client};
 use crate::exec::{self, Source};
 use crate::net::output::OutputQueue;
 use crate::net::socket::Socket;
@@ -60,7 +61,7 @@ struct Registered<'a>(&'a Shared, &'a ClientInfo);
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        crate::client::eviction::forget(self.0, self.1);
+        crate::memory::client_eviction::forget(self.0, self.1);
         self.0.unregister(self.1.id);
     }
 }
@@ -247,9 +248,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         logged_replies.clear();
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
-        crate::pubsub::flush_mailbox(&client, &mut out);
+        crate::pubsub::flush_mailbox(&client.info, &mut out);
         out.cap =
-            crate::pubsub::limits::hard_cap(&mut client, &shared).saturating_sub(queue.bytes());
+            crate::net::output_limits::hard_cap(&mut client, &shared).saturating_sub(queue.bytes());
         let mut next = run_commands(
             &shared,
             &mut client,
@@ -274,7 +275,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             // What the script changed: invalidations after its reply.
             shared.notify.tracking.broadcast();
             if client.tracking.is_some() {
-                crate::pubsub::flush_mailbox(&client, &mut out);
+                crate::pubsub::flush_mailbox(&client.info, &mut out);
             }
             if client.pending_lsn > lsn_before {
                 logged_replies.push((reply_start, out.buf.len()));
@@ -328,14 +329,15 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
         }
         let pending = queue.bytes() + out.len();
-        if crate::pubsub::limits::replies_over_limit(&mut client, &shared, pending, now) {
+        if crate::net::output_limits::replies_over_limit(&mut client, &shared, pending, now) {
             break;
         }
         if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::client::eviction::check_client(&shared, &client.info, client_memory_limit) {
+        if crate::memory::client_eviction::check_client(&shared, &client.info, client_memory_limit)
+        {
             break;
         }
         client.flush_stats(&shared, now, false);
@@ -436,7 +438,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
     }
     client.flush_stats(&shared, 0, true);
     crate::commands::multi::unwatch_all(&shared, &mut client);
-    crate::pubsub::unsubscribe_all(&shared, &mut client);
+    crate::pubsub::unsubscribe_all(&shared.pubsub, &client.info, &mut client.pubsub);
     crate::commands::tracking::disable(&shared, &mut client);
 }
 
@@ -520,7 +522,7 @@ fn send_replies<S: Socket>(
     queue: &mut OutputQueue,
     shared: &Shared,
 ) -> bool {
-    let messages = crate::pubsub::take_messages(client, &mut out.buf).map_or(0, |(_, n)| n);
+    let messages = crate::pubsub::take_messages(&client.info, &mut out.buf).map_or(0, |(_, n)| n);
     if out.is_empty() {
         return true;
     }
@@ -696,7 +698,11 @@ fn run_commands(
                     // The arguments count in the client's memory while it
                     // runs: one this large has it evicted before it runs.
                     info.usage.set_argv(args.iter().map(|a| a.len()).sum());
-                    if crate::client::eviction::check_client(shared, info, client_memory_limit) {
+                    if crate::memory::client_eviction::check_client(
+                        shared,
+                        info,
+                        client_memory_limit,
+                    ) {
                         break Next::Close;
                     }
                 }
@@ -767,7 +773,7 @@ fn run_commands(
                 if client.tracking.is_some() {
                     // Invalidations this command caused to this client come after
                     // its reply (and after a transaction's whole reply), as in Redis.
-                    crate::pubsub::flush_mailbox(client, out);
+                    crate::pubsub::flush_mailbox(&client.info, out);
                 }
                 client.reply_skip = std::mem::take(&mut client.reply_skip_next);
                 if client.close_after_reply {

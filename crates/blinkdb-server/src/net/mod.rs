@@ -7,6 +7,6 @@ pub mod connection;
 pub mod io_threads;
 pub mod listen;
 pub(crate) mod output;
-pub mod signal;
+pub mod output_limits;
 pub mod socket;
 pub mod tls;

@@ -6,10 +6,10 @@ pub mod flusher;
 pub mod rdb_file;
 pub mod stale_temp;
 
-use crate::client::Client;
 use crate::commands::table::props;
 use crate::config::Settings;
 use crate::exec::admit::Verdict;
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use blinkdb_engine::{Aof, AofArg, AofOptions, Entry, FsyncPolicy, LoadedCommand, Log, Value};

@@ -1,8 +1,8 @@
 //! `dump.rdb`: loading one at start (no AOF yet, or `--load-rdb`), SAVE, and
 //! the INFO persistence `rdb_*` figures. The codec is the engine's (rdb).
 
-use crate::client::Client;
 use crate::config::{Check, Settings};
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use blinkdb_engine::{

@@ -8,8 +8,8 @@
 //! and leaves as one write. The connection takes the whole buffer by swapping it
 //! with its own empty reply buffer.
 
-use super::limits::ClassLimit;
 use crate::client::ClientInfo;
+use crate::config::limits::ClassLimit;
 use bytes::BytesMut;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -18,8 +18,8 @@ use std::task::{Context, Poll};
 
 pub struct Mailbox {
     inbox: Mutex<Inbox>,
-    /// Only the client's own connection waits on it (`crate::net::signal`).
-    wake: crate::net::signal::Signal,
+    /// Only the client's own connection waits on it (`crate::client::signal`).
+    wake: crate::client::signal::Signal,
     /// Weak: the client's info holds its inbox.
     info: Weak<ClientInfo>,
     /// The subscriber's RESP version: messages are `*` arrays in RESP2, `>` pushes in RESP3.
@@ -42,7 +42,7 @@ impl Mailbox {
     pub fn new(info: Weak<ClientInfo>, proto: u8) -> Arc<Mailbox> {
         Arc::new(Mailbox {
             inbox: Mutex::new(Inbox::default()),
-            wake: crate::net::signal::Signal::new(),
+            wake: crate::client::signal::Signal::new(),
             info,
             proto: AtomicU8::new(proto),
         })

@@ -1,17 +1,14 @@
 //! Pub/Sub: the server-wide registry of subscriptions (`registry.rs`), each
-//! subscriber's mailbox (`mailbox.rs`), output buffer limits (`limits.rs`) and
+//! subscriber's mailbox (`mailbox.rs`) and
 //! keyspace notifications (`notify.rs`). This file holds a connection's own
 //! subscriptions and the hooks the connection loop and dispatch call.
 
-pub mod limits;
 pub mod mailbox;
 pub mod notify;
 pub mod registry;
 
-use crate::client::{Client, ClientInfo};
-use crate::commands::table::{props, CommandSpec};
+use crate::client::ClientInfo;
 use crate::protocol::Out;
-use crate::server::state::Shared;
 use bytes::{Bytes, BytesMut};
 use hashbrown::HashSet;
 pub use mailbox::Mailbox;
@@ -121,9 +118,9 @@ impl Subscriptions {
     }
 }
 
-fn publish_counts(client: &Client) {
-    let c = &client.info.subs;
-    let (ch, pa, sh) = client.pubsub.as_ref().map_or((0, 0, 0), |s| {
+fn publish_counts(info: &ClientInfo, subs: &Option<Box<Subscriptions>>) {
+    let c = &info.subs;
+    let (ch, pa, sh) = subs.as_ref().map_or((0, 0, 0), |s| {
         (s.channels.len(), s.patterns.len(), s.shard.len())
     });
     c.channels.store(ch, Ordering::Relaxed);
@@ -146,8 +143,8 @@ fn confirm(out: &mut Out, verb: &[u8], name: Option<&[u8]>, count: usize) {
 
 /// Moves messages already delivered to this client ahead of what comes next in
 /// `out`, so a confirmation never overtakes a message published before it.
-pub fn flush_mailbox(client: &Client, out: &mut Out) {
-    if let Some(inbox) = client.info.inbox_if_any() {
+pub fn flush_mailbox(info: &ClientInfo, out: &mut Out) {
+    if let Some(inbox) = info.inbox_if_any() {
         // Now part of the batch's replies, which are bounded per batch.
         inbox.take_into(&mut out.buf, false);
         out.pushed_to = out.buf.len();
@@ -163,35 +160,41 @@ fn verbs(kind: Kind) -> (&'static [u8], &'static [u8]) {
 }
 
 /// (P|S)SUBSCRIBE: one confirmation per name, subscribed or already so.
-pub fn subscribe(shared: &Shared, client: &mut Client, out: &mut Out, kind: Kind, names: &[&[u8]]) {
-    flush_mailbox(client, out);
-    let info = client.info.clone();
-    let subs = client
-        .pubsub
-        .get_or_insert_with(|| Box::new(Subscriptions::new(&info)));
+/// `subs` is the connection's own (`Client::pubsub`), `registry` the server's.
+pub fn subscribe(
+    registry: &Registry,
+    info: &Arc<ClientInfo>,
+    subs_of: &mut Option<Box<Subscriptions>>,
+    out: &mut Out,
+    kind: Kind,
+    names: &[&[u8]],
+) {
+    flush_mailbox(info, out);
+    let subs = subs_of.get_or_insert_with(|| Box::new(Subscriptions::new(info)));
     for &name in names {
         if !subs.has(kind, name) {
             let name = Bytes::copy_from_slice(name);
-            shared.pubsub.add(kind, &name, &subs.mailbox);
+            registry.add(kind, &name, &subs.mailbox);
             subs.insert(kind, name);
         }
         confirm(out, verbs(kind).0, Some(name), subs.count_for(kind));
     }
-    publish_counts(client);
+    publish_counts(info, subs_of);
 }
 
 /// (P|S)UNSUBSCRIBE: the named ones, or all of `kind` when none is named (with
 /// one confirmation carrying a null name if there were none).
 pub fn unsubscribe(
-    shared: &Shared,
-    client: &mut Client,
+    registry: &Registry,
+    info: &ClientInfo,
+    subs_of: &mut Option<Box<Subscriptions>>,
     out: &mut Out,
     kind: Kind,
     names: &[&[u8]],
 ) {
-    flush_mailbox(client, out);
+    flush_mailbox(info, out);
     let verb = verbs(kind).1;
-    let Some(subs) = client.pubsub.as_mut() else {
+    let Some(subs) = subs_of.as_mut() else {
         if names.is_empty() {
             confirm(out, verb, None, 0);
         }
@@ -210,45 +213,31 @@ pub fn unsubscribe(
     }
     for name in &targets {
         if subs.take(kind, name).is_some() {
-            shared.pubsub.remove(kind, name, &subs.mailbox);
+            registry.remove(kind, name, &subs.mailbox);
         }
         confirm(out, verb, Some(name), subs.count_for(kind));
     }
     if subs.total() == 0 {
-        client.pubsub = None;
+        *subs_of = None;
     }
-    publish_counts(client);
+    publish_counts(info, subs_of);
 }
 
 /// Leaves every subscription (RESET, disconnect) without replying.
-pub fn unsubscribe_all(shared: &Shared, client: &mut Client) {
-    let Some(subs) = client.pubsub.take() else {
+pub fn unsubscribe_all(
+    registry: &Registry,
+    info: &ClientInfo,
+    subs_of: &mut Option<Box<Subscriptions>>,
+) {
+    let Some(subs) = subs_of.take() else {
         return;
     };
     for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
         for name in subs.all(kind) {
-            shared.pubsub.remove(kind, &name, &subs.mailbox);
+            registry.remove(kind, &name, &subs.mailbox);
         }
     }
-    publish_counts(client);
-}
-
-/// True in the RESP2 subscribed context, where replies change shape (PING).
-pub fn in_resp2_context(client: &Client) -> bool {
-    client.proto == 2 && client.pubsub.is_some()
-}
-
-/// The error for a command refused in the RESP2 subscribed context, if this
-/// is one (the entry's `SUBSCRIBED_OK` allows it); a subcommand is named in
-/// full (`config|get`), as Redis names it.
-pub fn context_refusal(client: &Client, spec: &CommandSpec) -> Option<String> {
-    if !in_resp2_context(client) || spec.has_prop(props::SUBSCRIBED_OK) {
-        return None;
-    }
-    Some(format!(
-        "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-        spec.name
-    ))
+    publish_counts(info, subs_of);
 }
 
 /// Ready when this connection may have messages to write; never without an
@@ -262,8 +251,8 @@ pub fn poll_messages(info: &ClientInfo, cx: &mut std::task::Context<'_>) -> std:
 
 /// Appends waiting messages to the reply buffer before a write; returns the
 /// mailbox and byte count to report once written (`Mailbox::written`).
-pub fn take_messages(client: &Client, buf: &mut BytesMut) -> Option<(Arc<Mailbox>, usize)> {
-    let inbox = client.info.inbox_if_any()?;
+pub fn take_messages(info: &ClientInfo, buf: &mut BytesMut) -> Option<(Arc<Mailbox>, usize)> {
+    let inbox = info.inbox_if_any()?;
     let n = inbox.take_into(buf, true);
     (n > 0).then(|| (inbox.clone(), n))
 }

@@ -7,8 +7,8 @@
 //! keys to client-side caching (`tracking`). With `notify-keyspace-events` empty
 //! and nobody tracking, the engine reports nothing (its interest mask is 0).
 
-use super::limits::ClassLimit;
 use super::registry::Registry;
+use crate::config::limits::ClassLimit;
 use crate::tracking::Tracking;
 use blinkdb_engine::event::*;
 use parking_lot::Mutex;

@@ -3,8 +3,8 @@
 //! message into every subscriber's mailbox while holding it, so messages from one
 //! publisher reach each subscriber in publish order.
 
-use super::limits::ClassLimit;
 use super::mailbox::Mailbox;
+use crate::config::limits::ClassLimit;
 use blinkdb_engine::glob_match;
 use bytes::{BufMut, Bytes, BytesMut};
 use hashbrown::HashMap;

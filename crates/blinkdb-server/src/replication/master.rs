@@ -3,8 +3,9 @@
 //! stream from the backlog, and the replica's REPLCONF ACKs.
 
 use super::backlog::ReplicaState;
-use crate::client::{Client, FLAG_REPLICA};
+use crate::client::FLAG_REPLICA;
 use crate::commands::Ctx;
+use crate::exec::session::Client;
 use crate::net::socket::Socket;
 use crate::protocol::{Args, RequestLimits, RequestParser};
 use crate::server::state::Shared;

@@ -97,7 +97,7 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
         .blocking
         .block_for_acks(ctx.client, args, end, offset);
     feed.add_wait(ctx.client.id, offset, wanted as usize);
-    ctx.client.block = Some(crate::client::Block::Waiting(waiter));
+    ctx.client.block = Some(crate::exec::session::Block::Waiting(waiter));
 }
 
 /// ROLE, as a master: ["master", offset, [[ip, port, acked offset]...]].

@@ -10,9 +10,10 @@
 //! the stream under the transaction gate in the same event loop as its
 //! clients, as Redis's one loop does.
 
-use crate::client::{Client, ClientInfo, Peer, FLAG_MASTER};
+use crate::client::{ClientInfo, Peer, FLAG_MASTER};
 use crate::commands::table::props;
 use crate::commands::Ctx;
+use crate::exec::session::Client;
 use crate::net::tls::TlsSocket;
 use crate::protocol::{Args, Out, RequestLimits, RequestParser};
 use crate::server::state::Shared;
@@ -1037,7 +1038,7 @@ async fn finish_script(shared: &Shared, client: &mut Client, out: &mut Out, paus
 /// as Redis's "== CRITICAL ==" and perhaps stopping the server, as
 /// `propagation-error-behavior` says (`errors`: the count before the command).
 fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u64, name: &[u8]) {
-    if let Some(crate::client::Block::Waiting(w)) = client.block.take() {
+    if let Some(crate::exec::session::Block::Waiting(w)) = client.block.take() {
         shared.blocking.cancel(shared, &w);
     }
     if blinkdb_engine::ready_keys::pending() {

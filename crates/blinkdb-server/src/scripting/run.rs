@@ -15,9 +15,9 @@
 
 use super::convert::call_and_reply;
 use super::vm::{Compiled, Vm};
-use crate::client::Client;
 use crate::commands::{table, Ctx};
 use crate::exec::admit::{Source, Verdict};
+use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
 use bytes::BytesMut;

@@ -298,8 +298,8 @@ async fn cron(shared: Arc<Shared>) {
         );
         let evicting = shared.clone();
         let _ = tokio::task::spawn_blocking(move || crate::memory::eviction::cron(&evicting)).await;
-        crate::client::eviction::cron(&shared);
-        crate::pubsub::limits::cron(&shared);
+        crate::memory::client_eviction::cron(&shared);
+        crate::net::output_limits::cron(&shared);
         crate::persistence::maybe_auto_rewrite(&shared);
         crate::persistence::rdb_file::save_points_cron(&shared);
         crate::commands::migrate::cached_sockets();

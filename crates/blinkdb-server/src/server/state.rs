@@ -135,6 +135,7 @@ impl Shared {
         on_loglevel: crate::server::logging::LevelSetter,
         config_set_effects: &'static [OnSet<Shared>],
     ) -> Self {
+        crate::client::name_commands_with(|i| crate::commands::COMMANDS.get(i).map(|c| c.name));
         let settings = Arc::new(config.settings());
         let pubsub = Arc::new(crate::pubsub::Registry::default());
         let notify = Arc::new(crate::pubsub::notify::Notifier::new(pubsub.clone()));

@@ -19,7 +19,7 @@
 mod table;
 
 use crate::client::ClientInfo;
-use crate::pubsub::limits::OutputLimits;
+use crate::config::limits::OutputLimits;
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLock};
 use std::collections::{BTreeMap, BTreeSet};
@@ -435,7 +435,7 @@ impl Tracking {
     }
 
     /// The output limit of `c`'s class: pubsub while it has subscriptions.
-    fn limit_for(&self, c: &ClientInfo) -> crate::pubsub::limits::ClassLimit {
+    fn limit_for(&self, c: &ClientInfo) -> crate::config::limits::ClassLimit {
         let limits = self.limits.lock();
         if c.subs.active() {
             limits.pubsub

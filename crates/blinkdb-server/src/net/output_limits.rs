@@ -1,7 +1,8 @@
 //! `client-output-buffer-limit` enforced: which class a client is in and when
 //! its pending replies break that class's limit (the value type is config::limits).
 
-use crate::client::{Client, ClientInfo, ClientType};
+use crate::client::{ClientInfo, ClientType};
+use crate::exec::session::Client;
 use crate::server::state::Shared;
 use std::sync::atomic::Ordering;
 
