@@ -30,7 +30,7 @@ want() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
 say() { printf '\n==== %s ====\n' "$*"; }
 
 install_debian_packages() {
-    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl dpkg-dev)
+    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl tcl-tls openssl dpkg-dev)
     local missing=()
     for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then

@@ -15,6 +15,8 @@
 # BlinkDB passes fewer tests of a file than the floor recorded in files.tsv
 # (a regression).
 #
+# SUITE_TLS=1 runs everything over TLS (see below).
+#
 # Usage: tests/redis-suite/run.sh [-j JOBS] [--with-redis] [FILE ...]   (default: every file, 2 jobs)
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -36,18 +38,37 @@ redis=$(command -v redis-server)
 
 src=$(fetch_source) || { echo "!!!! could not get Redis 7.0.15's source package"; exit 1; }
 
+# SUITE_TLS=1: the servers listen on TLS only (port 0, tls-port) with Redis's
+# test certificates (utils/gen-test-certs.sh, made once in the source tree), and
+# the suite connects with --tls (Debian's tcl-tls).
+tls=${SUITE_TLS:-0}
+tls_dir=$src/tests/tls
+if [ "$tls" = 1 ] && [ ! -f "$tls_dir/client.key" ]; then
+    # An empty redis.dh makes the script skip DH parameters (half a minute; unused).
+    mkdir -p "$tls_dir" && touch "$tls_dir/redis.dh"
+    (cd "$src" && bash utils/gen-test-certs.sh >/dev/null 2>&1) || { echo "!!!! gen-test-certs.sh failed"; exit 1; }
+fi
+export tls tls_dir
+
 start_server() { # kind port dir [option...]
     local kind=$1 port=$2 dir=$3
     shift 3
     mkdir -p "$dir"
-    if [ "$kind" = blinkdb ]; then
-        "$blinkdb" --port "$port" --dir "$dir" --save '' --appendonly no "$@" \
-            >"$dir/server.log" 2>&1 &
-    else
-        "$redis" --port "$port" --dir "$dir" --save '' --appendonly no "$@" \
-            >"$dir/server.log" 2>&1 &
-    fi
+    local bin=$blinkdb listen=(--port "$port")
+    [ "$kind" = blinkdb ] || bin=$redis
+    [ "$tls" = 1 ] && listen=(--port 0 --tls-port "$port" --tls-cert-file "$tls_dir/server.crt"
+        --tls-key-file "$tls_dir/server.key" --tls-ca-cert-file "$tls_dir/ca.crt"
+        --tls-client-cert-file "$tls_dir/client.crt" --tls-client-key-file "$tls_dir/client.key")
+    "$bin" "${listen[@]}" --dir "$dir" --save '' --appendonly no "$@" >"$dir/server.log" 2>&1 &
     echo $!
+}
+
+# redis-cli's and the suite's flags for the servers' port.
+client_tls() {
+    [ "$tls" = 1 ] && echo --tls --cert "$tls_dir/client.crt" --key "$tls_dir/client.key" --cacert "$tls_dir/ca.crt"
+}
+helper_tls() {
+    [ "$tls" = 1 ] && echo --tls
 }
 
 # One file against one server kind: prints "kind file ok err exception seconds".
@@ -59,14 +80,14 @@ run_one() { # kind file port
     # The file's server options (files.tsv's fourth column), given to both servers.
     read -ra opts <<<"$(awk -F'\t' -v f="$file" '$1==f {print $4}' "$here/files.tsv")"
     pid=$(start_server "$kind" "$port" "$dir" "${opts[@]}")
-    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-    (cd "$src" && timeout "${SUITE_FILE_TIMEOUT:-180}" tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" --single "$file" \
+    for _ in $(seq 100); do redis-cli $(client_tls) -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    (cd "$src" && timeout "${SUITE_FILE_TIMEOUT:-180}" tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" $(helper_tls) --single "$file" \
         --singledb --ignore-encoding --ignore-digest --durable --tags -needs:debug --tags -needs:repl \
         --clients 1 --baseport $((13000 + (port - 11000) * 10 % 19000)) --portcount 40 >"$dir/test.log" 2>&1)
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     count_results "$kind" "$file" "$dir/test.log" $((SECONDS - t0))
 }
-export -f run_one start_server count_results
+export -f run_one start_server count_results client_tls helper_tls
 export work blinkdb redis src with_redis here
 
 files=("$@")

@@ -16,7 +16,7 @@ mod values;
 
 pub use hooks::{Check, OnSet, Stage};
 pub use options::{aliases, find, options_help, Kind, OptionDef, OPTIONS, PROTECTED};
-pub use settings::{master_of, maxmemory_clients, Settings};
+pub use settings::{master_of, maxmemory_clients, Settings, TlsSettings};
 pub use values::{parse_memory, validate, ShutdownFlags};
 
 use blinkdb_engine::split_args;

@@ -12,6 +12,10 @@ use std::str::FromStr;
 pub struct Settings {
     pub bind: Vec<String>,
     pub port: u16,
+    /// `tls-port`: TLS clients (0: none).
+    pub tls_port: u16,
+    /// The other `tls-*` options.
+    pub tls: TlsSettings,
     pub dir: PathBuf,
     pub databases: usize,
     pub loglevel: String,
@@ -173,6 +177,32 @@ pub struct Settings {
     pub min_replicas_max_lag: u64,
 }
 
+/// The `tls-*` options as configured (their meaning is tls/'s).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TlsSettings {
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    pub key_file_pass: Option<String>,
+    pub client_cert_file: Option<String>,
+    pub client_key_file: Option<String>,
+    pub client_key_file_pass: Option<String>,
+    pub dh_params_file: Option<String>,
+    pub ca_cert_file: Option<String>,
+    pub ca_cert_dir: Option<String>,
+    /// `no`, `yes` or `optional`.
+    pub auth_clients: String,
+    pub replication: bool,
+    pub cluster: bool,
+    pub protocols: Option<String>,
+    pub ciphers: Option<String>,
+    pub ciphersuites: Option<String>,
+    pub prefer_server_ciphers: bool,
+    pub session_caching: bool,
+    pub session_cache_size: usize,
+    pub session_cache_timeout: u64,
+    pub handshake_timeout_secs: u64,
+}
+
 impl Config {
     pub fn settings(&self) -> Settings {
         let opt_str = |n: &str| Some(self.get(n).to_string()).filter(|s| !s.is_empty());
@@ -183,6 +213,29 @@ impl Config {
                 .map(String::from)
                 .collect(),
             port: self.int("port") as u16,
+            tls_port: self.int("tls-port") as u16,
+            tls: TlsSettings {
+                cert_file: opt_str("tls-cert-file"),
+                key_file: opt_str("tls-key-file"),
+                key_file_pass: opt_str("tls-key-file-pass"),
+                client_cert_file: opt_str("tls-client-cert-file"),
+                client_key_file: opt_str("tls-client-key-file"),
+                client_key_file_pass: opt_str("tls-client-key-file-pass"),
+                dh_params_file: opt_str("tls-dh-params-file"),
+                ca_cert_file: opt_str("tls-ca-cert-file"),
+                ca_cert_dir: opt_str("tls-ca-cert-dir"),
+                auth_clients: self.get("tls-auth-clients").to_string(),
+                replication: self.flag("tls-replication"),
+                cluster: self.flag("tls-cluster"),
+                protocols: opt_str("tls-protocols"),
+                ciphers: opt_str("tls-ciphers"),
+                ciphersuites: opt_str("tls-ciphersuites"),
+                prefer_server_ciphers: self.flag("tls-prefer-server-ciphers"),
+                session_caching: self.flag("tls-session-caching"),
+                session_cache_size: self.int("tls-session-cache-size") as usize,
+                session_cache_timeout: self.int("tls-session-cache-timeout") as u64,
+                handshake_timeout_secs: self.int("tls-handshake-timeout") as u64,
+            },
             dir: PathBuf::from(self.get("dir")),
             databases: self.int("databases") as usize,
             loglevel: self.get("loglevel").to_string(),

@@ -578,7 +578,13 @@ async fn flush<S: Socket>(sock: &mut S, queue: &mut OutputQueue, info: &ClientIn
         if info.kill_signal.poll_raised(cx).is_ready() && info.is_killed() {
             return Poll::Ready(false);
         }
-        queue.poll_drain(sock, cx).map(|r| r.is_ok())
+        match std::task::ready!(queue.poll_drain(sock, cx)) {
+            // A TLS session's last records too (nothing to do for plain sockets).
+            Ok(()) => std::pin::Pin::new(&mut *sock)
+                .poll_flush(cx)
+                .map(|r| r.is_ok()),
+            Err(_) => Poll::Ready(false),
+        }
     })
     .await
 }

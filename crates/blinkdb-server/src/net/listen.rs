@@ -75,12 +75,16 @@ fn admission(shared: &Shared, peer: Option<IpAddr>) -> Option<&'static str> {
     None
 }
 
+/// Admits and registers a connected client, and serves it: on a connection
+/// thread it is handed to, or `here` (a TLS session, whose handshake already
+/// ran on the thread that is to serve it).
 async fn start<S: Socket + 'static>(
     shared: &Arc<Shared>,
     mut sock: S,
     peer: Option<IpAddr>,
     addr: String,
     laddr: String,
+    here: bool,
 ) {
     shared
         .stats
@@ -114,7 +118,10 @@ async fn start<S: Socket + 'static>(
         std::sync::atomic::Ordering::Relaxed,
     );
     shared.register(info.clone());
-    if !crate::net::io_threads::started() {
+    if here && crate::net::io_threads::started() {
+        crate::net::busy_poll::register(sock.as_raw_fd());
+    }
+    if here || !crate::net::io_threads::started() {
         tokio::spawn(serve(shared.clone(), sock, info));
         return;
     }
@@ -207,11 +214,208 @@ pub async fn accept_loop<A: Acceptor>(
             a = listener.next() => a,
         };
         match accepted {
-            Ok((sock, ip, peer)) => start(&shared, sock, ip, peer, local.clone()).await,
+            Ok((sock, ip, peer)) => start(&shared, sock, ip, peer, local.clone(), false).await,
             Err(e) => {
                 tracing::warn!("Accepting a client connection on {local}: {e}");
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
         }
     }
+}
+
+/// The options whose change rebuilds the TLS contexts (Redis's applyTlsCfg).
+const TLS_OPTIONS: &[&str] = &[
+    "tls-cert-file",
+    "tls-key-file",
+    "tls-client-cert-file",
+    "tls-client-key-file",
+    "tls-ca-cert-file",
+    "tls-ca-cert-dir",
+    "tls-auth-clients",
+    "tls-replication",
+    "tls-cluster",
+    "tls-protocols",
+    "tls-ciphers",
+    "tls-ciphersuites",
+    "tls-prefer-server-ciphers",
+    "tls-session-caching",
+    "tls-session-cache-size",
+    "tls-session-cache-timeout",
+];
+
+/// CONFIG SET of a `tls-*` option rebuilds the contexts new connections take
+/// (a failure refuses it, the old contexts staying); `tls-port` or `bind`
+/// replaces the TLS listeners, configuring TLS first if it was not.
+pub const TLS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &[
+        "tls-port",
+        "bind",
+        "tls-cert-file",
+        "tls-key-file",
+        "tls-client-cert-file",
+        "tls-client-key-file",
+        "tls-ca-cert-file",
+        "tls-ca-cert-dir",
+        "tls-auth-clients",
+        "tls-replication",
+        "tls-cluster",
+        "tls-protocols",
+        "tls-ciphers",
+        "tls-ciphersuites",
+        "tls-prefer-server-ciphers",
+        "tls-session-caching",
+        "tls-session-cache-size",
+        "tls-session-cache-timeout",
+    ],
+    stage: crate::config::Stage::BeforeCommit,
+    apply: retls,
+};
+
+fn retls(
+    shared: &Shared,
+    s: &crate::config::Settings,
+    changed: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    const REFUSED: &str = "Unable to update TLS configuration. Check server logs.";
+    let option = TLS_OPTIONS.iter().find(|o| changed(o));
+    let port_opens = changed("tls-port") && s.tls_port != 0 && shared.tls.current().is_none();
+    if let Some(option) = option.filter(|_| crate::net::tls::wanted(s.tls_port, &s.tls)) {
+        shared
+            .tls
+            .configure(&s.tls)
+            .map_err(|_| (option.to_string(), REFUSED.to_string()))?;
+    } else if port_opens {
+        shared
+            .tls
+            .configure(&s.tls)
+            .map_err(|_| ("tls-port".to_string(), REFUSED.to_string()))?;
+    }
+    if !changed("tls-port") && !changed("bind") {
+        return Ok(());
+    }
+    let (name, text) = if changed("tls-port") {
+        (
+            "tls-port",
+            "Unable to listen on this port. Check server logs.",
+        )
+    } else {
+        ("bind", "Failed to bind to specified addresses.")
+    };
+    shared
+        .tls_listeners
+        .listen(
+            &accepting_tls(&shared.arc()),
+            &s.bind,
+            s.tls_port,
+            s.tcp_backlog,
+        )
+        .map(|_| ())
+        .map_err(|e| {
+            tracing::warn!("CONFIG SET {name}: could not listen on {e}");
+            (name.to_string(), text.to_string())
+        })
+}
+
+/// What the TLS listeners do with a new listener: run its accept loop.
+pub fn accepting_tls(
+    shared: &Arc<Shared>,
+) -> impl Fn(&tokio::runtime::Handle, std::net::TcpListener, String, Arc<tokio::sync::Notify>) {
+    let shared = shared.clone();
+    move |runtime, l, local, stop| {
+        let shared = shared.clone();
+        runtime.spawn(async move {
+            match TcpListener::from_std(l) {
+                Ok(l) => tls_accept_loop(shared, l, local, stop).await,
+                Err(e) => tracing::warn!("Listening on {local}: {e}"),
+            }
+        });
+    }
+}
+
+/// Accepts TLS clients until the server stops or the listener is closed. The
+/// handshake of each runs on the connection thread that will serve it, bounded
+/// by `tls-handshake-timeout`, so a slow or stalled one holds up nobody.
+async fn tls_accept_loop(
+    shared: Arc<Shared>,
+    listener: TcpListener,
+    local: String,
+    closed: Arc<tokio::sync::Notify>,
+) {
+    let mut stop = shared.stop_signal();
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            _ = stop.changed() => return,
+            _ = closed.notified() => return,
+            a = listener.accept() => a,
+        };
+        match accepted {
+            Ok((sock, peer)) => {
+                let _ = sock.set_nodelay(true);
+                handshake(&shared, sock, peer, local.clone());
+            }
+            Err(e) => {
+                tracing::warn!("Accepting a client connection on {local}: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// Starts the handshake of an accepted TLS client. Handshakes under way
+/// count against maxclients, so a flood of half-open ones is bounded.
+fn handshake(
+    shared: &Arc<Shared>,
+    sock: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    local: String,
+) {
+    let Some(contexts) = shared.tls.current() else {
+        tracing::warn!("Error accepting a client connection: TLS is not configured (addr={peer} laddr={local})");
+        return;
+    };
+    let settings = shared.settings();
+    let busy = shared.connected.load(Ordering::Acquire) + shared.tls.handshakes();
+    if busy >= settings.maxclients {
+        shared
+            .stats
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("Error accepting a client connection: max number of clients reached (addr={peer} laddr={local})");
+        return;
+    }
+    let pending = shared.tls.handshake_started();
+    let timeout = crate::net::tls::handshake_timeout(&settings.tls);
+    let shared = shared.clone();
+    let run = move |sock: tokio::net::TcpStream| async move {
+        let session = crate::net::tls::accept(&contexts, sock, timeout).await;
+        drop(pending);
+        match session {
+            Ok(s) => start(&shared, s, Some(peer.ip()), peer.to_string(), local, true).await,
+            Err(e) => tracing::info!(
+                "Error accepting a client connection: {e} (addr={peer} laddr={local})"
+            ),
+        }
+    };
+    if !crate::net::io_threads::started() {
+        tokio::spawn(run(sock));
+        return;
+    }
+    let sock = match sock.into_std() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("Handing a TLS client to a connection thread: {e}");
+            return;
+        }
+    };
+    let job = Box::new(move || match tokio::net::TcpStream::from_std(sock) {
+        Ok(s) => drop(tokio::spawn(run(s))),
+        Err(e) => tracing::warn!("Serving a TLS client: {e}"),
+    });
+    // The thread is gone only while the process exits: the client goes too.
+    let _ = crate::net::io_threads::start_on_thread(job);
 }

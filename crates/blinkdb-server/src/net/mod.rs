@@ -9,3 +9,4 @@ pub mod listen;
 pub(crate) mod output;
 pub mod output_limits;
 pub mod socket;
+pub mod tls;

@@ -16,12 +16,16 @@ use tokio::net::{TcpListener, TcpSocket, UnixListener};
 /// A stream socket (TCP or unix) that can be polled for readability and
 /// read without awaiting, so idle connections hold no read buffer.
 pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send;
+    /// Ready once the socket may be read.
+    fn readable(&mut self) -> impl Future<Output = io::Result<()>> + Send {
+        std::future::poll_fn(|cx| self.poll_read_ready(cx))
+    }
 
     /// Ready once the socket may be read; otherwise the task of `cx` is woken
-    /// when it may. Unlike `readable`, nothing is registered that must be
-    /// removed again: the socket keeps one reader waker, replaced in place.
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+    /// when it may. Nothing is registered that must be removed again: the
+    /// socket keeps one reader waker, replaced in place. (Mutable: a TLS
+    /// session also sends its pending records from here.)
+    fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
 
     /// Detaches the socket from this runtime, to be served by a connection thread.
     fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff>;
@@ -55,10 +59,7 @@ pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
 }
 
 impl Socket for tokio::net::TcpStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        tokio::net::TcpStream::readable(self)
-    }
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         tokio::net::TcpStream::poll_read_ready(self, cx)
     }
     fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff> {
@@ -67,10 +68,7 @@ impl Socket for tokio::net::TcpStream {
 }
 
 impl Socket for tokio::net::UnixStream {
-    fn readable(&self) -> impl Future<Output = io::Result<()>> + Send {
-        tokio::net::UnixStream::readable(self)
-    }
-    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         tokio::net::UnixStream::poll_read_ready(self, cx)
     }
     fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff> {

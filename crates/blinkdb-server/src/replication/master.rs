@@ -191,7 +191,11 @@ fn mark_replica(client: &mut Client) {
 /// Writes `bytes`, giving up if the client is killed meanwhile.
 async fn send<S: Socket>(sock: &mut S, client: &mut Client, bytes: &[u8]) -> bool {
     let info = client.info.clone();
-    let mut write = std::pin::pin!(sock.write_all(bytes));
+    // Flushed too: a TLS session's last records go out now, not with the next write.
+    let mut write = std::pin::pin!(async {
+        sock.write_all(bytes).await?;
+        sock.flush().await
+    });
     let ok = loop {
         tokio::select! {
             r = &mut write => break r.is_ok(),

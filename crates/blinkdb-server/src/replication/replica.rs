@@ -14,6 +14,7 @@ use crate::client::{ClientInfo, Peer, FLAG_MASTER};
 use crate::commands::table::props;
 use crate::commands::Ctx;
 use crate::exec::session::Client;
+use crate::net::tls::TlsSocket;
 use crate::protocol::{Args, Out, RequestLimits, RequestParser};
 use crate::server::state::Shared;
 use bytes::{Buf, BytesMut};
@@ -301,9 +302,59 @@ fn early(e: impl std::fmt::Display) -> LinkError {
     (false, e.to_string())
 }
 
+/// The socket with the master: plain, or a TLS session (tls-replication yes).
+pub(super) enum LinkSock {
+    Plain(TcpStream),
+    Tls(Box<TlsSocket<TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for LinkSock {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            LinkSock::Plain(s) => std::pin::Pin::new(s).poll_read(cx, buf),
+            LinkSock::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for LinkSock {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            LinkSock::Plain(s) => std::pin::Pin::new(s).poll_write(cx, buf),
+            LinkSock::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            LinkSock::Plain(s) => std::pin::Pin::new(s).poll_flush(cx),
+            LinkSock::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            LinkSock::Plain(s) => std::pin::Pin::new(s).poll_shutdown(cx),
+            LinkSock::Tls(s) => std::pin::Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The socket with the master, its unread bytes and its client identity.
 pub(super) struct Conn {
-    sock: TcpStream,
+    sock: LinkSock,
     pub(super) buf: BytesMut,
     info: Arc<ClientInfo>,
     timeout: Duration,
@@ -364,7 +415,12 @@ impl Conn {
             cmd.extend_from_slice(a);
             cmd.extend_from_slice(b"\r\n");
         }
-        match tokio::time::timeout(self.timeout, self.sock.write_all(&cmd)).await {
+        // Flushed: a TLS session's records go out now.
+        let write = async {
+            self.sock.write_all(&cmd).await?;
+            self.sock.flush().await
+        };
+        match tokio::time::timeout(self.timeout, write).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(format!("Error writing to MASTER: {e}")),
             Err(_) => Err("Timeout writing to MASTER".into()),
@@ -416,6 +472,18 @@ async fn session(
     if !current(shared, generation) {
         return Ok(());
     }
+    let sock = if shared.settings().tls.replication {
+        let contexts = shared
+            .tls
+            .current()
+            .ok_or_else(|| early("TLS is not configured (tls-replication yes)"))?;
+        let tls = crate::net::tls::connect(&contexts, sock, timeout)
+            .await
+            .map_err(|e| early(format!("Error condition on socket for SYNC: TLS: {e}")))?;
+        LinkSock::Tls(Box::new(tls))
+    } else {
+        LinkSock::Plain(sock)
+    };
     set_state(shared, generation, |s| {
         s.state = LinkState::Handshake;
         s.conn = Some(info.clone());
@@ -469,13 +537,24 @@ async fn stream_on_connection_thread(
         info,
         timeout,
     } = conn;
+    // A TLS session moves as its socket and its state.
+    let (sock, session) = match sock {
+        LinkSock::Plain(s) => (s, None),
+        LinkSock::Tls(t) => {
+            let (s, session) = t.into_parts();
+            (s, Some(session))
+        }
+    };
     let sock = sock.into_std().map_err(|e| e.to_string())?;
     let (done, ended) = tokio::sync::oneshot::channel();
     let shared = shared.clone();
     let started = crate::net::io_threads::start_on_thread(Box::new(move || {
         crate::net::busy_poll::register(std::os::fd::AsRawFd::as_raw_fd(&sock));
         let sock = match TcpStream::from_std(sock) {
-            Ok(s) => s,
+            Ok(s) => match session {
+                Some(session) => LinkSock::Tls(Box::new(TlsSocket::new(s, session))),
+                None => LinkSock::Plain(s),
+            },
             Err(e) => {
                 let _ = done.send(Err(e.to_string()));
                 return;

@@ -108,6 +108,31 @@ pub async fn run(
                 settings.port
             )
         })?;
+    if crate::net::tls::wanted(settings.tls_port, &settings.tls) {
+        shared
+            .tls
+            .configure(&settings.tls)
+            .map_err(|_| "Failed to configure TLS. Check logs for more info.".to_string())?;
+    }
+    // Started at port 0 too: CONFIG SET tls-port opens them later.
+    {
+        let tls = shared
+            .tls_listeners
+            .start(
+                &crate::net::listen::accepting_tls(&shared),
+                &settings.bind,
+                settings.tls_port,
+                settings.tcp_backlog,
+            )
+            .map_err(|e| {
+                tracing::warn!("Warning: Could not create server TCP listening socket {e}");
+                format!(
+                    "Failed listening on port {} (tls), aborting.",
+                    settings.tls_port
+                )
+            })?;
+        listening.extend(tls.into_iter().map(|a| format!("{a} (tls)")));
+    }
     if let Some(path) = &settings.unixsocket {
         let l = bind_unix(path, settings.unixsocketperm)
             .map_err(|e| format!("Failed opening unix socket {}: {e}", path.display()))?;
@@ -305,6 +330,7 @@ async fn cron(shared: Arc<Shared>) {
 pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::server::process::oom_on_set::<Shared>(),
     crate::net::listen::ON_SET,
+    crate::net::listen::TLS_ON_SET,
     crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
     crate::persistence::APPENDONLY_ON_SET,
@@ -323,6 +349,12 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::exec::stats::CONFIG_CHECK,
     crate::memory::DEFRAG_CHECK,
     HZ_CHECK,
+    crate::net::tls::CONFIG_CHECKS[0],
+    crate::net::tls::CONFIG_CHECKS[1],
+    crate::net::tls::CONFIG_CHECKS[2],
+    crate::net::tls::CONFIG_CHECKS[3],
+    crate::net::tls::CONFIG_CHECKS[4],
+    crate::net::tls::CONFIG_CHECKS[5],
 ];
 
 /// `hz`'s check: like Redis, a value

@@ -134,6 +134,10 @@ pub struct Shared {
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
     /// The TCP listeners (CONFIG SET port and bind replace them).
     pub listeners: crate::net::socket::TcpListeners,
+    /// The TLS listeners of `bind` x `tls-port`.
+    pub tls_listeners: crate::net::socket::TcpListeners,
+    /// The TLS contexts new connections use.
+    pub tls: crate::net::tls::Tls,
     on_loglevel: crate::server::logging::LevelSetter,
     /// What CONFIG SET does when an option changed, registered by the
     /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
@@ -200,6 +204,8 @@ impl Shared {
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
             listeners: Default::default(),
+            tls_listeners: Default::default(),
+            tls: Default::default(),
             on_loglevel,
             config_set_effects,
         }

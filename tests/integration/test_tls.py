@@ -1,0 +1,297 @@
+"""TLS on client connections (issue 41), side by side with redis-server 7.0.15
+over TLS where behaviour should match, and bad input on the TLS port."""
+
+import os
+import socket
+import ssl
+import threading
+import time
+
+import pytest
+import redis
+
+from server import ORACLE_BIN, ServerProcess, free_port
+from tls_util import client, context, make_certs, server_flags, start_pair, tls_socket, wait_log
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    return make_certs(str(tmp_path_factory.mktemp("certs")))
+
+
+@pytest.fixture
+def pair(blinkdb_binary, tmp_path, tls):
+    srvs = start_pair(blinkdb_binary, ORACLE_BIN, tmp_path, tls)
+    yield srvs
+    for s in srvs.values():
+        s.stop()
+
+
+def scenario(tls, port):
+    """Plain commands, a pipeline, a large value, pub/sub, a blocked BLPOP,
+    MONITOR and RESP3, all over TLS; returns what the clients saw."""
+    seen = []
+    r = client(tls, port)
+    seen.append(r.set("k", "v"))
+    seen.append(r.get("k"))
+    p = r.pipeline(transaction=False)
+    for i in range(2000):
+        p.set(f"key:{i}", i)
+        p.get(f"key:{i}")
+    replies = p.execute()
+    seen.append(replies[-1])
+    seen.append(len(replies))
+    # Larger than any TLS record or socket buffer: the session's pending
+    # records must all go out.
+    big = os.urandom(3 << 20)
+    r.set("big", big)
+    seen.append(r.get("big") == big)
+    seen.append(r.strlen("big"))
+
+    sub = client(tls, port).pubsub()
+    sub.subscribe("ch")
+    assert sub.get_message(timeout=5)["type"] == "subscribe"
+    seen.append(r.publish("ch", "hello"))
+    msg = sub.get_message(timeout=5)
+    seen.append((msg["type"], msg["data"]))
+
+    blocked = client(tls, port)
+    result = {}
+    t = threading.Thread(target=lambda: result.update(v=blocked.blpop("list", timeout=10)))
+    t.start()
+    deadline = time.monotonic() + 10
+    while r.info("clients")["blocked_clients"] < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    r.lpush("list", "x")
+    t.join(10)
+    seen.append(result.get("v"))
+
+    mon = tls_socket(tls, port)
+    mon.sendall(b"MONITOR\r\n")
+    assert mon.recv(100) == b"+OK\r\n"
+    r.get("watched")
+    data = b""
+    while b"watched" not in data:
+        data += mon.recv(4096)
+    seen.append(b'"get" "watched"' in data.lower())
+    mon.close()
+
+    r3 = tls_socket(tls, port)
+    r3.sendall(b"HELLO 3\r\n")
+    data = b""
+    while b"proto" not in data:
+        data += r3.recv(4096)
+    seen.append(data[:1])
+    r3.sendall(b"HGETALL nothing\r\n")
+    seen.append(r3.recv(100))
+    r3.close()
+    return seen
+
+
+def test_clients_over_tls_as_redis(pair, tls):
+    got = {name: scenario(tls, s.tls_port) for name, s in pair.items()}
+    assert got["blinkdb"] == got["redis"]
+    assert got["blinkdb"][0] is True and got["blinkdb"][4] is True
+
+
+def test_tls_only_with_port_zero(blinkdb_binary, tmp_path, tls):
+    port = free_port()
+    args = ["--port", "0", "--bind", "127.0.0.1", "--dir", str(tmp_path),
+            "--appendonly", "no", "--save", ""] + server_flags(tls, port)
+    srv = ServerProcess(blinkdb_binary, str(tmp_path), args=args, wait=False)
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                assert client(tls, port).ping()
+                break
+            except (redis.ConnectionError, ConnectionRefusedError):
+                assert time.monotonic() < deadline, srv.log_text()
+                time.sleep(0.05)
+        assert client(tls, port).config_get("port") == {"port": "0"}
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("mode", ["yes", "optional", "no"])
+def test_auth_clients(pair, tls, mode):
+    for name, s in pair.items():
+        s.connect().call("CONFIG", "SET", "tls-auth-clients", mode)
+        # A certificate from the CA is always fine.
+        assert client(tls, s.tls_port).ping(), name
+        # A certificate from another CA is refused unless none is asked for.
+        if mode == "no":
+            assert client(tls, s.tls_port, cert="other/client").ping(), name
+        else:
+            with pytest.raises((ssl.SSLError, OSError, redis.ConnectionError)):
+                client(tls, s.tls_port, cert="other/client").ping()
+        # Without one: only with "no" or "optional".
+        if mode == "yes":
+            with pytest.raises((ssl.SSLError, OSError, redis.ConnectionError)):
+                client(tls, s.tls_port, cert=None).ping()
+        else:
+            assert client(tls, s.tls_port, cert=None).ping(), name
+    if mode == "yes":
+        wait_log(pair["blinkdb"], "Error accepting a client connection")
+
+
+def peer_cn(tls, port):
+    with tls_socket(tls, port) as s:
+        subject = dict(x[0] for x in s.getpeercert()["subject"])
+        return subject["commonName"]
+
+
+def test_certificate_reload(pair, tls):
+    for name, s in pair.items():
+        conn = s.connect()
+        old = tls_socket(tls, s.tls_port)
+        assert peer_cn(tls, s.tls_port) == "Server-only"
+        bad = conn.call("CONFIG", "SET", "tls-cert-file", f"{tls}/nonexistent.crt")
+        assert bad.raw == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'tls-cert-file') - "
+            b"Unable to update TLS configuration. Check server logs.\r\n"
+        ), name
+        assert f"{tls}/server.crt".encode() in conn.call("CONFIG", "GET", "tls-cert-file").raw
+        assert peer_cn(tls, s.tls_port) == "Server-only"
+        ok = conn.call("CONFIG", "SET", "tls-cert-file", f"{tls}/redis.crt",
+                       "tls-key-file", f"{tls}/redis.key")
+        assert ok.raw == b"+OK\r\n", name
+        assert peer_cn(tls, s.tls_port) == "Generic-cert", name
+        # The session opened before goes on.
+        old.sendall(b"PING\r\n")
+        assert old.recv(100) == b"+PONG\r\n"
+        old.close()
+
+
+def test_unsupported_values_refused(blinkdb_binary, tmp_path, tls):
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path), server_flags(tls, port))
+    try:
+        conn = srv.connect()
+        for option, value, text in [
+            ("tls-protocols", "TLSv1.1", b"TLSv1.1 is not supported"),
+            ("tls-protocols", "SSLv3", b"Invalid tls-protocols specified"),
+            ("tls-ciphers", "AES128-SHA256", b"cipher 'AES128-SHA256' is not available"),
+            ("tls-dh-params-file", f"{tls}/redis.dh", b"DH parameters are not supported"),
+            ("tls-key-file-pass", "secret", b"encrypted private keys are not supported"),
+        ]:
+            r = conn.call("CONFIG", "SET", option, value)
+            assert r.is_error and text in r.raw, r.raw
+            assert f"argument '{option}'".encode() in r.raw
+        assert conn.call("CONFIG", "SET", "tls-protocols", "TLSv1.2").raw == b"+OK\r\n"
+        ctx = context(tls)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        with pytest.raises(ssl.SSLError):
+            ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5))
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=5)) as s:
+            assert s.version() == "TLSv1.2"
+    finally:
+        srv.stop()
+
+
+def test_bad_input_on_the_tls_port(blinkdb_binary, tmp_path, tls):
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path),
+                        server_flags(tls, port, **{"tls-handshake-timeout": 5}))
+    try:
+        good = client(tls, port)
+        assert good.ping()
+        # A plaintext client: an alert, then the connection closes.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"PING\r\n")
+            data = s.recv(100)
+            assert data[:1] == b"\x15"  # a TLS alert record
+            assert s.recv(100) == b""
+        wait_log(srv, "Error accepting a client connection: received corrupt message")
+        # Garbage that looks like a record header.
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"\x16\x03\x01\x00\x05garbagegarbage")
+            while s.recv(100):
+                pass
+        # Half-open handshakes: a partial ClientHello each, then silence.
+        stalled = []
+        for _ in range(300):
+            s = socket.create_connection(("127.0.0.1", port), timeout=20)
+            s.sendall(b"\x16\x03\x01\x02\x00\x01")
+            stalled.append(s)
+        # Others are served meanwhile, over TLS and in plaintext, while the
+        # stalled handshakes are all still open.
+        assert client(tls, port).ping()
+        assert srv.connect().call("PING").raw == b"+PONG\r\n"
+        assert "handshake timed out" not in srv.log_text()
+        # Each stalled one is dropped at the timeout, with a log line.
+        for s in stalled:
+            try:
+                assert s.recv(100) == b""
+            except ConnectionResetError:
+                pass
+            s.close()
+        wait_log(srv, "handshake timed out after 5 s")
+        assert good.ping()
+        assert srv.alive()
+    finally:
+        srv.stop()
+
+
+def test_half_open_handshakes_count_against_maxclients(blinkdb_binary, tmp_path, tls):
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path),
+                        server_flags(tls, port, maxclients=20, **{"tls-handshake-timeout": 30}))
+    try:
+        stalled = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(40)]
+        wait_log(srv, "max number of clients reached")
+        for s in stalled:
+            s.close()
+        # Once they are gone, clients get in again.
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                assert client(tls, port).ping()
+                break
+            except (redis.ConnectionError, ssl.SSLError, OSError):
+                assert time.monotonic() < deadline, srv.log_text()
+                time.sleep(0.1)
+    finally:
+        srv.stop()
+
+
+def test_request_in_the_same_flight_as_the_handshake(blinkdb_binary, tmp_path, tls):
+    """A client's first request sent together with its last handshake
+    message is decrypted during the handshake: it must be answered, not left
+    in the session while the server waits for the socket."""
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path), server_flags(tls, port))
+    try:
+        for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+            ctx = context(tls)
+            ctx.maximum_version = version
+            incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+            tls_obj = ctx.wrap_bio(incoming, outgoing)
+            sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+            while True:
+                try:
+                    tls_obj.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    sock.sendall(outgoing.read())
+                    data = sock.recv(65536)
+                    assert data, srv.log_text()
+                    incoming.write(data)
+            # The client's Finished and the request leave in one send.
+            tls_obj.write(b"PING\r\n")
+            sock.sendall(outgoing.read())
+            reply = b""
+            while b"\r\n" not in reply:
+                data = sock.recv(65536)
+                assert data, srv.log_text()
+                incoming.write(data)
+                try:
+                    reply += tls_obj.read(100)
+                except ssl.SSLWantReadError:
+                    pass
+            assert reply == b"+PONG\r\n", version
+            sock.close()
+    finally:
+        srv.stop()

@@ -1,0 +1,101 @@
+"""TLS test helpers: Redis's test certificates, server flags, client contexts."""
+
+import os
+import socket
+import ssl
+import subprocess
+import time
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from server import ServerProcess, free_port
+
+GEN_CERTS = os.path.join(
+    os.path.dirname(__file__), "..", "..", "target", "redis-suite", "redis-7.0.15",
+    "utils", "gen-test-certs.sh",
+)
+
+
+def make_certs(directory):
+    """Redis's own test certificates (utils/gen-test-certs.sh): tests/tls/ under
+    `directory`, plus a second CA and a client certificate it signed."""
+    tls = os.path.join(directory, "tests", "tls")
+    os.makedirs(tls, exist_ok=True)
+    # Present, the script skips generating DH parameters (half a minute here):
+    # rustls has no use for them, and the test that names the file expects
+    # the option refused whatever it holds.
+    open(os.path.join(tls, "redis.dh"), "w").close()
+    subprocess.run(["bash", GEN_CERTS], cwd=directory, check=True, capture_output=True)
+    other = os.path.join(tls, "other")
+    os.makedirs(other, exist_ok=True)
+
+    def ssl_cmd(*args):
+        subprocess.run(["openssl", *args], cwd=other, check=True, capture_output=True)
+
+    ssl_cmd("req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "ca.key",
+            "-days", "30", "-subj", "/O=Other/CN=Other CA", "-out", "ca.crt")
+    ssl_cmd("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "client.key",
+            "-subj", "/O=Other/CN=Other client", "-out", "client.csr")
+    ssl_cmd("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-days", "30", "-out", "client.crt")
+    return tls
+
+
+def server_flags(tls, tls_port, **extra):
+    flags = {
+        "tls-port": tls_port,
+        "tls-cert-file": f"{tls}/server.crt",
+        "tls-key-file": f"{tls}/server.key",
+        "tls-ca-cert-file": f"{tls}/ca.crt",
+        "tls-client-cert-file": f"{tls}/client.crt",
+        "tls-client-key-file": f"{tls}/client.key",
+    }
+    flags.update(extra)
+    out = []
+    for k, v in flags.items():
+        out += [f"--{k}", str(v)]
+    return out
+
+
+def context(tls, cert="client", ca=None):
+    ctx = ssl.create_default_context(cafile=ca or f"{tls}/ca.crt")
+    ctx.check_hostname = False
+    if cert:
+        ctx.load_cert_chain(f"{tls}/{cert}.crt", f"{tls}/{cert}.key")
+    return ctx
+
+
+def tls_socket(tls, port, cert="client", timeout=10.0):
+    raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return context(tls, cert).wrap_socket(raw)
+
+
+def client(tls, port, cert="client", **kwargs):
+    opts = dict(ssl_ca_certs=f"{tls}/ca.crt", ssl_check_hostname=False)
+    if cert:
+        opts.update(ssl_certfile=f"{tls}/{cert}.crt", ssl_keyfile=f"{tls}/{cert}.key")
+    # No retries: a refused handshake is what some tests expect.
+    return redis.Redis(port=port, ssl=True, socket_timeout=10, retry=Retry(NoBackoff(), 0),
+                       **opts, **kwargs)
+
+
+def wait_log(srv, text, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in srv.log_text():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {text!r} in the log:\n{srv.log_text()}")
+
+
+def start_pair(binary, oracle_bin, tmp_path, tls, **extra):
+    """BlinkDB and redis-server, each with a plain port and a TLS port."""
+    out = {}
+    for name, b in (("blinkdb", binary), ("redis", oracle_bin)):
+        port = free_port()
+        srv = ServerProcess(b, str(tmp_path / name), server_flags(tls, port, **extra))
+        srv.tls_port = port
+        out[name] = srv
+    return out
