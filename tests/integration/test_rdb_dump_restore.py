@@ -16,8 +16,9 @@ from server import ORACLE_BIN, ServerProcess
 @pytest.fixture
 def pair(server_factory, oracle):
     b, r = client(server_factory().port), client(oracle.port)
-    # redis-server's built-in default is 512; BlinkDB ships redis.conf's 128.
-    r.config_set("hash-max-listpack-entries", 128)
+    # Both at 128, so that the workload's h:big is a hashtable on both.
+    for conn in (b, r):
+        conn.config_set("hash-max-listpack-entries", 128)
     for conn in (b, r):
         for cmd in WORKLOAD:
             conn.execute_command(*cmd)

@@ -26,7 +26,7 @@ def fill(port):
 
 
 def test_blinkdb_save_loads_in_redis(server_factory, tmp_path):
-    srv = server_factory("--appendonly", "yes", *DEBUG)
+    srv = server_factory("--appendonly", "yes", "--hash-max-listpack-entries", "128", *DEBUG)
     fill(srv.port)
     conn = client(srv.port)
     before = conn.lastsave()

@@ -68,7 +68,7 @@ impl Ctx<'_> {
     pub fn count_lookups(&mut self, keys: &[&[u8]]) {
         let db = self.db();
         for key in keys {
-            let hit = self.shared.engine.read(db, key, |e| e.is_some());
+            let hit = self.shared.engine.peek(db, key, |e| e.is_some());
             self.client.count_lookup(hit);
         }
     }
