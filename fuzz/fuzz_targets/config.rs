@@ -74,7 +74,7 @@ fuzz_target!(|data: &[u8]| {
                 return;
             };
             check_settings(&cfg);
-            cfg.rewrite(false).expect("CONFIG REWRITE");
+            cfg.rewrite(false, &[]).expect("CONFIG REWRITE");
             let again = Config::from_args(&[arg], CONFIG_CHECKS).unwrap_or_else(|e| {
                 panic!(
                     "the rewritten file does not load: {e}\n{}",
