@@ -11,10 +11,6 @@ import pytest
 from resp import plain
 from server import ORACLE_BIN, ServerProcess, free_port
 
-# Parameters other helpers add (issue 44 leaves them to their own issues): the
-# ACL ones (acl*, user) and TLS's (tls-*). Removed here once those merge.
-NOT_YET = ("acl", "tls-")
-
 # Intended default differences, each measured or decided in docs/design.md
 # ("Defaults"): name -> (redis-server's, BlinkDB's).
 INTENDED = {
@@ -116,9 +112,7 @@ def test_info_fields_match_redis(pair):
 
 def test_config_names_and_defaults_match_redis(pair):
     redis, blink = config_all(pair["redis"]), config_all(pair["blinkdb"])
-    expected = {
-        k: v for k, v in redis.items() if not k.startswith(NOT_YET) and k != "user"
-    }
+    expected = redis
     missing = sorted(set(expected) - set(blink))
     assert not missing, f"CONFIG GET * lacks {missing}"
     # Every BlinkDB parameter Redis does not know is BlinkDB's own (documented
