@@ -29,14 +29,32 @@ fn relisten(
     s: &crate::config::Settings,
     changed: &dyn Fn(&str) -> bool,
 ) -> Result<(), (String, String)> {
-    let (name, text) = if changed("port") {
-        ("port", "Unable to listen on this port. Check server logs.")
-    } else {
-        ("bind", "Failed to bind to specified addresses.")
+    let port_option = if changed("port") { Some("port") } else { None };
+    listen_or_refuse(
+        &shared.listeners,
+        &accepting(&shared.arc()),
+        s,
+        s.port,
+        port_option,
+    )
+}
+
+/// Replaces `listeners` with ones on `bind` x `port`; a failure refuses the
+/// CONFIG SET with Redis's text: the port's under `port_option` if the port
+/// changed, else the addresses' under `bind`.
+fn listen_or_refuse(
+    listeners: &crate::net::socket::TcpListeners,
+    accept: &crate::net::socket::Accept,
+    s: &crate::config::Settings,
+    port: u16,
+    port_option: Option<&str>,
+) -> Result<(), (String, String)> {
+    let (name, text) = match port_option {
+        Some(option) => (option, "Unable to listen on this port. Check server logs."),
+        None => ("bind", "Failed to bind to specified addresses."),
     };
-    shared
-        .listeners
-        .listen(&accepting(&shared.arc()), &s.bind, s.port, s.tcp_backlog)
+    listeners
+        .listen(accept, &s.bind, port, s.tcp_backlog)
         .map(|_| ())
         .map_err(|e| {
             tracing::warn!("CONFIG SET {name}: could not listen on {e}");
@@ -49,12 +67,30 @@ fn relisten(
 pub fn accepting(
     shared: &Arc<Shared>,
 ) -> impl Fn(&tokio::runtime::Handle, std::net::TcpListener, String, Arc<tokio::sync::Notify>) {
+    spawning(shared, |shared, l, local, stop| {
+        accept_loop(shared, l, local, Some(stop))
+    })
+}
+
+/// An `Accept` that spawns `run` (an accept loop) on the listeners' runtime
+/// for each new listener.
+fn spawning<F, Fut>(
+    shared: &Arc<Shared>,
+    run: F,
+) -> impl Fn(&tokio::runtime::Handle, std::net::TcpListener, String, Arc<tokio::sync::Notify>)
+where
+    F: Fn(Arc<Shared>, TcpListener, String, Arc<tokio::sync::Notify>) -> Fut
+        + Clone
+        + Send
+        + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let shared = shared.clone();
     move |runtime, l, local, stop| {
-        let shared = shared.clone();
+        let (shared, run) = (shared.clone(), run.clone());
         runtime.spawn(async move {
             match TcpListener::from_std(l) {
-                Ok(l) => accept_loop(shared, l, local, Some(stop)).await,
+                Ok(l) => run(shared, l, local, stop).await,
                 Err(e) => tracing::warn!("Listening on {local}: {e}"),
             }
         });
@@ -293,43 +329,25 @@ fn retls(
     if !changed("tls-port") && !changed("bind") {
         return Ok(());
     }
-    let (name, text) = if changed("tls-port") {
-        (
-            "tls-port",
-            "Unable to listen on this port. Check server logs.",
-        )
+    let port_option = if changed("tls-port") {
+        Some("tls-port")
     } else {
-        ("bind", "Failed to bind to specified addresses.")
+        None
     };
-    shared
-        .tls_listeners
-        .listen(
-            &accepting_tls(&shared.arc()),
-            &s.bind,
-            s.tls_port,
-            s.tcp_backlog,
-        )
-        .map(|_| ())
-        .map_err(|e| {
-            tracing::warn!("CONFIG SET {name}: could not listen on {e}");
-            (name.to_string(), text.to_string())
-        })
+    listen_or_refuse(
+        &shared.tls_listeners,
+        &accepting_tls(&shared.arc()),
+        s,
+        s.tls_port,
+        port_option,
+    )
 }
 
 /// What the TLS listeners do with a new listener: run its accept loop.
 pub fn accepting_tls(
     shared: &Arc<Shared>,
 ) -> impl Fn(&tokio::runtime::Handle, std::net::TcpListener, String, Arc<tokio::sync::Notify>) {
-    let shared = shared.clone();
-    move |runtime, l, local, stop| {
-        let shared = shared.clone();
-        runtime.spawn(async move {
-            match TcpListener::from_std(l) {
-                Ok(l) => tls_accept_loop(shared, l, local, stop).await,
-                Err(e) => tracing::warn!("Listening on {local}: {e}"),
-            }
-        });
-    }
+    spawning(shared, tls_accept_loop)
 }
 
 /// Accepts TLS clients until the server stops or the listener is closed. The
