@@ -12,33 +12,48 @@ from redis.retry import Retry
 
 from server import ServerProcess, free_port
 
-GEN_CERTS = os.path.join(
-    os.path.dirname(__file__), "..", "..", "target", "redis-suite", "redis-7.0.15",
-    "utils", "gen-test-certs.sh",
-)
-
 
 def make_certs(directory):
-    """Redis's own test certificates (utils/gen-test-certs.sh): tests/tls/ under
-    `directory`, plus a second CA and a client certificate it signed."""
+    """Certificates shaped like Redis's utils/gen-test-certs.sh makes for its
+    suite (tests/tls/ under `directory`: a CA; server, client and generic
+    certificates it signed, with the same key-usage restrictions), plus a
+    second CA and a client certificate it signed. Made here with openssl, so
+    the integration stage needs no Redis source."""
     tls = os.path.join(directory, "tests", "tls")
     os.makedirs(tls, exist_ok=True)
-    # Present, the script skips generating DH parameters (half a minute here):
-    # rustls has no use for them, and the test that names the file expects
-    # the option refused whatever it holds.
+
+    def ssl_cmd(cwd, *args):
+        subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+    # rustls has no use for DH parameters, and the test that names the file
+    # expects the option refused whatever it holds.
     open(os.path.join(tls, "redis.dh"), "w").close()
-    subprocess.run(["bash", GEN_CERTS], cwd=directory, check=True, capture_output=True)
+    with open(os.path.join(tls, "openssl.cnf"), "w") as f:
+        f.write("[ server_cert ]\nkeyUsage = digitalSignature, keyEncipherment\n"
+                "nsCertType = server\n"
+                "[ client_cert ]\nkeyUsage = digitalSignature, keyEncipherment\n"
+                "nsCertType = client\n")
+    ssl_cmd(tls, "req", "-x509", "-new", "-nodes", "-sha256", "-newkey", "rsa:2048",
+            "-keyout", "ca.key", "-days", "30",
+            "-subj", "/O=Redis Test/CN=Certificate Authority", "-out", "ca.crt")
+    for name, cn, ext in (("server", "Server-only", "server_cert"),
+                          ("client", "Client-only", "client_cert"),
+                          ("redis", "Generic-cert", None)):
+        ssl_cmd(tls, "req", "-new", "-nodes", "-sha256", "-newkey", "rsa:2048",
+                "-keyout", f"{name}.key", "-subj", f"/O=Redis Test/CN={cn}",
+                "-out", f"{name}.csr")
+        extra = ["-extfile", "openssl.cnf", "-extensions", ext] if ext else []
+        ssl_cmd(tls, "x509", "-req", "-sha256", "-in", f"{name}.csr", "-CA", "ca.crt",
+                "-CAkey", "ca.key", "-CAserial", "ca.txt", "-CAcreateserial",
+                "-days", "30", *extra, "-out", f"{name}.crt")
     other = os.path.join(tls, "other")
     os.makedirs(other, exist_ok=True)
-
-    def ssl_cmd(*args):
-        subprocess.run(["openssl", *args], cwd=other, check=True, capture_output=True)
-
-    ssl_cmd("req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "ca.key",
-            "-days", "30", "-subj", "/O=Other/CN=Other CA", "-out", "ca.crt")
-    ssl_cmd("req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "client.key",
+    ssl_cmd(other, "req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048",
+            "-keyout", "ca.key", "-days", "30", "-subj", "/O=Other/CN=Other CA",
+            "-out", "ca.crt")
+    ssl_cmd(other, "req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "client.key",
             "-subj", "/O=Other/CN=Other client", "-out", "client.csr")
-    ssl_cmd("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+    ssl_cmd(other, "x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
             "-CAcreateserial", "-days", "30", "-out", "client.crt")
     return tls
 
