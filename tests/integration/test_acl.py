@@ -224,6 +224,78 @@ def test_requirepass_is_the_default_users_password(servers):
             assert user[1] == [b"on", b"nopass"] and user[3] == []
 
 
+def read_to_close(conn, timeout=10.0):
+    """Every byte the server sends until it closes the connection."""
+    data = bytearray(conn.buf[conn.pos:])
+    conn.sock.settimeout(timeout)
+    try:
+        while chunk := conn.sock.recv(1 << 16):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    return bytes(data)
+
+
+def test_unauthenticated_client_limits_match_redis(servers):
+    """Redis 7.0 (networking.c) caps a client that must still authenticate:
+    at most 10 arguments of at most 16 KB each, and 16 KB of unsent replies;
+    the caps go when the default user needs no password."""
+    noauth = b"-NOAUTH Authentication required.\r\n"
+    for srv in servers.values():
+        with srv.connect() as admin:
+            assert admin.call("CONFIG", "SET", "requirepass", "pw").raw == b"+OK\r\n"
+            with srv.connect() as c:
+                assert c.call(*["DEL"] * 10).raw == noauth
+                assert c.call("ECHO", "x" * 16384).raw == noauth
+                c.send(*["DEL"] * 11)
+                assert read_to_close(c) == \
+                    b"-ERR Protocol error: unauthenticated multibulk length\r\n", srv.binary
+            with srv.connect() as c:
+                c.send("ECHO", "x" * 16385)
+                assert read_to_close(c) == \
+                    b"-ERR Protocol error: unauthenticated bulk length\r\n", srv.binary
+            # 400 refusals (13.6 KB) in one read fit the reply buffer; 600 (20.4 KB)
+            # close the connection before any is sent.
+            with srv.connect() as c:
+                c.send_raw(b"PING\r\n" * 400)
+                assert [c.read_reply().raw for _ in range(400)] == [noauth] * 400
+                assert c.call("PING").raw == noauth
+                c.send_raw(b"PING\r\n" * 600)
+                assert read_to_close(c) == b"", srv.binary
+            # Without a password for the default user, a client that never
+            # logged in is served (caps lifted), until a password comes back.
+            with srv.connect() as c:
+                assert c.call("PING").raw == noauth
+                assert admin.call("CONFIG", "SET", "requirepass", "").raw == b"+OK\r\n"
+                assert c.call("PING").raw == b"+PONG\r\n"
+                assert c.call("DEL", *["k"] * 11).raw == b":0\r\n"
+                assert admin.call("CONFIG", "SET", "requirepass", "pw").raw == b"+OK\r\n"
+                assert c.call("PING").raw == noauth
+
+
+def test_acl_denied_counters_survive_resetstat(blinkdb):
+    """INFO's acl_access_denied_* (Redis 7.2's fields; 7.0.15 has none) count
+    each kind of refusal, and CONFIG RESETSTAT leaves them, as in 7.2, where
+    only initServer zeroes them."""
+    def counters(c):
+        info = c.call("INFO", "stats").value.decode()
+        return {k: int(v) for k, v in (l.split(":") for l in info.split("\r\n")
+                                       if l.startswith("acl_access_denied_"))}
+    with blinkdb.connect() as admin, blinkdb.connect() as c:
+        admin.call("ACL", "SETUSER", "fay", "on", ">pw", "~k*", "&ch", "+get", "+publish")
+        assert c.call("AUTH", "fay", "wrong").is_error()
+        assert c.call("AUTH", "fay", "pw").raw == b"+OK\r\n"
+        assert c.call("SET", "k", "v").is_error()
+        assert c.call("GET", "other").is_error()
+        assert c.call("GET", "other2").is_error()
+        assert c.call("PUBLISH", "other", "m").is_error()
+        want = {"acl_access_denied_auth": 1, "acl_access_denied_cmd": 1,
+                "acl_access_denied_key": 2, "acl_access_denied_channel": 1}
+        assert counters(admin) == want
+        assert admin.call("CONFIG", "RESETSTAT").raw == b"+OK\r\n"
+        assert counters(admin) == want
+
+
 def start_with(binary, directory, *extra, wait=True):
     os.makedirs(directory, exist_ok=True)
     port = free_port()
