@@ -350,6 +350,40 @@ def test_acl_file_save_load_and_malformed_refuses_start(blinkdb_binary, tmp_path
     assert len(texts["blinkdb"].splitlines()) == 3
 
 
+@pytest.mark.parametrize("content", [
+    "user alice on >pw +get\nuser alice on +set\n",
+    "user ok on\nuser bob on +nosuch\n",
+    "user eve on >pw\nuser default bogus\n",
+    # redis-server 7.0.15 crashes on this one (ACLLoadFromFile); BlinkDB names it.
+    "user dan on ~k* (+get\n",
+])
+def test_malformed_aclfile_refuses_start_with_line_and_reason(blinkdb_binary, tmp_path, content):
+    crashes_redis = "(" in content
+    found = {}
+    for name, binary in (("blinkdb", blinkdb_binary), ("redis", ORACLE_BIN)):
+        if crashes_redis and name == "redis":
+            continue
+        d = str(tmp_path / name)
+        os.makedirs(d)
+        with open(os.path.join(d, "users.acl"), "w") as f:
+            f.write(content)
+        bad = start_with(binary, d, "--aclfile", "users.acl", wait=False)
+        try:
+            assert bad.proc.wait(timeout=10) != 0
+            line = next(l for l in bad.log_text().splitlines() if "Aborting Redis startup" in l)
+            found[name] = line[line.index("Aborting"):]
+        finally:
+            bad.stop()
+    if crashes_redis:
+        assert found["blinkdb"] == (
+            "Aborting Redis startup because of ACL errors: users.acl:1: Unmatched parenthesis"
+            " in selector definition.WARNING: ACL errors detected, no change to the"
+            " previously active ACL rules was performed")
+    else:
+        assert found["blinkdb"] == found["redis"]
+        assert "line 2" in found["blinkdb"] or "users.acl:2" in found["blinkdb"]
+
+
 def test_user_directive_and_config_rewrite(blinkdb_binary, tmp_path):
     for name, binary in (("blinkdb", blinkdb_binary), ("redis", ORACLE_BIN)):
         d = str(tmp_path / name)
