@@ -525,6 +525,43 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         Kind::Enum(&["no", "yes", "local"]),
     ),
+    // Redis's hidden options (`HIDDEN`), for its tests and debugging.
+    opt(
+        "key-load-delay",
+        "0",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt(
+        "rdb-key-save-delay",
+        "0",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt(
+        "loading-process-events-interval-bytes",
+        "2097152",
+        true,
+        Kind::Int(1024, i32::MAX as i64),
+    ),
+    // Only 0: BlinkDB has no SIGALRM watchdog (persistence::WATCHDOG_CHECK).
+    opt("watchdog-period", "0", true, Kind::Int(0, i32::MAX as i64)),
+    opt("use-exit-on-panic", "no", true, Kind::Bool),
+    // Only no: BlinkDB's Lua has no switch for the deprecated API
+    // (scripting's check refuses yes).
+    opt("lua-enable-deprecated-api", "no", false, Kind::Bool),
+];
+
+/// Redis's HIDDEN_CONFIG options: CONFIG GET answers them only when named
+/// exactly, never for a pattern (CONFIG REWRITE writes them, as any option,
+/// only when set away from their default).
+pub const HIDDEN: &[&str] = &[
+    "key-load-delay",
+    "rdb-key-save-delay",
+    "loading-process-events-interval-bytes",
+    "watchdog-period",
+    "use-exit-on-panic",
+    "lua-enable-deprecated-api",
 ];
 
 /// Options CONFIG SET changes only as `enable-protected-configs` allows, as in

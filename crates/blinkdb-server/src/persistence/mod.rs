@@ -53,6 +53,23 @@ impl Default for RewriteStats {
     }
 }
 
+/// The hidden `key-load-delay` and `rdb-key-save-delay`, handed to the
+/// engine's load and save loops (also at start: `apply_debug_delays`).
+pub const DEBUG_DELAYS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["key-load-delay", "rdb-key-save-delay"],
+    stage: crate::config::Stage::AfterCommit,
+    apply: |_, s, _| {
+        apply_debug_delays(s);
+        Ok(())
+    },
+};
+
+pub fn apply_debug_delays(s: &Settings) {
+    use blinkdb_engine::debug_delay::{KEY_LOAD_DELAY, KEY_SAVE_DELAY};
+    KEY_LOAD_DELAY.store(s.key_load_delay, Ordering::Relaxed);
+    KEY_SAVE_DELAY.store(s.rdb_key_save_delay, Ordering::Relaxed);
+}
+
 /// CONFIG SET appendfsync hands the new policy to the log at once.
 pub const ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
     options: &["appendfsync"],
@@ -173,6 +190,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         .aof
         .load_with_rdb_base(
             |cmd| {
+                blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
                 replay(shared, &log, &mut client, &mut out, cmd).map_err(|reason| {
                     blinkdb_engine::AofError::Corrupt {
