@@ -2,26 +2,14 @@
 yields every metric name it yields for redis-server 7.0.15 under the same
 load (issue 44), config metrics included.
 
-The exporter is Go source: REDIS_EXPORTER_BIN names a built binary, or
-REDIS_EXPORTER_SRC a checkout of github.com/oliver006/redis_exporter; without
-either, `go mod download` takes EXPORTER_VERSION from the Go module proxy (which
-serves that exact version, though it lists none) into Go's module cache. The
-test builds it with `go build`. Only when Go or the proxy is missing is the
-test skipped, saying so."""
+How the exporter is had: exporter_util.py."""
 
-# The exporter release the proxy serves by exact version (it refuses listing).
-EXPORTER_VERSION = "v1.88.0"
-
-import json
-import os
 import re
-import shutil
 import subprocess
 import time
 import urllib.request
 
-import pytest
-
+from exporter_util import exporter_binary
 from server import ORACLE_BIN, ServerProcess, free_port
 
 # The same load on both: strings, each collection type, a stream group read,
@@ -43,31 +31,6 @@ LOAD = [
     ("INCR", "h"),
     ("CLIENT", "SETNAME", "loader"),
 ]
-
-
-def exporter_binary(tmp_path_factory):
-    binary = os.environ.get("REDIS_EXPORTER_BIN") or shutil.which("redis_exporter")
-    if binary:
-        return binary
-    src = os.environ.get("REDIS_EXPORTER_SRC") or downloaded_source()
-    out = str(tmp_path_factory.mktemp("exporter") / "redis_exporter")
-    subprocess.run(["go", "build", "-o", out, "."], cwd=src, check=True, timeout=900,
-                   env={**os.environ, "GOFLAGS": "-mod=mod"})
-    return out
-
-
-def downloaded_source():
-    """The exporter's module source, fetched by `go mod download`."""
-    if not shutil.which("go"):
-        pytest.skip("SKIPPED LOUDLY: no redis_exporter and no Go toolchain to build it")
-    got = subprocess.run(
-        ["go", "mod", "download", "-json", f"github.com/oliver006/redis_exporter@{EXPORTER_VERSION}"],
-        capture_output=True, text=True, timeout=300)
-    info = json.loads(got.stdout or "{}")
-    if got.returncode != 0 or not info.get("Dir"):
-        pytest.skip(f"SKIPPED LOUDLY: the Go proxy did not give redis_exporter "
-                    f"{EXPORTER_VERSION}: {info.get('Error') or got.stderr.strip()}")
-    return info["Dir"]
 
 
 def start_bare(binary, tmp_path, name):
@@ -108,7 +71,7 @@ def scrape(exporter, port, tmp_path):
 
 
 def test_exporter_metric_names_match_redis(blinkdb_binary, tmp_path, tmp_path_factory):
-    exporter = exporter_binary(tmp_path_factory)
+    exporter = exporter_binary(str(tmp_path_factory.mktemp("exporter")))
     names = {}
     for kind, binary in (("redis", ORACLE_BIN), ("blinkdb", blinkdb_binary)):
         srv = start_bare(binary, tmp_path, kind)
