@@ -9,6 +9,8 @@ though it lists none). Go's module and build caches live under target/go, so
 a clean clone builds everything itself and nothing is cached by hand on the
 machine. Only when Go or the proxy is missing are the tests skipped, saying so."""
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -30,10 +32,19 @@ def go_env():
         **os.environ,
         "GOMODCACHE": os.path.join(GO_ROOT, "mod"),
         "GOCACHE": os.path.join(GO_ROOT, "cache"),
-        # Module files writable, so a clean of target/ can remove them;
-        # -mod=mod lets go fill go.sum for the test-only dependencies.
-        "GOFLAGS": "-modcacherw -mod=mod",
+        # Module files writable, so a clean of target/ can remove them.
+        "GOFLAGS": f"{os.environ.get('GOFLAGS', '')} -modcacherw".strip(),
     }
+
+
+@contextlib.contextmanager
+def build_lock():
+    """One go build at a time across pytest-xdist workers: the second finds
+    the first's packages in the build cache instead of compiling them too."""
+    os.makedirs(GO_ROOT, exist_ok=True)
+    with open(os.path.join(GO_ROOT, "build.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def exporter_source():
@@ -58,8 +69,10 @@ def exporter_binary(out_dir):
     if binary:
         return binary
     out = os.path.join(out_dir, "redis_exporter")
-    subprocess.run(["go", "build", "-o", out, "."], cwd=exporter_source(), check=True,
-                   timeout=900, env=go_env())
+    source = exporter_source()
+    with build_lock():
+        subprocess.run(["go", "build", "-o", out, "."], cwd=source, check=True,
+                       timeout=900, env=go_env())
     return out
 
 
@@ -67,6 +80,8 @@ def exporter_test_binary(out_dir):
     """The exporter package's own tests (`go test -c ./exporter`), built from
     the module source in place so Go's build cache keys stay the same."""
     out = os.path.join(out_dir, "exporter.test")
-    subprocess.run(["go", "test", "-c", "-o", out, "./exporter"], cwd=exporter_source(),
-                   check=True, timeout=900, env=go_env())
+    source = exporter_source()
+    with build_lock():
+        subprocess.run(["go", "test", "-c", "-o", out, "./exporter"], cwd=source,
+                       check=True, timeout=900, env=go_env())
     return out
