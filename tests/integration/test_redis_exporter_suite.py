@@ -6,9 +6,10 @@ Each server gets the single instances the exporter's Makefile and
 docker-compose.yml point its TEST_* variables at: a plain one (also named by
 the Redis 6 and 7 variables: tests of another version's own replies fail on
 both and so ask nothing of BlinkDB), one with `requirepass`, and one with an
-ACL user `exporter`, started with the same arguments on both servers. The
-services the exporter's CI also runs (clusters, Sentinel, Valkey, KeyDB,
-Tile38, Redis 8 modules, TLS) are not started, so their tests skip on both.
+ACL user `exporter`, and one over TLS, started with the same arguments on
+both servers. The services the exporter's CI also runs (clusters, Sentinel,
+Valkey, KeyDB, Tile38, Redis 8 modules) are not started, so their tests skip
+on both.
 How the exporter's source is had: exporter_util.py."""
 
 import json
@@ -20,7 +21,7 @@ import subprocess
 import pytest
 
 from exporter_util import exporter_source, exporter_test_binary
-from server import ORACLE_BIN, ServerProcess
+from server import ORACLE_BIN, ServerProcess, free_port
 
 # The instances of the exporter's docker-compose.yml that one server can be:
 # name -> the arguments after base_args, the variables naming it and how.
@@ -34,6 +35,11 @@ INSTANCES = {
     "user": (["--requirepass", "dummy", "--user", "exporter", "on", "+CLIENT", "+INFO",
               "+SELECT", "+SLOWLOG", "+LATENCY", ">exporter-password"],
              {"TEST_USER_PWD_REDIS_URI": "redis://exporter:exporter-password@127.0.0.1:{port}"}),
+    # With the certificates of the exporter's gen-test-certs.sh (its client
+    # certificate is an X.509 v1 one); a plain port too, to see it is up.
+    "tls": (["--tls-port", "{tls_port}", "--tls-cert-file", "{certs}/redis.crt",
+             "--tls-key-file", "{certs}/redis.key", "--tls-ca-cert-file", "{certs}/ca.crt"],
+            {"TEST_REDIS7_TLS_URI": "rediss://127.0.0.1:{tls_port}"}),
 }
 # Entries of contrib/sample-pwd-file.json for our instances: the tests look up
 # the instance they scrape by its address there.
@@ -94,17 +100,20 @@ def run_tests(suite, cwd, env, only=None):
     return results, got.stdout + got.stderr
 
 
-def start_instances(binary, kind, tmp_path, started):
+def start_instances(binary, kind, tmp_path, certs, started):
     """The instances on `binary` (appended to `started` as each starts) and
     the environment naming them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TEST_")}
     ports = {}
     for name, (args, uris) in INSTANCES.items():
         password = {"pwd": "redis-password", "user": "dummy"}.get(name)
+        tls_port = free_port()
+        args = [a.format(tls_port=tls_port, certs=certs) for a in args]
         srv = ServerProcess(binary, str(tmp_path / kind / name), args, password=password)
         started.append(srv)
         ports[name] = srv.port
-        env.update({var: uri.format(port=srv.port) for var, uri in uris.items()})
+        env.update({var: uri.format(port=srv.port, tls_port=tls_port)
+                    for var, uri in uris.items()})
     return ports, env
 
 
@@ -113,7 +122,7 @@ def test_exporter_suite_passes_where_redis_passes(blinkdb_binary, suite, tmp_pat
     started = []
     try:
         for kind, binary in (("redis", ORACLE_BIN), ("blinkdb", blinkdb_binary)):
-            ports, env = start_instances(binary, kind, tmp_path, started)
+            ports, env = start_instances(binary, kind, tmp_path, suite["certs"], started)
             cwd = layout(suite, tmp_path / kind, ports)
             results[kind], output = run_tests(suite, cwd, env)
             if kind == "redis":

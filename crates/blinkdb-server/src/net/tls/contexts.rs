@@ -313,9 +313,14 @@ impl Contexts {
                 } else {
                     b
                 };
-                b.build().map_err(|e| {
+                let inner = b.build().map_err(|e| {
                     format!("Failed to configure CA certificate(s) file/directory: {e}")
-                })?
+                })?;
+                Arc::new(super::v1::WithV1 {
+                    inner,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })
             }
         };
         let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
