@@ -364,7 +364,11 @@ impl Contexts {
         let builder = match server_verifier {
             Ok(v) => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly(v))),
+                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly {
+                    webpki: v,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })),
             // No CA (only possible with tls-auth-clients no and neither
             // replication nor cluster over TLS): this side never connects.
             Err(_) => builder

@@ -1,5 +1,5 @@
-//! X.509 v1 client certificates, which webpki refuses and OpenSSL (Redis's)
-//! takes. The gen-test-certs.sh scripts operators copy (Redis's, and
+//! X.509 v1 certificates of clients and masters, which webpki refuses and
+//! OpenSSL (Redis's) takes. The gen-test-certs.sh scripts operators copy (Redis's, and
 //! redis_exporter's, whose TLS tests present it as the client certificate)
 //! make their generic certificate with `openssl x509 -req` and no
 //! extensions, so a v1 one. Such a certificate is checked here as OpenSSL
@@ -106,7 +106,7 @@ fn time(tag: u8, text: &[u8]) -> Option<u64> {
 }
 
 /// The parts of a v1 certificate that are checked.
-struct V1<'a> {
+pub(super) struct V1<'a> {
     tbs: &'a [u8],
     signature_alg: &'a [u8],
     signature: &'a [u8],
@@ -120,7 +120,7 @@ struct V1<'a> {
 
 /// A v1 certificate (its TBSCertificate opens with the serial number, not
 /// a `[0]` version), or None for any other or malformed input.
-fn parse(cert: &[u8]) -> Option<V1<'_>> {
+pub(super) fn parse(cert: &[u8]) -> Option<V1<'_>> {
     let mut outer = Der(cert);
     let (body, _) = outer.expect(SEQUENCE)?;
     if !outer.0.is_empty() {
@@ -168,7 +168,7 @@ fn parse(cert: &[u8]) -> Option<V1<'_>> {
 }
 
 /// Valid now, and signed by a trust anchor whose subject is its issuer.
-fn verify_issued(
+pub(super) fn verify_issued(
     cert: &V1<'_>,
     roots: &RootCertStore,
     algs: &WebPkiSupportedAlgorithms,
@@ -208,7 +208,7 @@ fn verify_issued(
 }
 
 /// The handshake signature, made with the v1 certificate's key.
-fn verify_signature(
+pub(super) fn verify_signature(
     cert: &V1<'_>,
     message: &[u8],
     dss: &DigitallySignedStruct,
