@@ -337,7 +337,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::memory::client_eviction::check_client(&shared, &client.info, client_memory_limit)
+        if crate::memory::client_eviction::check_client(&*shared, &client.info, client_memory_limit)
         {
             break;
         }
@@ -678,7 +678,7 @@ fn run_commands(
     let next = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
-            authenticated: client.authenticated,
+            authenticated: !client.auth_required(shared),
         };
         match parser.parse(&inbuf[consumed..], limits) {
             Ok(parsed) => {
