@@ -2,8 +2,10 @@
 over TLS where behaviour should match, and bad input on the TLS port."""
 
 import os
+import shutil
 import socket
 import ssl
+import subprocess
 import threading
 import time
 
@@ -295,3 +297,43 @@ def test_request_in_the_same_flight_as_the_handshake(blinkdb_binary, tmp_path, t
             sock.close()
     finally:
         srv.stop()
+
+
+def test_v1_client_certificate(pair, tls):
+    """A client certificate without extensions (X.509 v1: gen-test-certs.sh's
+    redis.crt, which redis_exporter's TLS tests present) is taken from the CA
+    over TLS 1.2 and 1.3, as OpenSSL takes it; an expired one, or one signed by
+    another key under the CA's name, is refused."""
+    subprocess.run(["openssl", "req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout",
+                    "expired.key", "-subj", "/O=Redis Test/CN=Expired", "-out", "expired.csr"],
+                   cwd=tls, check=True, capture_output=True)
+    subprocess.run(["openssl", "x509", "-req", "-in", "expired.csr", "-CA", "ca.crt", "-CAkey",
+                    "ca.key", "-CAserial", "ca.txt", "-days", "-1", "-out", "expired.crt"],
+                   cwd=tls, check=True, capture_output=True)
+    # Signed by another key under the CA's very name: only the signature tells.
+    subprocess.run(["openssl", "req", "-x509", "-new", "-nodes", "-newkey", "rsa:2048",
+                    "-keyout", "forger.key", "-subj", "/O=Redis Test/CN=Certificate Authority",
+                    "-out", "forger.crt"], cwd=tls, check=True, capture_output=True)
+    subprocess.run(["openssl", "x509", "-req", "-in", "expired.csr", "-CA", "forger.crt",
+                    "-CAkey", "forger.key", "-CAcreateserial", "-days", "30",
+                    "-out", "forged.crt"], cwd=tls, check=True, capture_output=True)
+    shutil.copy(f"{tls}/expired.key", f"{tls}/forged.key")
+
+    def ping(port, cert, version):
+        ctx = context(tls, cert)
+        ctx.minimum_version = ctx.maximum_version = version
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10)) as s:
+            s.sendall(b"PING\r\n")
+            return s.recv(64)
+
+    for name, s in pair.items():
+        for version in (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3):
+            assert ping(s.tls_port, "redis", version) == b"+PONG\r\n", (name, version)
+            # TLS 1.3 sends the client's certificate after the server's
+            # Finished: the refusal comes with the first read.
+            for cert in ("expired", "forged"):
+                try:
+                    reply = ping(s.tls_port, cert, version)
+                except (ssl.SSLError, OSError) as err:
+                    reply = err
+                assert not isinstance(reply, bytes) or reply == b"", (name, cert, version, reply)

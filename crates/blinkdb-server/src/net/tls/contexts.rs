@@ -313,9 +313,14 @@ impl Contexts {
                 } else {
                     b
                 };
-                b.build().map_err(|e| {
+                let inner = b.build().map_err(|e| {
                     format!("Failed to configure CA certificate(s) file/directory: {e}")
-                })?
+                })?;
+                Arc::new(super::v1::WithV1 {
+                    inner,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })
             }
         };
         let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
@@ -359,7 +364,11 @@ impl Contexts {
         let builder = match server_verifier {
             Ok(v) => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly(v))),
+                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly {
+                    webpki: v,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })),
             // No CA (only possible with tls-auth-clients no and neither
             // replication nor cluster over TLS): this side never connects.
             Err(_) => builder

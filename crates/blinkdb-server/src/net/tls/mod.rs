@@ -11,6 +11,7 @@
 
 mod contexts;
 mod stream;
+mod v1;
 mod verify;
 
 pub use contexts::{Contexts, CONFIG_CHECKS};
