@@ -52,6 +52,9 @@ pub struct Node {
     pub name: Name,
     pub ip: String,
     pub port: u16,
+    /// The plaintext data port of a node whose `port` is its TLS port
+    /// (tls-cluster yes), 0 if none: gossiped, not kept in nodes.conf.
+    pub pport: u16,
     pub cport: u16,
     pub hostname: String,
     pub flags: u16,
@@ -87,6 +90,7 @@ impl Node {
             name,
             ip: String::new(),
             port: 0,
+            pport: 0,
             cport: 0,
             hostname: String::new(),
             flags,
