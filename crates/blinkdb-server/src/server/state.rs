@@ -140,7 +140,7 @@ pub struct Shared {
     pub tls: crate::net::tls::Tls,
     on_loglevel: crate::server::logging::LevelSetter,
     /// What CONFIG SET does when an option changed, registered by the
-    /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
+    /// options' owners (`boot::CONFIG_SET_EFFECTS`), in order.
     config_set_effects: &'static [OnSet<Shared>],
 }
 
