@@ -35,6 +35,11 @@ def cli_tls(tls):
             "--key", f"{tls}/client.key")
 
 
+def cli_text(tls, srv, *cmd):
+    """A reply as redis-cli prints it, over TLS."""
+    return redis_cli("-p", str(srv.tls_port), *cli_tls(tls), *cmd).stdout
+
+
 def call(srv, *cmd):
     with srv.connect() as c:
         return c.call(*cmd)
@@ -111,11 +116,12 @@ def test_blinkdb_cluster_over_tls(tmp_path, tls):
     masters, replica = nodes[:3], nodes[3]
     try:
         create_tls(tls, masters)
-        # Each node announces its TLS port, the bus port it was given, and
-        # the plaintext port beside them.
-        me = text(masters[0], "CLUSTER", "NODES").splitlines()
-        line = next(ln for ln in me if "myself" in ln)
-        assert f":{masters[0].tls_port}@{masters[0].bus_port}" in line, me
+        # Each node announces its TLS port and the bus port it was given, and
+        # the plaintext port beside them, which plain clients are told.
+        for view, port in ((cli_text(tls, masters[0], "CLUSTER", "NODES"), masters[0].tls_port),
+                           (text(masters[0], "CLUSTER", "NODES"), masters[0].port)):
+            line = next(ln for ln in view.splitlines() if "myself" in ln)
+            assert f" 127.0.0.1:{port}@{masters[0].bus_port} " in line, view
         wait_check_clean(tls, masters[0])
         add_replica(tls, replica, masters[1], masters[0])
         wait_check_clean(tls, masters[0])
@@ -159,13 +165,29 @@ def test_mixed_cluster_over_tls(tmp_path, tls):
             wait_until(lambda: follows(replica, master, key, f"from-{master.port}".encode()),
                        30, f"replica {replica.port} following {master.port}:\n"
                        + replica.log_text()[-3000:])
-        # redis-server shows the BlinkDB nodes at their TLS ports to a TLS
-        # client, at the plaintext ports they gossip beside them to a plain one.
-        seen = redis_cli("-p", str(theirs[0].tls_port), *cli_tls(tls), "CLUSTER", "NODES").stdout
-        plain = text(theirs[0], "CLUSTER", "NODES")
-        for s in ours:
-            assert f"{myid(s)} 127.0.0.1:{s.tls_port}@{s.bus_port}" in seen, seen
-            assert f"{myid(s)} 127.0.0.1:{s.port}@{s.bus_port}" in plain, plain
+        # Both kinds show every node at its TLS port to a TLS client, at the
+        # plaintext port it gossips beside it to a plain one.
+        for srv in (theirs[0], ours[0]):
+            seen = cli_text(tls, srv, "CLUSTER", "NODES")
+            plain = text(srv, "CLUSTER", "NODES")
+            for s in ours + theirs:
+                assert f"{myid(s)} 127.0.0.1:{s.tls_port}@{s.bus_port}" in seen, seen
+                assert f"{myid(s)} 127.0.0.1:{s.port}@{s.bus_port}" in plain, plain
+        # And a redirection names the port for the client's kind, as Redis's.
+        key = next(f"r{i}" for i in range(1000) if owner_of(masters, f"r{i}") is theirs[0])
+        slot = call(ours[0], "CLUSTER", "KEYSLOT", key).value
+        for srv in (theirs[1], ours[0]):
+            assert call(srv, "GET", key).raw == \
+                f"-MOVED {slot} 127.0.0.1:{theirs[0].port}\r\n".encode()
+            assert cli_text(tls, srv, "GET", key).strip() == \
+                f"MOVED {slot} 127.0.0.1:{theirs[0].tls_port}"
+        # CLUSTER SHARDS: a node's "port" is its plaintext one, "tls-port" its TLS one.
+        for srv in (theirs[0], ours[0]):
+            shards = cli_text(tls, srv, "CLUSTER", "SHARDS")
+            for s in ours + theirs:
+                at = shards.index(myid(s))
+                assert shards[at:at + 200].split("\n")[1:5] == [
+                    "port", str(s.port), "tls-port", str(s.tls_port)], shards[at:at + 200]
     finally:
         for s in ours + theirs:
             s.stop()

@@ -209,9 +209,10 @@ impl State {
         }
     }
 
-    /// One node's CLUSTER NODES line (without the newline).
-    pub fn describe(&self, n: &Node) -> String {
-        let mut line = n.describe_head(self.shown_epoch(n));
+    /// One node's CLUSTER NODES line (without the newline); `plaintext`:
+    /// for a plain client of a TLS cluster (`Node::client_port`).
+    pub fn describe(&self, n: &Node, plaintext: bool) -> String {
+        let mut line = n.describe_head(self.shown_epoch(n), plaintext);
         for (start, end) in n.slots.ranges() {
             if start == end {
                 line.push_str(&format!(" {start}"));
@@ -235,7 +236,7 @@ impl State {
 
     /// CLUSTER NODES (or nodes.conf without `vars`), skipping nodes with any
     /// of the `skip` flags.
-    pub fn describe_all(&self, skip: u16) -> String {
+    pub fn describe_all(&self, skip: u16, plaintext: bool) -> String {
         let mut out = String::new();
         // By name, so nodes.conf and CLUSTER NODES do not reorder between writes.
         let mut nodes: Vec<&Node> = self.nodes.values().collect();
@@ -244,7 +245,7 @@ impl State {
             if n.flags & skip != 0 {
                 continue;
             }
-            out.push_str(&self.describe(n));
+            out.push_str(&self.describe(n, plaintext));
             out.push('\n');
         }
         out
