@@ -205,6 +205,29 @@ def test_lost_channel_rights_disconnect_subscribers(servers):
                 b"-ERR No such user 'nosuch'\r\n"
 
 
+def test_script_acl_check_cmd_answers_for_the_callers_user(servers):
+    """redis.acl_check_cmd checks the calling user's command, key and
+    subcommand rights, and raises Redis's errors for no arguments, an
+    unknown command and a table argument."""
+    script = "return redis.acl_check_cmd(unpack(ARGV))"
+    same(
+        servers,
+        ("ACL", "SETUSER", "sam", "on", ">pw", "~x*", "+@scripting", "+set",
+         "+config|get"),
+        ("AUTH", "sam", "pw"),
+        ("EVAL", script, "0", "set", "xx", "1"),
+        ("EVAL", script, "0", "set", "yy", "1"),
+        ("EVAL", script, "0", "hset", "xx", "f", "1"),
+        ("EVAL", script, "0", "config", "get", "maxmemory"),
+        ("EVAL", script, "0", "config", "set", "maxmemory", "1"),
+        ("EVAL", script, "0", "nosuchcommand"),
+        ("EVAL", script, "0", "config", "nosuchsub"),
+        ("EVAL", "return redis.acl_check_cmd()", "0"),
+        ("EVAL", "return redis.acl_check_cmd('set', {})", "0"),
+        ("EVAL", "return redis.acl_check_cmd('set', 'xx', 1)", "0"),
+    )
+
+
 def test_requirepass_is_the_default_users_password(servers):
     for srv in servers.values():
         with srv.connect() as c, srv.connect() as fresh:

@@ -80,7 +80,7 @@ pub async fn run(
     shared.cluster = cluster;
     crate::commands::acl::load_at_startup(&shared, &users, &settings)?;
     let shared = shared.into_arc();
-    crate::memory::note_startup(&shared);
+    crate::memory::note_startup(&*shared);
     // Without an AOF the RDB file is the dataset, as in redis-server.
     let rdb_to_load = if settings.appendonly {
         None
@@ -301,7 +301,7 @@ async fn cron(shared: Arc<Shared>) {
             }
             continue;
         }
-        crate::memory::cron(&shared);
+        crate::memory::cron(&*shared);
         let stats = &shared.stats;
         shared.instant.sample(
             shared.clock(),
@@ -314,8 +314,9 @@ async fn cron(shared: Arc<Shared>) {
             ],
         );
         let evicting = shared.clone();
-        let _ = tokio::task::spawn_blocking(move || crate::memory::eviction::cron(&evicting)).await;
-        crate::memory::client_eviction::cron(&shared);
+        let _ =
+            tokio::task::spawn_blocking(move || crate::memory::eviction::cron(&*evicting)).await;
+        crate::memory::client_eviction::cron(&*shared);
         crate::serve::output_limits::cron(&shared);
         crate::persistence::maybe_auto_rewrite(&shared);
         crate::persistence::rdb_file::save_points_cron(&shared);

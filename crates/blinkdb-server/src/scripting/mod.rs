@@ -166,7 +166,7 @@ impl Scripting {
                 registry.current.libs.len(),
             )
         };
-        let human = |b: usize| crate::info::human(b as u64);
+        let human = |b: usize| crate::memory::human(b as u64);
         let _ = write!(
             o,
             "used_memory_lua:{eval_vm}\r\nused_memory_vm_eval:{eval_vm}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{functions}\r\nnumber_of_libraries:{libs}\r\nused_memory_vm_functions:{functions_vm}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{libraries}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",
@@ -189,8 +189,7 @@ pub fn command_flags(shared: &Shared, spec: &CommandSpec, args: &[&[u8]]) -> u32
     if !spec.has_prop(props::RUNS_SCRIPT) || args.len() < 2 {
         return spec_flags;
     }
-    let name = args[0];
-    let declared = if name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"fcall") {
+    let declared = if spec.has_prop(props::CALLS_FUNCTION) {
         let fname = String::from_utf8_lossy(args[1]);
         shared
             .scripting
@@ -199,7 +198,7 @@ pub fn command_flags(shared: &Shared, spec: &CommandSpec, args: &[&[u8]]) -> u32
             .current
             .function(&fname)
             .map(|f| f.script_flags())
-    } else if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"evalsha") {
+    } else if spec.has_prop(props::BY_SHA) {
         let vm = shared.scripting.vm.lock().clone();
         cache::parse_sha(args[1])
             .zip(vm)

@@ -337,7 +337,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::memory::client_eviction::check_client(&shared, &client.info, client_memory_limit)
+        if crate::memory::client_eviction::check_client(&*shared, &client.info, client_memory_limit)
         {
             break;
         }
