@@ -341,7 +341,10 @@ impl Contexts {
             } else {
                 s.session_cache_size
             };
-            server.session_storage = rustls::server::ServerSessionMemoryCache::new(size);
+            server.session_storage = Arc::new(super::sessions::Expiring::new(
+                rustls::server::ServerSessionMemoryCache::new(size),
+                s.session_cache_timeout,
+            ));
         } else {
             server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
             server.send_tls13_tickets = 0;
