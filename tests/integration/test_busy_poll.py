@@ -94,28 +94,31 @@ def test_an_idle_server_does_not_poll(server_factory):
         assert c.call("GET", "k").value == b"v"
 
 
-def test_polling_window_burns_cpu_only_after_activity(server_factory):
-    # The other side of the trade: right after a request the thread polls (uses CPU)
-    # for the window, which is what makes it answer without a wake-up.
+def polls(c):
+    info = c.call("INFO", "stats").value.decode()
+    return int(info.split("busy_poll_polls:")[1].split()[0])
+
+
+def test_a_request_opens_a_polling_window(server_factory):
+    # The other side of the trade: after a request the thread polls for the window
+    # (what makes it answer without a wake-up) where it would sleep without it. What
+    # that costs in CPU is a benchmark figure (the harness's busypoll group): under
+    # load the governor stops polling on purpose (busy_poll.rs: oversubscribed
+    # CPUs), so a CPU-time assertion here would test the machine's load. The polls
+    # counted in INFO show the window opened.
     srv = server_factory(*LONG_POLL)
-    burnt = []
     with srv.connect() as c:
-        # A sleeping thread would use ~0 s (well under 0.01). The poll yields between
-        # checks, and under EEVDF each sched_yield pushes the thread's deadline back
-        # while other processes are runnable, so on a loaded machine it gets a small
-        # share of the window: 0.41 s at load 9 once, 0.14 s in a full suite run. And
-        # a poll that the scheduler held up far past its window stops polling on
-        # purpose (busy_poll.rs: oversubscribed CPUs), which a burst of load from other
-        # processes can cause: so up to five tries, one of which must show the spin.
-        for _ in range(5):
-            time.sleep(0.2)
-            before = cpu_seconds(srv.proc.pid)
+        c.call("PING")
+        deadline = time.monotonic() + 10
+        while polls(c) == 0:
+            assert time.monotonic() < deadline, "no poll after requests"
+            time.sleep(0.05)
+    off = server_factory("--busy-poll-us", "0", "--io-threads", "2")
+    with off.connect() as c:
+        for _ in range(20):
             c.call("PING")
-            time.sleep(1.0)
-            burnt.append(cpu_seconds(srv.proc.pid) - before)
-            if burnt[-1] > 0.05:
-                return
-    raise AssertionError(f"no poll after a request in 5 tries: CPU seconds {burnt}")
+            time.sleep(0.01)
+        assert polls(c) == 0
 
 
 def cpu_clock(pid):

@@ -140,6 +140,12 @@ def test_fake_master_faults_leave_nothing_half_loaded(server_factory, tmp_path, 
             r.execute_command("REPLICAOF", "127.0.0.1", fake.port)
             wait_for(lambda: fake.connections >= 2, timeout=30,
                      what=f"{name}: the replica retries")
+            # No attempt after these; one already under way (a load with the
+            # data set aside) ends, failed, before the data is compared.
+            fake.stop()
+            wait_for(lambda: info(r)["master_sync_in_progress"] == "0"
+                     and info(r, "persistence")["loading"] == "0", timeout=30,
+                     what=f"{name}: no load under way")
             assert r.ping()
             # Between attempts: the old data (swapdb) or nothing (on-empty-db).
             assert r.execute_command("DEBUG", "DIGEST") == before, name

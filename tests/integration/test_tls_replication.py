@@ -103,3 +103,27 @@ def test_replica_refused_without_a_certificate_from_the_ca(blinkdb_binary, tmp_p
     finally:
         replica.stop()
         master.stop()
+
+
+@pytest.mark.parametrize("replica_kind", ["redis", "blinkdb"])
+def test_replica_of_a_master_with_a_v1_certificate(blinkdb_binary, tmp_path, tls, replica_kind):
+    """A master whose certificate has no extensions (X.509 v1, as
+    gen-test-certs.sh's redis.crt) is followed over TLS by redis-server and by
+    BlinkDB alike: OpenSSL takes such a certificate, webpki alone would not."""
+    master_tls = free_port()
+    master = ServerProcess(ORACLE_BIN, str(tmp_path / "master"), server_flags(
+        tls, master_tls, **{"tls-replication": "yes", "tls-cert-file": f"{tls}/redis.crt",
+                            "tls-key-file": f"{tls}/redis.key"}))
+    binary = ORACLE_BIN if replica_kind == "redis" else blinkdb_binary
+    replica = ServerProcess(binary, str(tmp_path / "replica"),
+                            server_flags(tls, free_port(), **{"tls-replication": "yes"}))
+    try:
+        m, r = master.connect(), replica.connect()
+        m.call("SET", "k", "v1-master")
+        assert r.call("REPLICAOF", "127.0.0.1", str(master_tls)).raw == b"+OK\r\n"
+        wait_for(lambda: b"master_link_status:up" in r.call("INFO", "replication").raw,
+                 f"link up:\n{replica.log_text()}")
+        wait_for(lambda: r.call("GET", "k").raw == b"$9\r\nv1-master\r\n", "the key")
+    finally:
+        replica.stop()
+        master.stop()

@@ -149,6 +149,7 @@ async fn start<S: Socket + 'static>(
         origin,
         shared.clock(),
     ));
+    info.set_flag(crate::client::FLAG_TLS, sock.is_tls());
     info.open_at_accept.store(
         !shared.acl.auth_required(),
         std::sync::atomic::Ordering::Relaxed,

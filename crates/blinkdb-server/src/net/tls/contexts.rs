@@ -313,9 +313,14 @@ impl Contexts {
                 } else {
                     b
                 };
-                b.build().map_err(|e| {
+                let inner = b.build().map_err(|e| {
                     format!("Failed to configure CA certificate(s) file/directory: {e}")
-                })?
+                })?;
+                Arc::new(super::v1::WithV1 {
+                    inner,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })
             }
         };
         let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
@@ -336,7 +341,10 @@ impl Contexts {
             } else {
                 s.session_cache_size
             };
-            server.session_storage = rustls::server::ServerSessionMemoryCache::new(size);
+            server.session_storage = Arc::new(super::sessions::Expiring::new(
+                rustls::server::ServerSessionMemoryCache::new(size),
+                s.session_cache_timeout,
+            ));
         } else {
             server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
             server.send_tls13_tickets = 0;
@@ -359,7 +367,11 @@ impl Contexts {
         let builder = match server_verifier {
             Ok(v) => builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly(v))),
+                .with_custom_certificate_verifier(Arc::new(super::verify::ChainOnly {
+                    webpki: v,
+                    roots: roots.clone(),
+                    algs: provider.signature_verification_algorithms,
+                })),
             // No CA (only possible with tls-auth-clients no and neither
             // replication nor cluster over TLS): this side never connects.
             Err(_) => builder

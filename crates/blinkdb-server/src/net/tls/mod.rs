@@ -10,7 +10,9 @@
 //! that says so (docs/compatibility.md).
 
 mod contexts;
+mod sessions;
 mod stream;
+mod v1;
 mod verify;
 
 pub use contexts::{Contexts, CONFIG_CHECKS};

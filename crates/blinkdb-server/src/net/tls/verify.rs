@@ -1,16 +1,22 @@
 //! How a replica or a cluster node checks the server it connects to: the
 //! chain up to the configured CA, as OpenSSL's SSL_VERIFY_PEER does for Redis,
 //! but not the name (Redis sets no host name to match; peers are reached by
-//! address and their certificates rarely name it).
+//! address and their certificates rarely name it). An X.509 v1 certificate,
+//! which webpki refuses and OpenSSL takes, is checked by v1.rs.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{CertificateError, DigitallySignedStruct, Error, SignatureScheme};
+use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 use std::sync::Arc;
 
 #[derive(Debug)]
-pub struct ChainOnly(pub Arc<WebPkiServerVerifier>);
+pub struct ChainOnly {
+    pub webpki: Arc<WebPkiServerVerifier>,
+    pub roots: Arc<RootCertStore>,
+    pub algs: WebPkiSupportedAlgorithms,
+}
 
 impl ServerCertVerifier for ChainOnly {
     fn verify_server_cert(
@@ -21,10 +27,14 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
+        if let Some(cert) = super::v1::parse(end_entity) {
+            return super::v1::verify_issued(&cert, &self.roots, &self.algs, now)
+                .map(|()| ServerCertVerified::assertion());
+        }
         // webpki checks the chain before the name: a name mismatch means
         // the chain was good.
         match self
-            .0
+            .webpki
             .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
         {
             Err(Error::InvalidCertificate(
@@ -40,7 +50,10 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        match super::v1::parse(cert) {
+            Some(v1) => super::v1::verify_signature(&v1, message, dss, &self.algs, false),
+            None => self.webpki.verify_tls12_signature(message, cert, dss),
+        }
     }
 
     fn verify_tls13_signature(
@@ -49,10 +62,13 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        match super::v1::parse(cert) {
+            Some(v1) => super::v1::verify_signature(&v1, message, dss, &self.algs, true),
+            None => self.webpki.verify_tls13_signature(message, cert, dss),
+        }
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.webpki.supported_verify_schemes()
     }
 }
