@@ -347,6 +347,8 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::persistence::ON_SET,
     crate::persistence::APPENDONLY_ON_SET,
     crate::persistence::DEBUG_DELAYS_ON_SET,
+    crate::persistence::LOG_ON_SET,
+    crate::persistence::FIXED_ON_SET,
     crate::exec::propagation::EXIT_ON_PANIC_ON_SET,
     Shared::LOGLEVEL_ON_SET,
     crate::commands::acl::ON_SET,
