@@ -33,7 +33,7 @@ fn sleep_for(d: i32, keys: u64) {
     } else {
         let every = d.unsigned_abs() as u64;
         (0..keys)
-            .filter(|_| rand::random::<u64>() % every == 0)
+            .filter(|_| rand::random::<u64>().is_multiple_of(every))
             .count() as u64
     };
     if micros > 0 {
