@@ -21,7 +21,7 @@
 use blinkdb_fuzz::server::{Conn, Server};
 use blinkdb_fuzz::{count_complete_replies, encode_request, Cursor};
 use blinkdb_server::client::{ClientInfo, Peer};
-use blinkdb_server::net::connection::serve;
+use blinkdb_server::serve::connection::serve;
 use libfuzzer_sys::fuzz_target;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};

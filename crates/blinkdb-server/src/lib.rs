@@ -2,6 +2,7 @@
 //! `blinkdb-engine`. Holds no storage logic of its own.
 
 pub mod algo;
+pub mod boot;
 pub mod client;
 pub mod cluster;
 pub mod commands;
@@ -15,6 +16,7 @@ pub mod protocol;
 pub mod pubsub;
 pub mod replication;
 pub mod scripting;
+pub mod serve;
 pub mod server;
 pub mod tracking;
 

@@ -64,7 +64,7 @@ fn main() -> ExitCode {
         Some("--ping") => return ping(args.get(1).map_or("127.0.0.1:6379", String::as_str)),
         _ => {}
     }
-    let config = match Config::from_args(&args, blinkdb_server::server::CONFIG_CHECKS) {
+    let config = match Config::from_args(&args, blinkdb_server::boot::CONFIG_CHECKS) {
         Ok(c) => c,
         Err(e) => {
             // Redis's report (the header, the line and why), on stderr.
@@ -107,7 +107,7 @@ fn main() -> ExitCode {
         0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
         n => n,
     };
-    if let Err(e) = blinkdb_server::net::io_threads::start(
+    if let Err(e) = blinkdb_server::boot::start_io_threads(
         threads,
         std::time::Duration::from_micros(settings.busy_poll_us),
     ) {
@@ -121,7 +121,7 @@ fn main() -> ExitCode {
         .thread_name("blinkdb")
         .build()
         .expect("tokio runtime");
-    match runtime.block_on(blinkdb_server::server::run(config, on_loglevel)) {
+    match runtime.block_on(blinkdb_server::boot::run(config, on_loglevel)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("{e}");

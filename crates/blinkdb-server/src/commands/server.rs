@@ -220,8 +220,8 @@ pub fn memory(ctx: &mut Ctx, args: &Args) {
             ];
             ctx.out.help(&lines);
         }
-        "stats" if args.len() == 2 => crate::memory::stats(ctx.out, ctx.shared),
-        "doctor" if args.len() == 2 => ctx.out.verbatim(&crate::memory::doctor(ctx.shared)),
+        "stats" if args.len() == 2 => crate::info::memory::stats(ctx.out, ctx.shared),
+        "doctor" if args.len() == 2 => ctx.out.verbatim(&crate::info::memory::doctor(ctx.shared)),
         "malloc-stats" if args.len() == 2 => ctx.out.verbatim(&crate::memory::malloc_stats()),
         "purge" if args.len() == 2 => {
             crate::memory::alloc_count::purge();

@@ -1,6 +1,6 @@
 //! `client-output-buffer-limit`'s value: Redis's syntax (`<class> <hard> <soft>
 //! <soft-seconds>` repeated), its classes (normal, replica/slave, pubsub) and
-//! its defaults (the value syntax of `Kind::OutputLimits`; net::output_limits
+//! its defaults (the value syntax of `Kind::OutputLimits`; serve::output_limits
 //! enforces the limits).
 
 use super::values::parse_memory;

@@ -119,7 +119,7 @@ pub struct Config {
     /// CONFIG knows: it names an action, not a setting).
     pub load_rdb: Option<PathBuf>,
     /// The owners' checks of their options' values (the server registers
-    /// them: `server::CONFIG_CHECKS`).
+    /// them: `boot::CONFIG_CHECKS`).
     checks: &'static [Check],
     /// `user <name> <rules...>` directives, in order: (line number, line,
     /// the words after `user`), applied by the ACL at startup.

@@ -198,7 +198,7 @@ pub fn reset() {
 }
 
 /// `latency-tracking-info-percentiles`' check (registered in
-/// server::CONFIG_CHECKS): space-separated percentiles, each within 0..100.
+/// boot::CONFIG_CHECKS): space-separated percentiles, each within 0..100.
 pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
     option: "latency-tracking-info-percentiles",
     check: canonical_percentiles,

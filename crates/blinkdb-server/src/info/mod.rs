@@ -3,9 +3,11 @@
 
 pub mod bloom;
 pub mod instant;
+pub mod memory;
 pub mod stats;
 
 use crate::commands::table::COMMANDS;
+use crate::memory::human;
 use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -29,17 +31,6 @@ const SECTIONS: &[(&str, bool)] = &[
     ("bloom", true),
 ];
 
-/// The process's resident set, from /proc/self/statm (its second field, in
-/// pages): a few counters, where /proc/self/status formats 50 lines.
-pub fn rss_bytes() -> u64 {
-    // SAFETY: sysconf only reads a constant of the system.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * page)
-}
-
 /// The machine's memory, read once as Redis does at startup.
 fn total_system_memory() -> u64 {
     static TOTAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
@@ -56,21 +47,6 @@ fn proc_kb_field(path: &str, name: &str) -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)
-}
-
-pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "K", "M", "G"];
-    let mut v = bytes as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < 3 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{bytes}B")
-    } else {
-        format!("{v:.2}{}", UNITS[i])
-    }
 }
 
 /// An error code as INFO may show it: no characters that break its lines.
@@ -194,9 +170,9 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
             );
         }
         "memory" => {
-            let mh = crate::memory::overhead(shared);
+            let mh = memory::overhead(shared);
             o.push_str("# Memory\r\n");
-            crate::memory::info_head(o, &mh, total_system_memory());
+            memory::info_head(o, &mh, total_system_memory());
             shared.scripting.info_memory(o);
             let _ = write!(
                 o,
@@ -206,7 +182,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 settings.maxmemory_policy,
                 settings.max_disk_size,
             );
-            crate::memory::info_tail(o, shared, &mh);
+            memory::info_tail(o, shared, &mh);
             let _ = write!(
                 o,
                 "lazyfree_pending_objects:{}\r\nlazyfreed_objects:{}\r\n",

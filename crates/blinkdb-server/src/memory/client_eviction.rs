@@ -11,7 +11,7 @@
 //! before their memory makes maxmemory evict keys.
 
 use crate::client::{ClientInfo, ClientType, FLAG_NO_EVICT};
-use crate::server::state::Shared;
+use crate::memory::Host;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -26,8 +26,8 @@ fn counted(c: &ClientInfo) -> bool {
 /// over the limit; returns how many it closed. The cron samples every
 /// client, NO-EVICT ones included (Redis's clientsCron is what updates
 /// those).
-pub fn cron(shared: &Shared) -> usize {
-    evict(shared, Sampling::Cron)
+pub fn cron(h: &impl Host) -> usize {
+    evict(h, Sampling::Cron)
 }
 
 /// As `cron`, from inside a command of `running` (CONFIG SET lowering the
@@ -37,8 +37,8 @@ pub fn cron(shared: &Shared) -> usize {
 /// close one client more than the limit asks for when the limit was set
 /// from the measured figures (CLIENT LIST shows the caller with its own,
 /// shorter, command).
-pub fn from_command(shared: &Shared, running: &ClientInfo) -> usize {
-    evict(shared, Sampling::Command(running.id))
+pub fn from_command(h: &impl Host, running: &ClientInfo) -> usize {
+    evict(h, Sampling::Command(running.id))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -54,14 +54,14 @@ fn no_evict(c: &ClientInfo) -> bool {
     c.flags.load(Ordering::Relaxed) & FLAG_NO_EVICT != 0
 }
 
-fn evict(shared: &Shared, sampling: Sampling) -> usize {
-    let limit = shared.settings().maxmemory_clients;
+fn evict(h: &impl Host, sampling: Sampling) -> usize {
+    let limit = h.settings().maxmemory_clients;
     if limit == 0 {
         if sampling == Sampling::Cron {
             // Sampled while the limit is off too, as Redis's clientsCron
             // does: NO-EVICT clients count as they are when it is set.
-            for c in shared.clients_snapshot() {
-                publish(shared, &c);
+            for c in h.clients() {
+                publish(h, &c);
             }
         }
         return 0;
@@ -72,15 +72,15 @@ fn evict(shared: &Shared, sampling: Sampling) -> usize {
             return if last == GONE { 0 } else { last };
         }
         // The running total catches up with this client.
-        let (mem, _) = publish(shared, c);
+        let (mem, _) = publish(h, c);
         if sampling == Sampling::Command(c.id) {
             mem.saturating_sub(c.usage.argv())
         } else {
             mem
         }
     };
-    let clients: Vec<(u64, Arc<ClientInfo>)> = shared
-        .clients_snapshot()
+    let clients: Vec<(u64, Arc<ClientInfo>)> = h
+        .clients()
         .into_iter()
         .filter_map(|c| {
             let mem = figure(&c);
@@ -99,18 +99,16 @@ fn evict(shared: &Shared, sampling: Sampling) -> usize {
         if total < limit {
             break;
         }
-        tracing::info!("Evicting client: {}", c.describe(&shared.clock()));
+        tracing::info!("Evicting client: {}", c.describe(&blinkdb_engine::now_ms()));
         c.kill();
-        publish(shared, c); // out of the running total at once
+        publish(h, c); // out of the running total at once
         total -= mem;
         evicted += 1;
     }
     if total >= limit {
         tracing::warn!("Over client maxmemory after evicting all evictable clients");
     }
-    shared
-        .stats
-        .evicted_clients
+    h.evicted_clients()
         .fetch_add(evicted as u64, Ordering::Relaxed);
     evicted
 }
@@ -122,26 +120,26 @@ fn evict(shared: &Shared, sampling: Sampling) -> usize {
 /// was the one closed (its command is then not run). Summing every client is
 /// left to the cron otherwise: one client's own memory costs a few atomic
 /// loads, and none while the limit is off.
-pub fn check_client(shared: &Shared, info: &ClientInfo, limit: u64) -> bool {
+pub fn check_client(h: &impl Host, info: &ClientInfo, limit: u64) -> bool {
     if limit == 0 {
         return false;
     }
     let (mine, total) = if no_evict(info) {
         // Sampled by the cron only, as Redis's clientsCron does.
-        (0, shared.stats.clients_memory.load(Ordering::Relaxed))
+        (0, h.clients_memory_total().load(Ordering::Relaxed))
     } else {
-        publish(shared, info)
+        publish(h, info)
     };
     if mine < limit && total < limit {
         return false;
     }
-    evict(shared, Sampling::Now);
+    evict(h, Sampling::Now);
     info.is_killed()
 }
 
 /// Puts this client's current figure (0 unless it is a counted type) into
 /// the running total in place of the last one; its memory and the new total.
-fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
+fn publish(h: &impl Host, info: &ClientInfo) -> (u64, u64) {
     let mem = info.memory();
     let now = if counted(info) { mem } else { 0 };
     // Not once the connection has ended (a cron that listed the client just
@@ -153,24 +151,21 @@ fn publish(shared: &Shared, info: &ClientInfo) -> (u64, u64) {
                 (before != GONE).then_some(now)
             })
     else {
-        return (0, shared.stats.clients_memory.load(Ordering::Relaxed));
+        return (0, h.clients_memory_total().load(Ordering::Relaxed));
     };
     let change = now.wrapping_sub(before);
-    let total = shared
-        .stats
-        .clients_memory
+    let total = h
+        .clients_memory_total()
         .fetch_add(change, Ordering::Relaxed)
         .wrapping_add(change);
     (mem, total)
 }
 
 /// A connection that ends takes its figure out of the running total.
-pub fn forget(shared: &Shared, info: &ClientInfo) {
+pub fn forget(h: &impl Host, info: &ClientInfo) {
     let before = info.usage.evict_counted.swap(GONE, Ordering::Relaxed);
     if before != GONE {
-        shared
-            .stats
-            .clients_memory
+        h.clients_memory_total()
             .fetch_sub(before, Ordering::Relaxed);
     }
 }

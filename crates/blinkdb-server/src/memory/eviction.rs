@@ -5,7 +5,7 @@
 //! policies (evict_sampled.rs).
 
 use crate::config::Settings;
-use crate::server::state::Shared;
+use crate::memory::Host;
 use blinkdb_engine::EvictStep;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -100,12 +100,12 @@ enum Outcome {
 /// replicas' output beyond the backlog and the AOF buffer
 /// (`mem_not_counted_for_evict`), so that evicting cannot be what keeps it
 /// from shrinking.
-fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
-    if memory_excess(shared, s) > 0 {
+fn over(h: &impl Host, s: &Settings) -> Option<Limit> {
+    if memory_excess(h, s) > 0 {
         return Some(Limit::Memory);
     }
     if s.max_disk_size > 0 {
-        if let Some(log) = shared.engine.log_handle() {
+        if let Some(log) = h.engine().log_handle() {
             if log.aof.current_size() > s.max_disk_size {
                 return Some(Limit::Disk);
             }
@@ -115,12 +115,12 @@ fn over(shared: &Shared, s: &Settings) -> Option<Limit> {
 }
 
 /// How far the memory maxmemory counts is over it (0: not over, or no limit).
-fn memory_excess(shared: &Shared, s: &Settings) -> u64 {
+fn memory_excess(h: &impl Host, s: &Settings) -> u64 {
     if s.maxmemory == 0 {
         return 0;
     }
-    crate::memory::used_memory(shared)
-        .saturating_sub(crate::memory::not_counted(shared))
+    crate::memory::used_memory(h)
+        .saturating_sub(crate::memory::not_counted(h))
         .saturating_sub(s.maxmemory)
 }
 
@@ -142,20 +142,20 @@ pub fn time_limit(tenacity: u32) -> Option<Duration> {
 }
 
 fn evict_until_under(
-    shared: &Shared,
+    h: &impl Host,
     s: &Settings,
     max_steps: usize,
     time: Option<Duration>,
 ) -> Outcome {
-    let _one = shared.eviction.running.lock();
+    let _one = h.eviction().running.lock();
     if let Some(policy) = s.evict_sampled {
-        return evict_keys(shared, s, policy, time);
+        return evict_keys(h, s, policy, time);
     }
     for _ in 0..max_steps {
-        let Some(limit) = over(shared, s) else {
+        let Some(limit) = over(h, s) else {
             return Outcome::Under;
         };
-        match shared.engine.evict_oldest_segment() {
+        match h.engine().evict_oldest_segment() {
             Ok(EvictStep::Dropped(e)) => {
                 tracing::debug!(
                     "Evicted AOF segment {} ({} bytes): {} keys, {} DEL records",
@@ -173,7 +173,7 @@ fn evict_until_under(
             }
         }
     }
-    match over(shared, s) {
+    match over(h, s) {
         None => Outcome::Under,
         Some(_) => Outcome::Deferred,
     }
@@ -190,7 +190,7 @@ fn evict_until_under(
 /// again. Only memory shrinks this way: the AOF directory shrinks at the
 /// next rewrite.
 fn evict_keys(
-    shared: &Shared,
+    h: &impl Host,
     s: &Settings,
     policy: blinkdb_engine::EvictionPolicy,
     time: Option<Duration>,
@@ -199,17 +199,17 @@ fn evict_keys(
     let mut sampler = None;
     let mut keys = 0u64;
     let mut freed = 0u64;
-    let to_free = memory_excess(shared, s);
+    let to_free = memory_excess(h, s);
     loop {
-        match over(shared, s) {
+        match over(h, s) {
             None => return Outcome::Under,
             Some(Limit::Disk) => return Outcome::NothingLeft(Limit::Disk),
             Some(Limit::Memory) if freed >= to_free => return Outcome::Under,
             Some(Limit::Memory) => {}
         }
-        let sampler = sampler.get_or_insert_with(|| shared.engine.eviction_sampler());
-        let Some(bytes) = shared
-            .engine
+        let sampler = sampler.get_or_insert_with(|| h.engine().eviction_sampler());
+        let Some(bytes) = h
+            .engine()
             .evict_sampled(sampler, policy, s.maxmemory_samples)
         else {
             return Outcome::NothingLeft(Limit::Memory);
@@ -224,10 +224,10 @@ fn evict_keys(
 
 /// The server cron's part: evict while over, as Redis's evictionTimeProc
 /// goes on with what commands left.
-pub fn cron(shared: &Shared) {
-    let s = shared.settings();
-    if over(shared, &s).is_none() {
-        shared.eviction.note(false);
+pub fn cron(h: &impl Host) {
+    let s = h.settings();
+    if over(h, &s).is_none() {
+        h.eviction().note(false);
         return;
     }
     if !evicts(&s) {
@@ -235,30 +235,30 @@ pub fn cron(shared: &Shared) {
     }
     // Not inside a transaction (a command's own eviction runs under the
     // gate its connection holds already).
-    if let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) {
-        let outcome = evict_until_under(shared, &s, CRON_STEPS, Some(CRON_TIME));
-        shared.eviction.note(outcome != Outcome::Under);
-    }
+    h.between_commands(&mut || {
+        let outcome = evict_until_under(h, &s, CRON_STEPS, Some(CRON_TIME));
+        h.eviction().note(outcome != Outcome::Under);
+    });
 }
 
 /// Evicts while over a limit, then the error a command that may add data
 /// (`denyoom`) gets, if any: under an evicting policy only once nothing is
 /// left to evict (out of time, the command runs and the cron goes on).
-pub fn refusal(shared: &Shared, s: &Settings) -> Option<&'static str> {
-    let Some(limit) = over(shared, s) else {
-        shared.eviction.note(false);
+pub fn refusal(h: &impl Host, s: &Settings) -> Option<&'static str> {
+    let Some(limit) = over(h, s) else {
+        h.eviction().note(false);
         return None;
     };
     let limit = if evicts(s) {
         let time = time_limit(s.maxmemory_eviction_tenacity);
-        let outcome = evict_until_under(shared, s, WRITE_STEPS, time);
-        shared.eviction.note(outcome != Outcome::Under);
+        let outcome = evict_until_under(h, s, WRITE_STEPS, time);
+        h.eviction().note(outcome != Outcome::Under);
         match outcome {
             Outcome::Under | Outcome::Deferred => return None,
             Outcome::NothingLeft(l) => l,
         }
     } else {
-        shared.eviction.note(true);
+        h.eviction().note(true);
         limit
     };
     Some(match limit {

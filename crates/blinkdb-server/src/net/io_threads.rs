@@ -6,7 +6,7 @@
 //! single loop's cost per request and still use every core under load.
 //!
 //! The threads run whatever work they are handed (`start_on_thread`): serving an
-//! accepted client is `network.rs`'s, following the master is the replica link's,
+//! accepted client is serve/'s, following the master is the replica link's,
 //! so this pool imports neither.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -41,8 +41,10 @@ pub fn thread_ids() -> Vec<i32> {
 }
 
 /// Starts `n` connection threads (once per process), each polling its sockets
-/// for up to `busy_poll` before it sleeps (`busy_poll.rs`).
-pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
+/// for up to `busy_poll` before it sleeps (`busy_poll.rs`), and each running
+/// `per_thread` first: the thread-local services its work needs (the layers
+/// above install them, so this pool imports none of them).
+pub fn start(n: usize, busy_poll: Duration, per_thread: &'static [fn()]) -> std::io::Result<()> {
     crate::net::busy_poll::set_window(busy_poll.as_micros() as u64);
     let mut threads = Vec::with_capacity(n);
     for i in 0..n.max(1) {
@@ -64,7 +66,7 @@ pub fn start(n: usize, busy_poll: Duration) -> std::io::Result<()> {
             .name(format!("blinkdb-io-{i}"))
             // A spawned task, not the block_on future itself: a wake from another
             // thread then goes through the queue that busy polling watches.
-            .spawn(move || runtime.block_on(async { tokio::spawn(run(rx)).await }))?;
+            .spawn(move || runtime.block_on(async { tokio::spawn(run(rx, per_thread)).await }))?;
         threads.push(tx);
     }
     let _ = POOL.set(Pool {
@@ -104,9 +106,10 @@ pub fn on_connection_thread() -> bool {
     CONNECTION_THREAD.with(|c| c.get())
 }
 
-async fn run(mut jobs: UnboundedReceiver<Job>) {
-    crate::persistence::flusher::install();
-    crate::exec::block_timer::install();
+async fn run(mut jobs: UnboundedReceiver<Job>, per_thread: &'static [fn()]) {
+    for install in per_thread {
+        install();
+    }
     CONNECTION_THREAD.with(|c| c.set(true));
     // SAFETY: gettid takes nothing and cannot fail.
     THREAD_IDS.lock().push(unsafe { libc::gettid() });

@@ -57,7 +57,7 @@ impl Default for SaveStats {
 /// least 1 and changes at least 0, with Redis's error otherwise. As Redis,
 /// the words are split on each single space, and an empty word reads as 0
 /// (strtoll's whole-string check), so "5 " is the point (5, 0).
-/// `save`'s and `dbfilename`'s checks (registered in server::CONFIG_CHECKS).
+/// `save`'s and `dbfilename`'s checks (registered in boot::CONFIG_CHECKS).
 pub const CONFIG_CHECKS: [Check; 2] = [
     Check {
         option: "save",

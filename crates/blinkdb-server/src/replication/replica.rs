@@ -99,7 +99,7 @@ pub fn parse_replicaof(value: &str) -> Result<String, String> {
     }
 }
 
-/// `replicaof`'s check (registered in server::CONFIG_CHECKS): empty for a
+/// `replicaof`'s check (registered in boot::CONFIG_CHECKS): empty for a
 /// master, else "host port".
 pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
     option: "replicaof",

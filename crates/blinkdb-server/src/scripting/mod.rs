@@ -166,7 +166,7 @@ impl Scripting {
                 registry.current.libs.len(),
             )
         };
-        let human = |b: usize| crate::info::human(b as u64);
+        let human = |b: usize| crate::memory::human(b as u64);
         let _ = write!(
             o,
             "used_memory_lua:{eval_vm}\r\nused_memory_vm_eval:{eval_vm}\r\nused_memory_lua_human:{}\r\nused_memory_scripts_eval:{scripts_eval}\r\nnumber_of_cached_scripts:{cached}\r\nnumber_of_functions:{functions}\r\nnumber_of_libraries:{libs}\r\nused_memory_vm_functions:{functions_vm}\r\nused_memory_vm_total:{}\r\nused_memory_vm_total_human:{}\r\nused_memory_functions:{libraries}\r\nused_memory_scripts:{}\r\nused_memory_scripts_human:{}\r\n",

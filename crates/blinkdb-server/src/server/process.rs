@@ -10,7 +10,7 @@ const ERR_OOM_VALUES: &str =
     "Invalid oom-score-adj-values, elements must be between -2000 and 2000.";
 
 /// `oom-score-adj-values`'s and `proc-title-template`'s checks (registered
-/// in server::CONFIG_CHECKS).
+/// in boot::CONFIG_CHECKS).
 pub const CONFIG_CHECKS: [Check; 2] = [
     Check {
         option: "oom-score-adj-values",

@@ -140,8 +140,54 @@ pub struct Shared {
     pub tls: crate::net::tls::Tls,
     on_loglevel: crate::server::logging::LevelSetter,
     /// What CONFIG SET does when an option changed, registered by the
-    /// options' owners (`server::CONFIG_SET_EFFECTS`), in order.
+    /// options' owners (`boot::CONFIG_SET_EFFECTS`), in order.
     config_set_effects: &'static [OnSet<Shared>],
+}
+
+/// What memory accounting and eviction read of the server (memory/ is
+/// below this state and takes only this).
+impl crate::memory::Host for Shared {
+    fn memory(&self) -> &crate::memory::MemoryState {
+        &self.memory
+    }
+    fn eviction(&self) -> &crate::memory::eviction::EvictionState {
+        &self.eviction
+    }
+    fn engine(&self) -> &Engine {
+        &self.engine
+    }
+    fn settings(&self) -> Arc<Settings> {
+        Shared::settings(self)
+    }
+    fn lua_vm_bytes(&self) -> u64 {
+        let (eval_vm, functions_vm) = self.scripting.vm_memory();
+        (eval_vm + functions_vm) as u64
+    }
+    fn replication_buffer(&self) -> crate::memory::ReplicationBuffer {
+        let b = self.replication.feed.lock();
+        crate::memory::ReplicationBuffer {
+            bytes: b.buffer_bytes(),
+            backlog_size: b.size as u64,
+            replicas: !b.replicas.is_empty(),
+        }
+    }
+    fn note_used_memory(&self, used: u64) -> u64 {
+        self.instant.note_memory(used)
+    }
+    fn between_commands(&self, f: &mut dyn FnMut()) {
+        if let Some(_gate) = self.gate.shared_unless(&self.scripting.busy) {
+            f();
+        }
+    }
+    fn clients(&self) -> Vec<Arc<ClientInfo>> {
+        self.clients_snapshot()
+    }
+    fn clients_memory_total(&self) -> &AtomicU64 {
+        &self.stats.clients_memory
+    }
+    fn evicted_clients(&self) -> &AtomicU64 {
+        &self.stats.evicted_clients
+    }
 }
 
 impl crate::exec::gate::HoldsGate for Shared {

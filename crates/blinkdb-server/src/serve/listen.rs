@@ -3,9 +3,9 @@
 //! connection task exists.
 
 use crate::client::ClientInfo;
-use crate::net::connection::serve;
 use crate::net::io_threads::Handoff;
 use crate::net::socket::Socket;
+use crate::serve::connection::serve;
 use crate::server::state::Shared;
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;

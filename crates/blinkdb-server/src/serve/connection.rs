@@ -250,8 +250,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         // Messages that arrived before these commands were read go out before
         // their replies, as they would from Redis's output buffer.
         crate::pubsub::flush_mailbox(&client.info, &mut out);
-        out.cap =
-            crate::net::output_limits::hard_cap(&mut client, &shared).saturating_sub(queue.bytes());
+        out.cap = crate::serve::output_limits::hard_cap(&mut client, &shared)
+            .saturating_sub(queue.bytes());
         let mut next = run_commands(
             &shared,
             &mut client,
@@ -330,14 +330,14 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
         }
         let pending = queue.bytes() + out.len();
-        if crate::net::output_limits::replies_over_limit(&mut client, &shared, pending, now) {
+        if crate::serve::output_limits::replies_over_limit(&mut client, &shared, pending, now) {
             break;
         }
         if !send_replies(&mut sock, &mut client, &mut out, &mut queue, &shared) {
             break;
         }
         let client_memory_limit = client.settings(&shared).maxmemory_clients;
-        if crate::memory::client_eviction::check_client(&shared, &client.info, client_memory_limit)
+        if crate::memory::client_eviction::check_client(&*shared, &client.info, client_memory_limit)
         {
             break;
         }
