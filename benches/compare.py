@@ -21,20 +21,23 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, replication, repllag, small_objects, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
-          "collection_ops": collection_ops, "redisbench": redisbench, "rdb": rdb,
+          "collection_ops": collection_ops, "redisbench": redisbench,
+          "redisbench_acl": redisbench_acl, "rdb": rdb,
           "replication": replication, "repllag": repllag, "fullsync": fullsync, "cluster": cluster,
           "p1": p1, "pipelines": pipelines, "maxmemory": maxmemory,
           "small-objects": small_objects}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
 # column and take minutes even with --quick; fullsync and repllag are replication's sync and
-# lag cells alone; p1 reruns redisbench's and collection_ops's -P 1 cells with more rounds).
-ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster", "p1"}
+# lag cells alone; p1 reruns redisbench's and collection_ops's -P 1 cells with more rounds;
+# redisbench_acl reruns redisbench's cells as an ACL user).
+ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster", "p1",
+                   "redisbench_acl"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,

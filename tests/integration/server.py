@@ -104,7 +104,9 @@ class ServerProcess:
             try:
                 with RespConnection(self.port, timeout=2.0) as conn:
                     if self.password is not None:
-                        conn.call("AUTH", self.password)
+                        # A password, or (user, password) when `default` is off.
+                        conn.call("AUTH", *((self.password,) if isinstance(self.password, str)
+                                            else self.password))
                     reply = conn.call("PING")
                     if reply.raw == b"+PONG\r\n":
                         return

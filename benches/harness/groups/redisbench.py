@@ -15,11 +15,11 @@ TESTS = ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpush", "rpush", "l
          "lrange_600", "mset"]
 
 
-def test_cells(ctx, group, servers, tests, requests, pipelines=(1, 16), rounds=None):
+def test_cells(ctx, group, servers, tests, requests, pipelines=(1, 16), rounds=None, user=None):
     """One cell per redis-benchmark test (each run alone) at c50 and each of `pipelines` on
     `servers`, named as redis-benchmark names the test; the LRANGE tests' fill step is left
     out. `requests` is a count per run, or a dict of counts by pipeline depth; `rounds`
-    overrides the run's measured rounds."""
+    overrides the run's measured rounds; `user`: (name, password) the clients log in as."""
     labels = [c.label for c in (ctx.blinkdb, ctx.redis)]
     section = persistence_label(False, "everysec")
     per_run = requests if isinstance(requests, dict) else {1: requests, 16: requests}
@@ -31,7 +31,7 @@ def test_cells(ctx, group, servers, tests, requests, pipelines=(1, 16), rounds=N
                 [(label, server if isinstance(server, str) else
                   (lambda server=server: redis_benchmark(
                       server.port, clients=50, requests=count, pipeline=pipeline,
-                      tests=[test])))
+                      tests=[test], user=user)))
                  for label, server in servers],
                 rounds or ctx.rounds, ctx.warmups)
             names = [m for m in table if m != "*" and not m.startswith(PREFILL)]

@@ -371,3 +371,29 @@ func TestCollectionsRoundTrip(t *testing.T) {
 		t.Fatalf("BLPOP timeout: %v", err)
 	}
 }
+
+func TestACLUserWithUsername(t *testing.T) {
+	admin, ctx := newClient(t)
+	const user = "clients-go"
+	if err := admin.Do(ctx, "ACL", "SETUSER", user, "reset", "on", ">secret", "~"+prefix+"acl:*",
+		"+get", "+set", "+ping").Err(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Do(ctx, "ACL", "DELUSER", user) })
+	rdb := redis.NewClient(&redis.Options{Addr: serverAddr(), Username: user, Password: "secret"})
+	defer rdb.Close()
+	if err := rdb.Set(ctx, prefix+"acl:k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := rdb.Get(ctx, prefix+"acl:k").Result(); got != "v" || err != nil {
+		t.Fatalf("GET returned %q, %v", got, err)
+	}
+	if err := rdb.Del(ctx, prefix+"acl:k").Err(); err == nil ||
+		err.Error() != "NOPERM this user has no permissions to run the 'del' command" {
+		t.Fatalf("DEL: got %v", err)
+	}
+	if err := rdb.Get(ctx, "outside").Err(); err == nil ||
+		err.Error() != "NOPERM this user has no permissions to access one of the keys used as arguments" {
+		t.Fatalf("GET outside the key pattern: got %v", err)
+	}
+}

@@ -208,3 +208,27 @@ test("collections round-trip, blocking pop included", async () => {
     waiter.disconnect();
   }
 });
+
+test("an ACL user with username+password: allowed commands run, others get NOPERM", async () => {
+  const user = "clients-node";
+  await redis.call("ACL", "SETUSER", user, "reset", "on", ">secret", `~${prefix}acl:*`, "+get", "+set", "+ping");
+  const limited = new Redis({ port, host, username: user, password: "secret", lazyConnect: true });
+  try {
+    await limited.connect();
+    assert.equal(await limited.set(prefix + "acl:k", "v"), "OK");
+    assert.equal(await limited.get(prefix + "acl:k"), "v");
+    await assert.rejects(limited.del(prefix + "acl:k"), (err) => {
+      assert.ok(err instanceof ReplyError, `${err} is not a ReplyError`);
+      assert.equal(err.message, "NOPERM this user has no permissions to run the 'del' command");
+      return true;
+    });
+    await assert.rejects(limited.get(prefix + "outside"), (err) => {
+      assert.equal(err.message, "NOPERM this user has no permissions to access one of the keys used as arguments");
+      return true;
+    });
+  } finally {
+    limited.disconnect();
+    await redis.del(prefix + "acl:k");
+    await redis.call("ACL", "DELUSER", user);
+  }
+});

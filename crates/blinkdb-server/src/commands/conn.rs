@@ -553,78 +553,97 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         args: "username:string?^6.0.0 password:string",
         history: &[("6.0.0", "Added ACL style (username and password).")]),
     cmd!("client", -2, CONTAINER, NOKEYS, "connection", "2.4.0", "A container for client connection commands", NO_HANDLER;
+        props: props::KEEPS_CACHING,
         complexity: "Depends on subcommand."),
     cmd!("client|getname", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.6.9", "Get the current connection name", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("client|id", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Returns the client ID for the current connection", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("client|info", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Returns information about the current client connection.", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         tips: &["nondeterministic_output"]),
     cmd!("client|kill", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Kill the connection of a client", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the number of client connections",
         args: "filter:oneof(ip:port:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 normal_master_slave_pubsub:oneof=TYPE?^2.8.12(normal:NORMAL master:MASTER^3.2.0 slave:SLAVE replica:REPLICA^5.0.0 pubsub:PUBSUB) username:string=USER? ip:port:string=ADDR? ip:port:string=LADDR?^6.2.0 yes/no:string=SKIPME?))",
         history: &[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option.")]),
     cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Get the list of client connections", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the number of client connections",
         args: "normal_master_replica_pubsub:oneof=TYPE?^5.0.0(normal:NORMAL master:MASTER replica:REPLICA pubsub:PUBSUB) id:block=ID?^6.2.0(client-id:integer*)",
         history: &[("2.8.12", "Added unique client `id` field."), ("5.0.0", "Added optional `TYPE` filter."), ("6.0.0", "Added `user` field."), ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."), ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."), ("7.0.3", "Added `ssub` field.")],
         tips: &["nondeterministic_output"]),
     cmd!("client|setname", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.6.9", "Set the current connection name", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "connection-name:string"),
     // Redis 7.2's (7.0.15 lacks it; clients such as redis-py send it at connect).
     cmd!("client|setinfo", 4, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.2.0", "Sets information specific to the client or connection.", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "attr:oneof(libname:string=LIB-NAME libver:string=LIB-VER)",
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),
     cmd!("client|help", 2, LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Show helpful text about the different subcommands", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("client|no-evict", 3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.0.0", "Set client eviction mode for the current connection", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "enabled:oneof(on:ON off:OFF)"),
     // Redis 7.2's entry (src/commands/client-no-touch.json): 7.0.15 has none.
     cmd!("client|no-touch", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "7.2.0", "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "enabled:oneof(on:ON off:OFF)"),
     cmd!("client|pause", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.9.50", "Stop processing commands from clients for some time", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "timeout:integer mode:oneof?^6.2.0(write:WRITE all:ALL)",
         history: &[("6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option.")]),
     cmd!("client|unblock", -3, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "5.0.0", "Unblock a client blocked in a blocking command from a different connection", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(log N) where N is the number of client connections",
         args: "client-id:integer timeout_error:oneof?(timeout:TIMEOUT error:ERROR)"),
     cmd!("client|unpause", 2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Resume processing of clients that were paused", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(N) Where N is the number of paused clients"),
     cmd!("client|reply", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "3.2.0", "Instruct the server whether to reply to commands", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "on_off_skip:oneof(on:ON off:OFF skip:SKIP)"),
     cmd!("client|tracking", -3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Enable or disable server assisted client side caching support", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1). Some options may introduce additional complexity.",
         args: "status:oneof(on:ON off:OFF) client-id:integer=REDIRECT? prefix:string=PREFIX?*+ bcast:BCAST? optin:OPTIN? optout:OPTOUT? noloop:NOLOOP?"),
     cmd!("client|caching", 3, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Instruct the server about tracking or not keys in the next request", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)",
         args: "mode:oneof(yes:YES no:NO)"),
     cmd!("client|getredir", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.0.0", "Get tracking notifications redirection client ID if any", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
     cmd!("client|trackinginfo", 2, NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "6.2.0", "Return information about server assisted client side caching for the current connection", client;
+        props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(1)"),
 ];

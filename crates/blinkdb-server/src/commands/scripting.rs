@@ -50,7 +50,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
         args: "script:string numkeys:integer key:key?* arg:string?*"),
     cmd!("evalsha", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS | MAY_REPLICATE, NOKEYS, "scripting", "2.6.0", "Execute a Lua script server side", evalsha;
-        props: props::RUNS_SCRIPT,
+        props: props::RUNS_SCRIPT | props::BY_SHA,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RW,access,update index:2 keynum:0:1:1",
@@ -62,7 +62,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",
         args: "script:string numkeys:integer key:key?* arg:string?*"),
     cmd!("evalsha_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Execute a read-only Lua script server side", evalsha_ro;
-        props: props::RUNS_SCRIPT,
+        props: props::RUNS_SCRIPT | props::BY_SHA,
         acl: acl::SCRIPTING,
         complexity: "Depends on the script that is executed.",
         keys: "RO,access index:2 keynum:0:1:1",
@@ -92,13 +92,13 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         complexity: "O(N) with N being the length in bytes of the script body.",
         args: "script:string",
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"]),    cmd!("fcall", -3, NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a function", fcall;
-        props: props::RUNS_SCRIPT,
+        props: props::RUNS_SCRIPT | props::CALLS_FUNCTION,
         acl: acl::SCRIPTING,
         complexity: "Depends on the function that is executed.",
         keys: "RW,access,update index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RW and UPDATE",
         args: "function:string numkeys:integer key:key?* arg:string?*"),
     cmd!("fcall_ro", -3, READONLY | NOSCRIPT | STALE | SKIP_MONITOR | NO_MANDATORY_KEYS, NOKEYS, "scripting", "7.0.0", "Invoke a read-only function", fcall_ro;
-        props: props::RUNS_SCRIPT,
+        props: props::RUNS_SCRIPT | props::CALLS_FUNCTION,
         acl: acl::SCRIPTING,
         complexity: "Depends on the function that is executed.",
         keys: "RO,access index:2 keynum:0:1:1 | We cannot tell how the keys will be used so we assume the worst, RO and ACCESS",

@@ -92,6 +92,15 @@ pub mod props {
     /// The channels it subscribes to are patterns: ACL rules match them
     /// literally.
     pub const PATTERN_CHANNELS: u32 = 1 << 14;
+    /// With RUNS_SCRIPT: the script is a library function named by its
+    /// first argument (FCALL, FCALL_RO).
+    pub const CALLS_FUNCTION: u32 = 1 << 15;
+    /// With RUNS_SCRIPT: the script is named by its SHA1 in the cache
+    /// (EVALSHA, EVALSHA_RO).
+    pub const BY_SHA: u32 = 1 << 16;
+    /// Leaves a CLIENT CACHING yes/no in force for the next command (CLIENT
+    /// and its subcommands, as Redis's resetClient spares clientCommand).
+    pub const KEEPS_CACHING: u32 = 1 << 17;
 }
 
 /// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.

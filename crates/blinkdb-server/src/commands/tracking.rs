@@ -4,7 +4,7 @@
 //! the reply). The shared state and the messages are in `tracking/`.
 
 use super::args::*;
-use super::table::{CommandSpec, READONLY};
+use super::table::{props, CommandSpec, READONLY};
 use super::Ctx;
 use crate::exec::session::Client;
 use crate::protocol::Args;
@@ -260,13 +260,13 @@ pub fn after_command(ctx: &mut Ctx, spec: &CommandSpec, args: &Args) {
     };
     // A read-only script's own flag does not count, as in Redis: the commands
     // it runs do (`remember_script_keys`).
-    let script = matches!(spec.name, "eval_ro" | "evalsha_ro" | "fcall_ro");
+    let script = spec.has_prop(props::RUNS_SCRIPT);
     if spec.has(READONLY) && !script && spec.first_key > 0 && t.remembers_reads() {
         let tracking = &ctx.shared.notify.tracking;
         tracking.remember(ctx.client.id, key_args(spec, args).into_iter());
         tracking.limit_used_slots();
     }
-    if spec.base_name() != "client" && !in_tx && !in_exec {
+    if !spec.has_prop(props::KEEPS_CACHING) && !in_tx && !in_exec {
         t.caching = false;
     }
 }

@@ -188,7 +188,7 @@ fn refusal(
         let msg = format!("ERR {} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.", spec.base_name().to_ascii_uppercase());
         return rejected(msg.into());
     }
-    if !authorized(client, spec) {
+    if !authorized(shared, client, spec) {
         return rejected("NOAUTH Authentication required.".into());
     }
     if client.multi.is_some() && spec.has(table::NO_MULTI) {
@@ -270,12 +270,13 @@ fn refusal(
     None
 }
 
-/// Whether the client may run the command: authenticated, or the command
-/// needs no authentication. The ACL check (user permissions on the command,
-/// its keys and channels) belongs here.
+/// Whether the client may run the command: no authentication is required
+/// of it (see `Client::auth_required`), or the command needs none. The ACL
+/// check (user permissions on the command, its keys and channels) is
+/// `acl_check`'s.
 #[inline]
-fn authorized(client: &Client, spec: &CommandSpec) -> bool {
-    client.authenticated || spec.has(table::NO_AUTH)
+fn authorized(shared: &Shared, client: &Client, spec: &CommandSpec) -> bool {
+    client.authenticated || spec.has(table::NO_AUTH) || !client.auth_required(shared)
 }
 
 /// The ACL check: the client's user (taken again if the rules changed)

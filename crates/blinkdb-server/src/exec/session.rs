@@ -84,6 +84,15 @@ pub enum Block {
 }
 
 impl Client {
+    /// Redis's authRequired: the client has not logged in and the default
+    /// user needs a password or is off. Not the same as `!authenticated`:
+    /// once the default user is `nopass` and on, a client that never
+    /// logged in runs commands as `default` (and loses that again if a
+    /// password comes back), as in Redis.
+    pub fn auth_required(&self, shared: &Shared) -> bool {
+        !self.authenticated && shared.acl.auth_required()
+    }
+
     /// An authenticated client of the server's own (AOF or RDB loading runs
     /// its commands through one), named `name` in logs and CLIENT LIST.
     pub fn internal(shared: &Shared, name: &str) -> Self {

@@ -79,11 +79,27 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
         })?,
     )?;
     t.set(
-        "command_exists",
-        lua.create_function(|_, name: Value| {
-            Ok(match name {
-                Value::String(s) => crate::commands::lookup(&s.as_bytes()).is_some(),
-                _ => false,
+        "acl_check",
+        lua.create_function(|_, args: mlua::Variadic<Value>| {
+            let mut owned: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+            for a in args.iter() {
+                match lua_arg_bytes(a) {
+                    Some(b) => owned.push(b),
+                    None => {
+                        return Ok((
+                            None,
+                            Some("Lua redis lib command arguments must be strings or integers"),
+                        ))
+                    }
+                }
+            }
+            let argv: Vec<&[u8]> = owned.iter().map(|a| a.as_slice()).collect();
+            Ok(match run::acl_allows(&argv) {
+                Some(allowed) => (Some(allowed), None),
+                None => (
+                    None,
+                    Some("Invalid command passed to redis.acl_check_cmd()"),
+                ),
             })
         })?,
     )?;
@@ -216,6 +232,26 @@ unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
         convert::mark_counted(state);
     }
     failed
+}
+
+/// One argument of a command a script names, as `command_args` reads it.
+fn lua_arg_bytes(v: &Value) -> Option<Vec<u8>> {
+    match v {
+        Value::String(s) => Some(s.as_bytes().to_vec()),
+        Value::Integer(i) => Some(i.to_string().into_bytes()),
+        Value::Number(x) => Some(number_arg(*x).into_bytes()),
+        _ => None,
+    }
+}
+
+/// A number as a command argument: `%.17g`, which prints an integer below
+/// 1e17 in full, as itoa does (but -0 as "-0").
+fn number_arg(x: f64) -> String {
+    if x.trunc() == x && x.abs() < 1e17 && !(x == 0.0 && x.is_sign_negative()) {
+        itoa::Buffer::new().format(x as i64).to_string()
+    } else {
+        fmt_g17(x)
+    }
 }
 
 /// The command a script passes to redis.call: strings as they are, numbers

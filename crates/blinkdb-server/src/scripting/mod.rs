@@ -189,8 +189,7 @@ pub fn command_flags(shared: &Shared, spec: &CommandSpec, args: &[&[u8]]) -> u32
     if !spec.has_prop(props::RUNS_SCRIPT) || args.len() < 2 {
         return spec_flags;
     }
-    let name = args[0];
-    let declared = if name.len() >= 5 && name[..5].eq_ignore_ascii_case(b"fcall") {
+    let declared = if spec.has_prop(props::CALLS_FUNCTION) {
         let fname = String::from_utf8_lossy(args[1]);
         shared
             .scripting
@@ -199,7 +198,7 @@ pub fn command_flags(shared: &Shared, spec: &CommandSpec, args: &[&[u8]]) -> u32
             .current
             .function(&fname)
             .map(|f| f.script_flags())
-    } else if name.len() >= 7 && name[..7].eq_ignore_ascii_case(b"evalsha") {
+    } else if spec.has_prop(props::BY_SHA) {
         let vm = shared.scripting.vm.lock().clone();
         cache::parse_sha(args[1])
             .zip(vm)

@@ -115,6 +115,9 @@ struct ScriptSide {
     last_poll: Cell<Instant>,
     /// The interpreter (the Vm the Launch holds outlives the fiber).
     lua: *const mlua::Lua,
+    /// The calling client's user (redis.acl_check_cmd; the rules cannot
+    /// change while a script runs, as it holds every other client out).
+    user: Arc<crate::server::acl::User>,
 }
 
 thread_local! {
@@ -157,6 +160,15 @@ fn with_side<R>(f: impl FnOnce(&ScriptSide) -> R) -> Option<R> {
         // only code on that fiber (Lua callbacks and hooks) reads it.
         (!p.is_null()).then(|| f(unsafe { &*p }))
     })
+}
+
+/// redis.acl_check_cmd: whether the calling client's user may run the
+/// command `args` names, with these keys and channels (Redis's
+/// ACLCheckAllUserCommandPerm); None when no such command (or subcommand)
+/// exists or no script runs.
+pub fn acl_allows(args: &[&[u8]]) -> Option<bool> {
+    let spec = table::resolve(args)?.ok()?;
+    with_side(|side| crate::server::acl::check::check(&side.user, spec, args).is_ok())
 }
 
 /// Fills the command redis.call passes (see CallArgs); what `fill` returns.
@@ -365,6 +377,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
     let (threshold_ms, may_pause) = (launch.threshold_ms, launch.may_pause);
     let shared_arc = shared.arc();
     let name = run.name.clone();
+    let user = client.user.clone();
     let stack = STACKS
         .with(|s| s.borrow_mut().pop())
         .map(Ok)
@@ -391,6 +404,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             kill_seen: Cell::new(false),
             last_poll: Cell::new(now),
             lua: &vm.lua as *const mlua::Lua,
+            user,
         };
         SIDE.with(|s| s.set(&side as *const _));
         execute_script(&side, &vm, prepared, client_proto);

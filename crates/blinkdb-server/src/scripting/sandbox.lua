@@ -111,11 +111,9 @@ redis.acl_check_cmd = function(...)
   if select('#', ...) == 0 then
     raise('Please specify at least one argument for this redis lib call')
   end
-  if not native.command_exists((...)) then
-    raise('Invalid command passed to redis.acl_check_cmd()')
-  end
-  -- Every connection is the default user, who may run every command.
-  return true
+  local allowed, err = native.acl_check(...)
+  if allowed == nil then raise(err) end
+  return allowed
 end
 
 -- Redis 7 always replicates a script's effects; the debugger is never on.

@@ -678,7 +678,7 @@ fn run_commands(
     let next = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
-            authenticated: client.authenticated,
+            authenticated: !client.auth_required(shared),
         };
         match parser.parse(&inbuf[consumed..], limits) {
             Ok(parsed) => {

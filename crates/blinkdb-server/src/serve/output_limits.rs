@@ -19,12 +19,24 @@ fn class_limit(client: &mut Client, shared: &Shared) -> ClassLimit {
     }
 }
 
+/// Unsent reply bytes a client that must still authenticate may have.
+/// Redis 7.0 (checkClientOutputBufferLimits) closes such a client once its
+/// reply list holds more than 1 KB; replies go to the list only past the
+/// client's 16 KB reply buffer, and the list's first block is itself 16 KB,
+/// so the client is closed as soon as its replies pass 16 KB.
+const UNAUTH_OUTPUT_MAX: usize = 16 * 1024;
+
 /// The hard limit of the client's class now, for `Out::cap` (usize::MAX: none).
 pub fn hard_cap(client: &mut Client, shared: &Shared) -> usize {
-    match class_limit(client, shared).hard {
+    let class = match class_limit(client, shared).hard {
         0 => usize::MAX,
         n => n as usize,
+    };
+    if client.auth_required(shared) {
+        // Full one byte past the limit, where replies_over_limit closes.
+        return class.min(UNAUTH_OUTPUT_MAX + 1);
     }
+    class
 }
 
 /// Whether `used` unsent bytes of `info` break `limit`, keeping the client's
@@ -50,6 +62,10 @@ fn log_closing(info: &ClientInfo, now_ms: u64) {
 /// arrive (`mailbox.rs`), and replies that wait past the soft limit's seconds
 /// by the cron.
 pub fn replies_over_limit(client: &mut Client, shared: &Shared, used: usize, now_ms: u64) -> bool {
+    if used > UNAUTH_OUTPUT_MAX && client.auth_required(shared) {
+        log_closing(&client.info, now_ms);
+        return true;
+    }
     let limit = class_limit(client, shared);
     if limit.is_unlimited() || !exceeded(&limit, &client.info, used, now_ms) {
         return false;

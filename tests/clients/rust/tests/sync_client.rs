@@ -172,3 +172,51 @@ fn collections_round_trip() {
     let none: Option<(String, String)> = con.blpop(key("empty"), 0.05).unwrap();
     assert_eq!(none, None);
 }
+
+#[test]
+fn acl_user_with_username_and_password() {
+    let mut admin = connect();
+    let user = "clients-rust";
+    let () = redis::cmd("ACL")
+        .arg(&[
+            "SETUSER", user, "reset", "on", ">secret", "+get", "+set", "+ping",
+        ])
+        .arg(format!("~{PREFIX}acl:*"))
+        .query(&mut admin)
+        .unwrap();
+    // redis://user:pass@host:port/ makes redis-rs send AUTH user pass on connect.
+    let url = server_url().replacen("redis://", &format!("redis://{user}:secret@"), 1);
+    let result = (|| {
+        let mut con = redis::Client::open(url)?.get_connection()?;
+        let () = con.set(key("acl:k"), "v")?;
+        assert_eq!(con.get::<_, String>(key("acl:k"))?, "v");
+        let denied = [
+            (
+                redis::cmd("DEL")
+                    .arg(key("acl:k"))
+                    .query::<()>(&mut con)
+                    .unwrap_err(),
+                "this user has no permissions to run the 'del' command",
+            ),
+            (
+                con.get::<_, ()>("outside").unwrap_err(),
+                "this user has no permissions to access one of the keys used as arguments",
+            ),
+        ];
+        for (err, detail) in denied {
+            assert_eq!(
+                err.kind(),
+                ErrorKind::Server(ServerErrorKind::NoPerm),
+                "{err:?}"
+            );
+            assert_eq!(err.detail(), Some(detail));
+        }
+        Ok::<_, RedisError>(())
+    })();
+    let () = redis::cmd("ACL")
+        .arg(&["DELUSER", user])
+        .query(&mut admin)
+        .unwrap();
+    let () = admin.del(key("acl:k")).unwrap();
+    result.unwrap();
+}

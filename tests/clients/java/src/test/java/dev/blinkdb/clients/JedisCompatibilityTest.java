@@ -214,6 +214,25 @@ class JedisCompatibilityTest {
   }
 
   @Test
+  void aclUserWithUsernameAndPassword() {
+    String user = "clients-java";
+    jedis.sendCommand(
+        Protocol.Command.ACL, "SETUSER", user, "reset", "on", ">secret", "~" + PREFIX + "acl:*", "+get", "+set",
+        "+ping");
+    try (var limited = new JedisPooled(ServerUnderTest.host(), ServerUnderTest.port(), user, "secret")) {
+      assertEquals("OK", limited.set(PREFIX + "acl:k", "v"));
+      assertEquals("v", limited.get(PREFIX + "acl:k"));
+      var del = assertThrows(JedisDataException.class, () -> limited.del(PREFIX + "acl:k"));
+      assertEquals("NOPERM this user has no permissions to run the 'del' command", del.getMessage());
+      var key = assertThrows(JedisDataException.class, () -> limited.get("outside"));
+      assertEquals(
+          "NOPERM this user has no permissions to access one of the keys used as arguments", key.getMessage());
+    } finally {
+      jedis.sendCommand(Protocol.Command.ACL, "DELUSER", user);
+    }
+  }
+
+  @Test
   void bloomCommandsThroughBfHelpers() {
     String bloom = PREFIX + "bloom";
     assertEquals("OK", jedis.bfReserve(bloom, 0.01, 1000));
