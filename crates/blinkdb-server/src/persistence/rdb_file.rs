@@ -438,12 +438,13 @@ fn import_from(
         // least each time the load crosses a multiple of it (clients are
         // served all along: they get -LOADING from other threads).
         let interval = settings.loading_process_events_interval_bytes.max(1);
-        let mut published = 0u64;
+        let mut next_publish = interval;
         let mut on_key = |k: rdb_format::LoadedKey| {
             blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
             let end = k.raw.end as u64;
-            if end / interval > published / interval {
-                published = end;
+            // One comparison a key; the division only when a mark is crossed.
+            if end >= next_publish {
+                next_publish = (end / interval + 1) * interval;
                 shared.loading.loaded_bytes.store(end, Ordering::Relaxed);
             }
             let mut value = k.value;
