@@ -370,8 +370,6 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::net::tls::CONFIG_CHECKS[0],
     crate::net::tls::CONFIG_CHECKS[1],
     crate::net::tls::CONFIG_CHECKS[2],
-    crate::net::tls::CONFIG_CHECKS[3],
-    crate::net::tls::CONFIG_CHECKS[4],
 ];
 
 /// `hz`'s check: like Redis, a value
