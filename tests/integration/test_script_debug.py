@@ -196,3 +196,26 @@ def test_long_running_script_stops_at_timeout(servers, tmp_path):
             out[name] += c.read_reply().raw + c.read_reply().raw
     assert b"timeout reached, infinite loop?" in out["redis"], out["redis"]
     assert out["blinkdb"] == out["redis"]
+
+
+def test_redis_suite_debugger_cases(servers):
+    """unit/scripting's two debugger tests (external:skip there): commands
+    with NUL bytes are unknown debugger commands, and `redis` with 100
+    arguments reports the unknown command; the server goes on."""
+    out = {}
+    for name, srv in servers.items():
+        seen = []
+        with srv.connect() as c:
+            c.call("SCRIPT", "DEBUG", "SYNC")
+            seen.append(c.call("EVAL", "return 'hello'", "0").raw)
+            for arg in (b"hello\0world", b"hello\0", b"\0hello", b"\0hello\0"):
+                seen.append(c.call(arg).raw)
+        with srv.connect() as c:
+            c.call("SCRIPT", "DEBUG", "SYNC")
+            seen.append(c.call("EVAL", "return 'hello'", "0").raw)
+            seen.append(c.call("redis", *(["test"] * 100)).raw)
+        with srv.connect() as c:
+            seen.append(c.call("PING").raw)
+        out[name] = seen
+    assert b"Unknown Redis command called from script" in out["redis"][-2]
+    assert out["blinkdb"] == out["redis"]

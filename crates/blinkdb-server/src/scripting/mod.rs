@@ -7,7 +7,7 @@
 //! - api.rs: the native half of the `redis` table
 //! - convert.rs: replies to Lua values and back
 //! - cache.rs: SHA1 names and `#!lua` flags
-//! - ldb.rs: the Lua debugger (SCRIPT DEBUG SYNC)
+//! - ldb/: the Lua debugger (SCRIPT DEBUG SYNC)
 //! - run.rs: one script's run, on a fiber, and the commands it calls
 //! - libs/: cjson, cmsgpack, bit and struct
 //!

@@ -56,7 +56,7 @@ pub enum Request {
     Call(u8, u8),
     /// The script is over the busy threshold: let the event loop run.
     Pause,
-    /// The debugger stopped (ldb.rs): send its log, then hand back the
+    /// The debugger stopped (ldb/): send its log, then hand back the
     /// client's next request (ldb::set_input) with Go, or Gone.
     Debug,
 }
@@ -123,7 +123,7 @@ struct ScriptSide {
     /// The calling client's user (redis.acl_check_cmd; the rules cannot
     /// change while a script runs, as it holds every other client out).
     user: Arc<crate::server::acl::User>,
-    /// Runs under SCRIPT DEBUG SYNC (ldb.rs).
+    /// Runs under SCRIPT DEBUG SYNC (ldb/).
     debug: bool,
 }
 
@@ -321,7 +321,7 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
     Ok(VmState::Continue)
 }
 
-/// The hook of a script run under the debugger (ldb.rs): stops on lines
+/// The hook of a script run under the debugger (ldb/): stops on lines
 /// and waits for the client's commands by suspending the fiber.
 fn debug_hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
     if with_side(|side| side.shared.scripting.killed()).unwrap_or(false) {

@@ -118,7 +118,7 @@ end
 
 -- Redis 7 always replicates a script's effects.
 redis.replicate_commands = function() return true end
--- The debugger's (ldb.rs): no-ops outside a SCRIPT DEBUG session.
+-- The debugger's (ldb/): no-ops outside a SCRIPT DEBUG session.
 redis.breakpoint = native.breakpoint
 redis.debug = native.debug
 
