@@ -219,3 +219,20 @@ def test_redis_suite_debugger_cases(servers):
         out[name] = seen
     assert b"Unknown Redis command called from script" in out["redis"][-2]
     assert out["blinkdb"] == out["redis"]
+
+
+def test_eval_inside_exec_is_not_debugged(blinkdb):
+    """redis-server debugs an EVAL queued in MULTI (its EXEC reply comes
+    after the session's frames); BlinkDB refuses that EVAL inside EXEC, so
+    that the transaction's later commands cannot run while it is stopped."""
+    with blinkdb.connect() as c:
+        assert c.call("SCRIPT", "DEBUG", "SYNC").value == b"OK"
+        c.call("MULTI")
+        c.call("EVAL", "redis.call('set', 'm', '1')\nreturn 1", "0")
+        c.call("SET", "after", "1")
+        r = c.call("EXEC")
+        assert b"-ERR Lua debugging is not supported inside MULTI/EXEC" in r.raw, r
+        assert r.raw.endswith(b"+OK\r\n"), r
+        assert c.call("EXISTS", "m").value == 0
+        # The mode stays: the next EVAL outside a transaction is debugged.
+        assert b"Stopped at 1" in c.call("EVAL", "return 1", "0").raw

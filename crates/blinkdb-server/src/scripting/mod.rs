@@ -272,6 +272,14 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
             .out
             .error("ERR Please use EVAL instead of EVALSHA for debugging");
     }
+    if debug && gate.is_none() {
+        // Inside EXEC (no exclusive gate of its own): the debugger's stops
+        // would let the transaction's next commands run before the script
+        // ends. Redis debugs it there, blocking the server in a read.
+        return ctx.out.error(
+            "ERR Lua debugging is not supported inside MULTI/EXEC: run the EVAL outside the transaction",
+        );
+    }
     let Some(numkeys) = numkeys(ctx, args, crate::commands::args::ERR_NOT_INT) else {
         return;
     };
