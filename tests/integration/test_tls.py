@@ -2,9 +2,11 @@
 over TLS where behaviour should match, and bad input on the TLS port."""
 
 import os
+import resource
 import shutil
 import socket
 import ssl
+import struct
 import subprocess
 import threading
 import time
@@ -13,7 +15,8 @@ import pytest
 import redis
 
 from server import ORACLE_BIN, ServerProcess, free_port
-from tls_util import client, context, make_certs, server_flags, start_pair, tls_socket, wait_log
+from tls_util import (client, context, make_certs, make_expired_client, server_flags, start_pair,
+                      tls_socket, wait_log)
 
 
 @pytest.fixture(scope="module")
@@ -175,12 +178,20 @@ def test_unsupported_values_refused(blinkdb_binary, tmp_path, tls):
             ("tls-protocols", "TLSv1.1", b"TLSv1.1 is not supported"),
             ("tls-protocols", "SSLv3", b"Invalid tls-protocols specified"),
             ("tls-ciphers", "AES128-SHA256", b"cipher 'AES128-SHA256' is not available"),
-            ("tls-dh-params-file", f"{tls}/redis.dh", b"DH parameters are not supported"),
+            ("tls-dh-params-file", f"{tls}/ca.crt", b"Unable to update TLS configuration"),
+            ("tls-dh-params-file", f"{tls}/none.dh", b"Unable to update TLS configuration"),
             ("tls-key-file-pass", "secret", b"encrypted private keys are not supported"),
         ]:
             r = conn.call("CONFIG", "SET", option, value)
             assert r.is_error and text in r.raw, r.raw
             assert f"argument '{option}'".encode() in r.raw
+        # DH parameters are read and checked (Redis's log texts), then unused
+        # (ECDHE suites only).
+        wait_log(srv, f"{tls}/ca.crt: failed to read DH params.")
+        wait_log(srv, f"Failed to load {tls}/none.dh: No such file")
+        r = conn.call("CONFIG", "SET", "tls-dh-params-file", f"{tls}/redis.dh")
+        assert r.raw == b"+OK\r\n", r.raw
+        wait_log(srv, "DH parameters read, not used")
         assert conn.call("CONFIG", "SET", "tls-protocols", "TLSv1.2").raw == b"+OK\r\n"
         ctx = context(tls)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_3
@@ -200,13 +211,16 @@ def test_bad_input_on_the_tls_port(blinkdb_binary, tmp_path, tls):
     try:
         good = client(tls, port)
         assert good.ping()
-        # A plaintext client: an alert, then the connection closes.
+        # A plaintext client: reset without an alert, as redis-server (OpenSSL)
+        # does, so that it sees an I/O error rather than a reply to parse.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(b"PING\r\n")
-            data = s.recv(100)
-            assert data[:1] == b"\x15"  # a TLS alert record
-            assert s.recv(100) == b""
-        wait_log(srv, "Error accepting a client connection: received corrupt message")
+            try:
+                data = s.recv(100)
+            except ConnectionResetError:
+                data = b""
+            assert data == b""
+        wait_log(srv, "Error accepting a client connection: wrong version number")
         # Garbage that looks like a record header.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(b"\x16\x03\x01\x00\x05garbagegarbage")
@@ -337,3 +351,144 @@ def test_v1_client_certificate(pair, tls):
                 except (ssl.SSLError, OSError) as err:
                     reply = err
                 assert not isinstance(reply, bytes) or reply == b"", (name, cert, version, reply)
+
+
+def test_expired_and_wrong_ca_client_certificates(pair, tls):
+    """tls-auth-clients yes (the default): a client certificate signed by the
+    CA but expired, or valid but from another CA, is refused at the handshake
+    by both servers; BlinkDB logs why and serves the next client."""
+    expired = make_expired_client(tls)
+    for name, s in pair.items():
+        for cert in (expired, "other/client"):
+            with pytest.raises((ssl.SSLError, OSError, redis.ConnectionError)):
+                client(tls, s.tls_port, cert=cert).ping()
+        assert client(tls, s.tls_port).ping(), name
+    wait_log(pair["blinkdb"], "invalid peer certificate: certificate expired")
+    wait_log(pair["blinkdb"], "invalid peer certificate: UnknownIssuer")
+
+
+def client_hello(tls):
+    """A real client's first flight (a whole ClientHello), made without a socket."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    obj = context(tls).wrap_bio(incoming, outgoing)
+    with pytest.raises(ssl.SSLWantReadError):
+        obj.do_handshake()
+    return outgoing.read()
+
+
+def test_client_that_stops_mid_handshake(blinkdb_binary, tmp_path, tls):
+    """A client sends its ClientHello, gets the server's flight, and answers
+    nothing: dropped at tls-handshake-timeout with a log line, while another
+    client is served."""
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path),
+                        server_flags(tls, port, **{"tls-handshake-timeout": 3}))
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(client_hello(tls))
+            assert s.recv(5)[:1] == b"\x16"  # the server's handshake records
+            assert client(tls, port).ping()
+            assert "handshake timed out" not in srv.log_text()
+            try:
+                while s.recv(4096):
+                    pass
+            except ConnectionResetError:
+                pass
+        wait_log(srv, "handshake timed out after 3 s")
+        assert client(tls, port).ping()
+    finally:
+        srv.stop()
+
+
+def test_ten_thousand_half_open_handshakes(blinkdb_binary, tmp_path, tls):
+    """Twice 10,000 connections to the TLS port at once, half sending a partial
+    ClientHello and half nothing: other clients, TLS and plain, are served
+    throughout; memory is bounded: the second wave, once the first is closed
+    and dropped, takes the memory the first freed rather than as much again
+    (the allocator keeps freed pages, so RSS does not fall back by itself)."""
+    count = 10_000
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < count + 500:
+        pytest.skip(f"needs {count + 500} descriptors, the hard limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, count + 500), hard))
+    port = free_port()
+    srv = ServerProcess(blinkdb_binary, str(tmp_path), server_flags(
+        tls, port, maxclients=count + 100, **{"tls-handshake-timeout": 120}))
+    fds = lambda: len(os.listdir(f"/proc/{srv.pid}/fd"))  # noqa: E731
+    stalled = []
+    try:
+        good = client(tls, port)
+        assert good.ping()
+        base_fds, before = fds(), srv.rss_kb()
+        held = []
+        for wave in range(2):
+            for i in range(count):
+                s = socket.create_connection(("127.0.0.1", port), timeout=30)
+                if i % 2:
+                    s.sendall(b"\x16\x03\x01\x02\x00\x01")
+                stalled.append(s)
+                if i % 2000 == 1999:
+                    assert good.ping() and srv.connect().call("PING").raw == b"+PONG\r\n", i
+            # Every one accepted (a descriptor in the server) and waiting in
+            # its handshake, while new clients keep being served.
+            deadline = time.monotonic() + 60
+            while fds() < base_fds + count:
+                assert time.monotonic() < deadline, fds()
+                assert client(tls, port).ping()
+                time.sleep(0.2)
+            held.append(srv.rss_kb())
+            assert client(tls, port).set("k", wave)
+            assert good.get("k") == str(wave).encode()
+            assert srv.connect().call("GET", "k").raw == f"$1\r\n{wave}\r\n".encode()
+            for s in stalled:
+                # A reset, not a FIN: 10,000 client ports left in TIME_WAIT
+                # for a minute could keep other tests' servers off them.
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+            stalled.clear()
+            # The server sees each close, logs it and drops the handshake.
+            deadline = time.monotonic() + 60
+            while fds() > base_fds + 50:
+                assert time.monotonic() < deadline, fds()
+                time.sleep(0.2)
+            wait_log(srv, "Error accepting a client connection", timeout=30)
+        per_wave = held[0] - before
+        assert per_wave < 200 * 1024, (before, held)
+        assert held[1] - held[0] < per_wave // 3, (before, held)
+        assert good.ping() and srv.alive()
+        print(f"\n10,000 half-open TLS handshakes: RSS {before} kB before, {held} kB held "
+              f"(two waves)")
+    finally:
+        for s in stalled:
+            s.close()
+        srv.stop()
+
+
+def test_session_cache_timeout(blinkdb_binary, tmp_path, tls):
+    """tls-session-cache-timeout: a session resumes within the timeout and
+    not after it, on both servers (rustls' cache has no lifetime of its own:
+    net/tls/sessions.rs)."""
+    pair = start_pair(blinkdb_binary, ORACLE_BIN, tmp_path, tls,
+                      **{"tls-session-cache-timeout": 2})
+    try:
+        for name, srv in pair.items():
+            ctx = context(tls)
+
+            def connect(session=None):
+                s = ctx.wrap_socket(socket.create_connection(("127.0.0.1", srv.tls_port),
+                                                             timeout=10), session=session)
+                s.sendall(b"PING\r\n")  # the reply comes after the session tickets
+                assert s.recv(100) == b"+PONG\r\n"
+                return s
+            with connect() as s:
+                first = s.session
+            with connect(first) as s:
+                assert s.session_reused, name
+                again = s.session
+            # The timeout is about time itself: wait it out.
+            time.sleep(3)
+            with connect(again) as s:
+                assert not s.session_reused, name
+    finally:
+        for s in pair.values():
+            s.stop()

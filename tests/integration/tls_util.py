@@ -25,9 +25,10 @@ def make_certs(directory):
     def ssl_cmd(cwd, *args):
         subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
 
-    # rustls has no use for DH parameters, and the test that names the file
-    # expects the option refused whatever it holds.
-    open(os.path.join(tls, "redis.dh"), "w").close()
+    # A named group's parameters (instant, where `openssl dhparam` takes half a
+    # minute): read and checked, not used by rustls's ECDHE-only suites.
+    ssl_cmd(tls, "genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "dh_param:ffdhe2048",
+            "-out", "redis.dh")
     with open(os.path.join(tls, "openssl.cnf"), "w") as f:
         f.write("[ server_cert ]\nkeyUsage = digitalSignature, keyEncipherment\n"
                 "nsCertType = server\n"
@@ -53,9 +54,34 @@ def make_certs(directory):
             "-out", "ca.crt")
     ssl_cmd(other, "req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "client.key",
             "-subj", "/O=Other/CN=Other client", "-out", "client.csr")
+    # X.509 v3 (extensions given), so that it is refused for its issuer alone.
     ssl_cmd(other, "x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "30", "-out", "client.crt")
+            "-CAcreateserial", "-days", "30", "-extfile", "../openssl.cnf",
+            "-extensions", "client_cert", "-out", "client.crt")
     return tls
+
+
+def make_expired_client(tls):
+    """A client certificate signed by the CA of make_certs whose validity ended
+    in 2020 (openssl ca takes explicit dates, x509 -req does not)."""
+    exp = os.path.join(tls, "expired")
+    os.makedirs(exp, exist_ok=True)
+    with open(os.path.join(exp, "ca.cnf"), "w") as f:
+        # Extensions make it X.509 v3, so that it is refused for its dates alone.
+        f.write("[ ca ]\ndefault_ca = ca\n[ ca ]\ndatabase = index.txt\nnew_certs_dir = .\n"
+                "serial = serial\ndefault_md = sha256\npolicy = any\nx509_extensions = ext\n"
+                "[ any ]\ncommonName = supplied\n"
+                "[ ext ]\nbasicConstraints = CA:FALSE\nkeyUsage = digitalSignature\n")
+    open(os.path.join(exp, "index.txt"), "w").close()
+    with open(os.path.join(exp, "serial"), "w") as f:
+        f.write("1000\n")
+    for args in (["req", "-new", "-nodes", "-newkey", "rsa:2048", "-keyout", "client.key",
+                  "-subj", "/O=Redis Test/CN=Expired client", "-out", "client.csr"],
+                 ["ca", "-batch", "-config", "ca.cnf", "-cert", "../ca.crt", "-keyfile",
+                  "../ca.key", "-in", "client.csr", "-out", "client.crt", "-notext",
+                  "-startdate", "20200101000000Z", "-enddate", "20200201000000Z"]):
+        subprocess.run(["openssl", *args], cwd=exp, check=True, capture_output=True)
+    return "expired/client"
 
 
 def server_flags(tls, tls_port, **extra):

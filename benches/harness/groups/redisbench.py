@@ -3,6 +3,8 @@ test alone so that each has its own server CPU, at c50 P1 and P16, persistence o
 tests fill their list first (redis-benchmark's "LPUSH (needed to benchmark LRANGE)" step, not
 shown: LPUSH has its own row). redis-benchmark 7.0.15's default run has no XADD test; the
 `queues` group measures streams. A server that cannot run a test shows n/a for it."""
+import os
+
 from ..cells import alternate, pick
 from ..context import persistence_label, running
 from ..runners import redis_benchmark
@@ -42,7 +44,13 @@ def test_cells(ctx, group, servers, tests, requests, pipelines=(1, 16), rounds=N
 
 
 def run(ctx):
+    # BENCH_REDISBENCH_TESTS (e.g. "set,get") and BENCH_REDISBENCH_PIPELINES (e.g. "16") narrow
+    # the grid, for an old-against-new check of a few cells (BENCH_PEER_BIN).
+    tests = [t for t in os.environ.get("BENCH_REDISBENCH_TESTS", "").split(",") if t] or TESTS
+    pipelines = tuple(int(p) for p in os.environ.get("BENCH_REDISBENCH_PIPELINES", "").split(",")
+                      if p) or (1, 16)
     with running(ctx, [ctx.blinkdb, ctx.redis]) as servers:
         # P16 runs 10x the requests, so that a run lasts seconds at either depth.
-        test_cells(ctx, GROUP, servers, TESTS, {1: ctx.size("redisbench_requests_p1"),
-                                                16: ctx.size("redisbench_requests_p16")})
+        test_cells(ctx, GROUP, servers, tests, {1: ctx.size("redisbench_requests_p1"),
+                                                16: ctx.size("redisbench_requests_p16")},
+                   pipelines=pipelines)

@@ -1,18 +1,19 @@
 //! A shard's key table: the (key, entry) pairs packed in a dense array and
-//! a hash index of 4-byte positions into it.
+//! a hash index of 4-byte positions into it (positions.rs).
 //!
 //! Why not a hash map of the pairs: its slots are the pairs, 64 bytes each,
 //! and a table that doubles is 7/16 to 7/8 full, so a key cost 64 bytes over
 //! a load of 0.44-0.87 (114 at 300,000 keys, load 0.57). Here the empty
-//! buckets cost 5 bytes (a position and a control byte) and the pairs sit
-//! in chunks of at most 256 that are filled before the next is made, so a key
-//! costs its 64 bytes plus about 10 (docs/design.md, "Memory per small key").
-//! The price is one more memory access per lookup (the position, then the
-//! pair). Removal moves the last pair into the hole (its position is
-//! updated), so the array stays dense and a chunk is freed once emptied.
+//! slots cost 4 bytes and the pairs sit in chunks of at most 256 that are
+//! filled before the next is made, so a key costs its 64 bytes plus about 9
+//! (docs/design.md, "Memory per small key"). The price is one more memory
+//! access per lookup (the slot, then the pair). Removal moves the last pair
+//! into the hole (its position is updated), so the array stays dense and a
+//! chunk is freed once emptied.
 
+use super::positions::{PositionIndex, Probe};
 use super::{Entry, InlineBytes as Key};
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::DefaultHashBuilder;
 use std::hash::BuildHasher;
 
 /// Pairs per chunk (a power of two): 16 KB chunks. The last one grows by
@@ -28,7 +29,7 @@ const STEP: usize = CHUNK / 16;
 #[derive(Default)]
 pub struct DenseMap {
     /// Positions into `chunks`, found by the key's hash.
-    index: HashTable<u32>,
+    index: PositionIndex,
     /// Every chunk but the last holds `CHUNK` pairs.
     chunks: Vec<Vec<(Key, Entry)>>,
     hasher: DefaultHashBuilder,
@@ -57,7 +58,7 @@ impl DenseMap {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.index.len() == 0
     }
 
     /// Keys the index holds before it grows.
@@ -81,8 +82,7 @@ impl DenseMap {
     fn position(&self, key: &[u8]) -> Option<u32> {
         let chunks = &self.chunks;
         self.index
-            .find(self.hash(key), |&i| at(chunks, i).0.as_slice() == key)
-            .copied()
+            .find(self.hash(key), |i| at(chunks, i).0.as_slice() == key)
     }
 
     #[inline]
@@ -106,17 +106,14 @@ impl DenseMap {
         let hash = self.hash(key);
         let pos = u32::try_from(self.index.len()).expect("a shard holds under 2^32 keys");
         let (chunks, hasher) = (&mut self.chunks, &self.hasher);
-        match self.index.entry(
+        match self.index.insert_slot(
             hash,
-            |&i| at(chunks, i).0.as_slice() == key,
-            |&i| hasher.hash_one(at(chunks, i).0.as_slice()),
+            |i| at(chunks, i).0.as_slice() == key,
+            |i| hasher.hash_one(at(chunks, i).0.as_slice()),
         ) {
-            hashbrown::hash_table::Entry::Occupied(o) => {
-                let i = *o.get();
-                Some(std::mem::replace(&mut at_mut(chunks, i).1, entry))
-            }
-            hashbrown::hash_table::Entry::Vacant(v) => {
-                v.insert(pos);
+            Probe::Found(i) => Some(std::mem::replace(&mut at_mut(chunks, i).1, entry)),
+            Probe::Vacant(slot) => {
+                self.index.fill(slot, hash, pos);
                 Self::push(chunks, (Key::from_slice(key), entry));
                 None
             }
@@ -148,18 +145,13 @@ impl DenseMap {
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let hash = self.hash(key);
         let chunks = &self.chunks;
-        let (i, _) = self
+        let i = self
             .index
-            .find_entry(hash, |&i| at(chunks, i).0.as_slice() == key)
-            .ok()?
-            .remove();
-        let last = (self.index.len()) as u32;
+            .remove(hash, |i| at(chunks, i).0.as_slice() == key)?;
+        let last = self.index.len() as u32;
         if i != last {
             let moved = self.hash(at(&self.chunks, last).0.as_slice());
-            *self
-                .index
-                .find_mut(moved, |&p| p == last)
-                .expect("every pair has its position") = i;
+            self.index.moved(moved, last, i);
         }
         let tail = self.chunks.last_mut().expect("a pair was found");
         let mut pair = tail.pop().expect("chunks are never left empty");
@@ -173,16 +165,19 @@ impl DenseMap {
     }
 
     pub fn reserve(&mut self, additional: usize) {
-        let (chunks, hasher) = (&self.chunks, &self.hasher);
-        self.index
-            .reserve(additional, |&i| hasher.hash_one(at(chunks, i).0.as_slice()));
+        let want = self.len() + additional;
+        if want > self.index.capacity() {
+            let (chunks, hasher) = (&self.chunks, &self.hasher);
+            self.index
+                .rebuild(want, |i| hasher.hash_one(at(chunks, i).0.as_slice()));
+        }
     }
 
     /// Shrinks the index to hold `min` keys and the last chunk to its pairs.
     pub fn shrink_to(&mut self, min: usize) {
         let (chunks, hasher) = (&self.chunks, &self.hasher);
         self.index
-            .shrink_to(min, |&i| hasher.hash_one(at(chunks, i).0.as_slice()));
+            .rebuild(min, |i| hasher.hash_one(at(chunks, i).0.as_slice()));
         if let Some(last) = self.chunks.last_mut() {
             last.shrink_to_fit();
         }
@@ -258,9 +253,9 @@ mod tests {
             m.insert(&key(i), Entry::string(&b"val12345"[..]));
         }
         let per_key = m.allocation_size() / m.len();
-        // 64-byte pairs, 12 pairs of room (under a byte a key), 5 bytes a
-        // bucket at 0.57.
-        assert!((64..=76).contains(&per_key), "{per_key} bytes per key");
+        // 64-byte pairs, 12 pairs of room (under a byte a key), a 4-byte
+        // slot at 0.57 (7 bytes a key; hashbrown's 5-byte buckets made 73).
+        assert!((64..=72).contains(&per_key), "{per_key} bytes per key");
         m.shrink_to(0);
         assert_eq!(
             m.get(&key(7)).map(|e| e.value().as_str()),

@@ -102,7 +102,15 @@ pub fn load_file_sized(
         data.len()
     };
     let input = Input::whole(&data[..body_end]);
-    read_records(input, limits, databases, now, on_resize, on_key)
+    // A file cut short whose last 8 bytes read as a checksum of 0 ("not
+    // computed") skips the check and ends inside a record: Redis says this.
+    read_records(input, limits, databases, now, on_resize, on_key).map_err(|e| {
+        if is_truncated(&e) {
+            RdbError::Corrupt("Unexpected EOF reading RDB file")
+        } else {
+            e
+        }
+    })
 }
 
 /// Why a file image's checksum does not match, told as Redis tells it:
@@ -874,6 +882,25 @@ mod tests {
         })
         .unwrap();
         assert_eq!(keys, 2);
+    }
+
+    #[test]
+    fn a_file_cut_where_zeros_read_as_no_checksum_is_a_short_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dump.rdb");
+        let mut w = RdbFileWriter::create(&path, &[], true, true).unwrap();
+        w.select_db(0, 1, 0).unwrap();
+        let mut no_blob = |_: &BlobRef| -> Result<bytes::Bytes, RdbError> { unreachable!() };
+        w.key(b"z", &Value::str(&[0u8; 8][..]), 0, &mut no_blob)
+            .unwrap();
+        w.finish().unwrap();
+        let data = std::fs::read(&path).unwrap();
+        // Without the EOF opcode and the checksum, the file ends in the
+        // value's 8 zero bytes, which read as "no checksum".
+        let cut = &data[..data.len() - 9];
+        assert_eq!(cut[cut.len() - 8..], [0; 8]);
+        let e = load_file(cut, &Limits::default(), 16, true, 1, |_| Ok(())).unwrap_err();
+        assert_eq!(e, RdbError::Corrupt("Unexpected EOF reading RDB file"));
     }
 
     #[test]

@@ -364,7 +364,6 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::net::tls::CONFIG_CHECKS[2],
     crate::net::tls::CONFIG_CHECKS[3],
     crate::net::tls::CONFIG_CHECKS[4],
-    crate::net::tls::CONFIG_CHECKS[5],
 ];
 
 /// `hz`'s check: like Redis, a value

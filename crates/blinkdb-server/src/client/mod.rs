@@ -42,6 +42,9 @@ pub const FLAG_REPLICA: u8 = 1 << 4;
 pub const FLAG_MASTER: u8 = 1 << 5;
 /// Cluster READONLY: reads served by a replica (CLIENT LIST flags=r).
 pub const FLAG_READONLY: u8 = 1 << 6;
+/// Connected through a TLS session. No CLIENT LIST letter (Redis has none):
+/// the cluster's replies and redirections name ports by it.
+pub const FLAG_TLS: u8 = 1 << 7;
 
 /// The sizes CLIENT LIST reports, stored by the client's own connection as
 /// they change (one relaxed store each), read by whoever lists the clients.
@@ -310,6 +313,10 @@ impl ClientInfo {
         *self.name.lock() = name
             .map(|n| String::from_utf8_lossy(n).into_owned())
             .unwrap_or_default();
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.flags.load(Ordering::Relaxed) & FLAG_TLS != 0
     }
 
     pub fn set_flag(&self, flag: u8, on: bool) {

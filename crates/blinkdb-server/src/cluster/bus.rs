@@ -15,7 +15,6 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
@@ -94,72 +93,95 @@ pub async fn run(shared: Arc<Shared>, bind: Vec<String>) -> Result<(), String> {
 
 async fn accept_loop(shared: Arc<Shared>, l: TcpListener) {
     loop {
-        let Ok((sock, _)) = l.accept().await else {
+        let Ok((sock, peer)) = l.accept().await else {
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         let _ = sock.set_nodelay(true);
-        let cluster = shared.cluster.clone().expect("cluster mode");
-        let (id, rx) = cluster.links.add();
-        tokio::spawn(serve_link(shared.clone(), sock, id, true, rx));
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let Some(sock) = secure(&shared, sock, peer, true).await else {
+                return;
+            };
+            let cluster = shared.cluster.clone().expect("cluster mode");
+            let (id, rx) = cluster.links.add();
+            serve_link(shared, sock, id, true, rx).await;
+        });
     }
 }
 
-/// Reads messages from one link until it fails or a message is malformed.
-async fn serve_link(
-    shared: Arc<Shared>,
+/// A bus link's socket: plain, or a TLS session with tls-cluster yes.
+enum BusSock {
+    Plain(TcpStream),
+    Tls(Box<crate::net::tls::TlsSocket<TcpStream>>),
+}
+
+/// The TLS handshake of a bus link when tls-cluster is on (the server side
+/// for links nodes open to us); None, logged, when it fails.
+async fn secure(
+    shared: &Shared,
     sock: TcpStream,
-    id: u64,
+    peer: SocketAddr,
     inbound: bool,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-) {
-    let cluster = shared.cluster.clone().expect("cluster mode");
-    let local = sock.local_addr().ok();
-    let peer = sock.peer_addr().ok();
-    let (mut rd, mut wr) = sock.into_split();
-    let writer = tokio::spawn(async move {
-        while let Some(b) = rx.recv().await {
-            if wr.write_all(&b).await.is_err() {
-                break;
-            }
-        }
-    });
-    loop {
-        let mut prefix = [0u8; 8];
-        if rd.read_exact(&mut prefix).await.is_err() {
-            break;
-        }
-        let totlen = match message::check_prefix(&prefix) {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!("{e}");
-                break;
-            }
-        };
-        let mut buf = vec![0u8; totlen];
-        buf[..8].copy_from_slice(&prefix);
-        if rd.read_exact(&mut buf[8..]).await.is_err() {
-            break;
-        }
-        let msg = match message::decode(&buf) {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!("Cluster bus: {e}; closing the link");
-                break;
-            }
-        };
-        let link = LinkInfo {
-            id,
-            inbound,
-            local,
-            peer,
-        };
-        if !process(&shared, &cluster, &link, msg) {
-            break;
+) -> Option<BusSock> {
+    let settings = shared.settings();
+    if !settings.tls.cluster {
+        return Some(BusSock::Plain(sock));
+    }
+    let Some(contexts) = shared.tls.current() else {
+        tracing::warn!(
+            "Cluster bus: TLS is not configured (tls-cluster yes); dropping the link with {peer}"
+        );
+        return None;
+    };
+    let timeout = crate::net::tls::handshake_timeout(&settings.tls);
+    let session = if inbound {
+        crate::net::tls::accept(&contexts, sock, timeout).await
+    } else {
+        crate::net::tls::connect(&contexts, sock, timeout).await
+    };
+    match session {
+        Ok(s) => Some(BusSock::Tls(Box::new(s))),
+        Err(e) => {
+            let side = if inbound { "accepting" } else { "making" };
+            tracing::info!("Error {side} a cluster bus connection: {e} (addr={peer})");
+            None
         }
     }
+}
+
+/// Reads messages from one link until it fails or a message is malformed,
+/// and writes what is queued for it.
+async fn serve_link(
+    shared: Arc<Shared>,
+    sock: BusSock,
+    id: u64,
+    inbound: bool,
+    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    let cluster = shared.cluster.clone().expect("cluster mode");
+    let tcp = match &sock {
+        BusSock::Plain(s) => s,
+        BusSock::Tls(s) => s.get_ref(),
+    };
+    let link = LinkInfo {
+        id,
+        inbound,
+        local: tcp.local_addr().ok(),
+        peer: tcp.peer_addr().ok(),
+    };
+    let on_message = |buf: &[u8]| match message::decode(buf) {
+        Ok(msg) => process(&shared, &cluster, &link, msg),
+        Err(e) => {
+            tracing::warn!("Cluster bus: {e}; closing the link");
+            false
+        }
+    };
+    match sock {
+        BusSock::Plain(s) => super::link::drive(s, rx, on_message).await,
+        BusSock::Tls(s) => super::link::drive(s, rx, on_message).await,
+    }
     cluster.links.close(id);
-    writer.abort();
     forget_link(&cluster, id);
 }
 
@@ -207,7 +229,7 @@ pub(super) fn header(
         myslots: master.slots.0.clone(),
         slaveof: if me.is_slave() { me.slaveof } else { None },
         myip: opts.announce_ip.clone(),
-        pport: 0,
+        pport: me.pport,
         cport: me.cport,
         flags: me.flags,
         state_ok: st.ok,
@@ -233,7 +255,7 @@ fn gossip_of(n: &Node) -> Gossip {
         port: n.port,
         cport: n.cport,
         flags: n.flags,
-        pport: 0,
+        pport: n.pport,
     }
 }
 
@@ -489,6 +511,7 @@ fn process(shared: &Shared, c: &Cluster, link: &LinkInfo, m: Message) -> bool {
                 m.myip.clone()
             };
             n.port = m.port;
+            n.pport = m.pport;
             n.cport = m.cport;
             st.nodes.insert(n.name, n);
             st.dirty = true;
@@ -700,11 +723,12 @@ fn update_address(st: &mut State, name: &Name, m: &Message, link: &LinkInfo) {
     let Some(n) = st.nodes.get_mut(name) else {
         return;
     };
-    if n.ip == ip && n.port == m.port && n.cport == m.cport {
+    if n.ip == ip && n.port == m.port && n.pport == m.pport && n.cport == m.cport {
         return;
     }
     n.ip = ip;
     n.port = m.port;
+    n.pport = m.pport;
     n.cport = m.cport;
     n.flags &= !nodes::NOADDR;
     st.dirty = true;
@@ -887,6 +911,7 @@ fn process_gossip(c: &Cluster, st: &mut State, m: &Message, sender: Option<Name>
                 }
                 n.ip = g.ip.clone();
                 n.port = g.port;
+                n.pport = g.pport;
                 n.cport = g.cport;
                 n.flags &= !nodes::NOADDR;
             }
@@ -897,6 +922,7 @@ fn process_gossip(c: &Cluster, st: &mut State, m: &Message, sender: Option<Name>
             let mut n = Node::new(g.name, g.flags, now);
             n.ip = g.ip.clone();
             n.port = g.port;
+            n.pport = g.pport;
             n.cport = g.cport;
             // Flags about the link or ourselves do not carry over.
             n.flags &= !(nodes::MYSELF | nodes::MEET | nodes::HANDSHAKE);
@@ -961,11 +987,11 @@ async fn cron(shared: Arc<Shared>) {
         let now = now();
         let timeout = opts.node_timeout_ms;
         let mut connect = Vec::new();
-        let announced = opts.announced_ports(shared.settings().port, cluster.cport);
+        let announced = opts.announced_ports(&shared.settings(), cluster.cport);
         {
             let mut st = cluster.state.write();
             let me = st.me_mut();
-            (me.port, me.cport) = announced;
+            (me.port, me.pport, me.cport) = announced;
             let handshake_timeout = timeout.max(1000);
             let expired: Vec<Name> = st
                 .nodes
@@ -1113,9 +1139,20 @@ async fn connect_link(
             .node_timeout_ms
             .max(1000),
     );
-    let sock = match tokio::time::timeout(timeout, TcpStream::connect((ip.as_str(), cport))).await {
-        Ok(Ok(s)) => s,
-        _ => {
+    let connected =
+        match tokio::time::timeout(timeout, TcpStream::connect((ip.as_str(), cport))).await {
+            Ok(Ok(s)) => {
+                let _ = s.set_nodelay(true);
+                match s.peer_addr() {
+                    Ok(peer) => secure(&shared, s, peer, false).await,
+                    Err(_) => None,
+                }
+            }
+            _ => None,
+        };
+    let sock = match connected {
+        Some(s) => s,
+        None => {
             tracing::debug!(
                 "Connection with Node {} at {ip}:{cport} failed",
                 nodes::name_str(&name)
@@ -1132,7 +1169,6 @@ async fn connect_link(
             return;
         }
     };
-    let _ = sock.set_nodelay(true);
     {
         let opts = Options::from_config(&shared.config());
         let mut st = cluster.state.write();

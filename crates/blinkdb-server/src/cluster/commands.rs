@@ -33,6 +33,15 @@ fn enabled(ctx: &mut Ctx) -> Option<Arc<Cluster>> {
     c
 }
 
+/// A plain client of a TLS cluster (tls-cluster yes) is told the nodes'
+/// plaintext ports (Redis's use_pport).
+pub(super) fn plaintext_view(
+    shared: &crate::server::state::Shared,
+    client: &crate::exec::session::Client,
+) -> bool {
+    !client.info.is_tls() && shared.settings().tls.cluster
+}
+
 fn now() -> u64 {
     blinkdb_engine::now_ms()
 }
@@ -236,16 +245,17 @@ pub fn info(ctx: &mut Ctx, _args: &Args) {
 
 pub fn nodes(ctx: &mut Ctx, _args: &Args) {
     if let Some(c) = enabled(ctx) {
-        let text = c.state.read().describe_all(0);
+        let plaintext = plaintext_view(ctx.shared, ctx.client);
+        let text = c.state.read().describe_all(0, plaintext);
         ctx.out.verbatim(&text);
     }
 }
 
 /// A node as CLUSTER SLOTS lists it: ip, port, id, and no more endpoints.
-fn slot_node(ctx: &mut Ctx, n: &Node) {
+fn slot_node(ctx: &mut Ctx, n: &Node, plaintext: bool) {
     ctx.out.array(4);
     ctx.out.bulk(n.ip.as_bytes());
-    ctx.out.int(n.port as i64);
+    ctx.out.int(n.client_port(plaintext) as i64);
     ctx.out.bulk(&n.name);
     let extra = usize::from(!n.hostname.is_empty());
     ctx.out.map(extra);
@@ -268,6 +278,7 @@ fn available(n: &Node, my_offset: u64) -> bool {
 
 pub fn slots(ctx: &mut Ctx, _args: &Args) {
     let Some(c) = enabled(ctx) else { return };
+    let plaintext = plaintext_view(ctx.shared, ctx.client);
     let my_offset = ctx.shared.replication.feed.lock().offset;
     let st = c.state.read();
     let runs = super::slots::runs(|s| st.slots[s]);
@@ -284,20 +295,32 @@ pub fn slots(ctx: &mut Ctx, _args: &Args) {
         ctx.out.array(3 + replicas.len());
         ctx.out.int(start as i64);
         ctx.out.int(end as i64);
-        slot_node(ctx, master);
+        slot_node(ctx, master, plaintext);
         for r in replicas {
-            slot_node(ctx, r);
+            slot_node(ctx, r, plaintext);
         }
     }
 }
 
-fn shard_node(ctx: &mut Ctx, st: &State, n: &Node) {
-    let fields = 7 + usize::from(!n.hostname.is_empty());
-    ctx.out.map(fields);
+fn shard_node(ctx: &mut Ctx, st: &State, n: &Node, tls_cluster: bool) {
+    // In a TLS cluster a node's port is its TLS one and pport its plain one.
+    let (plain, tls) = if tls_cluster {
+        (n.pport, n.port)
+    } else {
+        (n.port, 0)
+    };
+    let fields = 6 + usize::from(plain != 0) + usize::from(tls != 0);
+    ctx.out.map(fields + usize::from(!n.hostname.is_empty()));
     ctx.out.bulk(b"id");
     ctx.out.bulk(&n.name);
-    ctx.out.bulk(b"port");
-    ctx.out.int(n.port as i64);
+    if plain != 0 {
+        ctx.out.bulk(b"port");
+        ctx.out.int(plain as i64);
+    }
+    if tls != 0 {
+        ctx.out.bulk(b"tls-port");
+        ctx.out.int(tls as i64);
+    }
     ctx.out.bulk(b"ip");
     ctx.out.bulk(n.ip.as_bytes());
     ctx.out.bulk(b"endpoint");
@@ -329,6 +352,7 @@ fn shard_node(ctx: &mut Ctx, st: &State, n: &Node) {
 
 pub fn shards(ctx: &mut Ctx, _args: &Args) {
     let Some(c) = enabled(ctx) else { return };
+    let tls_cluster = ctx.shared.settings().tls.cluster;
     let st = c.state.read();
     let masters: Vec<&Node> = st.nodes.values().filter(|n| n.is_master()).collect();
     ctx.out.array(masters.len());
@@ -346,7 +370,7 @@ pub fn shards(ctx: &mut Ctx, _args: &Args) {
         members.extend(st.replicas_of(&m.name));
         ctx.out.array(members.len());
         for n in members {
-            shard_node(ctx, &st, n);
+            shard_node(ctx, &st, n, tls_cluster);
         }
     }
 }
@@ -748,6 +772,7 @@ pub fn forget(ctx: &mut Ctx, args: &Args) {
 
 fn replicas_reply(ctx: &mut Ctx, args: &Args) {
     let Some(c) = enabled(ctx) else { return };
+    let plaintext = plaintext_view(ctx.shared, ctx.client);
     let st = c.state.read();
     let Some(name) = known(ctx, &st, args[2]) else {
         return;
@@ -758,7 +783,7 @@ fn replicas_reply(ctx: &mut Ctx, args: &Args) {
     let lines: Vec<String> = st
         .replicas_of(&name)
         .iter()
-        .map(|n| st.describe(n))
+        .map(|n| st.describe(n, plaintext))
         .collect();
     ctx.out.array(lines.len());
     for l in lines {

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 pub fn render(st: &State) -> String {
-    let mut text = st.describe_all(nodes::HANDSHAKE);
+    let mut text = st.describe_all(nodes::HANDSHAKE, false);
     text.push_str(&format!(
         "vars currentEpoch {} lastVoteEpoch {}\n",
         st.current_epoch, st.last_vote_epoch

@@ -7,6 +7,7 @@ pub mod bus;
 pub mod commands;
 pub mod config_file;
 pub mod failover;
+mod link;
 pub mod message;
 pub mod nodes;
 pub mod redirect;
@@ -208,9 +209,10 @@ impl State {
         }
     }
 
-    /// One node's CLUSTER NODES line (without the newline).
-    pub fn describe(&self, n: &Node) -> String {
-        let mut line = n.describe_head(self.shown_epoch(n));
+    /// One node's CLUSTER NODES line (without the newline); `plaintext`:
+    /// for a plain client of a TLS cluster (`Node::client_port`).
+    pub fn describe(&self, n: &Node, plaintext: bool) -> String {
+        let mut line = n.describe_head(self.shown_epoch(n), plaintext);
         for (start, end) in n.slots.ranges() {
             if start == end {
                 line.push_str(&format!(" {start}"));
@@ -234,7 +236,7 @@ impl State {
 
     /// CLUSTER NODES (or nodes.conf without `vars`), skipping nodes with any
     /// of the `skip` flags.
-    pub fn describe_all(&self, skip: u16) -> String {
+    pub fn describe_all(&self, skip: u16, plaintext: bool) -> String {
         let mut out = String::new();
         // By name, so nodes.conf and CLUSTER NODES do not reorder between writes.
         let mut nodes: Vec<&Node> = self.nodes.values().collect();
@@ -243,7 +245,7 @@ impl State {
             if n.flags & skip != 0 {
                 continue;
             }
-            out.push_str(&self.describe(n));
+            out.push_str(&self.describe(n, plaintext));
             out.push('\n');
         }
         out
@@ -360,6 +362,7 @@ pub struct Options {
     pub announce_ip: String,
     pub announce_port: u16,
     pub announce_bus_port: u16,
+    pub announce_tls_port: u16,
     pub replica_validity_factor: u64,
     pub replica_no_failover: bool,
     pub repl_ping_period_ms: u64,
@@ -368,16 +371,28 @@ pub struct Options {
 }
 
 impl Options {
-    /// The data and bus ports this node announces (Redis's deriveAnnouncedPorts):
-    /// cluster-announce-port and -bus-port, where set, else the ports it serves
-    /// on. The bus cron applies them, so CONFIG SET of either, or of `port`,
-    /// reaches the other nodes.
-    pub fn announced_ports(&self, port: u16, bus_port: u16) -> (u16, u16) {
-        let pick = |announced: u16, own: u16| if announced != 0 { announced } else { own };
-        (
-            pick(self.announce_port, port),
-            pick(self.announce_bus_port, bus_port),
-        )
+    /// The data, plaintext and bus ports this node announces (Redis's
+    /// deriveAnnouncedPorts): with tls-cluster yes the data port is the TLS
+    /// one and the plaintext port goes beside it (pport), so clients of
+    /// either kind can be sent to the node; cluster-announce-*port, where
+    /// set, replace the ports it serves on. The bus cron applies them, so
+    /// CONFIG SET of any of them, or of `port`, reaches the other nodes.
+    pub fn announced_ports(&self, s: &crate::config::Settings, bus_port: u16) -> (u16, u16, u16) {
+        let (mut port, mut pport) = if s.tls.cluster {
+            (s.tls_port, s.port)
+        } else {
+            (s.port, 0)
+        };
+        if s.tls.cluster && self.announce_tls_port != 0 {
+            (port, pport) = (self.announce_tls_port, self.announce_port);
+        } else if self.announce_port != 0 {
+            port = self.announce_port;
+        }
+        let cport = match self.announce_bus_port {
+            0 => bus_port,
+            p => p,
+        };
+        (port, pport, cport)
     }
 
     pub fn from_config(c: &crate::config::Config) -> Options {
@@ -390,6 +405,7 @@ impl Options {
             announce_ip: c.get("cluster-announce-ip").to_string(),
             announce_port: int("cluster-announce-port") as u16,
             announce_bus_port: int("cluster-announce-bus-port") as u16,
+            announce_tls_port: int("cluster-announce-tls-port") as u16,
             replica_validity_factor: int("cluster-replica-validity-factor").max(0) as u64,
             replica_no_failover: c.get("cluster-replica-no-failover") == "yes",
             repl_ping_period_ms: int("repl-ping-replica-period").max(0) as u64 * 1000,
@@ -425,7 +441,13 @@ impl Cluster {
     ) -> Result<Cluster, String> {
         let file = config.get("cluster-config-file");
         let path = settings.dir.join(file);
-        let port = settings.port;
+        // The bus port defaults to the data port's + 10000: the TLS one's
+        // when the bus is TLS, as Redis's.
+        let port = if settings.tls.cluster {
+            settings.tls_port
+        } else {
+            settings.port
+        };
         let cport = match config.get("cluster-port").parse::<u16>().unwrap_or(0) {
             0 => port.wrapping_add(10000),
             p => p,
@@ -445,7 +467,7 @@ impl Cluster {
         };
         {
             let me = state.me_mut();
-            (me.port, me.cport) = opts.announced_ports(port, cport);
+            (me.port, me.pport, me.cport) = opts.announced_ports(settings, cport);
             if !opts.announce_ip.is_empty() {
                 me.ip = opts.announce_ip.clone();
             }

@@ -52,6 +52,9 @@ pub struct Node {
     pub name: Name,
     pub ip: String,
     pub port: u16,
+    /// The plaintext data port of a node whose `port` is its TLS port
+    /// (tls-cluster yes), 0 if none: gossiped, not kept in nodes.conf.
+    pub pport: u16,
     pub cport: u16,
     pub hostname: String,
     pub flags: u16,
@@ -87,6 +90,7 @@ impl Node {
             name,
             ip: String::new(),
             port: 0,
+            pport: 0,
             cport: 0,
             hostname: String::new(),
             flags,
@@ -138,9 +142,20 @@ impl Node {
         }
     }
 
+    /// The data port a client is sent to: with `plaintext` (a plain client
+    /// of a TLS cluster) the plaintext port the node gossips, where it has
+    /// one, as Redis's use_pport.
+    pub fn client_port(&self, plaintext: bool) -> u16 {
+        if plaintext && self.pport != 0 {
+            self.pport
+        } else {
+            self.port
+        }
+    }
+
     /// `ip:port@cport[,hostname]`.
-    pub fn addr_text(&self) -> String {
-        let mut s = format!("{}:{}@{}", self.ip, self.port, self.cport);
+    pub fn addr_text(&self, plaintext: bool) -> String {
+        let mut s = format!("{}:{}@{}", self.ip, self.client_port(plaintext), self.cport);
         if !self.hostname.is_empty() {
             s.push(',');
             s.push_str(&self.hostname);
@@ -150,7 +165,7 @@ impl Node {
 
     /// The CLUSTER NODES line up to the link state; the caller appends slots
     /// (`epoch`: a replica shows its master's config epoch).
-    pub fn describe_head(&self, epoch: u64) -> String {
+    pub fn describe_head(&self, epoch: u64, plaintext: bool) -> String {
         let master = self.slaveof.as_ref().map_or("-", name_str);
         let connected = if self.link.is_some() || self.flags & MYSELF != 0 {
             "connected"
@@ -160,7 +175,7 @@ impl Node {
         format!(
             "{} {} {} {} {} {} {} {}",
             name_str(&self.name),
-            self.addr_text(),
+            self.addr_text(plaintext),
             self.flags_text(),
             master,
             self.ping_sent,

@@ -104,7 +104,8 @@ pub fn route(
             return Some(UNSTABLE.into());
         }
         let to = st.migrating[&(slot as u16)];
-        return Some(redirect("ASK", slot, st.nodes.get(&to)?));
+        let plaintext = super::commands::plaintext_view(shared, client);
+        return Some(redirect("ASK", slot, st.nodes.get(&to)?, plaintext));
     }
     if importing && (asking || spec.has(table::ASKING)) {
         if multiple && missing > 0 {
@@ -123,7 +124,8 @@ pub fn route(
     {
         return None;
     }
-    Some(redirect("MOVED", slot, st.nodes.get(&owner)?))
+    let plaintext = super::commands::plaintext_view(shared, client);
+    Some(redirect("MOVED", slot, st.nodes.get(&owner)?, plaintext))
 }
 
 /// Adds a command's keys to `keys`; notes whether it writes and whether it is
@@ -155,8 +157,9 @@ fn scan<'a>(
     }
 }
 
-fn redirect(kind: &str, slot: usize, n: &nodes::Node) -> String {
-    format!("{kind} {slot} {}:{}", n.ip, n.port)
+/// `plaintext`: a plain client of a TLS cluster, sent to the plaintext port.
+fn redirect(kind: &str, slot: usize, n: &nodes::Node, plaintext: bool) -> String {
+    format!("{kind} {slot} {}:{}", n.ip, n.client_port(plaintext))
 }
 
 fn is_shard_pubsub(spec: &CommandSpec) -> bool {
@@ -173,8 +176,10 @@ pub fn redirect_blocked(shared: &Shared, cluster: &Cluster) {
     if shared.blocking.blocked_clients() == 0 {
         return;
     }
+    let tls_cluster = shared.settings().tls.cluster;
     shared.blocking.fail_where(shared, |w| {
         let first = w.keys().first()?;
+        let plaintext = tls_cluster && !w.is_tls();
         let st = cluster.state.read();
         if !st.ok {
             return Some((DOWN.into(), false));
@@ -194,7 +199,7 @@ pub fn redirect_blocked(shared: &Shared, cluster: &Cluster) {
             return None;
         }
         Some(match owner.and_then(|o| st.nodes.get(&o)) {
-            Some(n) => (redirect("MOVED", slot, n), false),
+            Some(n) => (redirect("MOVED", slot, n, plaintext), false),
             None => (UNBOUND.into(), false),
         })
     });

@@ -138,6 +138,11 @@ pub struct Waiter {
 }
 
 impl Waiter {
+    /// The blocked client came over TLS (its redirection names the port for it).
+    pub fn is_tls(&self) -> bool {
+        self.info.is_tls()
+    }
+
     /// Notes how long the call that blocked took (the dispatcher, once it returned).
     pub fn set_duration(&self, nanos: u64) {
         self.duration_ns.store(nanos, Ordering::Relaxed);

@@ -30,6 +30,11 @@ pub trait Socket: AsyncRead + AsyncWrite + Unpin + Send + std::os::fd::AsRawFd {
     /// Detaches the socket from this runtime, to be served by a connection thread.
     fn into_handoff(self) -> io::Result<crate::net::io_threads::Handoff>;
 
+    /// A TLS session (the client is then flagged so: net/tls).
+    fn is_tls(&self) -> bool {
+        false
+    }
+
     /// Reads what is there now, or fails with `WouldBlock`. It goes through
     /// `poll_read` rather than `try_read_buf` because tokio's `poll_read` treats
     /// a short read as "drained" and clears the readiness: with `try_read_buf`

@@ -601,8 +601,11 @@ async fn handshake(shared: &Shared, conn: &mut Conn) -> Result<Sync, String> {
             return Err(format!("Unable to AUTH to MASTER: {reply}"));
         }
     }
-    // replica-announce-port/-ip (when set) are what the master lists.
+    // replica-announce-port/-ip (when set) are what the master lists; else
+    // the port a peer of this link would use: the TLS one with
+    // tls-replication yes (Sentinel connects to replicas there), as Redis.
     let port = match settings.replica_announce_port {
+        0 if settings.tls.replication && settings.tls_port != 0 => settings.tls_port,
         0 => settings.port,
         p => p,
     }

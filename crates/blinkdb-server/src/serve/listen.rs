@@ -149,6 +149,7 @@ async fn start<S: Socket + 'static>(
         origin,
         shared.clock(),
     ));
+    info.set_flag(crate::client::FLAG_TLS, sock.is_tls());
     info.open_at_accept.store(
         !shared.acl.auth_required(),
         std::sync::atomic::Ordering::Relaxed,
@@ -261,6 +262,7 @@ pub async fn accept_loop<A: Acceptor>(
 
 /// The options whose change rebuilds the TLS contexts (Redis's applyTlsCfg).
 const TLS_OPTIONS: &[&str] = &[
+    "tls-dh-params-file",
     "tls-cert-file",
     "tls-key-file",
     "tls-client-cert-file",
@@ -286,6 +288,7 @@ pub const TLS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
     options: &[
         "tls-port",
         "bind",
+        "tls-dh-params-file",
         "tls-cert-file",
         "tls-key-file",
         "tls-client-cert-file",
@@ -410,6 +413,23 @@ fn handshake(
     let timeout = crate::net::tls::handshake_timeout(&settings.tls);
     let shared = shared.clone();
     let run = move |sock: tokio::net::TcpStream| async move {
+        // A peer whose first byte does not open a TLS handshake record (a
+        // plaintext client) is reset without an alert, as OpenSSL does: rustls
+        // would answer with an alert record, which such a client reads as a
+        // reply ("Bad protocol") where Redis's clients see an I/O error.
+        let mut first = [0u8; 1];
+        if let Ok(Ok(1)) = tokio::time::timeout(timeout, sock.peek(&mut first)).await {
+            if first[0] != 0x16 {
+                drop(pending);
+                // A zero linger resets at once: the drop has nothing to wait on.
+                #[allow(deprecated)]
+                let _ = sock.set_linger(Some(std::time::Duration::ZERO));
+                tracing::info!(
+                    "Error accepting a client connection: wrong version number (addr={peer} laddr={local})"
+                );
+                return;
+            }
+        }
         let session = crate::net::tls::accept(&contexts, sock, timeout).await;
         drop(pending);
         match session {

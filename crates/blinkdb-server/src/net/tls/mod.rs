@@ -10,6 +10,7 @@
 //! that says so (docs/compatibility.md).
 
 mod contexts;
+mod sessions;
 mod stream;
 mod v1;
 mod verify;

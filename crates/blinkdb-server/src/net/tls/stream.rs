@@ -234,6 +234,10 @@ impl<IO: Socket> std::os::fd::AsRawFd for TlsSocket<IO> {
 }
 
 impl<IO: Socket> Socket for TlsSocket<IO> {
+    fn is_tls(&self) -> bool {
+        true
+    }
+
     fn poll_read_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         // Records still to send go out as the socket takes them: the waker
         // is registered for that too.
