@@ -236,3 +236,22 @@ def test_eval_inside_exec_is_not_debugged(blinkdb):
         assert c.call("EXISTS", "m").value == 0
         # The mode stays: the next EVAL outside a transaction is debugged.
         assert b"Stopped at 1" in c.call("EVAL", "return 1", "0").raw
+
+
+@pytest.mark.parametrize(
+    "body,commands",
+    [
+        # Frames: trace and print inside a function, then back at top level.
+        (b"local function f(x)\n  local y = x * 2\n  return y\nend\nlocal r = f(3)\nreturn r\n",
+         ["s", "s", "t", "p", "s", "t", "p", "s", "s"]),
+        # A shebang line, and a runtime error ending the session.
+        (b"#!lua flags=no-writes\nlocal a = 1\nlocal b = nil + a\nreturn b\n",
+         ["s", "l", "s"]),
+    ],
+)
+def test_more_transcripts(servers, tmp_path, body, commands):
+    path = tmp_path / "more.lua"
+    path.write_bytes(body)
+    out = {name: transcript(srv.port, path, commands) for name, srv in servers.items()}
+    assert b"Lua debugging session ended" in out["redis"], out["redis"]
+    assert out["blinkdb"] == out["redis"]
