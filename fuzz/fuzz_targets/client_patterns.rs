@@ -622,7 +622,7 @@ fn run(env: &Env, limits: &Limits, big: usize, plans: Vec<Plan>) {
                         *p = (*p).max(info.output_pending());
                     }
                     if evicting {
-                        blinkdb_server::memory::client_eviction::cron(&shared);
+                        blinkdb_server::memory::client_eviction::cron(&*shared);
                     }
                     // Every round of the scheduler: a connection can fill its
                     // queue and be closed for it within a millisecond.

@@ -8,8 +8,8 @@
 #![no_main]
 
 use blinkdb_fuzz::Cursor;
-use blinkdb_server::config::{parse_memory, Config, OPTIONS};
 use blinkdb_server::boot::CONFIG_CHECKS;
+use blinkdb_server::config::{parse_memory, Config, OPTIONS};
 use libfuzzer_sys::fuzz_target;
 
 /// Redis 7.0's `memtoull`, except that a unit pushing the value past u64 is

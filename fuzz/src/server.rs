@@ -2,12 +2,12 @@
 //! whose bytes go through the same parser and dispatch as a socket's.
 
 use blinkdb_engine::{Engine, EngineOptions};
-use blinkdb_server::client::{ClientInfo, Peer};
-use blinkdb_server::exec::session::Client;
-use blinkdb_server::config::{validate, Config, OPTIONS};
-use blinkdb_server::serve::connection::run_commands_for_fuzzing;
-use blinkdb_server::protocol::{Out, RequestParser};
 use blinkdb_server::boot::{CONFIG_CHECKS, CONFIG_SET_EFFECTS};
+use blinkdb_server::client::{ClientInfo, Peer};
+use blinkdb_server::config::{validate, Config, OPTIONS};
+use blinkdb_server::exec::session::Client;
+use blinkdb_server::protocol::{Out, RequestParser};
+use blinkdb_server::serve::connection::run_commands_for_fuzzing;
 use blinkdb_server::server::state::Shared;
 use bytes::BytesMut;
 use std::sync::Arc;

@@ -1239,12 +1239,11 @@ impl<'a> Tx<'a> {
         if refs.is_empty() {
             return Vec::new();
         }
+        // The arguments the log kept are exactly those at least as long as
+        // the shortest it kept (it keeps every argument past the threshold
+        // in force when it wrote them, which CONFIG SET may change since).
+        let threshold = refs.iter().map(|r| r.len).min().unwrap_or(u64::MAX) as usize;
         let mut refs = refs.into_iter();
-        let threshold = self
-            .engine
-            .log
-            .get()
-            .map_or(usize::MAX, |l| l.blob_threshold);
         args.iter()
             .map(|a| {
                 if a.len() >= threshold {

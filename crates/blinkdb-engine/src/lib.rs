@@ -13,6 +13,7 @@ mod bits;
 mod bloom;
 mod checksum;
 mod clock;
+pub mod debug_delay;
 mod engine;
 mod evict;
 mod evict_sampled;

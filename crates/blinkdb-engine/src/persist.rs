@@ -5,6 +5,7 @@
 use crate::aof::{Aof, BlobRef, Lsn, Result};
 use bytes::Bytes;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The log as the keyspace uses it.
 pub struct Log {
@@ -12,19 +13,28 @@ pub struct Log {
     /// (incr file, database) the last record was written for; a new file
     /// or another database needs a SELECT first.
     selected: Mutex<(u64, usize)>,
-    pub verify_blobs: bool,
-    /// Arguments this long are kept in the log, not in memory.
-    pub blob_threshold: usize,
+    /// `verify-blobs-on-read`, changed by CONFIG SET for the next read.
+    verify_blobs: AtomicBool,
 }
 
 impl Log {
+    /// `blob_threshold`: arguments this long are kept in the log, not in
+    /// memory (the AOF's setting, `Aof::set_blob_threshold`).
     pub fn new(aof: Aof, verify_blobs: bool, blob_threshold: usize) -> Self {
+        aof.set_blob_threshold(blob_threshold);
         Log {
             aof,
             selected: Mutex::new((u64::MAX, usize::MAX)),
-            verify_blobs,
-            blob_threshold,
+            verify_blobs: AtomicBool::new(verify_blobs),
         }
+    }
+
+    pub fn set_verify_blobs(&self, verify: bool) {
+        self.verify_blobs.store(verify, Ordering::Relaxed);
+    }
+
+    fn verify(&self) -> bool {
+        self.verify_blobs.load(Ordering::Relaxed)
     }
 
     /// Appends one command for `db`. Returns its position and where its
@@ -43,12 +53,12 @@ impl Log {
     }
 
     pub fn read_blob(&self, r: &BlobRef) -> Result<Bytes> {
-        self.aof.read_blob(r, self.verify_blobs)
+        self.aof.read_blob(r, self.verify())
     }
 
     /// A large value's open file, read (and checked, unless `verify-blobs-on-read
     /// no`) when the reply is sent.
     pub fn blob_source(&self, r: &BlobRef) -> Result<crate::aof::BlobSource> {
-        self.aof.blob_source(r, self.verify_blobs)
+        self.aof.blob_source(r, self.verify())
     }
 }

@@ -618,12 +618,22 @@ impl Engine {
     }
 
     /// The shard pass, calling `pace` between shards (no lock held then).
+    /// `rdb-key-save-delay` is taken here, for the keys copied so far, with
+    /// no lock held: Redis's forked child sleeps while the server goes on,
+    /// and so do writers here (a shard's writers wait for nobody's sleep).
     fn snapshot_all_shards_paced(&self, epoch: u64, pace: &dyn Fn()) {
+        use crate::debug_delay::{pause, KEY_SAVE_DELAY};
+        let mut delayed = 0;
         for db in 0..self.databases() {
             for s in 0..SHARDS {
                 let mut shard = self.db(db).shard(s).write();
                 self.snapshot_before_write(db, &mut shard, epoch);
                 drop(shard);
+                if KEY_SAVE_DELAY.load(Ordering::Relaxed) != 0 {
+                    let copied = self.rewrite.lock().as_ref().map_or(0, |st| st.keys);
+                    pause(&KEY_SAVE_DELAY, copied.saturating_sub(delayed));
+                    delayed = delayed.max(copied);
+                }
                 pace();
             }
         }

@@ -453,7 +453,9 @@ impl Inner {
             let mut fp = FileParse {
                 file: *id,
                 lsn_base: id.is_base().then(|| Lsn::new(first_incr, 0)),
-                blob_threshold: self.opts.blob_threshold,
+                blob_threshold: self
+                    .blob_threshold
+                    .load(std::sync::atomic::Ordering::Relaxed),
                 on_command: &mut on_command,
                 pending: Vec::new(),
                 pending_bytes: 0,

@@ -190,6 +190,8 @@ impl Aof {
             rewriting: AtomicBool::new(false),
             append_seq: AtomicU64::new(last.seq),
             fsync: AtomicU8::new(opts.fsync.to_u8()),
+            segment_size: AtomicU64::new(opts.segment_size),
+            blob_threshold: std::sync::atomic::AtomicUsize::new(opts.blob_threshold),
             opts,
         });
         inner.drop_history();
@@ -317,6 +319,30 @@ impl Aof {
     /// The fsync policy this log runs with now.
     pub fn fsync_policy(&self) -> FsyncPolicy {
         self.inner.fsync()
+    }
+
+    /// CONFIG SET segment-size: the incr file rotates at the new size from
+    /// the next write on (a file already past it rotates then). Held below
+    /// what a log position can address, as at open.
+    pub fn set_segment_size(&self, bytes: u64) {
+        let max = (1u64 << (types::LSN_OFFSET_BITS - 1)) - 1;
+        self.inner
+            .segment_size
+            .store(bytes.min(max), Ordering::Relaxed);
+    }
+
+    /// CONFIG SET blob-threshold: arguments written from now on are kept in
+    /// the log (not in memory) from this size; values already written stay
+    /// where they are.
+    pub fn set_blob_threshold(&self, bytes: usize) {
+        self.inner
+            .blob_threshold
+            .store(bytes.max(1), Ordering::Relaxed);
+    }
+
+    /// The size from which arguments written now are kept in the log.
+    pub fn blob_threshold(&self) -> usize {
+        self.inner.blob_threshold.load(Ordering::Relaxed)
     }
 
     /// Changes the fsync policy while the log runs (CONFIG SET appendfsync). The sync

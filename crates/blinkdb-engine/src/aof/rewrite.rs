@@ -188,7 +188,9 @@ impl Inner {
             rdb,
             seq,
             first_kept_incr: new_incr,
-            blob_threshold: self.opts.blob_threshold,
+            blob_threshold: self
+                .blob_threshold
+                .load(std::sync::atomic::Ordering::Relaxed),
             buf: Vec::new(),
             offset: 0,
             synced: 0,

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -121,6 +121,10 @@ pub(crate) struct Counters {
 
 pub(crate) struct Inner {
     pub opts: AofOptions,
+    /// `opts.segment_size` and `opts.blob_threshold` as they are now: CONFIG
+    /// SET changes them for the next incr file and the next write.
+    pub segment_size: AtomicU64,
+    pub blob_threshold: AtomicUsize,
     /// The fsync policy now (`FsyncPolicy::to_u8`): CONFIG SET appendfsync changes it.
     pub fsync: AtomicU8,
     pub storage: Arc<dyn Storage>,
@@ -153,13 +157,13 @@ impl Inner {
         if !a.loaded {
             return Err(AofError::NotLoaded);
         }
-        if a.end() >= self.opts.segment_size {
+        if a.end() >= self.segment_size.load(Ordering::Relaxed) {
             let seq = a.rotate();
             self.append_seq.store(seq, Ordering::Release);
         }
         let mut w = RecordWriter {
             state: &mut a,
-            blob_threshold: self.opts.blob_threshold,
+            blob_threshold: self.blob_threshold.load(Ordering::Relaxed),
         };
         let r = build(&mut w);
         Ok((a.end_lsn(), r))

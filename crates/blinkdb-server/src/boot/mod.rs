@@ -61,6 +61,8 @@ pub async fn run(
     // Before anything of ours writes there: a save cut short by a crash.
     crate::persistence::stale_temp::remove_stale(&settings.dir);
     raise_nofile(settings.maxclients as u64 + 32);
+    crate::persistence::apply_debug_delays(&settings);
+    crate::exec::propagation::apply_exit_on_panic(&settings);
     let engine = Arc::new(Engine::new(EngineOptions {
         databases: settings.databases,
         data_dir: settings.dir.clone(),
@@ -344,6 +346,10 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::ON_SET,
     crate::persistence::APPENDONLY_ON_SET,
+    crate::persistence::DEBUG_DELAYS_ON_SET,
+    crate::persistence::LOG_ON_SET,
+    crate::persistence::FIXED_ON_SET,
+    crate::exec::propagation::EXIT_ON_PANIC_ON_SET,
     Shared::LOGLEVEL_ON_SET,
     crate::commands::acl::ON_SET,
 ];
@@ -355,6 +361,8 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::persistence::rdb_file::CONFIG_CHECKS[1],
     crate::server::process::CONFIG_CHECKS[0],
     crate::server::process::CONFIG_CHECKS[1],
+    crate::server::process::WATCHDOG_CHECK,
+    crate::scripting::DEPRECATED_API_CHECK,
     crate::replication::replica::CONFIG_CHECK,
     crate::exec::stats::CONFIG_CHECK,
     crate::memory::DEFRAG_CHECK,
@@ -362,8 +370,6 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     crate::net::tls::CONFIG_CHECKS[0],
     crate::net::tls::CONFIG_CHECKS[1],
     crate::net::tls::CONFIG_CHECKS[2],
-    crate::net::tls::CONFIG_CHECKS[3],
-    crate::net::tls::CONFIG_CHECKS[4],
 ];
 
 /// `hz`'s check: like Redis, a value

@@ -5,30 +5,47 @@ use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::glob_match;
 
+/// CONFIG GET's answer, as Redis's configGetCommand: a word without glob
+/// characters names one option (or an old name), hidden ones too, and is
+/// answered under the spelling it was given; a pattern matches the options
+/// and old names but never a hidden option. A name already answered (in any
+/// case) is not repeated.
+fn config_get_pairs(cfg: &crate::config::Config, words: &[&[u8]]) -> Vec<(String, String)> {
+    use crate::config::{aliases, find, Config, HIDDEN, OPTIONS};
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    let mut add = |shown: &str, option: &str| {
+        if !pairs.iter().any(|(n, _)| n.eq_ignore_ascii_case(shown)) {
+            pairs.push((shown.to_string(), Config::shown(option, cfg.get(option))));
+        }
+    };
+    for word in words {
+        if !word.iter().any(|c| b"[*?".contains(c)) {
+            let name = String::from_utf8_lossy(word);
+            if let Some(def) = find(&name) {
+                add(&name, def.name);
+            }
+            continue;
+        }
+        for def in OPTIONS.iter().filter(|d| !HIDDEN.contains(&d.name)) {
+            if glob_match(word, def.name.as_bytes(), true) {
+                add(def.name, def.name);
+            }
+        }
+        for (old, new) in aliases() {
+            if glob_match(word, old.as_bytes(), true) {
+                add(old, new);
+            }
+        }
+    }
+    pairs
+}
+
 pub fn config(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     match sub.as_str() {
         "get" if args.len() >= 3 => {
             let cfg = ctx.shared.config();
-            let wanted = |name: &str| {
-                args[2..]
-                    .iter()
-                    .any(|p| glob_match(p, name.as_bytes(), true))
-            };
-            let mut pairs: Vec<(&str, String)> = cfg
-                .iter()
-                .filter(|(name, _)| wanted(name))
-                .map(|(n, v)| (n, crate::config::Config::shown(n, v)))
-                .collect();
-            // Old names (hash-max-ziplist-entries...) answer with their
-            // option's value.
-            for (old, new) in crate::config::aliases() {
-                if wanted(old) {
-                    if let Some((n, v)) = cfg.iter().find(|(n, _)| n == new) {
-                        pairs.push((old, crate::config::Config::shown(n, v)));
-                    }
-                }
-            }
+            let pairs = config_get_pairs(&cfg, &args[2..]);
             drop(cfg);
             ctx.out.map(pairs.len());
             for (n, v) in pairs {

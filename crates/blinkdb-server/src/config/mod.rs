@@ -15,7 +15,7 @@ mod settings;
 mod values;
 
 pub use hooks::{Check, OnSet, Stage};
-pub use options::{aliases, find, options_help, Kind, OptionDef, OPTIONS, PROTECTED};
+pub use options::{aliases, find, options_help, Kind, OptionDef, HIDDEN, OPTIONS, PROTECTED};
 pub use settings::{master_of, maxmemory_clients, Settings, TlsSettings};
 pub use values::{parse_memory, validate, ShutdownFlags};
 
@@ -28,13 +28,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Redis 7.0 directives BlinkDB refuses, and why (docs/compatibility.md).
-const UNSUPPORTED: &[(&str, &str)] = &[
-    ("rename-command", "BlinkDB does not rename commands"),
-    (
-        "lua-enable-deprecated-api",
-        "BlinkDB's Lua offers no switch for setfenv, getfenv and newproxy",
-    ),
-];
+const UNSUPPORTED: &[(&str, &str)] = &[("rename-command", "BlinkDB does not rename commands")];
 
 /// The error for a directive BlinkDB does not know: Redis's text, or why
 /// BlinkDB refuses a directive Redis has.

@@ -253,11 +253,13 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("dbfilename", "dump.rdb", true, Kind::Str),
     opt("rdbcompression", "yes", true, Kind::Bool),
     opt("rdbchecksum", "yes", true, Kind::Bool),
-    opt("segment-size", "64mb", false, Kind::Memory(0, SEGMENT_MAX)),
-    opt("blob-threshold", "16kb", false, Kind::Memory(0, U64)),
-    opt("verify-blobs-on-read", "yes", false, Kind::Bool),
-    opt("aof-load-truncated", "yes", false, Kind::Bool),
-    opt("aof-load-corrupt", "no", false, Kind::Bool),
+    // Mutable: the next incr file, the next write, the next read, the next
+    // load (persistence::LOG_ON_SET).
+    opt("segment-size", "64mb", true, Kind::Memory(0, SEGMENT_MAX)),
+    opt("blob-threshold", "16kb", true, Kind::Memory(0, U64)),
+    opt("verify-blobs-on-read", "yes", true, Kind::Bool),
+    opt("aof-load-truncated", "yes", true, Kind::Bool),
+    opt("aof-load-corrupt", "no", true, Kind::Bool),
     opt("aof-use-rdb-preamble", "yes", true, Kind::Bool),
     opt(
         "auto-aof-rewrite-percentage",
@@ -308,8 +310,10 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Enum(&["user", "kernel"]),
     ),
-    opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", false, Kind::Str),
-    opt("existence-filter-size", "0", false, Kind::Memory(0, U64)),
+    // Fixed at start: CONFIG SET takes the current value only
+    // (persistence::FIXED_ON_SET says why, as config/blinkdb.conf).
+    opt("bpf-pin-root", "/sys/fs/bpf/blinkdb", true, Kind::Str),
+    opt("existence-filter-size", "0", true, Kind::Memory(0, U64)),
     opt("busy-reply-threshold", "5000", true, Kind::Int(0, i64::MAX)),
     opt("lua-memory-limit", "1gb", true, Kind::Memory(0, U64)),
     opt(
@@ -525,6 +529,43 @@ pub static OPTIONS: &[OptionDef] = &[
         false,
         Kind::Enum(&["no", "yes", "local"]),
     ),
+    // Redis's hidden options (`HIDDEN`), for its tests and debugging.
+    opt(
+        "key-load-delay",
+        "0",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt(
+        "rdb-key-save-delay",
+        "0",
+        true,
+        Kind::Int(i32::MIN as i64, i32::MAX as i64),
+    ),
+    opt(
+        "loading-process-events-interval-bytes",
+        "2097152",
+        true,
+        Kind::Int(1024, i32::MAX as i64),
+    ),
+    // Only 0: BlinkDB has no SIGALRM watchdog (persistence::WATCHDOG_CHECK).
+    opt("watchdog-period", "0", true, Kind::Int(0, i32::MAX as i64)),
+    opt("use-exit-on-panic", "no", true, Kind::Bool),
+    // Only no: BlinkDB's Lua has no switch for the deprecated API
+    // (scripting's check refuses yes).
+    opt("lua-enable-deprecated-api", "no", false, Kind::Bool),
+];
+
+/// Redis's HIDDEN_CONFIG options: CONFIG GET answers them only when named
+/// exactly, never for a pattern (CONFIG REWRITE writes them, as any option,
+/// only when set away from their default).
+pub const HIDDEN: &[&str] = &[
+    "key-load-delay",
+    "rdb-key-save-delay",
+    "loading-process-events-interval-bytes",
+    "watchdog-period",
+    "use-exit-on-panic",
+    "lua-enable-deprecated-api",
 ];
 
 /// Options CONFIG SET changes only as `enable-protected-configs` allows, as in

@@ -77,6 +77,15 @@ pub struct Settings {
     pub verify_blobs_on_read: bool,
     pub aof_load_truncated: bool,
     pub aof_load_corrupt: bool,
+    /// Hidden `key-load-delay` and `rdb-key-save-delay`: µs per key loaded
+    /// or saved (negative: 1 µs for one key in N), handed to the engine.
+    pub key_load_delay: i32,
+    pub rdb_key_save_delay: i32,
+    /// Hidden `loading-process-events-interval-bytes`: how often a load
+    /// publishes its progress (INFO's loading_loaded_bytes).
+    pub loading_process_events_interval_bytes: u64,
+    /// Hidden `use-exit-on-panic`: a panic exits with 1 instead of aborting.
+    pub use_exit_on_panic: bool,
     /// The AOF rewrite writes an RDB-format base (`<appendfilename>.<seq>.base.rdb`).
     pub aof_use_rdb_preamble: bool,
     pub auto_aof_rewrite_percentage: u64,
@@ -297,6 +306,12 @@ impl Config {
             verify_blobs_on_read: self.flag("verify-blobs-on-read"),
             aof_load_truncated: self.flag("aof-load-truncated"),
             aof_load_corrupt: self.flag("aof-load-corrupt"),
+            key_load_delay: self.int("key-load-delay") as i32,
+            rdb_key_save_delay: self.int("rdb-key-save-delay") as i32,
+            loading_process_events_interval_bytes: self
+                .int("loading-process-events-interval-bytes")
+                .max(1) as u64,
+            use_exit_on_panic: self.flag("use-exit-on-panic"),
             aof_use_rdb_preamble: self.flag("aof-use-rdb-preamble"),
             auto_aof_rewrite_percentage: self.int("auto-aof-rewrite-percentage") as u64,
             auto_aof_rewrite_min_size: self.bytes("auto-aof-rewrite-min-size"),

@@ -7,6 +7,7 @@
 //! replica may diverge on purpose).
 
 use crate::config::Settings;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the failed command came from.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -64,13 +65,38 @@ pub fn after_error(
     Ok(())
 }
 
+/// Hidden `use-exit-on-panic`: a panic exits with status 1 rather than
+/// aborting (no core dump; Redis's tests set it for valgrind).
+static USE_EXIT_ON_PANIC: AtomicBool = AtomicBool::new(false);
+
+/// Applies `use-exit-on-panic` (at start and on CONFIG SET).
+pub fn apply_exit_on_panic(s: &Settings) {
+    USE_EXIT_ON_PANIC.store(s.use_exit_on_panic, Ordering::Relaxed);
+}
+
+pub const EXIT_ON_PANIC_ON_SET: crate::config::OnSet<crate::server::state::Shared> =
+    crate::config::OnSet {
+        options: &["use-exit-on-panic"],
+        stage: crate::config::Stage::AfterCommit,
+        apply: |_, s, _| {
+            apply_exit_on_panic(s);
+            Ok(())
+        },
+    };
+
 /// Stops the server as Redis's serverPanic does: the message logged with
-/// "Guru Meditation", then an exit without the orderly shutdown.
+/// "Guru Meditation", then an abort (SIGABRT, a core dump where enabled),
+/// or an exit with status 1 under `use-exit-on-panic`, without the orderly
+/// shutdown either way. The log is written synchronously, so nothing of it
+/// is lost to the abort.
 pub fn panic(message: &str) -> ! {
     tracing::error!("------------------------------------------------");
     tracing::error!("!!! Software Failure. Press left mouse button to continue");
     tracing::error!("Guru Meditation: {message}");
-    std::process::exit(1)
+    if USE_EXIT_ON_PANIC.load(Ordering::Relaxed) {
+        std::process::exit(1)
+    }
+    std::process::abort()
 }
 
 #[cfg(test)]

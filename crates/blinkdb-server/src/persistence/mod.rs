@@ -53,6 +53,59 @@ impl Default for RewriteStats {
     }
 }
 
+/// CONFIG SET segment-size, blob-threshold and verify-blobs-on-read reach
+/// the open log at once: the next incr file, the next write, the next read.
+/// (aof-load-truncated and aof-load-corrupt need nothing: the next load,
+/// CONFIG SET appendonly yes or a restart, reads them from the settings.)
+pub const LOG_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["segment-size", "blob-threshold", "verify-blobs-on-read"],
+    stage: crate::config::Stage::AfterCommit,
+    apply: |shared, s, _| {
+        if let Some(log) = shared.engine.log_handle() {
+            log.aof.set_segment_size(s.segment_size.max(4096));
+            log.aof.set_blob_threshold(s.blob_threshold.max(1));
+            log.set_verify_blobs(s.verify_blobs_on_read);
+        }
+        Ok(())
+    },
+};
+
+/// `existence-filter-size` and `bpf-pin-root` are taken at start only: the
+/// existence filter is sized and filled once, before any read relies on it,
+/// and kernel filters stay pinned where they were made. CONFIG SET accepts
+/// the value in force (so a config round trip works) and refuses another.
+pub const FIXED_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["existence-filter-size", "bpf-pin-root"],
+    stage: crate::config::Stage::BeforeCommit,
+    apply: |_, _, changed| {
+        let name = ["existence-filter-size", "bpf-pin-root"]
+            .into_iter()
+            .find(|o| changed(o))
+            .unwrap_or("existence-filter-size");
+        Err((
+            name.to_string(),
+            "can't change it at runtime: it takes effect at start (set it in the config file and restart)".into(),
+        ))
+    },
+};
+
+/// The hidden `key-load-delay` and `rdb-key-save-delay`, handed to the
+/// engine's load and save loops (also at start: `apply_debug_delays`).
+pub const DEBUG_DELAYS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["key-load-delay", "rdb-key-save-delay"],
+    stage: crate::config::Stage::AfterCommit,
+    apply: |_, s, _| {
+        apply_debug_delays(s);
+        Ok(())
+    },
+};
+
+pub fn apply_debug_delays(s: &Settings) {
+    use blinkdb_engine::debug_delay::{KEY_LOAD_DELAY, KEY_SAVE_DELAY};
+    KEY_LOAD_DELAY.store(s.key_load_delay, Ordering::Relaxed);
+    KEY_SAVE_DELAY.store(s.rdb_key_save_delay, Ordering::Relaxed);
+}
+
 /// CONFIG SET appendfsync hands the new policy to the log at once.
 pub const ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
     options: &["appendfsync"],
@@ -173,6 +226,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         .aof
         .load_with_rdb_base(
             |cmd| {
+                blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
                 replay(shared, &log, &mut client, &mut out, cmd).map_err(|reason| {
                     blinkdb_engine::AofError::Corrupt {

@@ -434,7 +434,19 @@ fn import_from(
             // could hold (a key takes at least 2 bytes).
             engine.reserve_keys(db, keys.min(hint_bytes / 2) as usize);
         };
+        // loading-process-events-interval-bytes: progress is published at
+        // least each time the load crosses a multiple of it (clients are
+        // served all along: they get -LOADING from other threads).
+        let interval = settings.loading_process_events_interval_bytes.max(1);
+        let mut next_publish = interval;
         let mut on_key = |k: rdb_format::LoadedKey| {
+            blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
+            let end = k.raw.end as u64;
+            // One comparison a key; the division only when a mark is crossed.
+            if end >= next_publish {
+                next_publish = (end / interval + 1) * interval;
+                shared.loading.loaded_bytes.store(end, Ordering::Relaxed);
+            }
             let mut value = k.value;
             if let Some((file, threshold)) = aof_base {
                 if k.kind == rdb_format::kind::STRING {
@@ -698,6 +710,11 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
                         continue;
                     }
                     w.key(key, entry.value(), entry.expire_at, &mut blob)?;
+                    // SAVE blocks every client while it runs, as in Redis.
+                    blinkdb_engine::debug_delay::pause(
+                        &blinkdb_engine::debug_delay::KEY_SAVE_DELAY,
+                        1,
+                    );
                     keys += 1;
                 }
             }

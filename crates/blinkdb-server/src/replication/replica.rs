@@ -892,7 +892,7 @@ pub(super) fn load(
 fn keep_large_values_in_the_log(shared: &Shared) -> usize {
     use blinkdb_engine::{Entry, Value};
     let engine = &shared.engine;
-    let Some(threshold) = engine.log_handle().map(|l| l.blob_threshold) else {
+    let Some(threshold) = engine.log_handle().map(|l| l.aof.blob_threshold()) else {
         return 0;
     };
     let mut moved = 0;

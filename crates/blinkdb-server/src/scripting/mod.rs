@@ -35,6 +35,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use vm::{Compiled, Vm};
 
+/// `lua-enable-deprecated-api` (immutable, as in Redis): only `no`, as
+/// BlinkDB's Lua has no switch to bring setfenv, getfenv and newproxy back.
+pub const DEPRECATED_API_CHECK: crate::config::Check = crate::config::Check {
+    option: "lua-enable-deprecated-api",
+    check: |v| match v {
+        "no" => Ok(v.to_string()),
+        _ => Err("BlinkDB's Lua offers no switch for setfenv, getfenv and newproxy".into()),
+    },
+};
+
 pub const ERR_NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 pub const ERR_BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";

@@ -263,6 +263,8 @@ pub async fn accept_loop<A: Acceptor>(
 /// The options whose change rebuilds the TLS contexts (Redis's applyTlsCfg).
 const TLS_OPTIONS: &[&str] = &[
     "tls-dh-params-file",
+    "tls-key-file-pass",
+    "tls-client-key-file-pass",
     "tls-cert-file",
     "tls-key-file",
     "tls-client-cert-file",
@@ -289,6 +291,8 @@ pub const TLS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
         "tls-port",
         "bind",
         "tls-dh-params-file",
+        "tls-key-file-pass",
+        "tls-client-key-file-pass",
         "tls-cert-file",
         "tls-key-file",
         "tls-client-cert-file",

@@ -22,6 +22,21 @@ pub const CONFIG_CHECKS: [Check; 2] = [
     },
 ];
 
+/// `watchdog-period`: Redis's SIGALRM watchdog logs the main thread's stack
+/// when its event loop is stuck that long. BlinkDB serves clients from a
+/// pool of threads and has no such watchdog, so only 0 (off) is accepted:
+/// a period it would silently ignore is refused.
+pub const WATCHDOG_CHECK: Check = Check {
+    option: "watchdog-period",
+    check: |v| match v {
+        "0" => Ok(v.to_string()),
+        _ => Err(
+            "BlinkDB has no watchdog (it logs no stack of a stuck event loop): only 0 is accepted"
+                .into(),
+        ),
+    },
+};
+
 /// CONFIG SET of the OOM score options writes the process's score at once,
 /// before the new values commit (a failure refuses the CONFIG SET).
 pub const fn oom_on_set<S>() -> OnSet<S> {

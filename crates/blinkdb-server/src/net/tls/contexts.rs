@@ -21,8 +21,6 @@ pub static CONFIG_CHECKS: &[crate::config::Check] = &[
     check("tls-ciphersuites", |v| {
         tls13_suites(v).map(|_| v.to_string())
     }),
-    check("tls-key-file-pass", no_passphrase),
-    check("tls-client-key-file-pass", no_passphrase),
 ];
 
 const fn check(
@@ -30,14 +28,6 @@ const fn check(
     check: fn(&str) -> Result<String, String>,
 ) -> crate::config::Check {
     crate::config::Check { option, check }
-}
-
-fn no_passphrase(v: &str) -> Result<String, String> {
-    if v.is_empty() {
-        Ok(String::new())
-    } else {
-        Err("encrypted private keys are not supported: give the key file unencrypted".into())
-    }
 }
 
 /// OpenSSL's names of the TLS 1.2 suites rustls has (all ECDHE with an AEAD).
@@ -191,15 +181,37 @@ fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
-fn load_key(path: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("Failed to load private key: {path}: {e}"))?;
-    match rustls_pemfile::private_key(&mut std::io::BufReader::new(file)) {
+/// A PEM private key; an encrypted PKCS#8 one (what OpenSSL 3 writes with a
+/// passphrase) is decrypted with `pass` (`tls-key-file-pass`,
+/// `tls-client-key-file-pass`), as OpenSSL's loader does.
+fn load_key(path: &str, pass: Option<&str>) -> Result<PrivateKeyDer<'static>, String> {
+    let failed = |why: String| format!("Failed to load private key: {path}: {why}");
+    let text = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+    let pem = String::from_utf8_lossy(&text);
+    if pem.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+        let Some(pass) = pass.filter(|p| !p.is_empty()) else {
+            return Err(failed(
+                "the key is encrypted and no passphrase is set".into(),
+            ));
+        };
+        let (_, doc) = pkcs8::der::Document::from_pem(&pem).map_err(|e| failed(e.to_string()))?;
+        let info = pkcs8::EncryptedPrivateKeyInfo::try_from(doc.as_bytes())
+            .map_err(|e| failed(e.to_string()))?;
+        let key = info
+            .decrypt(pass)
+            .map_err(|_| failed("bad decrypt (wrong passphrase?)".into()))?;
+        return Ok(PrivateKeyDer::Pkcs8(key.as_bytes().to_vec().into()));
+    }
+    if pem.contains("Proc-Type: 4,ENCRYPTED") {
+        return Err(failed(
+            "a legacy encrypted PEM key is not read: convert it to PKCS#8 (openssl pkcs8 -topk8)"
+                .into(),
+        ));
+    }
+    match rustls_pemfile::private_key(&mut &text[..]) {
         Ok(Some(k)) => Ok(k),
-        Ok(None) => Err(format!(
-            "Failed to load private key: {path}: no unencrypted PEM private key in it"
-        )),
-        Err(e) => Err(format!("Failed to load private key: {path}: {e}")),
+        Ok(None) => Err(failed("no PEM private key in it".into())),
+        Err(e) => Err(failed(e.to_string())),
     }
 }
 
@@ -319,7 +331,7 @@ impl Contexts {
         let provider = Arc::new(provider);
         let roots = Arc::new(load_roots(s)?);
         let certs = load_certs(cert_file)?;
-        let key = load_key(key_file)?;
+        let key = load_key(key_file, s.key_file_pass.as_deref())?;
 
         let verifier = match s.auth_clients.as_str() {
             "no" => rustls::server::WebPkiClientVerifier::no_client_auth(),
@@ -373,7 +385,12 @@ impl Contexts {
         // The client side presents tls-client-cert-file if set, else the
         // server's certificate (as Redis).
         let client_cert = match (&s.client_cert_file, &s.client_key_file) {
-            (Some(c), Some(k)) => certified(load_certs(c)?, load_key(k)?, &provider, c)?,
+            (Some(c), Some(k)) => certified(
+                load_certs(c)?,
+                load_key(k, s.client_key_file_pass.as_deref())?,
+                &provider,
+                c,
+            )?,
             _ => certified(certs, key, &provider, cert_file)?,
         };
         let server_verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
