@@ -106,10 +106,10 @@ def _commands_compared(conn_ours, conn_redis, proto):
 # entry lists only the served ones, so it differs from Redis's by design.
 # CLIENT SETINFO (redis-py sends it) and CLIENT NO-TOUCH (issue 18 asks for it) are Redis
 # 7.2's, unknown to 7.0.15: their entries are 7.2's.
-# script: SCRIPT DEBUG (the Lua debugger) is not served. cluster: REPLICATE, FAILOVER
+# cluster: REPLICATE, FAILOVER
 # and the other failover/replica subcommands are not served yet (docs/cluster.md).
 REDIS_7_2 = {"client|setinfo", "client|no-touch"}
-PARTIAL_CONTAINERS = {"client", "memory", "object", "module", "latency", "script",
+PARTIAL_CONTAINERS = {"client", "memory", "object", "module", "latency",
                       "cluster"} | REDIS_7_2
 
 

@@ -69,6 +69,10 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         args: "sha1:string numkeys:integer key:key?* arg:string?*"),
     cmd!("script", -2, CONTAINER, NOKEYS, "scripting", "2.6.0", "A container for Lua scripts management commands", NO_HANDLER;
         complexity: "Depends on subcommand."),
+    cmd!("script|debug", 3, NOSCRIPT, NOKEYS, "scripting", "3.2.0", "Set the debug mode for executed scripts.", script;
+        acl: acl::SCRIPTING,
+        complexity: "O(1)",
+        args: "mode:oneof(yes:YES sync:SYNC no:NO)"),
     cmd!("script|exists", -3, NOSCRIPT, NOKEYS, "scripting", "2.6.0", "Check existence of scripts in the script cache.", script;
         acl: acl::SCRIPTING,
         complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",

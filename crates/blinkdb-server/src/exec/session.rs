@@ -54,6 +54,8 @@ pub struct Client {
     /// The script this client runs, while it is paused past the busy
     /// threshold (scripting/run.rs).
     pub script: Option<Box<crate::scripting::run::RunState>>,
+    /// SCRIPT DEBUG SYNC: this client's next EVAL runs under the debugger.
+    pub script_debug: bool,
     /// Exclusive mode taken by the connection for the script command it is
     /// about to dispatch; the script keeps it until it ends.
     pub script_gate: Option<crate::exec::gate::ExclusiveToken>,
@@ -129,6 +131,7 @@ impl Client {
             info,
             pending_lsn: 0,
             close_after_reply: false,
+            script_debug: false,
             commands_processed: 0,
             keyspace_hits: 0,
             keyspace_misses: 0,

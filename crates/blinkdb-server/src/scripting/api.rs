@@ -33,9 +33,11 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
         lua.create_function(|_, v: Value| {
             // Errors raised by native library functions get the script's
             // position, as luaL_error gives Redis's C libraries; SCRIPT
-            // KILL's does not.
+            // KILL's and the debugger's (abort) do not.
             let text = value_error_text(&v);
-            let positioned = matches!(v, Value::Error(_)) && text != super::run::KILLED;
+            let positioned = matches!(v, Value::Error(_))
+                && text != super::run::KILLED
+                && !super::ldb::raised_by_debugger(&text);
             Ok((text, positioned))
         })?,
     )?;
@@ -102,6 +104,17 @@ pub fn native_table(lua: &Lua) -> mlua::Result<Table> {
                 ),
             })
         })?,
+    )?;
+    t.set(
+        "debug",
+        lua.create_function(|_, args: mlua::Variadic<Value>| {
+            super::ldb::debug(&args);
+            Ok(())
+        })?,
+    )?;
+    t.set(
+        "breakpoint",
+        lua.create_function(|_, ()| Ok(super::ldb::breakpoint()))?,
     )?;
     t.set("rand", lua.create_function(|_, ()| Ok(rand_unit()))?)?;
     t.set(
@@ -216,15 +229,22 @@ unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
     // stack room is the reply's (a call with 7999 arguments leaves no room
     // otherwise). Reading them raises no Lua error.
     if let Err(msg) = run::fill_call_args(|argv| command_args(state, argv)) {
+        super::ldb::log_error(msg.as_bytes());
         convert::push_error_table(state, msg.as_bytes());
         return true;
     }
     ffi::lua_settop(state, 0);
+    if super::ldb::active() {
+        run::with_call_args(|argv| super::ldb::log_call(&argv.args()));
+    }
     run::call();
     run::after_call();
     // SAFETY: the buffer only changes on the next call, after this one has
     // pushed its value (pushing runs no script code).
     let reply = run::call_reply();
+    if super::ldb::active() {
+        log_outcome(reply);
+    }
     convert::push_reply_or_error(state, reply);
     let failed = reply.first() == Some(&b'-');
     if failed {
@@ -232,6 +252,23 @@ unsafe fn run_call(state: *mut ffi::lua_State) -> bool {
         convert::mark_counted(state);
     }
     failed
+}
+
+/// The debugger's log of a redis.call's outcome, as Redis's: a refused
+/// call (unknown command, arity, ACL...) shows its error without a reply
+/// and without the ERR code; a command's error reply shows as an error and
+/// as the reply.
+fn log_outcome(reply: &[u8]) {
+    if reply.first() != Some(&b'-') {
+        return super::ldb::log_reply(reply);
+    }
+    let line = reply.split(|&b| b == b'\r').next().unwrap_or_default();
+    if run::call_refused() {
+        super::ldb::log_error(line.strip_prefix(b"-ERR ").unwrap_or(line));
+    } else {
+        super::ldb::log_error(line);
+        super::ldb::log_reply(reply);
+    }
 }
 
 /// One argument of a command a script names, as `command_args` reads it.

@@ -701,6 +701,8 @@ pub fn fcall(ctx: &mut Ctx, args: &Args, ro: bool) {
         vm,
         target: run::Target::Function(func.callback.clone()),
         function: true,
+        // FCALL is never debugged (as in Redis).
+        debug: None,
     };
     super::start_call(ctx, args, gate, numkeys, call);
 }

@@ -7,6 +7,7 @@
 //! - api.rs: the native half of the `redis` table
 //! - convert.rs: replies to Lua values and back
 //! - cache.rs: SHA1 names and `#!lua` flags
+//! - ldb/: the Lua debugger (SCRIPT DEBUG SYNC)
 //! - run.rs: one script's run, on a fiber, and the commands it calls
 //! - libs/: cjson, cmsgpack, bit and struct
 //!
@@ -19,6 +20,7 @@ mod bytecode;
 pub mod cache;
 mod convert;
 pub mod functions;
+mod ldb;
 mod libs;
 pub mod rdb;
 pub mod run;
@@ -274,6 +276,20 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
     if by_sha && args[1].len() != 40 {
         return ctx.out.error(ERR_NOSCRIPT);
     }
+    let debug = ctx.client.script_debug;
+    if debug && by_sha {
+        return ctx
+            .out
+            .error("ERR Please use EVAL instead of EVALSHA for debugging");
+    }
+    if debug && gate.is_none() {
+        // Inside EXEC (no exclusive gate of its own): the debugger's stops
+        // would let the transaction's next commands run before the script
+        // ends. Redis debugs it there, blocking the server in a read.
+        return ctx.out.error(
+            "ERR Lua debugging is not supported inside MULTI/EXEC: run the EVAL outside the transaction",
+        );
+    }
     let Some(numkeys) = numkeys(ctx, args, crate::commands::args::ERR_NOT_INT) else {
         return;
     };
@@ -301,6 +317,7 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
         vm,
         target: run::Target::Script(compiled),
         function: false,
+        debug: debug.then_some(args[1]),
     };
     start_call(ctx, args, gate, numkeys, call);
 }
@@ -337,7 +354,7 @@ pub(crate) fn numkeys(ctx: &mut Ctx, args: &Args, not_int: &str) -> Option<usize
 }
 
 /// What differs between running EVAL's script and FCALL's function.
-pub(crate) struct Call {
+pub(crate) struct Call<'a> {
     /// The script's SHA1 or the function's name.
     pub name: Arc<str>,
     pub read_only: bool,
@@ -345,6 +362,8 @@ pub(crate) struct Call {
     pub vm: Arc<Vm>,
     pub target: run::Target,
     pub function: bool,
+    /// SCRIPT DEBUG SYNC: the body of the script to debug.
+    pub debug: Option<&'a [u8]>,
 }
 
 /// Runs a checked EVAL or FCALL: keys are args[3..3 + numkeys], the
@@ -369,6 +388,8 @@ pub(crate) fn start_call(
             Some(_) => args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),
             None => Vec::new(),
         },
+        debugger_waiting: false,
+        client_gone: false,
     };
     let may_pause = state.gate.is_some() && crate::net::io_threads::on_connection_thread();
     let launch = run::Launch {
@@ -379,6 +400,7 @@ pub(crate) fn start_call(
         client_proto: ctx.out.proto,
         may_pause,
         threshold_ms,
+        debug: call.debug,
     };
     ctx.shared.scripting.set_current(Current {
         name: call.name,
@@ -453,6 +475,30 @@ pub(crate) fn check_flags(ctx: &mut Ctx, flags: ScriptFlags, ro: bool) -> Result
     Ok(())
 }
 
+/// SCRIPT DEBUG YES|SYNC|NO: the mode of this client's next scripts.
+fn debug_mode(ctx: &mut Ctx, mode: &[u8]) {
+    // Redis refuses it with replies pending: the debugger's own frames
+    // would interleave with them (and inside EXEC).
+    if !ctx.out.buf.is_empty() || ctx.client.in_exec {
+        return ctx
+            .out
+            .error("ERR SCRIPT DEBUG must be called outside a pipeline");
+    }
+    if mode.eq_ignore_ascii_case(b"no") {
+        ctx.client.script_debug = false;
+        ctx.out.ok();
+    } else if mode.eq_ignore_ascii_case(b"sync") {
+        ctx.client.script_debug = true;
+        ctx.out.ok();
+    } else if mode.eq_ignore_ascii_case(b"yes") {
+        // Redis forks a session whose changes are thrown away; BlinkDB does
+        // not fork, and SYNC would keep them (docs/compatibility.md).
+        ctx.out.error("ERR SCRIPT DEBUG YES (a forked session whose changes are discarded) is not supported: use SCRIPT DEBUG SYNC (changes are kept)");
+    } else {
+        ctx.out.error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
+    }
+}
+
 const SCRIPT_HELP: &[&str] = &[
     "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DEBUG (YES|SYNC|NO)",
@@ -478,7 +524,7 @@ pub fn script(ctx: &mut Ctx, args: &Args) {
     let sub = String::from_utf8_lossy(args[1]).to_ascii_lowercase();
     let arity = match sub.as_str() {
         "help" | "kill" => 2,
-        "load" => 3,
+        "load" | "debug" => 3,
         "exists" => -3,
         "flush" => -2,
         _ => {
@@ -536,6 +582,7 @@ pub fn script(ctx: &mut Ctx, args: &Args) {
             ctx.out.ok();
         }
         ("kill", 2) => kill(ctx, false),
+        ("debug", 3) => debug_mode(ctx, args[2]),
         _ => ctx.out.error(&format!(
             "ERR Unknown subcommand or wrong number of arguments for '{}'. Try SCRIPT HELP.",
             String::from_utf8_lossy(args[1])

@@ -56,11 +56,16 @@ pub enum Request {
     Call(u8, u8),
     /// The script is over the busy threshold: let the event loop run.
     Pause,
+    /// The debugger stopped (ldb/): send its log, then hand back the
+    /// client's next request (ldb::set_input) with Go, or Gone.
+    Debug,
 }
 
 /// What the caller's side hands back.
 pub enum Answer {
     Go,
+    /// The debugging client went away: the script runs on without stops.
+    Gone,
     /// The reply is in CALL_REPLY.
     Reply,
 }
@@ -91,7 +96,7 @@ impl CallArgs {
         self.bytes.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
     }
 
-    fn args(&self) -> Args<'_> {
+    pub(super) fn args(&self) -> Args<'_> {
         crate::protocol::request::split_at_ends(&self.bytes, &self.ends)
     }
 }
@@ -118,6 +123,8 @@ struct ScriptSide {
     /// The calling client's user (redis.acl_check_cmd; the rules cannot
     /// change while a script runs, as it holds every other client out).
     user: Arc<crate::server::acl::User>,
+    /// Runs under SCRIPT DEBUG SYNC (ldb/).
+    debug: bool,
 }
 
 thread_local! {
@@ -145,6 +152,14 @@ thread_local! {
     /// A command run by redis.call is running on this thread (Redis's
     /// CLIENT_SCRIPT flag: SORT orders a set it would leave unsorted).
     static IN_CALL: Cell<bool> = const { Cell::new(false) };
+    /// The last redis.call was refused before it ran (the debugger logs
+    /// such a refusal differently from a command's error reply).
+    static REFUSED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the last redis.call was refused before it ran.
+pub fn call_refused() -> bool {
+    REFUSED.get()
 }
 
 /// Whether the running command was called by a script.
@@ -180,6 +195,14 @@ pub fn fill_call_args<R>(fill: impl FnOnce(&mut CallArgs) -> R) -> R {
     r
 }
 
+/// Reads the command the script passes to redis.call (the debugger logs it).
+pub(super) fn with_call_args<R>(read: impl FnOnce(&CallArgs) -> R) -> R {
+    let args = CALL_ARGS.take();
+    let r = read(&args);
+    CALL_ARGS.set(args);
+    r
+}
+
 /// redis.call's round trip: runs on the fiber the command fill_call_args
 /// left; its reply is then what `call_reply` reads.
 pub fn call() {
@@ -190,7 +213,7 @@ pub fn call() {
     });
     let error: &[u8] = match answer {
         Some(Answer::Reply) => return,
-        Some(Answer::Go) => b"-ERR script resumed without a reply\r\n",
+        Some(Answer::Go | Answer::Gone) => b"-ERR script resumed without a reply\r\n",
         None => b"-ERR redis.call/pcall can only be called inside a script invocation\r\n",
     };
     let mut reply = reused(CALL_REPLY.take());
@@ -298,6 +321,26 @@ fn hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
     Ok(VmState::Continue)
 }
 
+/// The hook of a script run under the debugger (ldb/): stops on lines
+/// and waits for the client's commands by suspending the fiber.
+fn debug_hook(lua: &mlua::Lua, debug: mlua::Debug) -> mlua::Result<VmState> {
+    if with_side(|side| side.shared.scripting.killed()).unwrap_or(false) {
+        return Err(mlua::Error::runtime(KILLED));
+    }
+    let wait = || {
+        let answer = with_side(|side| {
+            // SAFETY: as in `call`.
+            let yielder = unsafe { &*side.yielder };
+            yielder.suspend(Request::Debug)
+        });
+        matches!(answer, Some(Answer::Go))
+    };
+    match super::ldb::hook(lua, &debug, wait) {
+        super::ldb::Stop::Go => Ok(VmState::Continue),
+        super::ldb::Stop::Fail(msg) => Err(mlua::Error::runtime(msg)),
+    }
+}
+
 /// The caller's side of a running script.
 pub struct RunState {
     /// The script's SHA1 or the function's name.
@@ -316,6 +359,11 @@ pub struct RunState {
     /// The script's declared keys, kept when its caller tracks keys: they are
     /// what a read from the script makes the caller track, as in Redis.
     pub tracked_keys: Vec<Vec<u8>>,
+    /// The debugger stopped the script and waits for the client's next
+    /// request (`debugger_input`).
+    pub debugger_waiting: bool,
+    /// The debugging client closed its connection (`abandon`).
+    pub client_gone: bool,
 }
 
 /// What runs: an EVAL script (KEYS and ARGV are globals) or a function
@@ -343,6 +391,8 @@ pub struct Launch<'a> {
     pub client_proto: u8,
     pub may_pause: bool,
     pub threshold_ms: u64,
+    /// SCRIPT DEBUG SYNC: the script's body (the debugger lists it).
+    pub debug: Option<&'a [u8]>,
 }
 
 /// Starts a script and runs it until it ends (its reply then goes to `out`)
@@ -373,6 +423,18 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             return run_error(out, &name, &msg);
         }
     };
+    let debug = launch.debug.is_some();
+    if let Some(body) = launch.debug {
+        let timeout = if launch.threshold_ms > 0 {
+            launch.threshold_ms
+        } else {
+            5000
+        };
+        super::ldb::start(body, launch.vm.env(), timeout);
+        // The script holds the keyspace while it waits for the client:
+        // the other clients get BUSY (Redis's SYNC mode blocks them).
+        shared.scripting.busy.store(true, Ordering::Release);
+    }
     let (vm, client_proto) = (launch.vm, launch.client_proto);
     let (threshold_ms, may_pause) = (launch.threshold_ms, launch.may_pause);
     let shared_arc = shared.arc();
@@ -405,6 +467,7 @@ pub fn start(shared: &Shared, client: &mut Client, out: &mut Out, run: RunState,
             last_poll: Cell::new(now),
             lua: &vm.lua as *const mlua::Lua,
             user,
+            debug,
         };
         SIDE.with(|s| s.set(&side as *const _));
         execute_script(&side, &vm, prepared, client_proto);
@@ -422,7 +485,49 @@ pub fn resume(shared: &Shared, client: &mut Client, out: &mut Out) {
         finish(shared, client, *run);
         return out.error("ERR the running script was lost");
     };
-    drive(shared, client, out, fiber, *run, Answer::Go);
+    let input = if run.client_gone {
+        Answer::Gone
+    } else {
+        Answer::Go
+    };
+    drive(shared, client, out, fiber, *run, input);
+}
+
+/// Whether this client's script waits for a debugger command (the
+/// connection then reads the client's requests and hands each to
+/// `debugger_input` instead of running it).
+pub fn awaits_debugger(client: &Client) -> bool {
+    client.script.as_ref().is_some_and(|r| r.debugger_waiting)
+}
+
+/// Whether this client has a script to resume on its next turn.
+pub fn runnable(client: &Client) -> bool {
+    client.script.as_ref().is_some_and(|r| !r.debugger_waiting)
+}
+
+/// Hands a request of the debugging client to its stopped script, which
+/// runs until it stops again or ends (then the connection closes after the
+/// reply, as Redis's does).
+pub fn debugger_input(shared: &Shared, client: &mut Client, out: &mut Out, args: &Args) {
+    super::ldb::set_input(args);
+    if let Some(run) = client.script.as_mut() {
+        run.debugger_waiting = false;
+    }
+    resume(shared, client, out);
+}
+
+/// The connection of a client whose script is suspended is closing: the
+/// script runs to its end (a debugged one without stops), its reply
+/// dropped, so that it lets the other clients in.
+pub fn abandon(shared: &Shared, client: &mut Client) {
+    if let Some(run) = client.script.as_mut() {
+        run.client_gone = true;
+        run.debugger_waiting = false;
+    }
+    let mut out = Out::new(client.proto);
+    while client.script.is_some() {
+        resume(shared, client, &mut out);
+    }
 }
 
 fn drive(
@@ -447,6 +552,18 @@ fn drive(
                 }
                 input = Answer::Reply;
             }
+            CoroutineResult::Yield(Request::Debug) if run.client_gone => {
+                super::ldb::take_output();
+                input = Answer::Gone;
+            }
+            CoroutineResult::Yield(Request::Debug) => {
+                out.buf.extend_from_slice(&super::ldb::take_output());
+                run.debugger_waiting = true;
+                PARKED.with(|p| *p.borrow_mut() = Some(fiber));
+                client.script = Some(Box::new(run));
+                return;
+            }
+            CoroutineResult::Yield(Request::Pause) if run.client_gone => input = Answer::Go,
             CoroutineResult::Yield(Request::Pause) => {
                 PARKED.with(|p| *p.borrow_mut() = Some(fiber));
                 client.script = Some(Box::new(run));
@@ -460,6 +577,12 @@ fn drive(
                     }
                 });
                 finish(shared, client, run);
+                if super::ldb::active() {
+                    // The session's last log and <endsession> go first; the
+                    // connection closes after the reply.
+                    out.buf.extend_from_slice(&super::ldb::end());
+                    client.close_after_reply = true;
+                }
                 let reply = RESULT.take();
                 out.buf.extend_from_slice(&reply);
                 // Already in errorstats (counted as they were written).
@@ -500,7 +623,14 @@ fn execute_script(side: &ScriptSide, vm: &Vm, prepared: Prepared, client_proto: 
     let lua = &vm.lua;
     let mut out = Out::new(client_proto);
     out.buf = reused(RESULT.take());
-    lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
+    if side.debug {
+        let triggers = HookTriggers::new()
+            .every_line()
+            .every_nth_instruction(HOOK_PERIOD);
+        lua.set_hook(triggers, debug_hook);
+    } else {
+        lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_PERIOD), hook);
+    }
     let result = match prepared {
         Prepared::Script(compiled, packed, nkeys) => {
             let all = packed.args();
@@ -601,8 +731,12 @@ fn execute(
     let found = crate::exec::lookup(args);
     let spec = match crate::exec::admit::admit(shared, client, &mut out, args, found, source) {
         Verdict::Run(spec) => spec,
-        _ => return out.buf,
+        _ => {
+            REFUSED.set(true);
+            return out.buf;
+        }
     };
+    REFUSED.set(false);
     if spec.has(table::WRITE) {
         if !run.wrote {
             run.wrote = true;

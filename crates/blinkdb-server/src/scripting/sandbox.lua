@@ -116,10 +116,11 @@ redis.acl_check_cmd = function(...)
   return allowed
 end
 
--- Redis 7 always replicates a script's effects; the debugger is never on.
+-- Redis 7 always replicates a script's effects.
 redis.replicate_commands = function() return true end
-redis.breakpoint = function() return false end
-redis.debug = function() end
+-- The debugger's (ldb/): no-ops outside a SCRIPT DEBUG session.
+redis.breakpoint = native.breakpoint
+redis.debug = native.debug
 
 redis.REDIS_VERSION = native.version
 redis.REDIS_VERSION_NUM = native.version_num

@@ -103,6 +103,12 @@ impl Vm {
         })
     }
 
+    /// The sandbox environment scripts run in (the debugger's `eval` and
+    /// `print KEYS` read it).
+    pub fn env(&self) -> Table {
+        self.env.clone()
+    }
+
     /// Compiles a script body (without its shebang line) as Redis does:
     /// chunk name `@user_script`, text only, in the sandbox environment.
     pub fn compile(&self, code: &[u8]) -> Result<Function, String> {

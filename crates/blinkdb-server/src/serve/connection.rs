@@ -261,11 +261,13 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             &mut logged_replies,
         );
         drop(clock);
-        while client.script.is_some() {
+        while crate::scripting::run::runnable(&client) {
             // A script past its busy threshold paused: the other connections
             // of this thread get their turn (BUSY, SCRIPT KILL), then it goes on.
+            // (One stopped in the debugger waits for the client's next
+            // request instead: run_commands hands it over.)
             let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
-            while client.script.is_some() {
+            while crate::scripting::run::runnable(&client) {
                 tokio::task::yield_now().await;
                 crate::scripting::run::resume(&shared, &mut client, &mut out);
             }
@@ -437,6 +439,9 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             break;
         }
     }
+    // A script the closed connection left suspended (stopped in the
+    // debugger) runs to its end, so that it lets the other clients in.
+    crate::scripting::run::abandon(&shared, &mut client);
     client.flush_stats(&shared, 0, true);
     crate::commands::multi::unwatch_all(&shared, &mut client);
     crate::pubsub::unsubscribe_all(&shared.pubsub, &client.info, &mut client.pubsub);
@@ -686,6 +691,19 @@ fn run_commands(
                     consumed += parsed.consumed;
                     break Next::Read;
                 };
+                if crate::scripting::run::awaits_debugger(client) {
+                    // A debugger command for the stopped script (SCRIPT
+                    // DEBUG SYNC), not a command to run.
+                    consumed += parsed.consumed;
+                    crate::scripting::run::debugger_input(shared, client, out, &args);
+                    if client.script.is_none() {
+                        break Next::Close;
+                    }
+                    if crate::scripting::run::awaits_debugger(client) {
+                        continue;
+                    }
+                    break Next::Read;
+                }
                 // Looked up once: the pause, the gate and admission use it.
                 let found = exec::lookup(&args);
                 if shared.pause.mode() != crate::exec::pause::NONE
