@@ -4,7 +4,7 @@
 use blinkdb_engine::{Engine, EngineOptions};
 use blinkdb_server::boot::{CONFIG_CHECKS, CONFIG_SET_EFFECTS};
 use blinkdb_server::client::{ClientInfo, Peer};
-use blinkdb_server::config::{validate, Config, OPTIONS};
+use blinkdb_server::config::{Config, OPTIONS};
 use blinkdb_server::exec::session::Client;
 use blinkdb_server::protocol::{Out, RequestParser};
 use blinkdb_server::serve::connection::run_commands_for_fuzzing;
@@ -23,6 +23,9 @@ const DATABASES: &str = "4";
 pub struct Server {
     pub shared: Arc<Shared>,
     pub dir: tempfile::TempDir,
+    /// Every runtime option's value at start, which `reset` puts back (the
+    /// defaults, but for what `new` set: the directory, the pin root...).
+    start: Vec<(String, String)>,
 }
 
 impl Server {
@@ -54,8 +57,13 @@ impl Server {
             bpf_pin_root: s.bpf_pin_root.clone(),
             existence_filter_size: s.existence_filter_size,
         }));
+        let start = OPTIONS
+            .iter()
+            .filter(|o| o.mutable)
+            .map(|o| (o.name.to_string(), config.get(o.name).to_string()))
+            .collect();
         let shared = Shared::new(engine, config, Box::new(|_| {}), CONFIG_SET_EFFECTS).into_arc();
-        Server { shared, dir }
+        Server { shared, dir, start }
     }
 
     pub fn connect(&self) -> Conn {
@@ -79,7 +87,7 @@ impl Server {
     }
 
     /// Empties every database and, if the last input ran CONFIG, puts every
-    /// runtime option back to its default: the state a fresh server has, at a
+    /// runtime option back to its start-up value: the state a fresh server has, at a
     /// fraction of the cost of making one, so that a server serves many inputs.
     pub fn reset(&self, configured: bool) {
         if configured {
@@ -98,18 +106,9 @@ impl Server {
     }
 
     fn reset_config(&self) {
-        let mut pairs: Vec<(String, String)> = OPTIONS
-            .iter()
-            .filter(|o| o.mutable && !BOUNDED.iter().any(|(k, _)| *k == o.name))
-            .map(|o| {
-                (
-                    o.name.to_string(),
-                    validate(o, o.default, CONFIG_CHECKS).expect("default"),
-                )
-            })
-            .collect();
-        pairs.extend(BOUNDED.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        self.shared.config_set(&pairs, true).expect("defaults");
+        self.shared
+            .config_set(&self.start, true)
+            .expect("start-up settings");
     }
 
     /// Puts back the memory bounds a CONFIG SET may have lifted.
