@@ -260,8 +260,11 @@ pub async fn accept_loop<A: Acceptor>(
     }
 }
 
-/// The options whose change rebuilds the TLS contexts (Redis's applyTlsCfg).
-const TLS_OPTIONS: &[&str] = &[
+/// The options TLS_ON_SET answers: `tls-port` and `bind` (the listeners),
+/// then those whose change rebuilds the TLS contexts (Redis's applyTlsCfg).
+const TLS_SET_OPTIONS: &[&str] = &[
+    "tls-port",
+    "bind",
     "tls-dh-params-file",
     "tls-key-file-pass",
     "tls-client-key-file-pass",
@@ -283,33 +286,14 @@ const TLS_OPTIONS: &[&str] = &[
     "tls-session-cache-timeout",
 ];
 
+/// The options whose change rebuilds the TLS contexts.
+const TLS_OPTIONS: &[&str] = TLS_SET_OPTIONS.split_at(2).1;
+
 /// CONFIG SET of a `tls-*` option rebuilds the contexts new connections take
 /// (a failure refuses it, the old contexts staying); `tls-port` or `bind`
 /// replaces the TLS listeners, configuring TLS first if it was not.
 pub const TLS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &[
-        "tls-port",
-        "bind",
-        "tls-dh-params-file",
-        "tls-key-file-pass",
-        "tls-client-key-file-pass",
-        "tls-cert-file",
-        "tls-key-file",
-        "tls-client-cert-file",
-        "tls-client-key-file",
-        "tls-ca-cert-file",
-        "tls-ca-cert-dir",
-        "tls-auth-clients",
-        "tls-replication",
-        "tls-cluster",
-        "tls-protocols",
-        "tls-ciphers",
-        "tls-ciphersuites",
-        "tls-prefer-server-ciphers",
-        "tls-session-caching",
-        "tls-session-cache-size",
-        "tls-session-cache-timeout",
-    ],
+    options: TLS_SET_OPTIONS,
     stage: crate::config::Stage::BeforeCommit,
     apply: retls,
 };
