@@ -244,6 +244,6 @@ for run in "${runs[@]}"; do
     printf '%-48s passed %3d  failed %3d' "$label" "$passed" "$failed"
     [ "$skipped" -gt 0 ] && printf '  skipped %d' "$skipped"
     echo
-    grep -a '^FLOWRESULT FAIL ' "$log" | sed 's/^FLOWRESULT FAIL /    failed: /'
+    grep -a '^FLOWRESULT FAIL ' "$log" | sed 's/^FLOWRESULT FAIL /    failed: /' || true
 done
 echo "total ($server): passed $total_pass  failed $total_fail"
