@@ -208,3 +208,20 @@ def test_peer_replica_of_a_blinkdb_master(server_factory, started, tmp_path, kin
     assert r.get("gap:99") == b"99"
     assert same_keyspace_but_group_counters(master.port, replica.port) > 140
 
+
+
+def test_full_sync_with_a_pending_field_ttl_is_refused(server_factory, started, tmp_path):
+    """A master's RDB holding a hash field still to expire: BlinkDB cannot keep its TTL, so
+    the sync fails naming the key (and is retried), and the replica serves none of it."""
+    master = start_peer(started, "redis", tmp_path / "master", ["--repl-diskless-sync", "no"])
+    m = client(master.port)
+    m.set("plain", "v")
+    m.hset("session", mapping={"user": "u1", "token": "t"})
+    m.execute_command("HEXPIRE", "session", 3600, "FIELDS", 1, "token")
+    replica = server_factory("--replicaof", "127.0.0.1", str(master.port), name="replica")
+    wait_for(lambda: replica_log(replica).count("key 'session' in DB 0") >= 2, timeout=60,
+             what="the refused sync, retried")
+    assert "hash field(s) with a TTL" in replica_log(replica)
+    r = client(replica.port)
+    assert info(r)["master_link_status"] == "down"
+    assert r.dbsize() == 0
