@@ -56,7 +56,8 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 | Value::Set(..)
                 | Value::ZSet(..)
                 | Value::List(..)
-                | Value::Stream(..) => v.heap_size(),
+                | Value::Stream(..)
+                | Value::Sketch(..) => v.heap_size(),
             };
             let (lru, idle) = super::access::debug_fields(e);
             // A list adds what Redis's DEBUG OBJECT says of its quicklist.

@@ -30,6 +30,7 @@ mod random;
 mod scripting;
 mod server;
 mod set;
+mod sketch;
 pub mod slowlog;
 pub mod sort;
 pub mod spec;
