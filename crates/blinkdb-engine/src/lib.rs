@@ -27,6 +27,8 @@ mod persist;
 mod rdb;
 mod ready;
 mod rewrite;
+/// Count-min sketch and top-k, RedisBloom's algorithms and RDB payloads.
+pub mod sketch;
 mod splitargs;
 mod types;
 

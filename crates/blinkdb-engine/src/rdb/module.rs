@@ -35,25 +35,58 @@ pub fn module_type_id(name: &str, encver: u64) -> u64 {
     (id << 10) | (encver & 1023)
 }
 
-fn uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
+pub(crate) fn uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
     if r.len()? != OPCODE_UINT {
         return Err(RdbError::Corrupt("module value: unsigned field expected"));
     }
     r.len()
 }
 
-fn double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
+pub(crate) fn double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
     if r.len()? != OPCODE_DOUBLE {
         return Err(RdbError::Corrupt("module value: double field expected"));
     }
     r.binary_double()
 }
 
-fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
+pub(crate) fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
     if r.len()? != OPCODE_STRING {
         return Err(RdbError::Corrupt("module value: string field expected"));
     }
     Ok(r.string()?.into_owned())
+}
+
+/// The EOF opcode that closes every module value.
+pub(crate) fn end(r: &mut Reader<'_>) -> Result<(), RdbError> {
+    if r.len()? != OPCODE_EOF {
+        return Err(RdbError::Corrupt("module value not fully consumed"));
+    }
+    Ok(())
+}
+
+/// RedisModule_SaveUnsigned, SaveDouble, SaveStringBuffer and the closing EOF,
+/// for the sketch types' writers.
+pub(crate) fn put_type(out: &mut Vec<u8>, name: &str, encver: u64) {
+    write_len(out, module_type_id(name, encver));
+}
+
+pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
+    write_len(out, OPCODE_UINT);
+    write_len(out, v);
+}
+
+pub(crate) fn put_double(out: &mut Vec<u8>, v: f64) {
+    write_len(out, OPCODE_DOUBLE);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub(crate) fn put_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
+    write_len(out, OPCODE_STRING);
+    write_string(out, s, compress);
+}
+
+pub(crate) fn put_eof(out: &mut Vec<u8>) {
+    write_len(out, OPCODE_EOF);
 }
 
 /// BlinkDB's own module type: a filter BlinkDB made, exactly, as its

@@ -1,0 +1,2 @@
+pub mod cms;
+pub mod topk;
