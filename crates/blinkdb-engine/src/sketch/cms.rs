@@ -42,17 +42,23 @@ pub fn murmur2(data: &[u8], seed: u32) -> u32 {
     h ^ (h >> 15)
 }
 
-/// Why a sketch cannot be made or merged (RedisBloom's reply texts; the two
-/// creation errors are RedisBloom 8's, which checks what 2.8.2 left to an
-/// abort or an unbounded allocation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// Why a sketch cannot be made or merged (RedisBloom's replies: `text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmsError {
-    #[error("CMS: invalid init arguments")]
     InvalidInit,
-    #[error("CMS: Insufficient memory to create the key")]
     TooLarge,
-    #[error("CMS: MERGE overflow")]
     MergeOverflow,
+}
+
+impl CmsError {
+    /// The reply text, for replies that take a `&'static str`.
+    pub fn text(self) -> &'static str {
+        match self {
+            CmsError::InvalidInit => "CMS: invalid init arguments",
+            CmsError::TooLarge => "CMS: Insufficient memory to create the key",
+            CmsError::MergeOverflow => "CMS: MERGE overflow",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,20 +193,14 @@ impl CountMin {
         })
     }
 
-    /// What RedisBloom's CMSMemUsage reports (it counts 8 bytes a counter).
-    pub fn mem_usage(&self) -> u64 {
-        8 + (self.width * self.depth * 8) as u64
+    /// The heap bytes this sketch holds besides itself (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        self.cells.capacity() * 4
     }
 
-    /// The bytes this value holds here.
-    pub fn heap_bytes(&self) -> u64 {
-        (self.cells.capacity() * 4 + std::mem::size_of::<Self>()) as u64
-    }
-
-    /// The value CMSRdbSave writes, after the `MODULE_2` type byte: the type
-    /// id, width, depth, count, the counters as one little-endian buffer, EOF.
+    /// The fields CMSRdbSave writes (between the type id and EOF): width,
+    /// depth, count, the counters as one little-endian buffer.
     pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
-        module::put_type(out, TYPE_NAME, ENCVER);
         module::put_uint(out, self.width as u64);
         module::put_uint(out, self.depth as u64);
         module::put_uint(out, self.counter);
@@ -209,10 +209,9 @@ impl CountMin {
             raw.extend_from_slice(&c.to_le_bytes());
         }
         module::put_string(out, &raw, compress);
-        module::put_eof(out);
     }
 
-    /// CMSRdbLoad, after the type id (`encver` from it). RedisBloom trusts the
+    /// CMSRdbLoad's fields (`encver` from the type id). RedisBloom trusts the
     /// buffer's length; here it must be exactly width x depth counters.
     pub fn read_rdb(r: &mut Reader<'_>, encver: u64) -> Result<Self, RdbError> {
         if encver > ENCVER {
@@ -224,7 +223,6 @@ impl CountMin {
         let depth = module::uint(r)?;
         let counter = module::uint(r)?;
         let raw = module::string(r)?;
-        module::end(r)?;
         if width == 0 || depth == 0 {
             return Err(RdbError::Corrupt("count-min sketch with no counters"));
         }
@@ -390,18 +388,10 @@ mod tests {
             let mut out = Vec::new();
             c.write_rdb(&mut out, compress);
             let mut r = Reader::new(&out);
-            let id = r.len().unwrap();
-            assert_eq!(
-                crate::rdb::module_type_name(id),
-                (TYPE_NAME.to_string(), ENCVER)
-            );
             assert_eq!(CountMin::read_rdb(&mut r, ENCVER).unwrap(), c);
             assert_eq!(r.remaining(), 0);
             for cut in 0..out.len() {
-                let mut r = Reader::new(&out[..cut]);
-                if r.len().is_ok() {
-                    assert!(CountMin::read_rdb(&mut r, ENCVER).is_err());
-                }
+                assert!(CountMin::read_rdb(&mut Reader::new(&out[..cut]), ENCVER).is_err());
             }
         }
         // Dimensions that do not match the buffer, or no counters at all.
@@ -411,7 +401,6 @@ mod tests {
             module::put_uint(&mut out, d);
             module::put_uint(&mut out, 0);
             module::put_string(&mut out, &[0; 400], false);
-            module::put_eof(&mut out);
             assert!(CountMin::read_rdb(&mut Reader::new(&out), ENCVER).is_err());
         }
         assert!(CountMin::read_rdb(&mut Reader::new(&[]), 1).is_err());

@@ -35,18 +35,25 @@ const FP_SEED: u32 = 1919;
 const LOOKUP: usize = 256;
 /// rand()'s largest value in glibc.
 const RAND_MAX: f64 = 2_147_483_647.0;
-/// sizeof(HeapBucket) and sizeof(Bucket) on a 64-bit build: what the RDB
-/// buffers and MEMORY USAGE count.
+/// sizeof(HeapBucket) and sizeof(Bucket) on a 64-bit build: the RDB buffers'
+/// element sizes, and what RedisBloom allocates per slot and bucket.
 const HEAP_BUCKET_BYTES: u64 = 24;
 const BUCKET_BYTES: u64 = 8;
-/// sizeof(TopK): three u32s, the decay, two pointers and the lookup table.
-const TOPK_STRUCT_BYTES: u64 = 40 + 8 * LOOKUP as u64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopkError {
-    /// RedisBloom 8's text; 2.8.2 tries the allocation and aborts when it fails.
-    #[error("ERR Insufficient memory to create topk data structure")]
+    /// Past the caller's cap (RedisBloom answers this when its size check or
+    /// allocation fails; on redis-server 7.0 a failed allocation aborts).
     TooLarge,
+}
+
+impl TopkError {
+    /// The reply text.
+    pub fn text(self) -> &'static str {
+        match self {
+            TopkError::TooLarge => "ERR Insufficient memory to create topk data structure",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -84,6 +91,10 @@ pub struct TopK {
     lookup: Box<[f64; LOOKUP]>,
     rng: u64,
 }
+
+// The doubles (decay and its powers) are never NaN: RESERVE and the loader
+// keep decay in (0, 1].
+impl Eq for TopK {}
 
 /// The part of an item RedisBloom replies (RedisModule_ReplyWithCString):
 /// up to its first NUL byte.
@@ -311,27 +322,20 @@ impl TopK {
             .collect()
     }
 
-    /// What RedisBloom's TopKMemUsage reports (the items' own bytes are not counted).
-    pub fn mem_usage(&self) -> u64 {
-        TOPK_STRUCT_BYTES + Self::table_bytes(self.k, self.width, self.depth)
-    }
-
-    /// The bytes this value holds here.
-    pub fn heap_bytes(&self) -> u64 {
+    /// The heap bytes this sketch holds besides itself (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
         let items: usize = self.heap.iter().map(|s| s.item().len()).sum();
-        (std::mem::size_of::<Self>()
-            + self.buckets.capacity() * std::mem::size_of::<Bucket>()
+        self.buckets.capacity() * std::mem::size_of::<Bucket>()
             + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
             + LOOKUP * 8
-            + items) as u64
+            + items
     }
 
-    /// The value TopKRdbSave writes, after the `MODULE_2` type byte: the type
-    /// id, k, width, depth, decay, the buckets and the heap as C arrays
-    /// (little-endian; the heap's item pointers written as 0), then each heap
-    /// item as a C string with its NUL (one NUL for an empty slot), EOF.
+    /// The fields TopKRdbSave writes (between the type id and EOF): k, width,
+    /// depth, decay, the buckets and the heap as C arrays (little-endian; the
+    /// heap's item pointers written as 0), then each heap item as a C string
+    /// with its NUL (one NUL for an empty slot).
     pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
-        module::put_type(out, TYPE_NAME, ENCVER);
         module::put_uint(out, self.k as u64);
         module::put_uint(out, self.width as u64);
         module::put_uint(out, self.depth as u64);
@@ -357,10 +361,9 @@ impl TopK {
             raw.push(0);
             module::put_string(out, &raw, compress);
         }
-        module::put_eof(out);
     }
 
-    /// TopKRdbLoad, after the type id. RedisBloom asserts the buffers' sizes
+    /// TopKRdbLoad's fields (`encver` from the type id). RedisBloom asserts the buffers' sizes
     /// (an abort); here a payload that does not hold together is an error.
     /// RedisBloom 2.8.2 leaves the decay table zeroed after a load (no decay
     /// until the key is made again); it is rebuilt here, as RedisBloom 8 does.
@@ -421,7 +424,6 @@ impl TopK {
                 count: u32_at(c, 16),
             });
         }
-        module::end(r)?;
         let seed = buckets.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ ((b.fp as u64) << 32 | b.count as u64)).wrapping_mul(0x0100_0000_01b3)
         });
@@ -549,8 +551,6 @@ mod tests {
             TopK::new(u32::MAX, u32::MAX, u32::MAX, 0.9, MAX, 0),
             Err(TopkError::TooLarge)
         );
-        let t = TopK::new(10, 50, 5, 0.9, MAX, 0).unwrap();
-        assert_eq!(t.mem_usage(), 2088 + 2000 + 240);
     }
 
     #[test]
@@ -564,11 +564,6 @@ mod tests {
             let mut out = Vec::new();
             t.write_rdb(&mut out, compress);
             let mut r = Reader::new(&out);
-            let id = r.len().unwrap();
-            assert_eq!(
-                crate::rdb::module_type_name(id),
-                (TYPE_NAME.to_string(), ENCVER)
-            );
             let back = TopK::read_rdb(&mut r, ENCVER).unwrap();
             assert_eq!(r.remaining(), 0);
             assert_eq!(back.list(), t.list());
@@ -579,10 +574,7 @@ mod tests {
                 assert_eq!(back.query(item.as_bytes()), t.query(item.as_bytes()));
             }
             for cut in 0..out.len() {
-                let mut r = Reader::new(&out[..cut]);
-                if r.len().is_ok() {
-                    assert!(TopK::read_rdb(&mut r, ENCVER).is_err());
-                }
+                assert!(TopK::read_rdb(&mut Reader::new(&out[..cut]), ENCVER).is_err());
             }
         }
         // Dimensions against buffers; a k that the heap buffer does not hold.
@@ -602,7 +594,6 @@ mod tests {
             for _ in 0..k {
                 module::put_string(&mut out, b"\0", false);
             }
-            module::put_eof(&mut out);
             assert!(
                 TopK::read_rdb(&mut Reader::new(&out), ENCVER).is_err(),
                 "{k} {w} {d}"
