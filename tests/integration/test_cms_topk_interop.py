@@ -162,24 +162,37 @@ def test_replication_to_a_redisbloom_replica(blinkdb, redisbloom):
 
 
 def test_aof_restart_keeps_every_answer(tmp_path):
-    """Replaying the log draws the same decays: even the default-decay top-k comes back
-    identical."""
+    """Commands replayed from the AOF (the same decay draws: even the default-decay top-k
+    comes back identical), then a RESP rewrite base (RedisBloom's RESTORE records, which
+    redis-server + RedisBloom loads too), then an RDB-preamble base."""
     bdir = tmp_path / "blinkdb"
     srv = ServerProcess(blinkdb_bin(), str(bdir), ["--appendonly", "yes"])
     try:
         b = client(srv.port)
         build(b)
+        b.expire("cms:dim", 1000)
         want = state(b)
     finally:
         srv.stop()
-    for _ in range(2):
-        srv = ServerProcess(blinkdb_bin(), str(bdir), ["--appendonly", "yes"])
+    for step, preamble in (("replay", "no"), ("resp-base", "yes"), ("rdb-base", "yes")):
+        if step == "resp-base":
+            rdir = tmp_path / "redis-aof"
+            shutil.copytree(bdir / "appendonlydir", rdir / "appendonlydir")
+            redis = start_redisbloom(rdir, "--appendonly", "yes")
+            try:
+                assert state(client(redis.port)) == want
+            finally:
+                redis.stop()
+        srv = ServerProcess(blinkdb_bin(), str(bdir),
+                            ["--appendonly", "yes", "--aof-use-rdb-preamble", preamble])
         try:
             b = client(srv.port)
-            assert state(b) == want
-            # The second start loads the rewritten base (module values).
-            b.execute_command("BGREWRITEAOF")
-            wait_for(lambda: b.info("persistence")["aof_rewrite_in_progress"] == 0, "rewrite")
+            assert state(b) == want, step
+            assert 0 < b.ttl("cms:dim") <= 1000
+            b.bgrewriteaof()
+            wait_for(lambda: b.info("persistence")["aof_rewrite_in_progress"] == 0 and
+                     b.info("persistence")["aof_rewrite_scheduled"] == 0, "rewrite")
+            assert b.info("persistence")["aof_last_bgrewrite_status"] == "ok"
         finally:
             srv.stop()
 
