@@ -314,7 +314,7 @@ impl TopK {
     /// empty slot.
     pub fn list(&self) -> Vec<(&[u8], u32)> {
         let mut slots: Vec<&HeapSlot> = self.heap.iter().collect();
-        slots.sort_by(|a, b| b.count.cmp(&a.count));
+        slots.sort_by_key(|s| std::cmp::Reverse(s.count));
         slots
             .into_iter()
             .take_while(|s| s.count != 0)
