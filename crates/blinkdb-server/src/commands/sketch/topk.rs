@@ -45,7 +45,7 @@ fn lookup_error<T>(found: &Result<Option<T>, WrongType>) -> &'static str {
 /// The generator seed of a new sketch: its key's hash, so that replaying the
 /// log (or a replica's stream) draws what the original drew.
 fn seed(key: &[u8]) -> u64 {
-    let h = blinkdb_engine::cms::murmur2(key, 0x70b0_4b) as u64;
+    let h = blinkdb_engine::cms::murmur2(key, 0x0070_b04b) as u64;
     h << 32 | blinkdb_engine::cms::murmur2(key, 0x5eed) as u64
 }
 
