@@ -156,6 +156,18 @@ pub mod cf {
     };
 }
 
+/// CMS.* count-min sketches: RedisBloom's algorithm and MurmurHash2.
+pub mod cms {
+    pub use crate::sketch::cms::{dims_from_prob, murmur2, CmsError, CountMin};
+}
+
+/// TOPK.* top-k sketches: RedisBloom's HeavyKeeper and its defaults.
+pub mod topk {
+    pub use crate::sketch::topk::{
+        c_string, TopK, TopkError, DEFAULT_DECAY, DEFAULT_DEPTH, DEFAULT_WIDTH,
+    };
+}
+
 /// Bloom filters in kernel eBPF maps, the backend `bf::BackendSpec` can choose.
 pub mod bpf {
     pub use crate::kernel::{

@@ -226,6 +226,13 @@ pub fn bloom_payload(chain: &crate::bloom::RedisBloomChain) -> Vec<u8> {
     create_payload(out)
 }
 
+/// A DUMP payload of a sketch (its RedisBloom module value).
+pub fn sketch_payload(sketch: &crate::sketch::Sketch) -> Vec<u8> {
+    let mut out = vec![kind::MODULE_2];
+    module::write_sketch(&mut out, sketch, true);
+    create_payload(out)
+}
+
 /// The value in a RESTORE payload: the footer checked, then exactly one
 /// value that fills the body.
 pub fn restore_value(

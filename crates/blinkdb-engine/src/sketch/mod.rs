@@ -24,7 +24,9 @@
 //! MIGRATE, dump.rdb, replication, AOF rewrite, COPY/RENAME/MOVE, DEBUG
 //! DIGEST) goes through `Value::Sketch` and these methods.
 
+pub mod cms;
 pub mod cuckoo;
+pub mod topk;
 
 use crate::rdb::{RdbError, Reader};
 
@@ -32,6 +34,8 @@ use crate::rdb::{RdbError, Reader};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sketch {
     Cuckoo(cuckoo::CuckooFilter),
+    CountMin(cms::CountMin),
+    TopK(topk::TopK),
 }
 
 /// A structure `Sketch` holds: typed access for the commands.
@@ -45,15 +49,53 @@ impl SketchKind for cuckoo::CuckooFilter {
     fn of(s: &Sketch) -> Option<&Self> {
         match s {
             Sketch::Cuckoo(c) => Some(c),
+            _ => None,
         }
     }
     fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
         match s {
             Sketch::Cuckoo(c) => Some(c),
+            _ => None,
         }
     }
     fn wrap(self) -> Sketch {
         Sketch::Cuckoo(self)
+    }
+}
+
+impl SketchKind for cms::CountMin {
+    fn of(s: &Sketch) -> Option<&Self> {
+        match s {
+            Sketch::CountMin(c) => Some(c),
+            _ => None,
+        }
+    }
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
+        match s {
+            Sketch::CountMin(c) => Some(c),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Sketch {
+        Sketch::CountMin(self)
+    }
+}
+
+impl SketchKind for topk::TopK {
+    fn of(s: &Sketch) -> Option<&Self> {
+        match s {
+            Sketch::TopK(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
+        match s {
+            Sketch::TopK(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Sketch {
+        Sketch::TopK(self)
     }
 }
 
@@ -67,6 +109,8 @@ impl Sketch {
     pub fn module_type(&self) -> (&'static str, u64) {
         match self {
             Sketch::Cuckoo(_) => (cuckoo::dump::TYPE_NAME, cuckoo::dump::ENCVER),
+            Sketch::CountMin(_) => (cms::TYPE_NAME, cms::ENCVER),
+            Sketch::TopK(_) => (topk::TYPE_NAME, topk::ENCVER),
         }
     }
 
@@ -74,6 +118,8 @@ impl Sketch {
     pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
         match self {
             Sketch::Cuckoo(c) => c.write_rdb(out, compress),
+            Sketch::CountMin(c) => c.write_rdb(out, compress),
+            Sketch::TopK(t) => t.write_rdb(out, compress),
         }
     }
 
@@ -84,6 +130,8 @@ impl Sketch {
             cuckoo::dump::TYPE_NAME => {
                 cuckoo::CuckooFilter::read_rdb(r, encver).map(Sketch::Cuckoo)
             }
+            cms::TYPE_NAME => cms::CountMin::read_rdb(r, encver).map(Sketch::CountMin),
+            topk::TYPE_NAME => topk::TopK::read_rdb(r, encver).map(Sketch::TopK),
             _ => return None,
         })
     }
@@ -92,6 +140,8 @@ impl Sketch {
     pub fn heap_bytes(&self) -> usize {
         match self {
             Sketch::Cuckoo(c) => c.heap_bytes(),
+            Sketch::CountMin(c) => c.heap_bytes(),
+            Sketch::TopK(t) => t.heap_bytes(),
         }
     }
 
@@ -101,6 +151,9 @@ impl Sketch {
     pub fn rewrite_records(&self, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
         match self {
             Sketch::Cuckoo(c) => c.rewrite_records(key, emit),
+            // RedisBloom's callback for these is RMUtil_DefaultAofRewrite:
+            // RESTORE of the module value, which redis-server loads too.
+            Sketch::CountMin(_) | Sketch::TopK(_) => restore_record(self, key, emit),
         }
     }
 }
@@ -122,4 +175,11 @@ impl cuckoo::CuckooFilter {
             ]);
         }
     }
+}
+
+/// `RESTORE key 0 <payload>`: RMUtil_DefaultAofRewrite's record (a DUMP of the
+/// value), for the structures RedisBloom gives no command-level rewrite.
+fn restore_record(sketch: &Sketch, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
+    let payload = crate::rdb::sketch_payload(sketch);
+    emit(&[b"RESTORE", key, b"0", &payload]);
 }

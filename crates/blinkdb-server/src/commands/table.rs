@@ -446,6 +446,8 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::COMMANDS,
     // RedisBloom's other structures, one list each (commands/sketch/).
     sketch::cuckoo::COMMANDS,
+    sketch::cms::COMMANDS,
+    sketch::topk::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
     crate::cluster::commands::COMMANDS,

@@ -14,7 +14,9 @@
 //! `commands/table.rs`'s FAMILIES; see the engine's `sketch/mod.rs` for the
 //! engine side.
 
+pub mod cms;
 pub mod cuckoo;
+pub mod topk;
 
 use super::Ctx;
 use crate::protocol::Out;

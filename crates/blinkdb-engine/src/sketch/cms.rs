@@ -1,0 +1,408 @@
+//! Count-min sketch (CMS.*) as RedisBloom 2.8.2 keeps it (src/cms.c): `depth`
+//! rows of `width` 32-bit counters, row `i` indexed by MurmurHash2 of the item
+//! with seed `i`; a counter saturates at `u32::MAX` instead of wrapping. The
+//! same inputs give the same counters, so answers, MERGE and the RDB payload
+//! (`CMSk-TYPE`, encoding version 0) match RedisBloom's.
+
+use crate::rdb::module;
+use crate::rdb::{RdbError, Reader};
+
+/// RedisBloom's module type name and the encoding version it writes.
+pub const TYPE_NAME: &str = "CMSk-TYPE";
+pub const ENCVER: u64 = 0;
+
+/// MurmurHash2 (32-bit) as RedisBloom's deps/murmur2 computes it: 4-byte
+/// little-endian blocks, the tail mixed in byte by byte. CMS rows and top-k
+/// buckets and fingerprints all hash with it.
+pub fn murmur2(data: &[u8], seed: u32) -> u32 {
+    const M: u32 = 0x5bd1_e995;
+    // `len` is an `int` in C: the item length truncated to 32 bits.
+    let mut h = seed ^ (data.len() as u32);
+    let mut blocks = data.chunks_exact(4);
+    for b in &mut blocks {
+        let mut k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        k = k.wrapping_mul(M);
+        k ^= k >> 24;
+        k = k.wrapping_mul(M);
+        h = h.wrapping_mul(M) ^ k;
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        if tail.len() == 3 {
+            h ^= (tail[2] as u32) << 16;
+        }
+        if tail.len() >= 2 {
+            h ^= (tail[1] as u32) << 8;
+        }
+        h ^= tail[0] as u32;
+        h = h.wrapping_mul(M);
+    }
+    h ^= h >> 13;
+    h = h.wrapping_mul(M);
+    h ^ (h >> 15)
+}
+
+/// Why a sketch cannot be made or merged (RedisBloom's replies: `text`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmsError {
+    InvalidInit,
+    TooLarge,
+    MergeOverflow,
+}
+
+impl CmsError {
+    /// The reply text, for replies that take a `&'static str`.
+    pub fn text(self) -> &'static str {
+        match self {
+            CmsError::InvalidInit => "CMS: invalid init arguments",
+            CmsError::TooLarge => "CMS: Insufficient memory to create the key",
+            CmsError::MergeOverflow => "CMS: MERGE overflow",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountMin {
+    width: usize,
+    depth: usize,
+    /// The sum of all increments (a `size_t` in C: it wraps).
+    counter: u64,
+    /// Row-major: row `i` is `cells[i * width..(i + 1) * width]`.
+    cells: Vec<u32>,
+}
+
+/// CMS_DimFromProb: width `ceil(2 / error)`, depth `ceil(log10f(delta) /
+/// log10f(0.5))` computed in single precision as cms.c does (a double
+/// computation gives another depth for some deltas).
+pub fn dims_from_prob(error: f64, delta: f64) -> (u64, u64) {
+    let width = (2.0 / error).ceil();
+    let depth = ((delta as f32).log10() / 0.5f32.log10()).ceil();
+    // `as` saturates: a width past u64 is refused by the size check anyway.
+    (width as u64, depth as u64)
+}
+
+impl CountMin {
+    /// The bytes the counters of a `width` x `depth` sketch take, if they fit a u64.
+    pub fn counter_bytes(width: u64, depth: u64) -> Option<u64> {
+        width.checked_mul(depth)?.checked_mul(4)
+    }
+
+    /// A zeroed sketch, refused past `max_bytes` of counters.
+    pub fn new(width: u64, depth: u64, max_bytes: u64) -> Result<Self, CmsError> {
+        if width < 1 || depth < 1 || width > i64::MAX as u64 / depth {
+            return Err(CmsError::InvalidInit);
+        }
+        match Self::counter_bytes(width, depth) {
+            Some(bytes) if bytes <= max_bytes => {}
+            _ => return Err(CmsError::TooLarge),
+        }
+        let (width, depth) = (width as usize, depth as usize);
+        Ok(CountMin {
+            width,
+            depth,
+            counter: 0,
+            cells: vec![0; width * depth],
+        })
+    }
+
+    pub fn width(&self) -> u64 {
+        self.width as u64
+    }
+
+    pub fn depth(&self) -> u64 {
+        self.depth as u64
+    }
+
+    /// CMS.INFO's `count`: the increments' sum, as RedisBloom replies it.
+    pub fn count(&self) -> u64 {
+        self.counter
+    }
+
+    fn slot(&self, item: &[u8], row: usize) -> usize {
+        // The seed is the row number as C passes a size_t to a uint32_t.
+        (murmur2(item, row as u32) as usize % self.width) + row * self.width
+    }
+
+    /// CMS_IncrBy: adds `value` to the item's counter in every row (saturating
+    /// at u32::MAX) and returns the smallest of them; `u32::MAX` means the
+    /// item overflowed (CMS.INCRBY answers an error for it).
+    pub fn incr_by(&mut self, item: &[u8], value: u64) -> u32 {
+        let mut min = u32::MAX;
+        for row in 0..self.depth {
+            let at = self.slot(item, row);
+            // cms.c adds a size_t into a uint32_t and saturates when the
+            // result is below the increment: any wrap, or an increment of 2^32 or more.
+            let sum = (self.cells[at] as u64).wrapping_add(value) as u32;
+            self.cells[at] = if (sum as u64) < value { u32::MAX } else { sum };
+            min = min.min(self.cells[at]);
+        }
+        self.counter = self.counter.wrapping_add(value);
+        min
+    }
+
+    /// CMS_Query: the smallest of the item's counters.
+    pub fn query(&self, item: &[u8]) -> u32 {
+        (0..self.depth)
+            .map(|row| self.cells[self.slot(item, row)])
+            .min()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// CMS_Merge into `self`: every counter becomes the weighted sum of the
+    /// sources' (see `merged`); on error `self` is left as it was.
+    pub fn merge(&mut self, sources: &[(&CountMin, i64)]) -> Result<(), CmsError> {
+        *self = self.merged(sources)?;
+        Ok(())
+    }
+
+    /// The sketch CMS_Merge makes of `sources` (all of this sketch's
+    /// dimensions; this sketch may be one of them): each counter the weighted
+    /// sum of theirs, the count the weighted sum of their counts. Any counter
+    /// outside 0..=u32::MAX, an i64 overflow on the way, or a negative count
+    /// refuses the merge, as checkOverflow does.
+    pub fn merged(&self, sources: &[(&CountMin, i64)]) -> Result<CountMin, CmsError> {
+        let cells = self.cells.len();
+        assert!(sources.iter().all(|(s, _)| s.cells.len() == cells));
+        let mut counter: i64 = 0;
+        for (s, w) in sources {
+            // __builtin_mul_overflow(size_t, long long, int64_t *): the exact product must fit.
+            let product = i64::try_from(s.counter as i128 * *w as i128)
+                .map_err(|_| CmsError::MergeOverflow)?;
+            counter = counter
+                .checked_add(product)
+                .ok_or(CmsError::MergeOverflow)?;
+        }
+        if counter < 0 {
+            return Err(CmsError::MergeOverflow);
+        }
+        let mut merged = Vec::with_capacity(cells);
+        for at in 0..cells {
+            let mut sum: i64 = 0;
+            for (s, w) in sources {
+                let product = i64::try_from(s.cells[at] as i128 * *w as i128)
+                    .map_err(|_| CmsError::MergeOverflow)?;
+                sum = sum.checked_add(product).ok_or(CmsError::MergeOverflow)?;
+            }
+            merged.push(u32::try_from(sum).map_err(|_| CmsError::MergeOverflow)?);
+        }
+        Ok(CountMin {
+            width: self.width,
+            depth: self.depth,
+            counter: counter as u64,
+            cells: merged,
+        })
+    }
+
+    /// The heap bytes this sketch holds besides itself (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        self.cells.capacity() * 4
+    }
+
+    /// The fields CMSRdbSave writes (between the type id and EOF): width,
+    /// depth, count, the counters as one little-endian buffer.
+    pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
+        module::put_uint(out, self.width as u64);
+        module::put_uint(out, self.depth as u64);
+        module::put_uint(out, self.counter);
+        let mut raw = Vec::with_capacity(self.cells.len() * 4);
+        for c in &self.cells {
+            raw.extend_from_slice(&c.to_le_bytes());
+        }
+        module::put_string(out, &raw, compress);
+    }
+
+    /// CMSRdbLoad's fields (`encver` from the type id). RedisBloom trusts the
+    /// buffer's length; here it must be exactly width x depth counters.
+    pub fn read_rdb(r: &mut Reader<'_>, encver: u64) -> Result<Self, RdbError> {
+        if encver > ENCVER {
+            return Err(RdbError::Unsupported(format!(
+                "module type {TYPE_NAME} encoding version {encver} is not supported ({ENCVER})"
+            )));
+        }
+        let width = module::uint(r)?;
+        let depth = module::uint(r)?;
+        let counter = module::uint(r)?;
+        let raw = module::string(r)?;
+        if width == 0 || depth == 0 {
+            return Err(RdbError::Corrupt("count-min sketch with no counters"));
+        }
+        if Self::counter_bytes(width, depth) != Some(raw.len() as u64) {
+            return Err(RdbError::Corrupt(
+                "count-min sketch counters do not match its dimensions",
+            ));
+        }
+        let cells = raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        Ok(CountMin {
+            width: width as usize,
+            depth: depth as usize,
+            counter,
+            cells,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX: u64 = 1 << 30;
+
+    #[test]
+    fn murmur2_matches_the_reference() {
+        // Values printed by RedisBloom 2.8.2's deps/murmur2/MurmurHash2.c.
+        let cases: [(&[u8], u32, u32); 10] = [
+            (b"", 0, 0),
+            (b"", 1919, 0x4a85_66e0),
+            (b"hello", 1, 0xa631_918e),
+            (
+                b"The quick brown fox jumps over the lazy dog",
+                1919,
+                0xbc85_4605,
+            ),
+            (b"a", 7, 0xfbeb_9e30),
+            (b"ab", 0, 0x1aa1_4063),
+            (b"abc", 1, 0x60a4_fcc1),
+            (b"abcd", 1919, 0x81b5_5b43),
+            (b"abcd", 7, 0x80c2_68ee),
+            (
+                b"The quick brown fox jumps over the lazy dog",
+                0,
+                0x2127_29d0,
+            ),
+        ];
+        for (data, seed, want) in cases {
+            assert_eq!(murmur2(data, seed), want, "{data:?} {seed}");
+        }
+    }
+
+    #[test]
+    fn dims_from_prob_as_redisbloom() {
+        // test_cms.py: 0.001 / 0.01 gives 2000 x 7.
+        assert_eq!(dims_from_prob(0.001, 0.01), (2000, 7));
+        assert_eq!(dims_from_prob(0.1, 0.1), (20, 4));
+        assert_eq!(dims_from_prob(0.01, 0.5), (200, 1));
+        assert_eq!(dims_from_prob(0.3, 0.001), (7, 10));
+        // ceil(-0.0) of delta rounding to 1.0f: depth 0, refused at creation.
+        let (w, d) = dims_from_prob(0.5, 0.999_999_999);
+        assert_eq!((w, d), (4, 0));
+        assert_eq!(CountMin::new(w, d, MAX), Err(CmsError::InvalidInit));
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        assert_eq!(CountMin::new(0, 5, MAX), Err(CmsError::InvalidInit));
+        assert_eq!(CountMin::new(5, 0, MAX), Err(CmsError::InvalidInit));
+        assert_eq!(
+            CountMin::new(u64::MAX / 2, 3, MAX),
+            Err(CmsError::InvalidInit)
+        );
+        assert_eq!(CountMin::new(1 << 40, 4, MAX), Err(CmsError::TooLarge));
+        assert_eq!(
+            CountMin::new(1 << 28, 1, MAX),
+            Ok(CountMin::new(1 << 28, 1, MAX).unwrap())
+        );
+        assert_eq!(CountMin::new(1 << 28, 2, MAX), Err(CmsError::TooLarge));
+    }
+
+    #[test]
+    fn overflow_saturates_as_test_cms_py() {
+        // test_overflow: width 5, depth 2.
+        let large = (1u64 << 31) - 1;
+        let mut c = CountMin::new(5, 2, MAX).unwrap();
+        let incr = |c: &mut CountMin| {
+            [("a", large), ("b", 10), ("c", 7), ("d", 5)]
+                .iter()
+                .map(|(i, v)| c.incr_by(i.as_bytes(), *v))
+                .collect::<Vec<_>>()
+        };
+        let q = |c: &CountMin| {
+            ["a", "b", "c", "d"]
+                .iter()
+                .map(|i| c.query(i.as_bytes()))
+                .collect::<Vec<_>>()
+        };
+        let large = large as u32;
+        assert_eq!(incr(&mut c), vec![large, 10, 17, 5]);
+        assert_eq!(q(&c), vec![large, 17, 17, 5]);
+        assert_eq!(incr(&mut c), vec![large * 2, 27, 34, 10]);
+        assert_eq!(incr(&mut c), vec![u32::MAX, 44, 51, 15]);
+        assert_eq!(q(&c), vec![u32::MAX, 51, 51, 15]);
+        // An increment of 2^32 or more saturates at once.
+        let mut c = CountMin::new(5, 2, MAX).unwrap();
+        assert_eq!(c.incr_by(b"x", 1 << 32), u32::MAX);
+        assert_eq!(c.count(), 1 << 32);
+    }
+
+    #[test]
+    fn merge_checks_overflow_and_leaves_dest() {
+        let mut a = CountMin::new(2, 2, MAX).unwrap();
+        let mut b = CountMin::new(2, 2, MAX).unwrap();
+        a.incr_by(b"foo", 4_000_000_000);
+        b.incr_by(b"foo", 4_000_000_000);
+        let before = a.clone();
+        for (wa, wb) in [(1, -2), (-2, -2), (-2, 1), (2, 0), (0, 2), (-1, -1)] {
+            let copy = a.clone();
+            assert_eq!(
+                a.merge(&[(&copy, wa), (&b, wb)]),
+                Err(CmsError::MergeOverflow),
+                "{wa} {wb}"
+            );
+            assert_eq!(a, before);
+        }
+        // test_merge_overflow_large_weight's success case.
+        let mut a = CountMin::new(2, 2, MAX).unwrap();
+        let mut b = CountMin::new(2, 2, MAX).unwrap();
+        a.incr_by(b"foo", 4);
+        b.incr_by(b"foo", 4);
+        let copy = a.clone();
+        for (wa, wb) in [
+            (i64::MAX, -4_000_000_000),
+            (-800_000_000_000, 8_000_000_000),
+        ] {
+            assert_eq!(
+                a.merge(&[(&copy, wa), (&b, wb)]),
+                Err(CmsError::MergeOverflow)
+            );
+        }
+        a.merge(&[
+            (&copy, -922_337_203_685_477_500),
+            (&b, 922_337_203_685_477_502),
+        ])
+        .unwrap();
+        assert_eq!((a.count(), a.query(b"foo")), (8, 8));
+        // No source: every counter and the count become 0.
+        a.merge(&[]).unwrap();
+        assert_eq!((a.count(), a.query(b"foo")), (0, 0));
+    }
+
+    #[test]
+    fn rdb_round_trips_and_refuses_bad_payloads() {
+        let mut c = CountMin::new(20, 5, MAX).unwrap();
+        for i in 0..50u32 {
+            c.incr_by(&i.to_le_bytes(), i as u64);
+        }
+        for compress in [false, true] {
+            let mut out = Vec::new();
+            c.write_rdb(&mut out, compress);
+            let mut r = Reader::new(&out);
+            assert_eq!(CountMin::read_rdb(&mut r, ENCVER).unwrap(), c);
+            assert_eq!(r.remaining(), 0);
+            for cut in 0..out.len() {
+                assert!(CountMin::read_rdb(&mut Reader::new(&out[..cut]), ENCVER).is_err());
+            }
+        }
+        // Dimensions that do not match the buffer, or no counters at all.
+        for (w, d) in [(21, 5), (0, 5), (5, 0), (u64::MAX, 2)] {
+            let mut out = Vec::new();
+            module::put_uint(&mut out, w);
+            module::put_uint(&mut out, d);
+            module::put_uint(&mut out, 0);
+            module::put_string(&mut out, &[0; 400], false);
+            assert!(CountMin::read_rdb(&mut Reader::new(&out), ENCVER).is_err());
+        }
+        assert!(CountMin::read_rdb(&mut Reader::new(&[]), 1).is_err());
+    }
+}

@@ -1,0 +1,603 @@
+//! Top-k (TOPK.*) as RedisBloom 2.8.2 keeps it (src/topk.c): HeavyKeeper's
+//! `depth` rows of `width` buckets (a fingerprint and a count each, bucket by
+//! MurmurHash2 with the row as seed, fingerprint with seed 1919) and a min-heap
+//! of the `k` heaviest items, sifted as topk.c sifts it so ties and expulsions
+//! come out in RedisBloom's order. The RDB payload is `TopK-TYPE` encoding
+//! version 0, field for field.
+//!
+//! Decay: when an item meets a bucket held by another fingerprint, each unit
+//! of its increment decrements that bucket with probability decay^count.
+//! RedisBloom draws `rand()/RAND_MAX` from the process's libc generator, which
+//! Redis seeds from the clock, so its draws cannot be reproduced; here each
+//! sketch has its own generator giving the same distribution (a uniform 31-bit
+//! value over RAND_MAX). It is seeded at creation from the caller's seed and at
+//! load from the loaded buckets, so replaying the same commands from the same
+//! start (an AOF, a replica's stream) draws the same values. With decay 1 every
+//! draw decrements (but for the 2^-31 chance of a draw equal to RAND_MAX), so
+//! answers are RedisBloom's exactly.
+
+use super::cms::murmur2;
+use crate::rdb::module;
+use crate::rdb::{RdbError, Reader};
+
+/// RedisBloom's module type name and the encoding version it writes.
+pub const TYPE_NAME: &str = "TopK-TYPE";
+pub const ENCVER: u64 = 0;
+
+/// TOPK.RESERVE's defaults when only k is given.
+pub const DEFAULT_WIDTH: u32 = 8;
+pub const DEFAULT_DEPTH: u32 = 7;
+pub const DEFAULT_DECAY: f64 = 0.9;
+
+/// The fingerprint's seed (topk.c's GA).
+const FP_SEED: u32 = 1919;
+/// Entries of the decay lookup table (TOPK_DECAY_LOOKUP_TABLE).
+const LOOKUP: usize = 256;
+/// rand()'s largest value in glibc.
+const RAND_MAX: f64 = 2_147_483_647.0;
+/// sizeof(HeapBucket) and sizeof(Bucket) on a 64-bit build: the RDB buffers'
+/// element sizes, and what RedisBloom allocates per slot and bucket.
+const HEAP_BUCKET_BYTES: u64 = 24;
+const BUCKET_BYTES: u64 = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopkError {
+    /// Past the caller's cap (RedisBloom answers this when its size check or
+    /// allocation fails; on redis-server 7.0 a failed allocation aborts).
+    TooLarge,
+}
+
+impl TopkError {
+    /// The reply text.
+    pub fn text(self) -> &'static str {
+        match self {
+            TopkError::TooLarge => "ERR Insufficient memory to create topk data structure",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Bucket {
+    fp: u32,
+    count: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct HeapSlot {
+    fp: u32,
+    /// The item's length as the heap keeps it (after an RDB load it can
+    /// differ from `item`'s: RedisBloom saves items as C strings).
+    itemlen: u32,
+    /// `None` for an empty slot, and for an empty item after a load.
+    item: Option<Box<[u8]>>,
+    count: u32,
+}
+
+impl HeapSlot {
+    fn item(&self) -> &[u8] {
+        self.item.as_deref().unwrap_or(b"")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TopK {
+    k: u32,
+    width: u32,
+    depth: u32,
+    decay: f64,
+    buckets: Vec<Bucket>,
+    heap: Vec<HeapSlot>,
+    /// decay^i for i < 256 (pow, as TopK_Create computes it).
+    lookup: Box<[f64; LOOKUP]>,
+    rng: u64,
+}
+
+// The doubles (decay and its powers) are never NaN: RESERVE and the loader
+// keep decay in (0, 1].
+impl Eq for TopK {}
+
+/// The part of an item RedisBloom replies (RedisModule_ReplyWithCString):
+/// up to its first NUL byte.
+pub fn c_string(item: &[u8]) -> &[u8] {
+    item.iter()
+        .position(|b| *b == 0)
+        .map_or(item, |end| &item[..end])
+}
+
+fn lookup_table(decay: f64) -> Box<[f64; LOOKUP]> {
+    let mut t = Box::new([0.0; LOOKUP]);
+    for (i, v) in t.iter_mut().enumerate() {
+        *v = decay.powf(i as f64);
+    }
+    t
+}
+
+/// splitmix64, reduced to rand()'s 31 bits.
+fn draw(state: &mut u64) -> u32 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((z ^ (z >> 31)) >> 33) as u32
+}
+
+/// heapifyDown: sifts `start` down the min-heap by count, stopping at an
+/// equal child as topk.c does (the order of ties depends on it).
+fn heapify_down(heap: &mut [HeapSlot], start: usize) {
+    let len = heap.len();
+    if len < 2 || (len - 2) / 2 < start {
+        return;
+    }
+    let mut child = 2 * start + 1;
+    if child + 1 < len && heap[child].count > heap[child + 1].count {
+        child += 1;
+    }
+    if heap[child].count > heap[start].count {
+        return;
+    }
+    let top = heap[start].count;
+    let mut at = start;
+    loop {
+        // Moving the child up and the sifted slot down is topk.c's copy
+        // into `start` with the slot written last.
+        heap.swap(at, child);
+        at = child;
+        if (len - 2) / 2 < child {
+            break;
+        }
+        child = 2 * child + 1;
+        if child + 1 < len && heap[child].count > heap[child + 1].count {
+            child += 1;
+        }
+        if heap[child].count >= top {
+            break;
+        }
+    }
+}
+
+impl TopK {
+    /// The bytes RedisBloom allocates for a sketch's buckets and heap.
+    pub fn table_bytes(k: u32, width: u32, depth: u32) -> u64 {
+        k as u64 * HEAP_BUCKET_BYTES + width as u64 * depth as u64 * BUCKET_BYTES
+    }
+
+    /// TopK_Create: k, width and depth at least 1, decay in (0, 1] (the
+    /// caller parses them with RedisBloom's errors); refused past `max_bytes`.
+    pub fn new(
+        k: u32,
+        width: u32,
+        depth: u32,
+        decay: f64,
+        max_bytes: u64,
+        seed: u64,
+    ) -> Result<Self, TopkError> {
+        assert!(k > 0 && width > 0 && depth > 0 && decay > 0.0 && decay <= 1.0);
+        if Self::table_bytes(k, width, depth) > max_bytes {
+            return Err(TopkError::TooLarge);
+        }
+        Ok(TopK {
+            k,
+            width,
+            depth,
+            decay,
+            buckets: vec![Bucket::default(); width as usize * depth as usize],
+            heap: vec![HeapSlot::default(); k as usize],
+            lookup: lookup_table(decay),
+            rng: seed,
+        })
+    }
+
+    pub fn k(&self) -> u32 {
+        self.k
+    }
+
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    pub fn decay(&self) -> f64 {
+        self.decay
+    }
+
+    fn bucket_index(&self, item: &[u8], row: u32) -> usize {
+        row as usize * self.width as usize + (murmur2(item, row) % self.width) as usize
+    }
+
+    /// checkExistInHeap: the item's heap slot, searched from the last slot.
+    fn find(&self, item: &[u8], fp: u32) -> Option<usize> {
+        (0..self.heap.len()).rev().find(|&i| {
+            let s = &self.heap[i];
+            s.fp == fp && s.itemlen as usize == item.len() && s.item() == item
+        })
+    }
+
+    /// The probability that one unit of increment decays a bucket of `count`.
+    fn decay_chance(&self, count: u32) -> f64 {
+        let count = count as usize;
+        if count < LOOKUP {
+            self.lookup[count]
+        } else {
+            self.lookup[LOOKUP - 1].powf((count / (LOOKUP - 1)) as f64)
+                * self.lookup[count % (LOOKUP - 1)]
+        }
+    }
+
+    /// TopK_Add: counts `increment` occurrences of `item`. Returns the item
+    /// the heap expelled to make room for it (`None`: nothing expelled, or
+    /// an empty slot, which RedisBloom also answers as a null).
+    pub fn add(&mut self, item: &[u8], increment: u32) -> Option<Box<[u8]>> {
+        let fp = murmur2(item, FP_SEED);
+        let heap_min = self.heap[0].count;
+        let mut max_count = 0u32;
+        for row in 0..self.depth {
+            let at = self.bucket_index(item, row);
+            let b = self.buckets[at];
+            if b.count == 0 {
+                self.buckets[at] = Bucket {
+                    fp,
+                    count: increment,
+                };
+                max_count = max_count.max(increment);
+            } else if b.fp == fp {
+                let count = b.count.wrapping_add(increment);
+                self.buckets[at].count = count;
+                max_count = max_count.max(count);
+            } else {
+                let mut count = b.count;
+                let mut left = increment;
+                while left > 0 {
+                    let chance = self.decay_chance(count);
+                    if (draw(&mut self.rng) as f64 / RAND_MAX) < chance {
+                        count -= 1;
+                        if count == 0 {
+                            self.buckets[at].fp = fp;
+                            count = left;
+                            max_count = max_count.max(count);
+                            break;
+                        }
+                    }
+                    left -= 1;
+                }
+                self.buckets[at].count = count;
+            }
+        }
+        if max_count < heap_min {
+            return None;
+        }
+        if let Some(i) = self.find(item, fp) {
+            // Not the larger of the two: the buckets may have decayed.
+            self.heap[i].count = max_count;
+            heapify_down(&mut self.heap, i);
+            return None;
+        }
+        let expelled = std::mem::replace(
+            &mut self.heap[0],
+            HeapSlot {
+                fp,
+                itemlen: item.len() as u32,
+                item: Some(item.into()),
+                count: max_count,
+            },
+        );
+        heapify_down(&mut self.heap, 0);
+        expelled.item
+    }
+
+    /// TopK_Query: whether the item is in the heap.
+    pub fn query(&self, item: &[u8]) -> bool {
+        self.find(item, murmur2(item, FP_SEED)).is_some()
+    }
+
+    /// TopK_Count: the largest count among the item's buckets holding its
+    /// fingerprint (for an item in the heap, only those at least the heap's
+    /// minimum).
+    pub fn count(&self, item: &[u8]) -> u32 {
+        let fp = murmur2(item, FP_SEED);
+        let heap_min = self.heap[0].count;
+        let in_heap = self.find(item, fp).is_some();
+        let mut res = 0;
+        for row in 0..self.depth {
+            let b = self.buckets[self.bucket_index(item, row)];
+            if b.fp == fp && (!in_heap || b.count >= heap_min) {
+                res = res.max(b.count);
+            }
+        }
+        res
+    }
+
+    /// TOPK.LIST: the heap's items by count, largest first (a stable sort of
+    /// the heap array, as glibc's qsort merge sort gives), up to the first
+    /// empty slot.
+    pub fn list(&self) -> Vec<(&[u8], u32)> {
+        let mut slots: Vec<&HeapSlot> = self.heap.iter().collect();
+        slots.sort_by_key(|s| std::cmp::Reverse(s.count));
+        slots
+            .into_iter()
+            .take_while(|s| s.count != 0)
+            .map(|s| (s.item(), s.count))
+            .collect()
+    }
+
+    /// The heap bytes this sketch holds besides itself (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        let items: usize = self.heap.iter().map(|s| s.item().len()).sum();
+        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+            + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
+            + LOOKUP * 8
+            + items
+    }
+
+    /// The fields TopKRdbSave writes (between the type id and EOF): k, width,
+    /// depth, decay, the buckets and the heap as C arrays (little-endian; the
+    /// heap's item pointers written as 0), then each heap item as a C string
+    /// with its NUL (one NUL for an empty slot).
+    pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
+        module::put_uint(out, self.k as u64);
+        module::put_uint(out, self.width as u64);
+        module::put_uint(out, self.depth as u64);
+        module::put_double(out, self.decay);
+        let mut raw = Vec::with_capacity(self.buckets.len() * BUCKET_BYTES as usize);
+        for b in &self.buckets {
+            raw.extend_from_slice(&b.fp.to_le_bytes());
+            raw.extend_from_slice(&b.count.to_le_bytes());
+        }
+        module::put_string(out, &raw, compress);
+        raw.clear();
+        for s in &self.heap {
+            raw.extend_from_slice(&s.fp.to_le_bytes());
+            raw.extend_from_slice(&s.itemlen.to_le_bytes());
+            raw.extend_from_slice(&[0; 8]);
+            raw.extend_from_slice(&s.count.to_le_bytes());
+            raw.extend_from_slice(&[0; 4]);
+        }
+        module::put_string(out, &raw, compress);
+        for s in &self.heap {
+            raw.clear();
+            raw.extend_from_slice(c_string(s.item()));
+            raw.push(0);
+            module::put_string(out, &raw, compress);
+        }
+    }
+
+    /// TopKRdbLoad's fields (`encver` from the type id). RedisBloom asserts the buffers' sizes
+    /// (an abort); here a payload that does not hold together is an error.
+    /// RedisBloom 2.8.2 leaves the decay table zeroed after a load (no decay
+    /// until the key is made again); it is rebuilt here, as RedisBloom 8 does.
+    pub fn read_rdb(r: &mut Reader<'_>, encver: u64) -> Result<Self, RdbError> {
+        if encver > ENCVER {
+            return Err(RdbError::Unsupported(format!(
+                "module type {TYPE_NAME} encoding version {encver} is not supported ({ENCVER})"
+            )));
+        }
+        let dim = |v: u64| u32::try_from(v).ok().filter(|v| *v > 0);
+        let k = dim(module::uint(r)?);
+        let width = dim(module::uint(r)?);
+        let depth = dim(module::uint(r)?);
+        let (Some(k), Some(width), Some(depth)) = (k, width, depth) else {
+            return Err(RdbError::Corrupt("top-k dimensions out of range"));
+        };
+        let decay = module::double(r)?;
+        if !(decay > 0.0 && decay <= 1.0) {
+            return Err(RdbError::Corrupt("top-k decay out of range"));
+        }
+        let raw = module::string(r)?;
+        if raw.len() as u64 != width as u64 * depth as u64 * BUCKET_BYTES {
+            return Err(RdbError::Corrupt(
+                "top-k buckets do not match its dimensions",
+            ));
+        }
+        let u32_at = |raw: &[u8], at: usize| {
+            u32::from_le_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]])
+        };
+        let buckets: Vec<Bucket> = raw
+            .chunks_exact(8)
+            .map(|c| Bucket {
+                fp: u32_at(c, 0),
+                count: u32_at(c, 4),
+            })
+            .collect();
+        let raw = module::string(r)?;
+        if raw.len() as u64 != k as u64 * HEAP_BUCKET_BYTES {
+            return Err(RdbError::Corrupt("top-k heap does not match k"));
+        }
+        // k slots are in memory now: the item loop allocates no more than that.
+        let mut heap = Vec::with_capacity(k as usize);
+        for c in raw.chunks_exact(HEAP_BUCKET_BYTES as usize) {
+            let mut item = module::string(r)?;
+            // A one-byte string is an empty slot (or an empty item): NULL in C.
+            let item = if item.len() <= 1 {
+                None
+            } else {
+                if item.last() == Some(&0) {
+                    item.pop();
+                }
+                Some(item.into_boxed_slice())
+            };
+            heap.push(HeapSlot {
+                fp: u32_at(c, 0),
+                itemlen: u32_at(c, 4),
+                item,
+                count: u32_at(c, 16),
+            });
+        }
+        let seed = buckets.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ ((b.fp as u64) << 32 | b.count as u64)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Ok(TopK {
+            k,
+            width,
+            depth,
+            decay,
+            buckets,
+            heap,
+            lookup: lookup_table(decay),
+            rng: seed,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAX: u64 = 1 << 30;
+
+    fn listed(t: &TopK) -> Vec<(String, u32)> {
+        t.list()
+            .into_iter()
+            .map(|(i, c)| (String::from_utf8_lossy(i).into_owned(), c))
+            .collect()
+    }
+
+    fn add_all(t: &mut TopK, items: &[&str]) -> Vec<Option<String>> {
+        items
+            .iter()
+            .map(|i| {
+                t.add(i.as_bytes(), 1)
+                    .map(|e| String::from_utf8_lossy(&e).into_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn incrby_as_test_topk_py() {
+        // test_incrby: k 3, width 10, depth 3, decay 1 (no random decay).
+        let mut t = TopK::new(3, 10, 3, 1.0, MAX, 1).unwrap();
+        for (item, n) in [("bar", 3), ("baz", 6), ("42", 2)] {
+            assert_eq!(t.add(item.as_bytes(), n), None);
+        }
+        assert_eq!(t.add(b"42", 8), None);
+        assert_eq!(t.add(b"xyzzy", 4).as_deref(), Some(&b"bar"[..]));
+        let counts: Vec<u32> = ["bar", "baz", "42", "xyzzy", "4"]
+            .iter()
+            .map(|i| t.count(i.as_bytes()))
+            .collect();
+        assert_eq!(counts, vec![3, 6, 10, 4, 0]);
+    }
+
+    #[test]
+    fn list_with_count_as_test_topk_py() {
+        // test_list_with_count and test_no_init_params (defaults 8 x 7, 0.9).
+        let mut t = TopK::new(3, DEFAULT_WIDTH, DEFAULT_DEPTH, DEFAULT_DECAY, MAX, 7).unwrap();
+        add_all(&mut t, &["foo", "bar", "baz", "42", "foo", "bar", "baz"]);
+        add_all(&mut t, &["foo", "baz", "42", "foo"]);
+        add_all(&mut t, &["foo", "bar", "baz", "foo"]);
+        let want = vec![("foo".into(), 6), ("baz".into(), 4), ("bar".into(), 3)];
+        assert_eq!(listed(&t), want);
+    }
+
+    #[test]
+    fn expulsions_as_test_topk_py() {
+        // test_list_info: k 2, 50 x 5.
+        let mut t = TopK::new(2, 50, 5, 0.9, MAX, 3).unwrap();
+        add_all(&mut t, &["foo", "bar", "baz", "42", "foo", "bar", "baz"]);
+        add_all(&mut t, &["foo", "baz", "42", "foo", "baz"]);
+        add_all(&mut t, &["foo", "bar", "baz", "foo", "baz"]);
+        let names: Vec<String> = listed(&t).into_iter().map(|(i, _)| i).collect();
+        assert_eq!(names, vec!["foo", "baz"]);
+        let out = add_all(&mut t, &["bar", "bar", "bar", "bar", "bar"]);
+        assert_eq!(out, vec![None, None, Some("foo".into()), None, None]);
+        let names: Vec<String> = listed(&t).into_iter().map(|(i, _)| i).collect();
+        assert_eq!(names, vec!["bar", "baz"]);
+    }
+
+    #[test]
+    fn empty_item_and_nul_bytes() {
+        let mut t = TopK::new(3, 8, 7, 0.9, MAX, 5).unwrap();
+        t.add(b"", 1);
+        assert_eq!(listed(&t), vec![(String::new(), 1)]);
+        assert!(t.query(b"") && !t.query(b"x"));
+        assert_eq!(t.count(b""), 1);
+        t.add(b"a\0b", 2);
+        assert_eq!(c_string(t.list()[0].0), b"a");
+        assert!(t.query(b"a\0b") && !t.query(b"a"));
+    }
+
+    #[test]
+    fn decay_is_statistically_redisbloom_s() {
+        // One bucket (width 1, depth 1) held by "a" with count c: a single
+        // "b" decrements it with probability 0.9^c.
+        let trials = 20_000;
+        let mut hits = 0;
+        for seed in 0..trials {
+            let mut t = TopK::new(1, 1, 1, 0.9, MAX, seed).unwrap();
+            t.add(b"a", 5);
+            t.add(b"b", 1);
+            // Decayed below the heap's minimum (a's own 5), a's count reads 0.
+            if t.count(b"a") != 5 {
+                hits += 1;
+            }
+        }
+        let p = 0.9f64.powi(5);
+        let expect = p * trials as f64;
+        let sd = (trials as f64 * p * (1.0 - p)).sqrt();
+        assert!(
+            (hits as f64 - expect).abs() < 5.0 * sd,
+            "{hits} vs {expect}"
+        );
+        // Counts past the table: decay^count through the pow path.
+        let t = TopK::new(1, 1, 1, 0.99, MAX, 0).unwrap();
+        let c = t.decay_chance(1000);
+        assert!((c - 0.99f64.powi(1000)).abs() < 1e-12, "{c}");
+    }
+
+    #[test]
+    fn sizes_are_bounded() {
+        assert_eq!(
+            TopK::new(u32::MAX, u32::MAX, u32::MAX, 0.9, MAX, 0),
+            Err(TopkError::TooLarge)
+        );
+    }
+
+    #[test]
+    fn rdb_round_trips_and_refuses_bad_payloads() {
+        let mut t = TopK::new(5, 20, 4, 0.9, MAX, 11).unwrap();
+        for i in 0..200u32 {
+            t.add(format!("item{}", i % 37).as_bytes(), 1);
+        }
+        t.add(b"", 3);
+        for compress in [false, true] {
+            let mut out = Vec::new();
+            t.write_rdb(&mut out, compress);
+            let mut r = Reader::new(&out);
+            let back = TopK::read_rdb(&mut r, ENCVER).unwrap();
+            assert_eq!(r.remaining(), 0);
+            assert_eq!(back.list(), t.list());
+            assert_eq!(back.buckets, t.buckets);
+            for i in 0..40u32 {
+                let item = format!("item{i}");
+                assert_eq!(back.count(item.as_bytes()), t.count(item.as_bytes()));
+                assert_eq!(back.query(item.as_bytes()), t.query(item.as_bytes()));
+            }
+            for cut in 0..out.len() {
+                assert!(TopK::read_rdb(&mut Reader::new(&out[..cut]), ENCVER).is_err());
+            }
+        }
+        // Dimensions against buffers; a k that the heap buffer does not hold.
+        for (k, w, d, decay) in [
+            (5, 21, 4, 0.9),
+            (6, 20, 4, 0.9),
+            (0, 20, 4, 0.9),
+            (5, 20, 4, 1.5),
+        ] {
+            let mut out = Vec::new();
+            module::put_uint(&mut out, k);
+            module::put_uint(&mut out, w);
+            module::put_uint(&mut out, d);
+            module::put_double(&mut out, decay);
+            module::put_string(&mut out, &[0; 640], false);
+            module::put_string(&mut out, &[0; 120], false);
+            for _ in 0..k {
+                module::put_string(&mut out, b"\0", false);
+            }
+            assert!(
+                TopK::read_rdb(&mut Reader::new(&out), ENCVER).is_err(),
+                "{k} {w} {d}"
+            );
+        }
+    }
+}
