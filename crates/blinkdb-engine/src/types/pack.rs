@@ -58,8 +58,7 @@ impl Pack {
     }
 
     fn set_entries(&mut self, n: usize) {
-        self.buf
-            .set_aux(u16::try_from(n).unwrap_or(COUNT_UNKNOWN).min(COUNT_UNKNOWN));
+        self.buf.set_aux(u16::try_from(n).unwrap_or(COUNT_UNKNOWN));
     }
 
     /// Runs `change` (of the bytes), then adds `delta` to the count, taken
