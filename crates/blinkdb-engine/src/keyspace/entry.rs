@@ -23,12 +23,16 @@ pub enum Value {
     /// A cuckoo filter, count-min sketch, top-k or t-digest (`crate::sketch`):
     /// shared on clone and copied on its next change, as a collection.
     Sketch(Arc<crate::sketch::Sketch>, Meta),
-    /// Collections are shared on clone and copied on their next change
-    /// (`Arc::make_mut`): COPY, and the AOF rewrite's snapshot of a key, cost
-    /// nothing until the key changes again.
-    Hash(Arc<HashValue>, Meta),
-    Set(Arc<SetValue>, Meta),
-    ZSet(Arc<ZSetValue>, Meta),
+    /// A hash, set or sorted set is held here (24 bytes): its compact
+    /// encoding inline (a clone copies its few bytes), its full encoding
+    /// shared on clone and copied on its next change (`types::shared`):
+    /// COPY, and the AOF rewrite's snapshot of a key, cost nothing until the
+    /// key changes again (issue 42).
+    Hash(HashValue, Meta),
+    Set(SetValue, Meta),
+    ZSet(ZSetValue, Meta),
+    /// Lists and streams are shared on clone and copied on their next
+    /// change (`Arc::make_mut`).
     List(Arc<ListValue>, Meta),
     Stream(Arc<StreamValue>, Meta),
 }
@@ -77,15 +81,15 @@ impl Value {
     }
 
     pub fn hash(h: HashValue) -> Self {
-        Value::Hash(Arc::new(h), Meta::unset())
+        Value::Hash(h, Meta::unset())
     }
 
     pub fn set(s: SetValue) -> Self {
-        Value::Set(Arc::new(s), Meta::unset())
+        Value::Set(s, Meta::unset())
     }
 
     pub fn zset(z: ZSetValue) -> Self {
-        Value::ZSet(Arc::new(z), Meta::unset())
+        Value::ZSet(z, Meta::unset())
     }
 
     pub fn list(l: ListValue) -> Self {
@@ -165,7 +169,8 @@ impl Value {
     }
 
     /// Approximate heap bytes held by the value (MEMORY USAGE): a
-    /// collection counts its `Arc` allocation too.
+    /// collection counts its `Arc` allocation too (a full encoding's, a
+    /// list's or a stream's).
     pub fn heap_size(&self) -> usize {
         use crate::types::arc_chunk;
         match self {
@@ -173,9 +178,9 @@ impl Value {
             Value::Blob(..) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
             Value::Bloom(b, _) => b.size_bytes(),
             Value::Sketch(s, _) => arc_chunk::<crate::sketch::Sketch>() + s.heap_bytes(),
-            Value::Hash(h, _) => arc_chunk::<HashValue>() + h.bytes(),
-            Value::Set(s, _) => arc_chunk::<SetValue>() + s.bytes(),
-            Value::ZSet(z, _) => arc_chunk::<ZSetValue>() + z.bytes(),
+            Value::Hash(h, _) => h.bytes(),
+            Value::Set(s, _) => s.bytes(),
+            Value::ZSet(z, _) => z.bytes(),
             Value::List(l, _) => arc_chunk::<ListValue>() + l.bytes(),
             Value::Stream(s, _) => arc_chunk::<StreamValue>() + s.bytes(),
         }
@@ -339,9 +344,10 @@ const SLOT_BYTES: usize =
     std::mem::size_of::<super::InlineBytes>() + std::mem::size_of::<Entry>() + (4 + 1) * 3 / 2;
 
 /// Bytes a key's entry in its shard's expiry index takes: a (time, key)
-/// pair of 32 bytes in a B-tree's nodes (66 measured per key at 300,000
-/// keys: used_memory with `SET ... EX` over without, docs/design.md).
-const EXPIRY_BYTES: usize = 64;
+/// item of 32 bytes in a full run (keyspace/expires.rs), and the run's
+/// share of the map (34-35 measured per key at 300,000 and 1M keys:
+/// used_memory with `SET ... EX` over without, docs/design.md).
+const EXPIRY_BYTES: usize = 34;
 
 impl Entry {
     /// An unlabeled entry without expiry, whatever label `value` carried

@@ -3,6 +3,7 @@
 pub mod access;
 mod dense;
 mod entry;
+mod expires;
 mod positions;
 mod shard;
 pub mod slots;

@@ -1,10 +1,10 @@
 //! One shard: a hash map of keys plus an ordered index of expiry times.
 
 use super::dense::DenseMap;
+use super::expires::Expires;
 use super::slots::SlotIndex;
 use super::watch::{WatchFlag, Watchers};
 use super::Entry;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// Keys are binary-safe byte strings; short ones live inside the table slot.
@@ -31,61 +31,6 @@ pub struct Shard {
     slots: Option<Arc<SlotIndex>>,
     /// This shard's bits in its database's sets (None for a detached copy).
     bits: Option<(Arc<DbBits>, usize)>,
-}
-
-/// The keys with a TTL by time, and the sum of their times (INFO keyspace's
-/// `avg_ttl`, exact where Redis estimates it from the expiry cycle's samples).
-#[derive(Default)]
-struct Expires {
-    by_time: BTreeSet<(u64, Key)>,
-    sum_ms: u128,
-}
-
-impl Expires {
-    fn len(&self) -> usize {
-        self.by_time.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.by_time.is_empty()
-    }
-
-    fn insert(&mut self, item: (u64, Key)) {
-        let at = item.0;
-        if self.by_time.insert(item) {
-            self.sum_ms += at as u128;
-        }
-    }
-
-    fn remove(&mut self, item: &(u64, Key)) {
-        if self.by_time.remove(item) {
-            self.sum_ms -= item.0 as u128;
-            self.free_if_empty();
-        }
-    }
-
-    /// An emptied ordered set keeps its root node; a shard whose last TTL
-    /// went gives it back (most shards hold a handful of keys).
-    fn free_if_empty(&mut self) {
-        if self.by_time.is_empty() {
-            self.by_time = BTreeSet::new();
-        }
-    }
-
-    fn first(&self) -> Option<&(u64, Key)> {
-        self.by_time.first()
-    }
-
-    fn pop_first(&mut self) -> Option<(u64, Key)> {
-        let item = self.by_time.pop_first()?;
-        self.sum_ms -= item.0 as u128;
-        self.free_if_empty();
-        Some(item)
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &(u64, Key)> {
-        self.by_time.iter()
-    }
 }
 
 /// One bit per shard of a database, read without the shards' locks. Walking
@@ -199,11 +144,9 @@ impl Shard {
 
     /// The index's own memory, as MEMORY STATS's `overhead.hashtable.*`:
     /// the key table (slots holding short keys inline and the entries, plus
-    /// a control byte each), and the expiry index (one node item per key with
-    /// a TTL, as the ordered set stores them).
+    /// a control byte each), and the expiry index (keyspace/expires.rs).
     pub fn table_bytes(&self) -> (usize, usize) {
-        let expires = self.expires.len() * std::mem::size_of::<(u64, Key)>();
-        (self.map.allocation_size(), expires)
+        (self.map.allocation_size(), self.expires.bytes())
     }
 
     /// The entry for `key` if present and not expired at `now`.

@@ -82,15 +82,15 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
     Ok(match value {
         Value::Str(..) | Value::Blob(..) => kind::STRING,
         Value::List(..) => kind::LIST_QUICKLIST_2,
-        Value::Set(s, _) => match **s {
+        Value::Set(s, _) => match s {
             SetValue::Ints(_) => kind::SET_INTSET,
             SetValue::Table(_) => kind::SET,
         },
-        Value::ZSet(z, _) => match **z {
+        Value::ZSet(z, _) => match z {
             ZSetValue::Pack(_) => kind::ZSET_LISTPACK,
             ZSetValue::Sorted(_) => kind::ZSET_2,
         },
-        Value::Hash(h, _) => match **h {
+        Value::Hash(h, _) => match h {
             HashValue::Pack(_) => kind::HASH_LISTPACK,
             HashValue::Table(_) => kind::HASH,
         },
@@ -170,7 +170,7 @@ pub fn write_object(
                 }
             }
         }
-        Value::Set(s, _) => match &**s {
+        Value::Set(s, _) => match s {
             SetValue::Ints(ints) => write_string(out, &listpack::intset(&ints.to_vec()), compress),
             SetValue::Table(_) => {
                 write_len(out, s.len() as u64);
@@ -179,7 +179,7 @@ pub fn write_object(
                 }
             }
         },
-        Value::ZSet(z, _) => match &**z {
+        Value::ZSet(z, _) => match z {
             ZSetValue::Pack(_) => {
                 let mut lp = ListpackWriter::new();
                 for (m, score) in z.iter() {
@@ -197,7 +197,7 @@ pub fn write_object(
                 }
             }
         },
-        Value::Hash(h, _) => match &**h {
+        Value::Hash(h, _) => match h {
             HashValue::Pack(_) => {
                 let mut lp = ListpackWriter::new();
                 for (f, v) in h.iter() {

@@ -3,6 +3,7 @@
 //! `hash-max-listpack-value` bytes in a field or value.
 
 use super::pack::Pack;
+use super::shared::Shared;
 use super::table::{Element, Table};
 use super::{Limits, Member};
 
@@ -38,27 +39,22 @@ pub(crate) fn heap_of(m: &Member) -> usize {
 /// A field and its value.
 pub type FieldValue<'a> = (&'a [u8], &'a [u8]);
 
-/// The table is boxed: a `Table` is about 130 bytes, and most hashes are
-/// small packs (32 bytes), which would otherwise each pay the table's size.
+/// 24 bytes, held in the key's table entry: the pack inline there (up to
+/// `pack::INLINE` bytes of fields, a heap buffer beyond), the table behind
+/// a `Shared` (shared on clone, copied on the next change). Room for a side
+/// structure (field TTLs, issue 43) is a third variant or one inside the
+/// table: the compact form has none.
 #[derive(Clone)]
 pub enum HashValue {
     Pack(Pack),
-    Table(Box<Table<Pair>>),
+    Table(Shared<Table<Pair>>),
 }
+
+const _: () = assert!(std::mem::size_of::<HashValue>() == 24);
 
 impl Default for HashValue {
     fn default() -> Self {
         HashValue::Pack(Pack::default())
-    }
-}
-
-impl Drop for HashValue {
-    fn drop(&mut self) {
-        if let HashValue::Table(t) = self {
-            if t.len() > super::LAZYFREE_THRESHOLD {
-                super::free_later(std::mem::take(&mut **t));
-            }
-        }
     }
 }
 
@@ -105,7 +101,7 @@ impl HashValue {
     pub fn bytes(&self) -> usize {
         match self {
             HashValue::Pack(p) => p.bytes(),
-            HashValue::Table(t) => t.bytes(),
+            HashValue::Table(t) => Shared::<Table<Pair>>::arc_chunk() + t.bytes(),
         }
     }
 
@@ -142,11 +138,12 @@ impl HashValue {
         let HashValue::Table(t) = self else {
             unreachable!("converted above")
         };
-        t.insert(Pair {
-            field: Member::from_slice(field),
-            value: Member::from_slice(value),
-        })
-        .is_none()
+        t.make_mut()
+            .insert(Pair {
+                field: Member::from_slice(field),
+                value: Member::from_slice(value),
+            })
+            .is_none()
     }
 
     /// To the full encoding (past a limit; never back, as in Redis).
@@ -159,7 +156,7 @@ impl HashValue {
                     value: Member::from_slice(v),
                 });
             }
-            *self = HashValue::Table(Box::new(t));
+            *self = HashValue::Table(Shared::new(t));
         }
     }
 
@@ -173,7 +170,7 @@ impl HashValue {
                 }
                 None => false,
             },
-            HashValue::Table(t) => t.remove(field).is_some(),
+            HashValue::Table(t) => t.make_mut().remove(field).is_some(),
         }
     }
 

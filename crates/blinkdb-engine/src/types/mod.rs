@@ -8,6 +8,8 @@ pub mod list;
 pub mod pack;
 pub mod ranked;
 pub mod set;
+pub mod shared;
+pub mod smallbuf;
 pub mod stream;
 pub mod table;
 pub mod zset;
@@ -81,7 +83,7 @@ pub const fn malloc_chunk(n: usize) -> usize {
     }
 }
 
-/// The heap a collection's `Arc` takes: its two counts and the value.
+/// The heap an `Arc` of `T` takes: its two counts and the value.
 pub const fn arc_chunk<T>() -> usize {
     malloc_chunk(2 * std::mem::size_of::<usize>() + std::mem::size_of::<T>())
 }
@@ -236,12 +238,13 @@ mod tests {
 
     #[test]
     fn small_collections_are_one_small_allocation() {
-        // A collection's Arc (16 bytes of counts + the value) stays within
-        // one 64-byte malloc chunk (80 for a list), which holds a small
-        // pack or intset inline: the cost per small key (issue 42).
-        assert_eq!(arc_chunk::<HashValue>(), 64);
-        assert_eq!(arc_chunk::<SetValue>(), 64);
-        assert_eq!(arc_chunk::<ZSetValue>(), 64);
+        // A small hash, set or sorted set is its table entry's value field
+        // (24 bytes, its pack or intset inline up to 21 bytes): no
+        // allocation of its own (issue 42). A list's Arc (16 bytes of counts
+        // + the value) stays within one malloc chunk.
+        assert_eq!(std::mem::size_of::<HashValue>(), 24);
+        assert_eq!(std::mem::size_of::<SetValue>(), 24);
+        assert_eq!(std::mem::size_of::<ZSetValue>(), 24);
         assert_eq!(arc_chunk::<ListValue>(), 80);
         assert_eq!(malloc_chunk(1), 32);
         assert_eq!(malloc_chunk(24), 32);

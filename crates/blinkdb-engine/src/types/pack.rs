@@ -13,35 +13,22 @@
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct Pack {
     /// Inline up to `INLINE` bytes, inside the value that holds the pack (a
-    /// 1-field hash, a 5-integer set, a 3-element list), so that most small
-    /// collections are one allocation: their `Arc`'s (issue 42).
+    /// 1-field hash or a 5-member sorted set lives in its key's table entry,
+    /// a 3-element list node in its node array: issue 42). Its `aux` word is
+    /// the entry count, `COUNT_UNKNOWN` once past it (counted by a walk,
+    /// as Redis's listpack past 65535).
     buf: PackBuf,
-    /// Entries (not pairs).
-    n: u32,
 }
 
-/// Bytes a pack keeps without a heap buffer of its own.
-pub const INLINE: usize = 16;
-
 /// The encoded entries: inline while they fit (`INLINE` bytes), a heap
-/// buffer beyond.
-pub type PackBuf = smallvec::SmallVec<[u8; INLINE]>;
+/// buffer beyond (exact growth up to 256 bytes, doubling past).
+pub type PackBuf = super::smallbuf::SmallBuf;
 
-/// Up to this many bytes a buffer grows to the size it needs, as Redis's
-/// listpack does (glibc rounds to 16 anyway); beyond, by doubling, so that a
-/// list node filled one push at a time to 8 KB is not copied per push.
-const EXACT_GROWTH_UP_TO: usize = 256;
+const COUNT_UNKNOWN: u16 = u16::MAX;
 
 /// Makes room for `more` bytes in `buf`.
 fn grow(buf: &mut PackBuf, more: usize) {
-    let need = buf.len() + more;
-    if need > buf.capacity() {
-        if need <= EXACT_GROWTH_UP_TO {
-            buf.reserve_exact(more);
-        } else {
-            buf.reserve(more);
-        }
-    }
+    buf.reserve(more);
 }
 
 fn varint_len(n: usize) -> usize {
@@ -64,7 +51,22 @@ fn put_varint(out: &mut PackBuf, mut n: usize) {
 
 impl Pack {
     pub fn entries(&self) -> usize {
-        self.n as usize
+        match self.buf.aux() {
+            COUNT_UNKNOWN => self.iter().count(),
+            n => n as usize,
+        }
+    }
+
+    fn set_entries(&mut self, n: usize) {
+        self.buf.set_aux(u16::try_from(n).unwrap_or(COUNT_UNKNOWN));
+    }
+
+    /// Runs `change` (of the bytes), then adds `delta` to the count, taken
+    /// before: a count past the word is a walk of the bytes as they are.
+    fn recount(&mut self, delta: isize, change: impl FnOnce(&mut PackBuf)) {
+        let n = self.entries();
+        change(&mut self.buf);
+        self.set_entries(n.checked_add_signed(delta).expect("count within the pack"));
     }
 
     /// Heap bytes of the buffer as malloc rounds them (0 while inline).
@@ -110,7 +112,6 @@ impl Pack {
     pub fn with_capacity(bytes: usize) -> Self {
         Pack {
             buf: PackBuf::with_capacity(bytes),
-            n: 0,
         }
     }
 
@@ -120,14 +121,15 @@ impl Pack {
     }
 
     pub fn push(&mut self, item: &[u8]) {
-        grow(&mut self.buf, Self::entry_bytes(item.len()));
-        put_varint(&mut self.buf, item.len());
-        self.buf.extend_from_slice(item);
-        self.n += 1;
+        self.recount(1, |buf| {
+            grow(buf, Self::entry_bytes(item.len()));
+            put_varint(buf, item.len());
+            buf.extend_from_slice(item);
+        });
     }
 
     fn encoded(items: &[&[u8]]) -> PackBuf {
-        let mut out = PackBuf::new();
+        let mut out = PackBuf::default();
         for it in items {
             put_varint(&mut out, it.len());
             out.extend_from_slice(it);
@@ -138,9 +140,10 @@ impl Pack {
     /// Inserts `items` as consecutive entries at byte `pos`.
     pub fn insert_at(&mut self, pos: usize, items: &[&[u8]]) {
         let enc = Self::encoded(items);
-        grow(&mut self.buf, enc.len());
-        self.buf.insert_from_slice(pos, &enc);
-        self.n += items.len() as u32;
+        self.recount(items.len() as isize, |buf| {
+            grow(buf, enc.len());
+            buf.insert_from_slice(pos, &enc);
+        });
     }
 
     /// Removes `count` entries starting at byte `pos`.
@@ -149,14 +152,13 @@ impl Pack {
         for _ in 0..count {
             end = self.entry_at(end).1;
         }
-        self.buf.drain(pos..end);
-        self.n -= count as u32;
+        self.recount(-(count as isize), |buf| buf.drain(pos..end));
     }
 
     /// Replaces the entry at byte `pos` with `item`.
     pub fn replace_at(&mut self, pos: usize, item: &[u8]) {
         let end = self.entry_at(pos).1;
-        let mut enc = PackBuf::new();
+        let mut enc = PackBuf::default();
         put_varint(&mut enc, item.len());
         enc.extend_from_slice(item);
         if enc.len() > end - pos {
@@ -182,8 +184,7 @@ impl Pack {
     /// where it starts: no walk).
     pub fn pop_last_at(&mut self, pos: usize) {
         debug_assert_eq!(self.entry_at(pos).1, self.buf.len());
-        self.buf.truncate(pos);
-        self.n -= 1;
+        self.recount(-1, |buf| buf.truncate(pos));
     }
 
     /// Position after the entry starting at `pos`.
@@ -206,10 +207,11 @@ impl Pack {
 
     /// A pack of `entries` entries from the buffer [`Pack::raw`] gave.
     pub fn from_raw(buf: Vec<u8>, entries: usize) -> Pack {
-        Pack {
+        let mut p = Pack {
             buf: PackBuf::from_vec(buf),
-            n: entries as u32,
-        }
+        };
+        p.set_entries(entries);
+        p
     }
 }
 
@@ -259,5 +261,46 @@ mod tests {
         assert_eq!(p.entries(), 4);
         assert!(p.find_pair(b"a").is_none());
         assert_eq!(p.find_pair(b"z").unwrap().1, b"");
+    }
+
+    #[test]
+    fn counts_past_65535_entries_by_walking() {
+        // The count is the buffer's 16-bit aux word; a pack beyond it (a
+        // raised hash-max-listpack-entries) counts by a walk, as Redis's
+        // listpack does past 65535.
+        let mut p = Pack::default();
+        for i in 0..70_000u32 {
+            p.push(&i.to_le_bytes()[..(i % 3) as usize]);
+        }
+        assert_eq!(p.entries(), 70_000);
+        let (pos, _) = p.iter().nth(69_999).unwrap();
+        p.pop_last_at(pos);
+        p.remove_at(0, 4_000);
+        assert_eq!(p.entries(), 65_999);
+        assert_eq!(p.iter().count(), 65_999);
+        p.remove_at(0, 1_000);
+        assert_eq!(p.entries(), 64_999);
+        p.push(b"x");
+        assert_eq!(p.entries(), 65_000);
+    }
+
+    #[test]
+    fn small_packs_stay_inline() {
+        // `HSET h name alice` and a 5-member sorted set with small integer
+        // scores fit the 21 bytes kept inline (issue 42).
+        let mut p = Pack::default();
+        for e in [&b"name"[..], b"alice"] {
+            p.push(e);
+        }
+        assert_eq!((p.bytes(), p.entries()), (0, 2));
+        let mut z = Pack::default();
+        for m in [b"a", b"b", b"c", b"d", b"e"] {
+            z.push(m);
+            z.push(&[1]);
+        }
+        assert_eq!((z.end(), z.bytes()), (20, 0));
+        z.push(b"f");
+        z.push(&[1]);
+        assert_eq!(z.bytes(), 32);
     }
 }

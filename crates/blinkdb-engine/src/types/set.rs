@@ -1,6 +1,7 @@
 //! Sets: a sorted vector of integers while every member is one and there are
 //! at most `set-max-intset-entries` (Redis's intset), a `Table` otherwise.
 
+use super::shared::Shared;
 use super::table::{Element, Table};
 use super::{Limits, Member};
 use std::borrow::Cow;
@@ -20,21 +21,24 @@ impl Element for SetMember {
     }
 }
 
-/// The table is boxed so that a small set pays for no table-sized header
-/// (an intset of 5 small integers is one 64-byte `Arc` allocation).
+/// 24 bytes, held in the key's table entry: an intset inline there (up to
+/// `pack::INLINE` bytes, 10 small integers), the table behind a `Shared`
+/// (shared on clone, copied on the next change).
 #[derive(Clone)]
 pub enum SetValue {
     Ints(IntSet),
-    Table(Box<Table<SetMember>>),
+    Table(Shared<Table<SetMember>>),
 }
+
+const _: () = assert!(std::mem::size_of::<SetValue>() == 24);
 
 /// Sorted integers of one width (2, 4 or 8 bytes, little-endian), the
 /// narrowest that holds them all, as Redis's intset: 5 small integers are
-/// 10 bytes, kept inline.
+/// 10 bytes, kept inline. The width is the buffer's `aux` word (0 while
+/// empty: 2).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct IntSet {
     buf: super::pack::PackBuf,
-    width: u8,
 }
 
 fn width_of(v: i64) -> u8 {
@@ -52,10 +56,9 @@ impl IntSet {
     pub fn from_sorted(ints: &[i64]) -> Self {
         let width = ints.iter().map(|&v| width_of(v)).max().unwrap_or(2);
         let mut s = IntSet {
-            buf: Default::default(),
-            width,
+            buf: super::pack::PackBuf::with_capacity(ints.len() * width as usize),
         };
-        s.buf.reserve_exact(ints.len() * width as usize);
+        s.buf.set_aux(width as u16);
         for &v in ints {
             s.buf.extend_from_slice(&v.to_le_bytes()[..width as usize]);
         }
@@ -63,7 +66,7 @@ impl IntSet {
     }
 
     fn w(&self) -> usize {
-        self.width.max(2) as usize
+        self.buf.aux().max(2) as usize
     }
 
     pub fn len(&self) -> usize {
@@ -108,8 +111,7 @@ impl IntSet {
             return;
         }
         let w = self.w();
-        self.width = w as u8;
-        self.buf.reserve_exact(w);
+        self.buf.set_aux(w as u16);
         self.buf.insert_from_slice(at * w, &v.to_le_bytes()[..w]);
     }
 
@@ -139,16 +141,6 @@ impl IntSet {
 impl Default for SetValue {
     fn default() -> Self {
         SetValue::Ints(IntSet::default())
-    }
-}
-
-impl Drop for SetValue {
-    fn drop(&mut self) {
-        if let SetValue::Table(t) = self {
-            if t.len() > super::LAZYFREE_THRESHOLD {
-                super::free_later(std::mem::take(&mut **t));
-            }
-        }
     }
 }
 
@@ -196,7 +188,7 @@ impl SetValue {
         if as_int(m).is_some() {
             SetValue::Ints(IntSet::default())
         } else {
-            SetValue::Table(Box::new(Table::with_capacity(n)))
+            SetValue::Table(Shared::new(Table::with_capacity(n)))
         }
     }
 
@@ -221,7 +213,7 @@ impl SetValue {
     pub fn bytes(&self) -> usize {
         match self {
             SetValue::Ints(v) => v.bytes(),
-            SetValue::Table(t) => std::mem::size_of::<Table<SetMember>>() + t.bytes(),
+            SetValue::Table(t) => Shared::<Table<SetMember>>::arc_chunk() + t.bytes(),
         }
     }
 
@@ -250,7 +242,9 @@ impl SetValue {
         let SetValue::Table(t) = self else {
             unreachable!("converted above")
         };
-        t.insert(SetMember(Member::from_slice(m))).is_none()
+        t.make_mut()
+            .insert(SetMember(Member::from_slice(m)))
+            .is_none()
     }
 
     fn convert(&mut self) {
@@ -261,7 +255,7 @@ impl SetValue {
                     itoa::Buffer::new().format(i).as_bytes(),
                 )));
             }
-            *self = SetValue::Table(Box::new(t));
+            *self = SetValue::Table(Shared::new(t));
         }
     }
 
@@ -275,7 +269,7 @@ impl SetValue {
                 }
                 _ => false,
             },
-            SetValue::Table(t) => t.remove(m).is_some(),
+            SetValue::Table(t) => t.make_mut().remove(m).is_some(),
         }
     }
 

@@ -48,6 +48,12 @@ impl<E: Element> Default for Table<E> {
     }
 }
 
+impl<E: Element + Send + Sync + 'static> super::shared::Members for Table<E> {
+    fn members(&self) -> usize {
+        self.len()
+    }
+}
+
 impl<E: Element> Table<E> {
     pub fn with_capacity(n: usize) -> Self {
         Table {

@@ -10,6 +10,7 @@
 
 use super::pack::Pack;
 use super::ranked::Ranked;
+use super::shared::Shared;
 use super::table::{Element, Table};
 use super::{Limits, Member};
 use std::cmp::Ordering;
@@ -169,10 +170,22 @@ impl Sorted {
     }
 }
 
+/// 24 bytes, held in the key's table entry: the pack inline there (up to
+/// `pack::INLINE` bytes: 5 one-letter members with small integer scores),
+/// the full encoding behind a `Shared` (shared on clone, copied on the next
+/// change).
 #[derive(Clone)]
 pub enum ZSetValue {
     Pack(Pack),
-    Sorted(Box<Sorted>),
+    Sorted(Shared<Sorted>),
+}
+
+const _: () = assert!(std::mem::size_of::<ZSetValue>() == 24);
+
+impl super::shared::Members for Sorted {
+    fn members(&self) -> usize {
+        self.order.len()
+    }
 }
 
 impl Default for ZSetValue {
@@ -274,7 +287,7 @@ impl ZSetValue {
             }
             ZSetValue::Pack(p)
         } else {
-            ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)))
+            ZSetValue::Sorted(Shared::new(Sorted::from_sorted(&items)))
         }
     }
 
@@ -299,7 +312,9 @@ impl ZSetValue {
     pub fn bytes(&self) -> usize {
         match self {
             ZSetValue::Pack(p) => p.bytes(),
-            ZSetValue::Sorted(s) => s.table.bytes() + s.order.bytes(),
+            ZSetValue::Sorted(s) => {
+                Shared::<Sorted>::arc_chunk() + s.table.bytes() + s.order.bytes()
+            }
         }
     }
 
@@ -443,7 +458,7 @@ impl ZSetValue {
         let ZSetValue::Sorted(s) = self else {
             unreachable!("converted above")
         };
-        s.insert(member, score)
+        s.make_mut().insert(member, score)
     }
 
     /// Moves to the full (skiplist) encoding; SORT does this to the set it
@@ -451,7 +466,7 @@ impl ZSetValue {
     pub fn convert(&mut self) {
         if let ZSetValue::Pack(p) = self {
             let items: Vec<_> = p.pairs().map(|(_, m, s)| (m, score_of(s))).collect();
-            *self = ZSetValue::Sorted(Box::new(Sorted::from_sorted(&items)));
+            *self = ZSetValue::Sorted(Shared::new(Sorted::from_sorted(&items)));
         }
     }
 
@@ -463,7 +478,7 @@ impl ZSetValue {
                 p.remove_at(pos, 2);
                 Some(s)
             }
-            ZSetValue::Sorted(s) => s.remove(member),
+            ZSetValue::Sorted(s) => s.make_mut().remove(member),
         }
     }
 
@@ -482,7 +497,7 @@ impl ZSetValue {
                     .expect("start < len");
                 p.remove_at(pos, 2 * (end - start));
             }
-            ZSetValue::Sorted(s) => s.remove_ranks(start, end),
+            ZSetValue::Sorted(s) => s.make_mut().remove_ranks(start, end),
         }
         end - start
     }

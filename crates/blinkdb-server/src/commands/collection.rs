@@ -13,24 +13,38 @@ use std::sync::Arc;
 pub struct WrongType;
 
 pub trait Collection: Clone + Default + 'static {
-    fn of(v: &Value) -> Option<&Arc<Self>>;
-    fn of_mut(v: &mut Value) -> Option<&mut Arc<Self>>;
+    fn of(v: &Value) -> Option<&Self>;
+    /// The collection to change: one shared with another value (COPY, a
+    /// running rewrite) is copied first.
+    fn of_mut(v: &mut Value) -> Option<&mut Self>;
     fn wrap(self) -> Value;
     fn is_empty(&self) -> bool;
 }
 
+/// Hashes, sets and sorted sets are held in the value itself (their full
+/// encodings share and copy on change inside: `types::shared`); lists and
+/// streams behind an `Arc`.
 macro_rules! collection {
     ($t:ty, $variant:ident, $make:ident) => {
+        collection!(
+            $t,
+            $variant,
+            $make,
+            std::convert::identity,
+            std::convert::identity
+        );
+    };
+    ($t:ty, $variant:ident, $make:ident, $get:expr, $get_mut:expr) => {
         impl Collection for $t {
-            fn of(v: &Value) -> Option<&Arc<Self>> {
+            fn of(v: &Value) -> Option<&Self> {
                 match v {
-                    Value::$variant(c, _) => Some(c),
+                    Value::$variant(c, _) => Some($get(c)),
                     _ => None,
                 }
             }
-            fn of_mut(v: &mut Value) -> Option<&mut Arc<Self>> {
+            fn of_mut(v: &mut Value) -> Option<&mut Self> {
                 match v {
-                    Value::$variant(c, _) => Some(c),
+                    Value::$variant(c, _) => Some($get_mut(c)),
                     _ => None,
                 }
             }
@@ -47,20 +61,26 @@ macro_rules! collection {
 collection!(HashValue, Hash, hash);
 collection!(SetValue, Set, set);
 collection!(ZSetValue, ZSet, zset);
-collection!(ListValue, List, list);
+collection!(
+    ListValue,
+    List,
+    list,
+    <Arc<ListValue> as std::ops::Deref>::deref,
+    Arc::make_mut
+);
 
 /// A stream stays when its last entry goes (XDEL, XTRIM), as in Redis: it
 /// is never "empty" in the sense that deletes the key.
 impl Collection for StreamValue {
-    fn of(v: &Value) -> Option<&Arc<Self>> {
+    fn of(v: &Value) -> Option<&Self> {
         match v {
             Value::Stream(c, _) => Some(c),
             _ => None,
         }
     }
-    fn of_mut(v: &mut Value) -> Option<&mut Arc<Self>> {
+    fn of_mut(v: &mut Value) -> Option<&mut Self> {
         match v {
-            Value::Stream(c, _) => Some(c),
+            Value::Stream(c, _) => Some(Arc::make_mut(c)),
             _ => None,
         }
     }
@@ -110,17 +130,18 @@ pub fn get<'t, T: Collection>(
 ) -> Result<Option<&'t T>, WrongType> {
     match tx.get(db, key) {
         None => Ok(None),
-        Some(e) => T::of(e.value()).map(|c| Some(&**c)).ok_or(WrongType),
+        Some(e) => T::of(e.value()).map(Some).ok_or(WrongType),
     }
 }
 
-/// Inside a write: the collection at `key`, shared (a clone of its `Arc`),
-/// for commands that read several keys at once.
+/// Inside a write: a clone of the collection at `key`, for commands that
+/// read several keys at once (a full encoding is shared, a compact one
+/// copied: a few bytes).
 pub fn get_shared<T: Collection>(
     tx: &mut Tx,
     db: usize,
     key: &[u8],
-) -> Result<Option<Arc<T>>, WrongType> {
+) -> Result<Option<T>, WrongType> {
     match tx.get(db, key) {
         None => Ok(None),
         Some(e) => T::of(e.value()).cloned().map(Some).ok_or(WrongType),
@@ -147,8 +168,7 @@ pub fn modify<T: Collection, R>(
         Some(true) => {}
     }
     Ok(tx.update(db, key, |e| {
-        let c = T::of_mut(e.value_mut()).expect("checked above");
-        f(Arc::make_mut(c))
+        f(T::of_mut(e.value_mut()).expect("checked above"))
     }))
 }
 

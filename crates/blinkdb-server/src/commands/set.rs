@@ -297,7 +297,7 @@ fn combine(
     for k in keys {
         sets.push(collection::get_shared::<SetValue>(tx, db, k)?);
     }
-    let sets: Vec<Option<&SetValue>> = sets.iter().map(|s| s.as_deref()).collect();
+    let sets: Vec<Option<&SetValue>> = sets.iter().map(Option::as_ref).collect();
     Ok(combine_sets(&sets, op, limit))
 }
 

@@ -9,7 +9,6 @@ use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::{SetValue, Tx, Value, ZSetValue};
 use std::borrow::Cow;
-use std::sync::Arc;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -49,11 +48,12 @@ impl Aggregate {
     }
 }
 
-/// One input: a sorted set, a set (members score 1), or nothing.
+/// One input: a sorted set, a set (members score 1), or nothing. A clone of
+/// the key's value: a full encoding is shared, a compact one copied.
 enum Input {
     None,
-    Z(Arc<ZSetValue>),
-    S(Arc<SetValue>),
+    Z(ZSetValue),
+    S(SetValue),
 }
 
 impl Input {
@@ -383,7 +383,7 @@ mod tests {
 
     fn zset(items: &[(&str, f64)]) -> Input {
         let items = items.iter().map(|(m, s)| (m.as_bytes(), *s)).collect();
-        Input::Z(Arc::new(ZSetValue::build(items, &Limits::default())))
+        Input::Z(ZSetValue::build(items, &Limits::default()))
     }
 
     fn set(members: &[&str]) -> Input {
@@ -392,7 +392,7 @@ mod tests {
         for m in members {
             s.add(m.as_bytes(), &limits);
         }
-        Input::S(Arc::new(s))
+        Input::S(s)
     }
 
     fn request(n: usize, weights: &[f64], aggregate: Aggregate) -> Request {
