@@ -138,12 +138,13 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "pause-cron") && args.len() == 3 {
         // atoi's reading, as SET-ACTIVE-EXPIRE's.
         let on = atoi(args[2]) != 0;
-        ctx.shared.cron_paused.store(on, Ordering::Relaxed);
+        ctx.shared.debug.cron_paused.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "replybuffer") && args.len() == 4 && eq_ic(args[2], "resizing") {
         let on = atoi(args[3]) != 0;
         ctx.shared
+            .debug
             .reply_buffer_resizing
             .store(on, Ordering::Relaxed);
         return ctx.out.ok();
@@ -151,7 +152,7 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "set-active-expire") && args.len() == 3 {
         // atoi's reading: a leading integer, else 0.
         let on = atoi(args[2]) != 0;
-        ctx.shared.active_expire.store(on, Ordering::Relaxed);
+        ctx.shared.debug.active_expire.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "object") && args.len() == 3 {
