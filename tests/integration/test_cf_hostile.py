@@ -127,3 +127,28 @@ def test_hostile_restore(blinkdb):
                 c.call(*cmd)
     assert c.call("PING").value == b"PONG"
     assert blinkdb.rss_kb() - rss_before < 64 * 1024
+
+
+def test_sketch_max_memory_caps_one_filter(blinkdb):
+    """Where RedisBloom would abort on an allocation it cannot make, BlinkDB refuses past
+    sketch-max-memory (a runtime option) with RedisBloom's creation and allocation errors."""
+    c = blinkdb.connect()
+    assert c.call("CONFIG", "SET", "sketch-max-memory", "1mb").value == b"OK"
+    try:
+        assert c.call("CF.RESERVE", "big", "10000000").value == b"Couldn't create Cuckoo Filter"
+        assert c.call("CF.INSERT", "big", "CAPACITY", "10000000", "ITEMS", "a").value == \
+            b"Could not create filter"
+        assert c.call("EXISTS", "big").value == 0
+        # 128 KB, then 512 KB (EXPANSION 4); the next sub-filter (2 MB) would pass the cap.
+        assert c.call("CF.RESERVE", "g", "100000", "EXPANSION", "4").value == b"OK"
+        out = c.call("CF.INSERT", "g", "ITEMS", *range(700000)).value
+        failed = [v for kind, v in out if kind == b"-"]
+        assert failed and set(failed) == {b"Memory allocation failure"}
+        assert len(failed) + sum(v == 1 for kind, v in out if kind == b":") == 700000
+        assert c.call("CF.ADD", "g", "x").value == b"Memory allocation failure"
+        assert b"filters:2 " in c.call("CF.DEBUG", "g").value
+        assert c.call("CONFIG", "SET", "sketch-max-memory", "1gb").value == b"OK"
+        assert c.call("CF.ADD", "g", "x").value == 1
+        assert b"filters:3 " in c.call("CF.DEBUG", "g").value
+    finally:
+        c.call("CONFIG", "SET", "sketch-max-memory", "1gb")
