@@ -69,7 +69,7 @@ fn reserve_option(
 }
 
 pub fn reserve(ctx: &mut Ctx, args: &Args) {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return ctx.arity_error("cf.reserve");
     }
     let Some(capacity) = parse_i64(args[2]) else {
