@@ -21,9 +21,10 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, tls, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, probabilistic, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, tls, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
+          "probabilistic": probabilistic,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
           "collection_ops": collection_ops, "redisbench": redisbench,

@@ -578,8 +578,8 @@ def redisbloom_so():
 
 
 def redisbloom_seeds():
-    """RedisBloom 2.8's module values (MBbloom--, and a Cuckoo filter BlinkDB refuses):
-    DUMP payloads and a dump.rdb holding them."""
+    """RedisBloom 2.8's module values (MBbloom--, MBbloomCF): DUMP payloads and a dump.rdb
+    holding them."""
     module = redisbloom_so()
     if not module or not shutil.which("redis-server"):
         print("redis-server or redisbloom.so missing: no module RDB seeds", file=sys.stderr)
@@ -600,11 +600,13 @@ def redisbloom_seeds():
                "d", "e", "f")
         c.call("CF.RESERVE", "cf", "64")
         c.call("CF.ADD", "cf", "x")
-        for key in ("bf-small", "bf-fixed", "bf-exp3", "cf"):
+        c.call("CF.RESERVE", "cf-grown", "4", "BUCKETSIZE", "1", "EXPANSION", "2")
+        c.call("CF.INSERT", "cf-grown", "ITEMS", *[f"i{i}" for i in range(40)])
+        c.call("CF.DEL", "cf-grown", "i3")
+        for key in ("bf-small", "bf-fixed", "bf-exp3", "cf", "cf-grown"):
             payload = c.call("DUMP", key)
             write("rdb", f"redisbloom-{key}", b"\x00" + payload)
             write("rdb", f"redisbloom-{key}-body", b"\x01" + payload[:-10])
-        c.call("DEL", "cf")
         c.call("SAVE")
         with open(os.path.join(work, "dump.rdb"), "rb") as f:
             data = f.read()
