@@ -12,9 +12,7 @@
 //! chunk is freed once emptied.
 
 use super::positions::{PositionIndex, Probe};
-use super::{Entry, InlineBytes as Key};
-use hashbrown::DefaultHashBuilder;
-use std::hash::BuildHasher;
+use super::{key_hash, Entry, InlineBytes as Key};
 
 /// Pairs per chunk (a power of two): 16 KB chunks. The last one grows by
 /// doubling to `STEP` pairs, then by `STEP` (1 KB) at a time, so a shard's
@@ -26,13 +24,21 @@ const CHUNK_SHIFT: u32 = 8;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
 const STEP: usize = CHUNK / 16;
 
+/// The map's methods take the key's `key_hash` from the caller, which
+/// computed it to pick the shard; those that may find the key at `hint`
+/// take it as a closure, run only when they probe.
 #[derive(Default)]
 pub struct DenseMap {
     /// Positions into `chunks`, found by the key's hash.
     index: PositionIndex,
     /// Every chunk but the last holds `CHUNK` pairs.
     chunks: Vec<Vec<(Key, Entry)>>,
-    hasher: DefaultHashBuilder,
+    /// The position last found or stored through `&mut self`: a write looks
+    /// its key up, then stores, changes or re-counts it (SET, INCR, LPUSH:
+    /// two to four accesses), and each later access checks this position
+    /// first: a key comparison instead of a hash and a probe. A guess,
+    /// always checked against the key (a removal may have moved a pair).
+    hint: u32,
 }
 
 #[inline]
@@ -47,12 +53,33 @@ fn at_mut(chunks: &mut [Vec<(Key, Entry)>], i: u32) -> &mut (Key, Entry) {
     &mut chunks[i >> CHUNK_SHIFT][i & (CHUNK - 1)]
 }
 
-impl DenseMap {
-    #[inline]
-    fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
+/// `a == b`, comparing keys up to 32 bytes (nearly all) in 8-byte words
+/// inline: the call to memcmp, and the registers the probe loop saved around
+/// it, cost more than the comparison.
+#[inline(always)]
+fn same_key(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
     }
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i..i + 8].try_into().unwrap());
+    let half = |s: &[u8], i: usize| u32::from_ne_bytes(s[i..i + 4].try_into().unwrap());
+    match n {
+        // Overlapping windows cover every byte.
+        0..4 => a == b,
+        4..8 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        17..=32 => {
+            word(a, 0) == word(b, 0)
+                && word(a, 8) == word(b, 8)
+                && word(a, n - 16) == word(b, n - 16)
+                && word(a, n - 8) == word(b, n - 8)
+        }
+        _ => a == b,
+    }
+}
 
+impl DenseMap {
     pub fn len(&self) -> usize {
         self.index.len()
     }
@@ -79,42 +106,91 @@ impl DenseMap {
     }
 
     #[inline]
-    fn position(&self, key: &[u8]) -> Option<u32> {
+    fn position(&self, key: &[u8], hash: u64) -> Option<u32> {
         let chunks = &self.chunks;
         self.index
-            .find(self.hash(key), |i| at(chunks, i).0.as_slice() == key)
+            .find(hash, |i| same_key(at(chunks, i).0.as_slice(), key))
+    }
+
+    /// `hint`, if `key` is there.
+    #[inline]
+    fn hinted(&self, key: &[u8]) -> Option<u32> {
+        let i = self.hint;
+        let pair = self
+            .chunks
+            .get((i >> CHUNK_SHIFT) as usize)?
+            .get(i as usize & (CHUNK - 1))?;
+        same_key(pair.0.as_slice(), key).then_some(i)
     }
 
     #[inline]
-    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.position(key).map(|i| &at(&self.chunks, i).1)
+    pub fn get(&self, key: &[u8], hash: u64) -> Option<&Entry> {
+        self.position(key, hash).map(|i| &at(&self.chunks, i).1)
+    }
+
+    /// The position of `key`, kept as the hint for the next access.
+    #[inline]
+    pub fn locate(&mut self, key: &[u8], hash: impl FnOnce() -> u64) -> Option<u32> {
+        if let Some(i) = self.hinted(key) {
+            return Some(i);
+        }
+        let i = self.position(key, hash())?;
+        self.hint = i;
+        Some(i)
+    }
+
+    /// The entry at a position `locate` returned.
+    #[inline]
+    pub fn entry(&self, i: u32) -> &Entry {
+        &at(&self.chunks, i).1
     }
 
     #[inline]
-    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let i = self.position(key)?;
-        Some(&mut at_mut(&mut self.chunks, i).1)
+    pub fn entry_mut(&mut self, i: u32) -> &mut Entry {
+        &mut at_mut(&mut self.chunks, i).1
     }
 
-    pub fn contains_key(&self, key: &[u8]) -> bool {
-        self.position(key).is_some()
+    #[inline]
+    pub fn get_mut(&mut self, key: &[u8], hash: impl FnOnce() -> u64) -> Option<&mut Entry> {
+        let i = self.locate(key, hash)?;
+        Some(self.entry_mut(i))
     }
 
-    /// Inserts `key` or replaces its entry (one probe of the index); returns
-    /// the entry replaced.
-    pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
-        let hash = self.hash(key);
+    pub fn contains_key(&self, key: &[u8], hash: u64) -> bool {
+        self.position(key, hash).is_some()
+    }
+
+    /// Inserts `key` or replaces its entry (one probe of the index, none
+    /// when the key is at the hint); returns the entry replaced.
+    #[inline]
+    pub fn insert(
+        &mut self,
+        key: &[u8],
+        hash: impl FnOnce() -> u64,
+        entry: Entry,
+    ) -> Option<Entry> {
+        if let Some(i) = self.hinted(key) {
+            return Some(std::mem::replace(&mut at_mut(&mut self.chunks, i).1, entry));
+        }
+        self.insert_probed(key, hash(), entry)
+    }
+
+    fn insert_probed(&mut self, key: &[u8], hash: u64, entry: Entry) -> Option<Entry> {
         let pos = u32::try_from(self.index.len()).expect("a shard holds under 2^32 keys");
-        let (chunks, hasher) = (&mut self.chunks, &self.hasher);
+        let chunks = &mut self.chunks;
         match self.index.insert_slot(
             hash,
-            |i| at(chunks, i).0.as_slice() == key,
-            |i| hasher.hash_one(at(chunks, i).0.as_slice()),
+            |i| same_key(at(chunks, i).0.as_slice(), key),
+            |i| key_hash(at(chunks, i).0.as_slice()),
         ) {
-            Probe::Found(i) => Some(std::mem::replace(&mut at_mut(chunks, i).1, entry)),
+            Probe::Found(i) => {
+                self.hint = i;
+                Some(std::mem::replace(&mut at_mut(chunks, i).1, entry))
+            }
             Probe::Vacant(slot) => {
                 self.index.fill(slot, hash, pos);
                 Self::push(chunks, (Key::from_slice(key), entry));
+                self.hint = pos;
                 None
             }
         }
@@ -142,15 +218,14 @@ impl DenseMap {
     }
 
     /// Removes `key`, moving the last pair into its place.
-    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let hash = self.hash(key);
+    pub fn remove(&mut self, key: &[u8], hash: u64) -> Option<Entry> {
         let chunks = &self.chunks;
         let i = self
             .index
-            .remove(hash, |i| at(chunks, i).0.as_slice() == key)?;
+            .remove(hash, |i| same_key(at(chunks, i).0.as_slice(), key))?;
         let last = self.index.len() as u32;
         if i != last {
-            let moved = self.hash(at(&self.chunks, last).0.as_slice());
+            let moved = key_hash(at(&self.chunks, last).0.as_slice());
             self.index.moved(moved, last, i);
         }
         let tail = self.chunks.last_mut().expect("a pair was found");
@@ -167,17 +242,17 @@ impl DenseMap {
     pub fn reserve(&mut self, additional: usize) {
         let want = self.len() + additional;
         if want > self.index.capacity() {
-            let (chunks, hasher) = (&self.chunks, &self.hasher);
+            let chunks = &self.chunks;
             self.index
-                .rebuild(want, |i| hasher.hash_one(at(chunks, i).0.as_slice()));
+                .rebuild(want, |i| key_hash(at(chunks, i).0.as_slice()));
         }
     }
 
     /// Shrinks the index to hold `min` keys and the last chunk to its pairs.
     pub fn shrink_to(&mut self, min: usize) {
-        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        let chunks = &self.chunks;
         self.index
-            .rebuild(min, |i| hasher.hash_one(at(chunks, i).0.as_slice()));
+            .rebuild(min, |i| key_hash(at(chunks, i).0.as_slice()));
         if let Some(last) = self.chunks.last_mut() {
             last.shrink_to_fit();
         }
@@ -223,22 +298,23 @@ mod tests {
             x ^= x << 17;
             let k = key((x % 700) as usize);
             if x.is_multiple_of(3) {
-                assert_eq!(m.remove(&k).is_some(), reference.remove(&k).is_some());
+                let h = key_hash(&k);
+                assert_eq!(m.remove(&k, h).is_some(), reference.remove(&k).is_some());
             } else {
                 let e = Entry::string(format!("{step}").as_bytes());
-                let old = m.insert(&k, e.clone());
+                let old = m.insert(&k, || key_hash(&k), e.clone());
                 assert_eq!(old, reference.insert(k.clone(), e));
             }
             assert_eq!(m.len(), reference.len());
         }
         for (k, e) in &reference {
-            assert_eq!(m.get(k), Some(e));
+            assert_eq!(m.get(k, key_hash(k)), Some(e));
         }
         assert_eq!(m.iter().count(), reference.len());
         let full = m.chunks.len().saturating_sub(1);
         assert!(m.chunks[..full].iter().all(|c| c.len() == CHUNK));
         for k in reference.keys() {
-            assert!(m.remove(k).is_some());
+            assert!(m.remove(k, key_hash(k)).is_some());
         }
         assert!(
             m.is_empty() && m.chunks.is_empty(),
@@ -247,10 +323,70 @@ mod tests {
     }
 
     #[test]
+    fn same_key_is_equality_at_every_length() {
+        let base: Vec<u8> = (0..48u8).map(|b| b.wrapping_mul(37)).collect();
+        for n in 0..=base.len() {
+            let a = &base[..n];
+            assert!(same_key(a, &a.to_vec()), "{n} bytes");
+            for i in 0..n {
+                let mut b = a.to_vec();
+                b[i] ^= 0x40;
+                assert!(!same_key(a, &b), "{n} bytes, byte {i} differs");
+            }
+            if n > 0 {
+                assert!(!same_key(a, &base[..n - 1]));
+            }
+        }
+    }
+
+    #[test]
+    fn the_hint_is_checked_against_the_key() {
+        let mut m = DenseMap::default();
+        for i in 0..600 {
+            let k = key(i);
+            m.insert(&k, || key_hash(&k), Entry::string(&b"v"[..]));
+        }
+        // The hint is the last key stored; removing another key moves the
+        // last pair (that key) into the hole.
+        let last = key(599);
+        assert_eq!(m.hinted(&last), Some(599));
+        assert!(m.remove(&key(3), key_hash(&key(3))).is_some());
+        assert_eq!(m.hinted(&last), None, "the pair moved");
+        assert_eq!(m.locate(&last, || key_hash(&last)), Some(3));
+        assert_eq!(m.hinted(&last), Some(3));
+        // A stored key at the hint is replaced in place; another key is
+        // not taken for it.
+        let other = key(5);
+        let none = || -> u64 { panic!("no probe when the hint holds the key") };
+        assert!(m.insert(&last, none, Entry::string(&b"w"[..])).is_some());
+        assert!(m
+            .insert(&other, || key_hash(&other), Entry::string(&b"x"[..]))
+            .is_some());
+        assert_eq!(m.len(), 599);
+        let value = |m: &DenseMap, k: &[u8]| {
+            m.get(k, key_hash(k))
+                .and_then(|e| e.value().as_str().map(<[u8]>::to_vec))
+        };
+        assert_eq!(value(&m, &last).as_deref(), Some(&b"w"[..]));
+        assert_eq!(value(&m, &other).as_deref(), Some(&b"x"[..]));
+        // The hint past the end once the pairs and chunks are gone.
+        assert_eq!(m.hinted(&other), Some(5));
+        for i in (0..600).filter(|&i| i != 5) {
+            let k = key(i);
+            m.remove(&k, key_hash(&k));
+        }
+        assert_eq!((m.len(), m.chunks.len()), (1, 1));
+        assert_eq!(m.hinted(&other), None);
+        assert!(m.get_mut(&other, || key_hash(&other)).is_some());
+        assert_eq!(m.hinted(&other), Some(0));
+    }
+
+    #[test]
     fn a_key_costs_its_pair_and_a_few_bytes() {
         let mut m = DenseMap::default();
         for i in 0..1172 {
-            m.insert(&key(i), Entry::string(&b"val12345"[..]));
+            let k = key(i);
+            m.insert(&k, || key_hash(&k), Entry::string(&b"val12345"[..]));
         }
         let per_key = m.allocation_size() / m.len();
         // 64-byte pairs, 12 pairs of room (under a byte a key), a 4-byte
@@ -258,7 +394,8 @@ mod tests {
         assert!((64..=72).contains(&per_key), "{per_key} bytes per key");
         m.shrink_to(0);
         assert_eq!(
-            m.get(&key(7)).map(|e| e.value().as_str()),
+            m.get(&key(7), key_hash(&key(7)))
+                .map(|e| e.value().as_str()),
             Some(Some(&b"val12345"[..]))
         );
         assert_eq!(m.nth(1171).is_some(), m.nth(1172).is_none());

@@ -22,7 +22,24 @@ use parking_lot::RwLock;
 
 /// Shards per database. A power of two; SCAN walks one shard per cursor step,
 /// so this also bounds how many steps a full SCAN takes.
-pub const SHARDS: usize = 256;
+pub const SHARDS: usize = 1 << SHARD_BITS;
+/// The bits of a key's hash that pick its shard: the lowest ones.
+pub const SHARD_BITS: u32 = 8;
+
+/// A key's hash, computed once per access: its low `SHARD_BITS` pick the
+/// shard, the others place the key in the shard's table (positions.rs).
+/// Hashing once for both saved a second hash function's run per lookup (a
+/// GET hashed its key twice, a SET four times). Seeded at random per
+/// process, so that nobody can choose keys that collide in a table.
+#[inline]
+pub fn key_hash(key: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(key, *KEY_SEED)
+}
+
+static KEY_SEED: std::sync::LazyLock<u64> = std::sync::LazyLock::new(|| {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64)
+});
 
 /// One numbered database (`SELECT n`): a fixed array of locked shards.
 pub struct Db {
@@ -55,7 +72,13 @@ impl Db {
     /// Which shard holds `key`.
     #[inline]
     pub fn shard_index(key: &[u8]) -> usize {
-        (xxhash_rust::xxh3::xxh3_64(key) as usize) & (SHARDS - 1)
+        Self::shard_of(key_hash(key))
+    }
+
+    /// Which shard holds the key whose `key_hash` is `hash`.
+    #[inline]
+    pub fn shard_of(hash: u64) -> usize {
+        (hash as usize) & (SHARDS - 1)
     }
 
     #[inline]

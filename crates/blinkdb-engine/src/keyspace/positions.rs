@@ -12,9 +12,14 @@
 //!
 //! A table of 2^b slots keeps a position in the low b bits (positions are
 //! below the number of keys, so below 2^b) and 32 - b bits of tag: 21 bits at
-//! 2,048 slots, still 4 at 2^28 slots a shard. Removal leaves a tombstone
+//! 2,048 slots, still 4 at 2^28 slots a shard. The hash is the key's
+//! `key_hash`, whose lowest bits chose the shard (the same in every key of
+//! a table): the home slot is taken from the bits above them, the tag from
+//! the top ones. Removal leaves a tombstone
 //! (linear probing cannot just empty a slot without breaking the probe runs
 //! through it); a rebuild from the pairs clears them.
+
+use super::SHARD_BITS;
 
 /// Never a filled slot: positions stay below `MAX_LOAD` of the slots, so a
 /// position field of all ones (or all ones less one) is never used.
@@ -66,8 +71,14 @@ impl PositionIndex {
 
     #[inline]
     fn tag(&self, hash: u64) -> u32 {
-        // The high half of the hash: the home slot takes the low bits.
+        // The high half of the hash: the home slot takes bits of the low half.
         ((hash >> 32) as u32) >> self.bits
+    }
+
+    /// The slot a probe for `hash` starts at, in a table of `mask + 1`.
+    #[inline]
+    fn home(hash: u64, mask: usize) -> usize {
+        (hash >> SHARD_BITS) as usize & mask
     }
 
     #[inline]
@@ -76,9 +87,19 @@ impl PositionIndex {
     }
 
     /// The position of the key with `hash` for which `is_key` holds.
+    /// An empty table answers before the probe's call (GET of a missing
+    /// key in an empty database paid the probe's register saves).
     #[inline]
     pub fn find(&self, hash: u64, mut is_key: impl FnMut(u32) -> bool) -> Option<u32> {
-        self.find_slot(hash, &mut is_key)
+        if self.live == 0 {
+            return None;
+        }
+        self.probe(hash, &mut is_key)
+    }
+
+    #[inline(never)]
+    fn probe(&self, hash: u64, is_key: &mut impl FnMut(u32) -> bool) -> Option<u32> {
+        self.find_slot(hash, is_key)
             .map(|s| self.slots[s] & self.pos_mask())
     }
 
@@ -89,7 +110,7 @@ impl PositionIndex {
         }
         let mask = self.slots.len() - 1;
         let (tag, pos_mask) = (self.tag(hash), self.pos_mask());
-        let mut i = hash as usize & mask;
+        let mut i = Self::home(hash, mask);
         loop {
             let s = self.slots[i];
             if s == EMPTY {
@@ -116,7 +137,7 @@ impl PositionIndex {
         }
         let mask = self.slots.len() - 1;
         let (tag, pos_mask) = (self.tag(hash), self.pos_mask());
-        let mut i = hash as usize & mask;
+        let mut i = Self::home(hash, mask);
         let mut tomb = None;
         loop {
             let s = self.slots[i];
@@ -185,7 +206,7 @@ impl PositionIndex {
         let mask = n - 1;
         for pos in 0..len as u32 {
             let hash = rehash(pos);
-            let mut i = hash as usize & mask;
+            let mut i = Self::home(hash, mask);
             while self.slots[i] != EMPTY {
                 i = (i + 1) & mask;
             }

@@ -4,7 +4,7 @@ use super::dense::DenseMap;
 use super::expires::Expires;
 use super::slots::SlotIndex;
 use super::watch::{WatchFlag, Watchers};
-use super::Entry;
+use super::{key_hash, Entry};
 use std::sync::Arc;
 
 /// Keys are binary-safe byte strings; short ones live inside the table slot.
@@ -70,6 +70,21 @@ impl ShardBits {
                 })
             })
         })
+    }
+
+    /// The first shard in `from..to` whose bit is up, a word of 64 shards
+    /// at a time.
+    pub fn next_raised(&self, from: usize, to: usize) -> Option<usize> {
+        let mut i = from;
+        while i < to {
+            let word = self.0[i / 64].load(std::sync::atomic::Ordering::Acquire) >> (i % 64);
+            if word != 0 {
+                let s = i + word.trailing_zeros() as usize;
+                return (s < to).then_some(s);
+            }
+            i = (i / 64 + 1) * 64;
+        }
+        None
     }
 
     fn raise(&self, shard: usize) {
@@ -152,30 +167,47 @@ impl Shard {
     /// The entry for `key` if present and not expired at `now`.
     #[inline]
     pub fn get(&self, key: &[u8], now: u64) -> Option<&Entry> {
-        self.map.get(key).filter(|e| !e.is_expired(now))
+        self.map
+            .get(key, key_hash(key))
+            .filter(|e| !e.is_expired(now))
     }
 
     /// The entry for `key` whether or not it has expired.
     #[inline]
     pub fn get_any(&self, key: &[u8]) -> Option<&Entry> {
-        self.map.get(key)
+        self.get_hashed(key, key_hash(key))
+    }
+
+    /// `get_any` of a key whose `key_hash` the caller has.
+    #[inline]
+    pub fn get_hashed(&self, key: &[u8], hash: u64) -> Option<&Entry> {
+        self.map.get(key, hash)
+    }
+
+    /// The entry for `key` (`hash` its `key_hash`) whether or not it has
+    /// expired, its position kept as the hint for the write that follows.
+    #[inline]
+    pub fn get_for_write(&mut self, key: &[u8], hash: u64) -> Option<&Entry> {
+        let i = self.map.locate(key, || hash)?;
+        Some(self.map.entry(i))
     }
 
     /// Like `get`, but removes an expired entry it finds (lazy expiry).
-    /// Returns the entry and whether a key expired.
-    pub fn get_mut(&mut self, key: &[u8], now: u64) -> (Option<&mut Entry>, bool) {
-        // Every key with a TTL is in `expires`: without one, a single probe.
-        if self.expires.is_empty() {
-            let entry = self.map.get_mut(key);
-            debug_assert!(entry.as_ref().is_none_or(|e| e.expire_at == 0));
-            return (entry, false);
-        }
-        let expired = matches!(self.map.get(key), Some(e) if e.is_expired(now));
-        if expired {
-            self.remove_any(key);
+    /// Returns the entry and whether a key expired. `hash` is the key's
+    /// `key_hash`. The key's position stays the map's hint, so the write's
+    /// next access to it does not probe again.
+    pub fn get_mut(&mut self, key: &[u8], hash: u64, now: u64) -> (Option<&mut Entry>, bool) {
+        let Some(i) = self.map.locate(key, || hash) else {
+            return (None, false);
+        };
+        // Every key with a TTL is in `expires`.
+        if !self.expires.is_empty() && self.map.entry(i).is_expired(now) {
+            self.remove_hashed(key, hash);
             return (None, true);
         }
-        (self.map.get_mut(key), false)
+        let entry = self.map.entry_mut(i);
+        debug_assert!(entry.expire_at == 0 || !self.expires.is_empty());
+        (Some(entry), false)
     }
 
     /// Runs `f` on the bytes of the in-memory string at `key` (expired or
@@ -186,7 +218,7 @@ impl Shard {
         key: &[u8],
         f: impl FnOnce(&mut super::InlineBytes) -> R,
     ) -> Option<R> {
-        let entry = self.map.get_mut(key)?;
+        let entry = self.map.get_mut(key, || key_hash(key))?;
         let before = entry.accounted_bytes(key);
         let r = f(entry.str_mut()?);
         self.bytes = self.bytes - before + entry.accounted_bytes(key);
@@ -201,16 +233,23 @@ impl Shard {
 
     /// Inserts or replaces; returns the previous entry (expired or not).
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> Option<Entry> {
-        self.insert_signaled(key, entry, true)
+        self.insert_signaled(key, key_hash(key), entry, true)
     }
 
-    /// `insert`, telling WATCH of the change only if `signal`.
-    pub fn insert_signaled(&mut self, key: &[u8], entry: Entry, signal: bool) -> Option<Entry> {
+    /// `insert` of a key whose `key_hash` is `hash`, telling WATCH of the
+    /// change only if `signal`.
+    pub fn insert_signaled(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        entry: Entry,
+        signal: bool,
+    ) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
         // One probe of the table (a get_mut then an insert took two: a
-        // fifth of an RDB load's inserting thread).
-        let old = self.map.insert(key, entry);
+        // fifth of an RDB load's inserting thread), none after a lookup.
+        let old = self.map.insert(key, || hash, entry);
         if old.is_none() {
             if let Some(ix) = &self.slots {
                 ix.add(key);
@@ -241,7 +280,7 @@ impl Shard {
     /// Runs `f` on `key`'s entry and re-counts its memory after. `f` may
     /// change the value in place but not the expiry (`set_expire` does).
     pub fn modify<R>(&mut self, key: &[u8], f: impl FnOnce(&mut Entry) -> R) -> Option<R> {
-        let e = self.map.get_mut(key)?;
+        let e = self.map.get_mut(key, || key_hash(key))?;
         let before = e.accounted_bytes(key);
         let at = e.expire_at;
         let r = f(e);
@@ -252,7 +291,12 @@ impl Shard {
 
     /// Removes `key` whatever its expiry state.
     pub fn remove_any(&mut self, key: &[u8]) -> Option<Entry> {
-        let old = self.map.remove(key)?;
+        self.remove_hashed(key, key_hash(key))
+    }
+
+    /// `remove_any` of a key whose `key_hash` is `hash`.
+    pub fn remove_hashed(&mut self, key: &[u8], hash: u64) -> Option<Entry> {
+        let old = self.map.remove(key, hash)?;
         if let Some(ix) = &self.slots {
             ix.remove(key);
         }
@@ -270,7 +314,7 @@ impl Shard {
 
     /// Changes the expiry of an existing key (0 clears it).
     pub fn set_expire(&mut self, key: &[u8], at: u64) -> bool {
-        let Some(entry) = self.map.get_mut(key) else {
+        let Some(entry) = self.map.get_mut(key, || key_hash(key)) else {
             return false;
         };
         self.bytes -= entry.accounted_bytes(key);
@@ -300,7 +344,7 @@ impl Shard {
                 break;
             }
             let (_, key) = self.expires.pop_first().expect("first exists");
-            if let Some(old) = self.map.remove(&key) {
+            if let Some(old) = self.map.remove(&key, key_hash(&key)) {
                 if let Some(ix) = &self.slots {
                     ix.remove(&key);
                 }
@@ -380,7 +424,7 @@ impl Shard {
 
     /// Points `key` at a blob's new location if it still holds `old`.
     pub fn swap_blob(&mut self, key: &[u8], old: &crate::aof::BlobRef, new: crate::aof::BlobRef) {
-        if let Some(e) = self.map.get_mut(key) {
+        if let Some(e) = self.map.get_mut(key, || key_hash(key)) {
             if matches!(e.value(), crate::keyspace::Value::Blob(r, _) if **r == *old) {
                 // Same bytes elsewhere: the label stays.
                 e.set_value(crate::keyspace::Value::blob(new));
@@ -427,7 +471,10 @@ impl Shard {
         fn touch_either(a: &mut Shard, theirs: &DenseMap) {
             if let Some(w) = a.watchers.as_mut() {
                 let mine = &a.map;
-                w.touch_present(|k| mine.contains_key(k) || theirs.contains_key(k));
+                w.touch_present(|k| {
+                    let h = key_hash(k);
+                    mine.contains_key(k, h) || theirs.contains_key(k, h)
+                });
             }
         }
         touch_either(self, &other.map);
@@ -479,7 +526,7 @@ impl Shard {
     fn touch_all(&mut self) {
         if let Some(w) = self.watchers.as_mut() {
             let map = &self.map;
-            w.touch_present(|k| map.contains_key(k));
+            w.touch_present(|k| map.contains_key(k, key_hash(k)));
         }
     }
 
@@ -496,14 +543,14 @@ impl Shard {
     /// A value changed in place (not through insert/remove).
     pub fn touch(&mut self, key: &[u8]) {
         if self.watchers.is_some() {
-            let exists = self.map.contains_key(key);
+            let exists = self.map.locate(key, || key_hash(key)).is_some();
             self.touched(key, exists);
         }
     }
 
     /// WATCH `key` for `flag` (marking whether it was already expired).
     pub fn watch(&mut self, key: &[u8], flag: &Arc<WatchFlag>, now: u64) {
-        let expired = self.map.get(key).is_some_and(|e| e.is_expired(now));
+        let expired = self.get_any(key).is_some_and(|e| e.is_expired(now));
         self.watchers
             .get_or_insert_with(Default::default)
             .add(key, flag, expired);
@@ -524,7 +571,7 @@ impl Shard {
         self.watchers
             .as_ref()
             .is_some_and(|w| w.watched_live(key, flag))
-            && self.map.get(key).is_some_and(|e| e.is_expired(now))
+            && self.get_any(key).is_some_and(|e| e.is_expired(now))
     }
 
     /// Keys with a time to live, nearest expiry first.
@@ -570,7 +617,7 @@ mod tests {
         s.insert(b"k", Entry::string(&b"v"[..]));
         assert!(s.set_expire(b"k", 10));
         assert_eq!(s.expires_len(), 1);
-        let (e, expired) = s.get_mut(b"k", 11);
+        let (e, expired) = s.get_mut(b"k", key_hash(b"k"), 11);
         assert!(e.is_none() && expired);
         assert_eq!(s.len(), 0);
         assert_eq!(s.expires_len(), 0);
@@ -601,6 +648,23 @@ mod tests {
         other_bits.clear(3);
         other.put_entries(saved);
         assert!(other_bits.may_hold(3));
+    }
+
+    #[test]
+    fn next_raised_finds_the_first_bit_up_in_a_range() {
+        let bits = ShardBits::default();
+        assert_eq!(bits.next_raised(0, super::super::SHARDS), None);
+        for s in [3, 63, 64, 200, 255] {
+            bits.raise(s);
+        }
+        assert_eq!(bits.next_raised(0, 256), Some(3));
+        assert_eq!(bits.next_raised(3, 256), Some(3));
+        assert_eq!(bits.next_raised(4, 256), Some(63));
+        assert_eq!(bits.next_raised(64, 256), Some(64));
+        assert_eq!(bits.next_raised(65, 200), None, "the end is excluded");
+        assert_eq!(bits.next_raised(65, 201), Some(200));
+        assert_eq!(bits.next_raised(201, 256), Some(255));
+        assert_eq!(bits.next_raised(10, 10), None);
     }
 
     #[test]

@@ -384,12 +384,21 @@ impl Shared {
     /// Evicts while over maxmemory or max-disk-size, as Redis's
     /// performEvictions before a command; a `denyoom` command is refused if
     /// that could not bring memory under the limit.
+    /// Inlined to the test of the limits, every command's cost without them
+    /// (the eviction inlined with it made a call of 25 instructions).
+    #[inline]
     pub fn oom_refusal(&self, denyoom: bool, settings: &Settings) -> Option<String> {
         if settings.maxmemory > 0 || settings.max_disk_size > 0 {
-            let refusal = crate::memory::eviction::refusal(self, settings);
-            if denyoom {
-                return refusal.map(str::to_string);
-            }
+            return self.evict_for(denyoom, settings);
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn evict_for(&self, denyoom: bool, settings: &Settings) -> Option<String> {
+        let refusal = crate::memory::eviction::refusal(self, settings);
+        if denyoom {
+            return refusal.map(str::to_string);
         }
         None
     }
