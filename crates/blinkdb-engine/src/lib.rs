@@ -27,6 +27,7 @@ mod persist;
 mod rdb;
 mod ready;
 mod rewrite;
+pub mod sketch;
 mod splitargs;
 mod types;
 

@@ -1,0 +1,3 @@
+//! The probabilistic structures besides Bloom filters, RedisBloom-identical.
+
+pub mod tdigest;

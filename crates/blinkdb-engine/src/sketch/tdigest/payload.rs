@@ -1,0 +1,170 @@
+//! RedisBloom's `TDIS-TYPE` module value (encoding version 0), as
+//! TDigestRdbSave writes it after the module type id; every field behind its
+//! module opcode (signed fields as UINT, the rest as DOUBLE):
+//!
+//! ```text
+//! compression  double    the digest's compression
+//! min, max     double    DBL_MAX / -DBL_MAX while empty
+//! cap          signed    node buffer size, 6 * compression + 10
+//! merged       signed    centroids written below
+//! unmerged     signed    buffered samples (not written: 0 after the save's
+//!                        compression, 1 for a digest of one sample)
+//! compressions signed    compressions made so far
+//! merged_w     double    weight of the centroids (an integer)
+//! unmerged_w   double    weight of the buffered samples (an integer)
+//! means        double x merged
+//! weights      double x merged (integers)
+//! ```
+//!
+//! RedisBloom compresses the digest in place before writing it; `write`
+//! compresses a copy when the digest has buffered samples, which writes the
+//! same bytes.
+
+use super::{cap_from_compression, TDigest};
+use crate::rdb::{RdbError, Reader};
+
+// Until the sketch framework's module-value helpers land (rdb/module.rs).
+const OPCODE_EOF: u64 = 0;
+const OPCODE_UINT: u64 = 2;
+const OPCODE_DOUBLE: u64 = 4;
+
+pub(crate) fn write_len(out: &mut Vec<u8>, v: u64) {
+    // An RDB length: 6, 14, 32 or 64 bits.
+    match v {
+        0..=63 => out.push(v as u8),
+        64..=16383 => out.extend_from_slice(&[0x40 | (v >> 8) as u8, v as u8]),
+        16384..=0xffff_ffff => {
+            out.push(0x80);
+            out.extend_from_slice(&(v as u32).to_be_bytes());
+        }
+        _ => {
+            out.push(0x81);
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+    }
+}
+pub(crate) fn write_uint(out: &mut Vec<u8>, v: u64) {
+    write_len(out, OPCODE_UINT);
+    write_len(out, v);
+}
+pub(crate) fn write_double(out: &mut Vec<u8>, v: f64) {
+    write_len(out, OPCODE_DOUBLE);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn read_uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
+    if r.len()? != OPCODE_UINT {
+        return Err(RdbError::Corrupt("module value: unsigned field expected"));
+    }
+    r.len()
+}
+fn read_double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
+    if r.len()? != OPCODE_DOUBLE {
+        return Err(RdbError::Corrupt("module value: double field expected"));
+    }
+    r.binary_double()
+}
+
+pub const TYPE_NAME: &str = "TDIS-TYPE";
+pub const ENCVER: u64 = 0;
+
+/// A weight field: an integral double RedisBloom wrote from a `long long`.
+fn weight(v: f64) -> Result<i64, RdbError> {
+    if v.is_finite() && (0.0..9.223_372_036_854_775_807e18).contains(&v) {
+        Ok(v as i64)
+    } else {
+        Err(RdbError::Corrupt("t-digest weight out of range"))
+    }
+}
+
+fn count(v: u64, at_most: usize) -> Result<usize, RdbError> {
+    usize::try_from(v)
+        .ok()
+        .filter(|n| *n <= at_most)
+        .ok_or(RdbError::Corrupt("t-digest node count out of range"))
+}
+
+/// The value after the module type id. A compression past what TDIGEST.CREATE
+/// allows is refused before anything is allocated (RedisBloom would abort on
+/// the allocation, or crash on a negative one).
+pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
+    if encver != ENCVER {
+        return Err(RdbError::Unsupported(format!(
+            "module type {TYPE_NAME} encoding version {encver} is not supported ({ENCVER})"
+        )));
+    }
+    let compression = read_double(r)?;
+    let mut t = TDigest::new(compression)
+        .map_err(|_| RdbError::Corrupt("t-digest compression out of range"))?;
+    t.min = read_double(r)?;
+    t.max = read_double(r)?;
+    let cap = read_uint(r)?;
+    if Some(cap as usize) != cap_from_compression(compression) || cap > u32::MAX as u64 {
+        return Err(RdbError::Corrupt("t-digest capacity does not match its compression"));
+    }
+    t.merged_nodes = count(read_uint(r)?, t.cap())?;
+    t.unmerged_nodes = count(read_uint(r)?, t.cap() - t.merged_nodes)?;
+    t.total_compressions = read_uint(r)? as i64;
+    t.merged_weight = weight(read_double(r)?)?;
+    t.unmerged_weight = weight(read_double(r)?)?;
+    // Two 9-byte fields per centroid must still be there.
+    if (t.merged_nodes as u64).saturating_mul(18) > r.remaining() as u64 {
+        return Err(RdbError::Corrupt("unexpected end of data"));
+    }
+    for i in 0..t.merged_nodes {
+        t.means[i] = read_double(r)?;
+    }
+    for i in 0..t.merged_nodes {
+        t.weights[i] = weight(read_double(r)?)?;
+    }
+    Ok(t)
+}
+
+/// TDigestRdbSave's fields after the module type id (the caller writes the
+/// id and the EOF opcode).
+pub fn write(out: &mut Vec<u8>, t: &TDigest) {
+    let compressed;
+    let t = if t.unmerged_nodes > 0 {
+        let mut c = t.clone();
+        let _ = c.compress();
+        compressed = c;
+        &compressed
+    } else {
+        t
+    };
+    write_double(out, t.compression);
+    write_double(out, t.min);
+    write_double(out, t.max);
+    write_uint(out, t.cap() as u64);
+    write_uint(out, t.merged_nodes as u64);
+    write_uint(out, t.unmerged_nodes as u64);
+    write_uint(out, t.total_compressions as u64);
+    write_double(out, t.merged_weight as f64);
+    write_double(out, t.unmerged_weight as f64);
+    for m in &t.means[..t.merged_nodes] {
+        write_double(out, *m);
+    }
+    for w in &t.weights[..t.merged_nodes] {
+        write_double(out, *w as f64);
+    }
+}
+
+/// The whole module value after the `MODULE_2` type byte: type id, fields, EOF.
+pub fn write_value(out: &mut Vec<u8>, t: &TDigest) {
+    write_len(out, crate::rdb::module::module_type_id(TYPE_NAME, ENCVER));
+    write(out, t);
+    write_len(out, OPCODE_EOF);
+}
+
+/// `write_value`'s inverse: the type id must be `TDIS-TYPE`, and the fields
+/// must end with the EOF opcode.
+pub fn read_value(r: &mut Reader<'_>) -> Result<TDigest, RdbError> {
+    let (name, encver) = crate::rdb::module_type_name(r.len()?);
+    if name != TYPE_NAME {
+        return Err(RdbError::Unsupported(format!("module type {name} is not {TYPE_NAME}")));
+    }
+    let t = read(r, encver)?;
+    if r.len()? != OPCODE_EOF {
+        return Err(RdbError::Corrupt("module value not fully consumed"));
+    }
+    Ok(t)
+}
