@@ -168,3 +168,13 @@ pub fn read_value(r: &mut Reader<'_>) -> Result<TDigest, RdbError> {
     }
     Ok(t)
 }
+
+/// RedisBloom's aof_rewrite for t-digests (RMUtil_DefaultAofRewrite): the
+/// key as `RESTORE key 0 <its DUMP payload>`, which redis-server with
+/// RedisBloom loads too.
+pub fn rewrite_records(t: &TDigest, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
+    let mut body = vec![crate::rdb::kind::MODULE_2];
+    write_value(&mut body, t);
+    let dump = crate::rdb::create_payload(body);
+    emit(&[b"RESTORE", key, b"0", &dump]);
+}
