@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Settings that keep one input within the fuzzer's memory limit: a
 /// SETRANGE at 500 MB or a 1 GB Bloom filter is legal but says nothing new.
-pub const BOUNDED: &[(&str, &str)] = &[("proto-max-bulk-len", "1mb"), ("bf-max-memory", "4mb")];
+pub const BOUNDED: &[(&str, &str)] = &[("proto-max-bulk-len", "1mb"), ("bf-max-memory", "4mb"), ("sketch-max-memory", "4mb")];
 
 /// Four databases are enough for SELECT, MOVE, SWAPDB and their range errors,
 /// and a server with 16 costs 4096 shards to make for every input.

@@ -27,7 +27,7 @@ mod persist;
 mod rdb;
 mod ready;
 mod rewrite;
-pub mod sketch;
+mod sketch;
 mod splitargs;
 mod types;
 
@@ -142,6 +142,25 @@ pub mod bf {
         redisbloom_hash, BloomConfig, BloomError, BloomLimits, RedisBloomChain, ScalableBloom,
     };
     pub use crate::filter::{BloomFile, Geometry, ItemHash, LogPosition, MAX_HASHES, MAX_LINES};
+}
+
+/// The probabilistic structures besides Bloom filters, as `Value::Sketch` holds them.
+pub use sketch::{Sketch, SketchKind};
+
+/// CF.* cuckoo filters: RedisBloom's algorithm, limits, SCANDUMP header and chunks.
+pub mod cf {
+    pub use crate::sketch::cuckoo::{
+        hash_item, CuckooFilter, Header, Insert, DEFAULT_BUCKET_SIZE, DEFAULT_CAPACITY,
+        DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, HEADER_LEN, MAX_BUCKET_SIZE, MAX_EXPANSION,
+        MAX_FILTERS_FOR_INSERT, MAX_ITERATIONS,
+    };
+}
+
+/// TDIGEST.* t-digests: RedisBloom's t-digest-c and the argument parsing its commands share.
+pub mod tdigest {
+    pub use crate::sketch::tdigest::{
+        c_double_to_i64, string_to_double, TDigest, DEFAULT_COMPRESSION,
+    };
 }
 
 /// Bloom filters in kernel eBPF maps, the backend `bf::BackendSpec` can choose.

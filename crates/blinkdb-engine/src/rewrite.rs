@@ -187,7 +187,8 @@ impl RewriteState {
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
-            | Value::Stream(..) => {
+            | Value::Stream(..)
+            | Value::Sketch(..) => {
                 self.collections
                     .push((db, key.clone(), entry.value().clone(), entry.expire_at));
             }
@@ -387,7 +388,8 @@ impl Engine {
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
-            | Value::Stream(..) => Preimage::Collection(db, key, entry.value().clone(), at),
+            | Value::Stream(..)
+            | Value::Sketch(..) => Preimage::Collection(db, key, entry.value().clone(), at),
             Value::Bloom(..) => {
                 let mut guard = self.rewrite.lock();
                 if let Some(state) = guard.as_mut().filter(|s| s.epoch == epoch) {

@@ -20,6 +20,9 @@ pub enum Value {
     Blob(Box<BlobRef>, Meta),
     /// A BF.* filter; cloning shares it (COPY uses `BloomValue::duplicate`).
     Bloom(crate::bfkeys::BloomValue, Meta),
+    /// A cuckoo filter, count-min sketch, top-k or t-digest (`crate::sketch`):
+    /// shared on clone and copied on its next change, as a collection.
+    Sketch(Arc<crate::sketch::Sketch>, Meta),
     /// Collections are shared on clone and copied on their next change
     /// (`Arc::make_mut`): COPY, and the AOF rewrite's snapshot of a key, cost
     /// nothing until the key changes again.
@@ -52,6 +55,27 @@ impl Value {
         Value::Bloom(filter, Meta::unset())
     }
 
+    /// An unlabeled probabilistic structure.
+    pub fn sketch(s: crate::sketch::Sketch) -> Self {
+        Value::Sketch(Arc::new(s), Meta::unset())
+    }
+
+    /// The structure of a CF/CMS/TOPK/TDIGEST key, or None.
+    pub fn as_sketch(&self) -> Option<&Arc<crate::sketch::Sketch>> {
+        match self {
+            Value::Sketch(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The structure, to change in place (copied first if shared).
+    pub fn as_sketch_mut(&mut self) -> Option<&mut crate::sketch::Sketch> {
+        match self {
+            Value::Sketch(s, _) => Some(Arc::make_mut(s)),
+            _ => None,
+        }
+    }
+
     pub fn hash(h: HashValue) -> Self {
         Value::Hash(Arc::new(h), Meta::unset())
     }
@@ -77,6 +101,7 @@ impl Value {
         match self {
             Value::Str(..) | Value::Blob(..) => "string",
             Value::Bloom(..) => "MBbloom--",
+            Value::Sketch(s, _) => s.type_name(),
             Value::Hash(..) => "hash",
             Value::Set(..) => "set",
             Value::ZSet(..) => "zset",
@@ -93,7 +118,7 @@ impl Value {
             Value::ZSet(z, _) => Some(z.encoding()),
             Value::List(l, _) => Some(l.encoding()),
             Value::Stream(s, _) => Some(s.encoding()),
-            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
+            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) | Value::Sketch(..) => None,
         }
     }
 
@@ -105,7 +130,7 @@ impl Value {
             Value::ZSet(z, _) => Some(z.len()),
             Value::List(l, _) => Some(l.len()),
             Value::Stream(s, _) => Some(s.len() as usize),
-            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => None,
+            Value::Str(..) | Value::Blob(..) | Value::Bloom(..) | Value::Sketch(..) => None,
         }
     }
 
@@ -147,6 +172,7 @@ impl Value {
             Value::Str(s, _) => s.len(),
             Value::Blob(..) => std::mem::size_of::<BlobRef>() + std::mem::size_of::<usize>(),
             Value::Bloom(b, _) => b.size_bytes(),
+            Value::Sketch(s, _) => arc_chunk::<crate::sketch::Sketch>() + s.heap_bytes(),
             Value::Hash(h, _) => arc_chunk::<HashValue>() + h.bytes(),
             Value::Set(s, _) => arc_chunk::<SetValue>() + s.bytes(),
             Value::ZSet(z, _) => arc_chunk::<ZSetValue>() + z.bytes(),
@@ -171,6 +197,7 @@ impl Value {
             Value::Str(_, m)
             | Value::Blob(_, m)
             | Value::Bloom(_, m)
+            | Value::Sketch(_, m)
             | Value::Hash(_, m)
             | Value::Set(_, m)
             | Value::ZSet(_, m)
@@ -184,6 +211,7 @@ impl Value {
             Value::Str(_, m)
             | Value::Blob(_, m)
             | Value::Bloom(_, m)
+            | Value::Sketch(_, m)
             | Value::Hash(_, m)
             | Value::Set(_, m)
             | Value::ZSet(_, m)
@@ -396,7 +424,8 @@ impl Entry {
             | Value::Set(..)
             | Value::ZSet(..)
             | Value::List(..)
-            | Value::Stream(..) => self.value.heap_size(),
+            | Value::Stream(..)
+            | Value::Sketch(..) => self.value.heap_size(),
         };
         let ttl = if self.expire_at != 0 {
             EXPIRY_BYTES + heap(key.len())

@@ -1,8 +1,9 @@
 //! Module values (`RDB_TYPE_MODULE_2`): the 64-bit module type id, then the
 //! module's fields, each behind an opcode (`RDB_MODULE_OPCODE_*`), then EOF.
-//! BlinkDB reads and writes one module type, RedisBloom's `MBbloom--`
-//! (encoding version 4, as RedisBloom 2.8's BFRdbSave writes it; 2 and 3 are
-//! read); any other type is refused naming it.
+//! BlinkDB reads and writes RedisBloom's `MBbloom--` (encoding version 4, as
+//! RedisBloom 2.8's BFRdbSave writes it; 2 and 3 are read) and the types of
+//! `crate::sketch` (each reads and writes its own fields with the helpers
+//! below); any other type is refused naming it.
 
 use super::read::Reader;
 use super::write::{write_len, write_string};
@@ -35,21 +36,56 @@ pub fn module_type_id(name: &str, encver: u64) -> u64 {
     (id << 10) | (encver & 1023)
 }
 
-fn uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
+// A sketch's fields, each behind its opcode (RedisModule_Save*/Load*):
+// `uint`, `double` and `string` read them, `put_*` write them.
+
+pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
+    write_len(out, OPCODE_UINT);
+    write_len(out, v);
+}
+
+pub(crate) fn put_double(out: &mut Vec<u8>, v: f64) {
+    write_len(out, OPCODE_DOUBLE);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+pub(crate) fn put_string(out: &mut Vec<u8>, v: &[u8], compress: bool) {
+    write_len(out, OPCODE_STRING);
+    write_string(out, v, compress);
+}
+
+/// A count of `n` fields of at least `min_bytes` each: past what the input
+/// holds it is a lie (or, in a file being streamed, more is to come).
+pub(crate) fn check_count(r: &Reader<'_>, n: u64, min_bytes: u64) -> Result<(), RdbError> {
+    if n.saturating_mul(min_bytes) > r.remaining() as u64 {
+        return Err(super::read::TRUNCATED);
+    }
+    Ok(())
+}
+
+/// A sketch's module value: its type id, its fields, EOF.
+pub fn write_sketch(out: &mut Vec<u8>, sketch: &crate::sketch::Sketch, compress: bool) {
+    let (name, encver) = sketch.module_type();
+    write_len(out, module_type_id(name, encver));
+    sketch.write_rdb(out, compress);
+    write_len(out, OPCODE_EOF);
+}
+
+pub(crate) fn uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
     if r.len()? != OPCODE_UINT {
         return Err(RdbError::Corrupt("module value: unsigned field expected"));
     }
     r.len()
 }
 
-fn double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
+pub(crate) fn double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
     if r.len()? != OPCODE_DOUBLE {
         return Err(RdbError::Corrupt("module value: double field expected"));
     }
     r.binary_double()
 }
 
-fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
+pub(crate) fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
     if r.len()? != OPCODE_STRING {
         return Err(RdbError::Corrupt("module value: string field expected"));
     }
@@ -63,16 +99,24 @@ fn string(r: &mut Reader<'_>) -> Result<Vec<u8>, RdbError> {
 pub const NATIVE_TYPE: &str = "blinkdbBF";
 pub const NATIVE_ENCVER: u64 = 1;
 
-/// A module value read: RedisBloom's filter, or BlinkDB's exact dump.
+/// A module value read: RedisBloom's filter, BlinkDB's exact dump, or a sketch.
 pub enum ModuleValue {
     RedisBloom(RedisBloomChain),
     Native(super::native_bloom::NativeBloom),
+    Sketch(crate::sketch::Sketch),
 }
 
-/// The value after a `MODULE_2` type byte, either module type.
+/// The value after a `MODULE_2` type byte, any module type BlinkDB knows.
 pub fn read_any(r: &mut Reader<'_>) -> Result<ModuleValue, RdbError> {
     let id = r.len()?;
     let (name, encver) = module_type_name(id);
+    if let Some(sketch) = crate::sketch::Sketch::read_rdb(&name, encver, r) {
+        let sketch = sketch?;
+        if r.len()? != OPCODE_EOF {
+            return Err(RdbError::Corrupt("module value not fully consumed"));
+        }
+        return Ok(ModuleValue::Sketch(sketch));
+    }
     if name != NATIVE_TYPE {
         return read_bloom(r, id).map(ModuleValue::RedisBloom);
     }
@@ -222,7 +266,7 @@ mod tests {
     fn read(r: &mut Reader<'_>) -> Result<RedisBloomChain, RdbError> {
         match read_any(r)? {
             ModuleValue::RedisBloom(chain) => Ok(chain),
-            ModuleValue::Native(_) => panic!("a RedisBloom value was written"),
+            _ => panic!("a RedisBloom value was written"),
         }
     }
 

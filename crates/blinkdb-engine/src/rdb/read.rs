@@ -269,6 +269,7 @@ pub fn read_entry(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Loade
         kind::MODULE_2 => Ok(match super::module::read_any(r)? {
             super::module::ModuleValue::RedisBloom(chain) => Loaded::Bloom(Box::new(chain)),
             super::module::ModuleValue::Native(native) => Loaded::NativeDump(Box::new(native)),
+            super::module::ModuleValue::Sketch(s) => Loaded::Value(Value::sketch(s)),
         }),
         kind::MODULE => {
             let id = r.len()?;

@@ -94,7 +94,7 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
             HashValue::Pack(_) => kind::HASH_LISTPACK,
             HashValue::Table(_) => kind::HASH,
         },
-        Value::Bloom(..) => kind::MODULE_2,
+        Value::Bloom(..) | Value::Sketch(..) => kind::MODULE_2,
         Value::Stream(..) => kind::STREAM_LISTPACKS_2,
     })
 }
@@ -215,6 +215,7 @@ pub fn write_object(
             }
         },
         Value::Stream(s, _) => super::stream::write(out, s, compress),
+        Value::Sketch(s, _) => super::module::write_sketch(out, s, compress),
         Value::Bloom(b, _) => {
             let chain = b
                 .to_redisbloom()

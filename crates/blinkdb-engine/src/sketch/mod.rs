@@ -1,3 +1,175 @@
-//! The probabilistic structures besides Bloom filters, RedisBloom-identical.
+//! The probabilistic structures of RedisBloom besides Bloom filters (issue
+//! 45): one variant of `Sketch` each, kept in a key as `Value::Sketch`.
+//! Each structure's module holds its algorithm (RedisBloom-identical, so the
+//! same commands give the same answers and bytes) and its RDB module value;
+//! a match over `Sketch` here has one arm per structure and nothing else.
+//!
+//! A sketch is a value like a collection: shared by `Arc` (COPY, the AOF
+//! rewrite's snapshot) and copied on its next change (`Arc::make_mut`); its
+//! commands are logged as sent (their effect is deterministic), and the
+//! rewrite writes its RDB module value (RDB base) or the records below (RESP
+//! base). Until it gets files of its own (issue 45's persistence), a sketch
+//! persists through the AOF and RDB like a collection.
+//!
+//! Adding a structure touches, besides its own module:
+//! 1. here: the variant, its `mod` line, and one arm in each match below
+//!    (`type_name`, `module_type`, `write_rdb`, `read_rdb`, `heap_bytes`,
+//!    `rewrite_records`), plus its `as_*` accessors through `SketchKind`;
+//! 2. `lib.rs`: its types in the `sketch` namespace;
+//! 3. the server: `commands/sketch/<name>.rs` (its commands and table
+//!    entries) and its line in `commands/sketch/mod.rs` and in
+//!    `commands/table.rs`'s FAMILIES.
+//!
+//! Everything else (TYPE, OBJECT ENCODING, MEMORY USAGE, DUMP/RESTORE,
+//! MIGRATE, dump.rdb, replication, AOF rewrite, COPY/RENAME/MOVE, DEBUG
+//! DIGEST) goes through `Value::Sketch` and these methods.
 
+pub mod cuckoo;
 pub mod tdigest;
+
+use crate::rdb::{RdbError, Reader};
+
+/// One probabilistic structure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sketch {
+    Cuckoo(cuckoo::CuckooFilter),
+    TDigest(tdigest::TDigest),
+}
+
+/// A structure `Sketch` holds: typed access for the commands.
+pub trait SketchKind: Sized + 'static {
+    fn of(s: &Sketch) -> Option<&Self>;
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self>;
+    fn wrap(self) -> Sketch;
+}
+
+impl SketchKind for cuckoo::CuckooFilter {
+    fn of(s: &Sketch) -> Option<&Self> {
+        match s {
+            Sketch::Cuckoo(c) => Some(c),
+            _ => None,
+        }
+    }
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
+        match s {
+            Sketch::Cuckoo(c) => Some(c),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Sketch {
+        Sketch::Cuckoo(self)
+    }
+}
+
+impl SketchKind for tdigest::TDigest {
+    fn of(s: &Sketch) -> Option<&Self> {
+        match s {
+            Sketch::TDigest(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
+        match s {
+            Sketch::TDigest(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Sketch {
+        Sketch::TDigest(self)
+    }
+}
+
+impl Sketch {
+    /// TYPE's answer: RedisBloom's module type name.
+    pub fn type_name(&self) -> &'static str {
+        self.module_type().0
+    }
+
+    /// The RDB module type and the encoding version written.
+    pub fn module_type(&self) -> (&'static str, u64) {
+        match self {
+            Sketch::Cuckoo(_) => (cuckoo::dump::TYPE_NAME, cuckoo::dump::ENCVER),
+            Sketch::TDigest(_) => (tdigest::payload::TYPE_NAME, tdigest::payload::ENCVER),
+        }
+    }
+
+    /// The module value's fields (after the type id, before EOF).
+    pub fn write_rdb(&self, out: &mut Vec<u8>, compress: bool) {
+        match self {
+            Sketch::Cuckoo(c) => c.write_rdb(out, compress),
+            Sketch::TDigest(t) => tdigest::payload::write(t, out),
+        }
+    }
+
+    /// Reads the fields of module type `name`; None when no sketch has
+    /// that name (another module type).
+    pub fn read_rdb(name: &str, encver: u64, r: &mut Reader<'_>) -> Option<Result<Self, RdbError>> {
+        Some(match name {
+            cuckoo::dump::TYPE_NAME => {
+                cuckoo::CuckooFilter::read_rdb(r, encver).map(Sketch::Cuckoo)
+            }
+            tdigest::payload::TYPE_NAME => tdigest::payload::read(r, encver).map(Sketch::TDigest),
+            _ => return None,
+        })
+    }
+
+    /// Heap bytes held besides the `Sketch` itself (MEMORY USAGE).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Sketch::Cuckoo(c) => c.heap_bytes(),
+            Sketch::TDigest(t) => t.heap_bytes(),
+        }
+    }
+
+    /// The commands that rebuild the structure in a RESP AOF base, as
+    /// RedisBloom's aof_rewrite callbacks emit them (so redis-server with
+    /// RedisBloom loads the base too).
+    pub fn rewrite_records(&self, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
+        match self {
+            Sketch::Cuckoo(c) => c.rewrite_records(key, emit),
+            Sketch::TDigest(t) => tdigest::payload::rewrite_records(t, key, emit),
+        }
+    }
+
+    /// Whether RedisBloom's rdb_save changes the live value before writing
+    /// it (see `settle_for_save`).
+    pub fn unsettled(&self) -> bool {
+        match self {
+            Sketch::Cuckoo(_) => false,
+            Sketch::TDigest(t) => t.unmerged_nodes() > 0,
+        }
+    }
+
+    /// What RedisBloom's rdb_save does to the live value first: a t-digest
+    /// compresses its buffer. DUMP runs it on the key in place, as
+    /// RedisBloom's DUMP does (later answers depend on when a digest was
+    /// compressed); snapshots write a settled copy and leave the key alone,
+    /// as a forked child's save does.
+    pub fn settle_for_save(&mut self) {
+        match self {
+            Sketch::Cuckoo(_) => {}
+            Sketch::TDigest(t) => {
+                let _ = t.compress();
+            }
+        }
+    }
+}
+
+impl cuckoo::CuckooFilter {
+    /// CFAofRewrite: the header at position 1, then every chunk with the
+    /// position after it.
+    fn rewrite_records(&self, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
+        let header = cuckoo::Header::of(self).to_bytes();
+        emit(&[b"CF.LOADCHUNK", key, b"1", &header]);
+        let mut pos = 1;
+        while let Some((next, chunk)) = self.chunk_at(pos) {
+            pos = next;
+            emit(&[
+                b"CF.LOADCHUNK",
+                key,
+                itoa::Buffer::new().format(pos).as_bytes(),
+                chunk,
+            ]);
+        }
+    }
+}

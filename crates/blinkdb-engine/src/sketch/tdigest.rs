@@ -27,10 +27,12 @@ pub use crate::bloom::args::parse_f64 as string_to_double;
 /// TDIGEST.CREATE's compression when none is given.
 pub const DEFAULT_COMPRESSION: i64 = 100;
 
-/// The most memory one digest's node buffer may take: a compression of at
-/// most 11,184,809. RedisBloom has no limit of its own: it tries the
-/// allocation, and the server aborts when that fails.
-pub const MAX_BYTES: u64 = 1 << 30;
+/// The most memory a loaded digest's node buffer may take (a payload does
+/// not hold the buffer, only its size: the bound keeps a few bytes from
+/// asking for terabytes). Commands use `sketch-max-memory` instead.
+/// RedisBloom has no limit of its own: it tries the allocation, and the
+/// server aborts when that fails.
+pub const LOAD_MAX_BYTES: u64 = 16 << 30;
 
 /// t-digest-c's `MM_PI`.
 const MM_PI: f64 = 3.141_592_653_589_793;
@@ -39,8 +41,8 @@ const MM_PI: f64 = 3.141_592_653_589_793;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Overflow;
 
-/// The digest would take more than `MAX_BYTES`, or its compression gives no
-/// buffer (RedisBloom: `td_init` fails).
+/// The digest would take more than the limit, its compression gives no
+/// buffer, or the allocation failed (RedisBloom: `td_init` fails).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooLarge;
 
@@ -96,6 +98,22 @@ pub fn cap_from_compression(compression: f64) -> Option<usize> {
 /// them (`sizeof` of the pointer, not of the struct, plus both arrays).
 pub fn mem_usage_of(cap: usize) -> usize {
     8 + 2 * cap * 8
+}
+
+/// `n` zeros, or None when the allocator refuses (calloc's lazily zeroed
+/// pages, as the C buffer; `vec![0; n]` would abort instead).
+fn zeroed<T: Copy + Default>(n: usize) -> Option<Vec<T>> {
+    let layout = std::alloc::Layout::array::<T>(n).ok()?;
+    if layout.size() == 0 {
+        return Some(Vec::new());
+    }
+    // SAFETY: `layout` is non-zero-sized; the memory is from the global
+    // allocator with exactly this layout, and all-zero bytes are a valid
+    // f64 (0.0) and i64 (0), the only types this is called with.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut T;
+        (!p.is_null()).then(|| Vec::from_raw_parts(p, n, n))
+    }
 }
 
 /// `__td_max` / `__td_min`: ternaries, not IEEE max/min (NaNs go through as C's do).
@@ -162,10 +180,11 @@ pub fn c_double_to_i64(x: f64) -> i64 {
 }
 
 impl TDigest {
-    /// `td_init`: an empty digest, of at most `MAX_BYTES`.
-    pub fn new(compression: f64) -> Result<TDigest, TooLarge> {
+    /// `td_init`: an empty digest whose node buffer takes at most
+    /// `max_bytes`; an allocation the system refuses is an error too.
+    pub fn new(compression: f64, max_bytes: u64) -> Result<TDigest, TooLarge> {
         let cap = cap_from_compression(compression).ok_or(TooLarge)?;
-        if cap < 1 || cap > (MAX_BYTES / 16) as usize {
+        if cap < 1 || cap as u64 > max_bytes / 16 {
             return Err(TooLarge);
         }
         let mut t = TDigest {
@@ -177,8 +196,8 @@ impl TDigest {
             total_compressions: 0,
             merged_weight: 0,
             unmerged_weight: 0,
-            means: vec![0.0; cap],
-            weights: vec![0; cap],
+            means: zeroed(cap).ok_or(TooLarge)?,
+            weights: zeroed(cap).ok_or(TooLarge)?,
         };
         t.reset();
         Ok(t)
@@ -233,9 +252,9 @@ impl TDigest {
     pub fn mem_usage(&self) -> usize {
         mem_usage_of(self.cap())
     }
-    /// Bytes this value really holds on the heap.
+    /// Heap bytes besides the struct (MEMORY USAGE): the two node arrays.
     pub fn heap_bytes(&self) -> usize {
-        std::mem::size_of::<Self>() + self.cap() * 16
+        self.cap() * 16
     }
 
     fn next_node(&self) -> usize {

@@ -177,6 +177,7 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
             flush(b"RPUSH", &mut batch);
         }
         Value::Stream(s, _) => stream::rewrite(key, s, &mut emit),
+        Value::Sketch(s, _) => s.rewrite_records(key, &mut emit),
         Value::Str(..) | Value::Blob(..) | Value::Bloom(..) => {}
     }
 }

@@ -98,12 +98,14 @@ pub async fn run(
         shared.engine.set_loading(true);
         // INFO must show when loading began from the first moment it says loading:1.
         shared
+            .persistence
             .loading
             .start_ms
             .store(shared.clock(), Ordering::Relaxed);
     }
 
     let mut listening = shared
+        .net
         .listeners
         .start(
             &crate::serve::listen::accepting(&shared),
@@ -121,6 +123,7 @@ pub async fn run(
         })?;
     if crate::net::tls::wanted(settings.tls_port, &settings.tls) {
         shared
+            .net
             .tls
             .configure(&settings.tls)
             .map_err(|_| "Failed to configure TLS. Check logs for more info.".to_string())?;
@@ -128,6 +131,7 @@ pub async fn run(
     // Started at port 0 too: CONFIG SET tls-port opens them later.
     {
         let tls = shared
+            .net
             .tls_listeners
             .start(
                 &crate::serve::listen::accepting_tls(&shared),
@@ -178,7 +182,7 @@ pub async fn run(
     crate::boot::logo::show(&settings, shared.cluster.is_some());
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
-        let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&s, &st))
+        let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&*s, &st))
             .await
             .map_err(|e| format!("AOF loading task failed: {e}"))?;
         shared.engine.set_loading(false);
@@ -186,7 +190,7 @@ pub async fn run(
     } else if let Some(file) = rdb_to_load {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || {
-            crate::persistence::rdb_file::import(&s, &st, &file)
+            crate::persistence::rdb_file::import(&*s, &st, &file)
         })
         .await
         .map_err(|e| format!("RDB loading task failed: {e}"))?;
@@ -201,7 +205,10 @@ pub async fn run(
     if shared.cluster.is_some() {
         crate::cluster::bus::run(shared.clone(), settings.bind.clone()).await?;
     }
-    tokio::spawn(crate::persistence::bloom_flush::cycle(shared.clone()));
+    tokio::spawn(crate::persistence::bloom_flush::cycle(
+        shared.engine.clone(),
+        shared.stop_signal(),
+    ));
 
     // A signal stops the server as SHUTDOWN with shutdown-on-sigterm's (or
     // -sigint's) flags would: the RDB file written first with `save` points
@@ -216,7 +223,7 @@ pub async fn run(
             tracing::info!("Saving the final RDB snapshot before exiting.");
             let s = shared.clone();
             let saved =
-                match tokio::task::spawn_blocking(move || crate::persistence::rdb_file::save(&s))
+                match tokio::task::spawn_blocking(move || crate::persistence::rdb_file::save(&*s))
                     .await
                 {
                     Ok(r) => r,
@@ -266,9 +273,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     // Not a script past busy-reply-threshold (SHUTDOWN NOSAVE's case): its
     // connection finishes nothing until the script ends, and Redis exits at once.
     let deadline = Instant::now() + Duration::from_secs(2);
-    while shared.connected.load(Ordering::Acquire) > 0
-        && Instant::now() < deadline
-        && !shared.scripting.is_busy()
+    while shared.clients.connected() > 0 && Instant::now() < deadline && !shared.scripting.is_busy()
     {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -281,7 +286,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
     if let Some(path) = &settings.unixsocket {
         let _ = std::fs::remove_file(path);
     }
-    crate::persistence::bloom_flush::flush_now(shared);
+    crate::persistence::bloom_flush::flush_now(&shared.engine);
     if let Some(pidfile) = crate::server::process::pidfile(settings) {
         let _ = std::fs::remove_file(pidfile);
     }
@@ -295,7 +300,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
 async fn cron(shared: Arc<Shared>) {
     let mut stop = shared.stop_signal();
     loop {
-        if shared.cron_paused.load(Ordering::Relaxed) {
+        if shared.debug.cron_paused.load(Ordering::Relaxed) {
             // DEBUG PAUSE-CRON 1: tests see what happens without it.
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {}
@@ -305,7 +310,7 @@ async fn cron(shared: Arc<Shared>) {
         }
         crate::memory::cron(&*shared);
         let stats = &shared.stats;
-        shared.instant.sample(
+        shared.stats.instant.sample(
             shared.clock(),
             [
                 stats.commands.load(Ordering::Relaxed),
@@ -344,11 +349,11 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::serve::listen::ON_SET,
     crate::serve::listen::TLS_ON_SET,
     crate::net::busy_poll::on_set::<Shared>(),
-    crate::persistence::ON_SET,
-    crate::persistence::APPENDONLY_ON_SET,
-    crate::persistence::DEBUG_DELAYS_ON_SET,
-    crate::persistence::LOG_ON_SET,
-    crate::persistence::FIXED_ON_SET,
+    crate::persistence::on_set::<Shared>(),
+    crate::persistence::appendonly_on_set::<Shared>(),
+    crate::persistence::debug_delays_on_set::<Shared>(),
+    crate::persistence::log_on_set::<Shared>(),
+    crate::persistence::fixed_on_set::<Shared>(),
     crate::exec::propagation::EXIT_ON_PANIC_ON_SET,
     Shared::LOGLEVEL_ON_SET,
     crate::commands::acl::ON_SET,
@@ -399,7 +404,7 @@ async fn expire_cycle(shared: Arc<Shared>) {
         }
         // Off by DEBUG SET-ACTIVE-EXPIRE 0, and while CLIENT PAUSE holds
         // writes back (an expiry is a write), as in Redis.
-        if !shared.active_expire.load(Ordering::Relaxed)
+        if !shared.debug.active_expire.load(Ordering::Relaxed)
             || shared.pause.mode() != crate::exec::pause::NONE
         {
             continue;
@@ -443,7 +448,7 @@ async fn expire_cycle(shared: Arc<Shared>) {
 /// spent, the cycles its time budget cut short, and a running mean (weight
 /// 5% per cycle) of the share of keys with a TTL it looked at that were due.
 fn note_expire_cycle(
-    stats: &crate::server::state::Stats,
+    stats: &crate::info::stats::Stats,
     spent: Duration,
     capped: bool,
     expired: usize,

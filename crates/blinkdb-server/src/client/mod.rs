@@ -1,6 +1,7 @@
 //! Per-connection state, and the registry entry other connections see
 //! (CLIENT LIST / KILL).
 
+pub mod registry;
 pub mod signal;
 
 use crate::client::signal::Signal;

@@ -128,7 +128,7 @@ async fn secure(
     if !settings.tls.cluster {
         return Some(BusSock::Plain(sock));
     }
-    let Some(contexts) = shared.tls.current() else {
+    let Some(contexts) = shared.net.tls.current() else {
         tracing::warn!(
             "Cluster bus: TLS is not configured (tls-cluster yes); dropping the link with {peer}"
         );

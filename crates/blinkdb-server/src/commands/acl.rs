@@ -181,9 +181,7 @@ fn deluser(ctx: &mut Ctx, args: &Args) {
 /// current one after its reply).
 pub fn kill_clients_of(ctx: &mut Ctx, name: &[u8]) {
     let me = ctx.client.id;
-    let n = ctx
-        .shared
-        .kill_clients(|c| *c.user_name() == *name, Some(me));
+    let n = ctx.clients().kill(|c| *c.user_name() == *name, Some(me));
     let _ = n;
     if *ctx.client.user.name == *name {
         ctx.client.close_after_reply = true;

@@ -419,7 +419,7 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
         }
     }
     let now = ctx.shared.clock();
-    let clients = ctx.shared.clients_snapshot();
+    let clients = ctx.clients().snapshot();
     let listed: Vec<&std::sync::Arc<crate::client::ClientInfo>> = match &ids {
         None => clients.iter().collect(),
         Some(ids) => ids
@@ -445,7 +445,7 @@ fn client_list(ctx: &mut Ctx, args: &Args) {
 fn client_kill(ctx: &mut Ctx, args: &Args) {
     if args.len() == 3 {
         let addr = String::from_utf8_lossy(args[2]);
-        let n = ctx.shared.kill_clients(|c| c.addr == addr, None);
+        let n = ctx.clients().kill(|c| c.addr == addr, None);
         return if n > 0 {
             ctx.out.ok()
         } else {
@@ -496,7 +496,7 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
         }
     }
     let me = skipme.then_some(ctx.client.id);
-    let n = ctx.shared.kill_clients(
+    let n = ctx.clients().kill(
         |c| {
             kind.is_none_or(|k| k == ClientType::of(c))
                 && id.is_none_or(|i| c.id == i)

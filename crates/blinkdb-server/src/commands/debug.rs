@@ -56,7 +56,8 @@ fn object(ctx: &mut Ctx, args: &Args) {
                 | Value::Set(..)
                 | Value::ZSet(..)
                 | Value::List(..)
-                | Value::Stream(..) => v.heap_size(),
+                | Value::Stream(..)
+                | Value::Sketch(..) => v.heap_size(),
             };
             let (lru, idle) = super::access::debug_fields(e);
             // A list adds what Redis's DEBUG OBJECT says of its quicklist.
@@ -137,12 +138,13 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "pause-cron") && args.len() == 3 {
         // atoi's reading, as SET-ACTIVE-EXPIRE's.
         let on = atoi(args[2]) != 0;
-        ctx.shared.cron_paused.store(on, Ordering::Relaxed);
+        ctx.shared.debug.cron_paused.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "replybuffer") && args.len() == 4 && eq_ic(args[2], "resizing") {
         let on = atoi(args[3]) != 0;
         ctx.shared
+            .debug
             .reply_buffer_resizing
             .store(on, Ordering::Relaxed);
         return ctx.out.ok();
@@ -150,7 +152,7 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     if eq_ic(sub, "set-active-expire") && args.len() == 3 {
         // atoi's reading: a leading integer, else 0.
         let on = atoi(args[2]) != 0;
-        ctx.shared.active_expire.store(on, Ordering::Relaxed);
+        ctx.shared.debug.active_expire.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "object") && args.len() == 3 {

@@ -46,7 +46,7 @@ fn type_number(v: &Value) -> u32 {
         Value::Set(..) => 2,
         Value::ZSet(..) => 3,
         Value::Hash(..) => 4,
-        Value::Bloom(..) => 5,
+        Value::Bloom(..) | Value::Sketch(..) => 5,
         Value::Stream(..) => 6,
     }
 }
@@ -98,7 +98,7 @@ pub fn value_into(engine: &Engine, entry: &Entry, d: &mut Digest) -> Result<(), 
             }
         }
         // A module type without a digest callback adds nothing.
-        Value::Bloom(..) => {}
+        Value::Bloom(..) | Value::Sketch(..) => {}
     }
     if entry.expire_at != 0 {
         xor(d, b"!!expire!!");

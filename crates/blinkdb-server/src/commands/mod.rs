@@ -30,6 +30,7 @@ mod random;
 mod scripting;
 mod server;
 mod set;
+mod sketch;
 pub mod slowlog;
 pub mod sort;
 pub mod spec;
@@ -60,7 +61,7 @@ pub struct Ctx<'a> {
 
 pub type Handler = fn(&mut Ctx, &Args);
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     /// Counts a keyspace hit or miss for each of `keys`, as Redis's
     /// lookupKeyRead does, for commands whose reads do not go through a
     /// helper that counts (collection::read): a key that exists (of any
@@ -75,6 +76,16 @@ impl Ctx<'_> {
 
     pub fn db(&self) -> usize {
         self.client.db
+    }
+
+    /// The clients registry (CLIENT LIST/KILL, ACL, TRACKING REDIRECT).
+    pub fn clients(&self) -> &'a crate::client::registry::Registry {
+        &self.shared.clients
+    }
+
+    /// What saves, rewrites and loads record (LASTSAVE).
+    pub fn persistence(&self) -> &'a crate::persistence::Persistence {
+        &self.shared.persistence
     }
 
     /// Runs a write on one key of the current database, remembering the log

@@ -29,7 +29,8 @@ pub fn encoding(v: &Value) -> (&'static str, i64) {
                 None => ("raw", 1),
             }
         }
-        Value::Blob(..) | Value::Bloom(..) => ("raw", 1),
+        // Module values: Redis's objects of type OBJ_MODULE say "raw".
+        Value::Blob(..) | Value::Bloom(..) | Value::Sketch(..) => ("raw", 1),
         Value::Hash(..)
         | Value::Set(..)
         | Value::ZSet(..)

@@ -97,7 +97,7 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
                 .store(0, std::sync::atomic::Ordering::Relaxed);
             blinkdb_engine::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.shared.replication.feed.reset_stats();
-            ctx.shared.eviction.reset();
+            ctx.shared.memory.eviction.reset();
             for c in [
                 &crate::replication::NET_REPL_INPUT,
                 &crate::replication::NET_REPL_OUTPUT,
@@ -283,7 +283,8 @@ pub fn bgsave(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn lastsave(ctx: &mut Ctx, _args: &Args) {
-    ctx.out.int((ctx.shared.last_save_ms() / 1000) as i64);
+    ctx.out
+        .int((ctx.persistence().last_save_ms() / 1000) as i64);
 }
 
 /// One MODULE LIST entry: the Bloom commands BlinkDB serves itself, named

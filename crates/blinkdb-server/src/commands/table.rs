@@ -10,8 +10,8 @@
 use super::{
     access, acl as acl_family, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo,
     hash, hyperloglog, keys, latency, lcs, list, migrate, monitor, multi, object, pubsub,
-    scripting, server, set, slowlog, sort, stream, stream_group, stream_info, strings, zrange,
-    zset, zsetops, Handler,
+    scripting, server, set, sketch, slowlog, sort, stream, stream_group, stream_info, strings,
+    zrange, zset, zsetops, Handler,
 };
 use hashbrown::HashMap;
 use std::sync::OnceLock;
@@ -444,6 +444,8 @@ const FAMILIES: &[&[CommandSpec]] = &[
     crate::replication::commands::COMMANDS,
     debug::COMMANDS,
     bloom::COMMANDS,
+    // RedisBloom's other structures, one list each (commands/sketch/).
+    sketch::cuckoo::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
     crate::cluster::commands::COMMANDS,

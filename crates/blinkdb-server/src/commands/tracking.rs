@@ -30,10 +30,7 @@ pub fn tracking(ctx: &mut Ctx, args: &Args) {
                 return ctx.out.error(ERR_NOT_INT);
             };
             // Checked now, although the client may go away later.
-            match (id > 0)
-                .then(|| ctx.shared.client_by_id(id as u64))
-                .flatten()
-            {
+            match (id > 0).then(|| ctx.clients().by_id(id as u64)).flatten() {
                 Some(c) => redirect_to = Some(c),
                 None => {
                     return ctx

@@ -10,6 +10,7 @@
 pub mod events;
 pub mod hooks;
 pub mod limits;
+pub mod live;
 mod options;
 mod settings;
 mod values;

@@ -107,6 +107,8 @@ pub struct Settings {
     pub max_disk_size: u64,
     /// Largest file size of one Bloom filter.
     pub bf_max_memory: u64,
+    /// Largest size of one CF/CMS/TOPK/TDIGEST structure.
+    pub sketch_max_memory: u64,
     /// BF.* filters made without BACKEND go to the kernel.
     pub bf_default_kernel: bool,
     pub bpf_pin_root: PathBuf,
@@ -329,6 +331,7 @@ impl Config {
             lfu_decay_time: self.int("lfu-decay-time") as u32,
             max_disk_size: self.bytes("max-disk-size"),
             bf_max_memory: self.bytes("bf-max-memory"),
+            sketch_max_memory: self.bytes("sketch-max-memory"),
             bf_default_kernel: self.get("bf-default-backend") == "kernel",
             bpf_pin_root: PathBuf::from(self.get("bpf-pin-root")),
             busy_reply_threshold_ms: self.int("busy-reply-threshold") as u64,

@@ -191,6 +191,53 @@ pub fn percentile_micros(histogram: &[u64; BUCKETS], pct: f64) -> f64 {
     (1024u64 << (BUCKETS - 1)) as f64 / 1000.0
 }
 
+/// INFO commandstats: the commands called, rejected or failed since the
+/// last CONFIG RESETSTAT.
+pub fn commandstats_section(o: &mut String) {
+    use crate::commands::table::COMMANDS;
+    use std::fmt::Write;
+    o.push_str("# Commandstats\r\n");
+    let totals = totals();
+    for (c, t) in COMMANDS.iter().zip(&totals) {
+        if t.calls == 0 && t.rejected == 0 && t.failed == 0 {
+            continue;
+        }
+        let usec = t.nanos / 1000;
+        let per_call = if t.calls == 0 {
+            0.0
+        } else {
+            t.nanos as f64 / 1000.0 / t.calls as f64
+        };
+        let _ = write!(
+            o,
+            "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
+            c.name, t.calls, t.rejected, t.failed
+        );
+    }
+}
+
+/// INFO latencystats: each command's `latency-tracking-info-percentiles`.
+pub fn latencystats_section(settings: &crate::config::Settings, o: &mut String) {
+    use crate::commands::table::COMMANDS;
+    use std::fmt::Write;
+    o.push_str("# Latencystats\r\n");
+    if settings.latency_tracking {
+        let totals = totals();
+        for (c, t) in COMMANDS.iter().zip(&totals) {
+            if t.histogram.iter().all(|n| *n == 0) {
+                continue;
+            }
+            let _ = write!(o, "latency_percentiles_usec_{}:", c.name);
+            for (i, p) in settings.latency_percentiles.iter().enumerate() {
+                let v = percentile_micros(&t.histogram, *p);
+                let sep = if i > 0 { "," } else { "" };
+                let _ = write!(o, "{sep}p{p}={v:.3}");
+            }
+            o.push_str("\r\n");
+        }
+    }
+}
+
 /// CONFIG RESETSTAT.
 pub fn reset() {
     GENERATION.fetch_add(1, Relaxed);

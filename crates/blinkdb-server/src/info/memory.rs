@@ -2,8 +2,8 @@
 //! its reports, from memory/'s accounting and every part of the server that
 //! holds memory (clients, scripts, the keyspace's index).
 
+use crate::info::Host;
 use crate::memory::{aof_buffer, human, not_counted, replication_memory, used_memory};
-use crate::server::state::Shared;
 use std::fmt::Write;
 
 /// One database's index memory (MEMORY STATS `db.N`).
@@ -70,17 +70,16 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// Redis's getMemoryOverheadData.
-pub fn overhead(shared: &Shared) -> Overhead {
-    let m = shared.memory.samples();
+pub fn overhead<H: Host>(shared: &H) -> Overhead {
+    let m = shared.memory().samples();
     let used = used_memory(shared);
-    let peak = shared.instant.note_memory(used);
+    let peak = shared.stats().instant.note_memory(used);
     let startup = m.startup;
-    let clients = shared.clients_memory();
+    let clients = shared.client_registry().memory();
     let repl = replication_memory(shared);
     let repl_buffer = repl.buffer;
     let aof_buffer = aof_buffer(shared);
-    let (lua_caches, functions_caches) = shared.scripting.caches();
-    let cached_scripts = shared.scripting.cached_script_count();
+    let ((lua_caches, functions_caches), cached_scripts) = shared.script_caches();
     let mut total = startup
         + repl.backlog
         + repl.beyond_backlog
@@ -90,8 +89,8 @@ pub fn overhead(shared: &Shared) -> Overhead {
         + (lua_caches + functions_caches) as u64;
     let mut dbs = Vec::new();
     let mut keys = 0u64;
-    for id in 0..shared.engine.databases() {
-        let o = shared.engine.db(id).overhead();
+    for id in 0..shared.engine().databases() {
+        let o = shared.engine().db(id).overhead();
         if o.keys == 0 {
             continue;
         }
@@ -164,7 +163,7 @@ pub fn info_head(o: &mut String, mh: &Overhead, system: u64) {
 }
 
 /// INFO memory's fields after maxmemory_policy, to mem_allocator.
-pub fn info_tail(o: &mut String, shared: &Shared, mh: &Overhead) {
+pub fn info_tail<H: Host>(o: &mut String, shared: &H, mh: &Overhead) {
     let (af, afb) = mh.allocator_frag();
     let (ar, arb) = mh.allocator_rss();
     let (re, reb) = mh.rss_extra();
@@ -182,7 +181,7 @@ pub fn info_tail(o: &mut String, shared: &Shared, mh: &Overhead) {
 }
 
 /// MEMORY STATS, with Redis 7.0's fields in its order.
-pub fn stats(out: &mut crate::protocol::reply::Out, shared: &Shared) {
+pub fn stats<H: Host>(out: &mut crate::protocol::reply::Out, shared: &H) {
     let mh = overhead(shared);
     out.map(27 + mh.dbs.len());
     let int = |out: &mut crate::protocol::reply::Out, name: &str, v: i64| {
@@ -236,7 +235,7 @@ pub fn stats(out: &mut crate::protocol::reply::Out, shared: &Shared) {
 }
 
 /// MEMORY DOCTOR's report, with Redis's texts and thresholds.
-pub fn doctor(shared: &Shared) -> String {
+pub fn doctor<H: Host>(shared: &H) -> String {
     let mh = overhead(shared);
     let mut reports: Vec<&str> = Vec::new();
     let over = |(r, b): (f64, i64), limit: f64| r > limit && b > 10 << 20;

@@ -6,11 +6,51 @@ pub mod instant;
 pub mod memory;
 pub mod stats;
 
-use crate::commands::table::COMMANDS;
 use crate::memory::human;
-use crate::server::state::Shared;
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
+
+/// What INFO (and MEMORY STATS/DOCTOR) read of the server: info/ is below
+/// the server's state (`Shared` implements this, as it does
+/// `persistence::Host` and `memory::Host`). The sections whose figures
+/// belong to a module above (replication, the per-command statistics) are
+/// written by that module through `section`.
+pub trait Host: crate::persistence::Host {
+    fn stats(&self) -> &stats::Stats;
+    fn client_registry(&self) -> &crate::client::registry::Registry;
+    fn pubsub(&self) -> &crate::pubsub::Registry;
+    fn notifier(&self) -> &crate::pubsub::notify::Notifier;
+    /// When the server started (Unix ms), and its run id.
+    fn started_ms(&self) -> u64;
+    fn run_id(&self) -> &str;
+    /// The config file the server started with, if any.
+    fn config_file(&self) -> Option<String>;
+    /// `process_supervised`: "upstart", "systemd" or "no".
+    fn supervised(&self) -> &'static str;
+    /// Clients blocked (on keys, WAIT, CLIENT PAUSE), and those of them in
+    /// the timeout table.
+    fn blocked_clients(&self) -> (usize, usize);
+    /// The nodes the cluster knows; None without `cluster-enabled`.
+    fn cluster_nodes(&self) -> Option<usize>;
+    /// The Lua lines of INFO memory.
+    fn lua_memory(&self, o: &mut String);
+    /// The script caches' bytes (EVAL's, FUNCTION's) and the number of
+    /// cached scripts.
+    fn script_caches(&self) -> ((usize, usize), usize);
+    /// Full syncs, partial syncs accepted and refused; bytes the
+    /// replication links read and wrote.
+    fn syncs(&self) -> [u64; 3];
+    fn repl_net_bytes(&self) -> (u64, u64);
+    /// MIGRATE's cached connections.
+    fn migrate_cached_sockets(&self) -> usize;
+    /// ACL refusals: auth, command, key, channel.
+    fn acl_denied(&self) -> [u64; 4];
+    /// The module line's name and version (RedisBloom's).
+    fn module(&self) -> (&'static str, u32);
+    /// Writes a section owned by a module above: "replication",
+    /// "commandstats", "latencystats".
+    fn section(&self, name: &str, o: &mut String);
+}
 
 /// Every section, in Redis's order (BlinkDB's `bloom` last), and whether a
 /// plain INFO (or "default") shows it; "all" shows every one.
@@ -102,7 +142,7 @@ fn command_threads_cpu() -> (f64, f64) {
 
 /// Renders the requested sections ("all", "everything", "default" or names,
 /// lowercase).
-pub fn render(shared: &Shared, requested: &[String]) -> String {
+pub fn render<H: Host>(shared: &H, requested: &[String]) -> String {
     let all = requested.iter().any(|s| s == "all" || s == "everything");
     let defaults = requested.is_empty() || requested.iter().any(|s| s == "default");
     let mut out = String::new();
@@ -121,11 +161,11 @@ pub fn render(shared: &Shared, requested: &[String]) -> String {
     out
 }
 
-fn section_text(shared: &Shared, section: &str, o: &mut String) {
+fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
     let settings = shared.settings();
-    let now = shared.clock();
-    let uptime = now.saturating_sub(shared.started_ms) / 1000;
-    let engine = &shared.engine;
+    let now = blinkdb_engine::now_ms();
+    let uptime = now.saturating_sub(shared.started_ms()) / 1000;
+    let engine = shared.engine();
     match section {
         "server" => {
             let _ = write!(
@@ -138,8 +178,8 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 std::env::consts::OS,
                 std::env::consts::ARCH,
                 std::process::id(),
-                crate::server::supervise::name(),
-                shared.run_id,
+                shared.supervised(),
+                shared.run_id(),
                 settings.port,
                 blinkdb_engine::now_us(),
                 uptime,
@@ -148,7 +188,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 settings.hz,
                 blinkdb_engine::access::lru_clock(now),
                 std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-                shared.config().file.as_ref().map(|p| p.display().to_string()).unwrap_or_default(),
+                shared.config_file().unwrap_or_default(),
                 // Several event loops serve connections at once, as Redis's
                 // I/O threads when active.
                 u8::from(crate::net::io_threads::thread_ids().len() > 1),
@@ -156,24 +196,26 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         }
         "clients" => {
             // The largest buffers now (Redis keeps the peaks of the last seconds).
-            let (input, output) = shared.clients_max(|c| (c.input_buffer(), c.output_pending()));
+            let clients = shared.client_registry();
+            let (input, output) = clients.max(|c| (c.input_buffer(), c.output_pending()));
+            let (blocked, timed) = shared.blocked_clients();
             let _ = write!(
                 o,
                 "# Clients\r\nconnected_clients:{}\r\ncluster_connections:{}\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:{input}\r\nclient_recent_max_output_buffer:{output}\r\nblocked_clients:{}\r\ntracking_clients:{}\r\nclients_in_timeout_table:{}\r\n",
-                shared.connected.load(Ordering::Relaxed),
+                clients.connected(),
                 // Redis counts one link each way to every other node.
-                shared.cluster.as_ref().map_or(0, |c| c.state.read().nodes.len().saturating_sub(1) * 2),
+                shared.cluster_nodes().map_or(0, |n| n.saturating_sub(1) * 2),
                 settings.maxclients,
-                shared.blocking.blocked_clients() + shared.pause.held(),
-                shared.notify.tracking.count(),
-                shared.blocking.timed_clients(),
+                blocked,
+                shared.notifier().tracking.count(),
+                timed,
             );
         }
         "memory" => {
             let mh = memory::overhead(shared);
             o.push_str("# Memory\r\n");
             memory::info_head(o, &mh, total_system_memory());
-            shared.scripting.info_memory(o);
+            shared.lua_memory(o);
             let _ = write!(
                 o,
                 "maxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:{}\r\nmax_disk_size:{}\r\n",
@@ -192,9 +234,7 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
         }
         "persistence" => crate::persistence::info(shared, o),
         "stats" => stats::section(shared, o),
-        "replication" => {
-            crate::replication::info_section(shared, o);
-        }
+        "replication" | "commandstats" | "latencystats" => shared.section(section, o),
         "cpu" => {
             let (sys, user) = cpu_times();
             let _ = write!(
@@ -208,61 +248,22 @@ fn section_text(shared: &Shared, section: &str, o: &mut String) {
                 "used_cpu_sys_main_thread:{sys:.6}\r\nused_cpu_user_main_thread:{user:.6}\r\n"
             );
         }
-        "bloom" => crate::info::bloom::section(&shared.engine, o),
+        "bloom" => crate::info::bloom::section(engine, o),
         "modules" => {
             o.push_str("# Modules\r\n");
+            let (name, version) = shared.module();
             let _ = write!(
                 o,
-                "module:name={},ver={},api=1,filters=0,usedby=[],using=[],options=[]\r\n",
-                crate::commands::table::MODULE_NAME,
-                crate::commands::table::MODULE_VERSION
+                "module:name={name},ver={version},api=1,filters=0,usedby=[],using=[],options=[]\r\n",
             );
-        }
-        "commandstats" => {
-            o.push_str("# Commandstats\r\n");
-            let totals = crate::exec::stats::totals();
-            for (c, t) in COMMANDS.iter().zip(&totals) {
-                if t.calls == 0 && t.rejected == 0 && t.failed == 0 {
-                    continue;
-                }
-                let usec = t.nanos / 1000;
-                let per_call = if t.calls == 0 {
-                    0.0
-                } else {
-                    t.nanos as f64 / 1000.0 / t.calls as f64
-                };
-                let _ = write!(
-                    o,
-                    "cmdstat_{}:calls={},usec={usec},usec_per_call={per_call:.2},rejected_calls={},failed_calls={}\r\n",
-                    c.name, t.calls, t.rejected, t.failed
-                );
-            }
         }
         "errorstats" => {
             o.push_str("# Errorstats\r\n");
-            for (code, n) in crate::exec::stats::error_counts() {
+            for (code, n) in crate::protocol::errorstats::error_counts() {
                 let _ = write!(o, "errorstat_{}:count={n}\r\n", info_safe(&code));
             }
         }
-        "latencystats" => {
-            o.push_str("# Latencystats\r\n");
-            if settings.latency_tracking {
-                let totals = crate::exec::stats::totals();
-                for (c, t) in COMMANDS.iter().zip(&totals) {
-                    if t.histogram.iter().all(|n| *n == 0) {
-                        continue;
-                    }
-                    let _ = write!(o, "latency_percentiles_usec_{}:", c.name);
-                    for (i, p) in settings.latency_percentiles.iter().enumerate() {
-                        let v = crate::exec::stats::percentile_micros(&t.histogram, *p);
-                        let sep = if i > 0 { "," } else { "" };
-                        let _ = write!(o, "{sep}p{p}={v:.3}");
-                    }
-                    o.push_str("\r\n");
-                }
-            }
-        }
-        "cluster" => o.push_str(if shared.cluster.is_some() {
+        "cluster" => o.push_str(if shared.cluster_nodes().is_some() {
             "# Cluster\r\ncluster_enabled:1\r\n"
         } else {
             "# Cluster\r\ncluster_enabled:0\r\n"

@@ -47,6 +47,13 @@ pub trait Host {
     fn evicted_clients(&self) -> &AtomicU64;
 }
 
+/// The memory handle: used_memory's samples and the eviction's state.
+#[derive(Default)]
+pub struct Memory {
+    pub accounting: MemoryState,
+    pub eviction: eviction::EvictionState,
+}
+
 /// The replication stream's buffer: its bytes, `repl-backlog-size`, and
 /// whether replicas are attached (only then is what passes the backlog theirs).
 pub struct ReplicationBuffer {

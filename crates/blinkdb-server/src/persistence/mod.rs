@@ -6,17 +6,81 @@ pub mod flusher;
 pub mod rdb_file;
 pub mod stale_temp;
 
-use crate::commands::table::props;
-use crate::config::Settings;
-use crate::exec::admit::Verdict;
-use crate::exec::session::Client;
-use crate::protocol::{Args, Out};
-use crate::server::state::Shared;
+use crate::config::{OnSet, Settings, Stage};
+use crate::protocol::Args;
 use blinkdb_engine::{Aof, AofArg, AofOptions, Entry, FsyncPolicy, LoadedCommand, Log, Value};
 use bytes::Bytes;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// What persistence reads of the server and asks of it: persistence/ is
+/// below the server's state (`Shared` implements this, as it does
+/// `memory::Host`), so running a logged command or a file's FUNCTION
+/// RESTORE is the host's, and the functions here are generic over it.
+pub trait Host: crate::memory::Host + Send + Sync + 'static {
+    /// The AOF replay's pseudo-client, kept across the log's commands.
+    type Replayer<'a>: Replayer
+    where
+        Self: 'a;
+    fn persistence(&self) -> &Persistence;
+    fn replayer(&self) -> Self::Replayer<'_>;
+    /// How the replay treats a command named `name` (the command table's
+    /// properties).
+    fn replay_kind(&self, name: &[u8]) -> ReplayKind;
+    /// The function libraries' code, as every RDB file starts with them.
+    fn library_codes(&self) -> Vec<Vec<u8>>;
+    /// A file's libraries, loaded as FUNCTION RESTORE ... REPLACE; its
+    /// error reply is the error.
+    fn restore_functions(&self, codes: &[&[u8]]) -> Result<(), String>;
+}
+
+/// Runs the AOF's commands, one at a time, as the log's client.
+pub trait Replayer {
+    /// The database the log's client has selected.
+    fn db(&self) -> usize;
+    /// Runs one command: Err when it cannot run at all (a record that is
+    /// no command, or has the wrong number of arguments).
+    fn run(&mut self, args: &Args) -> Result<(), String>;
+}
+
+/// What the replay does with a logged command.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum ReplayKind {
+    /// MULTI and EXEC: replayed in order, a transaction's commands stay
+    /// atomic without them.
+    Skip,
+    /// A SET/MSET whose values may live in the log (`props::LOGGED_VALUES`).
+    LoggedValues,
+    Run,
+}
+
+/// The persistence handle: what saves, rewrites and loads record, read by
+/// INFO persistence, LASTSAVE, the save points and MISCONF.
+pub struct Persistence {
+    /// When the last save (or rewrite) succeeded, Unix ms.
+    pub last_save_ms: AtomicU64,
+    pub loading: LoadingState,
+    pub rewrite: RewriteStats,
+    pub rdb_save: rdb_file::SaveStats,
+}
+
+impl Default for Persistence {
+    fn default() -> Self {
+        Persistence {
+            last_save_ms: AtomicU64::new(blinkdb_engine::now_ms()),
+            loading: Default::default(),
+            rewrite: Default::default(),
+            rdb_save: Default::default(),
+        }
+    }
+}
+
+impl Persistence {
+    pub fn last_save_ms(&self) -> u64 {
+        self.last_save_ms.load(Ordering::Relaxed)
+    }
+}
 
 #[derive(Default)]
 pub struct LoadingState {
@@ -57,48 +121,66 @@ impl Default for RewriteStats {
 /// the open log at once: the next incr file, the next write, the next read.
 /// (aof-load-truncated and aof-load-corrupt need nothing: the next load,
 /// CONFIG SET appendonly yes or a restart, reads them from the settings.)
-pub const LOG_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &["segment-size", "blob-threshold", "verify-blobs-on-read"],
-    stage: crate::config::Stage::AfterCommit,
-    apply: |shared, s, _| {
-        if let Some(log) = shared.engine.log_handle() {
-            log.aof.set_segment_size(s.segment_size.max(4096));
-            log.aof.set_blob_threshold(s.blob_threshold.max(1));
-            log.set_verify_blobs(s.verify_blobs_on_read);
-        }
-        Ok(())
-    },
-};
+pub const fn log_on_set<H: Host>() -> OnSet<H> {
+    OnSet {
+        options: &["segment-size", "blob-threshold", "verify-blobs-on-read"],
+        stage: Stage::AfterCommit,
+        apply: set_log_options::<H>,
+    }
+}
+
+fn set_log_options<H: Host>(
+    shared: &H,
+    s: &Settings,
+    _: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    if let Some(log) = shared.engine().log_handle() {
+        log.aof.set_segment_size(s.segment_size.max(4096));
+        log.aof.set_blob_threshold(s.blob_threshold.max(1));
+        log.set_verify_blobs(s.verify_blobs_on_read);
+    }
+    Ok(())
+}
 
 /// `existence-filter-size` and `bpf-pin-root` are taken at start only: the
 /// existence filter is sized and filled once, before any read relies on it,
 /// and kernel filters stay pinned where they were made. CONFIG SET accepts
 /// the value in force (so a config round trip works) and refuses another.
-pub const FIXED_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &["existence-filter-size", "bpf-pin-root"],
-    stage: crate::config::Stage::BeforeCommit,
-    apply: |_, _, changed| {
-        let name = ["existence-filter-size", "bpf-pin-root"]
-            .into_iter()
-            .find(|o| changed(o))
-            .unwrap_or("existence-filter-size");
-        Err((
-            name.to_string(),
-            "can't change it at runtime: it takes effect at start (set it in the config file and restart)".into(),
-        ))
-    },
-};
+pub const fn fixed_on_set<S>() -> OnSet<S> {
+    OnSet {
+        options: &["existence-filter-size", "bpf-pin-root"],
+        stage: Stage::BeforeCommit,
+        apply: refuse_fixed::<S>,
+    }
+}
+
+fn refuse_fixed<S>(
+    _: &S,
+    _: &Settings,
+    changed: &dyn Fn(&str) -> bool,
+) -> Result<(), (String, String)> {
+    let name = ["existence-filter-size", "bpf-pin-root"]
+        .into_iter()
+        .find(|o| changed(o))
+        .unwrap_or("existence-filter-size");
+    Err((
+        name.to_string(),
+        "can't change it at runtime: it takes effect at start (set it in the config file and restart)".into(),
+    ))
+}
 
 /// The hidden `key-load-delay` and `rdb-key-save-delay`, handed to the
 /// engine's load and save loops (also at start: `apply_debug_delays`).
-pub const DEBUG_DELAYS_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &["key-load-delay", "rdb-key-save-delay"],
-    stage: crate::config::Stage::AfterCommit,
-    apply: |_, s, _| {
-        apply_debug_delays(s);
-        Ok(())
-    },
-};
+pub const fn debug_delays_on_set<S>() -> OnSet<S> {
+    OnSet {
+        options: &["key-load-delay", "rdb-key-save-delay"],
+        stage: Stage::AfterCommit,
+        apply: |_, s, _| {
+            apply_debug_delays(s);
+            Ok(())
+        },
+    }
+}
 
 pub fn apply_debug_delays(s: &Settings) {
     use blinkdb_engine::debug_delay::{KEY_LOAD_DELAY, KEY_SAVE_DELAY};
@@ -107,18 +189,20 @@ pub fn apply_debug_delays(s: &Settings) {
 }
 
 /// CONFIG SET appendfsync hands the new policy to the log at once.
-pub const ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &["appendfsync"],
-    stage: crate::config::Stage::BeforeCommit,
-    apply: set_fsync_policy,
-};
+pub const fn on_set<H: Host>() -> OnSet<H> {
+    OnSet {
+        options: &["appendfsync"],
+        stage: Stage::BeforeCommit,
+        apply: set_fsync_policy::<H>,
+    }
+}
 
-fn set_fsync_policy(
-    shared: &Shared,
+fn set_fsync_policy<H: Host>(
+    shared: &H,
     s: &Settings,
     _: &dyn Fn(&str) -> bool,
 ) -> Result<(), (String, String)> {
-    if let Some(log) = shared.engine.log_handle() {
+    if let Some(log) = shared.engine().log_handle() {
         log.aof.set_fsync_policy(fsync_policy(&s.appendfsync));
     }
     Ok(())
@@ -128,29 +212,35 @@ fn set_fsync_policy(
 /// "yes" opens the AOF if this server started without one and schedules a
 /// rewrite, which turns logging on as it starts (its base holds everything
 /// written before, the new incr file what follows).
-pub const APPENDONLY_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
-    options: &["appendonly"],
-    stage: crate::config::Stage::BeforeCommit,
-    apply: switch_aof,
-};
+pub const fn appendonly_on_set<H: Host>() -> OnSet<H> {
+    OnSet {
+        options: &["appendonly"],
+        stage: Stage::BeforeCommit,
+        apply: switch_aof::<H>,
+    }
+}
 
-fn switch_aof(
-    shared: &Shared,
+fn switch_aof<H: Host>(
+    shared: &H,
     s: &Settings,
     _: &dyn Fn(&str) -> bool,
 ) -> Result<(), (String, String)> {
     if !s.appendonly {
-        shared.rewrite.scheduled.store(false, Ordering::Relaxed);
-        if shared.engine.logging() {
-            shared.engine.pause_logging(true);
+        shared
+            .persistence()
+            .rewrite
+            .scheduled
+            .store(false, Ordering::Relaxed);
+        if shared.engine().logging() {
+            shared.engine().pause_logging(true);
             tracing::info!("AOF turned off: writes are no longer logged");
         }
         return Ok(());
     }
-    if shared.engine.logging() {
+    if shared.engine().logging() {
         return Ok(());
     }
-    if shared.engine.log_handle().is_none() {
+    if shared.engine().log_handle().is_none() {
         let refused = |e: String| {
             tracing::warn!("Can't open the append-only file: {e}");
             (
@@ -165,10 +255,14 @@ fn switch_aof(
             .map_err(|e| refused(e.to_string()))?;
         let log = Log::new(aof, s.verify_blobs_on_read, s.blob_threshold.max(1));
         // Nothing is logged before the rewrite's base exists.
-        shared.engine.pause_logging(true);
-        shared.engine.set_log(Arc::new(log));
+        shared.engine().pause_logging(true);
+        shared.engine().set_log(Arc::new(log));
     }
-    shared.rewrite.scheduled.store(true, Ordering::Relaxed);
+    shared
+        .persistence()
+        .rewrite
+        .scheduled
+        .store(true, Ordering::Relaxed);
     Ok(())
 }
 
@@ -194,7 +288,7 @@ fn aof_options(s: &Settings) -> AofOptions {
 
 /// Opens the AOF, replays it into the keyspace, then installs it as the
 /// engine's log. Runs on a blocking thread while clients get -LOADING.
-pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
+pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
     let manifest = settings
         .dir
         .join(&settings.appenddirname)
@@ -206,10 +300,9 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         settings.verify_blobs_on_read,
         settings.blob_threshold.max(1),
     ));
-    shared.engine.set_replay_log(log.clone());
+    shared.engine().set_replay_log(log.clone());
     let start = Instant::now();
-    let mut client = Client::internal(shared, "aof");
-    let mut out = Out::new(2);
+    let mut client = shared.replayer();
     let mut last_report = Instant::now();
     let mut rdb_base = false;
     let mut load_base = |base: blinkdb_engine::RdbBase| {
@@ -228,7 +321,7 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
             |cmd| {
                 blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
-                replay(shared, &log, &mut client, &mut out, cmd).map_err(|reason| {
+                replay(shared, &log, &mut client, cmd).map_err(|reason| {
                     blinkdb_engine::AofError::Corrupt {
                         file,
                         offset,
@@ -239,10 +332,12 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
             &mut load_base,
             |p| {
                 shared
+                    .persistence()
                     .loading
                     .loaded_bytes
                     .store(p.bytes_done, Ordering::Relaxed);
                 shared
+                    .persistence()
                     .loading
                     .total_bytes
                     .store(p.bytes_total, Ordering::Relaxed);
@@ -261,11 +356,11 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         .map_err(|e| format!("Loading the AOF failed: {e}"))?;
     // Kernel pins are opened only now, where their keys ended up after every
     // RENAME/MOVE in the log; a failure leaves those filters answering errors.
-    if let Err(e) = shared.engine.blooms.attach_all() {
+    if let Err(e) = shared.engine().blooms.attach_all() {
         tracing::warn!("Kernel Bloom filters: {e}");
     }
     if rdb_base {
-        let removed = shared.engine.blooms.remove_unbound_files();
+        let removed = shared.engine().blooms.remove_unbound_files();
         if removed > 0 {
             tracing::info!(
                 "Removed {removed} filter files no key holds (the RDB base rebuilt its filters)"
@@ -281,13 +376,14 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
         tracing::warn!("AOF {file}: skipped corrupt data from offset {offset} ({why}), as aof-load-corrupt allows");
     }
     shared
+        .persistence()
         .rewrite
         .base_size
         .store(log.aof.stats().current_size, Ordering::Relaxed);
-    shared.engine.set_log(log);
+    shared.engine().set_log(log);
     crate::persistence::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
-    let keys: usize = (0..shared.engine.databases())
-        .map(|d| shared.engine.db(d).len())
+    let keys: usize = (0..shared.engine().databases())
+        .map(|d| shared.engine().db(d).len())
         .sum();
     tracing::info!(
         "DB loaded from append only file: {:.3} seconds, {} commands, {} keys",
@@ -300,26 +396,24 @@ pub fn load(shared: &Shared, settings: &Settings) -> Result<(), String> {
 
 /// Applies one logged command. SET/MSET values that live in the log stay
 /// there (the index keeps their place); other large arguments are read back.
-fn replay(
-    shared: &Shared,
+fn replay<H: Host>(
+    shared: &H,
     log: &Log,
-    client: &mut Client,
-    out: &mut Out,
+    client: &mut H::Replayer<'_>,
     cmd: LoadedCommand,
 ) -> Result<(), String> {
     let name = match cmd.args.first() {
         Some(AofArg::Inline(b)) => b.clone(),
         _ => return Err("a command name cannot be a large value".into()),
     };
-    let base = crate::commands::table::lookup(&name);
-    let has = |p: u32| base.is_some_and(|s| s.has_prop(p));
-    if has(props::TX_OPEN) || has(props::RUNS_QUEUE) {
+    let kind = shared.replay_kind(&name);
+    if kind == ReplayKind::Skip {
         return Ok(()); // Replayed in order, a transaction's commands stay atomic.
     }
-    shared.engine.set_replay_file(cmd.file);
+    shared.engine().set_replay_file(cmd.file);
     let has_blob = cmd.args.iter().any(|a| matches!(a, AofArg::Blob(_)));
-    if has_blob && has(props::LOGGED_VALUES) {
-        return replay_blob_set(shared, client.db, &name, &cmd.args);
+    if has_blob && kind == ReplayKind::LoggedValues {
+        return replay_blob_set(shared.engine(), client.db(), &name, &cmd.args);
     }
     let mut owned = Vec::with_capacity(cmd.args.len());
     for a in cmd.args {
@@ -329,37 +423,7 @@ fn replay(
         });
     }
     let args: Args = owned.iter().map(|b| &b[..]).collect();
-    let found = crate::exec::lookup(&args);
-    let source = crate::exec::Source::Aof;
-    let spec = match crate::exec::admit::admit(shared, client, out, &args, found, source) {
-        Verdict::Run(spec) => spec,
-        Verdict::Invalid(why) => return Err(why),
-        Verdict::Queue(_) | Verdict::Refused => {
-            unreachable!("the AOF's records are not queued or refused")
-        }
-    };
-    let errors = out.errors;
-    let mut ctx = crate::commands::Ctx {
-        shared,
-        client,
-        out,
-    };
-    (spec.handler)(&mut ctx, &args);
-    if out.errors > errors {
-        let settings = shared.settings();
-        shared
-            .stats
-            .unexpected_error_replies
-            .fetch_add(1, Ordering::Relaxed);
-        let source = crate::exec::propagation::Source::AofLoading;
-        if let Err(message) =
-            crate::exec::propagation::after_error(&settings, source, &out.buf, args[0])
-        {
-            crate::exec::propagation::panic(&message);
-        }
-    }
-    out.clear();
-    Ok(())
+    client.run(&args)
 }
 
 fn inline(a: &AofArg) -> Option<&Bytes> {
@@ -369,7 +433,12 @@ fn inline(a: &AofArg) -> Option<&Bytes> {
     }
 }
 
-fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> Result<(), String> {
+fn replay_blob_set(
+    engine: &blinkdb_engine::Engine,
+    db: usize,
+    name: &[u8],
+    args: &[AofArg],
+) -> Result<(), String> {
     let value_of = |a: &AofArg| match a {
         AofArg::Inline(b) => Value::str(&b[..]),
         AofArg::Blob(r) => Value::blob(*r),
@@ -385,7 +454,7 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> 
             let (Some(key), Some(v)) = (inline(&pair[0]), pair.get(1)) else {
                 return Err(bad());
             };
-            shared.engine.write1(db, key, |tx| {
+            engine.write1(db, key, |tx| {
                 tx.insert_after_log(db, key, Entry::new(value_of(v)))
             });
         }
@@ -398,8 +467,7 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> 
         .iter()
         .map(|a| inline(a).ok_or_else(bad))
         .collect::<Result<_, _>>()?;
-    shared
-        .engine
+    engine
         .write1(db, key, |tx| {
             let mut entry = Entry::new(value_of(v));
             match opts.as_slice() {
@@ -426,17 +494,23 @@ fn replay_blob_set(shared: &Shared, db: usize, name: &[u8], args: &[AofArg]) -> 
 }
 
 /// Starts BGREWRITEAOF on a background thread.
-pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
+pub fn start_rewrite<H: Host>(shared: &Arc<H>) -> Result<(), &'static str> {
     // Not after CONFIG SET appendonly no either: a rewrite turns logging on.
-    if shared.engine.log_handle().is_none() || !shared.settings().appendonly {
+    if shared.engine().log_handle().is_none() || !shared.settings().appendonly {
         return Err(
             "ERR Background append only file rewriting is not possible while appendonly is off",
         );
     }
     if shared
+        .persistence()
         .rewrite
         .started_ms
-        .compare_exchange(0, shared.clock(), Ordering::AcqRel, Ordering::Relaxed)
+        .compare_exchange(
+            0,
+            blinkdb_engine::now_ms(),
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        )
         .is_err()
     {
         return Err("ERR Background append only file rewriting already in progress");
@@ -447,18 +521,18 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
         .spawn(move || {
             let start = Instant::now();
             tracing::info!("Background append only file rewriting started");
-            let result = crate::persistence::rdb_file::rewrite_aof(&shared);
-            let r = &shared.rewrite;
+            let result = crate::persistence::rdb_file::rewrite_aof(&*shared);
+            let r = &shared.persistence().rewrite;
             r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
             match result {
                 Ok(report) => {
                     r.last_ok.store(true, Ordering::Relaxed);
                     r.consecutive_failures.store(0, Ordering::Relaxed);
                     r.count.fetch_add(1, Ordering::Relaxed);
-                    if let Some(log) = shared.engine.log_handle() {
+                    if let Some(log) = shared.engine().log_handle() {
                         r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
                     }
-                    shared.last_save_ms.store(shared.clock(), Ordering::Relaxed);
+                    shared.persistence().last_save_ms.store(blinkdb_engine::now_ms(), Ordering::Relaxed);
                     tracing::info!(
                         "Background AOF rewrite finished successfully: {} keys, base of {} bytes, {:.3} seconds",
                         report.keys,
@@ -479,19 +553,28 @@ pub fn start_rewrite(shared: &Arc<Shared>) -> Result<(), &'static str> {
 }
 
 /// auto-aof-rewrite-percentage / -min-size, checked from the server cron.
-pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
-    if shared.rewrite.scheduled.swap(false, Ordering::Relaxed) {
+pub fn maybe_auto_rewrite<H: Host>(shared: &Arc<H>) {
+    if shared
+        .persistence()
+        .rewrite
+        .scheduled
+        .swap(false, Ordering::Relaxed)
+    {
         if let Err(e) = start_rewrite(shared) {
             // Tried again by the next cron while another one runs.
             let again = e.contains("already in progress");
-            shared.rewrite.scheduled.store(again, Ordering::Relaxed);
+            shared
+                .persistence()
+                .rewrite
+                .scheduled
+                .store(again, Ordering::Relaxed);
         }
         return;
     }
     let Some(log) = shared
-        .engine
+        .engine()
         .log_handle()
-        .filter(|_| shared.engine.logging())
+        .filter(|_| shared.engine().logging())
     else {
         return;
     };
@@ -499,13 +582,23 @@ pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
     // Never while a full sync loads: the keyspace then holds a part of the
     // master's data (and with swapdb the old data is set aside).
     if s.auto_aof_rewrite_percentage == 0
-        || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
-        || shared.engine.is_loading()
+        || shared
+            .persistence()
+            .rewrite
+            .started_ms
+            .load(Ordering::Relaxed)
+            != 0
+        || shared.engine().is_loading()
     {
         return;
     }
     let size = log.aof.stats().current_size;
-    let base = shared.rewrite.base_size.load(Ordering::Relaxed).max(1);
+    let base = shared
+        .persistence()
+        .rewrite
+        .base_size
+        .load(Ordering::Relaxed)
+        .max(1);
     let growth = (size.saturating_sub(base)) * 100 / base;
     if size >= s.auto_aof_rewrite_min_size && growth >= s.auto_aof_rewrite_percentage {
         tracing::info!("Starting automatic rewriting of AOF on {growth}% growth");
@@ -514,10 +607,10 @@ pub fn maybe_auto_rewrite(shared: &Arc<Shared>) {
 }
 
 /// INFO persistence.
-pub fn info(shared: &Shared, o: &mut String) {
+pub fn info<H: Host>(shared: &H, o: &mut String) {
     use std::fmt::Write;
-    let loading = shared.engine.is_loading();
-    let l = &shared.loading;
+    let loading = shared.engine().is_loading();
+    let l = &shared.persistence().loading;
     let (done, total) = (
         l.loaded_bytes.load(Ordering::Relaxed),
         l.total_bytes.load(Ordering::Relaxed),
@@ -530,10 +623,8 @@ pub fn info(shared: &Shared, o: &mut String) {
         loading as u8
     );
     if loading {
-        let elapsed = shared
-            .clock()
-            .saturating_sub(l.start_ms.load(Ordering::Relaxed))
-            / 1000;
+        let elapsed =
+            blinkdb_engine::now_ms().saturating_sub(l.start_ms.load(Ordering::Relaxed)) / 1000;
         let _ = write!(
             o,
             "loading_start_time:{}\r\nloading_total_bytes:{total}\r\nloading_loaded_bytes:{done}\r\nloading_loaded_perc:{:.2}\r\nloading_eta_seconds:{}\r\n",
@@ -542,26 +633,26 @@ pub fn info(shared: &Shared, o: &mut String) {
             (elapsed * total.saturating_sub(done)).checked_div(done).unwrap_or(1),
         );
     }
-    let r = &shared.rewrite;
-    let rs = &shared.rdb_save;
+    let r = &shared.persistence().rewrite;
+    let rs = &shared.persistence().rdb_save;
     let bg_started = rs.bgsave_started_ms.load(Ordering::Relaxed);
     let started = r.started_ms.load(Ordering::Relaxed);
     // aof_enabled once CONFIG SET appendonly yes, its rewrite pending or not.
     let appendonly = shared.settings().appendonly;
     let stats = shared
-        .engine
+        .engine()
         .log_handle()
         .filter(|_| appendonly)
         .map(|log| log.aof.stats());
     let _ = write!(
         o,
         "rdb_changes_since_last_save:{}\r\nrdb_bgsave_in_progress:{}\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:{}\r\nrdb_last_bgsave_time_sec:{}\r\nrdb_current_bgsave_time_sec:{}\r\nrdb_saves:{}\r\nrdb_last_cow_size:0\r\nrdb_last_load_keys_expired:{}\r\nrdb_last_load_keys_loaded:{}\r\naof_enabled:{}\r\naof_rewrite_in_progress:{}\r\naof_rewrite_scheduled:{}\r\naof_last_rewrite_time_sec:{}\r\naof_current_rewrite_time_sec:{}\r\naof_last_bgrewrite_status:{}\r\naof_rewrites:{}\r\naof_rewrites_consecutive_failures:{}\r\naof_last_write_status:{}\r\naof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n",
-        shared.engine.stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
+        shared.engine().stats.changes.load(Ordering::Relaxed).saturating_sub(rs.dirty_at_save.load(Ordering::Relaxed)),
         (bg_started != 0) as u8,
-        shared.last_save_ms() / 1000,
+        shared.persistence().last_save_ms() / 1000,
         if rs.last_bgsave_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
         rs.last_bgsave_duration_sec.load(Ordering::Relaxed),
-        if bg_started == 0 { -1 } else { (shared.clock().saturating_sub(bg_started) / 1000) as i64 },
+        if bg_started == 0 { -1 } else { (blinkdb_engine::now_ms().saturating_sub(bg_started) / 1000) as i64 },
         rs.saves.load(Ordering::Relaxed),
         rs.load_expired.load(Ordering::Relaxed),
         rs.load_loaded.load(Ordering::Relaxed),
@@ -569,7 +660,7 @@ pub fn info(shared: &Shared, o: &mut String) {
         (started != 0) as u8,
         r.scheduled.load(Ordering::Relaxed) as u8,
         r.last_duration_sec.load(Ordering::Relaxed),
-        if started == 0 { -1 } else { (shared.clock().saturating_sub(started) / 1000) as i64 },
+        if started == 0 { -1 } else { (blinkdb_engine::now_ms().saturating_sub(started) / 1000) as i64 },
         if r.last_ok.load(Ordering::Relaxed) { "ok" } else { "err" },
         r.count.load(Ordering::Relaxed),
         r.consecutive_failures.load(Ordering::Relaxed),
@@ -584,58 +675,5 @@ pub fn info(shared: &Shared, o: &mut String) {
             s.fsyncs,
             s.current_incr_seq,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Config;
-    use blinkdb_engine::{Engine, EngineOptions};
-
-    /// A server whose AOF directory holds `incr` as its only file, loaded.
-    fn load_incr(incr: &[u8]) -> (Result<(), String>, Arc<Shared>, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let aof = dir.path().join("appendonlydir");
-        std::fs::create_dir_all(&aof).unwrap();
-        std::fs::write(
-            aof.join("appendonly.aof.manifest"),
-            "file appendonly.aof.1.incr.aof seq 1 type i\n",
-        )
-        .unwrap();
-        std::fs::write(aof.join("appendonly.aof.1.incr.aof"), incr).unwrap();
-        let args: Vec<String> = ["--dir", dir.path().to_str().unwrap(), "--appendonly", "yes"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let config = Config::from_args(&args, &[]).unwrap();
-        let settings = config.settings();
-        let engine = Arc::new(Engine::new(EngineOptions {
-            databases: settings.databases,
-            data_dir: settings.dir.clone(),
-            bpf_pin_root: dir.path().join("pins"),
-            existence_filter_size: 0,
-        }));
-        let shared = Shared::new(engine, config, Box::new(|_| {}), &[]).into_arc();
-        let loaded = load(&shared, &settings);
-        (loaded, shared, dir)
-    }
-
-    #[test]
-    fn a_record_with_too_few_arguments_is_refused_not_run() {
-        // `*1 SET` reached the SET handler, which indexes args[1] and args[2]:
-        // a panic at startup (found reading the replay path for the aof_load
-        // fuzz target).
-        for record in [
-            &b"*1\r\n$3\r\nSET\r\n"[..],
-            b"*2\r\n$6\r\nEXPIRE\r\n$1\r\nk\r\n",
-        ] {
-            let (loaded, _, _dir) = load_incr(record);
-            let err = loaded.unwrap_err();
-            assert!(err.contains("Wrong number of arguments"), "{err}");
-        }
-        let (loaded, shared, _dir) = load_incr(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n");
-        loaded.unwrap();
-        assert_eq!(shared.engine.db(0).len(), 1);
     }
 }

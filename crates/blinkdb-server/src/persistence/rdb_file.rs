@@ -2,9 +2,7 @@
 //! the INFO persistence `rdb_*` figures. The codec is the engine's (rdb).
 
 use crate::config::{Check, Settings};
-use crate::exec::session::Client;
-use crate::protocol::{Args, Out};
-use crate::server::state::Shared;
+use crate::persistence::Host;
 use blinkdb_engine::{
     rdb_format::{self, RdbError, RdbFileWriter},
     Db, Entry, InlineBytes, SHARDS,
@@ -122,20 +120,25 @@ pub fn parse_save_points(value: &str) -> Result<Vec<(u64, u64)>, String> {
 /// does: a BGSAVE when some point has at least `changes` writes since the
 /// last save and more than `seconds` have passed since it, unless the last
 /// BGSAVE failed less than 5 seconds ago (CONFIG_BGSAVE_RETRY_DELAY).
-pub fn save_points_cron(shared: &Arc<Shared>) {
+pub fn save_points_cron<H: Host>(shared: &Arc<H>) {
     let settings = shared.settings();
     if settings.save_points.is_empty() {
         return;
     }
-    let stats = &shared.rdb_save;
+    let stats = &shared.persistence().rdb_save;
     if stats.in_progress.load(Ordering::Acquire)
-        || shared.rewrite.started_ms.load(Ordering::Relaxed) != 0
+        || shared
+            .persistence()
+            .rewrite
+            .started_ms
+            .load(Ordering::Relaxed)
+            != 0
     {
         return;
     }
-    let now = shared.clock();
-    let dirty = changes_since_save(shared);
-    let since_save = now.saturating_sub(shared.last_save_ms()) / 1000;
+    let now = blinkdb_engine::now_ms();
+    let dirty = changes_since_save(&**shared);
+    let since_save = now.saturating_sub(shared.persistence().last_save_ms()) / 1000;
     let since_try = now.saturating_sub(stats.last_bgsave_try_ms.load(Ordering::Relaxed)) / 1000;
     let retry_ok = since_try > 5 || stats.last_bgsave_ok.load(Ordering::Relaxed);
     for &(seconds, changes) in &settings.save_points {
@@ -150,39 +153,23 @@ pub fn save_points_cron(shared: &Arc<Shared>) {
 }
 
 /// Writes since the last successful save (INFO's rdb_changes_since_last_save).
-pub fn changes_since_save(shared: &Shared) -> u64 {
+pub fn changes_since_save<H: Host>(shared: &H) -> u64 {
     shared
-        .engine
+        .engine()
         .stats
         .changes
         .load(Ordering::Relaxed)
-        .saturating_sub(shared.rdb_save.dirty_at_save.load(Ordering::Relaxed))
+        .saturating_sub(
+            shared
+                .persistence()
+                .rdb_save
+                .dirty_at_save
+                .load(Ordering::Relaxed),
+        )
 }
 
 pub fn path(settings: &Settings) -> PathBuf {
     settings.dir.join(&settings.dbfilename)
-}
-
-/// Runs one command as an internal client (FUNCTION RESTORE of a file's
-/// libraries); its error reply becomes the error.
-fn run_internal(shared: &Shared, args: &[&[u8]]) -> Result<(), String> {
-    let mut client = Client::internal(shared, "rdb");
-    let mut out = Out::new(2);
-    let spec = match crate::commands::table::resolve(args) {
-        Some(Ok(spec)) => spec,
-        _ => return Err("internal command not found".into()),
-    };
-    let args: Args = args.iter().copied().collect();
-    let mut ctx = crate::commands::Ctx {
-        shared,
-        client: &mut client,
-        out: &mut out,
-    };
-    (spec.handler)(&mut ctx, &args);
-    if out.errors > 0 {
-        return Err(String::from_utf8_lossy(&out.buf).trim().to_string());
-    }
-    Ok(())
 }
 
 /// One key of a file being loaded, waiting in its shard's batch.
@@ -285,7 +272,7 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
 /// at a time, gathered by shard: a shard's keys go in under one lock, in a
 /// row (keys in file order hit a random shard each). On 2 cores the two
 /// halves overlap (a 500k-key file: about 45% of the work is inserting).
-pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, String> {
+pub fn import<H: Host>(shared: &H, settings: &Settings, path: &Path) -> Result<u64, String> {
     import_file(shared, settings, path, None)
 }
 
@@ -295,12 +282,12 @@ pub fn import(shared: &Shared, settings: &Settings, path: &Path) -> Result<u64, 
 /// expired are kept (the incr files after it may still refer to them), and a
 /// string of at least `blob-threshold` bytes stored uncompressed stays on
 /// disk, its entry pointing into the base (as for a RESP base's SET).
-pub fn import_aof_base(
-    shared: &Shared,
+pub fn import_aof_base<H: Host>(
+    shared: &H,
     settings: &Settings,
     base: &blinkdb_engine::RdbBase,
 ) -> Result<u64, String> {
-    shared.engine.set_replay_file(base.file);
+    shared.engine().set_replay_file(base.file);
     import_file(
         shared,
         settings,
@@ -312,10 +299,10 @@ pub fn import_aof_base(
 /// An AOF rewrite by `aof-use-rdb-preamble`: an RDB-format base (AUX
 /// `aof-base 1`, as Redis's preamble, then the function libraries) or a
 /// RESP one.
-pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::RewriteReport, String> {
+pub fn rewrite_aof<H: Host>(shared: &H) -> Result<blinkdb_engine::RewriteReport, String> {
     let settings = shared.settings();
     if !settings.aof_use_rdb_preamble {
-        return shared.engine.rewrite_aof();
+        return shared.engine().rewrite_aof();
     }
     // Taken before the rewrite holds every shard (used-mem reads them).
     let mut aux = aux_fields(shared);
@@ -335,15 +322,15 @@ pub fn rewrite_aof(shared: &Shared) -> Result<blinkdb_engine::RewriteReport, Str
         .map_err(|e| e.to_string())?;
         with_functions(shared, w)
     };
-    shared.engine.rewrite_aof_rdb(&start)
+    shared.engine().rewrite_aof_rdb(&start)
 }
 
 /// A full sync's RDB read from the master's socket (a diskless load):
 /// `more` gives the payload's next bytes, `None` at its end; `total` is its
 /// length when the master sent one. Loaded by the same loader as a file,
 /// but the checksum is only known at the end: on an error some keys are in.
-pub fn import_stream(
-    shared: &Shared,
+pub fn import_stream<H: Host>(
+    shared: &H,
     settings: &Settings,
     more: rdb_format::More<'_>,
     total: Option<u64>,
@@ -360,8 +347,8 @@ enum Input<'a> {
     },
 }
 
-fn import_file(
-    shared: &Shared,
+fn import_file<H: Host>(
+    shared: &H,
     settings: &Settings,
     path: &Path,
     aof_base: Option<(blinkdb_engine::FileId, usize)>,
@@ -373,8 +360,8 @@ fn import_file(
 /// least 2 bytes); a stream of unknown length to this many bytes' worth.
 const UNKNOWN_STREAM_HINT_BYTES: u64 = 1 << 23;
 
-fn import_from(
-    shared: &Shared,
+fn import_from<H: Host>(
+    shared: &H,
     settings: &Settings,
     input: Input<'_>,
     aof_base: Option<(blinkdb_engine::FileId, usize)>,
@@ -403,11 +390,19 @@ fn import_from(
     // the total of them all already, and the base's offsets count from 0.
     // (A stream's total is its `$<len>`, 0 for an EOF-marked one, as Redis.)
     if aof_base.is_none() {
-        shared.loading.total_bytes.store(total, Ordering::Relaxed);
-        shared.loading.loaded_bytes.store(0, Ordering::Relaxed);
+        shared
+            .persistence()
+            .loading
+            .total_bytes
+            .store(total, Ordering::Relaxed);
+        shared
+            .persistence()
+            .loading
+            .loaded_bytes
+            .store(0, Ordering::Relaxed);
     }
     let limits = settings.collection_limits;
-    let engine = &shared.engine;
+    let engine = shared.engine();
     // A preamble keeps expired keys (0: nothing counts as expired).
     let now = match aof_base {
         Some(_) => 0,
@@ -445,7 +440,11 @@ fn import_from(
             // One comparison a key; the division only when a mark is crossed.
             if end >= next_publish {
                 next_publish = (end / interval + 1) * interval;
-                shared.loading.loaded_bytes.store(end, Ordering::Relaxed);
+                shared
+                    .persistence()
+                    .loading
+                    .loaded_bytes
+                    .store(end, Ordering::Relaxed);
             }
             let mut value = k.value;
             if let Some((file, threshold)) = aof_base {
@@ -471,6 +470,7 @@ fn import_from(
                 // The inserter stops only after this sender is dropped.
                 let _ = to_inserter.send(window);
                 shared
+                    .persistence()
                     .loading
                     .loaded_bytes
                     .store(k.raw.end as u64, Ordering::Relaxed);
@@ -514,22 +514,27 @@ fn import_from(
     });
     let contents = parsed?;
     drop(data);
-    let read = shared.loading.loaded_bytes.load(Ordering::Relaxed);
+    let read = shared
+        .persistence()
+        .loading
+        .loaded_bytes
+        .load(Ordering::Relaxed);
     shared
+        .persistence()
         .loading
         .loaded_bytes
         .store(total.max(read), Ordering::Relaxed);
     if !contents.functions.is_empty() {
         let codes: Vec<&[u8]> = contents.functions.iter().map(|c| &c[..]).collect();
-        let payload = crate::scripting::rdb::dump_payload(&codes);
-        run_internal(shared, &[b"FUNCTION", b"RESTORE", &payload, b"REPLACE"])
+        shared
+            .restore_functions(&codes)
             .map_err(|e| format!("Loading the RDB's functions: {e}"))?;
     }
-    let rs = &shared.rdb_save;
+    let rs = &shared.persistence().rdb_save;
     rs.load_loaded.store(contents.keys, Ordering::Relaxed);
     rs.load_expired.store(contents.expired, Ordering::Relaxed);
     rs.dirty_at_save.store(
-        shared.engine.stats.changes.load(Ordering::Relaxed),
+        shared.engine().stats.changes.load(Ordering::Relaxed),
         Ordering::Relaxed,
     );
     tracing::info!(
@@ -548,8 +553,8 @@ fn import_from(
 /// After the AOF is open: loads `--load-rdb`'s file, or `dbfilename` when
 /// the AOF did not exist before this start, then rewrites the AOF so that
 /// its base holds what was loaded (the AOF stays the record).
-pub fn load_into_aof(
-    shared: &Shared,
+pub fn load_into_aof<H: Host>(
+    shared: &H,
     settings: &Settings,
     aof_was_new: bool,
 ) -> Result<(), String> {
@@ -563,23 +568,23 @@ pub fn load_into_aof(
     Ok(())
 }
 
-fn read_blob(
-    shared: &Shared,
+fn read_blob<H: Host>(
+    shared: &H,
 ) -> impl FnMut(&blinkdb_engine::BlobRef) -> Result<bytes::Bytes, RdbError> + '_ {
-    move |r| shared.engine.read_blob(r).map_err(RdbError::Io)
+    move |r| shared.engine().read_blob(r).map_err(RdbError::Io)
 }
 
 /// SAVE: writes every database to `dir/dbfilename` through a temp file and
 /// a rename. Writers wait while it runs (as every client waits for Redis's
 /// SAVE); readers do not: the shards are held for reading.
-pub fn save(shared: &Shared) -> Result<(), String> {
+pub fn save<H: Host>(shared: &H) -> Result<(), String> {
     let settings = shared.settings();
-    let stats = &shared.rdb_save;
+    let stats = &shared.persistence().rdb_save;
     if stats.in_progress.swap(true, Ordering::AcqRel) {
         return Err("ERR Background save already in progress".into());
     }
     let start = Instant::now();
-    let dirty = shared.engine.stats.changes.load(Ordering::Relaxed);
+    let dirty = shared.engine().stats.changes.load(Ordering::Relaxed);
     let result = write_snapshot(shared, &settings);
     stats.in_progress.store(false, Ordering::Release);
     stats
@@ -593,7 +598,10 @@ pub fn save(shared: &Shared) -> Result<(), String> {
             stats.saves.fetch_add(1, Ordering::Relaxed);
             stats.last_keys.store(keys, Ordering::Relaxed);
             stats.dirty_at_save.store(dirty, Ordering::Relaxed);
-            shared.last_save_ms.store(shared.clock(), Ordering::Relaxed);
+            shared
+                .persistence()
+                .last_save_ms
+                .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
             tracing::info!(
                 "DB saved on disk: {keys} keys, {:.3} seconds",
                 start.elapsed().as_secs_f64()
@@ -609,7 +617,7 @@ pub fn save(shared: &Shared) -> Result<(), String> {
 }
 
 /// A new file in `dir` with Redis's AUX fields and every function library.
-fn aux_fields(shared: &Shared) -> [(&'static str, String); 5] {
+fn aux_fields<H: Host>(shared: &H) -> [(&'static str, String); 5] {
     [
         ("redis-ver", crate::REDIS_COMPAT_VERSION.to_string()),
         ("redis-bits", "64".to_string()),
@@ -619,14 +627,14 @@ fn aux_fields(shared: &Shared) -> [(&'static str, String); 5] {
     ]
 }
 
-fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
+fn start_file<H: Host>(shared: &H, settings: &Settings) -> Result<RdbFileWriter, RdbError> {
     let mut w = RdbFileWriter::create(
         &path(settings),
         &aux_fields(shared),
         settings.rdbcompression,
         settings.rdbchecksum,
     )?;
-    for code in crate::scripting::functions::library_codes(shared) {
+    for code in shared.library_codes() {
         if let Err(e) = w.function(&code) {
             w.abort();
             return Err(e);
@@ -637,8 +645,8 @@ fn start_file(shared: &Shared, settings: &Settings) -> Result<RdbFileWriter, Rdb
 
 /// A full sync's file at `path` (written through `tmp`), with the AUX
 /// fields and function libraries every RDB file starts with.
-pub fn start_sync_file(
-    shared: &Shared,
+pub fn start_sync_file<H: Host>(
+    shared: &H,
     path: &Path,
     tmp: PathBuf,
 ) -> Result<RdbFileWriter, String> {
@@ -656,8 +664,8 @@ pub fn start_sync_file(
 
 /// A diskless full sync's RDB, streamed into `sink`, with the same AUX
 /// fields and function libraries as a file.
-pub fn start_sync_sink(
-    shared: &Shared,
+pub fn start_sync_sink<H: Host>(
+    shared: &H,
     sink: Box<dyn std::io::Write + Send>,
 ) -> Result<RdbFileWriter, String> {
     let settings = shared.settings();
@@ -673,8 +681,8 @@ pub fn start_sync_sink(
 
 /// The function libraries, at the head of an RDB file; on an error the file
 /// is abandoned.
-fn with_functions(shared: &Shared, mut w: RdbFileWriter) -> Result<RdbFileWriter, String> {
-    for code in crate::scripting::functions::library_codes(shared) {
+fn with_functions<H: Host>(shared: &H, mut w: RdbFileWriter) -> Result<RdbFileWriter, String> {
+    for code in shared.library_codes() {
         if let Err(e) = w.function(&code) {
             w.abort();
             return Err(e.to_string());
@@ -683,8 +691,8 @@ fn with_functions(shared: &Shared, mut w: RdbFileWriter) -> Result<RdbFileWriter
     Ok(w)
 }
 
-fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
-    let engine = &shared.engine;
+fn write_snapshot<H: Host>(shared: &H, settings: &Settings) -> Result<u64, String> {
+    let engine = shared.engine();
     let mut w = start_file(shared, settings).map_err(|e| e.to_string())?;
     let result = (|| -> Result<u64, RdbError> {
         let now = blinkdb_engine::now_ms();
@@ -736,9 +744,14 @@ fn write_snapshot(shared: &Shared, settings: &Settings) -> Result<u64, String> {
 /// BGSAVE [SCHEDULE]: the RDB file written by a background thread from the
 /// engine's copy-before-write snapshot (no fork, no second copy of the data);
 /// the reply text, or the error.
-pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, String> {
-    let stats = &shared.rdb_save;
-    let rewriting = shared.rewrite.started_ms.load(Ordering::Relaxed) != 0;
+pub fn bgsave<H: Host>(shared: &Arc<H>, schedule: bool) -> Result<&'static str, String> {
+    let stats = &shared.persistence().rdb_save;
+    let rewriting = shared
+        .persistence()
+        .rewrite
+        .started_ms
+        .load(Ordering::Relaxed)
+        != 0;
     if rewriting && !schedule {
         return Err("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.".into());
     }
@@ -747,9 +760,9 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
     }
     stats
         .last_bgsave_try_ms
-        .store(shared.clock(), Ordering::Relaxed);
+        .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
     let settings = shared.settings();
-    let file = match start_file(shared, &settings) {
+    let file = match start_file(&**shared, &settings) {
         Ok(f) => f,
         Err(e) => {
             // A save that could not start failed (Redis's child would have
@@ -762,8 +775,8 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
     };
     stats
         .bgsave_started_ms
-        .store(shared.clock(), Ordering::Relaxed);
-    let dirty = shared.engine.stats.changes.load(Ordering::Relaxed);
+        .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
+    let dirty = shared.engine().stats.changes.load(Ordering::Relaxed);
     let s = shared.clone();
     let spawned = std::thread::Builder::new()
         .name("bgsave".into())
@@ -771,8 +784,8 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
             let start = Instant::now();
             tracing::info!("Background saving started");
             // Waits for a running AOF rewrite first (SCHEDULE).
-            let result = s.engine.save_rdb(file);
-            let st = &s.rdb_save;
+            let result = s.engine().save_rdb(file);
+            let st = &s.persistence().rdb_save;
             st.last_bgsave_duration_sec
                 .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
             match result {
@@ -782,7 +795,9 @@ pub fn bgsave(shared: &Arc<Shared>, schedule: bool) -> Result<&'static str, Stri
                     st.saves.fetch_add(1, Ordering::Relaxed);
                     st.last_keys.store(keys, Ordering::Relaxed);
                     st.dirty_at_save.store(dirty, Ordering::Relaxed);
-                    s.last_save_ms.store(s.clock(), Ordering::Relaxed);
+                    s.persistence()
+                        .last_save_ms
+                        .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
                     tracing::info!(
                         "Background saving terminated with success: {keys} keys, {:.3} seconds",
                         start.elapsed().as_secs_f64()

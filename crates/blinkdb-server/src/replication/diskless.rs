@@ -174,8 +174,8 @@ fn snapshot(shared: &Arc<Shared>, group: Vec<Waiter>) {
         }
         std::thread::sleep(Duration::from_millis(2));
     };
-    let result =
-        crate::persistence::rdb_file::start_sync_sink(shared, Box::new(fanout)).and_then(|w| {
+    let result = crate::persistence::rdb_file::start_sync_sink(&**shared, Box::new(fanout))
+        .and_then(|w| {
             shared.engine.save_rdb_paced(
                 w,
                 || shared.gate.exclusive(),

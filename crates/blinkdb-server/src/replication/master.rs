@@ -283,7 +283,7 @@ async fn full_sync<S: Socket>(
     let spawned = std::thread::Builder::new()
         .name("repl-sync".into())
         .spawn(move || {
-            let result = crate::persistence::rdb_file::start_sync_file(&s, &file_path, tmp)
+            let result = crate::persistence::rdb_file::start_sync_file(&*s, &file_path, tmp)
                 .and_then(|file| {
                     s.engine.save_rdb_at(
                         file,

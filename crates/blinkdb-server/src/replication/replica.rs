@@ -461,7 +461,7 @@ async fn session(
     let peer = sock.peer_addr().map_err(early)?;
     let local = sock.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let info = Arc::new(ClientInfo::new(
-        shared.next_client_id(),
+        shared.clients.next_id(),
         peer.to_string(),
         local,
         std::os::fd::AsRawFd::as_raw_fd(&sock),
@@ -474,6 +474,7 @@ async fn session(
     }
     let sock = if shared.settings().tls.replication {
         let contexts = shared
+            .net
             .tls
             .current()
             .ok_or_else(|| early("TLS is not configured (tls-replication yes)"))?;
@@ -831,6 +832,7 @@ pub(super) fn load(
         shared.engine.set_loading(true);
     }
     shared
+        .persistence
         .loading
         .start_ms
         .store(shared.clock(), Ordering::Relaxed);
@@ -950,7 +952,7 @@ impl Drop for Registered<'_> {
 /// The master's stream, applied in order; an ACK every second.
 async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result<(), String> {
     let info = conn.info.clone();
-    shared.register(info.clone());
+    shared.clients.register(info.clone());
     let _registered = Registered(shared, info.id);
     let mut client = Client::new(info.clone(), shared);
     client.authenticated = true;

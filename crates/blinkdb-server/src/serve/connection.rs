@@ -563,7 +563,7 @@ fn send_replies<S: Socket>(
     // took once they are written. Kept, a batch's buffer would hold its peak
     // per client: with maxmemory, the invalidations of evicted keys growing
     // tracking clients' buffers would evict more keys, and so on.
-    let shrink = shared.reply_buffer_resizing.load(Ordering::Relaxed);
+    let shrink = shared.debug.reply_buffer_resizing.load(Ordering::Relaxed);
     client.reply_buffer_fresh =
         out.buf.capacity() == 0 || (shrink && out.buf.capacity() > REPLY_CHUNK);
     if client.reply_buffer_fresh {

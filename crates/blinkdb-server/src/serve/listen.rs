@@ -31,7 +31,7 @@ fn relisten(
 ) -> Result<(), (String, String)> {
     let port_option = if changed("port") { Some("port") } else { None };
     listen_or_refuse(
-        &shared.listeners,
+        &shared.net.listeners,
         &accepting(&shared.arc()),
         s,
         s.port,
@@ -100,7 +100,7 @@ where
 /// Refusal to send instead of serving, if any.
 fn admission(shared: &Shared, peer: Option<IpAddr>) -> Option<&'static str> {
     let settings = shared.settings();
-    if shared.connected.load(Ordering::Acquire) >= settings.maxclients {
+    if shared.clients.connected() >= settings.maxclients {
         return Some("-ERR max number of clients reached\r\n");
     }
     if let Some(ip) = peer {
@@ -142,7 +142,7 @@ async fn start<S: Socket + 'static>(
         None => crate::client::Peer::Unix(addr.strip_suffix(":0").unwrap_or(&addr).to_string()),
     };
     let info = Arc::new(ClientInfo::new(
-        shared.next_client_id(),
+        shared.clients.next_id(),
         addr,
         laddr,
         sock.as_raw_fd(),
@@ -154,7 +154,7 @@ async fn start<S: Socket + 'static>(
         !shared.acl.auth_required(),
         std::sync::atomic::Ordering::Relaxed,
     );
-    shared.register(info.clone());
+    shared.clients.register(info.clone());
     if here && crate::net::io_threads::started() {
         crate::net::busy_poll::register(sock.as_raw_fd());
     }
@@ -305,14 +305,16 @@ fn retls(
 ) -> Result<(), (String, String)> {
     const REFUSED: &str = "Unable to update TLS configuration. Check server logs.";
     let option = TLS_OPTIONS.iter().find(|o| changed(o));
-    let port_opens = changed("tls-port") && s.tls_port != 0 && shared.tls.current().is_none();
+    let port_opens = changed("tls-port") && s.tls_port != 0 && shared.net.tls.current().is_none();
     if let Some(option) = option.filter(|_| crate::net::tls::wanted(s.tls_port, &s.tls)) {
         shared
+            .net
             .tls
             .configure(&s.tls)
             .map_err(|_| (option.to_string(), REFUSED.to_string()))?;
     } else if port_opens {
         shared
+            .net
             .tls
             .configure(&s.tls)
             .map_err(|_| ("tls-port".to_string(), REFUSED.to_string()))?;
@@ -326,7 +328,7 @@ fn retls(
         None
     };
     listen_or_refuse(
-        &shared.tls_listeners,
+        &shared.net.tls_listeners,
         &accepting_tls(&shared.arc()),
         s,
         s.tls_port,
@@ -379,12 +381,12 @@ fn handshake(
     peer: std::net::SocketAddr,
     local: String,
 ) {
-    let Some(contexts) = shared.tls.current() else {
+    let Some(contexts) = shared.net.tls.current() else {
         tracing::warn!("Error accepting a client connection: TLS is not configured (addr={peer} laddr={local})");
         return;
     };
     let settings = shared.settings();
-    let busy = shared.connected.load(Ordering::Acquire) + shared.tls.handshakes();
+    let busy = shared.clients.connected() + shared.net.tls.handshakes();
     if busy >= settings.maxclients {
         shared
             .stats
@@ -397,7 +399,7 @@ fn handshake(
         tracing::warn!("Error accepting a client connection: max number of clients reached (addr={peer} laddr={local})");
         return;
     }
-    let pending = shared.tls.handshake_started();
+    let pending = shared.net.tls.handshake_started();
     let timeout = crate::net::tls::handshake_timeout(&settings.tls);
     let shared = shared.clone();
     let run = move |sock: tokio::net::TcpStream| async move {

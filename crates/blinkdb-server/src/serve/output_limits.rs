@@ -83,7 +83,7 @@ pub fn cron(shared: &Shared) {
         return;
     }
     let now_ms = shared.clock();
-    let over = shared.clients_where(|c| {
+    let over = shared.clients.filter(|c| {
         let pending = c.output_pending() as usize;
         let limit = match ClientType::of(c) {
             _ if pending == 0 || c.is_killed() => return false,

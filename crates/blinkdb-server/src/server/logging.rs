@@ -16,7 +16,7 @@ fn level(name: &str) -> LevelFilter {
 
 /// Installs the global subscriber; returns a function that changes the level.
 /// Changes the log level at runtime.
-pub type LevelSetter = Box<dyn Fn(&str) + Send + Sync>;
+pub use crate::config::live::LevelSetter;
 
 pub fn init(loglevel: &str, logfile: Option<&str>) -> std::io::Result<LevelSetter> {
     let (filter, handle) = reload::Layer::new(level(loglevel));

@@ -3,73 +3,30 @@
 use crate::client::ClientInfo;
 use crate::config::{Config, OnSet, Settings, Stage};
 use blinkdb_engine::Engine;
-use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
 
-#[derive(Default)]
-pub struct Stats {
-    pub connections_received: AtomicU64,
-    pub rejected_connections: AtomicU64,
-    pub commands: AtomicU64,
-    pub keyspace_hits: AtomicU64,
-    pub keyspace_misses: AtomicU64,
-    pub net_input_bytes: AtomicU64,
-    pub net_output_bytes: AtomicU64,
-    /// Reads from client sockets, and reply batches written to them.
-    pub reads_processed: AtomicU64,
-    pub writes_processed: AtomicU64,
-    /// Error replies to commands from the master or the AOF (propagation.rs).
-    pub unexpected_error_replies: AtomicU64,
-    /// RESTORE payloads checked in full as `sanitize-dump-payload` asked.
-    pub dump_payload_sanitizations: AtomicU64,
-    /// The active expiry cycle (server.rs): time spent in it (us), cycles
-    /// cut short by its time budget, and the running mean of the share of
-    /// keys it looked at that were due (Redis's stat_expired_stale_perc, x1e6).
-    pub expire_cycle_us: AtomicU64,
-    pub expire_time_cap_reached: AtomicU64,
-    pub expired_stale_ppm: AtomicU64,
-    /// Clients closed by `maxmemory-clients` (INFO `evicted_clients`).
-    pub evicted_clients: AtomicU64,
-    /// The normal and Pub/Sub clients' memory as each last published it
-    /// (Redis's stat_clients_type_memory), kept while `maxmemory-clients`
-    /// is on (`client_eviction.rs`); not a statistic CONFIG RESETSTAT resets.
-    pub clients_memory: AtomicU64,
+/// The DEBUG handle: switches DEBUG sets for Redis's tests.
+pub struct DebugSwitches {
+    /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
+    pub active_expire: AtomicBool,
+    /// DEBUG PAUSE-CRON: the main 100 ms cron does nothing while set.
+    pub cron_paused: AtomicBool,
+    /// DEBUG REPLYBUFFER RESIZING: a reply buffer grown past 1 MB is dropped
+    /// after its batch (off: kept as grown).
+    pub reply_buffer_resizing: AtomicBool,
 }
 
-impl Stats {
-    pub fn reset(&self) {
-        for c in [
-            &self.connections_received,
-            &self.rejected_connections,
-            &self.commands,
-            &self.keyspace_hits,
-            &self.keyspace_misses,
-            &self.net_input_bytes,
-            &self.net_output_bytes,
-            &self.reads_processed,
-            &self.writes_processed,
-            &self.unexpected_error_replies,
-            &self.dump_payload_sanitizations,
-            &self.expire_cycle_us,
-            &self.expire_time_cap_reached,
-            &self.expired_stale_ppm,
-            &self.evicted_clients,
-        ] {
-            c.store(0, Ordering::Relaxed);
+impl Default for DebugSwitches {
+    fn default() -> Self {
+        DebugSwitches {
+            active_expire: AtomicBool::new(true),
+            cron_paused: AtomicBool::new(false),
+            reply_buffer_resizing: AtomicBool::new(true),
         }
     }
-}
-
-/// See `Shared::clients_memory`.
-#[derive(Default, Debug, Clone, Copy)]
-pub struct ClientsMemory {
-    pub normal: u64,
-    pub normal_count: u64,
-    pub replicas: u64,
-    pub replica_count: u64,
 }
 
 /// Why the server is stopping (SHUTDOWN or a signal).
@@ -81,26 +38,17 @@ pub enum Stop {
 
 pub struct Shared {
     pub engine: Arc<Engine>,
-    config: RwLock<Config>,
-    settings: RwLock<Arc<Settings>>,
-    /// Bumped on every CONFIG SET so connections can keep their own copy of
-    /// the settings and refresh it only when it changed.
-    settings_version: AtomicU64,
-    clients: Mutex<HashMap<u64, Arc<ClientInfo>>>,
-    next_client_id: AtomicU64,
-    pub connected: AtomicUsize,
-    pub stats: Stats,
+    /// The options and their typed settings (config/live.rs).
+    pub options: crate::config::live::Live<Shared>,
+    /// Every connected client (CLIENT LIST/KILL, maxclients).
+    pub clients: crate::client::registry::Registry,
+    /// INFO's counters and instantaneous rates (info/stats.rs).
+    pub stats: crate::info::stats::Stats,
     pub started_ms: u64,
-    pub last_save_ms: AtomicU64,
-    /// used_memory and what goes with it (memory.rs).
-    pub memory: crate::memory::MemoryState,
-    /// INFO's instantaneous_* rates and used_memory_peak (cron samples).
-    pub instant: crate::info::instant::Instant,
-    /// Cache mode (maxmemory-policy allkeys-fifo).
-    pub eviction: crate::memory::eviction::EvictionState,
-    pub loading: crate::persistence::LoadingState,
-    pub rewrite: crate::persistence::RewriteStats,
-    pub rdb_save: crate::persistence::rdb_file::SaveStats,
+    /// used_memory's samples and the eviction's state (memory/).
+    pub memory: crate::memory::Memory,
+    /// What saves, rewrites and loads record (persistence/).
+    pub persistence: crate::persistence::Persistence,
     pub run_id: String,
     /// Keeps other commands out while a transaction runs (exec_gate.rs).
     pub gate: crate::exec::gate::ExecGate,
@@ -108,13 +56,8 @@ pub struct Shared {
     pub latency: crate::commands::latency::LatencyMonitor,
     pub monitors: crate::commands::monitor::Monitors,
     pub pause: crate::exec::pause::Pause,
-    /// DEBUG SET-ACTIVE-EXPIRE 0 turns the background expiry off.
-    pub active_expire: std::sync::atomic::AtomicBool,
-    /// DEBUG PAUSE-CRON: the main 100 ms cron does nothing while set.
-    pub cron_paused: std::sync::atomic::AtomicBool,
-    /// DEBUG REPLYBUFFER RESIZING: a reply buffer grown past 1 MB is dropped
-    /// after its batch (off: kept as grown).
-    pub reply_buffer_resizing: std::sync::atomic::AtomicBool,
+    /// What DEBUG switches off or on (commands/debug.rs).
+    pub debug: DebugSwitches,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
     /// Clients blocked on keys or WAIT.
@@ -132,26 +75,18 @@ pub struct Shared {
     interest_update: Mutex<()>,
     stop: watch::Sender<Stop>,
     this: std::sync::OnceLock<std::sync::Weak<Shared>>,
-    /// The TCP listeners (CONFIG SET port and bind replace them).
-    pub listeners: crate::net::socket::TcpListeners,
-    /// The TLS listeners of `bind` x `tls-port`.
-    pub tls_listeners: crate::net::socket::TcpListeners,
-    /// The TLS contexts new connections use.
-    pub tls: crate::net::tls::Tls,
-    on_loglevel: crate::server::logging::LevelSetter,
-    /// What CONFIG SET does when an option changed, registered by the
-    /// options' owners (`boot::CONFIG_SET_EFFECTS`), in order.
-    config_set_effects: &'static [OnSet<Shared>],
+    /// The listeners and the TLS contexts (net/).
+    pub net: crate::net::Network,
 }
 
 /// What memory accounting and eviction read of the server (memory/ is
 /// below this state and takes only this).
 impl crate::memory::Host for Shared {
     fn memory(&self) -> &crate::memory::MemoryState {
-        &self.memory
+        &self.memory.accounting
     }
     fn eviction(&self) -> &crate::memory::eviction::EvictionState {
-        &self.eviction
+        &self.memory.eviction
     }
     fn engine(&self) -> &Engine {
         &self.engine
@@ -172,7 +107,7 @@ impl crate::memory::Host for Shared {
         }
     }
     fn note_used_memory(&self, used: u64) -> u64 {
-        self.instant.note_memory(used)
+        self.stats.instant.note_memory(used)
     }
     fn between_commands(&self, f: &mut dyn FnMut()) {
         if let Some(_gate) = self.gate.shared_unless(&self.scripting.busy) {
@@ -180,7 +115,7 @@ impl crate::memory::Host for Shared {
         }
     }
     fn clients(&self) -> Vec<Arc<ClientInfo>> {
-        self.clients_snapshot()
+        self.clients.snapshot()
     }
     fn clients_memory_total(&self) -> &AtomicU64 {
         &self.stats.clients_memory
@@ -215,30 +150,24 @@ impl Shared {
             .collect();
         Shared {
             engine,
-            config: RwLock::new(config),
-            settings: RwLock::new(settings),
-            settings_version: AtomicU64::new(0),
-            clients: Mutex::new(HashMap::new()),
-            next_client_id: AtomicU64::new(1),
-            connected: AtomicUsize::new(0),
-            stats: Stats::default(),
+            options: crate::config::live::Live::new(
+                config,
+                settings,
+                config_set_effects,
+                on_loglevel,
+            ),
+            clients: Default::default(),
+            stats: Default::default(),
             started_ms: blinkdb_engine::now_ms(),
-            last_save_ms: AtomicU64::new(blinkdb_engine::now_ms()),
             memory: Default::default(),
-            instant: Default::default(),
-            eviction: Default::default(),
-            loading: Default::default(),
-            rewrite: Default::default(),
-            rdb_save: Default::default(),
+            persistence: Default::default(),
             run_id,
             gate: Default::default(),
             slowlog: Default::default(),
             latency: Default::default(),
             monitors: Default::default(),
             pause: Default::default(),
-            active_expire: std::sync::atomic::AtomicBool::new(true),
-            cron_paused: std::sync::atomic::AtomicBool::new(false),
-            reply_buffer_resizing: std::sync::atomic::AtomicBool::new(true),
+            debug: Default::default(),
             pubsub,
             blocking: Default::default(),
             scripting: Default::default(),
@@ -249,11 +178,7 @@ impl Shared {
             interest_update: Mutex::new(()),
             stop: watch::channel(Stop::Running).0,
             this: std::sync::OnceLock::new(),
-            listeners: Default::default(),
-            tls_listeners: Default::default(),
-            tls: Default::default(),
-            on_loglevel,
-            config_set_effects,
+            net: Default::default(),
         }
     }
 
@@ -282,26 +207,25 @@ impl Shared {
 
     /// The current typed settings (cheap: an Arc clone).
     pub fn settings(&self) -> Arc<Settings> {
-        self.settings.read().clone()
+        self.options.settings()
     }
 
     pub fn settings_version(&self) -> u64 {
-        self.settings_version.load(Ordering::Acquire)
+        self.options.version()
     }
 
     pub fn config(&self) -> parking_lot::RwLockReadGuard<'_, Config> {
-        self.config.read()
+        self.options.config()
     }
 
     /// Sets one option from inside the server (REPLICAOF's `replicaof`).
     pub fn config_set_internal(&self, name: &'static str, value: String) {
-        let mut cfg = self.config.write();
+        let mut cfg = self.options.config_mut();
         cfg.set_internal(name, value);
         let settings = cfg.settings();
         // A master turned replica (or back) takes its class's OOM score.
         let _ = crate::server::process::apply_oom_score_adj(&settings);
-        *self.settings.write() = Arc::new(settings);
-        self.settings_version.fetch_add(1, Ordering::Release);
+        self.options.publish(Arc::new(settings));
     }
 
     /// Applies CONFIG SET pairs all-or-nothing; `protected_ok`: the client may
@@ -318,7 +242,7 @@ impl Shared {
                 return Err((k.clone(), "duplicate parameter".into()));
             }
         }
-        let mut cfg = self.config.write();
+        let mut cfg = self.options.config_mut();
         let mut next = cfg.clone();
         for (k, v) in pairs {
             if !protected_ok && crate::config::PROTECTED.contains(&k.as_str()) {
@@ -331,7 +255,7 @@ impl Shared {
         let settings = Arc::new(next.settings());
         let changed = |o: &str| next.get(o) != cfg.get(o);
         if let Err(e) = crate::config::hooks::run(
-            self.config_set_effects,
+            self.options.effects,
             Stage::BeforeCommit,
             self,
             &settings,
@@ -341,7 +265,7 @@ impl Shared {
             // the old values (an OOM score set before a port that failed).
             let old = Arc::new(cfg.settings());
             let restored = crate::config::hooks::run(
-                self.config_set_effects,
+                self.options.effects,
                 Stage::BeforeCommit,
                 self,
                 &old,
@@ -354,12 +278,11 @@ impl Shared {
         }
         let old = std::mem::replace(&mut *cfg, next);
         let changed = |o: &str| cfg.get(o) != old.get(o);
-        *self.settings.write() = settings.clone();
-        self.settings_version.fetch_add(1, Ordering::Release);
+        self.options.publish(settings.clone());
         self.apply_notify_settings(&settings);
         self.replication.apply(&settings);
         crate::config::hooks::run(
-            self.config_set_effects,
+            self.options.effects,
             Stage::AfterCommit,
             self,
             &settings,
@@ -372,7 +295,7 @@ impl Shared {
         options: &["loglevel"],
         stage: Stage::AfterCommit,
         apply: |s, settings, _| {
-            (s.on_loglevel)(&settings.loglevel);
+            (s.options.on_loglevel)(&settings.loglevel);
             Ok(())
         },
     };
@@ -408,83 +331,12 @@ impl Shared {
         blinkdb_engine::now_ms()
     }
 
-    pub fn next_client_id(&self) -> u64 {
-        self.next_client_id.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub fn register(&self, info: Arc<ClientInfo>) {
-        self.clients.lock().insert(info.id, info);
-        self.connected.fetch_add(1, Ordering::AcqRel);
-    }
-
     pub fn unregister(&self, id: u64) {
         self.monitors.remove(id);
         // A connection that ended while blocked (a panic included) leaves
         // nothing registered.
         self.blocking.unblock(self, id, false);
-        if let Some(info) = self.clients.lock().remove(&id) {
-            info.mark_gone();
-            self.connected.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-
-    /// The live client with `id`, if any (CLIENT TRACKING REDIRECT).
-    pub fn client_by_id(&self, id: u64) -> Option<Arc<ClientInfo>> {
-        self.clients.lock().get(&id).cloned()
-    }
-
-    pub fn clients_snapshot(&self) -> Vec<Arc<ClientInfo>> {
-        let mut v: Vec<_> = self.clients.lock().values().cloned().collect();
-        v.sort_by_key(|c| c.id);
-        v
-    }
-
-    /// The connected clients `pick` chooses (it runs under the registry's lock).
-    pub fn clients_where(&self, pick: impl Fn(&ClientInfo) -> bool) -> Vec<Arc<ClientInfo>> {
-        let clients = self.clients.lock();
-        clients.values().filter(|c| pick(c)).cloned().collect()
-    }
-
-    /// The memory the clients hold (`ClientInfo::memory`), summed for normal
-    /// and pub/sub clients and our master's link, and for replicas; and how
-    /// many of each.
-    pub fn clients_memory(&self) -> ClientsMemory {
-        self.clients
-            .lock()
-            .values()
-            .fold(ClientsMemory::default(), |mut m, c| {
-                if c.is_replica() {
-                    m.replicas += c.memory();
-                    m.replica_count += 1;
-                } else {
-                    m.normal += c.memory();
-                    m.normal_count += 1;
-                }
-                m
-            })
-    }
-
-    /// The largest of each of two figures over the connected clients.
-    pub fn clients_max(&self, figures: impl Fn(&ClientInfo) -> (u64, u64)) -> (u64, u64) {
-        self.clients.lock().values().fold((0, 0), |(a, b), c| {
-            let (x, y) = figures(c);
-            (a.max(x), b.max(y))
-        })
-    }
-
-    /// Kills matching clients except `skip`; returns how many.
-    pub fn kill_clients(&self, matches: impl Fn(&ClientInfo) -> bool, skip: Option<u64>) -> usize {
-        let victims: Vec<_> = self
-            .clients
-            .lock()
-            .values()
-            .filter(|c| Some(c.id) != skip && matches(c))
-            .cloned()
-            .collect();
-        for v in &victims {
-            v.kill();
-        }
-        victims.len()
+        self.clients.remove(id);
     }
 
     /// A persistence failure that refuses writes right now (Redis's
@@ -493,7 +345,11 @@ impl Shared {
     pub fn disk_refusal(&self, settings: &Settings) -> Option<DiskError> {
         if settings.stop_writes_on_bgsave_error
             && !settings.save_points.is_empty()
-            && !self.rdb_save.last_bgsave_ok.load(Ordering::Relaxed)
+            && !self
+                .persistence
+                .rdb_save
+                .last_bgsave_ok
+                .load(Ordering::Relaxed)
         {
             return Some(DiskError::Rdb);
         }
@@ -546,15 +402,11 @@ impl Shared {
         None
     }
 
-    pub fn last_save_ms(&self) -> u64 {
-        self.last_save_ms.load(Ordering::Relaxed)
-    }
-
     /// Stops listeners and cycles, and asks every connection to finish the
     /// batch in hand and close.
     pub fn request_stop(&self) {
         let _ = self.stop.send(Stop::Requested);
-        self.kill_clients(|_| true, None);
+        self.clients.kill(|_| true, None);
     }
 
     pub fn stop_signal(&self) -> watch::Receiver<Stop> {

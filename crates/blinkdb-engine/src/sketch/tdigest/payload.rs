@@ -20,49 +20,9 @@
 //! compresses a copy when the digest has buffered samples, which writes the
 //! same bytes.
 
-use super::{cap_from_compression, TDigest};
+use super::{cap_from_compression, TDigest, LOAD_MAX_BYTES};
+use crate::rdb::module::{check_count, double as read_double, put_double as write_double, put_uint as write_uint, uint as read_uint};
 use crate::rdb::{RdbError, Reader};
-
-// Until the sketch framework's module-value helpers land (rdb/module.rs).
-const OPCODE_EOF: u64 = 0;
-const OPCODE_UINT: u64 = 2;
-const OPCODE_DOUBLE: u64 = 4;
-
-pub(crate) fn write_len(out: &mut Vec<u8>, v: u64) {
-    // An RDB length: 6, 14, 32 or 64 bits.
-    match v {
-        0..=63 => out.push(v as u8),
-        64..=16383 => out.extend_from_slice(&[0x40 | (v >> 8) as u8, v as u8]),
-        16384..=0xffff_ffff => {
-            out.push(0x80);
-            out.extend_from_slice(&(v as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(0x81);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-    }
-}
-pub(crate) fn write_uint(out: &mut Vec<u8>, v: u64) {
-    write_len(out, OPCODE_UINT);
-    write_len(out, v);
-}
-pub(crate) fn write_double(out: &mut Vec<u8>, v: f64) {
-    write_len(out, OPCODE_DOUBLE);
-    out.extend_from_slice(&v.to_le_bytes());
-}
-fn read_uint(r: &mut Reader<'_>) -> Result<u64, RdbError> {
-    if r.len()? != OPCODE_UINT {
-        return Err(RdbError::Corrupt("module value: unsigned field expected"));
-    }
-    r.len()
-}
-fn read_double(r: &mut Reader<'_>) -> Result<f64, RdbError> {
-    if r.len()? != OPCODE_DOUBLE {
-        return Err(RdbError::Corrupt("module value: double field expected"));
-    }
-    r.binary_double()
-}
 
 pub const TYPE_NAME: &str = "TDIS-TYPE";
 pub const ENCVER: u64 = 0;
@@ -83,9 +43,9 @@ fn count(v: u64, at_most: usize) -> Result<usize, RdbError> {
         .ok_or(RdbError::Corrupt("t-digest node count out of range"))
 }
 
-/// The value after the module type id. A compression past what TDIGEST.CREATE
-/// allows is refused before anything is allocated (RedisBloom would abort on
-/// the allocation, or crash on a negative one).
+/// The value after the module type id. A compression whose buffer would pass
+/// `LOAD_MAX_BYTES` is refused before anything is allocated (RedisBloom would
+/// abort on the allocation, or crash on a negative one).
 pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
     if encver != ENCVER {
         return Err(RdbError::Unsupported(format!(
@@ -93,7 +53,7 @@ pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
         )));
     }
     let compression = read_double(r)?;
-    let mut t = TDigest::new(compression)
+    let mut t = TDigest::new(compression, LOAD_MAX_BYTES)
         .map_err(|_| RdbError::Corrupt("t-digest compression out of range"))?;
     t.min = read_double(r)?;
     t.max = read_double(r)?;
@@ -107,9 +67,7 @@ pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
     t.merged_weight = weight(read_double(r)?)?;
     t.unmerged_weight = weight(read_double(r)?)?;
     // Two 9-byte fields per centroid must still be there.
-    if (t.merged_nodes as u64).saturating_mul(18) > r.remaining() as u64 {
-        return Err(RdbError::Corrupt("unexpected end of data"));
-    }
+    check_count(r, t.merged_nodes as u64, 18)?;
     for i in 0..t.merged_nodes {
         t.means[i] = read_double(r)?;
     }
@@ -121,7 +79,7 @@ pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
 
 /// TDigestRdbSave's fields after the module type id (the caller writes the
 /// id and the EOF opcode).
-pub fn write(out: &mut Vec<u8>, t: &TDigest) {
+pub fn write(t: &TDigest, out: &mut Vec<u8>) {
     let compressed;
     let t = if t.unmerged_nodes > 0 {
         let mut c = t.clone();
@@ -148,33 +106,12 @@ pub fn write(out: &mut Vec<u8>, t: &TDigest) {
     }
 }
 
-/// The whole module value after the `MODULE_2` type byte: type id, fields, EOF.
-pub fn write_value(out: &mut Vec<u8>, t: &TDigest) {
-    write_len(out, crate::rdb::module::module_type_id(TYPE_NAME, ENCVER));
-    write(out, t);
-    write_len(out, OPCODE_EOF);
-}
-
-/// `write_value`'s inverse: the type id must be `TDIS-TYPE`, and the fields
-/// must end with the EOF opcode.
-pub fn read_value(r: &mut Reader<'_>) -> Result<TDigest, RdbError> {
-    let (name, encver) = crate::rdb::module_type_name(r.len()?);
-    if name != TYPE_NAME {
-        return Err(RdbError::Unsupported(format!("module type {name} is not {TYPE_NAME}")));
-    }
-    let t = read(r, encver)?;
-    if r.len()? != OPCODE_EOF {
-        return Err(RdbError::Corrupt("module value not fully consumed"));
-    }
-    Ok(t)
-}
-
 /// RedisBloom's aof_rewrite for t-digests (RMUtil_DefaultAofRewrite): the
 /// key as `RESTORE key 0 <its DUMP payload>`, which redis-server with
 /// RedisBloom loads too.
 pub fn rewrite_records(t: &TDigest, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
     let mut body = vec![crate::rdb::kind::MODULE_2];
-    write_value(&mut body, t);
+    crate::rdb::module::write_sketch(&mut body, &crate::sketch::Sketch::TDigest(t.clone()), false);
     let dump = crate::rdb::create_payload(body);
     emit(&[b"RESTORE", key, b"0", &dump]);
 }

@@ -1,10 +1,13 @@
-use super::payload::{read_value, write_value};
+use crate::rdb::module::{read_any, write_sketch, ModuleValue};
+use crate::sketch::Sketch;
 use super::*;
 use crate::rdb::Reader;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
+const LIMIT: u64 = 1 << 30;
+
 fn digest(compression: f64, values: impl IntoIterator<Item = f64>) -> TDigest {
-    let mut t = TDigest::new(compression).unwrap();
+    let mut t = TDigest::new(compression, LIMIT).unwrap();
     for v in values {
         t.add(v, 1).unwrap();
     }
@@ -133,10 +136,12 @@ fn weight_overflow_is_refused() {
 
 #[test]
 fn too_large_is_refused() {
-    assert_eq!(TDigest::new(1e15), Err(TooLarge));
-    assert_eq!(TDigest::new(f64::NAN), Err(TooLarge));
-    assert_eq!(TDigest::new(-1.0), Err(TooLarge));
-    assert_eq!(TDigest::new(100.0).unwrap().mem_usage(), 8 + 16 * 610);
+    assert_eq!(TDigest::new(1e15, LIMIT), Err(TooLarge));
+    assert_eq!(TDigest::new(100.0, 16 * 609), Err(TooLarge));
+    assert!(TDigest::new(100.0, 16 * 610).is_ok());
+    assert_eq!(TDigest::new(f64::NAN, LIMIT), Err(TooLarge));
+    assert_eq!(TDigest::new(-1.0, LIMIT), Err(TooLarge));
+    assert_eq!(TDigest::new(100.0, LIMIT).unwrap().mem_usage(), 8 + 16 * 610);
 }
 
 #[test]
@@ -148,6 +153,19 @@ fn half_round_down_rounds_halves_toward_zero() {
     assert_eq!(c_double_to_i64(f64::NAN), i64::MIN);
     assert_eq!(c_double_to_i64(1e300), i64::MIN);
     assert_eq!(c_double_to_i64(-7.9), -7);
+}
+
+/// The module value as the framework writes it: type id, fields, EOF.
+fn write_value(out: &mut Vec<u8>, t: &TDigest) {
+    write_sketch(out, &Sketch::TDigest(t.clone()), false);
+}
+
+/// The module value read as any module value is.
+fn read_value(r: &mut Reader<'_>) -> Result<TDigest, crate::rdb::RdbError> {
+    match read_any(r)? {
+        ModuleValue::Sketch(Sketch::TDigest(t)) => Ok(t),
+        _ => panic!("not a t-digest"),
+    }
 }
 
 fn round_trip(t: &TDigest) -> TDigest {
@@ -188,10 +206,11 @@ struct Fields {
 }
 
 fn encode(f: &Fields) -> Vec<u8> {
-    use super::payload::{write_double, write_uint};
-    use crate::rdb::module::module_type_id;
+    use crate::rdb::module::{module_type_id, put_double as write_double, put_uint as write_uint};
     let mut out = Vec::new();
-    super::payload::write_len(&mut out, module_type_id("TDIS-TYPE", 0));
+    // A type id takes the 64-bit length form.
+    out.push(0x81);
+    out.extend_from_slice(&module_type_id("TDIS-TYPE", 0).to_be_bytes());
     write_double(&mut out, f.compression);
     write_double(&mut out, 0.0);
     write_double(&mut out, 1.0);
@@ -207,7 +226,7 @@ fn encode(f: &Fields) -> Vec<u8> {
     for n in &f.nodes {
         write_double(&mut out, n.1);
     }
-    super::payload::write_len(&mut out, 0);
+    out.push(0); // EOF
     out
 }
 
@@ -239,8 +258,8 @@ fn hostile_payloads_are_errors() {
     for (i, f) in bad.iter().enumerate() {
         assert!(read_value(&mut Reader::new(&encode(f))).is_err(), "case {i}");
     }
-    // A tiny payload cannot make a digest past the memory limit.
-    let big = Fields { compression: 2e7, cap: 120_000_010, merged: 0, nodes: vec![], ..good_clone(&good) };
+    // A tiny payload cannot ask for a buffer past the load limit.
+    let big = Fields { compression: 1e9, cap: 6_000_000_010, merged: 0, nodes: vec![], ..good_clone(&good) };
     assert!(read_value(&mut Reader::new(&encode(&big))).is_err());
 }
 
@@ -269,6 +288,6 @@ fn inconsistent_weights_do_not_panic() {
     for i in 0..40 {
         let _ = t.add(i as f64, 1);
     }
-    let mut into = TDigest::new(1.0).unwrap();
+    let mut into = TDigest::new(1.0, LIMIT).unwrap();
     let _ = into.merge_from(&t);
 }

@@ -88,12 +88,18 @@ where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let acceptor = tokio_rustls::TlsAcceptor::from(contexts.server.clone());
-    match tokio::time::timeout(timeout, acceptor.accept(io)).await {
-        Ok(Ok(s)) => {
-            let (io, conn) = s.into_inner();
-            Ok(TlsSocket::new(io, conn))
-        }
-        Ok(Err(e)) => Err(e.to_string()),
+    let done = bounded(timeout, acceptor.accept(io)).await?;
+    let (io, conn) = done.into_inner();
+    Ok(TlsSocket::new(io, conn))
+}
+
+/// A handshake's outcome within `timeout`, its error as text.
+async fn bounded<T>(
+    timeout: Duration,
+    handshake: impl std::future::Future<Output = std::io::Result<T>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(timeout, handshake).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
         Err(_) => Err(format!("handshake timed out after {} s", timeout.as_secs())),
     }
 }
@@ -111,12 +117,7 @@ where
     let connector = tokio_rustls::TlsConnector::from(contexts.client.clone());
     // Any name: verify.rs does not check it.
     let name = rustls::pki_types::ServerName::try_from("blinkdb").expect("a valid DNS name");
-    match tokio::time::timeout(timeout, connector.connect(name, io)).await {
-        Ok(Ok(s)) => {
-            let (io, conn) = s.into_inner();
-            Ok(TlsSocket::new(io, conn))
-        }
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err(format!("handshake timed out after {} s", timeout.as_secs())),
-    }
+    let done = bounded(timeout, connector.connect(name, io)).await?;
+    let (io, conn) = done.into_inner();
+    Ok(TlsSocket::new(io, conn))
 }

@@ -207,8 +207,24 @@ pub(super) fn verify_issued(
     Err(CertificateError::UnknownIssuer.into())
 }
 
+/// The handshake signature: checked here with a v1 certificate's key, by
+/// `webpki` (webpki's own verifier) for any other certificate.
+pub(super) fn signature(
+    cert: &CertificateDer<'_>,
+    message: &[u8],
+    dss: &DigitallySignedStruct,
+    algs: &WebPkiSupportedAlgorithms,
+    tls13: bool,
+    webpki: impl FnOnce() -> Result<HandshakeSignatureValid, Error>,
+) -> Result<HandshakeSignatureValid, Error> {
+    match parse(cert) {
+        Some(v1) => verify_signature(&v1, message, dss, algs, tls13),
+        None => webpki(),
+    }
+}
+
 /// The handshake signature, made with the v1 certificate's key.
-pub(super) fn verify_signature(
+fn verify_signature(
     cert: &V1<'_>,
     message: &[u8],
     dss: &DigitallySignedStruct,
@@ -280,10 +296,9 @@ impl ClientCertVerifier for WithV1 {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        match parse(cert) {
-            Some(v1) => verify_signature(&v1, message, dss, &self.algs, false),
-            None => self.inner.verify_tls12_signature(message, cert, dss),
-        }
+        signature(cert, message, dss, &self.algs, false, || {
+            self.inner.verify_tls12_signature(message, cert, dss)
+        })
     }
 
     fn verify_tls13_signature(
@@ -292,10 +307,9 @@ impl ClientCertVerifier for WithV1 {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        match parse(cert) {
-            Some(v1) => verify_signature(&v1, message, dss, &self.algs, true),
-            None => self.inner.verify_tls13_signature(message, cert, dss),
-        }
+        signature(cert, message, dss, &self.algs, true, || {
+            self.inner.verify_tls13_signature(message, cert, dss)
+        })
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

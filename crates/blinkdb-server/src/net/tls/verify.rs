@@ -50,10 +50,9 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        match super::v1::parse(cert) {
-            Some(v1) => super::v1::verify_signature(&v1, message, dss, &self.algs, false),
-            None => self.webpki.verify_tls12_signature(message, cert, dss),
-        }
+        super::v1::signature(cert, message, dss, &self.algs, false, || {
+            self.webpki.verify_tls12_signature(message, cert, dss)
+        })
     }
 
     fn verify_tls13_signature(
@@ -62,10 +61,9 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        match super::v1::parse(cert) {
-            Some(v1) => super::v1::verify_signature(&v1, message, dss, &self.algs, true),
-            None => self.webpki.verify_tls13_signature(message, cert, dss),
-        }
+        super::v1::signature(cert, message, dss, &self.algs, true, || {
+            self.webpki.verify_tls13_signature(message, cert, dss)
+        })
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -1,0 +1,78 @@
+//! The commands of RedisBloom's structures besides Bloom filters (CF.* now;
+//! CMS.*, TOPK.*, TDIGEST.* plug in the same way), one module per structure
+//! with its own table entries, on keys holding `Value::Sketch`
+//! (`blinkdb_engine::Sketch`, one variant per structure).
+//!
+//! What they share is here: typed access to a key's structure (RedisBloom's
+//! `getValue` statuses: missing, the right type, another type), creation,
+//! and changes in place (copied first when shared by COPY or a running
+//! rewrite). A structure's module logs its commands as sent once they
+//! changed something (their effect is deterministic, so replay and a
+//! replica, RedisBloom's included, rebuild the same bytes).
+//!
+//! A new structure: its module here (`mod x;`) and its `COMMANDS` in
+//! `commands/table.rs`'s FAMILIES; see the engine's `sketch/mod.rs` for the
+//! engine side.
+
+pub mod cuckoo;
+
+use super::Ctx;
+use crate::protocol::Out;
+use blinkdb_engine::{Entry, SketchKind, Tx, Value};
+
+/// The key holds another type (RedisBloom's SB_MISMATCH).
+pub struct WrongType;
+
+/// Reads `key`'s structure under the shard's read lock: `Ok(None)` when the
+/// key is absent; counts a keyspace hit or miss.
+pub fn read<T: SketchKind, R>(
+    ctx: &mut Ctx,
+    key: &[u8],
+    f: impl FnOnce(Result<Option<&T>, WrongType>, &mut Out) -> R,
+) -> R {
+    let out = &mut *ctx.out;
+    let (r, hit) = ctx.shared.engine.read(ctx.client.db, key, |e| match e {
+        None => (f(Ok(None), out), false),
+        Some(e) => {
+            let s = e.value().as_sketch().and_then(|s| T::of(s));
+            (f(s.map(Some).ok_or(WrongType), out), true)
+        }
+    });
+    ctx.client.count_lookup(hit);
+    r
+}
+
+/// Inside a write: the structure at `key`, None when absent.
+pub fn get<'t, T: SketchKind>(
+    tx: &'t mut Tx,
+    db: usize,
+    key: &[u8],
+) -> Result<Option<&'t T>, WrongType> {
+    match tx.get(db, key) {
+        None => Ok(None),
+        Some(e) => match e.value().as_sketch() {
+            Some(s) => T::of(s).map(Some).ok_or(WrongType),
+            None => Err(WrongType),
+        },
+    }
+}
+
+/// Inside a write: stores a new structure at `key` (a `new` event).
+pub fn create<T: SketchKind>(tx: &mut Tx, db: usize, key: &[u8], value: T) {
+    tx.insert(db, key, Entry::new(Value::sketch(value.wrap())));
+}
+
+/// Inside a write: runs `f` on the structure at `key` in place (its memory
+/// counted again after); None when the key holds no such structure.
+pub fn modify<T: SketchKind, R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    f: impl FnOnce(&mut T) -> R,
+) -> Option<R> {
+    get::<T>(tx, db, key).ok()??;
+    tx.update(db, key, |e| {
+        let s = e.value_mut().as_sketch_mut().expect("checked above");
+        f(T::of_mut(s).expect("checked above"))
+    })
+}
