@@ -446,6 +446,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bloom::COMMANDS,
     // RedisBloom's other structures, one list each (commands/sketch/).
     sketch::cuckoo::COMMANDS,
+    sketch::tdigest::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
     crate::cluster::commands::COMMANDS,

@@ -15,6 +15,7 @@
 //! engine side.
 
 pub mod cuckoo;
+pub mod tdigest;
 
 use super::Ctx;
 use crate::protocol::Out;
