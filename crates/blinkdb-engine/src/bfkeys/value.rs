@@ -5,8 +5,8 @@ use super::record::{Binding, VALUES_COMMAND};
 use super::side_log::{ItemLog, LoggedItem, LoggedPairs, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
-    dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
-    ChainRebuildReason, RedisBloomChain, ScalableBloom,
+    debug_link_line, dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
+    ChainRebuildReason, LinkShape, RedisBloomChain, ScalableBloom,
 };
 use crate::filter::{ItemHash, LogPosition};
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
@@ -570,6 +570,7 @@ impl BloomValue {
                 bloom: BloomInfo {
                     capacity: self.0.spec.config.capacity,
                     size: k.size_bytes(),
+                    own_bytes: k.size_bytes(),
                     filters: 1,
                     items: k.entries(),
                     expansion: None,
@@ -580,6 +581,7 @@ impl BloomValue {
                 bloom: BloomInfo {
                     capacity: c.capacity(),
                     size: c.size_bytes(),
+                    own_bytes: c.size_bytes(),
                     filters: c.links.len() as u64,
                     items: c.size,
                     expansion: (!c.nonscaling()).then_some(c.growth as u64),
@@ -590,6 +592,7 @@ impl BloomValue {
                 bloom: BloomInfo {
                     capacity: 0,
                     size: 0,
+                    own_bytes: 0,
                     filters: 0,
                     items: 0,
                     expansion: None,
@@ -601,7 +604,36 @@ impl BloomValue {
 
     /// Bytes of the filter's files (or kernel bit array).
     pub fn size_bytes(&self) -> usize {
-        self.info().bloom.size as usize
+        self.info().bloom.own_bytes as usize
+    }
+
+    /// BF.DEBUG's lines, RedisBloom's format. A kernel filter is one
+    /// NONSCALING link of its capacity and error, as RedisBloom's would be.
+    pub fn debug_lines(&self) -> Vec<String> {
+        match &self.0.state.read().backend {
+            Backend::User(f) => f.debug_lines(),
+            Backend::RedisBloom(c) => c.debug_lines(),
+            Backend::Kernel(k) => {
+                let config = self.0.spec.config;
+                let shape =
+                    LinkShape::of(config.capacity, config.error_rate).unwrap_or(LinkShape {
+                        bytes: 0,
+                        hashes: 0,
+                    });
+                vec![
+                    format!("size:{}", k.entries()),
+                    debug_link_line(
+                        shape,
+                        shape.bits(),
+                        64,
+                        config.capacity,
+                        k.entries(),
+                        config.error_rate,
+                    ),
+                ]
+            }
+            Backend::Gone => Vec::new(),
+        }
     }
 
     /// BF.SCANDUMP step.
@@ -734,7 +766,7 @@ impl BloomValue {
             // would then be missing.
             Backend::Kernel(k) => (
                 self.0.spec.config,
-                vec![(k.entries(), k.size_bytes())],
+                vec![k.entries()],
                 LoggedPairs::Missing(
                     "a kernel filter's side log lacks its items (digests) or those an add found present",
                 ),
@@ -745,7 +777,7 @@ impl BloomValue {
         // Link i holds the source's items from the sum of the counts before it.
         let ends: Vec<u64> = link_items
             .iter()
-            .scan(0u64, |end, (items, _)| {
+            .scan(0u64, |end, items| {
                 *end += items;
                 Some(*end)
             })

@@ -4,6 +4,7 @@
 use super::config::{BloomConfig, BloomLimits};
 use super::error::BloomError;
 use super::meta::{ChainMeta, LinkMeta, CHAIN_MAGIC, MAX_LINKS};
+use super::redisbloom::{debug_link_line, LinkShape, CHAIN_STRUCT_BYTES, LINK_STRUCT_BYTES};
 use crate::filter::{BloomFile, ItemHash, LogPosition, OpenOutcome, RebuildReason, PREFETCH_AHEAD};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -36,8 +37,13 @@ pub struct ScalableBloom {
 pub struct BloomInfo {
     /// Sum of sub-filter capacities.
     pub capacity: u64,
-    /// Bytes of all sub-filter files (headers, bits and line checksums).
+    /// BF.INFO Size: what RedisBloom's BFMemUsage gives for the same sub-filters
+    /// (`sizeof` its chain and link structs plus each link's bit array, sized
+    /// by its bloom_init for the link's capacity and error).
     pub size: u64,
+    /// Bytes the filter really takes (its files' headers, bits and line
+    /// checksums; MEMORY USAGE counts these).
+    pub own_bytes: u64,
     /// Number of sub-filters.
     pub filters: u64,
     /// Items added (each counted once, when it was not already reported present).
@@ -489,12 +495,53 @@ impl ScalableBloom {
         saturating_sum(self.links.iter().map(|l| l.file.size_bytes()))
     }
 
-    /// Items counted and file bytes per sub-filter, first to last.
-    pub fn link_items(&self) -> Vec<(u64, u64)> {
-        self.links
-            .iter()
-            .map(|l| (l.file.item_count(), l.file.size_bytes()))
-            .collect()
+    /// Items counted per sub-filter, first to last.
+    pub fn link_items(&self) -> Vec<u64> {
+        self.links.iter().map(|l| l.file.item_count()).collect()
+    }
+
+    /// Sub-filter `index` as RedisBloom would have made it (capacity, error and
+    /// bloom_init's shape). `None` only for budgets RedisBloom refuses, which
+    /// no sub-filter that exists has.
+    fn redisbloom_shape(&self, index: usize) -> Option<(u64, f64, LinkShape)> {
+        let link = &self.links[index];
+        let error = self.config.sub_filter_error(index as u32);
+        Some((link.capacity, error, LinkShape::of(link.capacity, error)?))
+    }
+
+    /// BF.INFO Size as RedisBloom computes it (BFMemUsage) for these sub-filters.
+    pub fn redisbloom_size(&self) -> u64 {
+        let links = (0..self.links.len()).map(|i| {
+            let bytes = self.redisbloom_shape(i).map_or(0, |(_, _, s)| s.bytes);
+            LINK_STRUCT_BYTES.saturating_add(bytes)
+        });
+        CHAIN_STRUCT_BYTES.saturating_add(saturating_sum(links))
+    }
+
+    /// BF.DEBUG: RedisBloom's lines for these sub-filters (`size:` the items,
+    /// then per sub-filter the bytes, bits and hashes RedisBloom's link of the
+    /// same capacity and error has, and the items counted into it).
+    pub fn debug_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!("size:{}", self.card())];
+        for (index, link) in self.links.iter().enumerate() {
+            let (capacity, error, shape) = self.redisbloom_shape(index).unwrap_or((
+                link.capacity,
+                0.0,
+                LinkShape {
+                    bytes: 0,
+                    hashes: 0,
+                },
+            ));
+            lines.push(debug_link_line(
+                shape,
+                shape.bits(),
+                64,
+                capacity,
+                link.file.item_count(),
+                error,
+            ));
+        }
+        lines
     }
 
     /// BF.CARD.
@@ -506,7 +553,8 @@ impl ScalableBloom {
     pub fn info(&self) -> BloomInfo {
         BloomInfo {
             capacity: saturating_sum(self.links.iter().map(|l| l.capacity)),
-            size: self.size_bytes(),
+            size: self.redisbloom_size(),
+            own_bytes: self.size_bytes(),
             filters: self.links.len() as u64,
             items: self.card(),
             expansion: (!self.config.nonscaling).then_some(self.config.expansion),

@@ -8,11 +8,9 @@ pub const DEFAULT_ERROR_RATE: f64 = 0.01;
 pub const DEFAULT_CAPACITY: u64 = 100;
 pub const DEFAULT_EXPANSION: u64 = 2;
 
-/// Share of the error budget given to the first sub-filter of a scaling filter.
-/// RedisBloom gives it 1/2. A blocked filter needs 5-8% more bits than RedisBloom's
-/// unblocked one at the same rate, so at 1/2 it would be bigger than RedisBloom's;
-/// at 0.9 a 1M/0.01 filter fits in RedisBloom's bytes (docs/bloom-file-format.md).
-pub const FIRST_FILTER_SHARE: f64 = 0.9;
+/// RedisBloom's ERROR_TIGHTENING_RATIO: a scaling chain's first sub-filter gets
+/// this share of the error rate, and each new one this share of the last one's.
+pub const ERROR_TIGHTENING: f64 = 0.5;
 
 /// What BF.RESERVE / BF.INSERT ask for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +43,42 @@ pub struct BloomLimits {
     pub max_memory: u64,
 }
 
+impl BloomLimits {
+    /// The limits for a `bf-max-memory` setting: 0 means RedisBloom's rule,
+    /// no cap of its own, so a filter may take up to the machine's physical
+    /// memory (RedisBloom allocates until the allocator fails, and then
+    /// redis-server aborts; BlinkDB refuses instead, since every line of a
+    /// filter is written when it is made).
+    pub fn from_setting(max_memory: u64) -> BloomLimits {
+        let max_memory = if max_memory == 0 {
+            physical_memory()
+        } else {
+            max_memory
+        };
+        BloomLimits { max_memory }
+    }
+}
+
+/// Bytes of physical memory (`_SC_PHYS_PAGES` pages), read once.
+fn physical_memory() -> u64 {
+    static BYTES: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        // SAFETY: sysconf only reads system parameters.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page > 0 {
+            (pages as u64).saturating_mul(page as u64)
+        } else {
+            // Unknown: the cap the option had before it followed RedisBloom.
+            1 << 30
+        }
+    })
+}
+
 impl Default for BloomLimits {
     fn default() -> Self {
         BloomLimits {
@@ -68,17 +102,15 @@ impl BloomConfig {
         Ok(())
     }
 
-    /// False-positive budget of sub-filter `index`. The shares sum to 1 over an
-    /// unbounded chain: `FIRST_FILTER_SHARE`, then (1 - share) / (i (i + 1)), which
-    /// tightens more slowly than RedisBloom's halving, so long chains cost less.
+    /// False-positive budget of sub-filter `index`, RedisBloom's rule: the whole
+    /// rate for NONSCALING, else half of it for the first sub-filter and half of
+    /// the last one's for each new one (so the budgets sum to at most the rate).
+    /// Halved step by step as RedisBloom does, so the value is its bit for bit.
     pub fn sub_filter_error(&self, index: u32) -> f64 {
         if self.nonscaling {
             return self.error_rate;
         }
-        match index {
-            0 => self.error_rate * FIRST_FILTER_SHARE,
-            i => self.error_rate * (1.0 - FIRST_FILTER_SHARE) / (i as f64 * (i as f64 + 1.0)),
-        }
+        (0..=index).fold(self.error_rate, |error, _| error * ERROR_TIGHTENING)
     }
 
     /// Capacity of sub-filter `index`: capacity · expansion^index.
@@ -100,6 +132,11 @@ impl BloomConfig {
     ) -> Result<(u64, Geometry), BloomError> {
         let capacity = self.sub_filter_capacity(index)?;
         let error = self.sub_filter_error(index);
+        if error <= 0.0 {
+            // Halved to nothing after ~1075 sub-filters: RedisBloom's bloom_init
+            // refuses such a link too.
+            return Err(BloomError::GrowFailed);
+        }
         // The unblocked optimum bounds the size from below: reject before searching.
         let floor_bytes = capacity as f64 * -error.ln() / std::f64::consts::LN_2.powi(2) / 8.0;
         let over = |needed: u64| BloomError::OverMaxMemory {

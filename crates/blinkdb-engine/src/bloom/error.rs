@@ -55,6 +55,9 @@ pub enum BloomError {
     /// Add to a NONSCALING filter whose items reached its capacity.
     #[error("ERR non scaling filter is full")]
     NonScalingFull,
+    /// A new sub-filter RedisBloom could not make (its error rate halved to 0).
+    #[error("ERR problem inserting into filter")]
+    GrowFailed,
     /// BF.LOADCHUNK data that does not validate.
     #[error("ERR received bad data")]
     BadData,

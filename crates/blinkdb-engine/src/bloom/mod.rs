@@ -5,7 +5,9 @@
 //! `Display` text (RedisBloom's exact text).
 //!
 //! Sizing: sub-filter i holds capacity·expansionⁱ items at error budget
-//! [`BloomConfig::sub_filter_error`]; see `docs/bloom-file-format.md`.
+//! [`BloomConfig::sub_filter_error`] (RedisBloom's rule); BF.INFO Size and
+//! BF.DEBUG report RedisBloom's figures for those sub-filters; see
+//! `docs/bloom-file-format.md`.
 
 pub mod args;
 mod chain;
@@ -19,7 +21,9 @@ pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ScalableBloom};
 pub use config::{BloomConfig, BloomLimits};
 pub use dump::{dump_chunk_plan, dump_header_items};
 pub use error::BloomError;
-pub use redisbloom::{item_hash as redisbloom_hash, RbLink, RedisBloomChain};
+pub use redisbloom::{
+    debug_link_line, item_hash as redisbloom_hash, LinkShape, RbLink, RedisBloomChain,
+};
 
 #[cfg(test)]
 mod tests;

@@ -29,8 +29,8 @@ const LN2: f64 = 0.693147180559945;
 const LN2_SQUARED: f64 = 0.480453013918201;
 const SEED: u64 = 0xc6a4_a793_5bd1_e995;
 /// `sizeof(SBChain)` and `sizeof(SBLink)` on 64-bit: BF.INFO Size counts them.
-const CHAIN_STRUCT_BYTES: u64 = 32;
-const LINK_STRUCT_BYTES: u64 = 64;
+pub(crate) const CHAIN_STRUCT_BYTES: u64 = 32;
+pub(crate) const LINK_STRUCT_BYTES: u64 = 64;
 const HEADER_BYTES: usize = 20;
 const LINK_HEADER_BYTES: usize = 53;
 /// RedisBloom's MAX_SCANDUMP_SIZE.
@@ -75,6 +75,74 @@ pub fn item_hash(item: &[u8]) -> (u64, u64) {
 /// `calc_bpe`: bits per entry for an error rate.
 fn bits_per_entry(error: f64) -> f64 {
     (error.ln() / LN2_SQUARED).abs()
+}
+
+/// What `bloom_init` with `BLOOM_OPT_NOROUND` (every BF.* filter) makes of a
+/// link of `entries` items at `error`: its bit array's bytes and its hash
+/// count. Arithmetic only. `None` where RedisBloom refuses the link (or its
+/// bytes would not fit a u64).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkShape {
+    pub bytes: u64,
+    pub hashes: u32,
+}
+
+impl LinkShape {
+    pub fn of(entries: u64, error: f64) -> Option<LinkShape> {
+        if entries < 1 || !(error > 0.0 && error < 1.0) {
+            return None;
+        }
+        let bpe = bits_per_entry(error);
+        // C's double-to-u64 conversion; `as` saturates where C's is undefined.
+        let bits = ((entries as f64 * bpe) as u64).max(1);
+        Some(LinkShape {
+            bytes: bits.div_ceil(64).checked_mul(8)?,
+            hashes: (LN2 * bpe).ceil() as u32,
+        })
+    }
+
+    /// `bits` as BF.DEBUG prints it: every bit of the bytes.
+    pub fn bits(&self) -> u64 {
+        self.bytes.saturating_mul(8)
+    }
+}
+
+/// One BF.DEBUG line of a link, as RedisBloom prints it
+/// (`bytes:%lu bits:%lu hashes:%u hashwidth:%u capacity:%lu size:%zu ratio:%g`).
+pub fn debug_link_line(
+    shape: LinkShape,
+    bits: u64,
+    width: u32,
+    capacity: u64,
+    size: u64,
+    ratio: f64,
+) -> String {
+    format!(
+        "bytes:{} bits:{} hashes:{} hashwidth:{} capacity:{} size:{} ratio:{}",
+        shape.bytes,
+        bits,
+        shape.hashes,
+        width,
+        capacity,
+        size,
+        format_g(ratio)
+    )
+}
+
+/// C's `%g` (RedisBloom formats the ratio with it).
+fn format_g(x: f64) -> String {
+    let mut buf = [0u8; 32];
+    // SAFETY: the buffer is 32 bytes and snprintf writes at most that many,
+    // NUL included (%g of a double needs at most 14); "%g" takes one double.
+    let n = unsafe {
+        libc::snprintf(
+            buf.as_mut_ptr() as *mut libc::c_char,
+            buf.len(),
+            c"%g".as_ptr(),
+            x,
+        )
+    };
+    String::from_utf8_lossy(&buf[..(n.max(0) as usize).min(31)]).into_owned()
 }
 
 impl RbLink {
@@ -246,6 +314,25 @@ impl RedisBloomChain {
         Ok(fresh)
     }
 
+    /// BF.DEBUG's lines: `size:N`, then one per link.
+    pub fn debug_lines(&self) -> Vec<String> {
+        let width = if self.options & OPT_FORCE64 != 0 {
+            64
+        } else {
+            32
+        };
+        std::iter::once(format!("size:{}", self.size))
+            .chain(self.links.iter().map(|l| {
+                let bits = if l.bits != 0 { l.bits } else { 1u64 << l.n2 };
+                let shape = LinkShape {
+                    bytes: l.bf.len() as u64,
+                    hashes: l.hashes,
+                };
+                debug_link_line(shape, bits, width, l.entries, l.size, l.error)
+            }))
+            .collect()
+    }
+
     /// BF.INFO Capacity: the links' entries.
     pub fn capacity(&self) -> u64 {
         self.links.iter().map(|l| l.entries).sum()
@@ -262,17 +349,16 @@ impl RedisBloomChain {
     }
 
     /// The export of one of BlinkDB's own filters: RedisBloom's links for the
-    /// same configuration and link count (entries, error, hashes: where
-    /// RedisBloom grows next), each counting the source link's items, each bit
-    /// array sized so that BF.INFO Size is the source's (so `bits` is not a
-    /// power of two: n2 is 0 and probes reduce modulo `bits`), every bit clear.
-    /// [`set_item`](Self::set_item) then sets each link's items, or
-    /// [`saturate`](Self::saturate) sets every bit when the items are not
-    /// known. `links` is (items, BF.INFO bytes) per source link. See
+    /// same configuration and link count (entries, error, hashes and bytes as
+    /// RedisBloom's BF.RESERVE and growth make them, which is what the
+    /// source's BF.INFO Size and BF.DEBUG report), each counting the source
+    /// link's items, every bit clear. [`set_item`](Self::set_item) then sets
+    /// each link's items, or [`saturate`](Self::saturate) sets every bit when
+    /// the items are not known. `links` is the items per source link. See
     /// docs/rdb-format.md.
     pub fn shaped(
         config: &super::BloomConfig,
-        links: &[(u64, u64)],
+        links: &[u64],
         limits: &BloomLimits,
     ) -> Result<Self, BloomError> {
         let mut chain = RedisBloomChain::new(
@@ -291,18 +377,10 @@ impl RedisBloomChain {
             let next = RbLink::new(entries, last.error * 0.5, chain.options, limits)?;
             chain.links.push(next);
         }
-        for (i, (link, (items, bytes))) in chain.links.iter_mut().zip(links).enumerate() {
-            let overhead = LINK_STRUCT_BYTES + if i == 0 { CHAIN_STRUCT_BYTES } else { 0 };
-            let len = (bytes.saturating_sub(overhead) / 8 * 8).max(8);
-            if len > limits.max_memory {
-                return Err(BloomError::TooLarge);
-            }
-            link.bf = vec![0; len as usize];
-            link.bits = len * 8;
-            link.n2 = 0;
+        for (link, items) in chain.links.iter_mut().zip(links) {
             link.size = *items;
         }
-        chain.size = links.iter().map(|(items, _)| items).sum();
+        chain.size = links.iter().sum();
         Ok(chain)
     }
 
@@ -542,14 +620,13 @@ mod tests {
             expansion: 2,
             nonscaling: false,
         };
-        // Two source links of 100 and 150 items, 1000 and 2000 bytes.
-        let mut c = RedisBloomChain::shaped(&config, &[(100, 1000), (150, 2000)], &limits).unwrap();
-        assert_eq!(c.size_bytes(), 3000);
+        // Two source links of 100 and 150 items: RedisBloom's links for 100 then 200 items.
+        let mut c = RedisBloomChain::shaped(&config, &[100, 150], &limits).unwrap();
+        let natural = RedisBloomChain::new(100, 0.01, 2, false, &limits).unwrap();
+        assert_eq!(c.links[0].bf.len(), natural.links[0].bf.len());
+        assert_eq!((c.links[1].entries, c.links[1].error), (200, 0.0025));
         assert_eq!((c.size, c.links[0].size, c.links[1].size), (250, 100, 150));
-        assert!(c
-            .links
-            .iter()
-            .all(|l| l.n2 == 0 && l.bf.iter().all(|b| *b == 0)));
+        assert!(c.links.iter().all(|l| l.bf.iter().all(|b| *b == 0)));
         let items: Vec<String> = (0..250).map(|i| format!("item:{i}")).collect();
         for (i, item) in items.iter().enumerate() {
             c.set_item(usize::from(i >= 100), item_hash(item.as_bytes()));

@@ -28,9 +28,7 @@ const BLINKDB_DUMP_MAGIC: &[u8] = b"BLINKBD\0";
 const ERR_CURSOR: &str = "Second argument must be numeric";
 
 fn limits(ctx: &mut Ctx) -> BloomLimits {
-    BloomLimits {
-        max_memory: ctx.client.settings(ctx.shared).bf_max_memory,
-    }
+    BloomLimits::from_setting(ctx.client.settings(ctx.shared).bf_max_memory)
 }
 
 fn replaying(ctx: &Ctx) -> bool {
@@ -378,6 +376,25 @@ pub fn card(ctx: &mut Ctx, args: &Args) {
     }
 }
 
+/// BF.DEBUG: RedisBloom's lines (`size:N`, then one per sub-filter) as bulk
+/// strings, in RESP2 and RESP3 alike.
+pub fn debug(ctx: &mut Ctx, args: &Args) {
+    if args.len() != 2 {
+        return ctx.arity_error("bf.debug");
+    }
+    match read_filter(ctx, args[1]) {
+        Err(()) => ctx.out.error(ERR_WRONGTYPE),
+        Ok(None) => ctx.out.error(&BloomError::NotFound.to_string()),
+        Ok(Some(f)) => {
+            let lines = f.debug_lines();
+            ctx.out.array(lines.len());
+            for line in lines {
+                ctx.out.bulk(line.as_bytes());
+            }
+        }
+    }
+}
+
 fn info_value(out: &mut Out, value: Option<u64>) {
     match value {
         Some(v) => out.int(v as i64),
@@ -631,6 +648,10 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         args: "key:key single_value:oneof?(capacity:CAPACITY size:SIZE filters:FILTERS items:ITEMS expansion:EXPANSION)"),
     cmd!("bf.card", -1, READONLY | FAST | MODULE, KEY1, "module", "2.4.4", "Returns the cardinality of a Bloom filter", card;
         complexity: "O(1)",
+        keys: "RW,access,update index:1 range:0:1:0",
+        args: "key:key"),
+    cmd!("bf.debug", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Returns information about a Bloom Filter's sub-filters", debug;
+        complexity: "O(n), where n is the number of sub-filters",
         keys: "RW,access,update index:1 range:0:1:0",
         args: "key:key"),
     cmd!("bf.scandump", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Begins an incremental save of the bloom filter", scandump;

@@ -303,7 +303,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("lfu-log-factor", "10", true, Kind::Int(0, i32::MAX as i64)),
     opt("lfu-decay-time", "1", true, Kind::Int(0, i32::MAX as i64)),
     opt("max-disk-size", "0", true, Kind::Memory(0, U64)),
-    opt("bf-max-memory", "1gb", true, Kind::Memory(0, U64)),
+    opt("bf-max-memory", "0", true, Kind::Memory(0, U64)),
     opt("sketch-max-memory", "1gb", true, Kind::Memory(0, U64)),
     opt(
         "bf-default-backend",
