@@ -16,6 +16,10 @@
 //! (node counts within the buffer); weights are whatever the payload said,
 //! and arithmetic on them wraps as the C code's does, never panics.
 
+// `q < 0.0 || q > 1.0` is the C code's test, which lets a NaN through;
+// `!(0.0..=1.0).contains(&q)` would not.
+#![allow(clippy::manual_range_contains)]
+
 pub mod payload;
 #[cfg(test)]
 mod tests;
@@ -34,8 +38,11 @@ pub const DEFAULT_COMPRESSION: i64 = 100;
 /// server aborts when that fails.
 pub const LOAD_MAX_BYTES: u64 = 16 << 30;
 
-/// t-digest-c's `MM_PI`.
-const MM_PI: f64 = 3.141_592_653_589_793;
+/// t-digest-c's `MM_PI` (the same double).
+const MM_PI: f64 = std::f64::consts::PI;
+
+/// 2^63 as a double: the first value past `i64`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// A weight sum that would pass `i64::MAX`: RedisBloom's "overflow detected".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +63,12 @@ pub struct TDigest {
     total_compressions: i64,
     merged_weight: i64,
     unmerged_weight: i64,
-    /// `cap` entries each (the C arrays); `cap` is their length.
+    /// The C arrays' size: what the buffer may grow to.
+    cap: usize,
+    /// The C arrays, grown on demand up to `cap`: every slot below
+    /// `next_node()` exists, and a slot never written is 0 as calloc's are.
+    /// (Allocating `cap` at once would let a payload of a few bytes ask for
+    /// gigabytes.)
     means: Vec<f64>,
     weights: Vec<i64>,
 }
@@ -73,9 +85,12 @@ impl PartialEq for TDigest {
             && self.total_compressions == o.total_compressions
             && self.merged_weight == o.merged_weight
             && self.unmerged_weight == o.unmerged_weight
-            && self.weights == o.weights
-            && self.means.len() == o.means.len()
-            && self.means.iter().zip(&o.means).all(|(a, b)| f(*a, *b))
+            && self.cap == o.cap
+            && self.weights[..self.next_node()] == o.weights[..o.next_node()]
+            && self.means[..self.next_node()]
+                .iter()
+                .zip(&o.means[..o.next_node()])
+                .all(|(a, b)| f(*a, *b))
     }
 }
 impl Eq for TDigest {}
@@ -84,7 +99,7 @@ impl Eq for TDigest {}
 /// C code gives 0 (its allocation then fails).
 pub fn cap_from_compression(compression: f64) -> Option<usize> {
     // (size_t)compression: truncation; a negative or NaN one is out of range.
-    if !(compression >= 0.0) || compression >= usize::MAX as f64 {
+    if compression.is_nan() || compression < 0.0 || compression >= usize::MAX as f64 {
         return None;
     }
     let c = compression as usize;
@@ -98,22 +113,6 @@ pub fn cap_from_compression(compression: f64) -> Option<usize> {
 /// them (`sizeof` of the pointer, not of the struct, plus both arrays).
 pub fn mem_usage_of(cap: usize) -> usize {
     8 + 2 * cap * 8
-}
-
-/// `n` zeros, or None when the allocator refuses (calloc's lazily zeroed
-/// pages, as the C buffer; `vec![0; n]` would abort instead).
-fn zeroed<T: Copy + Default>(n: usize) -> Option<Vec<T>> {
-    let layout = std::alloc::Layout::array::<T>(n).ok()?;
-    if layout.size() == 0 {
-        return Some(Vec::new());
-    }
-    // SAFETY: `layout` is non-zero-sized; the memory is from the global
-    // allocator with exactly this layout, and all-zero bytes are a valid
-    // f64 (0.0) and i64 (0), the only types this is called with.
-    unsafe {
-        let p = std::alloc::alloc_zeroed(layout) as *mut T;
-        (!p.is_null()).then(|| Vec::from_raw_parts(p, n, n))
-    }
 }
 
 /// `__td_max` / `__td_min`: ternaries, not IEEE max/min (NaNs go through as C's do).
@@ -172,7 +171,7 @@ fn half_round_down(f: f64) -> f64 {
 /// `(long long)x` as x86-64 converts it: NaN and out-of-range values give
 /// `i64::MIN` (cvttsd2si's "integer indefinite"), where Rust would saturate.
 pub fn c_double_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223_372_036_854_775_807e18 || x < -9.223_372_036_854_775_808e18 {
+    if x.is_nan() || !(-TWO_63..TWO_63).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -180,8 +179,8 @@ pub fn c_double_to_i64(x: f64) -> i64 {
 }
 
 impl TDigest {
-    /// `td_init`: an empty digest whose node buffer takes at most
-    /// `max_bytes`; an allocation the system refuses is an error too.
+    /// `td_init`: an empty digest whose node buffer may take at most
+    /// `max_bytes` (it is allocated as it fills).
     pub fn new(compression: f64, max_bytes: u64) -> Result<TDigest, TooLarge> {
         let cap = cap_from_compression(compression).ok_or(TooLarge)?;
         if cap < 1 || cap as u64 > max_bytes / 16 {
@@ -196,8 +195,9 @@ impl TDigest {
             total_compressions: 0,
             merged_weight: 0,
             unmerged_weight: 0,
-            means: zeroed(cap).ok_or(TooLarge)?,
-            weights: zeroed(cap).ok_or(TooLarge)?,
+            cap,
+            means: Vec::new(),
+            weights: Vec::new(),
         };
         t.reset();
         Ok(t)
@@ -219,7 +219,7 @@ impl TDigest {
         self.compression
     }
     pub fn cap(&self) -> usize {
-        self.means.len()
+        self.cap
     }
     pub fn merged_nodes(&self) -> usize {
         self.merged_nodes
@@ -254,7 +254,21 @@ impl TDigest {
     }
     /// Heap bytes besides the struct (MEMORY USAGE): the two node arrays.
     pub fn heap_bytes(&self) -> usize {
-        self.cap() * 16
+        (self.means.capacity() + self.weights.capacity()) * 8
+    }
+
+    /// Makes slots `..n` exist (n <= cap), zero where never written; grows
+    /// by doubling, never past `cap`.
+    pub(crate) fn ensure(&mut self, n: usize) {
+        let len = self.means.len();
+        if n <= len {
+            return;
+        }
+        let target = n.max(len * 2).min(self.cap).max(n);
+        self.means.reserve_exact(target - len);
+        self.weights.reserve_exact(target - len);
+        self.means.resize(target, 0.0);
+        self.weights.resize(target, 0);
     }
 
     fn next_node(&self) -> usize {
@@ -286,6 +300,7 @@ impl TDigest {
         if mean > self.max {
             self.max = mean;
         }
+        self.ensure(pos + 1);
         self.means[pos] = mean;
         self.weights[pos] = weight;
         self.unmerged_nodes += 1;

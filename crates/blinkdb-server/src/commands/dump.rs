@@ -43,7 +43,10 @@ fn settle_for_dump(ctx: &mut Ctx, key: &[u8]) {
     if unsettled {
         ctx.write1(key, |tx, db, _| {
             tx.unsignaled(|tx| {
-                if let Some(s) = tx.get_mut(db, key).and_then(|e| e.value_mut().as_sketch_mut()) {
+                if let Some(s) = tx
+                    .get_mut(db, key)
+                    .and_then(|e| e.value_mut().as_sketch_mut())
+                {
                     s.settle_for_save();
                 }
             })

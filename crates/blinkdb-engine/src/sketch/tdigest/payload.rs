@@ -21,15 +21,21 @@
 //! same bytes.
 
 use super::{cap_from_compression, TDigest, LOAD_MAX_BYTES};
-use crate::rdb::module::{check_count, double as read_double, put_double as write_double, put_uint as write_uint, uint as read_uint};
+use crate::rdb::module::{
+    check_count, double as read_double, put_double as write_double, put_uint as write_uint,
+    uint as read_uint,
+};
 use crate::rdb::{RdbError, Reader};
 
 pub const TYPE_NAME: &str = "TDIS-TYPE";
 pub const ENCVER: u64 = 0;
 
+/// The most buffered (unwritten, zero) nodes a payload may declare.
+const MAX_UNMERGED: usize = 64;
+
 /// A weight field: an integral double RedisBloom wrote from a `long long`.
 fn weight(v: f64) -> Result<i64, RdbError> {
-    if v.is_finite() && (0.0..9.223_372_036_854_775_807e18).contains(&v) {
+    if v.is_finite() && (0.0..9_223_372_036_854_775_808.0).contains(&v) {
         Ok(v as i64)
     } else {
         Err(RdbError::Corrupt("t-digest weight out of range"))
@@ -59,15 +65,22 @@ pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
     t.max = read_double(r)?;
     let cap = read_uint(r)?;
     if Some(cap as usize) != cap_from_compression(compression) || cap > u32::MAX as u64 {
-        return Err(RdbError::Corrupt("t-digest capacity does not match its compression"));
+        return Err(RdbError::Corrupt(
+            "t-digest capacity does not match its compression",
+        ));
     }
     t.merged_nodes = count(read_uint(r)?, t.cap())?;
-    t.unmerged_nodes = count(read_uint(r)?, t.cap() - t.merged_nodes)?;
+    // RedisBloom's save compresses first: buffered samples remain only in a
+    // digest of total weight 1 or less (one sample). A few are allowed; the
+    // payload does not hold them, so many would be an allocation it does
+    // not pay for.
+    t.unmerged_nodes = count(read_uint(r)?, (t.cap() - t.merged_nodes).min(MAX_UNMERGED))?;
     t.total_compressions = read_uint(r)? as i64;
     t.merged_weight = weight(read_double(r)?)?;
     t.unmerged_weight = weight(read_double(r)?)?;
     // Two 9-byte fields per centroid must still be there.
     check_count(r, t.merged_nodes as u64, 18)?;
+    t.ensure(t.merged_nodes + t.unmerged_nodes);
     for i in 0..t.merged_nodes {
         t.means[i] = read_double(r)?;
     }

@@ -1,7 +1,7 @@
-use crate::rdb::module::{read_any, write_sketch, ModuleValue};
-use crate::sketch::Sketch;
 use super::*;
+use crate::rdb::module::{read_any, write_sketch, ModuleValue};
 use crate::rdb::Reader;
+use crate::sketch::Sketch;
 use rand::{rngs::StdRng, Rng, SeedableRng};
 
 const LIMIT: u64 = 1 << 30;
@@ -106,7 +106,10 @@ fn empty_digest_answers() {
 #[test]
 fn by_rank_bounds() {
     let mut t = digest(100.0, (1..=100).map(|x| x as f64));
-    assert_eq!(t.by_ranks(&[0, 100, 1000], false), vec![1.0, f64::INFINITY, f64::INFINITY]);
+    assert_eq!(
+        t.by_ranks(&[0, 100, 1000], false),
+        vec![1.0, f64::INFINITY, f64::INFINITY]
+    );
     assert_eq!(t.by_ranks(&[0, 100], true), vec![100.0, f64::NEG_INFINITY]);
     assert_eq!(t.ranks(&[0.0, 101.0], false), vec![-1, 100]);
     assert_eq!(t.ranks(&[0.0, 101.0], true), vec![100, -1]);
@@ -141,7 +144,10 @@ fn too_large_is_refused() {
     assert!(TDigest::new(100.0, 16 * 610).is_ok());
     assert_eq!(TDigest::new(f64::NAN, LIMIT), Err(TooLarge));
     assert_eq!(TDigest::new(-1.0, LIMIT), Err(TooLarge));
-    assert_eq!(TDigest::new(100.0, LIMIT).unwrap().mem_usage(), 8 + 16 * 610);
+    assert_eq!(
+        TDigest::new(100.0, LIMIT).unwrap().mem_usage(),
+        8 + 16 * 610
+    );
 }
 
 #[test]
@@ -193,6 +199,7 @@ fn payload_round_trips_compressed() {
     let one = round_trip(&digest(100.0, [3.0]));
     assert_eq!((one.unmerged_nodes(), one.size(), one.min()), (1, 1, 3.0));
     assert_eq!(one.means[0], 0.0);
+    assert_eq!(one.weights[0], 0);
 }
 
 /// Fields of a value, to write hostile variants of it.
@@ -242,29 +249,79 @@ fn hostile_payloads_are_errors() {
     };
     assert!(read_value(&mut Reader::new(&encode(&good))).is_ok());
     let bad = [
-        Fields { cap: 1 << 40, ..good_clone(&good) },
-        Fields { compression: 1e18, cap: 6_000_000_000_000_000_010, ..good_clone(&good) },
-        Fields { compression: -5.0, ..good_clone(&good) },
-        Fields { compression: f64::NAN, ..good_clone(&good) },
-        Fields { merged: 17, ..good_clone(&good) },
-        Fields { merged: 10, unmerged: 7, ..good_clone(&good) },
-        Fields { merged: u64::MAX, ..good_clone(&good) },
-        Fields { merged_w: -1.0, ..good_clone(&good) },
-        Fields { merged_w: f64::INFINITY, ..good_clone(&good) },
-        Fields { nodes: vec![(0.0, 1.0), (1.0, -2.0)], ..good_clone(&good) },
-        Fields { nodes: vec![(0.0, 1.0), (1.0, 1e30)], ..good_clone(&good) },
-        Fields { merged: 3, ..good_clone(&good) },
+        Fields {
+            cap: 1 << 40,
+            ..good_clone(&good)
+        },
+        Fields {
+            compression: 1e18,
+            cap: 6_000_000_000_000_000_010,
+            ..good_clone(&good)
+        },
+        Fields {
+            compression: -5.0,
+            ..good_clone(&good)
+        },
+        Fields {
+            compression: f64::NAN,
+            ..good_clone(&good)
+        },
+        Fields {
+            merged: 17,
+            ..good_clone(&good)
+        },
+        Fields {
+            merged: 10,
+            unmerged: 7,
+            ..good_clone(&good)
+        },
+        Fields {
+            merged: u64::MAX,
+            ..good_clone(&good)
+        },
+        Fields {
+            merged_w: -1.0,
+            ..good_clone(&good)
+        },
+        Fields {
+            merged_w: f64::INFINITY,
+            ..good_clone(&good)
+        },
+        Fields {
+            nodes: vec![(0.0, 1.0), (1.0, -2.0)],
+            ..good_clone(&good)
+        },
+        Fields {
+            nodes: vec![(0.0, 1.0), (1.0, 1e30)],
+            ..good_clone(&good)
+        },
+        Fields {
+            merged: 3,
+            ..good_clone(&good)
+        },
     ];
     for (i, f) in bad.iter().enumerate() {
-        assert!(read_value(&mut Reader::new(&encode(f))).is_err(), "case {i}");
+        assert!(
+            read_value(&mut Reader::new(&encode(f))).is_err(),
+            "case {i}"
+        );
     }
     // A tiny payload cannot ask for a buffer past the load limit.
-    let big = Fields { compression: 1e9, cap: 6_000_000_010, merged: 0, nodes: vec![], ..good_clone(&good) };
+    let big = Fields {
+        compression: 1e9,
+        cap: 6_000_000_010,
+        merged: 0,
+        nodes: vec![],
+        ..good_clone(&good)
+    };
     assert!(read_value(&mut Reader::new(&encode(&big))).is_err());
 }
 
 fn good_clone(f: &Fields) -> Fields {
-    Fields { nodes: f.nodes.clone(), ..*f }
+    Fields {
+        nodes: f.nodes.clone(),
+        ..*f
+    }
 }
 
 #[test]

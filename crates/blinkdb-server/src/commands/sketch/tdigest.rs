@@ -51,7 +51,8 @@ fn parse_compression(arg: &[u8]) -> Result<i64, &'static str> {
 
 /// `RMUtil_ArgIndex`: the first argument equal to `word`, ignoring case.
 fn arg_index(word: &str, args: &[&[u8]]) -> Option<usize> {
-    args.iter().position(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    args.iter()
+        .position(|a| a.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 /// `td_init` within `sketch-max-memory`.
@@ -132,7 +133,9 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
             values.push(v);
         }
         // Samples added before an overflow stay, unlogged, as in RedisBloom.
-        let added = with_digest(tx, db, key, |t| values.iter().try_for_each(|v| t.add(*v, 1)));
+        let added = with_digest(tx, db, key, |t| {
+            values.iter().try_for_each(|v| t.add(*v, 1))
+        });
         match added {
             Ok(()) => {
                 tx.log(db, args);
@@ -220,8 +223,8 @@ pub fn merge(ctx: &mut Ctx, args: &Args) {
         };
         // Compression: the one given; else the destination's (when it
         // exists and OVERRIDE is absent); else the largest of the sources'.
-        let use_max = options.compression.is_none()
-            && (options.override_ || start_compression.is_none());
+        let use_max =
+            options.compression.is_none() && (options.override_ || start_compression.is_none());
         let mut compression = match (options.compression, start_compression) {
             (Some(c), _) => c,
             (None, Some(c)) if !options.override_ => c_double_to_i64(c),
@@ -385,24 +388,31 @@ pub fn cdf(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn trimmed_mean(ctx: &mut Ctx, args: &Args) {
-    query(ctx, args, "tdigest.trimmed_mean", args.len() == 4, |t, out| {
-        let Some(low) = string_to_double(args[2]) else {
-            return out.error("ERR T-Digest: error parsing low_cut_percentile");
-        };
-        let Some(high) = string_to_double(args[3]) else {
-            return out.error("ERR T-Digest: error parsing high_cut_percentile");
-        };
-        if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
-            return out.error(
-                "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]",
-            );
-        }
-        if low >= high {
-            return out
-                .error("ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile");
-        }
-        out.double(t.trimmed_mean(low, high));
-    });
+    query(
+        ctx,
+        args,
+        "tdigest.trimmed_mean",
+        args.len() == 4,
+        |t, out| {
+            let Some(low) = string_to_double(args[2]) else {
+                return out.error("ERR T-Digest: error parsing low_cut_percentile");
+            };
+            let Some(high) = string_to_double(args[3]) else {
+                return out.error("ERR T-Digest: error parsing high_cut_percentile");
+            };
+            if !(0.0..=1.0).contains(&low) || !(0.0..=1.0).contains(&high) {
+                return out.error(
+                    "ERR T-Digest: low_cut_percentile and high_cut_percentile should be in [0,1]",
+                );
+            }
+            if low >= high {
+                return out.error(
+                    "ERR T-Digest: low_cut_percentile should be lower than high_cut_percentile",
+                );
+            }
+            out.double(t.trimmed_mean(low, high));
+        },
+    );
 }
 
 fn rank(ctx: &mut Ctx, args: &Args, name: &str, reverse: bool) {
