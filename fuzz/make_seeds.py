@@ -615,6 +615,54 @@ def redisbloom_seeds():
     shutil.rmtree(work, ignore_errors=True)
 
 
+def peer_rdb_seeds():
+    """RDB 11 and 12 (issue 43): DUMP payloads and a dump.rdb from redis-server 8.0.2 and
+    valkey-server 8.1.1 (tests/peers/build.sh builds them): listpack sets, streams whose
+    consumers carry an active time, and (Redis 8) hashes with field TTLs in both forms."""
+    build = os.path.join(ROOT, "tests", "peers", "build.sh")
+    for kind in ("redis", "valkey"):
+        done = subprocess.run([build, kind], capture_output=True, text=True)
+        if done.returncode != 0:
+            print(f"no {kind} peer: no RDB {kind} seeds\n{done.stderr}", file=sys.stderr)
+            continue
+        binary = done.stdout.strip().splitlines()[-1]
+        work = tempfile.mkdtemp(prefix=f"{kind}-rdb-seeds-")
+        port = free_port()
+        proc = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+             "--appendonly", "no", "--save", ""],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            c = Client(port)
+            c.call("SADD", "set-lp", "a", "b", 1, "member-with-a-longer-name")
+            c.call("SADD", "set-lp-ints", 1, 2, "x")
+            for i in range(1, 6):
+                c.call("XADD", "x-v3", f"{i}-0", "f", i)
+            c.call("XGROUP", "CREATE", "x-v3", "g", "0")
+            c.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "x-v3", ">")
+            c.call("XGROUP", "CREATECONSUMER", "x-v3", "g", "bob")
+            keys = ["set-lp", "set-lp-ints", "x-v3"]
+            if kind == "redis":
+                c.call("HSET", "h-ttl-lp", "a", "1", "b", "2", "c", "3")
+                c.call("HEXPIRE", "h-ttl-lp", 100000, "FIELDS", 1, "b")
+                c.call("HSET", "h-ttl-table", *[x for i in range(200) for x in (f"f{i}", i)])
+                c.call("HEXPIRE", "h-ttl-table", 100000, "FIELDS", 2, "f3", "f7")
+                keys += ["h-ttl-lp", "h-ttl-table"]
+            for key in keys:
+                payload = c.call("DUMP", key)
+                write("rdb", f"{kind}8-{key}", b"\x00" + payload)
+                write("rdb", f"{kind}8-{key}-body", b"\x01" + payload[:-10])
+                write("rdb", f"{kind}8-{key}-tiny", b"\x05" + payload[:-10])
+            c.call("SAVE")
+            with open(os.path.join(work, "dump.rdb"), "rb") as f:
+                data = f.read()
+            write("rdb", f"{kind}8-dump-rdb", b"\x02" + data[9:])
+            c.shutdown()
+        finally:
+            proc.wait(timeout=20)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "release", "blinkdb")
     protocol_seeds()
@@ -623,6 +671,7 @@ if __name__ == "__main__":
     client_patterns_seeds()
     hll_seeds()
     rdb_seeds()
+    peer_rdb_seeds()
     redisbloom_seeds()
     blinkdb_seeds(binary)
     blinkdb_rdb_seeds(binary)

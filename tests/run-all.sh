@@ -13,6 +13,8 @@
 #      external-server mode, then in own-server mode (own-server.sh)
 #   7. the fuzz targets, each from its committed corpus for a bounded time
 #      (tests/fuzz.sh; installs the nightly toolchain and cargo-fuzz if missing)
+# Before the stages, redis-server 8.0.2 and valkey-server 8.1.1 (the peers of
+# tests/integration/test_peer_*.py) start building in the background.
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages.
 # Everything builds with the `ci` Cargo profile (release optimisation without LTO
@@ -30,7 +32,7 @@ want() { [ ${#only[@]} -eq 0 ] || printf '%s\n' "${only[@]}" | grep -qx "$1"; }
 say() { printf '\n==== %s ====\n' "$*"; }
 
 install_debian_packages() {
-    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl tcl-tls openssl dpkg-dev)
+    local pkgs=(redis-server redis-tools bpftool podman runc libcap2-bin iproute2 util-linux procps tcl tcl-tls openssl dpkg-dev make gcc g++)
     local missing=()
     for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
     if [ ${#missing[@]} -gt 0 ]; then
@@ -53,6 +55,18 @@ mount_bpffs() {
         mount -t bpf bpf /sys/fs/bpf 2>/dev/null ||
             echo "!!!! could not mount bpffs at /sys/fs/bpf: kernel filter tests will report SKIPPED"
     fi
+}
+
+# redis-server 8.0.2 and valkey-server 8.1.1, the newer peers of the integration
+# tests (tests/peers/build.sh), build in the background while lint and unit run;
+# the tests that need one wait for its build (a lock file), or build it.
+peer_build=
+start_peer_build() {
+    want integration || return 0
+    mkdir -p target/peers
+    say "building the Redis 8.0.2 and valkey 8.1.1 peers in the background (target/peers/*.log)"
+    tests/peers/build.sh all >target/peers/background.log 2>&1 &
+    peer_build=$!
 }
 
 passed=0
@@ -120,6 +134,7 @@ fuzz() {
 install_debian_packages
 install_python_packages
 mount_bpffs
+start_peer_build
 stage lint lint
 stage unit unit
 stage integration integration
@@ -127,6 +142,11 @@ stage clients clients
 stage docker docker_image
 stage redis-suite redis_suite
 stage fuzz fuzz
+
+if [ -n "$peer_build" ]; then
+    wait "$peer_build" || echo "!!!! the peers' build failed: see target/peers/*.log"
+    grep -h ': built in' target/peers/*.log 2>/dev/null
+fi
 
 say "summary"
 [ ${#failed_stages[@]} -gt 0 ] && echo "failed stages: ${failed_stages[*]}"

@@ -66,7 +66,7 @@ fuzz_target!(|data: &[u8]| {
     let shared = &server.shared;
     let settings = shared.settings();
     shared.engine.set_loading(true);
-    let (loaded, peak) = peak_during(|| blinkdb_server::persistence::load(shared, &settings));
+    let (loaded, peak) = peak_during(|| blinkdb_server::persistence::load(&**shared, &settings));
     shared.engine.set_loading(false);
     // A filter the log binds may be as large as bf-max-memory (4 MB here).
     let bound = 64 * total + (16 << 20);

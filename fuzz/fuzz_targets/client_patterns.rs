@@ -400,7 +400,7 @@ fn connect(
     assert_eq!(rc, 0, "SO_SNDBUF");
     let shared = &server.shared;
     // As the listener registers a client (fuzz/src/server.rs's connect()).
-    let id = shared.next_client_id();
+    let id = shared.clients.next_id();
     let info = Arc::new(ClientInfo::new(
         id,
         format!("/tmp/fuzz.sock:{id}"),
@@ -409,7 +409,7 @@ fn connect(
         Peer::Unix("/tmp/fuzz.sock".into()),
         shared.clock(),
     ));
-    shared.register(info.clone());
+    shared.clients.register(info.clone());
     let served = tokio::spawn(serve(shared.clone(), server_end, info.clone()));
     // A unix stream socket's sender may have its buffer size in flight, plus
     // one packet of up to half of it.
@@ -522,7 +522,8 @@ fn client_list(server: &Server) -> String {
     let now = server.shared.clock();
     server
         .shared
-        .clients_snapshot()
+        .clients
+        .snapshot()
         .iter()
         .map(|c| c.describe(&now))
         .collect::<Vec<_>>()

@@ -67,7 +67,7 @@ impl Server {
     }
 
     pub fn connect(&self) -> Conn {
-        let id = self.shared.next_client_id();
+        let id = self.shared.clients.next_id();
         let info = Arc::new(ClientInfo::new(
             id,
             format!("127.0.0.1:{}", 40000 + id),
@@ -76,7 +76,7 @@ impl Server {
             Peer::Tcp(std::net::Ipv4Addr::LOCALHOST.into()),
             self.shared.clock(),
         ));
-        self.shared.register(info.clone());
+        self.shared.clients.register(info.clone());
         Conn {
             client: Client::new(info.clone(), &self.shared),
             parser: RequestParser::default(),

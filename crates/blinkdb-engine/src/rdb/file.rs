@@ -4,7 +4,9 @@
 
 use super::read::{read_entry, Loaded, Reader};
 use super::write::{object_type, write_len, write_object, write_string};
-use super::{kind, module_type_name, native_bloom, opcode, RdbError, CRC64, RDB_VERSION};
+use super::{
+    kind, module_type_name, native_bloom, opcode, RdbError, CRC64, RDB_VERSION, RDB_VERSION_READ,
+};
 use crate::aof::BlobRef;
 use crate::keyspace::access::{ClockSave, SavedClock};
 use crate::keyspace::{InlineBytes, Value};
@@ -182,7 +184,7 @@ fn header(data: &[u8]) -> Result<u16, RdbError> {
         .ok()
         .and_then(|v| v.parse().ok())
         .ok_or(RdbError::Corrupt("invalid RDB version"))?;
-    if version == 0 || version > RDB_VERSION {
+    if version == 0 || version > RDB_VERSION_READ {
         return Err(RdbError::Unsupported(format!(
             "Can't handle RDB format version {version}"
         )));
@@ -375,10 +377,21 @@ fn read_record(
             }
             return Ok(Record::Meta);
         }
+        opcode::SLOT_INFO => {
+            // slot, its keys, its keys with a TTL: a sizing hint Redis itself
+            // ignores outside cluster mode; BlinkDB sizes by RESIZEDB alone.
+            for _ in 0..3 {
+                r.len()?;
+            }
+            return Ok(Record::Meta);
+        }
         opcode::MODULE_AUX => {
+            // No module BlinkDB loads (RedisBloom's types included) keeps
+            // auxiliary data: Redis refuses the file when no loaded module
+            // owns such data, and so does BlinkDB, with Redis's words.
             let (name, _) = module_type_name(r.len()?);
             return Err(RdbError::Unsupported(format!(
-                "module auxiliary data of module type {name} is not supported"
+                "The RDB file contains AUX module data I can't load: no matching module '{name}'"
             )));
         }
         opcode::FUNCTION2 => {
@@ -422,6 +435,14 @@ fn read_record(
             st.expire_at = -1;
             (st.idle, st.freq) = (None, None);
             return Ok(Record::Meta);
+        }
+        // A value BlinkDB cannot hold: the file is refused, naming the key.
+        Err(RdbError::Unsupported(why)) => {
+            return Err(RdbError::Unsupported(format!(
+                "key '{}' in DB {}: {why}",
+                String::from_utf8_lossy(&key),
+                st.db
+            )))
         }
         Err(e) => return Err(e),
     };
@@ -901,6 +922,60 @@ mod tests {
         assert_eq!(cut[cut.len() - 8..], [0; 8]);
         let e = load_file(cut, &Limits::default(), 16, true, 1, |_| Ok(())).unwrap_err();
         assert_eq!(e, RdbError::Corrupt("Unexpected EOF reading RDB file"));
+    }
+
+    /// Versions 11 and 12 are read (their new opcodes too); 13 is refused
+    /// with Redis's words; a value BlinkDB cannot hold names its key.
+    #[test]
+    fn versions_and_new_opcodes() {
+        let file = |version: &str, body: &[u8]| {
+            let mut data = format!("REDIS{version}").into_bytes();
+            data.extend_from_slice(body);
+            data.push(opcode::EOF);
+            let crc = CRC64.checksum(&data);
+            data.extend_from_slice(&crc.to_le_bytes());
+            data
+        };
+        // SLOT_INFO (slot 7: 1 key, 0 expires), AUX slot-info, then a key.
+        let body = b"\xf4\x07\x01\x00\xfa\x09slot-info\x057,1,0\x00\x01k\x01v";
+        for v in ["0011", "0012"] {
+            let mut keys = 0;
+            let c = load_file(&file(v, body), &Limits::default(), 16, true, 1, |k| {
+                assert_eq!(&k.key[..], b"k");
+                keys += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!((keys, c.version), (1, v.parse().unwrap()));
+        }
+        let e = load_file(&file("0013", body), &Limits::default(), 16, true, 1, |_| {
+            Ok(())
+        });
+        assert_eq!(
+            e.unwrap_err(),
+            RdbError::Unsupported("Can't handle RDB format version 13".into())
+        );
+        // MODULE_AUX of a module BlinkDB does not have: Redis's refusal.
+        let e = load_file(
+            &file("0012", b"\xf7\x81\x00\x00\x00\x00\x00\x00\x00\x01\x02\x02"),
+            &Limits::default(),
+            16,
+            true,
+            1,
+            |_| Ok(()),
+        );
+        assert!(matches!(e, Err(RdbError::Unsupported(m))
+            if m.starts_with("The RDB file contains AUX module data I can't load: no matching module")));
+        // A pre-Redis-5 module value: refused naming its key and DB.
+        let e = load_file(
+            &file("0012", b"\xfe\x02\x06\x03mod\x01"),
+            &Limits::default(),
+            16,
+            true,
+            1,
+            |_| Ok(()),
+        );
+        assert!(matches!(e, Err(RdbError::Unsupported(m)) if m.starts_with("key 'mod' in DB 2: ")));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The RDB codec (version 10, Redis 7.0's): one reader and one writer for
-//! DUMP/RESTORE payloads, FUNCTION DUMP, and whole `dump.rdb` files. The byte
-//! layout is in docs/rdb-format.md.
+//! The RDB codec: one reader and one writer for DUMP/RESTORE payloads,
+//! FUNCTION DUMP, and whole `dump.rdb` files. It writes version 10 (Redis
+//! 7.0's, which every later Redis and valkey reads) and reads up to version
+//! 12 (Redis 7.2 and valkey 7.2 to 8.x write 11, Redis 7.4 and 8.x write 12).
+//! The byte layout is in docs/rdb-format.md.
 //!
 //! Reading never trusts a declared length or count beyond the bytes left in
 //! the input: every take is bounded by what remains, and no collection is
@@ -25,8 +27,13 @@ pub use file::{
 pub use read::{read_entry, Loaded, Reader};
 pub use write::{object_type, write_object, write_string};
 
-/// The version Redis 7.0 writes (and the highest it reads).
+/// The version BlinkDB writes: Redis 7.0's, so that a Redis 7.0 replica or
+/// `redis-check-rdb` 7.0 reads BlinkDB's files and payloads.
 pub const RDB_VERSION: u16 = 10;
+
+/// The highest version read (files, DUMP payloads, a master's full sync):
+/// Redis 8.0's. Anything newer is refused as Redis refuses it.
+pub const RDB_VERSION_READ: u16 = 12;
 
 /// Redis's CRC-64 (Jones polynomial, reflected), as its crc64.c computes it.
 /// Slicing-by-16 tables (32 KB): a whole-file check at load was 5% of a
@@ -59,10 +66,27 @@ pub mod kind {
     /// Quicklist of listpacks, each node tagged plain or packed (7.0).
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// Set as one listpack of members (Redis 7.2, RDB 11).
+    pub const SET_LISTPACK: u8 = 20;
+    /// Stream whose consumers also record their active time (Redis 7.2, RDB 11).
+    pub const STREAM_LISTPACKS_3: u8 = 21;
+    /// Hash with field TTLs, absolute times (Redis 7.4 release candidates).
+    pub const HASH_METADATA_PRE_GA: u8 = 22;
+    /// Listpack hash with field TTLs, without the leading minimum (7.4 RCs).
+    pub const HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+    /// Hash with field TTLs: the minimum TTL, then each field's TTL relative
+    /// to it (Redis 7.4 and 8.x, RDB 12).
+    pub const HASH_METADATA: u8 = 24;
+    /// Listpack hash of (field, value, TTL) triples after the minimum TTL
+    /// (Redis 7.4 and 8.x, RDB 12).
+    pub const HASH_LISTPACK_EX: u8 = 25;
 }
 
 /// Opcodes between keys of a whole file (`RDB_OPCODE_*`).
 pub mod opcode {
+    /// A cluster slot's key and expiry counts (Redis 7.4+, cluster mode):
+    /// a sizing hint only.
+    pub const SLOT_INFO: u8 = 244;
     pub const FUNCTION2: u8 = 245;
     /// FUNCTION of the 7.0 release candidates.
     pub const FUNCTION: u8 = 246;
@@ -83,7 +107,7 @@ pub mod opcode {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RdbError {
-    /// The DUMP footer's version is newer than 10, or its CRC does not match.
+    /// The DUMP footer's version is newer than 12, or its CRC does not match.
     #[error("DUMP payload version or checksum are wrong")]
     Payload,
     /// Truncated or inconsistent data.

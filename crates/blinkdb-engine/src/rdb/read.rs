@@ -1,4 +1,5 @@
-//! Reading RDB values (rdbLoadObject), every encoding Redis 2.x to 7.0 wrote.
+//! Reading RDB values (rdbLoadObject), every encoding Redis 2.x to 8.0 and
+//! valkey 7.2 to 8.1 write.
 //! Values come back in the encoding Redis would pick for them under the
 //! server's limits, as Redis's loader converts them.
 
@@ -181,6 +182,48 @@ fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
         return Err(RdbError::EmptyKey);
     }
     Ok(Value::hash(h))
+}
+
+/// The latest field expiry time Redis 8.0 accepts (EB_EXPIRE_TIME_MAX, 2^48-1 ms).
+const FIELD_EXPIRE_MAX: u64 = (1 << 48) - 1;
+
+/// A hash whose fields may carry a TTL (absolute Unix ms, 0 for none).
+/// BlinkDB does not serve hash-field expiration yet: a field whose time has
+/// passed (against `now`) is dropped, as Redis would never serve it again,
+/// and a field still to expire refuses the value, rather than keeping it
+/// forever (docs/compatibility.md, "Hash-field expiration").
+fn hash_with_field_ttls<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
+    fields: Vec<(F, V, u64)>,
+    limits: &Limits,
+    now: u64,
+) -> Result<Value, RdbError> {
+    let mut pending = 0usize;
+    let mut first: Option<(&[u8], u64)> = None;
+    for (f, _, at) in &fields {
+        if *at > FIELD_EXPIRE_MAX {
+            return Err(RdbError::Corrupt("invalid hash field expire time"));
+        }
+        if *at > now {
+            pending += 1;
+            if first.is_none_or(|(_, t)| *at < t) {
+                first = Some((&f[..], *at));
+            }
+        }
+    }
+    if let Some((field, at)) = first {
+        return Err(RdbError::Unsupported(format!(
+            "{pending} hash field(s) with a TTL (hash-field expiration, Redis 7.4+; \
+             field '{}' expires at {at} ms), which BlinkDB does not serve yet",
+            String::from_utf8_lossy(field)
+        )));
+    }
+    let live: Vec<(&[u8], &[u8])> = fields
+        .iter()
+        .filter(|(_, _, at)| *at == 0)
+        .map(|(f, v, _)| (&f[..], &v[..]))
+        .collect();
+    let bytes = pack_bytes(live.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+    hash_from(live.into_iter(), bytes, limits)
 }
 
 /// The bytes entries of these lengths take in a `Pack`.
@@ -368,6 +411,59 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 .collect::<Result<Vec<_>, RdbError>>()?;
             zset_from(items, limits)
         }
+        kind::SET_LISTPACK => {
+            let blob = r.string()?;
+            let items = listpack::decode(&blob)?;
+            set_from(items.into_iter().map(|i| Cow::Owned(i.to_bytes())), limits)
+        }
+        kind::HASH_METADATA | kind::HASH_METADATA_PRE_GA => {
+            // 8.0 writes the smallest TTL first, and each field's TTL as
+            // 0 (none) or its distance from it plus 1; the 7.4 release
+            // candidates wrote absolute times and no minimum.
+            let min = if kind == kind::HASH_METADATA {
+                Some(r.u64_le()?)
+            } else {
+                None
+            };
+            let n = r.count(3)?;
+            let mut fields = Vec::with_capacity(n.min(RESERVE_MAX));
+            for _ in 0..n {
+                let ttl = r.len()?;
+                let at = match (ttl, min) {
+                    (0, _) => 0,
+                    (t, Some(m)) => (t - 1)
+                        .checked_add(m)
+                        .ok_or(RdbError::Corrupt("invalid hash field expire time"))?,
+                    (t, None) => t,
+                };
+                let f = r.string()?;
+                let v = r.string()?;
+                fields.push((f, v, at));
+            }
+            hash_with_field_ttls(fields, limits, crate::clock::now_ms())
+        }
+        kind::HASH_LISTPACK_EX | kind::HASH_LISTPACK_EX_PRE_GA => {
+            if kind == kind::HASH_LISTPACK_EX {
+                // The smallest TTL, kept by Redis for later use: each
+                // field carries its own absolute one.
+                r.u64_le()?;
+            }
+            let blob = r.string()?;
+            let items = listpack::decode(&blob)?;
+            if !items.len().is_multiple_of(3) {
+                return Err(RdbError::Corrupt("Hash listpack integrity check failed."));
+            }
+            let mut fields = Vec::with_capacity(items.len() / 3);
+            for t in items.chunks_exact(3) {
+                let at = match t[2] {
+                    Item::Int(v) => u64::try_from(v).ok(),
+                    Item::Str(s) => listpack::as_int(s).and_then(|v| u64::try_from(v).ok()),
+                }
+                .ok_or(RdbError::Corrupt("Hash listpack integrity check failed."))?;
+                fields.push((t[0].bytes(), t[1].bytes(), at));
+            }
+            hash_with_field_ttls(fields, limits, crate::clock::now_ms())
+        }
         kind::SET_INTSET => {
             let blob = r.string()?;
             let ints = listpack::decode_intset(&blob)?;
@@ -420,9 +516,14 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
             }
             Ok(Value::list(l))
         }
-        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 => Ok(Value::stream(
-            super::stream::read(r, kind == kind::STREAM_LISTPACKS_2)?,
-        )),
+        kind::STREAM_LISTPACKS | kind::STREAM_LISTPACKS_2 | kind::STREAM_LISTPACKS_3 => {
+            let version = match kind {
+                kind::STREAM_LISTPACKS => 1,
+                kind::STREAM_LISTPACKS_2 => 2,
+                _ => 3,
+            };
+            Ok(Value::stream(super::stream::read(r, version)?))
+        }
         kind::MODULE | kind::MODULE_2 => Err(RdbError::Corrupt(
             "module value where a plain value is expected",
         )),
@@ -445,6 +546,136 @@ mod tests {
         // LZF claiming 4 GB out of 3 bytes.
         let mut r = Reader::new(b"\xc3\x03\x80\xff\xff\xff\xff\x00\x00\x00");
         assert!(read_object(kind::STRING, &mut r, &limits).is_err());
+    }
+
+    fn lp_body(kind: u8, prefix: &[u8], items: &[&[u8]]) -> Vec<u8> {
+        let mut lp = listpack::ListpackWriter::new();
+        for i in items {
+            match listpack::as_int(i) {
+                Some(v) => lp.push_int(v),
+                None => lp.push(i),
+            }
+        }
+        let mut out = prefix.to_vec();
+        super::super::write::write_string(&mut out, &lp.finish(), false);
+        let _ = kind;
+        out
+    }
+
+    fn hash_fields(v: &Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let Value::Hash(h, _) = v else {
+            panic!("not a hash: {v:?}")
+        };
+        let mut got: Vec<(Vec<u8>, Vec<u8>)> =
+            h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect();
+        got.sort();
+        got
+    }
+
+    #[test]
+    fn set_listpack() {
+        let limits = Limits::default();
+        let body = lp_body(kind::SET_LISTPACK, b"", &[b"a", b"17", b"bcd"]);
+        let v = read_object(kind::SET_LISTPACK, &mut Reader::new(&body), &limits).unwrap();
+        let Value::Set(set, _) = &v else {
+            panic!("not a set: {v:?}")
+        };
+        assert_eq!(set.len(), 3);
+        for m in [&b"a"[..], b"17", b"bcd"] {
+            assert!(set.contains(m));
+        }
+        let dup = lp_body(kind::SET_LISTPACK, b"", &[b"a", b"a"]);
+        assert_eq!(
+            read_object(kind::SET_LISTPACK, &mut Reader::new(&dup), &limits),
+            Err(DUPLICATE)
+        );
+        let empty = lp_body(kind::SET_LISTPACK, b"", &[]);
+        assert_eq!(
+            read_object(kind::SET_LISTPACK, &mut Reader::new(&empty), &limits),
+            Err(RdbError::EmptyKey)
+        );
+    }
+
+    /// Field TTLs: none kept, past ones dropped, a pending one refuses the
+    /// value (BlinkDB cannot expire a field yet).
+    #[test]
+    fn hash_field_ttls() {
+        let limits = Limits::default();
+        let now = crate::clock::now_ms();
+        let past = (now - 10_000).to_string();
+        let future = (now + 3_600_000).to_string();
+        let min = (now - 10_000).to_le_bytes();
+        // Listpack form: (field, value, ttl) triples after the minimum.
+        let body = lp_body(
+            kind::HASH_LISTPACK_EX,
+            &min,
+            &[b"f1", b"v1", b"0", b"gone", b"x", past.as_bytes()],
+        );
+        let v = read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits).unwrap();
+        assert_eq!(hash_fields(&v), vec![(b"f1".to_vec(), b"v1".to_vec())]);
+        // The release candidates' form has no minimum.
+        let body = lp_body(
+            kind::HASH_LISTPACK_EX_PRE_GA,
+            b"",
+            &[b"f1", b"v1", b"0", b"gone", b"x", past.as_bytes()],
+        );
+        let v = read_object(
+            kind::HASH_LISTPACK_EX_PRE_GA,
+            &mut Reader::new(&body),
+            &limits,
+        )
+        .unwrap();
+        assert_eq!(hash_fields(&v), vec![(b"f1".to_vec(), b"v1".to_vec())]);
+        let body = lp_body(
+            kind::HASH_LISTPACK_EX,
+            &min,
+            &[b"f1", b"v1", b"0", b"later", b"x", future.as_bytes()],
+        );
+        match read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits) {
+            Err(RdbError::Unsupported(m)) => assert!(m.contains("'later'"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // All fields expired: an empty key, skipped as Redis skips one.
+        let body = lp_body(
+            kind::HASH_LISTPACK_EX,
+            &min,
+            &[b"gone", b"x", past.as_bytes()],
+        );
+        assert_eq!(
+            read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits),
+            Err(RdbError::EmptyKey)
+        );
+        // Not triples.
+        let body = lp_body(kind::HASH_LISTPACK_EX, &min, &[b"f", b"v"]);
+        assert!(read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits).is_err());
+
+        // Table form: minimum, count, then (ttl, field, value) with each
+        // ttl 0 or its distance from the minimum plus 1.
+        let mut body = min.to_vec();
+        body.extend_from_slice(b"\x02\x00\x02f1\x02v1\x01\x04gone\x01x");
+        let v = read_object(kind::HASH_METADATA, &mut Reader::new(&body), &limits).unwrap();
+        assert_eq!(hash_fields(&v), vec![(b"f1".to_vec(), b"v1".to_vec())]);
+        let mut body = min.to_vec();
+        body.extend_from_slice(b"\x01\x80\x7f\xff\xff\xff\x05later\x01x");
+        assert!(matches!(
+            read_object(kind::HASH_METADATA, &mut Reader::new(&body), &limits),
+            Err(RdbError::Unsupported(_))
+        ));
+        // Absolute times (release candidates): 1 ms after the epoch is past.
+        let body = b"\x02\x00\x02f1\x02v1\x01\x04gone\x01x";
+        let v = read_object(kind::HASH_METADATA_PRE_GA, &mut Reader::new(body), &limits).unwrap();
+        assert_eq!(hash_fields(&v), vec![(b"f1".to_vec(), b"v1".to_vec())]);
+        // Past Redis's largest expiry time: corrupt; truncations: errors.
+        let body = b"\x01\x81\x00\x01\x00\x00\x00\x00\x00\x00\x01f\x01v";
+        assert!(matches!(
+            read_object(kind::HASH_METADATA_PRE_GA, &mut Reader::new(body), &limits),
+            Err(RdbError::Corrupt(_))
+        ));
+        for n in 0..body.len() {
+            assert!(
+                read_object(kind::HASH_METADATA, &mut Reader::new(&body[..n]), &limits).is_err()
+            );
+        }
     }
 
     #[test]

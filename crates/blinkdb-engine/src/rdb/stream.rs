@@ -1,4 +1,4 @@
-//! Streams in RDB (`RDB_TYPE_STREAM_LISTPACKS_2`, 19; 15 read too), as
+//! Streams in RDB (`RDB_TYPE_STREAM_LISTPACKS_2`, 19; 15 and 21 read too), as
 //! Redis 7.0's rdbSaveObject and rdbLoadObject lay them out:
 //!
 //! ```text
@@ -10,6 +10,7 @@
 //!               type 19: entries_read(len; 2^64-1 when unknown)
 //!               pel(len) ( id: 16 bytes BE, delivery_time: i64 LE ms, delivery_count(len) )*
 //!               consumers(len) ( name: string, seen_time: i64 LE ms,
+//!                                type 21: active_time: i64 LE ms,
 //!                                pel(len) ( id: 16 bytes BE )* )* )*
 //!
 //! node listpack (t_stream.c): the master entry, then every entry, deleted
@@ -229,8 +230,12 @@ fn read_id(r: &mut Reader<'_>) -> Result<StreamId, RdbError> {
     Ok(StreamId::new(r.len()?, r.len()?))
 }
 
-/// A stream of RDB type 15 or 19 (`v2`), after its type byte.
-pub fn read(r: &mut Reader<'_>, v2: bool) -> Result<StreamValue, RdbError> {
+/// A stream of RDB type 15, 19 or 21 (`version` 1, 2 or 3), after its type
+/// byte. Version 3 (Redis 7.2) adds each consumer's active time after its
+/// seen time; BlinkDB's consumers keep Redis 7.0's seen time only (XINFO
+/// answers as 7.0 does), so it is read and dropped.
+pub fn read(r: &mut Reader<'_>, version: u8) -> Result<StreamValue, RdbError> {
+    let v2 = version >= 2;
     let mut s = StreamValue::default();
     let nodes = r.count(2)?;
     let mut last_entry: Option<StreamId> = None;
@@ -302,6 +307,9 @@ pub fn read(r: &mut Reader<'_>, v2: bool) -> Result<StreamValue, RdbError> {
         for _ in 0..consumers {
             let cname: Box<[u8]> = r.string()?.into();
             let seen_time = r.millis()?;
+            if version >= 3 {
+                r.millis()?;
+            }
             let mut c = Consumer {
                 seen_time,
                 pel: Default::default(),
@@ -384,7 +392,7 @@ mod tests {
             .insert(b"g0"[..].into(), Group::new(StreamId::MIN, None));
         let mut out = Vec::new();
         write(&mut out, &s, true);
-        let back = read(&mut Reader::new(&out), true).unwrap();
+        let back = read(&mut Reader::new(&out), 2).unwrap();
         assert_eq!(back, s);
         assert_eq!(back.nodes(), s.nodes());
         assert_eq!(back.first_id, s.first_id);
@@ -393,7 +401,7 @@ mod tests {
         assert_eq!(again, out);
         // Truncations are errors, never panics.
         for n in 0..out.len() {
-            assert!(read(&mut Reader::new(&out[..n]), true).is_err());
+            assert!(read(&mut Reader::new(&out[..n]), 2).is_err());
         }
     }
 

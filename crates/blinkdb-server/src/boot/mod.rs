@@ -405,7 +405,7 @@ async fn expire_cycle(shared: Arc<Shared>) {
         // Off by DEBUG SET-ACTIVE-EXPIRE 0, and while CLIENT PAUSE holds
         // writes back (an expiry is a write), as in Redis.
         if !shared.debug.active_expire.load(Ordering::Relaxed)
-            || shared.pause.mode() != crate::exec::pause::NONE
+            || shared.exec.pause.mode() != crate::exec::pause::NONE
         {
             continue;
         }
@@ -423,7 +423,7 @@ async fn expire_cycle(shared: Arc<Shared>) {
         let mut capped = true;
         while start.elapsed() < budget {
             // Not inside a transaction: EXEC sees no key vanish midway.
-            let Some(_gate) = shared.gate.shared_unless(&shared.scripting.busy) else {
+            let Some(_gate) = shared.exec.gate.shared_unless(&shared.scripting.busy) else {
                 capped = false;
                 break;
             };
@@ -438,7 +438,10 @@ async fn expire_cycle(shared: Arc<Shared>) {
         note_expire_cycle(&shared.stats, start.elapsed(), capped, expired, looked);
         let threshold = shared.settings().latency_monitor_threshold_ms;
         let ms = start.elapsed().as_millis() as u64;
-        shared.latency.add_if_needed("expire-cycle", ms, threshold);
+        shared
+            .diagnostics
+            .latency
+            .add_if_needed("expire-cycle", ms, threshold);
         // BCAST invalidations of the keys that expired.
         shared.notify.tracking.broadcast();
     }

@@ -54,7 +54,7 @@ pub struct Manual {
 /// Redis's resetManualFailover: a master lifts the write pause it set.
 pub fn reset_manual(shared: &Shared, st: &mut State) {
     if st.manual.slave.is_some() {
-        shared.pause.unpause();
+        shared.exec.pause.unpause();
     }
     st.manual = Manual::default();
 }
@@ -457,7 +457,7 @@ pub fn manual_start(shared: &Shared, c: &Cluster, st: &mut State, opts: &Options
     let now = now_ms();
     st.manual.end = now + MF_TIMEOUT_MS;
     st.manual.slave = Some(from);
-    shared.pause.pause(
+    shared.exec.pause.pause(
         crate::exec::pause::WRITE,
         now + MF_TIMEOUT_MS * MF_PAUSE_MULT,
     );

@@ -173,11 +173,11 @@ fn is_shard_pubsub(spec: &CommandSpec) -> bool {
 /// is down` when the cluster fails. A READONLY client's read of its master's
 /// slot on a replica waits on.
 pub fn redirect_blocked(shared: &Shared, cluster: &Cluster) {
-    if shared.blocking.blocked_clients() == 0 {
+    if shared.exec.blocking.blocked_clients() == 0 {
         return;
     }
     let tls_cluster = shared.settings().tls.cluster;
-    shared.blocking.fail_where(shared, |w| {
+    shared.exec.blocking.fail_where(shared, |w| {
         let first = w.keys().first()?;
         let plaintext = tls_cluster && !w.is_tls();
         let st = cluster.state.read();

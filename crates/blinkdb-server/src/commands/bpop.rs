@@ -111,6 +111,7 @@ fn pop_or_block(ctx: &mut Ctx, args: &Args, keys: &[&[u8]], pop: Pop, end_ms: u6
         }
         Some(
             shared
+                .exec
                 .blocking
                 .block_on_keys(shared, &who, keys, args, serve, end_ms),
         )
@@ -258,7 +259,7 @@ fn block_move(ctx: &mut Ctx, args: &Args) {
             Ok(None) if deny => out.null(),
             Ok(None) => {
                 let serve: ServeFn = serve_move;
-                return Some(shared.blocking.block_on_keys(
+                return Some(shared.exec.blocking.block_on_keys(
                     shared,
                     &who,
                     &[src],

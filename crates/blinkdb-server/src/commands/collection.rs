@@ -172,12 +172,17 @@ pub fn store<T: Collection>(tx: &mut Tx, db: usize, key: &[u8], value: T) -> boo
     tx.insert(db, key, Entry::new(value.wrap())).is_some()
 }
 
-/// The arguments of HSCAN, SSCAN and ZSCAN: `key cursor [MATCH p] [COUNT n]`.
+/// The arguments of HSCAN, SSCAN and ZSCAN: `key cursor [MATCH p] [COUNT n]
+/// [NOVALUES]` (NOVALUES is Redis 7.4's, for HSCAN only: the others refuse it
+/// once their key exists, with `ERR_NOVALUES`).
 pub struct ScanArgs<'a> {
     pub cursor: u64,
     pub count: usize,
     pub pattern: Option<&'a [u8]>,
+    pub novalues: bool,
 }
+
+pub const ERR_NOVALUES: &str = "ERR NOVALUES option can only be used in HSCAN";
 
 impl<'a> ScanArgs<'a> {
     /// Parses them, or returns Redis's error.
@@ -188,9 +193,15 @@ impl<'a> ScanArgs<'a> {
             cursor,
             count: 10,
             pattern: None,
+            novalues: false,
         };
         let mut i = 3;
         while i < args.len() {
+            if eq_ic(args[i], "novalues") {
+                scan.novalues = true;
+                i += 1;
+                continue;
+            }
             if args.len() - i < 2 {
                 return Err(ERR_SYNTAX);
             }

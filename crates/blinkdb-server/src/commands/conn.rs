@@ -59,7 +59,7 @@ pub fn reset(ctx: &mut Ctx, _args: &Args) {
     ctx.client.user = user;
     ctx.client.acl_version = ctx.shared.acl.version();
     if ctx.client.monitor.take().is_some() {
-        ctx.shared.monitors.remove(ctx.client.id);
+        ctx.shared.diagnostics.monitors.remove(ctx.client.id);
     }
     ctx.client.reply_off = false;
     ctx.client.reply_skip_next = false;
@@ -209,8 +209,8 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
         "unblock" => client_unblock(ctx, args),
         "pause" => client_pause(ctx, args),
         "unpause" => {
-            ctx.shared.pause.unpause();
-            if !ctx.shared.pause.failover() {
+            ctx.shared.exec.pause.unpause();
+            if !ctx.shared.exec.pause.failover() {
                 ctx.shared.engine.hold_expiry_until(0);
             }
             ctx.out.ok();
@@ -307,7 +307,12 @@ fn client_unblock(ctx: &mut Ctx, args: &Args) {
     let Some(id) = parse_i64(args[2]) else {
         return ctx.out.error(super::args::ERR_NOT_INT);
     };
-    let unblocked = id >= 0 && ctx.shared.blocking.unblock(ctx.shared, id as u64, error);
+    let unblocked = id >= 0
+        && ctx
+            .shared
+            .exec
+            .blocking
+            .unblock(ctx.shared, id as u64, error);
     if unblocked && error {
         ctx.out.foreign_errors += 1;
     }
@@ -327,11 +332,11 @@ fn client_pause(ctx: &mut Ctx, args: &Args) {
     }
     match timeout_ms(args[2]) {
         Ok(end) => {
-            ctx.shared.pause.pause(mode, end);
-            if !ctx.shared.pause.failover() {
+            ctx.shared.exec.pause.pause(mode, end);
+            if !ctx.shared.exec.pause.failover() {
                 ctx.shared
                     .engine
-                    .hold_expiry_until(ctx.shared.pause.end_ms());
+                    .hold_expiry_until(ctx.shared.exec.pause.end_ms());
             }
             ctx.out.ok();
         }

@@ -173,7 +173,8 @@ pub fn restore(ctx: &mut Ctx, args: &Args) {
 /// once per payload of a compact type (intset, listpacks, quicklist 2,
 /// stream listpacks), where Redis counts each listpack node of one.
 fn sanitized(ctx: &mut Ctx, payload: &[u8]) -> bool {
-    const COMPACT: &[u8] = &[11, 15, 16, 17, 18, 19];
+    // The compact encodings Redis checks deeply (with RDB 11 and 12's).
+    const COMPACT: &[u8] = &[11, 15, 16, 17, 18, 19, 20, 21, 23, 25];
     let deep = match ctx
         .client
         .settings(ctx.shared)

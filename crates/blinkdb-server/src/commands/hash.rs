@@ -301,10 +301,12 @@ pub fn hscan(ctx: &mut Ctx, args: &Args) {
         let items: Vec<_> = items.into_iter().filter(|(f, _)| scan.matches(f)).collect();
         out.array(2);
         out.bulk(next.to_string().as_bytes());
-        out.array(items.len() * 2);
+        out.array(items.len() * if scan.novalues { 1 } else { 2 });
         for (f, v) in items {
             out.bulk(f);
-            out.bulk(v);
+            if !scan.novalues {
+                out.bulk(v);
+            }
         }
     });
 }
@@ -403,6 +405,6 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         acl: acl::HASH,
         complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
         keys: "RO,access index:1 range:0:1:0",
-        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT?",
+        args: "key:key cursor:integer pattern:pattern=MATCH? count:integer=COUNT? novalues:NOVALUES?",
         tips: &["nondeterministic_output"]),
 ];

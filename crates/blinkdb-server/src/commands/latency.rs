@@ -48,7 +48,7 @@ impl LatencyMonitor {
 }
 
 pub fn latest(ctx: &mut Ctx, _args: &Args) {
-    let events = ctx.shared.latency.events.lock();
+    let events = ctx.shared.diagnostics.latency.events.lock();
     ctx.out.array(events.len());
     for (name, e) in events.iter() {
         let (t, v) = e.samples.back().copied().unwrap_or_default();
@@ -61,7 +61,7 @@ pub fn latest(ctx: &mut Ctx, _args: &Args) {
 }
 
 pub fn history(ctx: &mut Ctx, args: &Args) {
-    let events = ctx.shared.latency.events.lock();
+    let events = ctx.shared.diagnostics.latency.events.lock();
     let samples = String::from_utf8(args[2].to_vec())
         .ok()
         .and_then(|n| events.get(&n))
@@ -77,7 +77,7 @@ pub fn history(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn reset(ctx: &mut Ctx, args: &Args) {
-    let mut events = ctx.shared.latency.events.lock();
+    let mut events = ctx.shared.diagnostics.latency.events.lock();
     let n = if args.len() == 2 {
         let n = events.len();
         events.clear();
@@ -112,7 +112,7 @@ const GRAPH_ROWS: u64 = 4;
 
 pub fn graph(ctx: &mut Ctx, args: &Args) {
     let name = String::from_utf8_lossy(args[2]).into_owned();
-    let events = ctx.shared.latency.events.lock();
+    let events = ctx.shared.diagnostics.latency.events.lock();
     let Some(e) = events.get(&name).filter(|e| !e.samples.is_empty()) else {
         drop(events);
         return ctx
@@ -165,7 +165,7 @@ pub fn graph(ctx: &mut Ctx, args: &Args) {
 
 pub fn doctor(ctx: &mut Ctx, _args: &Args) {
     let threshold = ctx.client.settings(ctx.shared).latency_monitor_threshold_ms;
-    let events = ctx.shared.latency.events.lock();
+    let events = ctx.shared.diagnostics.latency.events.lock();
     let mut text = String::new();
     if events.is_empty() {
         if threshold == 0 {

@@ -47,6 +47,15 @@ mod zsetops;
 use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
+
+/// The diagnostics handle: SLOWLOG's and LATENCY's records and the MONITOR
+/// clients, fed by the pipeline (exec/call.rs) and read by their commands.
+#[derive(Default)]
+pub struct Diagnostics {
+    pub slowlog: slowlog::SlowLog,
+    pub latency: latency::LatencyMonitor,
+    pub monitors: monitor::Monitors,
+}
 use args::ERR_WRONGTYPE;
 use blinkdb_engine::Tx;
 

@@ -199,7 +199,7 @@ pub fn monitor(ctx: &mut Ctx, _args: &Args) {
     if ctx.client.monitor.is_some() {
         return; // already monitoring: no reply, as Redis
     }
-    ctx.client.monitor = Some(ctx.shared.monitors.add(ctx.client.id));
+    ctx.client.monitor = Some(ctx.shared.diagnostics.monitors.add(ctx.client.id));
     ctx.client.info.set_flag(crate::client::FLAG_MONITOR, true);
     ctx.out.ok();
 }

@@ -458,6 +458,9 @@ pub fn sscan(ctx: &mut Ctx, args: &Args) {
         Err(e) => return ctx.out.error(e),
     };
     collection::read_or_reply(ctx, args[1], |s: Option<&SetValue>, out| {
+        if scan.novalues && s.is_some() {
+            return out.error(collection::ERR_NOVALUES);
+        }
         let (items, next) = s.map_or((Vec::new(), 0), |s| s.scan(scan.cursor, scan.count));
         let items: Vec<_> = items.into_iter().filter(|m| scan.matches(m)).collect();
         out.array(2);

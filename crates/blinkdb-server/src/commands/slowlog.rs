@@ -93,7 +93,7 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
     } else if args.len() > 3 {
         return super::subcommand_syntax_error(ctx, args);
     }
-    let log = ctx.shared.slowlog.inner.lock();
+    let log = ctx.shared.diagnostics.slowlog.inner.lock();
     let n = count.min(log.entries.len());
     ctx.out.array(n);
     for e in log.entries.iter().take(n) {
@@ -108,12 +108,12 @@ pub fn get(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn len(ctx: &mut Ctx, _args: &Args) {
-    let n = ctx.shared.slowlog.inner.lock().entries.len();
+    let n = ctx.shared.diagnostics.slowlog.inner.lock().entries.len();
     ctx.out.int(n as i64);
 }
 
 pub fn reset(ctx: &mut Ctx, _args: &Args) {
-    ctx.shared.slowlog.inner.lock().entries.clear();
+    ctx.shared.diagnostics.slowlog.inner.lock().entries.clear();
     ctx.out.ok();
 }
 

@@ -686,11 +686,14 @@ fn xread_or_block(ctx: &mut Ctx, args: &Args, r: &ReadArgs) {
         for (i, id) in ids.iter().enumerate() {
             record[first_id + i] = id;
         }
-        Some(
-            shared
-                .blocking
-                .block_on_keys(shared, &who, &r.keys, &record, serve_xread, end_ms),
-        )
+        Some(shared.exec.blocking.block_on_keys(
+            shared,
+            &who,
+            &r.keys,
+            &record,
+            serve_xread,
+            end_ms,
+        ))
     });
     if let Some(w) = waiter {
         ctx.client.block = Some(Block::Waiting(w));

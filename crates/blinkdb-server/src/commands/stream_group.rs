@@ -593,7 +593,7 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
             if block.is_some() && !deny_blocking {
                 // Only `>` reads get here (history reads always answer):
                 // `serve_xreadgroup` serves the wait.
-                let waiter = shared.blocking.block_on_keys(
+                let waiter = shared.exec.blocking.block_on_keys(
                     shared,
                     &who,
                     &r.keys,
@@ -602,7 +602,7 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
                     end_ms,
                 );
                 // A deleted stream ends the wait with an error, as in Redis.
-                waiter.serve_when_key_gone(&shared.blocking);
+                waiter.serve_when_key_gone(&shared.exec.blocking);
                 waiter.check_ready_with(xreadgroup_may_serve);
                 return Some(waiter);
             }

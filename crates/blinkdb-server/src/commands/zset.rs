@@ -296,11 +296,32 @@ pub fn zmscore(ctx: &mut Ctx, args: &Args) {
     });
 }
 
+/// ZRANK/ZREVRANK key member [WITHSCORE] (the option is Redis 7.2's: the
+/// rank and the score as a pair, a null array for a missing member).
 fn rank_generic(ctx: &mut Ctx, args: &Args, rev: bool) {
+    if args.len() > 4 {
+        return ctx.arity_error(if rev { "zrevrank" } else { "zrank" });
+    }
+    let with_score = match args.get(3) {
+        None => false,
+        Some(a) if eq_ic(a, "withscore") => true,
+        Some(_) => return ctx.syntax_error(),
+    };
     let member = args[2];
     collection::read_or_reply(ctx, args[1], |z: Option<&ZSetValue>, out| {
-        match z.and_then(|z| z.rank(member).map(|r| (r, z.len()))) {
-            Some((r, len)) => out.int(if rev { len - 1 - r } else { r } as i64),
+        let found = z.and_then(|z| Some((z.rank(member)?, z.len(), z.score(member)?)));
+        match found {
+            Some((r, len, score)) => {
+                let rank = if rev { len - 1 - r } else { r } as i64;
+                if with_score {
+                    out.array(2);
+                    out.int(rank);
+                    out.double(score);
+                } else {
+                    out.int(rank);
+                }
+            }
+            None if with_score => out.null_array(),
             None => out.null(),
         }
     });
@@ -503,6 +524,7 @@ pub fn zscan(ctx: &mut Ctx, args: &Args) {
             return out.array(0);
         };
         let scan = match ScanArgs::parse(args) {
+            Ok(s) if s.novalues => return out.error(collection::ERR_NOVALUES),
             Ok(s) => s,
             Err(e) => return out.error(e),
         };
@@ -561,16 +583,18 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         complexity: "O(N) where N is the number of members being requested.",
         keys: "RO,access index:1 range:0:1:0",
         args: "key:key member:string*"),
-    cmd!("zrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", zrank;
+    cmd!("zrank", -3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set", zrank;
         acl: acl::SORTEDSET,
         complexity: "O(log(N))",
         keys: "RO,access index:1 range:0:1:0",
-        args: "key:key member:string"),
-    cmd!("zrevrank", 3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", zrevrank;
+        args: "key:key member:string withscore:WITHSCORE?",
+        history: &[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
+    cmd!("zrevrank", -3, READONLY | FAST, KEY1, "sorted-set", "2.0.0", "Determine the index of a member in a sorted set, with scores ordered from high to low", zrevrank;
         acl: acl::SORTEDSET,
         complexity: "O(log(N))",
         keys: "RO,access index:1 range:0:1:0",
-        args: "key:key member:string"),
+        args: "key:key member:string withscore:WITHSCORE?",
+        history: &[("7.2.0", "Added the optional `WITHSCORE` argument.")]),
     cmd!("zpopmin", -2, WRITE | FAST, KEY1, "sorted-set", "5.0.0", "Remove and return members with the lowest scores in a sorted set", zpopmin;
         acl: acl::SORTEDSET,
         complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",

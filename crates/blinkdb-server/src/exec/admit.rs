@@ -473,7 +473,7 @@ pub fn paused(shared: &Shared, client: &Client, found: super::Lookup, args: &Arg
     if !arity_ok(spec, args.len()) {
         return false;
     }
-    match shared.pause.mode() {
+    match shared.exec.pause.mode() {
         crate::exec::pause::ALL => true,
         crate::exec::pause::WRITE => {
             let flags = match &client.multi {

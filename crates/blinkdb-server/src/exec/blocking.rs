@@ -601,12 +601,17 @@ fn count_unblocked(
         && max_len > 0
         && !spec.has(crate::commands::table::SKIP_SLOWLOG)
     {
-        shared.slowlog.push(&w.info, spec, logged, micros, max_len);
+        shared
+            .diagnostics
+            .slowlog
+            .push(&w.info, spec, logged, micros, max_len);
     }
     let threshold = settings.latency_monitor_threshold_ms;
-    shared
-        .latency
-        .add_if_needed("command-unblocking", reply_nanos / 1_000_000, threshold);
+    shared.diagnostics.latency.add_if_needed(
+        "command-unblocking",
+        reply_nanos / 1_000_000,
+        threshold,
+    );
 }
 
 /// Serves the clients waiting on the keys this thread's writes made ready,
@@ -624,7 +629,7 @@ pub fn serve_ready(shared: &Shared) -> u64 {
         }
         for (db, key) in ready {
             let (mut after, mut gone) = (None, false);
-            while let Some(w) = shared.blocking.next_waiting(db, &key, after) {
+            while let Some(w) = shared.exec.blocking.next_waiting(db, &key, after) {
                 after = Some(w.seq);
                 // Once the key is gone (a list emptied), only waits that
                 // a deleted key ends (XREADGROUP's error) are served.
@@ -634,13 +639,20 @@ pub fn serve_ready(shared: &Shared) -> u64 {
                 if !w.may_serve(shared, db, &key) {
                     continue;
                 }
-                if let Some(lsn) = shared.blocking.try_serve(shared, &w, &key) {
+                if let Some(lsn) = shared.exec.blocking.try_serve(shared, &w, &key) {
                     logged = logged.max(lsn);
                 }
                 if !gone && !shared.engine.peek(db, &key, |e| e.is_some()) {
                     gone = true;
                 }
-                if gone && shared.blocking.gone_key_waiters.load(Ordering::Relaxed) == 0 {
+                if gone
+                    && shared
+                        .exec
+                        .blocking
+                        .gone_key_waiters
+                        .load(Ordering::Relaxed)
+                        == 0
+                {
                     break;
                 }
             }
@@ -654,7 +666,7 @@ pub fn signal_existing(shared: &Shared, db: usize) {
     if shared.engine.blocked.load(Ordering::Relaxed) == 0 {
         return;
     }
-    for key in shared.blocking.waited_keys(db) {
+    for key in shared.exec.blocking.waited_keys(db) {
         if shared
             .engine
             .peek(db, &key, |e| e.is_some_and(|e| e.value().wakes_blocked()))
@@ -677,7 +689,7 @@ pub fn waited_streams(shared: &Shared, db: Option<usize>) -> Vec<(usize, Box<[u8
     };
     let mut found = Vec::new();
     for d in dbs {
-        for key in shared.blocking.waited_keys(d) {
+        for key in shared.exec.blocking.waited_keys(d) {
             let stream = shared.engine.peek(d, &key, |e| {
                 e.is_some_and(|e| matches!(e.value(), blinkdb_engine::Value::Stream(..)))
             });

@@ -84,7 +84,10 @@ pub fn after_call(
         && !spec.has(table::SKIP_SLOWLOG)
     {
         let info = &ctx.client.info;
-        ctx.shared.slowlog.push(info, spec, args, micros, max_len);
+        ctx.shared
+            .diagnostics
+            .slowlog
+            .push(info, spec, args, micros, max_len);
     }
     if threshold > 0 {
         let event = if spec.has(table::FAST) {
@@ -93,11 +96,18 @@ pub fn after_call(
             "command"
         };
         ctx.shared
+            .diagnostics
             .latency
             .add_if_needed(event, nanos / 1_000_000, threshold);
     }
-    if ctx.shared.monitors.active() && !spec.has(table::SKIP_MONITOR | table::ADMIN) {
+    if ctx.shared.diagnostics.monitors.active() && !spec.has(table::SKIP_MONITOR | table::ADMIN) {
         let from = (!by_script).then_some(&*ctx.client.info);
-        monitor::feed(&ctx.shared.monitors, from, ctx.client.db, spec, args);
+        monitor::feed(
+            &ctx.shared.diagnostics.monitors,
+            from,
+            ctx.client.db,
+            spec,
+            args,
+        );
     }
 }

@@ -20,6 +20,17 @@ use crate::commands::{multi, table, CommandSpec, Ctx};
 use crate::exec::session::Client;
 use crate::protocol::{Args, Out};
 use crate::server::state::Shared;
+
+/// The pipeline handle: what a command passes through besides the table,
+/// shared by every connection: the EXEC gate, CLIENT PAUSE, blocked clients.
+#[derive(Default)]
+pub struct Pipeline {
+    /// Keeps other commands out while a transaction runs (gate.rs).
+    pub gate: gate::ExecGate,
+    pub pause: pause::Pause,
+    /// Clients blocked on keys or WAIT.
+    pub blocking: blocking::Registry,
+}
 pub use admit::{arity_ok, Source};
 
 /// What the table says of a request: the command (a container's subcommand

@@ -178,7 +178,7 @@ fn snapshot(shared: &Arc<Shared>, group: Vec<Waiter>) {
         .and_then(|w| {
             shared.engine.save_rdb_paced(
                 w,
-                || shared.gate.exclusive(),
+                || shared.exec.gate.exclusive(),
                 |gate| {
                     for (id, start, data, sent) in std::mem::take(&mut starts) {
                         let offset = shared.replication.feed.start_full(id);

@@ -170,7 +170,7 @@ pub fn command(ctx: &mut Ctx, args: &Args) {
         };
         st.generation
     };
-    shared.pause.set_failover(true);
+    shared.exec.pause.set_failover(true);
     // Reads of expired keys do not delete them meanwhile (a DEL would grow
     // the stream the replicas must catch up with).
     shared.engine.hold_expiry_until(u64::MAX);
@@ -213,7 +213,7 @@ fn step(shared: &Shared, generation: u64) -> bool {
                 return false;
             };
             // Commands already running finish first (none starts: paused).
-            let _alone = shared.gate.exclusive();
+            let _alone = shared.exec.gate.exclusive();
             if !set_phase(shared, generation, Phase::InProgress, None) {
                 return false;
             }
@@ -229,7 +229,7 @@ fn step(shared: &Shared, generation: u64) -> bool {
     }
     // Looks synced: check again with no command half-way (a write that
     // passed the pause check just before FAILOVER may still be running).
-    let _alone = shared.gate.exclusive();
+    let _alone = shared.exec.gate.exclusive();
     let Some((host, port)) = synced(shared, target.as_ref()) else {
         return true;
     };
@@ -330,6 +330,6 @@ fn clear(shared: &Shared) {
         st.end_ms = 0;
         st.force = false;
     }
-    shared.pause.set_failover(false);
-    shared.engine.hold_expiry_until(shared.pause.end_ms());
+    shared.exec.pause.set_failover(false);
+    shared.engine.hold_expiry_until(shared.exec.pause.end_ms());
 }

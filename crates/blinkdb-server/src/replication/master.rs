@@ -287,7 +287,7 @@ async fn full_sync<S: Socket>(
                 .and_then(|file| {
                     s.engine.save_rdb_at(
                         file,
-                        || s.gate.exclusive(),
+                        || s.exec.gate.exclusive(),
                         |gate| {
                             let _ = at_tx.send(s.replication.feed.start_full(id));
                             drop(gate);
@@ -568,7 +568,7 @@ fn read_acks(
                     };
                     *wait_ack = false;
                     for waiter in shared.replication.feed.ack(client.id, off) {
-                        shared.blocking.wake_wait(shared, waiter);
+                        shared.exec.blocking.wake_wait(shared, waiter);
                     }
                 }
             }

@@ -100,6 +100,7 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
     }
     let waiter = ctx
         .shared
+        .exec
         .blocking
         .block_for_acks(ctx.client, args, end, offset);
     feed.add_wait(ctx.client.id, offset, wanted as usize);
@@ -211,7 +212,7 @@ pub async fn cron(shared: Arc<Shared>) {
         // No PING while FAILOVER waits for a replica to catch up (it would
         // move the offset the replica must acknowledge).
         if seconds.is_multiple_of(period)
-            && !shared.pause.failover()
+            && !shared.exec.pause.failover()
             && !shared.replication.feed.lock().replicas.is_empty()
         {
             shared.replication.feed.feed_raw(&[b"PING"]);

@@ -208,7 +208,7 @@ pub fn follow(shared: &Shared, host: String, port: u16) {
     shared.engine.set_replica(true);
     // Clients blocked in a master, now a replica, are told so and
     // disconnected (Redis's disconnectAllBlockedClients).
-    shared.blocking.fail_where(shared, |_| {
+    shared.exec.blocking.fail_where(shared, |_| {
         Some((
             "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)".into(),
             true,
@@ -828,7 +828,7 @@ pub(super) fn load(
     let settings = shared.settings();
     {
         // No command is half-way when loading starts.
-        let _alone = shared.gate.exclusive();
+        let _alone = shared.exec.gate.exclusive();
         shared.engine.set_loading(true);
     }
     shared
@@ -1062,7 +1062,7 @@ async fn finish_script(shared: &Shared, client: &mut Client, out: &mut Out, paus
 /// `propagation-error-behavior` says (`errors`: the count before the command).
 fn after_command(shared: &Shared, client: &mut Client, out: &mut Out, errors: u64, name: &[u8]) {
     if let Some(crate::exec::session::Block::Waiting(w)) = client.block.take() {
-        shared.blocking.cancel(shared, &w);
+        shared.exec.blocking.cancel(shared, &w);
     }
     if blinkdb_engine::ready_keys::pending() {
         crate::exec::blocking::serve_ready(shared);
@@ -1151,7 +1151,7 @@ fn apply(
         let errors = out.errors;
         let master = crate::exec::Source::Master;
         if has(props::RUNS_QUEUE) {
-            let _alone = shared.gate.exclusive();
+            let _alone = shared.exec.gate.exclusive();
             crate::exec::process(shared, client, out, &args, found, master);
             feed.proxy_bytes(raw, multi);
         } else if client.multi.is_none() && has(props::RUNS_SCRIPT) {
@@ -1169,7 +1169,7 @@ fn apply(
             client.script_gate = None;
             feed.proxy_bytes(raw, multi);
         } else {
-            let _gate = shared.gate.shared();
+            let _gate = shared.exec.gate.shared();
             crate::exec::process(shared, client, out, &args, found, master);
             feed.proxy_bytes(raw, multi);
         }

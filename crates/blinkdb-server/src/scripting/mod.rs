@@ -325,10 +325,16 @@ pub fn eval(ctx: &mut Ctx, args: &Args, by_sha: bool, ro: bool) {
 /// Feeds MONITOR an EVAL or FCALL before the script runs, so that its
 /// commands follow it (EVAL and FCALL skip MONITOR's feed after the call).
 pub(crate) fn feed_monitors(ctx: &mut Ctx, args: &Args) {
-    if ctx.shared.monitors.active() {
+    if ctx.shared.diagnostics.monitors.active() {
         if let Some(Ok(spec)) = crate::commands::table::resolve(args) {
             let (info, db) = (&*ctx.client.info, ctx.client.db);
-            crate::commands::monitor::feed(&ctx.shared.monitors, Some(info), db, spec, args);
+            crate::commands::monitor::feed(
+                &ctx.shared.diagnostics.monitors,
+                Some(info),
+                db,
+                spec,
+                args,
+            );
         }
     }
 }

@@ -369,8 +369,8 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
             }
             Next::Read => {}
             Next::Paused => {
-                let pause = shared.pause.wait();
-                let _held = shared.pause.hold();
+                let pause = shared.exec.pause.wait();
+                let _held = shared.exec.pause.hold();
                 let held_io = Held {
                     inbuf: &mut inbuf,
                     queue: &mut queue,
@@ -395,12 +395,12 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     queue: &mut queue,
                 };
                 if !hold(&mut sock, held_io, &info, &mut client, until).await {
-                    shared.blocking.cancel(&shared, &waiter);
+                    shared.exec.blocking.cancel(&shared, &waiter);
                     break;
                 }
                 info.usage.set_argv(0);
                 let mut close = false;
-                match shared.blocking.finish(&shared, &waiter) {
+                match shared.exec.blocking.finish(&shared, &waiter) {
                     Outcome::Served(reply, lsn) => {
                         if lsn > 0 && !wait_durable(&shared, &client, lsn).await {
                             break;
@@ -467,7 +467,7 @@ pub fn run_commands_for_fuzzing(
         let Some(Block::Waiting(waiter)) = client.block.take() else {
             return matches!(next, Next::Close);
         };
-        match shared.blocking.finish(shared, &waiter) {
+        match shared.exec.blocking.finish(shared, &waiter) {
             Outcome::Served(reply, _) => out.buf.extend_from_slice(&reply),
             unserved => crate::exec::blocking::reply_unserved(
                 shared,
@@ -679,7 +679,7 @@ fn run_commands(
     // Held for the whole batch: an EXEC on another thread waits for its end.
     // None while a script is past its busy threshold: commands get BUSY.
     let busy = &shared.scripting.busy;
-    let mut gate = shared.gate.shared_unless(busy);
+    let mut gate = shared.exec.gate.shared_unless(busy);
     let next = loop {
         let limits = RequestLimits {
             max_bulk_len: max_bulk,
@@ -706,7 +706,7 @@ fn run_commands(
                 }
                 // Looked up once: the pause, the gate and admission use it.
                 let found = exec::lookup(&args);
-                if shared.pause.mode() != crate::exec::pause::NONE
+                if shared.exec.pause.mode() != crate::exec::pause::NONE
                     && exec::admit::paused(shared, client, found, &args)
                 {
                     break Next::Paused; // not consumed: it runs after the pause
@@ -732,7 +732,7 @@ fn run_commands(
                 let (lsn_before, reply_start) = (client.pending_lsn, out.buf.len());
                 let files_before = out.files.len();
                 if gate.is_none() {
-                    gate = shared.gate.shared_unless(busy);
+                    gate = shared.exec.gate.shared_unless(busy);
                 }
                 let known = found.and_then(Result::ok);
                 let alone = |client: &Client| {
@@ -763,16 +763,16 @@ fn run_commands(
                     if client.script.is_some() {
                         break Next::Read;
                     }
-                    gate = shared.gate.shared_unless(busy);
+                    gate = shared.exec.gate.shared_unless(busy);
                 } else if alone(client) {
                     // Alone on every connection thread: no other command
                     // interleaves (EXEC, and a SORT reading keys its
                     // patterns name or storing).
                     drop(gate.take());
-                    let exclusive = shared.gate.exclusive();
+                    let exclusive = shared.exec.gate.exclusive();
                     run(client, out, false);
                     drop(exclusive);
-                    gate = shared.gate.shared_unless(busy);
+                    gate = shared.exec.gate.shared_unless(busy);
                 } else {
                     run(client, out, false);
                 }

@@ -76,8 +76,8 @@ impl crate::info::Host for Shared {
     }
     fn blocked_clients(&self) -> (usize, usize) {
         (
-            self.blocking.blocked_clients() + self.pause.held(),
-            self.blocking.timed_clients(),
+            self.exec.blocking.blocked_clients() + self.exec.pause.held(),
+            self.exec.blocking.timed_clients(),
         )
     }
     fn cluster_nodes(&self) -> Option<usize> {

@@ -50,18 +50,14 @@ pub struct Shared {
     /// What saves, rewrites and loads record (persistence/).
     pub persistence: crate::persistence::Persistence,
     pub run_id: String,
-    /// Keeps other commands out while a transaction runs (exec_gate.rs).
-    pub gate: crate::exec::gate::ExecGate,
-    pub slowlog: crate::commands::slowlog::SlowLog,
-    pub latency: crate::commands::latency::LatencyMonitor,
-    pub monitors: crate::commands::monitor::Monitors,
-    pub pause: crate::exec::pause::Pause,
+    /// The EXEC gate, CLIENT PAUSE, blocked clients (exec/).
+    pub exec: crate::exec::Pipeline,
+    /// SLOWLOG, LATENCY, MONITOR (commands/).
+    pub diagnostics: crate::commands::Diagnostics,
     /// What DEBUG switches off or on (commands/debug.rs).
     pub debug: DebugSwitches,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<crate::pubsub::Registry>,
-    /// Clients blocked on keys or WAIT.
-    pub blocking: crate::exec::blocking::Registry,
     pub scripting: crate::scripting::Scripting,
     /// The replication stream and the replicas (replication/).
     pub replication: crate::replication::Replication,
@@ -110,7 +106,7 @@ impl crate::memory::Host for Shared {
         self.stats.instant.note_memory(used)
     }
     fn between_commands(&self, f: &mut dyn FnMut()) {
-        if let Some(_gate) = self.gate.shared_unless(&self.scripting.busy) {
+        if let Some(_gate) = self.exec.gate.shared_unless(&self.scripting.busy) {
             f();
         }
     }
@@ -127,7 +123,7 @@ impl crate::memory::Host for Shared {
 
 impl crate::exec::gate::HoldsGate for Shared {
     fn gate(&self) -> &crate::exec::gate::ExecGate {
-        &self.gate
+        &self.exec.gate
     }
 }
 
@@ -162,14 +158,10 @@ impl Shared {
             memory: Default::default(),
             persistence: Default::default(),
             run_id,
-            gate: Default::default(),
-            slowlog: Default::default(),
-            latency: Default::default(),
-            monitors: Default::default(),
-            pause: Default::default(),
             debug: Default::default(),
+            exec: Default::default(),
+            diagnostics: Default::default(),
             pubsub,
-            blocking: Default::default(),
             scripting: Default::default(),
             replication,
             notify,
@@ -332,10 +324,10 @@ impl Shared {
     }
 
     pub fn unregister(&self, id: u64) {
-        self.monitors.remove(id);
+        self.diagnostics.monitors.remove(id);
         // A connection that ended while blocked (a panic included) leaves
         // nothing registered.
-        self.blocking.unblock(self, id, false);
+        self.exec.blocking.unblock(self, id, false);
         self.clients.remove(id);
     }
 
