@@ -168,6 +168,13 @@ pub mod topk {
     };
 }
 
+/// TDIGEST.* t-digests: RedisBloom's t-digest-c and the argument parsing its commands share.
+pub mod tdigest {
+    pub use crate::sketch::tdigest::{
+        c_double_to_i64, string_to_double, TDigest, DEFAULT_COMPRESSION,
+    };
+}
+
 /// Bloom filters in kernel eBPF maps, the backend `bf::BackendSpec` can choose.
 pub mod bpf {
     pub use crate::kernel::{

@@ -42,7 +42,7 @@ impl InfoField {
 /// RedisModule_StringToDouble, i.e. Redis's `string2d`: glibc `strtod` must read
 /// the whole argument (so hex floats and "inf" pass, a leading space, a '\0' or
 /// trailing bytes do not), and an overflow, an underflow to zero or NaN is refused.
-fn parse_f64(arg: &[u8]) -> Option<f64> {
+pub fn parse_f64(arg: &[u8]) -> Option<f64> {
     if arg.is_empty() || matches!(arg[0], b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
         return None;
     }

@@ -44,7 +44,6 @@ pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
     write_len(out, v);
 }
 
-#[allow(dead_code)] // for the sketches that store doubles
 pub(crate) fn put_double(out: &mut Vec<u8>, v: f64) {
     write_len(out, OPCODE_DOUBLE);
     out.extend_from_slice(&v.to_le_bytes());

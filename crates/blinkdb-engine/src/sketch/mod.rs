@@ -26,6 +26,7 @@
 
 pub mod cms;
 pub mod cuckoo;
+pub mod tdigest;
 pub mod topk;
 
 use crate::rdb::{RdbError, Reader};
@@ -36,6 +37,7 @@ pub enum Sketch {
     Cuckoo(cuckoo::CuckooFilter),
     CountMin(cms::CountMin),
     TopK(topk::TopK),
+    TDigest(tdigest::TDigest),
 }
 
 /// A structure `Sketch` holds: typed access for the commands.
@@ -99,6 +101,24 @@ impl SketchKind for topk::TopK {
     }
 }
 
+impl SketchKind for tdigest::TDigest {
+    fn of(s: &Sketch) -> Option<&Self> {
+        match s {
+            Sketch::TDigest(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn of_mut(s: &mut Sketch) -> Option<&mut Self> {
+        match s {
+            Sketch::TDigest(t) => Some(t),
+            _ => None,
+        }
+    }
+    fn wrap(self) -> Sketch {
+        Sketch::TDigest(self)
+    }
+}
+
 impl Sketch {
     /// TYPE's answer: RedisBloom's module type name.
     pub fn type_name(&self) -> &'static str {
@@ -111,6 +131,7 @@ impl Sketch {
             Sketch::Cuckoo(_) => (cuckoo::dump::TYPE_NAME, cuckoo::dump::ENCVER),
             Sketch::CountMin(_) => (cms::TYPE_NAME, cms::ENCVER),
             Sketch::TopK(_) => (topk::TYPE_NAME, topk::ENCVER),
+            Sketch::TDigest(_) => (tdigest::payload::TYPE_NAME, tdigest::payload::ENCVER),
         }
     }
 
@@ -120,6 +141,7 @@ impl Sketch {
             Sketch::Cuckoo(c) => c.write_rdb(out, compress),
             Sketch::CountMin(c) => c.write_rdb(out, compress),
             Sketch::TopK(t) => t.write_rdb(out, compress),
+            Sketch::TDigest(t) => tdigest::payload::write(t, out),
         }
     }
 
@@ -132,6 +154,7 @@ impl Sketch {
             }
             cms::TYPE_NAME => cms::CountMin::read_rdb(r, encver).map(Sketch::CountMin),
             topk::TYPE_NAME => topk::TopK::read_rdb(r, encver).map(Sketch::TopK),
+            tdigest::payload::TYPE_NAME => tdigest::payload::read(r, encver).map(Sketch::TDigest),
             _ => return None,
         })
     }
@@ -142,6 +165,7 @@ impl Sketch {
             Sketch::Cuckoo(c) => c.heap_bytes(),
             Sketch::CountMin(c) => c.heap_bytes(),
             Sketch::TopK(t) => t.heap_bytes(),
+            Sketch::TDigest(t) => t.heap_bytes(),
         }
     }
 
@@ -154,6 +178,30 @@ impl Sketch {
             // RedisBloom's callback for these is RMUtil_DefaultAofRewrite:
             // RESTORE of the module value, which redis-server loads too.
             Sketch::CountMin(_) | Sketch::TopK(_) => restore_record(self, key, emit),
+            Sketch::TDigest(t) => tdigest::payload::rewrite_records(t, key, emit),
+        }
+    }
+
+    /// Whether RedisBloom's rdb_save changes the live value before writing
+    /// it (see `settle_for_save`).
+    pub fn unsettled(&self) -> bool {
+        match self {
+            Sketch::Cuckoo(_) | Sketch::CountMin(_) | Sketch::TopK(_) => false,
+            Sketch::TDigest(t) => t.unmerged_nodes() > 0,
+        }
+    }
+
+    /// What RedisBloom's rdb_save does to the live value first: a t-digest
+    /// compresses its buffer. DUMP runs it on the key in place, as
+    /// RedisBloom's DUMP does (later answers depend on when a digest was
+    /// compressed); snapshots write a settled copy and leave the key alone,
+    /// as a forked child's save does.
+    pub fn settle_for_save(&mut self) {
+        match self {
+            Sketch::Cuckoo(_) | Sketch::CountMin(_) | Sketch::TopK(_) => {}
+            Sketch::TDigest(t) => {
+                let _ = t.compress();
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ const ERR_BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 
 pub fn dump(ctx: &mut Ctx, args: &Args) {
     ctx.count_lookups(&[args[1]]);
+    settle_for_dump(ctx, args[1]);
     // The value is cloned out of the shard (collections share their members
     // until the next write), then serialized with no lock held.
     let value = ctx
@@ -28,6 +29,28 @@ pub fn dump(ctx: &mut Ctx, args: &Args) {
     match rdb_format::dump_value(&ctx.shared.engine, &value, compress) {
         Ok(payload) => ctx.out.bulk(&payload),
         Err(e) => ctx.out.error(&format!("ERR {e}")),
+    }
+}
+
+/// RedisBloom's rdb_save changes some values before writing them (a
+/// t-digest compresses its buffer), and DUMP runs it on the live key: done
+/// here in place too, unsignalled, since later answers depend on it.
+fn settle_for_dump(ctx: &mut Ctx, key: &[u8]) {
+    let unsettled = ctx.shared.engine.read(ctx.db(), key, |e| {
+        e.and_then(|e| e.value().as_sketch())
+            .is_some_and(|s| s.unsettled())
+    });
+    if unsettled {
+        ctx.write1(key, |tx, db, _| {
+            tx.unsignaled(|tx| {
+                if let Some(s) = tx
+                    .get_mut(db, key)
+                    .and_then(|e| e.value_mut().as_sketch_mut())
+                {
+                    s.settle_for_save();
+                }
+            })
+        });
     }
 }
 

@@ -448,6 +448,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     sketch::cuckoo::COMMANDS,
     sketch::cms::COMMANDS,
     sketch::topk::COMMANDS,
+    sketch::tdigest::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
     crate::cluster::commands::COMMANDS,

@@ -16,6 +16,7 @@
 
 pub mod cms;
 pub mod cuckoo;
+pub mod tdigest;
 pub mod topk;
 
 use super::Ctx;

@@ -1,0 +1,130 @@
+//! RedisBloom's `TDIS-TYPE` module value (encoding version 0), as
+//! TDigestRdbSave writes it after the module type id; every field behind its
+//! module opcode (signed fields as UINT, the rest as DOUBLE):
+//!
+//! ```text
+//! compression  double    the digest's compression
+//! min, max     double    DBL_MAX / -DBL_MAX while empty
+//! cap          signed    node buffer size, 6 * compression + 10
+//! merged       signed    centroids written below
+//! unmerged     signed    buffered samples (not written: 0 after the save's
+//!                        compression, 1 for a digest of one sample)
+//! compressions signed    compressions made so far
+//! merged_w     double    weight of the centroids (an integer)
+//! unmerged_w   double    weight of the buffered samples (an integer)
+//! means        double x merged
+//! weights      double x merged (integers)
+//! ```
+//!
+//! RedisBloom compresses the digest in place before writing it; `write`
+//! compresses a copy when the digest has buffered samples, which writes the
+//! same bytes.
+
+use super::{cap_from_compression, TDigest, LOAD_MAX_BYTES};
+use crate::rdb::module::{
+    check_count, double as read_double, put_double as write_double, put_uint as write_uint,
+    uint as read_uint,
+};
+use crate::rdb::{RdbError, Reader};
+
+pub const TYPE_NAME: &str = "TDIS-TYPE";
+pub const ENCVER: u64 = 0;
+
+/// The most buffered (unwritten, zero) nodes a payload may declare.
+const MAX_UNMERGED: usize = 64;
+
+/// A weight field: an integral double RedisBloom wrote from a `long long`.
+fn weight(v: f64) -> Result<i64, RdbError> {
+    if v.is_finite() && (0.0..9_223_372_036_854_775_808.0).contains(&v) {
+        Ok(v as i64)
+    } else {
+        Err(RdbError::Corrupt("t-digest weight out of range"))
+    }
+}
+
+fn count(v: u64, at_most: usize) -> Result<usize, RdbError> {
+    usize::try_from(v)
+        .ok()
+        .filter(|n| *n <= at_most)
+        .ok_or(RdbError::Corrupt("t-digest node count out of range"))
+}
+
+/// The value after the module type id. A compression whose buffer would pass
+/// `LOAD_MAX_BYTES` is refused before anything is allocated (RedisBloom would
+/// abort on the allocation, or crash on a negative one).
+pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
+    if encver != ENCVER {
+        return Err(RdbError::Unsupported(format!(
+            "module type {TYPE_NAME} encoding version {encver} is not supported ({ENCVER})"
+        )));
+    }
+    let compression = read_double(r)?;
+    let mut t = TDigest::new(compression, LOAD_MAX_BYTES)
+        .map_err(|_| RdbError::Corrupt("t-digest compression out of range"))?;
+    t.min = read_double(r)?;
+    t.max = read_double(r)?;
+    let cap = read_uint(r)?;
+    if Some(cap as usize) != cap_from_compression(compression) || cap > u32::MAX as u64 {
+        return Err(RdbError::Corrupt(
+            "t-digest capacity does not match its compression",
+        ));
+    }
+    t.merged_nodes = count(read_uint(r)?, t.cap())?;
+    // RedisBloom's save compresses first: buffered samples remain only in a
+    // digest of total weight 1 or less (one sample). A few are allowed; the
+    // payload does not hold them, so many would be an allocation it does
+    // not pay for.
+    t.unmerged_nodes = count(read_uint(r)?, (t.cap() - t.merged_nodes).min(MAX_UNMERGED))?;
+    t.total_compressions = read_uint(r)? as i64;
+    t.merged_weight = weight(read_double(r)?)?;
+    t.unmerged_weight = weight(read_double(r)?)?;
+    // Two 9-byte fields per centroid must still be there.
+    check_count(r, t.merged_nodes as u64, 18)?;
+    t.ensure(t.merged_nodes + t.unmerged_nodes);
+    for i in 0..t.merged_nodes {
+        t.means[i] = read_double(r)?;
+    }
+    for i in 0..t.merged_nodes {
+        t.weights[i] = weight(read_double(r)?)?;
+    }
+    Ok(t)
+}
+
+/// TDigestRdbSave's fields after the module type id (the caller writes the
+/// id and the EOF opcode).
+pub fn write(t: &TDigest, out: &mut Vec<u8>) {
+    let compressed;
+    let t = if t.unmerged_nodes > 0 {
+        let mut c = t.clone();
+        let _ = c.compress();
+        compressed = c;
+        &compressed
+    } else {
+        t
+    };
+    write_double(out, t.compression);
+    write_double(out, t.min);
+    write_double(out, t.max);
+    write_uint(out, t.cap() as u64);
+    write_uint(out, t.merged_nodes as u64);
+    write_uint(out, t.unmerged_nodes as u64);
+    write_uint(out, t.total_compressions as u64);
+    write_double(out, t.merged_weight as f64);
+    write_double(out, t.unmerged_weight as f64);
+    for m in &t.means[..t.merged_nodes] {
+        write_double(out, *m);
+    }
+    for w in &t.weights[..t.merged_nodes] {
+        write_double(out, *w as f64);
+    }
+}
+
+/// RedisBloom's aof_rewrite for t-digests (RMUtil_DefaultAofRewrite): the
+/// key as `RESTORE key 0 <its DUMP payload>`, which redis-server with
+/// RedisBloom loads too.
+pub fn rewrite_records(t: &TDigest, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
+    let mut body = vec![crate::rdb::kind::MODULE_2];
+    crate::rdb::module::write_sketch(&mut body, &crate::sketch::Sketch::TDigest(t.clone()), false);
+    let dump = crate::rdb::create_payload(body);
+    emit(&[b"RESTORE", key, b"0", &dump]);
+}
