@@ -257,6 +257,14 @@ impl TDigest {
         (self.means.capacity() + self.weights.capacity()) * 8
     }
 
+    /// `td_new`'s calloc of the whole buffer: a digest a command creates
+    /// holds its `cap` nodes from the start, as RedisBloom's does (so MEMORY
+    /// USAGE covers TDIGEST.INFO's `Memory usage`, as RedisBloom's flow test
+    /// checks); one read from a payload grows as it fills instead.
+    pub fn allocate_all(&mut self) {
+        self.ensure(self.cap);
+    }
+
     /// Makes slots `..n` exist (n <= cap), zero where never written; grows
     /// by doubling, never past `cap`.
     pub(crate) fn ensure(&mut self, n: usize) {

@@ -55,9 +55,11 @@ fn arg_index(word: &str, args: &[&[u8]]) -> Option<usize> {
         .position(|a| a.eq_ignore_ascii_case(word.as_bytes()))
 }
 
-/// `td_init` within `sketch-max-memory`.
+/// `td_init` within `sketch-max-memory`, its buffer allocated whole.
 fn create_digest(compression: i64, max_bytes: u64) -> Result<TDigest, ()> {
-    TDigest::new(compression as f64, max_bytes).map_err(|_| ())
+    let mut t = TDigest::new(compression as f64, max_bytes).map_err(|_| ())?;
+    t.allocate_all();
+    Ok(t)
 }
 
 fn max_bytes(ctx: &mut Ctx) -> u64 {
