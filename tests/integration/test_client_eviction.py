@@ -225,6 +225,35 @@ def test_partial_large_argument_in_client_list_as_redis(blinkdb, oracle):
     assert ours == ("50000", "4", True)
 
 
+def _late_last_bytes(server):
+    """client-eviction.tcl's "client evicted due to percentage of maxmemory" sends a
+    220,200-byte argument that must leave the client under 440,400 bytes; when its last
+    bytes came late (a loaded machine), the read buffer sized to the argument was doubled
+    before the last read and the client was evicted. Here the last bytes come in two late
+    steps; tot-mem stays near the argument."""
+    n = 220200
+    with server.connect() as admin, server.connect() as c:
+        c.call("CLIENT", "SETNAME", "late")
+        head = b"*1\r\n$%d\r\n" % n
+
+        def tot_mem_and_qbuf():
+            listed = admin.call("CLIENT", "LIST").value.decode()
+            text = [x for x in listed.splitlines() if "name=late " in x][0]
+            f = dict(kv.split("=", 1) for kv in text.split(" ") if "=" in kv)
+            return int(f["tot-mem"]), int(f["qbuf"])
+
+        c.sock.sendall(head + b"v" * (n - 1000))
+        _until(lambda: tot_mem_and_qbuf()[1] >= n - 1000)
+        c.sock.sendall(b"v" * 500)
+        _until(lambda: tot_mem_and_qbuf()[1] >= n - 500)
+        return tot_mem_and_qbuf()[0] < n * 3 // 2
+
+
+def test_a_large_argument_whose_last_bytes_come_late_keeps_its_size(blinkdb, oracle):
+    assert _late_last_bytes(oracle)
+    assert _late_last_bytes(blinkdb)
+
+
 def _half_of_equal_clients(server):
     """client-eviction.tcl's "evict clients only until below limit": ten clients of the
     same size (a 256 KB unfinished argument each), then a limit of five of them plus the

@@ -227,7 +227,11 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
                     inbuf = sized;
                 } else if inbuf.capacity() == 0 {
                     inbuf = borrow_read_buffer();
-                } else {
+                } else if awaited == 0 || inbuf.len() >= awaited {
+                    // (While a large argument is still coming into a buffer
+                    // that holds it, the room left is enough: growing there
+                    // doubled the buffer when its last bytes were late, and
+                    // client eviction then counted twice the argument.)
                     make_room(&mut inbuf);
                 }
                 match sock.read_now(&mut inbuf) {
