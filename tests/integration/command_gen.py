@@ -51,6 +51,12 @@ FIELD_TYPES = [f"i{n}" for n in (1, 5, 8, 16, 31, 32, 63, 64)] + \
 BAD_FIELD_TYPES = ["u64", "i65", "i0", "u0", "x8", "I8", "8", "i", "u-1", ""]
 
 
+# Commands that take one more argument since Redis 7.2 (ZRANK/ZREVRANK ... WITHSCORE), as
+# BlinkDB does (issue 43): there a 7.0 oracle answers the arity error and 8.0 (and BlinkDB)
+# "syntax error", so the random extra argument is not added to them.
+ARITY_GREW_AFTER_7_0 = {"ZRANK", "ZREVRANK"}
+
+
 class CommandGenerator:
     def __init__(self, seed, base_time=None):
         self.rng = random.Random(seed)
@@ -133,7 +139,9 @@ class CommandGenerator:
         if r < 0.03 and len(args) > 1:
             args.pop()
         elif r < 0.05:
-            args.append(self.rng.choice(["extra", "NX", "EX", "1"]))
+            extra = self.rng.choice(["extra", "NX", "EX", "1"])
+            if str(args[0]).upper() not in ARITY_GREW_AFTER_7_0:
+                args.append(extra)
         if isinstance(args[0], str):
             args[0] = self.rng.choice(CASE_VARIANTS)(args[0])
         return args, kind
