@@ -79,10 +79,14 @@ impl Pack {
     }
 
     /// The entry starting at byte `pos`: (its bytes, the position after it).
+    #[inline]
     fn entry_at(&self, pos: usize) -> (&[u8], usize) {
+        // The bytes once: each `self.buf[..]` would ask the buffer again
+        // whether it is inline (smallbuf.rs), a branch per byte of a walk.
+        let buf: &[u8] = &self.buf;
         let (mut len, mut shift, mut at) = (0usize, 0, pos);
         loop {
-            let b = self.buf[at];
+            let b = buf[at];
             at += 1;
             len |= ((b & 0x7f) as usize) << shift;
             if b & 0x80 == 0 {
@@ -90,7 +94,7 @@ impl Pack {
             }
             shift += 7;
         }
-        (&self.buf[at..at + len], at + len)
+        (&buf[at..at + len], at + len)
     }
 
     /// Every entry with its start position.
