@@ -177,8 +177,9 @@ impl Sketch {
             Sketch::Cuckoo(c) => c.rewrite_records(key, emit),
             // RedisBloom's callback for these is RMUtil_DefaultAofRewrite:
             // RESTORE of the module value, which redis-server loads too.
-            Sketch::CountMin(_) | Sketch::TopK(_) => restore_record(self, key, emit),
-            Sketch::TDigest(t) => tdigest::payload::rewrite_records(t, key, emit),
+            Sketch::CountMin(_) | Sketch::TopK(_) | Sketch::TDigest(_) => {
+                restore_record(self, key, emit)
+            }
         }
     }
 

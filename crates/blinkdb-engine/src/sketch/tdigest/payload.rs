@@ -118,13 +118,3 @@ pub fn write(t: &TDigest, out: &mut Vec<u8>) {
         write_double(out, *w as f64);
     }
 }
-
-/// RedisBloom's aof_rewrite for t-digests (RMUtil_DefaultAofRewrite): the
-/// key as `RESTORE key 0 <its DUMP payload>`, which redis-server with
-/// RedisBloom loads too.
-pub fn rewrite_records(t: &TDigest, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
-    let mut body = vec![crate::rdb::kind::MODULE_2];
-    crate::rdb::module::write_sketch(&mut body, &crate::sketch::Sketch::TDigest(t.clone()), false);
-    let dump = crate::rdb::create_payload(body);
-    emit(&[b"RESTORE", key, b"0", &dump]);
-}
