@@ -185,8 +185,10 @@ pub async fn run(
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&*s, &st))
             .await
             .map_err(|e| format!("AOF loading task failed: {e}"))?;
-        shared.engine.set_loading(false);
+        // A failed load exits still loading: no client sees PONG from a
+        // server about to abort.
         loaded?;
+        shared.engine.set_loading(false);
     } else if let Some(file) = rdb_to_load {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || {
@@ -194,8 +196,8 @@ pub async fn run(
         })
         .await
         .map_err(|e| format!("RDB loading task failed: {e}"))?;
-        shared.engine.set_loading(false);
         loaded?;
+        shared.engine.set_loading(false);
     }
     tracing::info!("Ready to accept connections");
     crate::server::supervise::ready();
