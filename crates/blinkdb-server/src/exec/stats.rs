@@ -254,11 +254,14 @@ pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
 fn canonical_percentiles(value: &str) -> Result<String, String> {
     let parsed: Result<Vec<f64>, String> = value
         .split_whitespace()
-        .map(|w| {
-            w.parse::<f64>()
-                .ok()
-                .filter(|v| (0.0..=100.0).contains(v))
-                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        .map(|w| match w.parse::<f64>() {
+            // Redis's string2d refuses NaN as it refuses words.
+            Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+            Ok(v) if !v.is_nan() => Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .to_string(),
+            ),
+            _ => Err("Invalid latency-tracking-info-percentiles parameters".to_string()),
         })
         .collect();
     parsed.map(|p| {
