@@ -131,6 +131,21 @@ pub fn record_unblocked(index: usize, nanos: u64, failed: bool, histogram: bool)
 }
 
 /// A command of table entry `index` was refused before it ran.
+/// A script of table entry `index` that paused past its busy threshold (its
+/// call counted then, with the time so far) has ended: `more` nanoseconds
+/// since the pause, `total` for its latency sample, failed if its reply was
+/// an error (Redis's call() returns, and counts, only at the script's end).
+pub fn record_resumed(index: usize, more: u64, total: u64, failed: bool, histogram: bool) {
+    let c = &local().commands[index];
+    bump(&c.nanos, more);
+    if failed {
+        bump(&c.failed, 1);
+    }
+    if histogram {
+        bump(&c.histogram[bucket(total)], 1);
+    }
+}
+
 pub fn record_rejected(index: usize) {
     bump(&local().commands[index].rejected, 1);
 }
