@@ -16,6 +16,9 @@ class FakeMaster:
         self.port = self.sock.getsockname()[1]
         self.sync, self.close_after = sync, close
         self.connections = 0
+        # Full payloads sent; none after stop() returns (a session checks under the lock).
+        self.payloads = 0
+        self.lock = threading.Lock()
         self.stopped = False
         threading.Thread(target=self.serve, daemon=True).start()
 
@@ -44,8 +47,12 @@ class FakeMaster:
                 if cmd == b"PING":
                     conn.sendall(b"+PONG\r\n")
                 elif cmd == b"PSYNC":
-                    conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
-                    conn.sendall(self.sync(n))
+                    with self.lock:
+                        if self.stopped:
+                            return
+                        conn.sendall(b"+FULLRESYNC " + b"a" * 40 + b" 0\r\n")
+                        conn.sendall(self.sync(n))
+                        self.payloads += 1
                     if self.close_after:
                         return
                 elif cmd == b"REPLCONF" and args[1].upper() == b"ACK":
@@ -58,5 +65,8 @@ class FakeMaster:
             conn.close()
 
     def stop(self):
-        self.stopped = True
+        """No connection and no payload after this returns (a handshake under way is
+        dropped; a payload being sent is finished first)."""
+        with self.lock:
+            self.stopped = True
         self.sock.close()

@@ -125,6 +125,13 @@ def faults(rdb):
     }
 
 
+def count_failed_loads(srv):
+    with open(srv.log_path, "rb") as f:
+        text = f.read().decode(errors="replace")
+    return (text.count("MASTER <-> REPLICA sync: Discarding temporary DB")
+            + text.count("MASTER <-> REPLICA sync: Discarding the half-loaded data"))
+
+
 @pytest.mark.parametrize("mode", ["on-empty-db", "swapdb"])
 def test_fake_master_faults_leave_nothing_half_loaded(server_factory, tmp_path, peers, mode):
     rdb = rdb_of_many_keys(peers, tmp_path)
@@ -134,15 +141,21 @@ def test_fake_master_faults_leave_nothing_half_loaded(server_factory, tmp_path, 
         fill(r, "mine", 200)
     before = r.execute_command("DEBUG", "DIGEST")
     keys_before = r.dbsize()
+    failed_loads = 0
     for name, (payload, close) in faults(rdb).items():
         fake = FakeMaster(lambda n, p=payload: p, close)
         try:
             r.execute_command("REPLICAOF", "127.0.0.1", fake.port)
             wait_for(lambda: fake.connections >= 2, timeout=30,
                      what=f"{name}: the replica retries")
-            # No attempt after these; one already under way (a load with the
-            # data set aside) ends, failed, before the data is compared.
+            # No attempt after these; every payload sent was loaded and refused (one
+            # log line each) before the data is compared: a handshake that passed
+            # before the stop and a payload still unread would otherwise start a load
+            # after an INFO that said none was under way.
             fake.stop()
+            failed_loads += fake.payloads
+            wait_for(lambda: count_failed_loads(srv) >= failed_loads, timeout=30,
+                     what=f"{name}: every payload refused")
             wait_for(lambda: info(r)["master_sync_in_progress"] == "0"
                      and info(r, "persistence")["loading"] == "0", timeout=30,
                      what=f"{name}: no load under way")
