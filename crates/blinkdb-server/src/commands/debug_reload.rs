@@ -44,7 +44,12 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     if save {
         // Redis's rdbSave runs beside a BGSAVE child; here they would share
         // the temp file, so the SAVE waits for the BGSAVE to end.
-        while shared.persistence.rdb_save.in_progress.load(Ordering::Acquire) {
+        while shared
+            .persistence
+            .rdb_save
+            .in_progress
+            .load(Ordering::Acquire)
+        {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         if rdb_file::save(shared).is_err() {
@@ -162,7 +167,8 @@ pub fn loadaof(ctx: &mut Ctx) {
     let engine = &shared.engine;
     let refuse = |ctx: &mut Ctx, why: &str| {
         tracing::warn!("DEBUG LOADAOF: {why}");
-        ctx.out.error("ERR Error loading the AOF, check server logs.")
+        ctx.out
+            .error("ERR Error loading the AOF, check server logs.")
     };
     if engine.log_handle().is_none() || !shared.settings().appendonly {
         return refuse(ctx, "appendonly is off (redis-server 7.0.15 exits here)");
@@ -181,7 +187,10 @@ pub fn loadaof(ctx: &mut Ctx) {
     }
     if holds_filters(engine) {
         // A filter's files go with its value, and the AOF may name them.
-        return refuse(ctx, "the dataset holds Bloom filters, which LOADAOF does not reload");
+        return refuse(
+            ctx,
+            "the dataset holds Bloom filters, which LOADAOF does not reload",
+        );
     }
     let keys = engine.take_dataset();
     let libraries = std::mem::take(&mut *shared.scripting.functions.lock());
