@@ -213,9 +213,11 @@ def test_dataset_after_reload_and_restart(server_factory, appendonly, preamble):
         assert [c.call(*p).raw for p in probes] == before
         assert c.call("FCALL", "f", "0").raw == b"$2\r\nhi\r\n"
         # A second reload, then a restart from what it left.
+        rewrites = int(info(c, "persistence")["aof_rewrites"])
         assert c.call("DEBUG", "RELOAD").raw == b"+OK\r\n"
         if appendonly == "yes":
-            wait_for(lambda: info(c, "persistence")["aof_rewrite_in_progress"] == "0"
+            wait_for(lambda: int(info(c, "persistence")["aof_rewrites"]) > rewrites
+                     and info(c, "persistence")["aof_rewrite_in_progress"] == "0"
                      and info(c, "persistence")["aof_last_bgrewrite_status"] == "ok", "the rewrite")
     srv2.stop()
     srv3 = server_factory(*args, name="node")
@@ -231,6 +233,7 @@ def test_reload_beside_bgsave_and_rewrite(server_factory):
         for i in range(200):
             c.call("SET", f"k{i}", str(i))
         digest = c.call("DEBUG", "DIGEST").raw
+        rewrites = int(info(c, "persistence")["aof_rewrites"])
         # 200 keys at 5 ms each: the BGSAVE and the rewrite run for about a second.
         c.call("CONFIG", "SET", "rdb-key-save-delay", "5000")
         assert c.call("BGSAVE").raw == b"+Background saving started\r\n"
@@ -238,7 +241,8 @@ def test_reload_beside_bgsave_and_rewrite(server_factory):
         c.call("CONFIG", "SET", "rdb-key-save-delay", "0")
         assert c.call("DEBUG", "DIGEST").raw == digest
         # The reload's own rewrite, then a BGREWRITEAOF slowed the same way.
-        wait_for(lambda: info(c, "persistence")["aof_rewrite_in_progress"] == "0", "the rewrite")
+        wait_for(lambda: int(info(c, "persistence")["aof_rewrites"]) > rewrites
+                 and info(c, "persistence")["aof_rewrite_in_progress"] == "0", "the rewrite")
         c.call("CONFIG", "SET", "rdb-key-save-delay", "5000")
         assert c.call("BGREWRITEAOF").raw.startswith(b"+Background append only file")
         assert info(c, "persistence")["aof_rewrite_in_progress"] == "1"
