@@ -16,6 +16,20 @@ from server import ORACLE_BIN, ServerProcess
 DEBUG = ("--enable-debug-command", "yes")
 
 
+@pytest.fixture
+def spawn():
+    """ServerProcess, each stopped at teardown (also one started before another failed to)."""
+    started = []
+
+    def start(*args, **kwargs):
+        started.append(ServerProcess(*args, **kwargs))
+        return started[-1]
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
 def wait_for(cond, what, timeout=30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -88,11 +102,11 @@ def run_steps(srv):
         return [c.call(*step).raw for step in STEPS]
 
 
-def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path):
+def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path, spawn):
     for appendonly in ("yes", "no"):
-        ours = ServerProcess(blinkdb_binary, str(tmp_path / f"b-{appendonly}"),
+        ours = spawn(blinkdb_binary, str(tmp_path / f"b-{appendonly}"),
                              DEBUG + ("--appendonly", appendonly))
-        ref = ServerProcess(ORACLE_BIN, str(tmp_path / f"r-{appendonly}"),
+        ref = spawn(ORACLE_BIN, str(tmp_path / f"r-{appendonly}"),
                             DEBUG + ("--appendonly", appendonly))
         try:
             got, want = run_steps(ours), run_steps(ref)
@@ -103,9 +117,9 @@ def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path):
             ref.stop()
 
 
-def test_help_and_missing_file(blinkdb_binary, tmp_path):
-    ours = ServerProcess(blinkdb_binary, str(tmp_path / "b"), DEBUG)
-    ref = ServerProcess(ORACLE_BIN, str(tmp_path / "r"), DEBUG)
+def test_help_and_missing_file(blinkdb_binary, tmp_path, spawn):
+    ours = spawn(blinkdb_binary, str(tmp_path / "b"), DEBUG)
+    ref = spawn(ORACLE_BIN, str(tmp_path / "r"), DEBUG)
     try:
         replies = []
         for srv in (ours, ref):
@@ -124,10 +138,10 @@ def test_help_and_missing_file(blinkdb_binary, tmp_path):
         ref.stop()
 
 
-def test_watch_and_keyspace_events_as_redis(blinkdb_binary, tmp_path):
+def test_watch_and_keyspace_events_as_redis(blinkdb_binary, tmp_path, spawn):
     results = []
     for name, binary in (("b", blinkdb_binary), ("r", ORACLE_BIN)):
-        srv = ServerProcess(binary, str(tmp_path / name), DEBUG)
+        srv = spawn(binary, str(tmp_path / name), DEBUG)
         try:
             with srv.connect() as a, srv.connect() as b, srv.connect() as sub:
                 a.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
@@ -272,7 +286,7 @@ def test_replica_stays_consistent(server_factory):
         wait_for(lambda: r.call("DEBUG", "DIGEST").raw == want, "the replica's dataset")
 
 
-def test_loadaof_as_redis(blinkdb_binary, tmp_path):
+def test_loadaof_as_redis(blinkdb_binary, tmp_path, spawn):
     """DEBUG LOADAOF replays the AOF into an emptied dataset: the same replies and digests as
     redis-server, writes after it logged once (a restart gives the same dataset); with
     appendonly no BlinkDB answers Redis 7.2's error where 7.0.15 exits."""
@@ -282,7 +296,7 @@ def test_loadaof_as_redis(blinkdb_binary, tmp_path):
              ("SET", "k", "v", "KEEPTTL"), ("DEBUG", "LOADAOF"), ("DEBUG", "DIGEST")]
     results = []
     for name, binary in (("b", blinkdb_binary), ("r", ORACLE_BIN)):
-        srv = ServerProcess(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
+        srv = spawn(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
         try:
             with srv.connect() as c:
                 fill(c)
@@ -290,14 +304,14 @@ def test_loadaof_as_redis(blinkdb_binary, tmp_path):
                 digest = c.call("DEBUG", "DIGEST").raw
             if name == "b":
                 srv.stop()
-                srv = ServerProcess(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
+                srv = spawn(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
                 with srv.connect() as c:
                     assert c.call("DEBUG", "DIGEST").raw == digest
         finally:
             srv.stop()
     for step, got, want in zip(steps, *results):
         assert got == want, (step, got, want)
-    srv = ServerProcess(blinkdb_binary, str(tmp_path / "off"), DEBUG)
+    srv = spawn(blinkdb_binary, str(tmp_path / "off"), DEBUG)
     try:
         with srv.connect() as c:
             c.call("SET", "k", "v")
