@@ -16,6 +16,20 @@ from server import ORACLE_BIN, ServerProcess
 DEBUG = ("--enable-debug-command", "yes")
 
 
+@pytest.fixture
+def spawn():
+    """ServerProcess, each stopped at teardown (also one started before another failed to)."""
+    started = []
+
+    def start(*args, **kwargs):
+        started.append(ServerProcess(*args, **kwargs))
+        return started[-1]
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
 def wait_for(cond, what, timeout=30.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -88,11 +102,11 @@ def run_steps(srv):
         return [c.call(*step).raw for step in STEPS]
 
 
-def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path):
+def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path, spawn):
     for appendonly in ("yes", "no"):
-        ours = ServerProcess(blinkdb_binary, str(tmp_path / f"b-{appendonly}"),
+        ours = spawn(blinkdb_binary, str(tmp_path / f"b-{appendonly}"),
                              DEBUG + ("--appendonly", appendonly))
-        ref = ServerProcess(ORACLE_BIN, str(tmp_path / f"r-{appendonly}"),
+        ref = spawn(ORACLE_BIN, str(tmp_path / f"r-{appendonly}"),
                             DEBUG + ("--appendonly", appendonly))
         try:
             got, want = run_steps(ours), run_steps(ref)
@@ -103,9 +117,9 @@ def test_replies_and_digests_as_redis(blinkdb_binary, tmp_path):
             ref.stop()
 
 
-def test_help_and_missing_file(blinkdb_binary, tmp_path):
-    ours = ServerProcess(blinkdb_binary, str(tmp_path / "b"), DEBUG)
-    ref = ServerProcess(ORACLE_BIN, str(tmp_path / "r"), DEBUG)
+def test_help_and_missing_file(blinkdb_binary, tmp_path, spawn):
+    ours = spawn(blinkdb_binary, str(tmp_path / "b"), DEBUG)
+    ref = spawn(ORACLE_BIN, str(tmp_path / "r"), DEBUG)
     try:
         replies = []
         for srv in (ours, ref):
@@ -124,10 +138,10 @@ def test_help_and_missing_file(blinkdb_binary, tmp_path):
         ref.stop()
 
 
-def test_watch_and_keyspace_events_as_redis(blinkdb_binary, tmp_path):
+def test_watch_and_keyspace_events_as_redis(blinkdb_binary, tmp_path, spawn):
     results = []
     for name, binary in (("b", blinkdb_binary), ("r", ORACLE_BIN)):
-        srv = ServerProcess(binary, str(tmp_path / name), DEBUG)
+        srv = spawn(binary, str(tmp_path / name), DEBUG)
         try:
             with srv.connect() as a, srv.connect() as b, srv.connect() as sub:
                 a.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
@@ -213,9 +227,11 @@ def test_dataset_after_reload_and_restart(server_factory, appendonly, preamble):
         assert [c.call(*p).raw for p in probes] == before
         assert c.call("FCALL", "f", "0").raw == b"$2\r\nhi\r\n"
         # A second reload, then a restart from what it left.
+        rewrites = int(info(c, "persistence")["aof_rewrites"])
         assert c.call("DEBUG", "RELOAD").raw == b"+OK\r\n"
         if appendonly == "yes":
-            wait_for(lambda: info(c, "persistence")["aof_rewrite_in_progress"] == "0"
+            wait_for(lambda: int(info(c, "persistence")["aof_rewrites"]) > rewrites
+                     and info(c, "persistence")["aof_rewrite_in_progress"] == "0"
                      and info(c, "persistence")["aof_last_bgrewrite_status"] == "ok", "the rewrite")
     srv2.stop()
     srv3 = server_factory(*args, name="node")
@@ -231,6 +247,7 @@ def test_reload_beside_bgsave_and_rewrite(server_factory):
         for i in range(200):
             c.call("SET", f"k{i}", str(i))
         digest = c.call("DEBUG", "DIGEST").raw
+        rewrites = int(info(c, "persistence")["aof_rewrites"])
         # 200 keys at 5 ms each: the BGSAVE and the rewrite run for about a second.
         c.call("CONFIG", "SET", "rdb-key-save-delay", "5000")
         assert c.call("BGSAVE").raw == b"+Background saving started\r\n"
@@ -238,7 +255,8 @@ def test_reload_beside_bgsave_and_rewrite(server_factory):
         c.call("CONFIG", "SET", "rdb-key-save-delay", "0")
         assert c.call("DEBUG", "DIGEST").raw == digest
         # The reload's own rewrite, then a BGREWRITEAOF slowed the same way.
-        wait_for(lambda: info(c, "persistence")["aof_rewrite_in_progress"] == "0", "the rewrite")
+        wait_for(lambda: int(info(c, "persistence")["aof_rewrites"]) > rewrites
+                 and info(c, "persistence")["aof_rewrite_in_progress"] == "0", "the rewrite")
         c.call("CONFIG", "SET", "rdb-key-save-delay", "5000")
         assert c.call("BGREWRITEAOF").raw.startswith(b"+Background append only file")
         assert info(c, "persistence")["aof_rewrite_in_progress"] == "1"
@@ -266,3 +284,39 @@ def test_replica_stays_consistent(server_factory):
         m.call("DEL", "list")
         want = m.call("DEBUG", "DIGEST").raw
         wait_for(lambda: r.call("DEBUG", "DIGEST").raw == want, "the replica's dataset")
+
+
+def test_loadaof_as_redis(blinkdb_binary, tmp_path, spawn):
+    """DEBUG LOADAOF replays the AOF into an emptied dataset: the same replies and digests as
+    redis-server, writes after it logged once (a restart gives the same dataset); with
+    appendonly no BlinkDB answers Redis 7.2's error where 7.0.15 exits."""
+    steps = [("DEBUG", "LOADAOF"), ("DEBUG", "DIGEST"), ("TTL", "ttl"), ("FCALL", "f", "0"),
+             ("XADD", "s", "MAXLEN", "2", "1-1", "a", "1"), ("XADD", "s", "MAXLEN", "2", "1-2", "a", "2"),
+             ("XADD", "s", "MAXLEN", "2", "1-3", "a", "3"), ("DEBUG", "LOADAOF"), ("XLEN", "s"),
+             ("SET", "k", "v", "KEEPTTL"), ("DEBUG", "LOADAOF"), ("DEBUG", "DIGEST")]
+    results = []
+    for name, binary in (("b", blinkdb_binary), ("r", ORACLE_BIN)):
+        srv = spawn(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
+        try:
+            with srv.connect() as c:
+                fill(c)
+                results.append([c.call(*s).raw for s in steps])
+                digest = c.call("DEBUG", "DIGEST").raw
+            if name == "b":
+                srv.stop()
+                srv = spawn(binary, str(tmp_path / name), DEBUG + ("--appendonly", "yes"))
+                with srv.connect() as c:
+                    assert c.call("DEBUG", "DIGEST").raw == digest
+        finally:
+            srv.stop()
+    for step, got, want in zip(steps, *results):
+        assert got == want, (step, got, want)
+    srv = spawn(blinkdb_binary, str(tmp_path / "off"), DEBUG)
+    try:
+        with srv.connect() as c:
+            c.call("SET", "k", "v")
+            assert c.call("DEBUG", "LOADAOF").raw == \
+                b"-ERR Error loading the AOF, check server logs.\r\n"
+            assert c.call("GET", "k").raw == b"$1\r\nv\r\n"
+    finally:
+        srv.stop()

@@ -80,9 +80,13 @@ run_one() { # kind file port
     # The file's server options (files.tsv's fourth column), given to both servers.
     read -ra opts <<<"$(awk -F'\t' -v f="$file" '$1==f {print $4}' "$here/files.tsv")"
     pid=$(start_server "$kind" "$port" "$dir" "${opts[@]}")
+    # A file whose servers get --enable-debug-command also runs its needs:debug
+    # tests (DEBUG RELOAD, DEBUG OBJECT...).
+    local debug_tags=(--tags -needs:debug)
+    [[ " ${opts[*]} " == *" --enable-debug-command "* ]] && debug_tags=()
     for _ in $(seq 100); do redis-cli $(client_tls) -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     (cd "$src" && timeout "${SUITE_FILE_TIMEOUT:-180}" tclsh tests/test_helper.tcl --host 127.0.0.1 --port "$port" $(helper_tls) --single "$file" \
-        --singledb --ignore-encoding --ignore-digest --durable --tags -needs:debug --tags -needs:repl \
+        --singledb --ignore-encoding --ignore-digest --durable "${debug_tags[@]}" --tags -needs:repl \
         --clients 1 --baseport $((13000 + (port - 11000) * 10 % 19000)) --portcount 40 >"$dir/test.log" 2>&1)
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
     count_results "$kind" "$file" "$dir/test.log" $((SECONDS - t0))

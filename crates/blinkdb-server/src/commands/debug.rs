@@ -96,6 +96,8 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
             "    Output a hex signature of the values of all the specified keys.",
+            "LOADAOF",
+            "    Flush the AOF buffers on disk and reload the AOF in memory.",
             "OBJECT <key>",
             "    Show low level info about the <key> and associated value.",
             "RELOAD [option ...]",
@@ -170,6 +172,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     }
     if eq_ic(sub, "reload") {
         return super::debug_reload::reload(ctx, args);
+    }
+    if eq_ic(sub, "loadaof") {
+        return super::debug_reload::loadaof(ctx);
     }
     if eq_ic(sub, "object") && args.len() == 3 {
         return object(ctx, args);

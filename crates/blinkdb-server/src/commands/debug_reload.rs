@@ -157,3 +157,80 @@ fn back_into_log(engine: &blinkdb_engine::Engine, in_log: Vec<InLog>) -> usize {
     }
     moved
 }
+
+/// DEBUG LOADAOF: empties the dataset and replays the AOF's files into it,
+/// as Redis's; nothing is logged or propagated. Where redis-server 7.0.15
+/// exits (no AOF, a load that fails), this answers Redis 7.2's error and
+/// keeps the dataset it had.
+pub fn loadaof(ctx: &mut Ctx) {
+    let shared = ctx.shared;
+    let engine = &shared.engine;
+    let refuse = |ctx: &mut Ctx, why: &str| {
+        tracing::warn!("DEBUG LOADAOF: {why}");
+        ctx.out
+            .error("ERR Error loading the AOF, check server logs.")
+    };
+    if engine.log_handle().is_none() || !shared.settings().appendonly {
+        return refuse(ctx, "appendonly is off (redis-server 7.0.15 exits here)");
+    }
+    let rewrite = &shared.persistence.rewrite;
+    if rewrite.scheduled.swap(false, Ordering::AcqRel) {
+        // CONFIG SET appendonly yes: the AOF holds the dataset once its
+        // first rewrite is done (the cron would start it, after this).
+        let _ = crate::persistence::start_rewrite(&shared.arc());
+    }
+    while rewrite.started_ms.load(Ordering::Acquire) != 0 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    if !engine.logging() {
+        return refuse(ctx, "the AOF is not written to (its rewrite failed)");
+    }
+    if holds_filters(engine) {
+        // A filter's files go with its value, and the AOF may name them.
+        return refuse(
+            ctx,
+            "the dataset holds Bloom filters, which LOADAOF does not reload",
+        );
+    }
+    let keys = engine.take_dataset();
+    let libraries = std::mem::take(&mut *shared.scripting.functions.lock());
+    let settings = shared.settings();
+    shared
+        .persistence
+        .loading
+        .start_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    engine.set_loading(true);
+    let loaded = crate::persistence::reload_aof(shared, &settings);
+    engine.set_loading(false);
+    match loaded {
+        Ok(n) => {
+            engine.drop_dataset(keys);
+            drop(libraries);
+            tracing::warn!("Append Only File loaded by DEBUG LOADAOF: {n} keys");
+            ctx.out.ok();
+        }
+        Err(e) => {
+            // What loaded goes; the dataset of before comes back.
+            engine.restore_dataset(keys);
+            *shared.scripting.functions.lock() = libraries;
+            refuse(ctx, &e)
+        }
+    }
+}
+
+fn holds_filters(engine: &blinkdb_engine::Engine) -> bool {
+    let mut found = false;
+    for db in 0..engine.databases() {
+        let mut cursor = 0;
+        loop {
+            cursor = engine.scan(db, cursor, 1024, |_, e| {
+                found |= matches!(e.value(), Value::Bloom(..));
+            });
+            if cursor == 0 || found {
+                break;
+            }
+        }
+    }
+    found
+}

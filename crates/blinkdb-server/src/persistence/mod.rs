@@ -301,6 +301,55 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
         settings.blob_threshold.max(1),
     ));
     shared.engine().set_replay_log(log.clone());
+    let stats = replay_files(shared, settings, &log)?;
+    shared
+        .persistence()
+        .rewrite
+        .base_size
+        .store(log.aof.stats().current_size, Ordering::Relaxed);
+    shared.engine().set_log(log);
+    crate::persistence::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
+    let keys: usize = (0..shared.engine().databases())
+        .map(|d| shared.engine().db(d).len())
+        .sum();
+    tracing::info!(
+        "DB loaded from append only file: {:.3} seconds, {} commands, {} keys",
+        stats.1.as_secs_f64(),
+        stats.0,
+        keys
+    );
+    Ok(())
+}
+
+/// DEBUG LOADAOF: the live AOF's files, read again through a second handle
+/// (after everything written so far reached them) and replayed into the
+/// keyspace, which the caller emptied; nothing is logged again. The live
+/// log stays installed: the files are the same, so the large values the
+/// replay leaves in them are read through it. Returns the keys loaded.
+pub fn reload_aof<H: Host>(shared: &H, settings: &Settings) -> Result<usize, String> {
+    let live = shared.engine().log_handle().ok_or("the AOF is off")?;
+    live.aof
+        .flush_all()
+        .map_err(|e| format!("Writing the AOF: {e}"))?;
+    let aof = Aof::open(aof_options(settings)).map_err(|e| format!("Opening the AOF: {e}"))?;
+    let log = Log::new(
+        aof,
+        settings.verify_blobs_on_read,
+        settings.blob_threshold.max(1),
+    );
+    blinkdb_engine::unlogged(|| replay_files(shared, settings, &log))?;
+    Ok((0..shared.engine().databases())
+        .map(|d| shared.engine().db(d).len())
+        .sum())
+}
+
+/// Replays `log`'s files (an RDB base through the batched loader); returns
+/// the commands replayed and the time taken.
+fn replay_files<H: Host>(
+    shared: &H,
+    settings: &Settings,
+    log: &Log,
+) -> Result<(u64, std::time::Duration), String> {
     let start = Instant::now();
     let mut client = shared.replayer();
     let mut last_report = Instant::now();
@@ -321,7 +370,7 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
             |cmd| {
                 blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
-                replay(shared, &log, &mut client, cmd).map_err(|reason| {
+                replay(shared, log, &mut client, cmd).map_err(|reason| {
                     blinkdb_engine::AofError::Corrupt {
                         file,
                         offset,
@@ -375,23 +424,7 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
     for (file, offset, why) in &stats.skipped_corrupt {
         tracing::warn!("AOF {file}: skipped corrupt data from offset {offset} ({why}), as aof-load-corrupt allows");
     }
-    shared
-        .persistence()
-        .rewrite
-        .base_size
-        .store(log.aof.stats().current_size, Ordering::Relaxed);
-    shared.engine().set_log(log);
-    crate::persistence::rdb_file::load_into_aof(shared, settings, aof_was_new)?;
-    let keys: usize = (0..shared.engine().databases())
-        .map(|d| shared.engine().db(d).len())
-        .sum();
-    tracing::info!(
-        "DB loaded from append only file: {:.3} seconds, {} commands, {} keys",
-        start.elapsed().as_secs_f64(),
-        stats.commands,
-        keys
-    );
-    Ok(())
+    Ok((stats.commands, start.elapsed()))
 }
 
 /// Applies one logged command. SET/MSET values that live in the log stay

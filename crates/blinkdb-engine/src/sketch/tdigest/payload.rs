@@ -33,6 +33,14 @@ pub const ENCVER: u64 = 0;
 /// The most buffered (unwritten, zero) nodes a payload may declare.
 const MAX_UNMERGED: usize = 64;
 
+/// A digest read whose whole node buffer takes at most this many bytes holds
+/// it at once, as RedisBloom's load (`td_new`'s calloc) and a digest a
+/// command creates do, so MEMORY USAGE is the same before and after a
+/// reload or restart (RedisBloom's test_save_load checks it). Compression
+/// 100 (the default) takes 9,760 bytes; above the bound the buffer grows as
+/// it fills, so that a few payload bytes never cost more than this.
+const PREALLOCATE_MAX_BYTES: usize = 1 << 20;
+
 /// A weight field: an integral double RedisBloom wrote from a `long long`.
 fn weight(v: f64) -> Result<i64, RdbError> {
     if v.is_finite() && (0.0..9_223_372_036_854_775_808.0).contains(&v) {
@@ -81,6 +89,9 @@ pub fn read(r: &mut Reader<'_>, encver: u64) -> Result<TDigest, RdbError> {
     // Two 9-byte fields per centroid must still be there.
     check_count(r, t.merged_nodes as u64, 18)?;
     t.ensure(t.merged_nodes + t.unmerged_nodes);
+    if t.cap() * 16 <= PREALLOCATE_MAX_BYTES {
+        t.allocate_all();
+    }
     for i in 0..t.merged_nodes {
         t.means[i] = read_double(r)?;
     }
