@@ -28,6 +28,11 @@ class Results:
             cpu = [r.get("server_cpu_us") for r in runs]
             if any(c is not None for c in cpu):
                 entry["server_cpu_us_runs"] = cpu
+            # The load tool's CPU per unit, per run: where it is the bottleneck (redis-benchmark
+            # at -c 50 -P 1 over TLS), throughput follows it (groups/tls.py).
+            client = [r.get("client_cpu_us") for r in runs]
+            if any(c is not None for c in client):
+                entry["client_cpu_us_runs"] = client
             # The server's CPU share while it had no run of its own, over all its gaps.
             gaps = [(r["server_idle_cpu_s"], r["server_idle_wall_s"]) for r in runs
                     if r.get("server_idle_wall_s")]

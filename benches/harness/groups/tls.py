@@ -4,11 +4,18 @@ openssl: a CA and a server certificate it signed; clients are not asked for one)
 redis-benchmark --tls SET and GET at c50 P1 and P16, and connection churn: redis-benchmark
 -k 0, which opens a new connection (so a full handshake, no session resumption) for every
 request, so the cell measures handshakes per second. Server CPU per request comes with every
-cell, as in the other groups."""
+cell, as in the other groups.
+
+At -c 50 -P 1 the load tool is the bottleneck on 2 cores: redis-benchmark spends ~21 us of CPU
+per request over TLS (its own OpenSSL), more than either server (16-18 us), so throughput there
+follows the tool's CPU per request, which the server changes only through how the two wake each
+other (docs/design.md, "TLS (issue 41)"). A note after each cell gives that CPU per request
+against BlinkDB over against Redis, as the median of the rounds' ratios."""
 import os
+import statistics
 import subprocess
 
-from ..cells import alternate, pick
+from ..cells import alternate, median_interval, pick
 from ..context import running
 from ..runners import redis_benchmark
 
@@ -42,6 +49,9 @@ def run(ctx):
     certs = make_certs(ctx.root)
     tls_ports = {c.label: ctx.ports.take() for c in (ctx.blinkdb, ctx.redis)}
     extra = {label: server_flags(certs, port) for label, port in tls_ports.items()}
+    # Persistence off on both sides: the Redis peer gets --save '' (servers.py); BlinkDB's
+    # default save points (60 s and 10,000 changes) could snapshot during the SET cells.
+    extra[ctx.blinkdb.label] += ["--save", ""]
     client_tls = ["--tls", "--cacert", f"{certs}/ca.crt"]
     labels = [c.label for c in (ctx.blinkdb, ctx.redis)]
     with running(ctx, [ctx.blinkdb, ctx.redis], extra=extra) as servers:
@@ -54,10 +64,11 @@ def run(ctx):
                  for label, server in servers],
                 ctx.rounds, ctx.warmups)
             name = next((m for m in table if m != "*"), test.upper())
-            ctx.results.add(GROUP, SECTION, workload, "req/s", "higher", ctx.redis.label,
-                            pick(table, name, labels),
-                            {"test": name, "clients": 50, "pipeline": pipeline,
-                             "keepalive": not options})
+            added = ctx.results.add(GROUP, SECTION, workload, "req/s", "higher", ctx.redis.label,
+                                    pick(table, name, labels),
+                                    {"test": name, "clients": 50, "pipeline": pipeline,
+                                     "keepalive": not options})
+            note_client_cpu(ctx, workload, added)
 
         for pipeline in (1, 16):
             for test in ("set", "get"):
@@ -66,3 +77,20 @@ def run(ctx):
         # A new connection and handshake per request.
         cell("SET c50 P1, a new connection each (-k 0)", "set", 1,
              ctx.size("tls_churn_requests"), ["-k", "0"])
+
+
+def note_client_cpu(ctx, workload, cell):
+    """A note: redis-benchmark's CPU per request against BlinkDB over against Redis (> 1: the
+    tool works harder against BlinkDB), median of the rounds' ratios with its interval."""
+    mine = cell["results"].get(ctx.blinkdb.label, {}).get("client_cpu_us_runs") or []
+    peer = cell["results"].get(ctx.redis.label, {}).get("client_cpu_us_runs") or []
+    rs = sorted(a / b for a, b in zip(mine, peer) if a and b)
+    if len(rs) != len(mine) or len(rs) != len(peer) or len(rs) < 5:
+        return
+    text = "%s: redis-benchmark's CPU per request, against BlinkDB / against Redis: %.3f" % (
+        workload, statistics.median(rs))
+    if len(rs) >= 9:
+        low, _ = median_interval(len(rs))
+        text += " [%.2f, %.2f]" % (rs[low], rs[-1 - low])
+    text += " (%.1f / %.1f us)" % (statistics.median(mine), statistics.median(peer))
+    ctx.results.note(GROUP, text)
