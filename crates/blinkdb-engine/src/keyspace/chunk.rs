@@ -45,7 +45,7 @@ fn page_pairs() -> usize {
         // SAFETY: sysconf reads a constant of the system.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         match usize::try_from(page) {
-            Ok(p) if p > 0 && p % PAIR == 0 => p / PAIR,
+            Ok(p) if p > 0 && p.is_multiple_of(PAIR) => p / PAIR,
             _ => 0,
         }
     })
@@ -54,7 +54,7 @@ fn page_pairs() -> usize {
 /// Whether a chunk of `cap` pairs (under `full`, a full chunk's) is mapped.
 fn is_mapped(cap: usize, full: usize) -> bool {
     let p = page_pairs();
-    p != 0 && cap != 0 && cap < full && cap % p == 0
+    p != 0 && cap != 0 && cap < full && cap.is_multiple_of(p)
 }
 
 /// The capacity after `cap` when a chunk of at most `full` pairs is full:
