@@ -27,7 +27,7 @@ def used_memory(conn):
 # (SADD 137, HSET 137, 5-field HSET 201, ZADD 169, SET EX 139 bytes per key with the dense
 # table) and over the cost with them in the table entry and the expiry index in runs (73-74,
 # 138 for 5 fields, 107); SET and RPUSH as the dense table left them (73, 201). Since the last
-# chunk of a shard grows by whole pages (keyspace/chunk.rs), up to 4 KB of room a shard counts
+# chunk of a shard grows by pages (keyspace/chunk.rs), up to 4 KB of room a shard counts
 # in used_memory: 195 keys a shard here, 61 pairs of room, 8 bytes a key more (RSS is 14 less).
 WORKLOADS = [
     (lambda i: ("SET", "key:%08d" % i, "val12345"), 90),
@@ -99,8 +99,8 @@ def test_rss_of_small_keys_stays_near_used_memory(server_factory):
     """The key table's growing last chunks used to be realloc'ed by glibc side by side, 256 of
     them, leaving the old 1-15 KB blocks as holes in the heap: at 200,000 keys RSS grew 87 bytes
     a key for 71 of used_memory (17 over; 4 at 1M keys, where SET of an integer fell under
-    redis-server). They grow in their own mappings now (2 over). The mapped bytes count in
-    used_memory, and leave it with the keys."""
+    redis-server). They grow by pages in slots of a mapped slab now (2 over). The slab's pages count
+    in used_memory, and leave it with the keys."""
     n = 200_000
     srv = server_factory("--appendonly", "no")
     with srv.connect(timeout=60) as c:

@@ -6,24 +6,23 @@
 //! 256 shards growing side by side those freed 1-15 KB blocks stayed as holes
 //! in the heap that only a smaller chunk could reuse: at 1M keys 3.9 MB free
 //! in 622 blocks of the worker arena, 8-16 KB most of them (`MEMORY
-//! MALLOC-STATS`), 4 bytes a key of RSS over `used_memory`. So a chunk whose
-//! capacity is a whole number of pages under a full chunk is mapped on its
-//! own (mmap) and grows a page at a time by mremap, which moves page tables
-//! rather than bytes and leaves no hole; a full chunk is copied once into a
-//! malloc block of exactly 16 KB (the heap then only sees blocks of that size
-//! and the index's, which doubles, so a freed index block fits chunks); a
-//! chunk under a page (a shard of a few keys) stays in malloc. Full chunks
-//! are not left mapped: one mapping each would pass the kernel's
-//! `vm.max_map_count` (65,530) at some 16M keys, while growing tails are at
-//! most one per shard (4,096 for 16 databases).
+//! MALLOC-STATS`), 4 bytes a key of RSS over `used_memory`. So a chunk of a
+//! page of pairs or more takes a 16 KB slot of its own in a mapped slab and
+//! grows there a page at a time: the slot's pages are only touched (made
+//! resident) as pairs are written, so growing copies nothing, makes no system
+//! call and leaves no hole, and a full chunk stays where it grew. A chunk
+//! under a page (a shard's first keys, a new chunk's first 32 pairs) stays in
+//! malloc. A freed slot's pages go back to the system (madvise) and the slot
+//! to a free list. The slabs are 2 MB mappings (128 slots), so a mapping per
+//! chunk does not exhaust the kernel's `vm.max_map_count`.
 //!
-//! Mapped bytes are not seen by the counting global allocator, so they are
-//! counted here (`mapped_bytes`) and added to `used_memory`.
+//! Slab bytes are not seen by the counting global allocator, so they are
+//! counted here (`mapped_bytes`, the pages in use) and added to `used_memory`.
 
 use std::alloc::{handle_alloc_error, Layout};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use super::{Entry, InlineBytes as Key};
 
@@ -31,45 +30,51 @@ pub type Pair = (Key, Entry);
 
 const PAIR: usize = std::mem::size_of::<Pair>();
 
+/// Pairs in a full chunk (dense.rs's `CHUNK`).
+pub const FULL: usize = 256;
+const SLOT: usize = FULL * PAIR;
+/// Slots per slab (2 MB).
+const SLOTS_PER_SLAB: usize = 128;
+
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
 
-/// Bytes the key tables hold in their own mappings (part of `used_memory`).
+/// Bytes of the key tables' slab pages in use (part of `used_memory`).
 pub fn mapped_bytes() -> usize {
     MAPPED.load(Ordering::Relaxed)
 }
 
-/// Pairs per page, or 0 when a page does not hold a whole number of pairs.
+/// Pairs per page, or 0 when slots cannot be split in whole pages of pairs
+/// (then every chunk lives in malloc).
 fn page_pairs() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
     *PAGE.get_or_init(|| {
         // SAFETY: sysconf reads a constant of the system.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         match usize::try_from(page) {
-            Ok(p) if p > 0 && p.is_multiple_of(PAIR) => p / PAIR,
+            Ok(p) if p > 0 && p.is_multiple_of(PAIR) && SLOT.is_multiple_of(p) => p / PAIR,
             _ => 0,
         }
     })
 }
 
-/// Whether a chunk of `cap` pairs (under `full`, a full chunk's) is mapped.
-fn is_mapped(cap: usize, full: usize) -> bool {
+/// Whether a chunk of `cap` pairs lives in a slab slot.
+fn in_slot(cap: usize) -> bool {
     let p = page_pairs();
-    p != 0 && cap != 0 && cap < full && cap.is_multiple_of(p)
+    p != 0 && cap >= p
 }
 
-/// The capacity after `cap` when a chunk of at most `full` pairs is full:
-/// doubling under a page, then a page at a time.
-pub fn grown(cap: usize, full: usize) -> usize {
+/// The capacity after `cap`: doubling under a page, then a page at a time.
+pub fn grown(cap: usize) -> usize {
     let p = page_pairs();
     let next = if p == 0 || cap < p { cap * 2 } else { cap + p };
-    next.clamp(1, full)
+    next.clamp(1, FULL)
 }
 
-/// The capacity to shrink a chunk of `len` pairs to: whole pages while
-/// mapped, else its pairs.
-fn fitted(len: usize, full: usize) -> usize {
+/// The capacity to shrink a chunk of `len` pairs to: whole pages in a slot,
+/// else its pairs.
+fn fitted(len: usize) -> usize {
     let p = page_pairs();
-    if p != 0 && len >= p && len < full {
+    if p != 0 && len >= p {
         len.div_ceil(p) * p
     } else {
         len
@@ -80,9 +85,6 @@ pub struct Chunk {
     ptr: NonNull<Pair>,
     len: u32,
     cap: u32,
-    /// The pairs of a full chunk; a constant of the table, kept per chunk
-    /// so the rule of storage needs no parameter (room in the padding).
-    full: u32,
 }
 
 // SAFETY: a chunk owns its pairs as a Vec would; `Pair` is Send and Sync.
@@ -94,12 +96,11 @@ const _: () = {
 };
 
 impl Chunk {
-    pub fn with_capacity(cap: usize, full: usize) -> Chunk {
+    pub fn with_capacity(cap: usize) -> Chunk {
         let mut c = Chunk {
             ptr: NonNull::dangling(),
             len: 0,
             cap: 0,
-            full: u32::try_from(full).expect("a chunk holds under 2^32 pairs"),
         };
         c.resize(cap);
         c
@@ -135,7 +136,7 @@ impl Chunk {
     /// Appends a pair, growing as `grown` says when there is no room.
     pub fn push(&mut self, pair: Pair) {
         if self.len == self.cap {
-            self.resize(grown(self.cap as usize, self.full as usize));
+            self.resize(grown(self.cap as usize));
         }
         assert!(
             self.len < self.cap,
@@ -155,49 +156,58 @@ impl Chunk {
         Some(unsafe { self.ptr.as_ptr().add(self.len as usize).read() })
     }
 
-    /// Gives back the room beyond the pairs (whole pages while mapped).
+    /// Gives back the room beyond the pairs (whole pages in a slot).
     pub fn shrink_to_fit(&mut self) {
-        let want = fitted(self.len as usize, self.full as usize);
+        let want = fitted(self.len as usize);
         if want != self.cap as usize {
             self.resize(want);
         }
     }
 
-    /// Moves the pairs into storage for `cap` pairs (`cap >= len`).
+    /// Moves the pairs into storage for `cap` pairs (`len <= cap <= FULL`).
     fn resize(&mut self, cap: usize) {
         let old = self.cap as usize;
-        let full = self.full as usize;
-        debug_assert!(cap >= self.len as usize && cap <= full);
-        let cap32 = u32::try_from(cap).expect("a chunk holds under 2^32 pairs");
-        let (from_map, to_map) = (is_mapped(old, full), is_mapped(cap, full));
-        let new = if old != 0 && from_map && to_map {
-            // SAFETY: `ptr` is a mapping of `old` pairs made here.
-            unsafe { remap(self.ptr, old, cap) }
-        } else if old != 0 && cap != 0 && !from_map && !to_map {
+        assert!(cap >= self.len as usize && cap <= FULL);
+        let (from_slot, to_slot) = (in_slot(old), in_slot(cap));
+        let new = if from_slot && to_slot {
+            // The same slot: pages past `cap` go back, pages up to it count.
+            if cap < old {
+                // SAFETY: the pages past `cap` hold no pair.
+                unsafe { discard(self.ptr.as_ptr().add(cap).cast(), (old - cap) * PAIR) };
+                MAPPED.fetch_sub((old - cap) * PAIR, Ordering::Relaxed);
+            } else {
+                MAPPED.fetch_add((cap - old) * PAIR, Ordering::Relaxed);
+            }
+            self.ptr
+        } else if old != 0 && cap != 0 && !from_slot && !to_slot {
             // SAFETY: `ptr` came from the global allocator with this
             // layout; the pairs move bitwise, as a Vec's do.
-            let p = unsafe {
-                std::alloc::realloc(self.ptr.as_ptr().cast(), layout(old), layout_size(cap))
-            };
+            let p =
+                unsafe { std::alloc::realloc(self.ptr.as_ptr().cast(), layout(old), cap * PAIR) };
             NonNull::new(p.cast()).unwrap_or_else(|| handle_alloc_error(layout(cap)))
         } else {
             let new = if cap == 0 {
                 NonNull::dangling()
+            } else if to_slot {
+                MAPPED.fetch_add(cap * PAIR, Ordering::Relaxed);
+                take_slot()
             } else {
-                storage(cap, to_map)
+                // SAFETY: the layout's size is not zero.
+                let p = unsafe { std::alloc::alloc(layout(cap)) };
+                NonNull::new(p.cast()).unwrap_or_else(|| handle_alloc_error(layout(cap)))
             };
             if old != 0 {
                 // SAFETY: both hold at least `len` pairs and do not overlap;
                 // the old storage is released without dropping its pairs.
                 unsafe {
                     std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), new.as_ptr(), self.len());
-                    release(self.ptr, old, from_map);
+                    release(self.ptr, old);
                 }
             }
             new
         };
         self.ptr = new;
-        self.cap = cap32;
+        self.cap = cap as u32;
     }
 }
 
@@ -208,82 +218,82 @@ impl Drop for Chunk {
         unsafe {
             std::ptr::drop_in_place(self.as_mut_slice());
             if self.cap != 0 {
-                release(
-                    self.ptr,
-                    self.cap as usize,
-                    is_mapped(self.cap as usize, self.full as usize),
-                );
+                release(self.ptr, self.cap as usize);
             }
         }
     }
-}
-
-fn layout_size(cap: usize) -> usize {
-    cap * PAIR
 }
 
 fn layout(cap: usize) -> Layout {
     Layout::array::<Pair>(cap).expect("a chunk's size fits a Layout")
 }
 
-/// New storage for `cap > 0` pairs.
-fn storage(cap: usize, mapped: bool) -> NonNull<Pair> {
-    if !mapped {
-        // SAFETY: the layout's size is not zero.
-        let p = unsafe { std::alloc::alloc(layout(cap)) };
-        return NonNull::new(p.cast()).unwrap_or_else(|| handle_alloc_error(layout(cap)));
-    }
-    let bytes = layout_size(cap);
-    // SAFETY: a new private anonymous mapping; no existing memory is named.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        handle_alloc_error(layout(cap));
-    }
-    MAPPED.fetch_add(bytes, Ordering::Relaxed);
-    // SAFETY: mmap succeeded, so `p` is a page-aligned, non-null address.
-    unsafe { NonNull::new_unchecked(p.cast()) }
-}
-
-/// Grows or shrinks a mapping of `old` pairs to `cap` pairs.
-///
-/// # Safety
-/// `ptr` must be a mapping of `old` pairs made by `storage`.
-unsafe fn remap(ptr: NonNull<Pair>, old: usize, cap: usize) -> NonNull<Pair> {
-    let (from, to) = (layout_size(old), layout_size(cap));
-    let p = libc::mremap(ptr.as_ptr().cast(), from, to, libc::MREMAP_MAYMOVE);
-    if p == libc::MAP_FAILED {
-        handle_alloc_error(layout(cap));
-    }
-    if to >= from {
-        MAPPED.fetch_add(to - from, Ordering::Relaxed);
-    } else {
-        MAPPED.fetch_sub(from - to, Ordering::Relaxed);
-    }
-    NonNull::new_unchecked(p.cast())
-}
-
 /// Releases storage of `cap > 0` pairs without dropping what it holds.
 ///
 /// # Safety
-/// `ptr` must be storage of `cap` pairs made by `storage` with `mapped`
-/// (or grown to `cap` by `remap` or realloc).
-unsafe fn release(ptr: NonNull<Pair>, cap: usize, mapped: bool) {
-    if mapped {
-        let bytes = layout_size(cap);
-        libc::munmap(ptr.as_ptr().cast(), bytes);
-        MAPPED.fetch_sub(bytes, Ordering::Relaxed);
+/// `ptr` must be the storage `resize` made for `cap` pairs.
+unsafe fn release(ptr: NonNull<Pair>, cap: usize) {
+    if in_slot(cap) {
+        MAPPED.fetch_sub(cap * PAIR, Ordering::Relaxed);
+        give_slot(ptr);
     } else {
         std::alloc::dealloc(ptr.as_ptr().cast(), layout(cap));
     }
+}
+
+/// Free slots, as addresses (slabs are never unmapped; a free slot holds no
+/// resident page).
+static FREE: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// A slot of `SLOT` bytes whose pages are not resident.
+fn take_slot() -> NonNull<Pair> {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    if free.is_empty() {
+        let bytes = SLOT * SLOTS_PER_SLAB;
+        // SAFETY: a new private anonymous mapping; no existing memory is
+        // named. Huge pages are refused so that a first touch makes one 4 KB
+        // page resident, not 2 MB.
+        let base = unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                drop(free);
+                handle_alloc_error(layout(FULL));
+            }
+            libc::madvise(p, bytes, libc::MADV_NOHUGEPAGE);
+            p as usize
+        };
+        free.extend((0..SLOTS_PER_SLAB).rev().map(|i| base + i * SLOT));
+    }
+    let addr = free.pop().expect("a slab was just added");
+    // SAFETY: slab addresses are page-aligned and not null.
+    unsafe { NonNull::new_unchecked(addr as *mut Pair) }
+}
+
+/// Returns a slot's pages to the system and the slot to the free list.
+///
+/// # Safety
+/// `ptr` must be a slot from `take_slot` that holds no live pair.
+unsafe fn give_slot(ptr: NonNull<Pair>) {
+    discard(ptr.as_ptr().cast(), SLOT);
+    FREE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(ptr.as_ptr() as usize);
+}
+
+/// Drops the pages of `[p, p + bytes)` (whole pages inside a slot): they
+/// read as zeros and are not resident until written again.
+///
+/// # Safety
+/// The range must lie in a slab and hold nothing live.
+unsafe fn discard(p: *mut u8, bytes: usize) {
+    libc::madvise(p.cast(), bytes, libc::MADV_DONTNEED);
 }
 
 #[cfg(test)]
@@ -298,26 +308,25 @@ mod tests {
     }
 
     #[test]
-    fn grows_by_pages_keeps_its_pairs_and_ends_in_the_heap() {
+    fn grows_by_pages_in_a_slot_and_keeps_its_pairs() {
         let p = page_pairs();
         assert_eq!(p, 4096 / PAIR, "tests run with 4 KB pages");
-        let full = 256;
-        let mut c = Chunk::with_capacity(16, full);
+        let mut c = Chunk::with_capacity(16);
         let mut caps = vec![c.capacity()];
-        for i in 0..full {
+        let slot = |c: &Chunk| c.as_slice().as_ptr();
+        let mut first_in_slot = None;
+        for i in 0..FULL {
             c.push(pair(i));
             if *caps.last().unwrap() != c.capacity() {
                 caps.push(c.capacity());
             }
-            if is_mapped(c.capacity(), full) {
-                assert_eq!(c.capacity() % p, 0);
+            if in_slot(c.capacity()) {
+                // Growing in a slot never moves the pairs.
+                assert_eq!(*first_in_slot.get_or_insert(slot(&c)), slot(&c));
             }
         }
         assert_eq!(caps, [16, 32, 64, 128, 192, 256]);
-        assert!(
-            !is_mapped(c.capacity(), full),
-            "a full chunk lives in malloc"
-        );
+        assert!(in_slot(c.capacity()), "a full chunk stays in its slot");
         for (i, (k, e)) in c.as_slice().iter().enumerate() {
             assert_eq!(k.as_slice(), format!("key:{i:08}").as_bytes());
             assert_eq!(e.value().as_str(), Some(format!("{i}").as_bytes()));
@@ -328,28 +337,43 @@ mod tests {
         }
         c.shrink_to_fit();
         assert_eq!(c.capacity(), 128);
-        assert!(is_mapped(c.capacity(), full));
+        assert_eq!(c.as_slice()[99].0.as_slice(), b"key:00000099");
+        c.push(pair(100));
+        c.push(pair(101));
+        assert_eq!(c.as_slice()[101].0.as_slice(), b"key:00000101");
         while c.len() > 10 {
             c.pop();
         }
         c.shrink_to_fit();
         assert_eq!(c.capacity(), 10);
+        assert!(!in_slot(c.capacity()));
         assert_eq!(c.as_slice()[9].0.as_slice(), b"key:00000009");
         c.push(pair(10));
         assert_eq!(c.as_slice().len(), 11);
     }
 
     #[test]
-    fn a_mapping_is_counted_while_it_lives() {
-        // Other tests map and unmap at the same time: the counter holds at
-        // least this chunk's page while it lives.
-        let c = {
-            let mut c = Chunk::with_capacity(page_pairs(), 256);
-            c.push(pair(1));
-            c
-        };
-        assert!(is_mapped(c.capacity(), 256));
-        assert!(mapped_bytes() >= 4096);
+    fn a_freed_slot_is_reused_and_reads_as_new() {
+        let mut c = Chunk::with_capacity(page_pairs());
+        c.push(pair(1));
+        assert!(mapped_bytes() >= 4096, "the chunk's page counts");
         drop(c);
+        // Other tests take slots at the same time: take a few and write
+        // each whole, which a slot with a page still mapped elsewhere would
+        // not survive unnoticed.
+        let chunks: Vec<Chunk> = (0..4)
+            .map(|n| {
+                let mut c = Chunk::with_capacity(page_pairs());
+                for i in 0..FULL {
+                    c.push(pair(n * FULL + i));
+                }
+                c
+            })
+            .collect();
+        for (n, c) in chunks.iter().enumerate() {
+            assert_eq!(c.len(), FULL);
+            let last = format!("key:{:08}", n * FULL + FULL - 1);
+            assert_eq!(c.as_slice()[FULL - 1].0.as_slice(), last.as_bytes());
+        }
     }
 }

@@ -16,14 +16,15 @@ use super::positions::{PositionIndex, Probe};
 use super::{key_hash, Entry, InlineBytes as Key};
 
 /// Pairs per chunk (a power of two): 16 KB chunks. The last one grows by
-/// doubling to a page (64 pairs), then a page at a time (chunk.rs: in its
-/// own mapping, so growing leaves no hole in the heap), so a shard's unused
+/// doubling to a page (64 pairs), then a page at a time (chunk.rs: in a
+/// slot of a mapped slab, so growing leaves no hole in the heap), so a shard's unused
 /// room is under 4 KB: doubling to 256 left 20 bytes a key of room at 50,000
 /// keys (195 a shard). With 64-pair chunks the chunk list was 4x longer, and
 /// reading a chunk's header took a sixth of a random-key GET's lookup time
 /// (perf, 1M keys).
 const CHUNK_SHIFT: u32 = 8;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
+const _: () = assert!(CHUNK == super::chunk::FULL);
 /// The first room of a chunk after the first (1 KB, in malloc: a shard whose
 /// count goes back and forth over a chunk's end allocates and frees this,
 /// not a mapping).
@@ -204,13 +205,14 @@ impl DenseMap {
 
     fn push(chunks: &mut Vec<Chunk>, pair: Pair) {
         match chunks.last_mut() {
-            // The chunk grows as `chunk::grown` says.
+            // The chunk grows as `chunk::grown` says (in place, by pages,
+            // past 64 pairs).
             Some(last) if last.len() < CHUNK => last.push(pair),
             _ => {
                 // The first chunk starts small (most shards of a small
                 // keyspace hold a few keys); later ones at a step.
                 let cap = if chunks.is_empty() { 4 } else { STEP };
-                let mut c = Chunk::with_capacity(cap, CHUNK);
+                let mut c = Chunk::with_capacity(cap);
                 c.push(pair);
                 chunks.push(c);
             }
