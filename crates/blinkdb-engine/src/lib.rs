@@ -45,7 +45,7 @@ pub use keyspace::slots::key_slot;
 /// WATCH's per-key dirty flag.
 pub use keyspace::WatchFlag;
 /// A key's entry and value, its metadata, where a write came from, the per-db maps.
-pub use keyspace::{Db, Entry, InlineBytes, Meta, Origin, Value, SHARDS};
+pub use keyspace::{table_mapped_bytes, Db, Entry, InlineBytes, Meta, Origin, Value, SHARDS};
 
 // Values.
 /// The order of sorted-set members: by score, then bytewise.

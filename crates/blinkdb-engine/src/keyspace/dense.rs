@@ -11,17 +11,23 @@
 //! into the hole (its position is updated), so the array stays dense and a
 //! chunk is freed once emptied.
 
+use super::chunk::{Chunk, Pair};
 use super::positions::{PositionIndex, Probe};
 use super::{key_hash, Entry, InlineBytes as Key};
 
 /// Pairs per chunk (a power of two): 16 KB chunks. The last one grows by
-/// doubling to `STEP` pairs, then by `STEP` (1 KB) at a time, so a shard's
-/// unused room is under 1 KB: doubling to 256 left 20 bytes a key of room at
-/// 50,000 keys (195 a shard). Growing copies at most 15 KB. With 64-pair
-/// chunks the chunk list was 4x longer, and reading a chunk's header took a
-/// sixth of a random-key GET's lookup time (perf, 1M keys).
+/// doubling to a page (64 pairs), then a page at a time (chunk.rs: in a
+/// slot of a mapped slab, so growing leaves no hole in the heap), so a shard's unused
+/// room is under 4 KB: doubling to 256 left 20 bytes a key of room at 50,000
+/// keys (195 a shard). With 64-pair chunks the chunk list was 4x longer, and
+/// reading a chunk's header took a sixth of a random-key GET's lookup time
+/// (perf, 1M keys).
 const CHUNK_SHIFT: u32 = 8;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
+const _: () = assert!(CHUNK == super::chunk::FULL);
+/// The first room of a chunk after the first (1 KB, in malloc: a shard whose
+/// count goes back and forth over a chunk's end allocates and frees this,
+/// not a mapping).
 const STEP: usize = CHUNK / 16;
 
 /// The map's methods take the key's `key_hash` from the caller, which
@@ -32,7 +38,7 @@ pub struct DenseMap {
     /// Positions into `chunks`, found by the key's hash.
     index: PositionIndex,
     /// Every chunk but the last holds `CHUNK` pairs.
-    chunks: Vec<Vec<(Key, Entry)>>,
+    chunks: Vec<Chunk>,
     /// The position last found or stored through `&mut self`: a write looks
     /// its key up, then stores, changes or re-counts it (SET, INCR, LPUSH:
     /// two to four accesses), and each later access checks this position
@@ -42,15 +48,15 @@ pub struct DenseMap {
 }
 
 #[inline]
-fn at(chunks: &[Vec<(Key, Entry)>], i: u32) -> &(Key, Entry) {
+fn at(chunks: &[Chunk], i: u32) -> &Pair {
     let i = i as usize;
-    &chunks[i >> CHUNK_SHIFT][i & (CHUNK - 1)]
+    &chunks[i >> CHUNK_SHIFT].as_slice()[i & (CHUNK - 1)]
 }
 
 #[inline]
-fn at_mut(chunks: &mut [Vec<(Key, Entry)>], i: u32) -> &mut (Key, Entry) {
+fn at_mut(chunks: &mut [Chunk], i: u32) -> &mut Pair {
     let i = i as usize;
-    &mut chunks[i >> CHUNK_SHIFT][i & (CHUNK - 1)]
+    &mut chunks[i >> CHUNK_SHIFT].as_mut_slice()[i & (CHUNK - 1)]
 }
 
 /// `a == b`, comparing keys up to 32 bytes (nearly all) in 8-byte words
@@ -95,9 +101,9 @@ impl DenseMap {
 
     /// The heap bytes of the index and the chunks (their room included).
     pub fn allocation_size(&self) -> usize {
-        let pair = std::mem::size_of::<(Key, Entry)>();
+        let pair = std::mem::size_of::<Pair>();
         self.index.allocation_size()
-            + self.chunks.capacity() * std::mem::size_of::<Vec<(Key, Entry)>>()
+            + self.chunks.capacity() * std::mem::size_of::<Chunk>()
             + self
                 .chunks
                 .iter()
@@ -119,6 +125,7 @@ impl DenseMap {
         let pair = self
             .chunks
             .get((i >> CHUNK_SHIFT) as usize)?
+            .as_slice()
             .get(i as usize & (CHUNK - 1))?;
         same_key(pair.0.as_slice(), key).then_some(i)
     }
@@ -196,21 +203,16 @@ impl DenseMap {
         }
     }
 
-    fn push(chunks: &mut Vec<Vec<(Key, Entry)>>, pair: (Key, Entry)) {
+    fn push(chunks: &mut Vec<Chunk>, pair: Pair) {
         match chunks.last_mut() {
-            Some(last) if last.len() < CHUNK => {
-                if last.len() == last.capacity() {
-                    let cap = last.capacity();
-                    let want = if cap < STEP { cap * 2 } else { cap + STEP };
-                    last.reserve_exact(want.min(CHUNK) - last.len());
-                }
-                last.push(pair);
-            }
+            // The chunk grows as `chunk::grown` says (in place, by pages,
+            // past 64 pairs).
+            Some(last) if last.len() < CHUNK => last.push(pair),
             _ => {
                 // The first chunk starts small (most shards of a small
                 // keyspace hold a few keys); later ones at a step.
                 let cap = if chunks.is_empty() { 4 } else { STEP };
-                let mut c = Vec::with_capacity(cap);
+                let mut c = Chunk::with_capacity(cap);
                 c.push(pair);
                 chunks.push(c);
             }
@@ -260,7 +262,10 @@ impl DenseMap {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Entry)> {
-        self.chunks.iter().flatten().map(|(k, e)| (k, e))
+        self.chunks
+            .iter()
+            .flat_map(Chunk::as_slice)
+            .map(|(k, e)| (k, e))
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &Key> {
@@ -391,9 +396,10 @@ mod tests {
             m.insert(&k, || key_hash(&k), Entry::string(&b"val12345"[..]));
         }
         let per_key = m.allocation_size() / m.len();
-        // 64-byte pairs, 12 pairs of room (under a byte a key), a 4-byte
-        // slot at 0.57 (7 bytes a key; hashbrown's 5-byte buckets made 73).
-        assert!((64..=72).contains(&per_key), "{per_key} bytes per key");
+        // 64-byte pairs, 44 pairs of room (the last chunk grows by pages:
+        // 2.4 bytes a key), a 4-byte slot at 0.57 (7 bytes a key;
+        // hashbrown's 5-byte buckets made 73).
+        assert!((64..=73).contains(&per_key), "{per_key} bytes per key");
         m.shrink_to(0);
         assert_eq!(
             m.get(&key(7), key_hash(&key(7)))

@@ -1,6 +1,7 @@
 //! The in-memory index: entries, shards and the per-database shard array.
 
 pub mod access;
+mod chunk;
 mod dense;
 mod entry;
 mod expires;
@@ -9,6 +10,7 @@ mod shard;
 pub mod slots;
 mod watch;
 
+pub use chunk::mapped_bytes as table_mapped_bytes;
 pub use entry::{Entry, Meta, Origin, Value};
 
 /// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap

@@ -106,9 +106,12 @@ impl MemoryState {
 /// Cron ticks (100 ms) between two trims at most.
 const TRIM_EVERY: u64 = 10;
 
-/// Redis's used_memory: bytes allocated, less the Lua interpreters.
+/// Redis's used_memory: bytes allocated, less the Lua interpreters. The key
+/// tables' growing chunks are mapped outside malloc (the engine's
+/// keyspace/chunk.rs), so they are added.
 pub fn used_memory(h: &impl Host) -> u64 {
-    alloc_count::allocated().saturating_sub(h.memory().lua_vm.load(Ordering::Relaxed))
+    (alloc_count::allocated() + blinkdb_engine::table_mapped_bytes() as u64)
+        .saturating_sub(h.memory().lua_vm.load(Ordering::Relaxed))
 }
 
 /// Memory maxmemory does not count: replica output beyond the backlog and
