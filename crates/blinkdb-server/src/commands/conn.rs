@@ -610,7 +610,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the number of client connections",
         // Redis 8.0's arguments (7.4 added MAXAGE and renamed the others).
-        args: "filter:oneof(old-format:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 client-type:oneof=TYPE?^2.8.12(normal:normal master:master^3.2.0 slave:slave replica:replica^5.0.0 pubsub:pubsub) username:string=USER? addr:string=ADDR? laddr:string=LADDR?^6.2.0 skipme:oneof=SKIPME?(yes:YES no:NO) maxage:integer=MAXAGE?^7.4.0))",
+        args: "filter:oneof(old-format:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 client-type:oneof=TYPE?^2.8.12(normal:NORMAL master:MASTER^3.2.0 slave:SLAVE replica:REPLICA^5.0.0 pubsub:PUBSUB) username:string=USER? addr:string=ADDR? laddr:string=LADDR?^6.2.0 skipme:oneof=SKIPME?(yes:YES no:NO) maxage:integer=MAXAGE?^7.4.0))",
         history: &[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option."), ("7.4.0", "`MAXAGE` option.")]),
     cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Get the list of client connections", client;
         props: props::KEEPS_CACHING,
