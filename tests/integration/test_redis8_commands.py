@@ -255,3 +255,23 @@ def test_no_touch_leaves_the_lfu_counter(server_factory, peers):
             got.append(py(c.call("OBJECT", "FREQ", "h")))
             seen.append(got)
     assert seen[0] == seen[1] == [5, 5, 6, 5], seen
+
+
+def test_announced_redis_version(server_factory):
+    """announce-redis-version: INFO server's redis_version and HELLO's version, 7.0.15 unless
+    asked (clients switch features on them); Lua keeps 7.0.15."""
+    def announced(srv):
+        with srv.connect() as c:
+            info = c.call("INFO", "server").value.decode()
+            hello = py(c.call("HELLO", "3"))
+            lua = py(c.call("EVAL", "return redis.REDIS_VERSION", 0))
+        return info.split("redis_version:")[1].split("\r\n")[0], hello["version"], lua
+
+    plain = server_factory()
+    assert announced(plain) == ("7.0.15", "7.0.15", "7.0.15")
+    eight = server_factory("--announce-redis-version", "8.0.2")
+    assert announced(eight) == ("8.0.2", "8.0.2", "7.0.15")
+    with plain.connect() as c:
+        assert c.call("CONFIG", "SET", "announce-redis-version", "8.0.2").value == b"OK"
+        assert c.call("CONFIG", "SET", "announce-redis-version", "9").is_error()
+    assert announced(plain)[:2] == ("8.0.2", "8.0.2")

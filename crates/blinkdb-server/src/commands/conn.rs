@@ -145,12 +145,13 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     }
     ctx.client.set_proto(proto);
     ctx.out.proto = proto;
+    let version = ctx.shared.settings().announce_redis_version.clone();
     let out = &mut *ctx.out;
     out.map(7);
     out.bulk(b"server");
     out.bulk(b"redis");
     out.bulk(b"version");
-    out.bulk(crate::REDIS_COMPAT_VERSION.as_bytes());
+    out.bulk(version.as_bytes());
     out.bulk(b"proto");
     out.int(proto as i64);
     out.bulk(b"id");
