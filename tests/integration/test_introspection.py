@@ -108,9 +108,11 @@ def _commands_compared(conn_ours, conn_redis, proto):
 # 7.2's, unknown to 7.0.15: their entries are 7.2's.
 # cluster: REPLICATE, FAILOVER
 # and the other failover/replica subcommands are not served yet (docs/cluster.md).
-# ZRANK/ZREVRANK WITHSCORE (7.2) and HSCAN NOVALUES (7.4) are served (issue 43): their
-# entries are 8.0's (test_redis8_additions.py compares them with redis-server 8.0.2).
-REDIS_7_2 = {"client|setinfo", "client|no-touch", "zrank", "zrevrank", "hscan"}
+# ZRANK/ZREVRANK WITHSCORE (7.2), HSCAN NOVALUES, CLIENT KILL MAXAGE (7.4) and WAITAOF (7.2) are
+# served (issue 43): their entries are 8.0's (test_redis8_additions.py and
+# test_redis8_commands.py compare them with redis-server 8.0.2).
+REDIS_7_2 = {"client|setinfo", "client|no-touch", "zrank", "zrevrank", "hscan", "waitaof",
+             "client|kill"}
 PARTIAL_CONTAINERS = {"client", "memory", "object", "module", "latency",
                       "cluster"} | REDIS_7_2
 

@@ -311,6 +311,17 @@ impl Aof {
         }
     }
 
+    /// The log position every byte before which was fdatasync'd (0 before the first sync).
+    pub fn synced_lsn(&self) -> Lsn {
+        Lsn(self.inner.synced_lsn.load(Ordering::Acquire))
+    }
+
+    /// Resolves once a sync run for another reason covers `lsn` (WAITAOF's local copy);
+    /// Err once the log is closed.
+    pub async fn synced_past(&self, lsn: Lsn) -> Result<()> {
+        self.syncer.synced_past(&self.inner, lsn).await
+    }
+
     /// Bytes in all live base and incr files (written bytes; cheap: one atomic load).
     pub fn current_size(&self) -> u64 {
         self.inner.counters.total_size.load(Ordering::Relaxed)

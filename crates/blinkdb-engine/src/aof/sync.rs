@@ -215,6 +215,26 @@ impl Syncer {
         Err(state.failed.map_or(AofError::Closed, Failure::into_error))
     }
 
+    /// Resolves once an fdatasync that some other path ran (the `everysec` tick, an
+    /// `always` flush, a policy change) covers `lsn`; asks for none itself, so under
+    /// `appendfsync no` it waits until one happens (Redis's WAITAOF does the same).
+    pub async fn synced_past(&self, inner: &Inner, lsn: Lsn) -> Result<()> {
+        let mut rx = self.published.subscribe();
+        if inner.synced_lsn.load(Ordering::Acquire) >= lsn.0 {
+            return Ok(());
+        }
+        rx.wait_for(|s| s.synced >= lsn.0 || matches!(s.failed, Some(Failure::Closed)))
+            .await
+            .map_err(|_| AofError::Closed)
+            .and_then(|s| {
+                if s.synced >= lsn.0 {
+                    Ok(())
+                } else {
+                    Err(AofError::Closed)
+                }
+            })
+    }
+
     pub fn shutdown(&self) {
         self.request.lock().shutdown = true;
         self.wake.notify_all();

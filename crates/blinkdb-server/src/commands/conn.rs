@@ -145,12 +145,13 @@ pub fn hello(ctx: &mut Ctx, args: &Args) {
     }
     ctx.client.set_proto(proto);
     ctx.out.proto = proto;
+    let version = ctx.shared.settings().announce_redis_version.clone();
     let out = &mut *ctx.out;
     out.map(7);
     out.bulk(b"server");
     out.bulk(b"redis");
     out.bulk(b"version");
-    out.bulk(crate::REDIS_COMPAT_VERSION.as_bytes());
+    out.bulk(version.as_bytes());
     out.bulk(b"proto");
     out.int(proto as i64);
     out.bulk(b"id");
@@ -241,7 +242,21 @@ pub fn client(ctx: &mut Ctx, args: &Args) {
                 "KILL <ip:port>",
                 "    Kill connection made from <ip:port>.",
                 "KILL <option> <value> [<option> <value> [...]]",
-                "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME.",
+                "    Kill connections. Options are:",
+                "    * ADDR (<ip:port>|<unixsocket>:0)",
+                "      Kill connections made from the specified address",
+                "    * LADDR (<ip:port>|<unixsocket>:0)",
+                "      Kill connections made to specified local address",
+                "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+                "      Kill connections by type.",
+                "    * USER <username>",
+                "      Kill connections authenticated by <username>.",
+                "    * SKIPME (YES|NO)",
+                "      Skip killing current connection (default: yes).",
+                "    * ID <client-id>",
+                "      Kill connections by client id.",
+                "    * MAXAGE <maxage>",
+                "      Kill connections older than the specified age.",
                 "LIST [TYPE normal] [ID <id> [<id> ...]]",
                 "    Return information about client connections.",
                 "UNPAUSE",
@@ -457,16 +472,20 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
             ctx.out.error("ERR No such client")
         };
     }
-    if args.len() < 4 || !args.len().is_multiple_of(2) {
-        return ctx.syntax_error();
-    }
     let mut id: Option<u64> = None;
     let mut addr: Option<String> = None;
     let mut laddr: Option<String> = None;
     let mut skipme = true;
     let mut kind: Option<ClientType> = None;
     let mut user: Option<&[u8]> = None;
+    // Redis 7.4's MAXAGE: only connections at least this many seconds old.
+    let mut max_age: Option<u64> = None;
+    // Redis reads the pairs in order and answers the first bad one, so an
+    // odd count is a syntax error only once the pairs before it are valid.
     for pair in args[2..].chunks(2) {
+        if pair.len() < 2 {
+            return ctx.syntax_error();
+        }
         let v = String::from_utf8_lossy(pair[1]).into_owned();
         if eq_ic(pair[0], "type") {
             kind = Some(match v.to_ascii_lowercase().as_str() {
@@ -486,6 +505,16 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
                 Some(n) => id = Some(n as u64),
                 None => return ctx.out.error("ERR client-id should be greater than 0"),
             }
+        } else if eq_ic(pair[0], "maxage") {
+            match parse_i64(pair[1]) {
+                None => {
+                    return ctx
+                        .out
+                        .error("ERR maxage is not an integer or out of range")
+                }
+                Some(n) if n <= 0 => return ctx.out.error("ERR maxage should be greater than 0"),
+                Some(n) => max_age = Some(n as u64),
+            }
         } else if eq_ic(pair[0], "addr") {
             addr = Some(v);
         } else if eq_ic(pair[0], "laddr") {
@@ -500,6 +529,9 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
             return ctx.syntax_error();
         }
     }
+    // Ages in whole seconds of the wall clock, as Redis compares its
+    // second-resolution ctime with the command's time.
+    let now_s = blinkdb_engine::now_ms() / 1000;
     let me = skipme.then_some(ctx.client.id);
     let n = ctx.clients().kill(
         |c| {
@@ -508,6 +540,7 @@ fn client_kill(ctx: &mut Ctx, args: &Args) {
                 && addr.as_ref().is_none_or(|a| &c.addr == a)
                 && laddr.as_ref().is_none_or(|a| &c.laddr == a)
                 && user.is_none_or(|u| *c.user_name() == *u)
+                && max_age.is_none_or(|m| now_s.saturating_sub(c.created_ms / 1000) >= m)
         },
         me,
     );
@@ -577,8 +610,9 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,
         complexity: "O(N) where N is the number of client connections",
-        args: "filter:oneof(ip:port:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 normal_master_slave_pubsub:oneof=TYPE?^2.8.12(normal:NORMAL master:MASTER^3.2.0 slave:SLAVE replica:REPLICA^5.0.0 pubsub:PUBSUB) username:string=USER? ip:port:string=ADDR? ip:port:string=LADDR?^6.2.0 yes/no:string=SKIPME?))",
-        history: &[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option.")]),
+        // Redis 8.0's arguments (7.4 added MAXAGE and renamed the others).
+        args: "filter:oneof(old-format:string~2.8.12 new-format:oneof*(client-id:integer=ID?^2.8.12 client-type:oneof=TYPE?^2.8.12(normal:NORMAL master:MASTER^3.2.0 slave:SLAVE replica:REPLICA^5.0.0 pubsub:PUBSUB) username:string=USER? addr:string=ADDR? laddr:string=LADDR?^6.2.0 skipme:oneof=SKIPME?(yes:YES no:NO) maxage:integer=MAXAGE?^7.4.0))",
+        history: &[("2.8.12", "Added new filter format."), ("2.8.12", "`ID` option."), ("3.2.0", "Added `master` type in for `TYPE` option."), ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."), ("6.2.0", "`LADDR` option."), ("7.4.0", "`MAXAGE` option.")]),
     cmd!("client|list", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE, NOKEYS, "connection", "2.4.0", "Get the list of client connections", client;
         props: props::KEEPS_CACHING,
         acl: acl::CONNECTION,

@@ -453,7 +453,13 @@ pub(super) fn parse_read_args<'a>(
         } else if eq_ic(o, "streams") && more > 0 {
             let n = args.len() - i - 1;
             if !n.is_multiple_of(2) {
-                return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
+                // Redis 8.0's text (7.4 added `+`; 7.0 named neither command).
+                return Err(if group_cmd {
+                    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified."
+                } else {
+                    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
+                }
+                .into());
             }
             streams_at = Some(i + 1);
             break;
@@ -591,17 +597,30 @@ fn read_after(tx: &mut Tx, db: usize, key: &[u8], after: StreamId, count: usize)
     })
 }
 
-/// XREAD's IDs resolved against the streams (`$`: the last ID now), or the
-/// error reply. `get` reads a key's last ID (Err: another type).
+/// A stream's last ID and its last live entry's (None when empty), which
+/// XREAD's `$` and `+` resolve to.
+type LastIds = (StreamId, Option<StreamId>);
+
+fn last_ids(s: &StreamValue) -> LastIds {
+    (s.last_id, s.last_live_id())
+}
+
+/// XREAD's IDs resolved against the streams (`$`: the last ID now; `+`, Redis
+/// 7.4's: just before the last entry, so that it is read), or the error reply.
+/// `get` reads a key's last IDs (Err: another type).
 fn resolve_ids(
     r: &ReadArgs,
-    mut get: impl FnMut(&[u8]) -> Result<Option<StreamId>, ()>,
+    mut get: impl FnMut(&[u8]) -> Result<Option<LastIds>, ()>,
 ) -> Result<Vec<StreamId>, &'static str> {
     let mut after = Vec::with_capacity(r.keys.len());
     for (key, id) in r.keys.iter().zip(&r.ids) {
         let last = get(key).map_err(|_| ERR_WRONGTYPE)?;
         let id = if *id == b"$" {
-            last.unwrap_or(StreamId::MIN)
+            last.map_or(StreamId::MIN, |(last, _)| last)
+        } else if *id == b"+" {
+            // An empty or missing stream: from 0-0, so the first entry added is read.
+            last.and_then(|(_, live)| live?.prev())
+                .unwrap_or(StreamId::MIN)
         } else if *id == b">" {
             return Err("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.");
         } else {
@@ -626,8 +645,7 @@ pub fn xread(ctx: &mut Ctx, args: &Args) {
         return xread_or_block(ctx, args, &r);
     }
     let after = resolve_ids(&r, |key| {
-        collection::read(ctx, key, |s: Option<&StreamValue>, _| s.map(|s| s.last_id))
-            .map_err(|_| ())
+        collection::read(ctx, key, |s: Option<&StreamValue>, _| s.map(last_ids)).map_err(|_| ())
     });
     let after = match after {
         Ok(a) => a,
@@ -660,7 +678,7 @@ fn xread_or_block(ctx: &mut Ctx, args: &Args, r: &ReadArgs) {
     let waiter = ctx.write(&locked, |tx, out| {
         let after = resolve_ids(r, |key| match collection::get::<StreamValue>(tx, db, key) {
             Err(_) => Err(()),
-            Ok(s) => Ok(s.map(|s| s.last_id)),
+            Ok(s) => Ok(s.map(last_ids)),
         });
         let after = match after {
             Ok(a) => a,

@@ -423,6 +423,13 @@ pub static OPTIONS: &[OptionDef] = &[
         true,
         Kind::Enum(&["no", "yes", "clients"]),
     ),
+    // What INFO server and HELLO announce (docs/compatibility.md, "Redis 8").
+    opt(
+        "announce-redis-version",
+        "7.0.15",
+        true,
+        Kind::Enum(&["7.0.15", "8.0.2"]),
+    ),
     opt("replica-announce-ip", "", true, Kind::Str),
     opt("replica-announce-port", "0", true, Kind::Int(0, 65535)),
     opt(

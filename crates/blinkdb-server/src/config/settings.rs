@@ -58,6 +58,8 @@ pub struct Settings {
     pub replica_announce_port: u16,
     /// `supervised`: how the process tells its supervisor it is ready.
     pub supervised: String,
+    /// The Redis version INFO server's redis_version and HELLO's version name.
+    pub announce_redis_version: String,
     pub appendfsync: String,
     pub appenddirname: String,
     pub appendfilename: String,
@@ -295,6 +297,7 @@ impl Config {
             replica_announce_ip: opt_str("replica-announce-ip"),
             replica_announce_port: self.int("replica-announce-port") as u16,
             supervised: self.get("supervised").to_string(),
+            announce_redis_version: self.get("announce-redis-version").to_string(),
             appendfsync: self.get("appendfsync").to_string(),
             appenddirname: self.get("appenddirname").to_string(),
             appendfilename: self.get("appendfilename").to_string(),

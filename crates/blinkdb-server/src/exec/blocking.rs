@@ -40,6 +40,17 @@ pub enum TimeoutReply {
     NullArray,
     /// WAIT: the replicas that acknowledged this replication offset.
     Acks(u64),
+    /// WAITAOF: whether the local AOF fsync'd log position `lsn` (an error if
+    /// `local` was asked and the AOF is off now), and the replicas that
+    /// reported `offset` fsync'd.
+    AofAcks { offset: u64, lsn: u64, local: bool },
+}
+
+impl TimeoutReply {
+    /// WAIT and WAITAOF: registered with the replication feed too.
+    fn waits_for_acks(self) -> bool {
+        matches!(self, TimeoutReply::Acks(_) | TimeoutReply::AofAcks { .. })
+    }
 }
 
 /// How a wait ended.
@@ -305,11 +316,11 @@ impl Registry {
         client: &Client,
         args: &Args,
         end_ms: u64,
-        offset: u64,
+        reply: TimeoutReply,
     ) -> Arc<Waiter> {
         let mut waiter = self.waiter(&Who::of(client), &[], args, None, end_ms);
         if let Some(w) = Arc::get_mut(&mut waiter) {
-            w.timeout_reply = TimeoutReply::Acks(offset);
+            w.timeout_reply = reply;
         }
         self.register(&waiter);
         waiter
@@ -516,7 +527,7 @@ impl Registry {
     /// The waiting connection went away: nothing of it stays registered.
     pub fn cancel(&self, shared: &Shared, w: &Waiter) {
         let _ = self.finish(shared, w);
-        if let TimeoutReply::Acks(_) = w.timeout_reply {
+        if w.timeout_reply.waits_for_acks() {
             shared.replication.feed.end_wait(w.info.id);
         }
     }
@@ -716,7 +727,7 @@ pub fn reply_unserved(
     reply: TimeoutReply,
     outcome: &Outcome,
 ) {
-    if let TimeoutReply::Acks(_) = reply {
+    if reply.waits_for_acks() {
         shared.replication.feed.end_wait(client);
     }
     match (outcome, reply) {
@@ -727,6 +738,9 @@ pub fn reply_unserved(
         (_, TimeoutReply::NullArray) => out.null_array(),
         (_, TimeoutReply::Acks(offset)) => {
             out.int(shared.replication.feed.lock().acked(offset) as i64)
+        }
+        (_, TimeoutReply::AofAcks { offset, lsn, local }) => {
+            crate::replication::waitaof::reply(shared, out, offset, lsn, local)
         }
     }
 }

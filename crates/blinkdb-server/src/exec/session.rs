@@ -22,6 +22,8 @@ pub struct Client {
     pub info: Arc<ClientInfo>,
     /// Highest log position written by this batch of commands.
     pub pending_lsn: u64,
+    /// Highest log position of the batches before (WAITAOF waits for its fsync).
+    pub woff_lsn: u64,
     pub close_after_reply: bool,
     pub commands_processed: u64,
     pub keyspace_hits: u64,
@@ -130,6 +132,7 @@ impl Client {
             proto: 2,
             info,
             pending_lsn: 0,
+            woff_lsn: 0,
             close_after_reply: false,
             script_debug: false,
             commands_processed: 0,

@@ -173,7 +173,7 @@ fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
                 // The clock is Instant's (CLOCK_MONOTONIC), atomics Rust's (the C11
                 // model); Redis prints gcc_version 0.0.0 when GCC did not build it.
                 "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
-                crate::REDIS_COMPAT_VERSION,
+                settings.announce_redis_version,
                 env!("CARGO_PKG_VERSION"),
                 if shared.cluster_nodes().is_some() {
                     "cluster"

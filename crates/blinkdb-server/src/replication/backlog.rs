@@ -48,16 +48,44 @@ pub struct Replica {
     /// The offset it last acknowledged (REPLCONF ACK), and when (ms).
     pub ack: u64,
     pub ack_ms: u64,
+    /// The offset its AOF last reported fsync'd (REPLCONF ACK ... FACK, Redis
+    /// 7.2's); 0 from a replica without an AOF, or one that never says.
+    pub aof_ack: u64,
     /// Rung when the stream grows.
     pub wake: Arc<Notify>,
 }
 
-/// A WAIT in progress: the client, the offset it waits for, how many
-/// replicas must have acknowledged it.
+/// A WAIT or WAITAOF in progress: the client, the offset it waits for, how
+/// many replicas must have acknowledged it.
 struct WaitReq {
     client: u64,
     offset: u64,
     replicas: usize,
+    /// WAITAOF: replicas count by their FACK, and `aof` says what is left.
+    aof: Option<AofWait>,
+}
+
+/// What a WAITAOF still waits for besides its replicas.
+struct AofWait {
+    /// Its own AOF has not fsync'd the client's writes yet.
+    local_pending: bool,
+    /// Told when the wait ends, so the task watching the local fsync ends too.
+    ended: Arc<Notify>,
+}
+
+impl WaitReq {
+    fn satisfied(&self, b: &Backlog) -> bool {
+        match &self.aof {
+            None => b.acked(self.offset) >= self.replicas,
+            Some(a) => !a.local_pending && b.aof_acked(self.offset) >= self.replicas,
+        }
+    }
+
+    fn ended(&self) {
+        if let Some(a) = &self.aof {
+            a.ended.notify_one();
+        }
+    }
 }
 
 pub struct Backlog {
@@ -243,6 +271,11 @@ impl Backlog {
     pub fn acked(&self, offset: u64) -> usize {
         self.replicas.iter().filter(|r| r.ack >= offset).count()
     }
+
+    /// How many replicas reported `offset` or more fsync'd to their AOF.
+    pub fn aof_acked(&self, offset: u64) -> usize {
+        self.replicas.iter().filter(|r| r.aof_ack >= offset).count()
+    }
 }
 
 /// A replica the stream can no longer serve: dropped (output limit, kill),
@@ -330,6 +363,7 @@ impl Feed {
             next: None,
             ack: 0,
             ack_ms: blinkdb_engine::now_ms(),
+            aof_ack: 0,
             wake: wake.clone(),
         });
         wake
@@ -374,6 +408,7 @@ impl Feed {
             next: Some(offset),
             ack: offset.saturating_sub(1),
             ack_ms: blinkdb_engine::now_ms(),
+            aof_ack: 0,
             wake: wake.clone(),
         });
         Some((b.replid.clone(), wake))
@@ -443,16 +478,20 @@ impl Feed {
     }
 
     /// REPLCONF ACK from replica `id`; returns the WAITs it satisfied.
-    pub fn ack(&self, id: u64, offset: u64) -> Vec<u64> {
+    pub fn ack(&self, id: u64, offset: u64, fsynced: Option<u64>) -> Vec<u64> {
         let mut b = self.inner.lock();
         if let Some(r) = b.replica_mut(id) {
             r.ack = r.ack.max(offset);
             r.ack_ms = blinkdb_engine::now_ms();
+            if let Some(f) = fsynced {
+                r.aof_ack = r.aof_ack.max(f);
+            }
         }
         let mut done = Vec::new();
         let waits = std::mem::take(&mut b.waits);
         for w in waits {
-            if b.acked(w.offset) >= w.replicas {
+            if w.satisfied(&b) {
+                w.ended();
                 done.push(w.client);
             } else {
                 b.waits.push(w);
@@ -464,20 +503,71 @@ impl Feed {
     /// Registers a WAIT of `client` for `replicas` acknowledgements of
     /// `offset`, and asks the replicas for theirs.
     pub fn add_wait(&self, client: u64, offset: u64, replicas: usize) {
-        let mut b = self.inner.lock();
-        b.waits.push(WaitReq {
+        self.push_wait(WaitReq {
             client,
             offset,
             replicas,
+            aof: None,
         });
+    }
+
+    /// Registers a WAITAOF of `client`: `replicas` FACKs of `offset`, and
+    /// (`local_pending`) the local fsync that `local_synced` reports. The
+    /// returned Notify is told when the wait ends.
+    pub fn add_aof_wait(
+        &self,
+        client: u64,
+        offset: u64,
+        replicas: usize,
+        local_pending: bool,
+    ) -> Arc<Notify> {
+        let ended = Arc::new(Notify::new());
+        self.push_wait(WaitReq {
+            client,
+            offset,
+            replicas,
+            aof: Some(AofWait {
+                local_pending,
+                ended: ended.clone(),
+            }),
+        });
+        ended
+    }
+
+    fn push_wait(&self, req: WaitReq) {
+        let mut b = self.inner.lock();
+        b.waits.push(req);
         if b.active {
             b.append(None, &[b"REPLCONF", b"GETACK", b"*"]);
         }
     }
 
+    /// The local AOF fsync'd what `client`'s WAITAOF waits for: true when
+    /// that ends its wait (the caller wakes it).
+    pub fn local_synced(&self, client: u64) -> bool {
+        let mut b = self.inner.lock();
+        let Some(i) = b.waits.iter().position(|w| w.client == client) else {
+            return false;
+        };
+        if let Some(a) = &mut b.waits[i].aof {
+            a.local_pending = false;
+        }
+        if !b.waits[i].satisfied(&b) {
+            return false;
+        }
+        b.waits.swap_remove(i).ended();
+        true
+    }
+
     /// Forgets the WAIT of `client` (it ended).
     pub fn end_wait(&self, client: u64) {
-        self.inner.lock().waits.retain(|w| w.client != client);
+        self.inner.lock().waits.retain(|w| {
+            let keep = w.client != client;
+            if !keep {
+                w.ended();
+            }
+            keep
+        });
     }
 
     pub fn set_limits(&self, size: usize, hard: u64) {

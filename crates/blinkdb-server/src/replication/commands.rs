@@ -11,6 +11,12 @@ pub(crate) const COMMANDS: &[crate::commands::table::CommandSpec] = &[
         complexity: "O(1)",
         args: "numreplicas:integer timeout:integer",
         tips: &["request_policy:all_shards", "response_policy:agg_min"]),
+    // Redis 7.2's (7.0.15 has none): the entry is 8.0's.
+    cmd!("waitaof", 4, BLOCKING, NOKEYS, "generic", "7.2.0", "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.", super::waitaof::waitaof;
+        acl: acl::CONNECTION,
+        complexity: "O(1)",
+        args: "numlocal:integer numreplicas:integer timeout:integer",
+        tips: &["request_policy:all_shards", "response_policy:agg_min"]),
     cmd!("role", 1, NOSCRIPT | LOADING_OK | STALE | FAST, NOKEYS, "server", "2.8.12", "Return the role of the instance in the context of replication", super::role;
         acl: acl::ADMIN | acl::DANGEROUS,
         complexity: "O(1)"),

@@ -560,14 +560,21 @@ fn read_acks(
                     .last_active_ms
                     .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
                 if args.len() >= 3 && eq_ic(args[0], "replconf") && eq_ic(args[1], "ack") {
-                    let Some(off) = std::str::from_utf8(args[2])
-                        .ok()
-                        .and_then(|v| v.parse::<u64>().ok())
-                    else {
+                    let num = |a: &[u8]| std::str::from_utf8(a).ok()?.parse::<u64>().ok();
+                    let Some(off) = num(args[2]) else {
                         continue;
                     };
+                    // Redis 7.2+ replicas with an AOF add `FACK <offset>`: how
+                    // far their AOF is fsync'd (WAITAOF counts those).
+                    let fsynced = match args.get(3..5) {
+                        Some([kw, v]) if eq_ic(kw, "fack") => match num(v) {
+                            Some(f) => Some(f),
+                            None => continue,
+                        },
+                        _ => None,
+                    };
                     *wait_ack = false;
-                    for waiter in shared.replication.feed.ack(client.id, off) {
+                    for waiter in shared.replication.feed.ack(client.id, off, fsynced) {
                         shared.exec.blocking.wake_wait(shared, waiter);
                     }
                 }

@@ -6,6 +6,8 @@
 //! - `master`: SYNC/PSYNC, REPLCONF, the full sync and the streaming;
 //! - `replica`: REPLICAOF and the link to a master (this server as a replica);
 //! - `diskless_load`: repl-diskless-load, a full sync's RDB read from the socket;
+//! - `fack`: a replica's FACK, how far its AOF is fsync'd (for WAITAOF);
+//! - `waitaof`: WAITAOF, the local and the replicas' AOF fsyncs;
 //! - here: the state in `Shared`, WAIT, ROLE, INFO replication and the cron.
 
 pub mod backlog;
@@ -13,9 +15,11 @@ pub mod checkpoint;
 pub(crate) mod commands;
 pub mod diskless;
 pub mod diskless_load;
+pub mod fack;
 pub mod failover;
 pub mod master;
 pub mod replica;
+pub mod waitaof;
 
 use crate::commands::Ctx;
 use crate::protocol::Args;
@@ -98,11 +102,12 @@ pub fn wait(ctx: &mut Ctx, args: &Args) {
     if wanted <= 0 || acked as i64 >= wanted || ctx.client.deny_blocking {
         return ctx.out.int(acked as i64);
     }
-    let waiter = ctx
-        .shared
-        .exec
-        .blocking
-        .block_for_acks(ctx.client, args, end, offset);
+    let waiter = ctx.shared.exec.blocking.block_for_acks(
+        ctx.client,
+        args,
+        end,
+        crate::exec::blocking::TimeoutReply::Acks(offset),
+    );
     feed.add_wait(ctx.client.id, offset, wanted as usize);
     ctx.client.block = Some(crate::exec::session::Block::Waiting(waiter));
 }

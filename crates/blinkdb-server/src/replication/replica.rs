@@ -965,12 +965,11 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
     });
     tracing::info!("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization or the RDB is loaded; streaming.");
     let mut tick = tokio::time::interval(Duration::from_secs(1));
-    let ack = |conn_off: u64| conn_off.to_string();
+    let mut marks = super::fack::FsyncMarks::default();
     let mut checkpointed = None;
     // First ACK at once (a diskless master puts us online on it).
     let off = shared.replication.feed.lock().offset;
-    conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
-        .await?;
+    send_ack(&mut conn, off, marks.fack(shared, off, client.pending_lsn)).await?;
     loop {
         if !current(shared, generation) || info.is_killed() {
             return Err("Link closed".into());
@@ -985,8 +984,7 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
             s.read_offset = off + conn.buf.len() as u64;
         });
         if getack {
-            conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()])
-                .await?;
+            send_ack(&mut conn, off, marks.fack(shared, off, client.pending_lsn)).await?;
         }
         if applied.paused.is_some() {
             continue; // the rest of the buffer first
@@ -1005,7 +1003,7 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
                     let b = shared.replication.feed.lock();
                     (b.replid.clone(), b.offset)
                 };
-                conn.send(&[b"REPLCONF", b"ACK", ack(off).as_bytes()]).await?;
+                send_ack(&mut conn, off, marks.fack(shared, off, client.pending_lsn)).await?;
                 // Every applied command is in the AOF (none queued in a MULTI).
                 if client.multi.is_none() && checkpointed != Some(off) {
                     super::checkpoint::save(shared, &replid, off);
@@ -1013,6 +1011,20 @@ async fn stream(shared: &Arc<Shared>, generation: u64, mut conn: Conn) -> Result
                 }
             }
         }
+    }
+}
+
+/// REPLCONF ACK <offset>, with FACK <offset> when this server writes an AOF (as a
+/// Redis 7.2+ replica sends it; the master's WAITAOF counts it).
+async fn send_ack(conn: &mut Conn, off: u64, fack: Option<u64>) -> Result<(), String> {
+    let off = off.to_string();
+    match fack {
+        Some(f) => {
+            let f = f.to_string();
+            conn.send(&[b"REPLCONF", b"ACK", off.as_bytes(), b"FACK", f.as_bytes()])
+                .await
+        }
+        None => conn.send(&[b"REPLCONF", b"ACK", off.as_bytes()]).await,
     }
 }
 

@@ -313,6 +313,7 @@ pub async fn serve<S: Socket>(shared: Arc<Shared>, mut sock: S, info: Arc<Client
         }
         if client.pending_lsn > 0 {
             let lsn = std::mem::take(&mut client.pending_lsn);
+            client.woff_lsn = client.woff_lsn.max(lsn);
             match crate::persistence::flusher::durable(&shared.engine, lsn).await {
                 Ok(()) => {}
                 Err(e @ (AofError::WriteFailed { .. } | AofError::SyncFailed { .. })) => {
