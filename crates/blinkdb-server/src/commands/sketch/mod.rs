@@ -79,3 +79,19 @@ pub fn modify<T: SketchKind, R>(
         f(T::of_mut(s).expect("checked above"))
     })
 }
+
+/// `modify` for a caller that found the structure under the same lock
+/// (`get`): skips `modify`'s own lookup, a tenth of a CF.ADD's instructions.
+/// Panics if the key holds no such structure.
+pub fn modify_found<T: SketchKind, R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    f: impl FnOnce(&mut T) -> R,
+) -> R {
+    tx.update(db, key, |e| {
+        let s = e.value_mut().as_sketch_mut().expect("found by the caller");
+        f(T::of_mut(s).expect("found by the caller"))
+    })
+    .expect("found by the caller")
+}
