@@ -14,6 +14,7 @@
 //! `commands/table.rs`'s FAMILIES; see the engine's `sketch/mod.rs` for the
 //! engine side.
 
+pub mod blink;
 pub mod cms;
 pub mod cuckoo;
 pub mod tdigest;
