@@ -310,6 +310,17 @@ mod tests {
     }
 
     #[test]
+    fn integers_of_every_width() {
+        let mut out = Out::new(2);
+        let mut want = Vec::new();
+        for n in [0, 1, 9, 10, -1, -10, 12345, i64::MAX, i64::MIN] {
+            out.int(n);
+            want.extend_from_slice(format!(":{n}\r\n").as_bytes());
+        }
+        assert_eq!(&out.buf[..], &want[..]);
+    }
+
+    #[test]
     fn bulk_stops_at_the_output_limit() {
         let mut out = Out::new(2);
         out.cap = 4;
