@@ -1,11 +1,18 @@
 """`probabilistic`: RedisBloom's structures besides Bloom filters (issue 45), BlinkDB against
-redis-server + RedisBloom 2.8 in one run, AOF everysec (the full run repeats them with
-persistence off): single-item cells at -P 1 and -P 16 (50 clients) and a batch cell per
-structure. Server CPU per operation is recorded with every cell (harness/servercpu.py).
+redis-server + RedisBloom 2.8 in one run (alternated rounds), AOF everysec (the full run repeats
+them with persistence off): single-item cells at -P 1 and -P 16 (50 clients) and a batch cell
+per structure. Server CPU per operation (per item in items/s cells) is recorded with every cell
+(harness/servercpu.py).
 
-CF: CF.ADD and CF.EXISTS on one filter reserved large enough that no add fails, and CF.INSERT of
-100 items per command. The other structures (CMS, TOPK, TDIGEST) add their cells in
-`CELLS` and their setup in `prepare`."""
+One structure of each kind, made in `prepare` large enough that no add fails: a cuckoo filter,
+a count-min sketch (CMS.INITBYPROB 0.001 0.01: 2000 x 7), a top-k (k 100, 2000 x 7, decay
+0.925) and a t-digest (compression 100). Batch cells send 100 items per command: CF.INSERT and
+CF.MEXISTS through the load generator, the others through redis-benchmark with the item
+repeated (each `__rand_int__` is drawn anew), counted as items/s. Plain GET at -P 1 (on an
+empty keyspace, so a miss) is the round-trip ceiling for the -P 1 cells: neither server can
+answer a command faster than it answers a GET."""
+
+import os
 
 from ..cells import alternate, pick
 from ..context import persistence_label, persistence_modes, running
@@ -18,16 +25,36 @@ ITEMS = 1_000_000
 CF_CAPACITY = 16_000_000
 BATCH = 100
 
-# (workload, unit, how): how is ("bench", command, pipeline) for redis-benchmark or
-# ("loadgen", command, items) for the load generator's batches (items/s).
+def _repeat(word, n):
+    return [w for _ in range(n) for w in word]
+
+
+# (workload, unit, how): how is ("bench", command, pipeline, items) for redis-benchmark
+# (items > 1: a batch, measured in items/s) or ("loadgen", command, items) for the load
+# generator's batches (items/s).
 CELLS = [
-    ("CF.ADD c50 P1", "ops/s", ("bench", ["CF.ADD", "cf", "key:__rand_int__"], 1)),
-    ("CF.ADD c50 P16", "ops/s", ("bench", ["CF.ADD", "cf", "key:__rand_int__"], 16)),
-    ("CF.EXISTS c50 P1", "ops/s", ("bench", ["CF.EXISTS", "cf", "key:__rand_int__"], 1)),
-    ("CF.EXISTS c50 P16", "ops/s", ("bench", ["CF.EXISTS", "cf", "key:__rand_int__"], 16)),
+    ("GET c50 P1 (round-trip ceiling)", "ops/s", ("bench", ["GET", "key:__rand_int__"], 1, 1)),
+]
+for _name, _cmd in [("CF.ADD", ["CF.ADD", "cf", "key:__rand_int__"]),
+                    ("CF.EXISTS", ["CF.EXISTS", "cf", "key:__rand_int__"]),
+                    ("CMS.INCRBY", ["CMS.INCRBY", "cms", "key:__rand_int__", "1"]),
+                    ("TOPK.ADD", ["TOPK.ADD", "tk", "key:__rand_int__"]),
+                    ("TDIGEST.ADD", ["TDIGEST.ADD", "td", "__rand_int__"])]:
+    for _p in (1, 16):
+        CELLS.append(("%s c50 P%d" % (_name, _p), "ops/s", ("bench", _cmd, _p, 1)))
+CELLS += [
     ("CF.INSERT %d items c50" % BATCH, "items/s", ("loadgen", "CF.INSERT cf ITEMS __items__",
                                                    BATCH)),
+    ("CF.MEXISTS %d items c50" % BATCH, "items/s", ("loadgen", "CF.MEXISTS cf __items__", BATCH)),
+    ("CMS.INCRBY %d items c50" % BATCH, "items/s",
+     ("bench", ["CMS.INCRBY", "cms"] + _repeat(["key:__rand_int__", "1"], BATCH), 1, BATCH)),
+    ("TOPK.ADD %d items c50" % BATCH, "items/s",
+     ("bench", ["TOPK.ADD", "tk"] + _repeat(["key:__rand_int__"], BATCH), 1, BATCH)),
+    ("TDIGEST.ADD %d values c50" % BATCH, "items/s",
+     ("bench", ["TDIGEST.ADD", "td"] + _repeat(["__rand_int__"], BATCH), 1, BATCH)),
 ]
+# Only these cells (comma-separated workload prefixes, e.g. "CF.ADD,GET"), for a quick look.
+ONLY = [w for w in os.environ.get("BENCH_PROB_CELLS", "").split(",") if w]
 
 
 def prepare(server):
@@ -35,6 +62,9 @@ def prepare(server):
     try:
         with server.client() as client:
             client.call("CF.RESERVE", "cf", CF_CAPACITY)
+            client.call("CMS.INITBYPROB", "cms", "0.001", "0.01")
+            client.call("TOPK.RESERVE", "tk", "100", "2000", "7", "0.925")
+            client.call("TDIGEST.CREATE", "td", "COMPRESSION", "100")
     except ReplyError as e:
         return "n/a (%s)" % brief(e) if is_unsupported(e) else "n/a (setup: %s)" % brief(e)
     return None
@@ -58,22 +88,41 @@ def run(ctx):
                         server = prepare(server) or server
                 servers.append((label, server))
             for workload, unit, how in CELLS:
+                if ONLY and not any(workload.startswith(w) for w in ONLY):
+                    continue
                 table = alternate([(label, s if isinstance(s, str) else
                                     (lambda s=s, how=how: {"m": measure(ctx, s, how)}))
                                    for label, s in servers], ctx.rounds, ctx.warmups)
-                params = {"items": how[2]} if how[0] == "loadgen" else None
+                items = how[2] if how[0] == "loadgen" else how[3]
+                params = {"items": items} if items > 1 else None
                 ctx.results.add(GROUP, section, workload, unit, "higher", peer.label,
                                 pick(table, "m", labels), params)
 
 
 def measure(ctx, server, how):
-    kind, command, n = how
-    if kind == "bench":
-        rows = redis_benchmark(server.port, clients=50, pipeline=n,
-                               requests=ctx.size("bloom_requests"), keyspace=ITEMS,
-                               command=command)
-        return next(iter(rows.values()))
+    if how[0] == "bench":
+        _, command, pipeline, items = how
+        # A batch run sends five times a single cell's items (items/s are several times
+        # its ops/s, so the runs last about as long).
+        requests = max(ctx.size("bloom_requests") * 5 // items, 1000) if items > 1 else \
+            ctx.size("bloom_requests")
+        rows = redis_benchmark(server.port, clients=50, pipeline=pipeline, requests=requests,
+                               keyspace=ITEMS, command=command)
+        return per_item(next(iter(rows.values())), items)
+    _, command, items = how
     report = loadgen(ctx.loadgen, server.port, clients=50, pipeline=1,
                      duration=ctx.size("bloom_seconds"), keys=ITEMS, commands=[command],
-                     items=n)
+                     items=items)
     return loadgen_measure(report, "items")
+
+
+def per_item(m, items):
+    """A redis-benchmark measure of commands of `items` items each, turned into items/s and
+    CPU per item (latencies stay per command)."""
+    if items == 1:
+        return m
+    m["value"] *= items
+    for field in ("client_cpu_us", "server_cpu_us", "server_stat_cpu_us"):
+        if m.get(field) is not None:
+            m[field] /= items
+    return m

@@ -150,7 +150,7 @@ pub use sketch::{Sketch, SketchKind};
 /// CF.* cuckoo filters: RedisBloom's algorithm, limits, SCANDUMP header and chunks.
 pub mod cf {
     pub use crate::sketch::cuckoo::{
-        hash_item, CuckooFilter, Header, Insert, DEFAULT_BUCKET_SIZE, DEFAULT_CAPACITY,
+        hash_item, CuckooFilter, Header, Insert, MergeError, DEFAULT_BUCKET_SIZE, DEFAULT_CAPACITY,
         DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, HEADER_LEN, MAX_BUCKET_SIZE, MAX_EXPANSION,
         MAX_FILTERS_FOR_INSERT, MAX_ITERATIONS,
     };

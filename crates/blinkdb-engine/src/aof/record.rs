@@ -22,6 +22,15 @@ pub const BATCH_TAG: &[u8] = b"#BK:";
 
 /// Appends `n` in decimal.
 fn push_decimal(out: &mut Vec<u8>, n: u64) {
+    // Most lengths in a record are below 100 (a command's items): no loop.
+    if n < 10 {
+        out.push(b'0' + n as u8);
+        return;
+    }
+    if n < 100 {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
+        return;
+    }
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut v = n;
@@ -46,6 +55,8 @@ pub fn encode_command(
     blob_threshold: usize,
 ) -> Vec<BlobRef> {
     let mut blobs = Vec::new();
+    // Room for the whole record at once (a 100-item command grew it several times).
+    out.reserve(16 + args.iter().map(|a| a.len() + 16).sum::<usize>());
     out.push(b'*');
     push_decimal(out, args.len() as u64);
     out.extend_from_slice(b"\r\n");
@@ -92,6 +103,28 @@ pub fn parse_batch_annotation(line: &[u8]) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
     use xxhash_rust::xxh3::xxh3_64;
+
+    #[test]
+    fn decimals_of_every_width() {
+        for n in [
+            0u64,
+            7,
+            9,
+            10,
+            42,
+            99,
+            100,
+            101,
+            999,
+            1000,
+            123_456,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+    }
 
     #[test]
     fn encodes_resp_and_points_blobs_at_payload() {

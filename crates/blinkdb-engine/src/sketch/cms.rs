@@ -148,6 +148,20 @@ impl CountMin {
             .unwrap_or(u32::MAX)
     }
 
+    /// BLINK.CMSDECAY (BlinkDB's own, for an aging sketch): every counter
+    /// and the count become `floor(value * factor)`, `factor` in 0..=1.
+    /// IEEE double arithmetic, so a replica or a replay gets the same counters.
+    pub fn decay(&mut self, factor: f64) {
+        debug_assert!((0.0..=1.0).contains(&factor));
+        if factor == 1.0 {
+            return;
+        }
+        for c in &mut self.cells {
+            *c = (*c as f64 * factor) as u32;
+        }
+        self.counter = (self.counter as f64 * factor) as u64;
+    }
+
     /// CMS_Merge into `self`: every counter becomes the weighted sum of the
     /// sources' (see `merged`); on error `self` is left as it was.
     pub fn merge(&mut self, sources: &[(&CountMin, i64)]) -> Result<(), CmsError> {

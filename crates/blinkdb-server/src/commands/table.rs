@@ -449,6 +449,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     sketch::cms::COMMANDS,
     sketch::topk::COMMANDS,
     sketch::tdigest::COMMANDS,
+    sketch::blink::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
     crate::cluster::commands::COMMANDS,

@@ -15,10 +15,12 @@
 //! (hostile headers and RDB values), the value is refused instead.
 
 pub(crate) mod dump;
+mod merge;
 #[cfg(test)]
 mod tests;
 
 pub use dump::{Header, HEADER_LEN};
+pub use merge::MergeError;
 
 /// RedisBloom's defaults and limits (cuckoo.h, rebloom.c).
 pub const DEFAULT_CAPACITY: i64 = 1024;

@@ -13,7 +13,7 @@
 //! Here counters past `sketch-max-memory` are refused with the text RedisBloom
 //! gives when its allocation fails.
 
-use super::{create, get, modify, read, WrongType};
+use super::{create, get, modify, modify_found, read, WrongType};
 use crate::commands::args::{parse_f64, parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
@@ -125,13 +125,12 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
             }
             pairs.push((pair[0], value as u64));
         }
-        let mins = modify(tx, db, key, |cms: &mut CountMin| {
+        let mins = modify_found(tx, db, key, |cms: &mut CountMin| {
             pairs
                 .iter()
                 .map(|(item, value)| cms.incr_by(item, *value))
                 .collect::<Vec<u32>>()
-        })
-        .expect("checked above");
+        });
         out.array(mins.len());
         for min in mins {
             match min {

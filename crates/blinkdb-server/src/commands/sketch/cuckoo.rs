@@ -15,7 +15,7 @@
 //! others. Writes signal the key (WATCH, tracking) whenever they opened it for
 //! writing, changed or not, as a module key opened for writing does.
 
-use super::{create, get, modify, read, WrongType};
+use super::{create, get, modify, modify_found, read, WrongType};
 use crate::commands::args::{parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
@@ -159,13 +159,12 @@ fn insert_items(ctx: &mut Ctx, args: &Args, items: &[&[u8]], o: InsertOptions) {
                 created = true;
             }
         }
-        let results: Vec<Insert> = modify(tx, db, key, |cf: &mut CuckooFilter| {
+        let results: Vec<Insert> = modify_found(tx, db, key, |cf: &mut CuckooFilter| {
             items
                 .iter()
                 .map(|item| cf.insert(hash_item(item), o.nx, max))
                 .collect()
-        })
-        .expect("the filter is there");
+        });
         if created || results.contains(&Insert::Inserted) {
             tx.log(db, args);
         }

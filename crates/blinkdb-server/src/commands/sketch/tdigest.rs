@@ -15,7 +15,7 @@
 use super::super::args::{parse_i64, ERR_WRONGTYPE};
 use super::super::table::cmd;
 use super::super::Ctx;
-use super::{create as store, get, modify, read, WrongType};
+use super::{create as store, get, modify_found, read, WrongType};
 use crate::protocol::{Args, Out};
 use blinkdb_engine::tdigest::{c_double_to_i64, string_to_double, TDigest, DEFAULT_COMPRESSION};
 use blinkdb_engine::Tx;
@@ -36,8 +36,7 @@ fn key_error(found: &Result<Option<&TDigest>, WrongType>) -> Option<&'static str
 /// Runs `f` on the key's digest in place, unsignalled (a query's
 /// compression, or a write that signals for itself).
 fn with_digest<R>(tx: &mut Tx, db: usize, key: &[u8], f: impl FnOnce(&mut TDigest) -> R) -> R {
-    tx.unsignaled(|tx| modify::<TDigest, R>(tx, db, key, f))
-        .expect("checked under the same lock")
+    tx.unsignaled(|tx| modify_found::<TDigest, R>(tx, db, key, f))
 }
 
 /// `_TDigest_ParseCompressionParameter`.

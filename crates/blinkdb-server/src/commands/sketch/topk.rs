@@ -13,7 +13,7 @@
 //! array of the pairs handled and the error (2.8.2's reply declares every pair
 //! and sends fewer).
 
-use super::{create, get, modify, read, WrongType};
+use super::{create, get, modify_found, read, WrongType};
 use crate::commands::args::{parse_f64, parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
@@ -117,7 +117,7 @@ fn with_top_k<R>(
         out.error(lookup_error(&found));
         return None;
     }
-    modify(tx, db, key, f)
+    Some(modify_found(tx, db, key, f))
 }
 
 pub fn add(ctx: &mut Ctx, args: &Args) {
