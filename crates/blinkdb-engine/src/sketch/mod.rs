@@ -24,8 +24,10 @@
 //! MIGRATE, dump.rdb, replication, AOF rewrite, COPY/RENAME/MOVE, DEBUG
 //! DIGEST) goes through `Value::Sketch` and these methods.
 
+pub mod cells;
 pub mod cms;
 pub mod cuckoo;
+pub mod file;
 pub mod tdigest;
 pub mod topk;
 

@@ -4,6 +4,8 @@
 pub mod bloom_flush;
 pub mod flusher;
 pub mod rdb_file;
+pub mod sketch_flush;
+pub mod sketch_replay;
 pub mod stale_temp;
 
 use crate::config::{OnSet, Settings, Stage};
@@ -28,6 +30,9 @@ pub trait Host: crate::memory::Host + Send + Sync + 'static {
     /// How the replay treats a command named `name` (the command table's
     /// properties).
     fn replay_kind(&self, name: &[u8]) -> ReplayKind;
+    /// How a logged command named `name` concerns sketch files (the command
+    /// table's properties).
+    fn replay_scope(&self, name: &[u8]) -> sketch_replay::Scope;
     /// The function libraries' code, as every RDB file starts with them.
     fn library_codes(&self) -> Vec<Vec<u8>>;
     /// A file's libraries, loaded as FUNCTION RESTORE ... REPLACE; its
@@ -295,6 +300,15 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
         .join(format!("{}.manifest", settings.appendfilename));
     let aof_was_new = !manifest.exists();
     let aof = Aof::open(aof_options(settings)).map_err(|e| format!("Opening the AOF: {e}"))?;
+    // Sketch files checkpointed before the base are older than what the
+    // base holds of their keys.
+    let manifest_now = aof.manifest();
+    let oldest = match manifest_now.base {
+        Some(_) => blinkdb_engine::Lsn::new(manifest_now.incr.first().map_or(1, |e| e.seq), 0).0,
+        None => 0,
+    };
+    let mut sketches =
+        sketch_replay::SketchReplay::new(shared.engine().sketch_files.open_all(oldest));
     let log = Arc::new(Log::new(
         aof,
         settings.verify_blobs_on_read,
@@ -321,7 +335,7 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
             |cmd| {
                 blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
-                replay(shared, &log, &mut client, cmd).map_err(|reason| {
+                replay_record(shared, &log, &mut client, &mut sketches, cmd).map_err(|reason| {
                     blinkdb_engine::AofError::Corrupt {
                         file,
                         offset,
@@ -354,6 +368,22 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
             },
         )
         .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+    let held = sketches.finish(shared.engine(), log.aof.end_lsn().0);
+    sketch_replay::run_held(&mut client, held, |c, cmd| replay(shared, &log, c, cmd))
+        .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+    let files = &shared.engine().sketch_files.stats;
+    files
+        .skipped_records
+        .store(sketches.skipped - sketches.flushed, Ordering::Relaxed);
+    if sketches.installed > 0 || sketches.skipped > 0 {
+        tracing::info!(
+            "Sketch files: {} bound, {} AOF records not replayed ({} held back, {} of them run after all)",
+            sketches.installed,
+            sketches.skipped - sketches.flushed,
+            sketches.skipped,
+            sketches.flushed
+        );
+    }
     // Kernel pins are opened only now, where their keys ended up after every
     // RENAME/MOVE in the log; a failure leaves those filters answering errors.
     if let Err(e) = shared.engine().blooms.attach_all() {
@@ -392,6 +422,29 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
         keys
     );
     Ok(())
+}
+
+/// Applies one logged command unless a sketch file covers it
+/// (sketch_replay.rs).
+fn replay_record<H: Host>(
+    shared: &H,
+    log: &Log,
+    client: &mut H::Replayer<'_>,
+    sketches: &mut sketch_replay::SketchReplay,
+    cmd: LoadedCommand,
+) -> Result<(), String> {
+    if sketches.is_empty() {
+        return replay(shared, log, client, cmd);
+    }
+    let scope = match cmd.args.first() {
+        Some(AofArg::Inline(name)) => shared.replay_scope(name),
+        _ => sketch_replay::Scope::Args,
+    };
+    let Some(run) = sketches.before(shared.engine(), client.db(), scope, cmd) else {
+        return Ok(());
+    };
+    sketch_replay::run_held(client, run.first, |c, cmd| replay(shared, log, c, cmd))?;
+    replay(shared, log, client, run.cmd)
 }
 
 /// Applies one logged command. SET/MSET values that live in the log stay
@@ -529,6 +582,9 @@ pub fn start_rewrite<H: Host>(shared: &Arc<H>) -> Result<(), &'static str> {
                     r.last_ok.store(true, Ordering::Relaxed);
                     r.consecutive_failures.store(0, Ordering::Relaxed);
                     r.count.fetch_add(1, Ordering::Relaxed);
+                    // The new base holds every sketch again: their files'
+                    // checkpoints move past it at the next pass.
+                    shared.engine().sketch_files.touch_all();
                     if let Some(log) = shared.engine().log_handle() {
                         r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
                     }
@@ -676,4 +732,15 @@ pub fn info<H: Host>(shared: &H, o: &mut String) {
             s.current_incr_seq,
         );
     }
+    let f = &shared.engine().sketch_files;
+    let _ = write!(
+        o,
+        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\n",
+        f.files(),
+        f.stats.bound.load(Ordering::Relaxed),
+        f.stats.rebuilt.load(Ordering::Relaxed),
+        f.stats.skipped_records.load(Ordering::Relaxed),
+        f.stats.checkpoints.load(Ordering::Relaxed),
+        f.stats.pages_written.load(Ordering::Relaxed),
+    );
 }
