@@ -34,11 +34,11 @@ def info(c):
     return out
 
 
-def wait_checkpoint(c, after, timeout=20):
-    """Waits until a checkpoint pass ran after `after` checkpoints were counted."""
+def wait_checkpoint(c, after, field="sketch_checkpoints", timeout=20):
+    """Waits until `field` (a count in INFO) is past `after`: a checkpoint ran."""
     deadline = time.time() + timeout
     while time.time() < deadline:
-        if int(info(c)["sketch_checkpoints"]) > after:
+        if int(info(c)[field]) > after:
             return
         time.sleep(0.05)
     raise AssertionError("no sketch checkpoint within %ss: %r" % (timeout, info(c)))
@@ -110,9 +110,9 @@ def test_restart_skips_the_records_a_file_covers(started):
 
     # Writes after the last checkpoint are replayed onto the file's counters
     # (kill -9: no shutdown checkpoint), and only they.
-    n = int(info(c)["sketch_checkpoints"])
+    n = int(info(c)["sketch_pages_written"])
     c.call("CMS.INCRBY", "a", "item:1", 5)
-    wait_checkpoint(c, n)
+    wait_checkpoint(c, n, "sketch_pages_written")
     c.call("CMS.INCRBY", "a", "item:1", 7, "item:2", 1)
     c.call("SELECT", 3)
     c.call("CMS.INCRBY", "b", "item:9", 3)
@@ -239,3 +239,50 @@ def test_without_the_aof_nothing_is_written(started):
     c.call("CONFIG", "SET", "save", "")
     srv.stop()  # its checkpoint finds no log: there is nothing to skip
     assert sketch_files(directory) == []
+
+
+def test_a_deleted_sketch_loses_its_file(started):
+    directory, go = started
+    srv, c = go()
+    fill(c, "a", seed=10, records=3)
+    fill(c, "b", seed=11, records=3)
+    deadline = time.time() + 20
+    while len(sketch_files(directory)) < 2:
+        assert time.time() < deadline, info(c)
+        time.sleep(0.05)
+    c.call("DEL", "a")
+    c.call("RENAME", "b", "c")
+    # The sweep (every 10 s) notes both; the next pass removes their files.
+    deadline = time.time() + 40
+    while info(c)["sketch_files"] != "0" or sketch_files(directory):
+        assert time.time() < deadline, (info(c), sketch_files(directory))
+        time.sleep(0.1)
+    before = answers(c, [(0, "c")])
+    srv.stop()
+    srv, c = go()
+    assert answers(c, [(0, "c")]) == before
+    assert c.call("EXISTS", "a", "b").value == 0
+
+
+def test_a_bound_sketch_reaches_a_replica_by_full_sync(started, blinkdb_binary, tmp_path):
+    directory, go = started
+    srv, c = go()
+    fill(c, "a", seed=12, records=20)
+    srv.stop()
+    srv, c = go()  # "a" is now mapped from its file
+    assert info(c)["sketch_files_bound_at_start"] == "1"
+    c.call("CMS.INCRBY", "a", "item:7", 3)
+    before = answers(c, [(0, "a")])
+    replica = start_blinkdb(blinkdb_binary, str(tmp_path / "replica"), "--replicaof", "127.0.0.1",
+                            str(srv.port))
+    try:
+        r = replica.connect()
+        deadline = time.time() + 30
+        while "master_link_status:up" not in str(r.call("INFO", "replication").value):
+            assert time.time() < deadline
+            time.sleep(0.05)
+        while answers(r, [(0, "a")]) != before:
+            assert time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        kill9(replica)

@@ -149,7 +149,8 @@ pub mod bf {
 pub use sketch::{Sketch, SketchKind};
 /// Count-min sketches' files: checkpoints and binding at start.
 pub mod sketch_file {
-    pub use crate::sketch_files::{checkpoint, remove_unbound, Found, SketchFiles};
+    pub use crate::sketch::file::{Header as FileHeader, Reject};
+    pub use crate::sketch_files::{checkpoint, sweep, Found, SketchFiles};
 }
 
 /// CF.* cuckoo filters: RedisBloom's algorithm, limits, SCANDUMP header and chunks.

@@ -322,21 +322,18 @@ fn write_pages(
         }
         return Ok(None);
     };
+    let same_shape = |b: &Arc<Mutex<Bound>>| {
+        let g = b.lock();
+        (g.width, g.depth) == (width, depth)
+    };
     let bound = match existing {
-        Some(b)
-            if {
-                let g = b.lock();
-                (g.width, g.depth) == (width, depth)
-            } =>
-        {
-            b
-        }
-        old => {
+        Some(b) if same_shape(&b) => b,
+        _ => {
+            // A new sketch, or one of another shape: a new file.
             let b = Arc::new(Mutex::new(files.new_bound(width, depth)?));
             if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
                 let _ = std::fs::remove_file(&old.lock().path);
             }
-            drop(old);
             b
         }
     };
@@ -406,21 +403,18 @@ fn write_pages(
     }))
 }
 
-/// Removes every file no bound key has (after a load that bound none of
-/// them, or a FLUSHALL at start).
-pub fn remove_unbound(files: &SketchFiles) -> usize {
-    let ids: HashSet<u64> = files.bound.lock().values().map(|b| b.lock().id).collect();
-    let Ok(entries) = std::fs::read_dir(&files.dir) else {
-        return 0;
-    };
-    let mut n = 0;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if parse_id(&name).is_some_and(|id| !ids.contains(&id))
-            && std::fs::remove_file(e.path()).is_ok()
-        {
-            n += 1;
+/// Notes every bound key that no longer holds a count-min sketch (DEL,
+/// RENAME, FLUSHALL, expiry): the next pass removes its file.
+pub fn sweep(engine: &Engine) {
+    let files = &engine.sketch_files;
+    let keys: Vec<Key> = files.bound.lock().keys().cloned().collect();
+    for key in keys {
+        let held = engine.peek(key.0, &key.1, |e| {
+            e.and_then(|e| e.value().as_sketch())
+                .is_some_and(|s| CountMin::of(s).is_some())
+        });
+        if !held {
+            files.pending.lock().insert(key);
         }
     }
-    n
 }

@@ -7,13 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const PERIOD: Duration = Duration::from_secs(1);
+/// Files of keys deleted, renamed or flushed are removed within this many
+/// periods (a look per file, no I/O).
+const SWEEP_EVERY: u64 = 10;
 
 /// Runs until `stop` changes (the server's stop signal).
 pub async fn cycle<T>(engine: Arc<Engine>, mut stop: tokio::sync::watch::Receiver<T>) {
+    let mut ticks = 0u64;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(PERIOD) => {}
             _ = stop.changed() => return,
+        }
+        ticks += 1;
+        if ticks % SWEEP_EVERY == 0 {
+            blinkdb_engine::sketch_file::sweep(&engine);
         }
         if !engine.sketch_files.has_pending() {
             continue;
