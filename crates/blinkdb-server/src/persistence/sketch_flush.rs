@@ -20,7 +20,7 @@ pub async fn cycle<T>(engine: Arc<Engine>, mut stop: tokio::sync::watch::Receive
             _ = stop.changed() => return,
         }
         ticks += 1;
-        if ticks % SWEEP_EVERY == 0 {
+        if ticks.is_multiple_of(SWEEP_EVERY) {
             blinkdb_engine::sketch_file::sweep(&engine);
         }
         if !engine.sketch_files.has_pending() {
