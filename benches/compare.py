@@ -21,10 +21,10 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, probabilistic, queues, rdb, redisbench, redisbench_acl, replication, repllag, small_objects, strings, system, tls, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, probabilistic, queues, rdb, redisbench, redisbench_acl, replication, repllag, sketch_restart, small_objects, strings, system, tls, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
-          "probabilistic": probabilistic,
+          "probabilistic": probabilistic, "sketch_restart": sketch_restart,
           "blobs": blobs, "system": system, "headline": headline, "busypoll": busypoll,
           "contract": contract, "collections": collections, "queues": queues,
           "collection_ops": collection_ops, "redisbench": redisbench,
@@ -38,7 +38,7 @@ GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom
 # lag cells alone; p1 reruns redisbench's and collection_ops's -P 1 cells with more rounds;
 # redisbench_acl reruns redisbench's cells as an ACL user; tls repeats string cells over TLS).
 ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster", "p1",
-                   "redisbench_acl", "tls"}
+                   "redisbench_acl", "tls", "sketch_restart"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
@@ -56,7 +56,7 @@ SIZES = {
               "repl_sync_keys": 200_000,
               "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000,
               "reshard_keys": 200_000, "tls_requests_p1": 50_000, "tls_requests_p16": 300_000,
-              "tls_churn_requests": 1_000},
+              "tls_churn_requests": 1_000, "sketch_restart_mb": 256},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
@@ -72,7 +72,8 @@ SIZES = {
              "repl_sync_keys": 5_000_000,
              "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000,
              "reshard_keys": 1_000_000, "tls_requests_p1": 300_000,
-             "tls_requests_p16": 2_000_000, "tls_churn_requests": 5_000},
+             "tls_requests_p16": 2_000_000, "tls_churn_requests": 5_000,
+             "sketch_restart_mb": 1024},
 }
 
 

@@ -109,6 +109,8 @@ pub struct Engine {
     pub(crate) rewrite_preamble: OnceLock<RewritePreamble>,
     /// Filters owned by BF.* keys.
     pub blooms: Arc<BloomStore>,
+    /// Count-min sketches' files (sketch_files.rs).
+    pub sketch_files: crate::sketch_files::SketchFiles,
     pub existence: Option<ExistenceFilter>,
     /// The file being replayed while loading (an incr seq, 0 for the base):
     /// the segment label of entries created before the log is installed.
@@ -186,6 +188,7 @@ impl Engine {
             rewrite_preimages: Mutex::new(Vec::new()),
             rewrite_preamble: OnceLock::new(),
             blooms: Arc::new(BloomStore::new(&opts.data_dir, &opts.bpf_pin_root)),
+            sketch_files: crate::sketch_files::SketchFiles::new(&opts.data_dir),
             existence: (opts.existence_filter_size > 0)
                 .then(|| ExistenceFilter::open(&opts.data_dir, opts.existence_filter_size))
                 .and_then(|r| {
@@ -881,6 +884,12 @@ impl Drop for Tx<'_> {
 }
 
 impl<'a> Tx<'a> {
+    /// A count-min sketch at `key` changed: its file gets it at the next
+    /// checkpoint (sketch_files.rs).
+    pub fn sketch_changed(&self, db: usize, key: &[u8]) {
+        self.engine.sketch_files.touch(db, key);
+    }
+
     /// Index of the guard holding `key`, and the key's `key_hash` (which
     /// picked its shard) for the shard's table.
     #[inline]

@@ -28,6 +28,7 @@ mod rdb;
 mod ready;
 mod rewrite;
 mod sketch;
+mod sketch_files;
 mod splitargs;
 mod types;
 
@@ -146,6 +147,11 @@ pub mod bf {
 
 /// The probabilistic structures besides Bloom filters, as `Value::Sketch` holds them.
 pub use sketch::{Sketch, SketchKind};
+/// Count-min sketches' files: checkpoints and binding at start.
+pub mod sketch_file {
+    pub use crate::sketch::file::{Header as FileHeader, Reject};
+    pub use crate::sketch_files::{checkpoint, sweep, Found, SketchFiles};
+}
 
 /// CF.* cuckoo filters: RedisBloom's algorithm, limits, SCANDUMP header and chunks.
 pub mod cf {

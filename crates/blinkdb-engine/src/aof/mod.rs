@@ -322,6 +322,12 @@ impl Aof {
         self.syncer.synced_past(&self.inner, lsn).await
     }
 
+    /// The stream position just after the last record appended (written
+    /// or not): a record appended later has a larger one.
+    pub fn end_lsn(&self) -> Lsn {
+        self.inner.append.lock().end_lsn()
+    }
+
     /// Bytes in all live base and incr files (written bytes; cheap: one atomic load).
     pub fn current_size(&self) -> u64 {
         self.inner.counters.total_size.load(Ordering::Relaxed)

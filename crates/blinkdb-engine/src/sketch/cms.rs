@@ -4,6 +4,7 @@
 //! same inputs give the same counters, so answers, MERGE and the RDB payload
 //! (`CMSk-TYPE`, encoding version 0) match RedisBloom's.
 
+use super::cells::Cells;
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
 
@@ -68,7 +69,7 @@ pub struct CountMin {
     /// The sum of all increments (a `size_t` in C: it wraps).
     counter: u64,
     /// Row-major: row `i` is `cells[i * width..(i + 1) * width]`.
-    cells: Vec<u32>,
+    cells: Cells,
 }
 
 /// CMS_DimFromProb: width `ceil(2 / error)`, depth `ceil(log10f(delta) /
@@ -101,7 +102,7 @@ impl CountMin {
             width,
             depth,
             counter: 0,
-            cells: vec![0; width * depth],
+            cells: Cells::zeroed(width * depth),
         })
     }
 
@@ -132,9 +133,10 @@ impl CountMin {
             let at = self.slot(item, row);
             // cms.c adds a size_t into a uint32_t and saturates when the
             // result is below the increment: any wrap, or an increment of 2^32 or more.
-            let sum = (self.cells[at] as u64).wrapping_add(value) as u32;
-            self.cells[at] = if (sum as u64) < value { u32::MAX } else { sum };
-            min = min.min(self.cells[at]);
+            let sum = (self.cells.get(at) as u64).wrapping_add(value) as u32;
+            let now = if (sum as u64) < value { u32::MAX } else { sum };
+            self.cells.set(at, now);
+            min = min.min(now);
         }
         self.counter = self.counter.wrapping_add(value);
         min
@@ -143,7 +145,7 @@ impl CountMin {
     /// CMS_Query: the smallest of the item's counters.
     pub fn query(&self, item: &[u8]) -> u32 {
         (0..self.depth)
-            .map(|row| self.cells[self.slot(item, row)])
+            .map(|row| self.cells.get(self.slot(item, row)))
             .min()
             .unwrap_or(u32::MAX)
     }
@@ -156,8 +158,10 @@ impl CountMin {
         if factor == 1.0 {
             return;
         }
-        for c in &mut self.cells {
-            *c = (*c as f64 * factor) as u32;
+        // Through `set`, so a sketch kept in a file marks its pages changed.
+        for at in 0..self.cells.len() {
+            let c = self.cells.get(at);
+            self.cells.set(at, (c as f64 * factor) as u32);
         }
         self.counter = (self.counter as f64 * factor) as u64;
     }
@@ -193,7 +197,7 @@ impl CountMin {
         for at in 0..cells {
             let mut sum: i64 = 0;
             for (s, w) in sources {
-                let product = i64::try_from(s.cells[at] as i128 * *w as i128)
+                let product = i64::try_from(s.cells.get(at) as i128 * *w as i128)
                     .map_err(|_| CmsError::MergeOverflow)?;
                 sum = sum.checked_add(product).ok_or(CmsError::MergeOverflow)?;
             }
@@ -203,13 +207,28 @@ impl CountMin {
             width: self.width,
             depth: self.depth,
             counter: counter as u64,
-            cells: merged,
+            cells: Cells::from_vec(merged),
         })
+    }
+
+    /// A sketch from its parts (a file bound at start: `sketch/files.rs`).
+    pub fn from_parts(width: usize, depth: usize, counter: u64, cells: Cells) -> Self {
+        assert_eq!(cells.len(), width * depth);
+        CountMin {
+            width,
+            depth,
+            counter,
+            cells,
+        }
+    }
+
+    pub fn cells(&self) -> &Cells {
+        &self.cells
     }
 
     /// The heap bytes this sketch holds besides itself (MEMORY USAGE).
     pub fn heap_bytes(&self) -> usize {
-        self.cells.capacity() * 4
+        self.cells.bytes()
     }
 
     /// The fields CMSRdbSave writes (between the type id and EOF): width,
@@ -219,7 +238,7 @@ impl CountMin {
         module::put_uint(out, self.depth as u64);
         module::put_uint(out, self.counter);
         let mut raw = Vec::with_capacity(self.cells.len() * 4);
-        for c in &self.cells {
+        for c in self.cells.as_slice() {
             raw.extend_from_slice(&c.to_le_bytes());
         }
         module::put_string(out, &raw, compress);
@@ -253,7 +272,7 @@ impl CountMin {
             width: width as usize,
             depth: depth as usize,
             counter,
-            cells,
+            cells: Cells::from_vec(cells),
         })
     }
 }

@@ -8,8 +8,9 @@
 //! rewrite's snapshot) and copied on its next change (`Arc::make_mut`); its
 //! commands are logged as sent (their effect is deterministic), and the
 //! rewrite writes its RDB module value (RDB base) or the records below (RESP
-//! base). Until it gets files of its own (issue 45's persistence), a sketch
-//! persists through the AOF and RDB like a collection.
+//! base). A count-min sketch also gets a file of its own, which a restart
+//! binds instead of replaying its records (`sketch_files.rs`); the others
+//! persist through the AOF and RDB like a collection.
 //!
 //! Adding a structure touches, besides its own module:
 //! 1. here: the variant, its `mod` line, and one arm in each match below
@@ -24,8 +25,10 @@
 //! MIGRATE, dump.rdb, replication, AOF rewrite, COPY/RENAME/MOVE, DEBUG
 //! DIGEST) goes through `Value::Sketch` and these methods.
 
+pub mod cells;
 pub mod cms;
 pub mod cuckoo;
+pub mod file;
 pub mod tdigest;
 pub mod topk;
 

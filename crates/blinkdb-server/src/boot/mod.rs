@@ -211,6 +211,10 @@ pub async fn run(
         shared.engine.clone(),
         shared.stop_signal(),
     ));
+    tokio::spawn(crate::persistence::sketch_flush::cycle(
+        shared.engine.clone(),
+        shared.stop_signal(),
+    ));
 
     // A signal stops the server as SHUTDOWN with shutdown-on-sigterm's (or
     // -sigint's) flags would: the RDB file written first with `save` points
@@ -289,6 +293,7 @@ async fn shutdown(shared: &Shared, settings: &crate::config::Settings) {
         let _ = std::fs::remove_file(path);
     }
     crate::persistence::bloom_flush::flush_now(&shared.engine);
+    crate::persistence::sketch_flush::flush_now(&shared.engine);
     if let Some(pidfile) = crate::server::process::pidfile(settings) {
         let _ = std::fs::remove_file(pidfile);
     }

@@ -208,6 +208,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         history: &[("3.0.0", "Added the `REPLACE` modifier."), ("5.0.0", "Added the `ABSTTL` modifier."), ("5.0.0", "Added the `IDLETIME` and `FREQ` options.")],
         doc_flags: doc::SYSCMD),
     cmd!("restore", -4, WRITE | DENYOOM, KEY1, "generic", "2.6.0", "Create a key using the provided serialized value, previously obtained using DUMP.", restore;
+        props: props::RESTORES_PAYLOAD,
         acl: acl::KEYSPACE | acl::DANGEROUS,
         complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
         keys: "OW,update index:1 range:0:1:0",

@@ -101,6 +101,13 @@ pub mod props {
     /// Leaves a CLIENT CACHING yes/no in force for the next command (CLIENT
     /// and its subcommands, as Redis's resetClient spares clientCommand).
     pub const KEEPS_CACHING: u32 = 1 << 17;
+    /// A write whose effect on its one key, a count-min sketch, depends only
+    /// on that sketch and the arguments: replay skips it when the key's
+    /// sketch file covers its log position (persistence/sketch_replay.rs).
+    pub const FILE_COVERED: u32 = 1 << 18;
+    /// Makes its key from a payload (RESTORE): in the form `RESTORE key 0
+    /// payload` (a rewrite's record of a sketch) it is covered as above.
+    pub const RESTORES_PAYLOAD: u32 = 1 << 19;
 }
 
 /// Key positions and flags, as COMMAND GETKEYSANDFLAGS answers them.

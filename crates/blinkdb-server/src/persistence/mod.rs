@@ -4,6 +4,8 @@
 pub mod bloom_flush;
 pub mod flusher;
 pub mod rdb_file;
+pub mod sketch_flush;
+pub mod sketch_replay;
 pub mod stale_temp;
 
 use crate::config::{OnSet, Settings, Stage};
@@ -28,6 +30,9 @@ pub trait Host: crate::memory::Host + Send + Sync + 'static {
     /// How the replay treats a command named `name` (the command table's
     /// properties).
     fn replay_kind(&self, name: &[u8]) -> ReplayKind;
+    /// How a logged command named `name` concerns sketch files (the command
+    /// table's properties).
+    fn replay_scope(&self, name: &[u8]) -> sketch_replay::Scope;
     /// The function libraries' code, as every RDB file starts with them.
     fn library_codes(&self) -> Vec<Vec<u8>>;
     /// A file's libraries, loaded as FUNCTION RESTORE (with `replace`,
@@ -295,13 +300,22 @@ pub fn load<H: Host>(shared: &H, settings: &Settings) -> Result<(), String> {
         .join(format!("{}.manifest", settings.appendfilename));
     let aof_was_new = !manifest.exists();
     let aof = Aof::open(aof_options(settings)).map_err(|e| format!("Opening the AOF: {e}"))?;
+    // Sketch files checkpointed before the base are older than what the
+    // base holds of their keys.
+    let manifest_now = aof.manifest();
+    let oldest = match manifest_now.base {
+        Some(_) => blinkdb_engine::Lsn::new(manifest_now.incr.first().map_or(1, |e| e.seq), 0).0,
+        None => 0,
+    };
+    let mut sketches =
+        sketch_replay::SketchReplay::new(shared.engine().sketch_files.open_all(oldest));
     let log = Arc::new(Log::new(
         aof,
         settings.verify_blobs_on_read,
         settings.blob_threshold.max(1),
     ));
     shared.engine().set_replay_log(log.clone());
-    let stats = replay_files(shared, settings, &log)?;
+    let stats = replay_files(shared, settings, &log, Some(&mut sketches))?;
     shared
         .persistence()
         .rewrite
@@ -337,18 +351,21 @@ pub fn reload_aof<H: Host>(shared: &H, settings: &Settings) -> Result<usize, Str
         settings.verify_blobs_on_read,
         settings.blob_threshold.max(1),
     );
-    blinkdb_engine::unlogged(|| replay_files(shared, settings, &log))?;
+    blinkdb_engine::unlogged(|| replay_files(shared, settings, &log, None))?;
     Ok((0..shared.engine().databases())
         .map(|d| shared.engine().db(d).len())
         .sum())
 }
 
 /// Replays `log`'s files (an RDB base through the batched loader); returns
-/// the commands replayed and the time taken.
+/// the commands replayed and the time taken. `sketches`: at start, the
+/// sketch files found, whose covered records are not replayed; DEBUG
+/// LOADAOF replays every record.
 fn replay_files<H: Host>(
     shared: &H,
     settings: &Settings,
     log: &Log,
+    mut sketches: Option<&mut sketch_replay::SketchReplay>,
 ) -> Result<(u64, std::time::Duration), String> {
     let start = Instant::now();
     let mut client = shared.replayer();
@@ -370,12 +387,14 @@ fn replay_files<H: Host>(
             |cmd| {
                 blinkdb_engine::debug_delay::pause(&blinkdb_engine::debug_delay::KEY_LOAD_DELAY, 1);
                 let (file, offset) = (cmd.file.to_string(), cmd.offset);
-                replay(shared, log, &mut client, cmd).map_err(|reason| {
-                    blinkdb_engine::AofError::Corrupt {
-                        file,
-                        offset,
-                        reason,
-                    }
+                let replayed = match sketches.as_deref_mut() {
+                    Some(sketches) => replay_record(shared, log, &mut client, sketches, cmd),
+                    None => replay(shared, log, &mut client, cmd),
+                };
+                replayed.map_err(|reason| blinkdb_engine::AofError::Corrupt {
+                    file,
+                    offset,
+                    reason,
                 })
             },
             &mut load_base,
@@ -403,6 +422,27 @@ fn replay_files<H: Host>(
             },
         )
         .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+    if let Some(sketches) = sketches {
+        let held = sketches.finish(shared.engine(), log.aof.end_lsn().0);
+        sketch_replay::run_held(&mut client, held, |c, cmd| replay(shared, log, c, cmd))
+            .map_err(|e| format!("Loading the AOF failed: {e}"))?;
+        // Files of keys the log deleted after their checkpoint go at the first
+        // pass; the others' checkpoints move to the log's end.
+        shared.engine().sketch_files.touch_all();
+        let files = &shared.engine().sketch_files.stats;
+        files
+            .skipped_records
+            .store(sketches.skipped - sketches.flushed, Ordering::Relaxed);
+        if sketches.installed > 0 || sketches.skipped > 0 {
+            tracing::info!(
+                "Sketch files: {} bound, {} AOF records not replayed ({} held back, {} of them run after all)",
+                sketches.installed,
+                sketches.skipped - sketches.flushed,
+                sketches.skipped,
+                sketches.flushed
+            );
+        }
+    }
     // Kernel pins are opened only now, where their keys ended up after every
     // RENAME/MOVE in the log; a failure leaves those filters answering errors.
     if let Err(e) = shared.engine().blooms.attach_all() {
@@ -425,6 +465,29 @@ fn replay_files<H: Host>(
         tracing::warn!("AOF {file}: skipped corrupt data from offset {offset} ({why}), as aof-load-corrupt allows");
     }
     Ok((stats.commands, start.elapsed()))
+}
+
+/// Applies one logged command unless a sketch file covers it
+/// (sketch_replay.rs).
+fn replay_record<H: Host>(
+    shared: &H,
+    log: &Log,
+    client: &mut H::Replayer<'_>,
+    sketches: &mut sketch_replay::SketchReplay,
+    cmd: LoadedCommand,
+) -> Result<(), String> {
+    if sketches.is_empty() {
+        return replay(shared, log, client, cmd);
+    }
+    let scope = match cmd.args.first() {
+        Some(AofArg::Inline(name)) => shared.replay_scope(name),
+        _ => sketch_replay::Scope::Args,
+    };
+    let Some(run) = sketches.before(shared.engine(), client.db(), scope, cmd) else {
+        return Ok(());
+    };
+    sketch_replay::run_held(client, run.first, |c, cmd| replay(shared, log, c, cmd))?;
+    replay(shared, log, client, run.cmd)
 }
 
 /// Applies one logged command. SET/MSET values that live in the log stay
@@ -608,6 +671,9 @@ fn run_rewrite<H: Host>(shared: &Arc<H>) {
             r.last_ok.store(true, Ordering::Relaxed);
             r.consecutive_failures.store(0, Ordering::Relaxed);
             r.count.fetch_add(1, Ordering::Relaxed);
+            // The new base holds every sketch again: their files'
+            // checkpoints move past it at the next pass.
+            shared.engine().sketch_files.touch_all();
             if let Some(log) = shared.engine().log_handle() {
                 r.base_size
                     .store(log.aof.stats().current_size, Ordering::Relaxed);
@@ -756,4 +822,15 @@ pub fn info<H: Host>(shared: &H, o: &mut String) {
             s.current_incr_seq,
         );
     }
+    let f = &shared.engine().sketch_files;
+    let _ = write!(
+        o,
+        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\n",
+        f.files(),
+        f.stats.bound.load(Ordering::Relaxed),
+        f.stats.rebuilt.load(Ordering::Relaxed),
+        f.stats.skipped_records.load(Ordering::Relaxed),
+        f.stats.checkpoints.load(Ordering::Relaxed),
+        f.stats.pages_written.load(Ordering::Relaxed),
+    );
 }

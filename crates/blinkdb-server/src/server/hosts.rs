@@ -38,6 +38,23 @@ impl crate::persistence::Host for Shared {
         }
     }
 
+    fn replay_scope(&self, name: &[u8]) -> crate::persistence::sketch_replay::Scope {
+        use crate::commands::table::{acl, WRITE};
+        use crate::persistence::sketch_replay::Scope;
+        let Some(s) = crate::commands::table::lookup(name) else {
+            return Scope::Args;
+        };
+        if s.has_prop(props::FILE_COVERED) {
+            Scope::Covered
+        } else if s.has_prop(props::RESTORES_PAYLOAD) {
+            Scope::Restore
+        } else if s.has(WRITE) && s.first_key == 0 && s.acl_categories() & acl::KEYSPACE != 0 {
+            Scope::AllKeys
+        } else {
+            Scope::Args
+        }
+    }
+
     fn library_codes(&self) -> Vec<Vec<u8>> {
         crate::scripting::functions::library_codes(self)
     }

@@ -108,6 +108,8 @@ pub fn cmsdecay(ctx: &mut Ctx, args: &Args) {
         modify_found(tx, db, key, |cms: &mut CountMin| cms.decay(factor));
         tx.modified(db, key);
         tx.log(db, args);
+        // Its file (if kept in one) takes the change at the next checkpoint.
+        tx.sketch_changed(db, key);
         out.ok();
     });
 }

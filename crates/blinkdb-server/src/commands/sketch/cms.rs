@@ -90,6 +90,7 @@ fn init(ctx: &mut Ctx, args: &Args, by_prob: bool, name: &str) {
             Ok(cms) => {
                 create(tx, db, key, cms);
                 tx.log(db, args);
+                tx.sketch_changed(db, key);
                 out.ok()
             }
             Err(e) => out.error(e),
@@ -142,6 +143,7 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
         // change it made is signalled all the same, as RedisBloom 8 does.
         tx.modified(db, key);
         tx.log(db, args);
+        tx.sketch_changed(db, key);
     });
 }
 
@@ -236,6 +238,7 @@ pub fn merge(ctx: &mut Ctx, args: &Args) {
             Ok(merged) => {
                 modify(tx, db, dest, |cms: &mut CountMin| *cms = merged).expect("checked above");
                 tx.log(db, args);
+                tx.sketch_changed(db, dest);
                 out.ok()
             }
             Err(e) => out.error(e.text()),
@@ -277,12 +280,15 @@ use crate::commands::table::cmd;
 pub(in crate::commands) const COMMANDS: &[crate::commands::table::CommandSpec] = &[
     cmd!("cms.initbydim", -1, W | MODULE, KEY1, "module", "2.0.0", "Initializes a Count-Min Sketch to dimensions specified by user", initbydim;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key width:integer depth:integer"),
     cmd!("cms.initbyprob", -1, W | MODULE, KEY1, "module", "2.0.0", "Initializes a Count-Min Sketch to accommodate requested tolerances.", initbyprob;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key error:double probability:double"),
     cmd!("cms.incrby", -1, W | MODULE, KEY1, "module", "2.0.0", "Increases the count of one or more items by increment", incrby;
         complexity: "O(n) where n is the number of items",
+        props: props::FILE_COVERED,
         args: "key:key items:block*(item:string increment:integer)"),
     cmd!("cms.query", -1, READONLY | MODULE, KEY1, "module", "2.0.0", "Returns the count for one or more items in a sketch", query;
         complexity: "O(n) where n is the number of items",

@@ -1,0 +1,420 @@
+//! Sketch files: count-min sketches persisted without replay (issue 45;
+//! docs/design.md "Persistence without replay for fixed-size structures",
+//! format in docs/sketch-file-format.md).
+//!
+//! Writes go to memory and to the log as before; the log stays the source
+//! of truth. Once a second (and at shutdown) `checkpoint` writes each changed
+//! sketch's changed pages to its file under the key's lock, notes the log's
+//! end as the file's checkpoint, syncs the log up to there, then the file.
+//! At start the server binds each file that verifies (`open_all`) and skips
+//! the key's log records up to the checkpoint (persistence/sketch_replay.rs).
+
+use crate::engine::Engine;
+use crate::keyspace::{Entry, Value};
+use crate::sketch::cells::PAGE;
+use crate::sketch::cms::CountMin;
+use crate::sketch::file::{self, Header, Layout, Opened, KIND_COUNT_MIN, MAX_KEY};
+use crate::sketch::{Sketch, SketchKind};
+use parking_lot::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+type Key = (usize, Box<[u8]>);
+
+/// One key's file, as the checkpoints keep it.
+struct Bound {
+    id: u64,
+    path: PathBuf,
+    file: File,
+    layout: Layout,
+    width: u64,
+    depth: u64,
+    generation: u32,
+    table: Vec<u64>,
+    /// Created since the last start: its unwritten pages are zeros.
+    fresh: bool,
+}
+
+#[derive(Default)]
+pub struct SketchFileStats {
+    /// Files bound at the last start (their records skipped).
+    pub bound: AtomicU64,
+    /// Files that failed to verify at the last start (their keys replayed).
+    pub rebuilt: AtomicU64,
+    /// Log records not replayed because a file covered them.
+    pub skipped_records: AtomicU64,
+    pub checkpoints: AtomicU64,
+    pub pages_written: AtomicU64,
+}
+
+pub struct SketchFiles {
+    dir: PathBuf,
+    bound: Mutex<HashMap<Key, Arc<Mutex<Bound>>>>,
+    /// Keys changed since their last checkpoint.
+    pending: Mutex<HashSet<Key>>,
+    next_id: AtomicU64,
+    /// Held by a checkpoint pass: one at a time (the periodic one, shutdown).
+    pass: Mutex<()>,
+    pub stats: SketchFileStats,
+}
+
+/// A verified file found at start, for the replay to bind.
+pub struct Found {
+    pub db: usize,
+    pub key: Vec<u8>,
+    /// The log position it holds the sketch as of (`Lsn`).
+    pub checkpoint: u64,
+    pub id: u64,
+    pub path: PathBuf,
+    opened: Opened,
+}
+
+fn file_name(id: u64) -> String {
+    format!("{id:016x}.sketch")
+}
+
+fn parse_id(name: &str) -> Option<u64> {
+    let hex = name.strip_suffix(".sketch")?;
+    (hex.len() == 16).then(|| u64::from_str_radix(hex, 16).ok())?
+}
+
+impl SketchFiles {
+    pub fn new(data_dir: &Path) -> SketchFiles {
+        SketchFiles {
+            dir: data_dir.join("sketch"),
+            bound: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashSet::new()),
+            next_id: AtomicU64::new(1),
+            pass: Mutex::new(()),
+            stats: SketchFileStats::default(),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A count-min sketch at `key` changed: checkpoint it at the next pass.
+    pub fn touch(&self, db: usize, key: &[u8]) {
+        if key.len() <= MAX_KEY {
+            self.pending.lock().insert((db, key.into()));
+        }
+    }
+
+    /// Every bound key at the next pass (after an AOF rewrite: their
+    /// checkpoints must move past the new base, which holds them again).
+    pub fn touch_all(&self) {
+        let keys: Vec<Key> = self.bound.lock().keys().cloned().collect();
+        self.pending.lock().extend(keys);
+    }
+
+    pub fn has_pending(&self) -> bool {
+        !self.pending.lock().is_empty()
+    }
+
+    pub fn files(&self) -> usize {
+        self.bound.lock().len()
+    }
+
+    /// Reads every file in the directory: those that verify are returned
+    /// for binding, the others are counted, logged and removed.
+    /// `oldest`: a file checkpointed before this position (before the
+    /// log's base) is stale.
+    pub fn open_all(&self, oldest: u64) -> Vec<Found> {
+        let mut found = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return found;
+        };
+        let mut seen: HashMap<Key, usize> = HashMap::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(id) = parse_id(&name) else { continue };
+            self.next_id.fetch_max(id + 1, Ordering::Relaxed);
+            let path = e.path();
+            let reject = |why: String| {
+                tracing::warn!("Sketch file {name}: {why}; its key is rebuilt from the AOF");
+                self.stats.rebuilt.fetch_add(1, Ordering::Relaxed);
+                let _ = std::fs::remove_file(&path);
+            };
+            match file::open(&path, id) {
+                Err(r) => reject(r.to_string()),
+                Ok(o) if o.header.checkpoint < oldest => {
+                    reject("checkpointed before the AOF's base".into())
+                }
+                Ok(o) => {
+                    let key: Key = (o.header.db as usize, o.header.key.clone().into());
+                    let f = Found {
+                        db: o.header.db as usize,
+                        key: o.header.key.clone(),
+                        checkpoint: o.header.checkpoint,
+                        id,
+                        path: path.clone(),
+                        opened: o,
+                    };
+                    // Two files for one key: the later checkpoint wins.
+                    match seen.get(&key) {
+                        Some(&i) if found[i].checkpoint >= f.checkpoint => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                        Some(&i) => {
+                            let _ = std::fs::remove_file(&found[i].path);
+                            found[i] = f;
+                        }
+                        None => {
+                            seen.insert(key, found.len());
+                            found.push(f);
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Drops a found file that the replay could not use.
+    pub fn discard(&self, f: Found, why: &str) {
+        tracing::warn!(
+            "Sketch file {}: {why}; its key is rebuilt from the AOF",
+            f.path.display()
+        );
+        self.stats.rebuilt.fetch_add(1, Ordering::Relaxed);
+        let _ = std::fs::remove_file(&f.path);
+    }
+
+    /// Puts a found file's sketch at its key (keeping the key's expiry, if
+    /// the log gave it one before) and keeps the file for checkpoints.
+    pub fn install(&self, engine: &Engine, f: Found) {
+        let Found {
+            db,
+            key,
+            id,
+            path,
+            opened,
+            ..
+        } = f;
+        let h = &opened.header;
+        let cms = CountMin::from_parts(h.width as usize, h.depth as usize, h.counter, opened.cells);
+        engine.write1(db, &key, |tx| {
+            let expire_at = tx.get(db, &key).map_or(0, |e| e.expire_at);
+            let mut entry = Entry::new(Value::sketch(Sketch::CountMin(cms)));
+            entry.expire_at = expire_at;
+            tx.insert(db, &key, entry);
+        });
+        self.stats.bound.fetch_add(1, Ordering::Relaxed);
+        self.bound.lock().insert(
+            (db, key.into()),
+            Arc::new(Mutex::new(Bound {
+                id,
+                path,
+                file: opened.file,
+                layout: opened.layout,
+                width: opened.header.width,
+                depth: opened.header.depth,
+                generation: opened.header.generation,
+                table: opened.table,
+                fresh: false,
+            })),
+        );
+    }
+
+    fn new_bound(&self, width: u64, depth: u64) -> std::io::Result<Bound> {
+        std::fs::create_dir_all(&self.dir)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.join(file_name(id));
+        let layout = Layout::of((width * depth) as usize);
+        let file = file::create(&path, layout)?;
+        Ok(Bound {
+            id,
+            path,
+            file,
+            layout,
+            width,
+            depth,
+            generation: 0,
+            table: vec![0; layout.pages],
+            fresh: true,
+        })
+    }
+}
+
+/// What the locked part of a checkpoint leaves for the synced part.
+struct Done {
+    bound: Arc<Mutex<Bound>>,
+    header: Header,
+    pages: Vec<usize>,
+}
+
+/// Checkpoints every sketch changed since the last pass (the log must be
+/// open: without it there is nothing to skip). Returns the files written.
+pub fn checkpoint(engine: &Engine) -> std::io::Result<usize> {
+    let files = &engine.sketch_files;
+    let _pass = files.pass.lock();
+    let Some(log) = engine.log_handle().cloned() else {
+        return Ok(0);
+    };
+    if !engine.logging() {
+        return Ok(0);
+    }
+    let keys: Vec<Key> = std::mem::take(&mut *files.pending.lock())
+        .into_iter()
+        .collect();
+    let mut done = Vec::new();
+    let mut error = None;
+    for key in keys {
+        match write_pages(engine, &log, &key) {
+            Ok(Some(d)) => done.push(d),
+            Ok(None) => {}
+            Err(e) => {
+                // Tried again at the next pass; the log still holds it all.
+                files.pending.lock().insert(key);
+                error = Some(e);
+            }
+        }
+    }
+    if done.is_empty() {
+        return error.map_or(Ok(0), Err);
+    }
+    // Every record a header will claim must be as durable as the file.
+    log.aof.flush_all().map_err(std::io::Error::other)?;
+    let n = done.len();
+    for d in done {
+        let mut b = d.bound.lock();
+        let synced = file::write_table(&b.file, b.layout, &b.table, &d.pages)
+            .and_then(|()| b.file.sync_data())
+            .and_then(|()| {
+                use std::os::unix::fs::FileExt;
+                b.file.write_all_at(&d.header.encode(), 0)
+            })
+            .and_then(|()| b.file.sync_data());
+        if let Err(e) = synced {
+            error = Some(e);
+            continue;
+        }
+        b.fresh = false;
+        files.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+    }
+    error.map_or(Ok(n), Err)
+}
+
+/// Under the key's lock: writes its changed pages with the next
+/// generation and notes the log's end as the checkpoint. None when the key
+/// no longer holds a count-min sketch (its file is removed).
+fn write_pages(
+    engine: &Engine,
+    log: &crate::persist::Log,
+    key: &Key,
+) -> std::io::Result<Option<Done>> {
+    use std::os::unix::fs::FileExt;
+    let files = &engine.sketch_files;
+    let (db, name) = (key.0, &key.1[..]);
+    let existing = files.bound.lock().get(key).cloned();
+    let shape = engine.read(db, name, |e| {
+        e.and_then(|e| e.value().as_sketch())
+            .and_then(|s| CountMin::of(s))
+            .map(|c| (c.width(), c.depth()))
+    });
+    let Some((width, depth)) = shape else {
+        if let Some(b) = files.bound.lock().remove(key) {
+            let _ = std::fs::remove_file(&b.lock().path);
+        }
+        return Ok(None);
+    };
+    let same_shape = |b: &Arc<Mutex<Bound>>| {
+        let g = b.lock();
+        (g.width, g.depth) == (width, depth)
+    };
+    let bound = match existing {
+        Some(b) if same_shape(&b) => b,
+        _ => {
+            // A new sketch, or one of another shape: a new file.
+            let b = Arc::new(Mutex::new(files.new_bound(width, depth)?));
+            if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
+                let _ = std::fs::remove_file(&old.lock().path);
+            }
+            b
+        }
+    };
+    let mut b = bound.lock();
+    let generation = b.generation.wrapping_add(1);
+    let (id, fresh, data) = (b.id, b.fresh, b.layout.data);
+    let (result, _) = engine.write1(
+        db,
+        name,
+        |tx| -> std::io::Result<Option<(Header, Vec<usize>)>> {
+            let Some(cms) = tx
+                .get(db, name)
+                .and_then(|e| e.value().as_sketch())
+                .and_then(|s| CountMin::of(s))
+            else {
+                return Ok(None);
+            };
+            if (cms.width(), cms.depth()) != (width, depth) {
+                // Replaced since the look above: the next pass makes its file.
+                files.touch(db, name);
+                return Ok(None);
+            }
+            let checkpoint = log.aof.end_lsn().0;
+            let cells = cms.cells();
+            let pages = cells.take_dirty(id);
+            let mut buf = [0u8; PAGE];
+            for &p in &pages {
+                cells.page_bytes(p, &mut buf);
+                b.table[p] = file::entry(generation, &buf);
+                // A new file is zeros already: a zero page is left unwritten.
+                if fresh && buf.iter().all(|x| *x == 0) {
+                    continue;
+                }
+                if let Err(e) = b.file.write_all_at(&buf, data + (p * PAGE) as u64) {
+                    // Its pages are written again whole at the next pass.
+                    cells.take_dirty(0);
+                    files.touch(db, name);
+                    return Err(e);
+                }
+            }
+            files
+                .stats
+                .pages_written
+                .fetch_add(pages.len() as u64, Ordering::Relaxed);
+            b.generation = generation;
+            let header = Header {
+                kind: KIND_COUNT_MIN,
+                generation,
+                checkpoint,
+                db: db as u32,
+                width,
+                depth,
+                counter: cms.count(),
+                key: name.to_vec(),
+            };
+            Ok(Some((header, pages)))
+        },
+    );
+    let Some((header, pages)) = result? else {
+        return Ok(None);
+    };
+    drop(b);
+    Ok(Some(Done {
+        bound,
+        header,
+        pages,
+    }))
+}
+
+/// Notes every bound key that no longer holds a count-min sketch (DEL,
+/// RENAME, FLUSHALL, expiry): the next pass removes its file.
+pub fn sweep(engine: &Engine) {
+    let files = &engine.sketch_files;
+    let keys: Vec<Key> = files.bound.lock().keys().cloned().collect();
+    for key in keys {
+        let held = engine.peek(key.0, &key.1, |e| {
+            e.and_then(|e| e.value().as_sketch())
+                .is_some_and(|s| CountMin::of(s).is_some())
+        });
+        if !held {
+            files.pending.lock().insert(key);
+        }
+    }
+}
