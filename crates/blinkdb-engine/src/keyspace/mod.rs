@@ -4,12 +4,14 @@ pub mod access;
 mod dense;
 mod entry;
 mod expires;
+mod field_expiry;
 mod positions;
 mod shard;
 pub mod slots;
 mod watch;
 
 pub use entry::{Entry, Meta, Origin, Value};
+pub use field_expiry::ExpiredFields;
 
 /// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap
 /// beyond. Most keys and small values fit, which saves an allocation and,
