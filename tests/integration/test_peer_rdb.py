@@ -197,6 +197,8 @@ def test_hash_field_ttls_from_redis8(server_factory, started, tmp_path, fields):
     when = c.execute_command("HPEXPIRETIME", "h", "FIELDS", 2, "f2", "f3")
     payload = c.dump("h")
     assert c.save()
+    home = tmp_path / "blinkdb2"
+    home.mkdir()
     shutil.copy(os.path.join(peer.dir, "dump.rdb"), home / "dump.rdb")
     blink = server_factory(*DEBUG, name="blinkdb2")
     b = client(blink.port)
