@@ -12,7 +12,7 @@ import os
 import random
 import struct
 
-from bloom_support import start_blinkdb, start_oracle
+from bloom_support import differing_replies, side_by_side
 
 SEEDS = [int(s) for s in os.environ.get("BLINKDB_CF_SEEDS", "1,2,3").split(",")]
 KEYS = ["cf:a", "cf:b", "cf:c", "str"]
@@ -136,33 +136,18 @@ def scandump(conn, key):
 
 
 def test_cf_commands_match_redisbloom(blinkdb_binary, tmp_path):
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
-        mismatches, sent = [], 0
-        for proto in (2, 3):
-            a, b = ours.connect(), oracle.connect()
-            if proto == 3:
-                for conn in (a, b):
-                    conn.call("HELLO", "3")
-            for seed in SEEDS:
-                rng = random.Random(seed * 10 + proto)
-                items = [f"item{i}" for i in range(rng.choice([30, 300, 3000]))]
-                for conn in (a, b):
-                    conn.call("FLUSHALL")
-                stream = directed([f"d{i}" for i in range(300)])
-                stream += [random_command(rng, items) for _ in range(1500)]
-                for cmd in stream:
-                    x, y = a.call(*cmd), b.call(*cmd)
-                    sent += 1
-                    if x.raw != y.raw:
-                        mismatches.append((proto, seed, cmd, x.raw[:200], y.raw[:200]))
-                for key in KEYS:
-                    if scandump(a, key) != scandump(b, key):
-                        mismatches.append((proto, seed, "SCANDUMP", key))
-            a.close()
-            b.close()
-        assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:5]}"
-    finally:
-        ours.stop()
-        oracle.stop()
+    def stream(seed, proto):
+        rng = random.Random(seed * 10 + proto)
+        items = [f"item{i}" for i in range(rng.choice([30, 300, 3000]))]
+        for cmd in directed([f"d{i}" for i in range(300)]):
+            yield proto, cmd
+        for _ in range(1500):
+            yield proto, random_command(rng, items)
+
+    def same_dumps(a, b):
+        return [("SCANDUMP", key) for key in KEYS if scandump(a, key) != scandump(b, key)]
+
+    runs = (((proto, seed), stream(seed, proto)) for proto in (2, 3) for seed in SEEDS)
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
+        mismatches, sent = differing_replies(ours, oracle, runs, check=same_dumps)
+    assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:5]}"

@@ -53,6 +53,20 @@ def test_disabled_by_default(blinkdb, oracle):
          ("READONLY",), ("READWRITE",), ("CLUSTER", "NOPE"), ("SELECT", "3"), ("SET", "a", "1"))
 
 
+def test_info_server_mode_and_os_match_redis(blinkdb, oracle, server_factory, cluster_oracle):
+    """INFO server's redis_mode (standalone or cluster) and os (uname's name, release and
+    machine) are redis-server's."""
+    node = server_factory(*CLUSTER)
+    for ours, theirs in ((blinkdb, oracle), (node, cluster_oracle)):
+        fields = []
+        for srv in (ours, theirs):
+            with srv.connect() as c:
+                text = c.call("INFO", "server").value.decode()
+            fields.append([line for line in text.split("\r\n")
+                           if line.startswith(("redis_mode:", "os:"))])
+        assert fields[0] == fields[1] and len(fields[0]) == 2, fields
+
+
 @pytest.mark.parametrize("proto", [2, 3])
 def test_admin_replies_match_redis(server_factory, cluster_oracle, proto):
     node = server_factory(*CLUSTER)

@@ -8,7 +8,7 @@ TryCalloc): they are left out here and checked on BlinkDB alone in test_cms_limi
 import os
 import random
 
-from bloom_support import start_blinkdb, start_oracle
+from bloom_support import differing_replies, side_by_side, start_blinkdb
 
 SEEDS = [int(s) for s in os.environ.get("BLINKDB_CMS_SEEDS", "1,2,3,4").split(",")]
 KEYS = ["cms:a", "cms:b", "cms:c", "cms:d", "str"]
@@ -66,40 +66,17 @@ def sequence(rng, count):
     return [random_command(rng, items) for _ in range(count)]
 
 
-def compare(a, b, commands, seed, mismatches):
-    for cmd in commands:
-        x, y = a.call(*cmd), b.call(*cmd)
-        if x.raw != y.raw:
-            mismatches.append((seed, cmd, x.raw[:200], y.raw[:200]))
-
-
 def test_cms_commands_match_redisbloom(blinkdb_binary, tmp_path):
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
-        mismatches = []
-        for seed in SEEDS:
-            a, b = ours.connect(), oracle.connect()
-            proto = 3 if seed % 2 == 0 else 2
-            for conn in (a, b):
-                conn.call("HELLO", str(proto))
-                conn.call("FLUSHALL")
-            rng = random.Random(seed)
-            compare(a, b, sequence(rng, 1500), seed, mismatches)
-            a.close()
-            b.close()
-        assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[:5]}"
-    finally:
-        ours.stop()
-        oracle.stop()
+    runs = ((seed, ((3 if seed % 2 == 0 else 2, cmd) for cmd in sequence(random.Random(seed), 1500)))
+            for seed in SEEDS)
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
+        mismatches, sent = differing_replies(ours, oracle, runs)
+    assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:5]}"
 
 
 def test_cms_saturation_and_merge_corners_match(blinkdb_binary, tmp_path):
     """Counters near u32::MAX, merges near the i64 limits: every reply the same."""
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
-        a, b = ours.connect(), oracle.connect()
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
         cmds = [["CMS.INITBYDIM", "x", "3", "2"], ["CMS.INITBYDIM", "y", "3", "2"],
                 ["CMS.INITBYDIM", "z", "4", "2"]]
         rng = random.Random(7)
@@ -118,12 +95,8 @@ def test_cms_saturation_and_merge_corners_match(blinkdb_binary, tmp_path):
                 cmds.append(["CMS.MERGE", "x", "2", "x", "z"])
                 cmds.append(["DEL", "y"])
                 cmds.append(["CMS.INITBYDIM", "y", "3", "2"])
-        mismatches = []
-        compare(a, b, cmds, 0, mismatches)
-        assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[:5]}"
-    finally:
-        ours.stop()
-        oracle.stop()
+        mismatches, sent = differing_replies(ours, oracle, [(0, ((2, c) for c in cmds))])
+    assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:5]}"
 
 
 def test_cms_limits(blinkdb_binary, tmp_path):

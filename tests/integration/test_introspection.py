@@ -287,6 +287,16 @@ def test_latencystats_and_histograms(blinkdb):
         assert "calls=1" in py(c.call("INFO", "commandstats"))
 
 
+def test_latency_percentiles_config_errors_match_redis(blinkdb, oracle):
+    """A word (or NaN) is invalid; a number outside 0-100 gets its own text, as in Redis."""
+    for value in ["abc", "50 200", "-1", "50 abc", "nan", "inf", "", "99.9 50"]:
+        replies = []
+        for srv in (blinkdb, oracle):
+            with srv.connect() as c:
+                replies.append(c.call("CONFIG", "SET", "latency-tracking-info-percentiles", value).raw)
+        assert replies[0] == replies[1], value
+
+
 def test_info_rates_peak_and_pubsub_counts(blinkdb, oracle):
     """Fields monitoring agents graph: instantaneous_* (100 ms samples, mean of 16), the
     memory peak, system memory, pub/sub counts, and the fork/children fields (BlinkDB never

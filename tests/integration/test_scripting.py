@@ -256,6 +256,46 @@ def test_busy_script_and_script_kill(server_factory):
     t.join(5)
 
 
+def test_killed_busy_script_counts_its_whole_run(blinkdb, oracle):
+    """A script past busy-reply-threshold, then killed: INFO commandstats counts one failed
+    EVAL with its whole time and the slow log has it, as in Redis (whose call() returns
+    only at the script's end; BlinkDB's pauses the script to serve BUSY replies)."""
+    for srv in (blinkdb, oracle):
+        r = redis.Redis(port=srv.port)
+        r.config_set("busy-reply-threshold", 100)
+        r.config_resetstat()
+        r.slowlog_reset()
+        errors = []
+
+        def run():
+            try:
+                redis.Redis(port=srv.port).eval("while true do end", 0)
+            except redis.exceptions.ResponseError as e:
+                errors.append(str(e))
+
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 10
+        busy_since = None
+        # BUSY for at least 0.4 s, so the run is well past the pause at 0.1 s.
+        while busy_since is None or time.monotonic() - busy_since < 0.4:
+            assert time.monotonic() < deadline
+            try:
+                r.ping()
+            except redis.exceptions.ResponseError as e:
+                assert str(e).startswith("BUSY")
+                busy_since = busy_since or time.monotonic()
+        assert r.script_kill()
+        t.join(5)
+        assert errors and errors[0].startswith("Script killed by user with SCRIPT KILL")
+        stats = r.info("commandstats")["cmdstat_eval"]
+        assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (1, 1, 0), srv
+        assert stats["usec"] >= 450_000, (srv, stats)
+        entry = r.slowlog_get(1)[0]
+        assert entry["command"].lower().startswith(b"eval"), srv
+        assert entry["duration"] >= 450_000, (srv, entry)
+
+
 # Loops SCRIPT KILL must stop although they catch errors (Redis's unit/scripting
 # "Timedout script does not cause a false dead client" family): their periodic checks
 # can all land in the sandbox's Lua code, and the last one spends its time in commands

@@ -10,7 +10,7 @@ same moments on both sides."""
 import os
 import random
 
-from bloom_support import start_blinkdb, start_oracle
+from bloom_support import differing_replies, side_by_side
 
 SEEDS = [int(s) for s in os.environ.get("BLINKDB_TD_SEEDS", "1,2,3").split(",")]
 STEPS = int(os.environ.get("BLINKDB_TD_STEPS", "1200"))
@@ -126,31 +126,16 @@ def random_command(rng):
 
 
 def test_tdigest_commands_match_redisbloom(blinkdb_binary, tmp_path):
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
-        conns = []
-        for srv in (ours, oracle):
-            two, three = srv.connect(), srv.connect()
-            assert not three.call("HELLO", "3").is_error()
-            conns.append((two, three))
-        mismatches, replies = [], 0
-        for seed in SEEDS:
-            rng = random.Random(seed)
-            for two, _ in conns:
-                two.call("FLUSHALL")
-            for _ in range(STEPS):
-                cmd = random_command(rng)
-                proto = rng.randrange(2)
-                x = conns[0][proto].call(*cmd).raw
-                y = conns[1][proto].call(*cmd).raw
-                replies += 1
-                if x != y:
-                    mismatches.append((seed, proto + 2, cmd[:8], x[:300], y[:300]))
-        assert not mismatches, f"{len(mismatches)} of {replies} differ, first: {mismatches[:4]}"
+    def stream(seed):
+        rng = random.Random(seed)
+        for _ in range(STEPS):
+            cmd = random_command(rng)
+            yield 2 + rng.randrange(2), cmd
+
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
+        mismatches, sent = differing_replies(ours, oracle, ((s, stream(s)) for s in SEEDS))
         # The streams must exercise real answers, not only errors.
-        info = conns[1][0].call("INFO", "commandstats").raw.decode()
-        assert "cmdstat_tdigest.quantile" in info, info
-    finally:
-        ours.stop()
-        oracle.stop()
+        with oracle.connect() as c:
+            info = c.call("INFO", "commandstats").raw.decode()
+    assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:4]}"
+    assert "cmdstat_tdigest.quantile" in info, info

@@ -14,7 +14,7 @@ import math
 import os
 import random
 
-from bloom_support import start_blinkdb, start_oracle
+from bloom_support import differing_replies, side_by_side, start_blinkdb
 
 SEEDS = [int(s) for s in os.environ.get("BLINKDB_TOPK_SEEDS", "1,2,3,4").split(",")]
 KEYS = ["topk:a", "topk:b", "topk:c", "str"]
@@ -71,29 +71,16 @@ def items_for(rng):
 
 
 def test_topk_commands_match_redisbloom(blinkdb_binary, tmp_path):
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
-        mismatches = []
-        for seed in SEEDS:
-            a, b = ours.connect(), oracle.connect()
-            proto = 3 if seed % 2 == 0 else 2
-            for conn in (a, b):
-                conn.call("HELLO", str(proto))
-                conn.call("FLUSHALL")
-            rng = random.Random(seed)
-            items = items_for(rng)
-            for _ in range(2000):
-                cmd = random_command(rng, items)
-                x, y = a.call(*cmd), b.call(*cmd)
-                if x.raw != y.raw:
-                    mismatches.append((seed, cmd, x.raw[:200], y.raw[:200]))
-            a.close()
-            b.close()
-        assert not mismatches, f"{len(mismatches)} mismatches, first: {mismatches[:5]}"
-    finally:
-        ours.stop()
-        oracle.stop()
+    def stream(seed):
+        rng = random.Random(seed)
+        items = items_for(rng)
+        proto = 3 if seed % 2 == 0 else 2
+        for _ in range(2000):
+            yield proto, random_command(rng, items)
+
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
+        mismatches, sent = differing_replies(ours, oracle, ((s, stream(s)) for s in SEEDS))
+    assert not mismatches, f"{len(mismatches)} of {sent} differ, first: {mismatches[:5]}"
 
 
 def decay_rate(server, count, trials, decay):
@@ -119,9 +106,7 @@ def decay_rate(server, count, trials, decay):
 
 
 def test_decay_probability_matches_redisbloom(blinkdb_binary, tmp_path):
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
         trials = 3000
         for count, decay in ((5, "0.9"), (300, "0.995"), (2, "0.5")):
             expect = float(decay) ** count
@@ -132,16 +117,11 @@ def test_decay_probability_matches_redisbloom(blinkdb_binary, tmp_path):
             assert abs(p_ours - expect) < 4.5 * sd, (count, decay, p_ours, expect)
             assert abs(p_theirs - expect) < 4.5 * sd, (count, decay, p_theirs, expect)
             assert abs(p_ours - p_theirs) < 4.5 * sd * math.sqrt(2), (p_ours, p_theirs)
-    finally:
-        ours.stop()
-        oracle.stop()
 
 
 def test_heavy_hitters_match_redisbloom(blinkdb_binary, tmp_path):
     """A Zipf-like stream with the default decay: both find the same heavy items."""
-    oracle = start_oracle(str(tmp_path / "oracle"))
-    ours = start_blinkdb(blinkdb_binary, str(tmp_path / "blinkdb"))
-    try:
+    with side_by_side(blinkdb_binary, tmp_path) as (ours, oracle):
         rng = random.Random(45)
         population = [f"user:{n}" for n in range(2000)]
         weights = [1 / (n + 1) ** 1.1 for n in range(len(population))]
@@ -159,9 +139,6 @@ def test_heavy_hitters_match_redisbloom(blinkdb_binary, tmp_path):
             assert len(found) == 10
             assert all(t in found for t in truth), (found, truth)
         assert len(set(lists[0]) & set(lists[1])) >= 8, lists
-    finally:
-        ours.stop()
-        oracle.stop()
 
 
 def test_incrby_bad_pair(blinkdb_binary, tmp_path):

@@ -98,6 +98,19 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Output a hex signature of the values of all the specified keys.",
             "OBJECT <key>",
             "    Show low level info about the <key> and associated value.",
+            "RELOAD [option ...]",
+            "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+            "    * MERGE: conflicting keys will be loaded from RDB.",
+            "    * NOFLUSH: the existing database will not be removed before load, but",
+            "      conflicting keys will generate an exception and kill the server.",
+            "    * NOSAVE: the database will be loaded from an existing RDB file.",
+            "    Examples:",
+            "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+            "      the database.",
+            "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+            "      existing RDB file.",
+            "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+            "      file to the database.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -155,6 +168,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         ctx.shared.debug.active_expire.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
+    if eq_ic(sub, "reload") {
+        return super::debug_reload::reload(ctx, args);
+    }
     if eq_ic(sub, "object") && args.len() == 3 {
         return object(ctx, args);
     }
@@ -202,6 +218,7 @@ use super::table::cmd;
 pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     cmd!("debug", -2, ADMIN | NOSCRIPT | LOADING_OK | STALE | PROTECTED, NOKEYS, "server", "1.0.0", "A container for debugging commands", debug;
         props: props::NO_TOUCH,
+        alone_if: Some(super::debug_reload::runs_alone),
         complexity: "Depends on subcommand.",
         doc_flags: doc::SYSCMD),
 ];

@@ -12,6 +12,7 @@ pub mod collection;
 mod command;
 pub(crate) mod conn;
 mod debug;
+mod debug_reload;
 mod digest;
 mod dump;
 mod geo;

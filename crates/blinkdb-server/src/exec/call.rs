@@ -26,7 +26,65 @@ pub fn call(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args) {
     if ctx.client.tracking.is_some() {
         tracking::after_command(ctx, spec, args);
     }
+    if let Some(run) = ctx.client.script.as_mut() {
+        // The script paused past its busy threshold: its call counts now (as a
+        // blocked command's), its time, failure and slow log entry when it ends.
+        run.paused_call = Some(PausedCall {
+            spec,
+            args: args.iter().map(|a| a.to_vec()).collect(),
+            nanos,
+            timer: crate::exec::stats::Timer::start(),
+        });
+    }
     after_call(ctx, spec, args, nanos, failed, false);
+}
+
+/// An EVAL or FCALL whose script paused: what its end still has to count.
+pub struct PausedCall {
+    spec: &'static CommandSpec,
+    args: Vec<Vec<u8>>,
+    /// Its time until the pause (already counted).
+    nanos: u64,
+    timer: crate::exec::stats::Timer,
+}
+
+/// A paused script has ended: the rest of its time, its failure, its
+/// latency sample and slow log entry (Redis counts them when call() returns,
+/// at the script's end).
+pub fn count_resumed(
+    shared: &crate::server::state::Shared,
+    client: &mut crate::exec::session::Client,
+    paused: PausedCall,
+    failed: bool,
+) {
+    let settings = client.settings(shared);
+    let (histogram, slower_than, max_len, threshold) = (
+        settings.latency_tracking,
+        settings.slowlog_log_slower_than,
+        settings.slowlog_max_len,
+        settings.latency_monitor_threshold_ms,
+    );
+    let more = paused.timer.elapsed_nanos();
+    let total = paused.nanos + more;
+    if let Some(i) = paused.spec.index() {
+        crate::exec::stats::record_resumed(i, more, total, failed, histogram);
+    }
+    let micros = total / 1000;
+    if slower_than >= 0
+        && micros >= slower_than as u64
+        && max_len > 0
+        && !paused.spec.has(table::SKIP_SLOWLOG)
+    {
+        let args: Args = paused.args.iter().map(Vec::as_slice).collect();
+        shared
+            .diagnostics
+            .slowlog
+            .push(&client.info, paused.spec, &args, micros, max_len);
+    }
+    shared
+        .diagnostics
+        .latency
+        .add_if_needed("command", total / 1_000_000, threshold);
 }
 
 /// Runs a command a script called (into the script's own reply buffer);
@@ -72,7 +130,7 @@ pub fn after_call(
     );
     // A command that blocked gets its latency sample and slow log entry
     // when it is served or unblocked (blocking::count_unblocked), as in Redis.
-    let blocked = ctx.client.block.is_some();
+    let blocked = ctx.client.block.is_some() || ctx.client.script.is_some();
     if let Some(i) = spec.index() {
         crate::exec::stats::record_call(i, nanos, failed, histogram && !blocked);
     }
@@ -89,7 +147,8 @@ pub fn after_call(
             .slowlog
             .push(info, spec, args, micros, max_len);
     }
-    if threshold > 0 {
+    // A paused script's sample is taken at its end (count_resumed).
+    if threshold > 0 && ctx.client.script.is_none() {
         let event = if spec.has(table::FAST) {
             "fast-command"
         } else {

@@ -131,6 +131,21 @@ pub fn record_unblocked(index: usize, nanos: u64, failed: bool, histogram: bool)
 }
 
 /// A command of table entry `index` was refused before it ran.
+/// A script of table entry `index` that paused past its busy threshold (its
+/// call counted then, with the time so far) has ended: `more` nanoseconds
+/// since the pause, `total` for its latency sample, failed if its reply was
+/// an error (Redis's call() returns, and counts, only at the script's end).
+pub fn record_resumed(index: usize, more: u64, total: u64, failed: bool, histogram: bool) {
+    let c = &local().commands[index];
+    bump(&c.nanos, more);
+    if failed {
+        bump(&c.failed, 1);
+    }
+    if histogram {
+        bump(&c.histogram[bucket(total)], 1);
+    }
+}
+
 pub fn record_rejected(index: usize) {
     bump(&local().commands[index].rejected, 1);
 }
@@ -254,11 +269,14 @@ pub const CONFIG_CHECK: crate::config::Check = crate::config::Check {
 fn canonical_percentiles(value: &str) -> Result<String, String> {
     let parsed: Result<Vec<f64>, String> = value
         .split_whitespace()
-        .map(|w| {
-            w.parse::<f64>()
-                .ok()
-                .filter(|v| (0.0..=100.0).contains(v))
-                .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())
+        .map(|w| match w.parse::<f64>() {
+            // Redis's string2d refuses NaN as it refuses words.
+            Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+            Ok(v) if !v.is_nan() => Err(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                    .to_string(),
+            ),
+            _ => Err("Invalid latency-tracking-info-percentiles parameters".to_string()),
         })
         .collect();
     parsed.map(|p| {

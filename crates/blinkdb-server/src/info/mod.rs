@@ -172,11 +172,15 @@ fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
                 o,
                 // The clock is Instant's (CLOCK_MONOTONIC), atomics Rust's (the C11
                 // model); Redis prints gcc_version 0.0.0 when GCC did not build it.
-                "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
+                "# Server\r\nredis_version:{}\r\nblinkdb_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:{}\r\nos:{}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:{}\r\nconfigured_hz:{}\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:{}\r\nio_threads_active:{}\r\n",
                 crate::REDIS_COMPAT_VERSION,
                 env!("CARGO_PKG_VERSION"),
-                std::env::consts::OS,
-                std::env::consts::ARCH,
+                if shared.cluster_nodes().is_some() {
+                    "cluster"
+                } else {
+                    "standalone"
+                },
+                os_name(),
                 std::process::id(),
                 shared.supervised(),
                 shared.run_id(),
@@ -285,4 +289,30 @@ fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
         }
         _ => {}
     }
+}
+
+/// The kernel's name, release and machine, as Redis prints `os:` (uname).
+fn os_name() -> &'static str {
+    static OS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    OS.get_or_init(|| {
+        // SAFETY: uname fills the zeroed struct; each field is NUL-terminated.
+        let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+        if unsafe { libc::uname(&mut u) } != 0 {
+            return format!("{} {}", std::env::consts::OS, std::env::consts::ARCH);
+        }
+        let field = |f: &[libc::c_char]| {
+            let bytes: Vec<u8> = f
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        format!(
+            "{} {} {}",
+            field(&u.sysname),
+            field(&u.release),
+            field(&u.machine)
+        )
+    })
 }

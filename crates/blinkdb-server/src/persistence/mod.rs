@@ -30,9 +30,9 @@ pub trait Host: crate::memory::Host + Send + Sync + 'static {
     fn replay_kind(&self, name: &[u8]) -> ReplayKind;
     /// The function libraries' code, as every RDB file starts with them.
     fn library_codes(&self) -> Vec<Vec<u8>>;
-    /// A file's libraries, loaded as FUNCTION RESTORE ... REPLACE; its
-    /// error reply is the error.
-    fn restore_functions(&self, codes: &[&[u8]]) -> Result<(), String>;
+    /// A file's libraries, loaded as FUNCTION RESTORE (with `replace`,
+    /// ... REPLACE); its error reply is the error.
+    fn restore_functions(&self, codes: &[&[u8]], replace: bool) -> Result<(), String>;
 }
 
 /// Runs the AOF's commands, one at a time, as the log's client.
@@ -518,38 +518,75 @@ pub fn start_rewrite<H: Host>(shared: &Arc<H>) -> Result<(), &'static str> {
     let shared = shared.clone();
     std::thread::Builder::new()
         .name("aof-rewrite".into())
+        .spawn(move || run_rewrite(&shared))
+        .map_err(|_| "ERR Can't start the background rewrite thread")?;
+    Ok(())
+}
+
+/// A rewrite on a background thread once any running one has ended (DEBUG
+/// RELOAD's: the AOF's base then holds the reloaded keys and filters);
+/// `keep` (what the old AOF still names: the filters the reload replaced,
+/// whose files go when they are dropped) is dropped after it. With AOF off,
+/// or no thread, `keep` is dropped at once and the error returned.
+pub fn rewrite_then_drop<H: Host, T: Send + 'static>(
+    shared: &Arc<H>,
+    keep: T,
+) -> Result<(), &'static str> {
+    if shared.engine().log_handle().is_none() || !shared.settings().appendonly {
+        return Err(
+            "ERR Background append only file rewriting is not possible while appendonly is off",
+        );
+    }
+    let shared = shared.clone();
+    std::thread::Builder::new()
+        .name("aof-rewrite".into())
         .spawn(move || {
-            let start = Instant::now();
-            tracing::info!("Background append only file rewriting started");
-            let result = crate::persistence::rdb_file::rewrite_aof(&*shared);
-            let r = &shared.persistence().rewrite;
-            r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
-            match result {
-                Ok(report) => {
-                    r.last_ok.store(true, Ordering::Relaxed);
-                    r.consecutive_failures.store(0, Ordering::Relaxed);
-                    r.count.fetch_add(1, Ordering::Relaxed);
-                    if let Some(log) = shared.engine().log_handle() {
-                        r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
-                    }
-                    shared.persistence().last_save_ms.store(blinkdb_engine::now_ms(), Ordering::Relaxed);
-                    tracing::info!(
-                        "Background AOF rewrite finished successfully: {} keys, base of {} bytes, {:.3} seconds",
-                        report.keys,
-                        report.base_bytes,
-                        start.elapsed().as_secs_f64()
-                    );
-                }
-                Err(e) => {
-                    r.last_ok.store(false, Ordering::Relaxed);
-                    r.consecutive_failures.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!("Background AOF rewrite failed: {e}");
-                }
+            let started = &shared.persistence().rewrite.started_ms;
+            // A BGREWRITEAOF running now copied the keyspace before the
+            // reload replaced it: this rewrite follows it.
+            while started
+                .compare_exchange(0, blinkdb_engine::now_ms(), Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
             }
-            r.started_ms.store(0, Ordering::Release);
+            run_rewrite(&shared);
+            drop(keep);
         })
         .map_err(|_| "ERR Can't start the background rewrite thread")?;
     Ok(())
+}
+
+/// BGREWRITEAOF's work and bookkeeping; `started_ms` is set by the caller.
+fn run_rewrite<H: Host>(shared: &Arc<H>) {
+    let start = Instant::now();
+    tracing::info!("Background append only file rewriting started");
+    let result = crate::persistence::rdb_file::rewrite_aof(&**shared);
+    let r = &shared.persistence().rewrite;
+    r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+    match result {
+        Ok(report) => {
+            r.last_ok.store(true, Ordering::Relaxed);
+            r.consecutive_failures.store(0, Ordering::Relaxed);
+            r.count.fetch_add(1, Ordering::Relaxed);
+            if let Some(log) = shared.engine().log_handle() {
+                r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
+            }
+            shared.persistence().last_save_ms.store(blinkdb_engine::now_ms(), Ordering::Relaxed);
+            tracing::info!(
+                "Background AOF rewrite finished successfully: {} keys, base of {} bytes, {:.3} seconds",
+                report.keys,
+                report.base_bytes,
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Err(e) => {
+            r.last_ok.store(false, Ordering::Relaxed);
+            r.consecutive_failures.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("Background AOF rewrite failed: {e}");
+        }
+    }
+    r.started_ms.store(0, Ordering::Release);
 }
 
 /// auto-aof-rewrite-percentage / -min-size, checked from the server cron.

@@ -225,8 +225,15 @@ impl Batches {
 }
 
 /// Inserts a window's keys, each shard's under one lock and one transaction
-/// (its table is sized once, the clock read once). Returns the keys inserted.
-fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
+/// (its table is sized once, the clock read once). Returns the keys inserted,
+/// or, under `Dups::Refuse`, the first key already present (Redis's
+/// "RDB has duplicated key" without RDBFLAGS_ALLOW_DUP), with the keys of
+/// its shard before it inserted.
+fn insert_window(
+    engine: &blinkdb_engine::Engine,
+    window: Window,
+    dups: Dups,
+) -> Result<u64, String> {
     let mut done = 0;
     for (db, batch) in window {
         let Some(first) = batch.first().map(|p| p.key.clone()) else {
@@ -234,9 +241,12 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
         };
         let n = batch.len();
         let _clock = blinkdb_engine::batch_clock();
-        engine.write1(db, &first, |tx| {
+        let (dup, _) = engine.write1(db, &first, |tx| {
             tx.reserve(db, &first, n);
             for p in batch {
+                if dups == Dups::Refuse && tx.get(db, &p.key).is_some() {
+                    return Some(p.key);
+                }
                 // Files never hold the one value that can fail here (a
                 // blinkdbBF dump: the parser refuses it).
                 let value = match p.value.into_value(engine) {
@@ -255,10 +265,24 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
                     tx.set_access(db, &p.key, p.idle, p.freq);
                 }
             }
+            None
         });
+        if let Some(key) = dup {
+            let key = String::from_utf8_lossy(&key);
+            tracing::warn!("RDB has duplicated key '{key}' in DB {db}");
+            return Err(format!("duplicated key '{key}' in DB {db}"));
+        }
         done += n as u64;
     }
-    done
+    Ok(done)
+}
+
+/// What a load does with a key (or function library) the keyspace already
+/// holds: every load but DEBUG RELOAD NOFLUSH without MERGE replaces it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Dups {
+    Replace,
+    Refuse,
 }
 
 /// Loads the RDB file at `path` into the keyspace (keys replace keys of the
@@ -273,7 +297,18 @@ fn insert_window(engine: &blinkdb_engine::Engine, window: Window) -> u64 {
 /// row (keys in file order hit a random shard each). On 2 cores the two
 /// halves overlap (a 500k-key file: about 45% of the work is inserting).
 pub fn import<H: Host>(shared: &H, settings: &Settings, path: &Path) -> Result<u64, String> {
-    import_file(shared, settings, path, None)
+    import_from(shared, settings, Input::File(path), None, Dups::Replace)
+}
+
+/// `import` for DEBUG RELOAD: with `Dups::Refuse`, a key or library the
+/// keyspace holds already fails the load.
+pub fn import_with<H: Host>(
+    shared: &H,
+    settings: &Settings,
+    path: &Path,
+    dups: Dups,
+) -> Result<u64, String> {
+    import_from(shared, settings, Input::File(path), None, dups)
 }
 
 /// An RDB-format AOF base (`aof-use-rdb-preamble yes`, BlinkDB's or
@@ -288,11 +323,12 @@ pub fn import_aof_base<H: Host>(
     base: &blinkdb_engine::RdbBase,
 ) -> Result<u64, String> {
     shared.engine().set_replay_file(base.file);
-    import_file(
+    import_from(
         shared,
         settings,
-        &base.path,
+        Input::File(&base.path),
         Some((base.file, settings.blob_threshold.max(1))),
+        Dups::Replace,
     )
 }
 
@@ -335,7 +371,13 @@ pub fn import_stream<H: Host>(
     more: rdb_format::More<'_>,
     total: Option<u64>,
 ) -> Result<u64, String> {
-    import_from(shared, settings, Input::Stream { more, total }, None)
+    import_from(
+        shared,
+        settings,
+        Input::Stream { more, total },
+        None,
+        Dups::Replace,
+    )
 }
 
 /// Where an import's bytes come from.
@@ -347,15 +389,6 @@ enum Input<'a> {
     },
 }
 
-fn import_file<H: Host>(
-    shared: &H,
-    settings: &Settings,
-    path: &Path,
-    aof_base: Option<(blinkdb_engine::FileId, usize)>,
-) -> Result<u64, String> {
-    import_from(shared, settings, Input::File(path), aof_base)
-}
-
 /// A file's RESIZEDB hint is held to what it could hold (a key takes at
 /// least 2 bytes); a stream of unknown length to this many bytes' worth.
 const UNKNOWN_STREAM_HINT_BYTES: u64 = 1 << 23;
@@ -365,6 +398,7 @@ fn import_from<H: Host>(
     settings: &Settings,
     input: Input<'_>,
     aof_base: Option<(blinkdb_engine::FileId, usize)>,
+    dups: Dups,
 ) -> Result<u64, String> {
     let start = Instant::now();
     let (label, data, total, more) = match input {
@@ -418,9 +452,20 @@ fn import_from<H: Host>(
         let inserter = std::thread::Builder::new()
             .name("blinkdb-rdb-load".into())
             .spawn_scoped(scope, || {
+                let mut failed = None;
                 for window in windows {
-                    inserted.fetch_add(insert_window(engine, window), Ordering::Relaxed);
+                    // After a failure the parser's windows are drained unread.
+                    if failed.is_some() {
+                        continue;
+                    }
+                    match insert_window(engine, window, dups) {
+                        Ok(n) => {
+                            inserted.fetch_add(n, Ordering::Relaxed);
+                        }
+                        Err(e) => failed = Some(e),
+                    }
                 }
+                failed
             })
             .map_err(|e| format!("Loading RDB {label}: no thread: {e}"))?;
         let mut last_report = Instant::now();
@@ -501,8 +546,10 @@ fn import_from<H: Host>(
             let _ = to_inserter.send(batches.take());
         }
         drop(to_inserter);
-        if inserter.join().is_err() {
-            return Err(format!("Loading RDB {label}: inserting failed"));
+        match inserter.join() {
+            Err(_) => return Err(format!("Loading RDB {label}: inserting failed")),
+            Ok(Some(e)) => return Err(format!("Loading RDB {label}: {e}")),
+            Ok(None) => {}
         }
         parsed.map_err(|e| {
             if matches!(e, RdbError::Corrupt(m) if m.starts_with("Unexpected EOF")) {
@@ -527,7 +574,7 @@ fn import_from<H: Host>(
     if !contents.functions.is_empty() {
         let codes: Vec<&[u8]> = contents.functions.iter().map(|c| &c[..]).collect();
         shared
-            .restore_functions(&codes)
+            .restore_functions(&codes, dups == Dups::Replace)
             .map_err(|e| format!("Loading the RDB's functions: {e}"))?;
     }
     let rs = &shared.persistence().rdb_save;

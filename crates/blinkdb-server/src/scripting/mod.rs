@@ -396,6 +396,7 @@ pub(crate) fn start_call(
         },
         debugger_waiting: false,
         client_gone: false,
+        paused_call: None,
     };
     let may_pause = state.gate.is_some() && crate::net::io_threads::on_connection_thread();
     let launch = run::Launch {

@@ -364,6 +364,9 @@ pub struct RunState {
     pub debugger_waiting: bool,
     /// The debugging client closed its connection (`abandon`).
     pub client_gone: bool,
+    /// Set by exec::call when the script paused past its busy threshold:
+    /// what its end adds to the EVAL's statistics and slow log.
+    pub paused_call: Option<crate::exec::call::PausedCall>,
 }
 
 /// What runs: an EVAL script (KEYS and ARGV are globals) or a function
@@ -576,7 +579,12 @@ fn drive(
                         s.push(fiber.into_stack());
                     }
                 });
+                let paused_call = run.paused_call.take();
                 finish(shared, client, run);
+                if let Some(paused) = paused_call {
+                    let failed = RESULT_ERRORS.get() > 0;
+                    crate::exec::call::count_resumed(shared, client, paused, failed);
+                }
                 if super::ldb::active() {
                     // The session's last log and <endsession> go first; the
                     // connection closes after the reply.

@@ -42,9 +42,10 @@ impl crate::persistence::Host for Shared {
         crate::scripting::functions::library_codes(self)
     }
 
-    fn restore_functions(&self, codes: &[&[u8]]) -> Result<(), String> {
+    fn restore_functions(&self, codes: &[&[u8]], replace: bool) -> Result<(), String> {
         let payload = crate::scripting::rdb::dump_payload(codes);
-        run_internal(self, &[b"FUNCTION", b"RESTORE", &payload, b"REPLACE"])
+        let policy: &[u8] = if replace { b"REPLACE" } else { b"APPEND" };
+        run_internal(self, &[b"FUNCTION", b"RESTORE", &payload, policy])
     }
 }
 
