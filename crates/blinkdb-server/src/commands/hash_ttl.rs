@@ -460,7 +460,7 @@ fn parse_hsetex<'a>(args: &'a Args, clock: u64, out: &mut Out) -> Option<SetEx<'
                     }
                 };
                 let remaining = args.len() - i - 2;
-                if remaining % 2 != 0 || n != remaining / 2 {
+                if !remaining.is_multiple_of(2) || n != remaining / 2 {
                     out.error(arity);
                     return None;
                 }
