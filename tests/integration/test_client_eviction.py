@@ -337,9 +337,10 @@ def _dead_clients_before_keys(server):
 
 
 def test_clients_evicted_before_keys(blinkdb, oracle):
-    ours = _dead_clients_before_keys(blinkdb)
-    assert ours == _dead_clients_before_keys(oracle)
-    assert ours == (True, 0, 50)
+    assert _dead_clients_before_keys(blinkdb) == (True, 0, 50)
+    # redis-server keeps every key too; whether it evicted a client by the time INFO is
+    # read depends on when its cron ran (on a loaded machine, sometimes not yet).
+    assert _dead_clients_before_keys(oracle)[1:] == (0, 50)
 
 
 def _unfinished_large_argument(server):

@@ -44,7 +44,12 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     if save {
         // Redis's rdbSave runs beside a BGSAVE child; here they would share
         // the temp file, so the SAVE waits for the BGSAVE to end.
-        while shared.persistence.rdb_save.in_progress.load(Ordering::Acquire) {
+        while shared
+            .persistence
+            .rdb_save
+            .in_progress
+            .load(Ordering::Acquire)
+        {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         if rdb_file::save(shared).is_err() {

@@ -62,8 +62,8 @@ pub struct ReplicationBuffer {
     pub replicas: bool,
 }
 
-/// What the server cron samples every 100 ms (RSS and the allocator's own
-/// figures are slow to read), and what maxmemory subtracts.
+/// What the server cron samples every 100 ms (RSS is slow to read), and
+/// what maxmemory subtracts.
 #[derive(Default)]
 pub struct MemoryState {
     /// used_memory once the server was set up, before any data loaded.
@@ -73,9 +73,6 @@ pub struct MemoryState {
     /// RSS and used_memory sampled together, so that their ratio is right.
     rss: AtomicU64,
     used: AtomicU64,
-    /// glibc's in-use bytes and the heap it took from the system (mallinfo2).
-    allocator_allocated: AtomicU64,
-    allocator_active: AtomicU64,
     /// Cron ticks since the heap was last trimmed.
     ticks_since_trim: AtomicU64,
 }
@@ -91,15 +88,17 @@ pub struct Samples {
 }
 
 impl MemoryState {
+    /// The allocator's figures are read here, when INFO or MEMORY STATS asks.
     pub fn samples(&self) -> Samples {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (allocated, active) = allocator_stats();
         Samples {
             startup: get(&self.startup),
             lua_vm: get(&self.lua_vm),
             rss: get(&self.rss),
             used: get(&self.used),
-            allocator_allocated: get(&self.allocator_allocated),
-            allocator_active: get(&self.allocator_active),
+            allocator_allocated: allocated,
+            allocator_active: active,
         }
     }
 }
@@ -134,33 +133,39 @@ pub fn cron(h: &impl Host) {
     m.rss.store(rss_bytes(), Ordering::Relaxed);
     m.used.store(used, Ordering::Relaxed);
     h.note_used_memory(used);
+    maybe_trim(h);
+}
+
+/// glibc's in-use bytes and the heap it took from the system. mallinfo2
+/// walks every free chunk of every arena under the arena's lock (about 1 ms
+/// on a fragmented heap, while connection threads wait to allocate), so it
+/// is read only when asked and by the trim check, never on every cron tick.
+fn allocator_stats() -> (u64, u64) {
     // SAFETY: mallinfo2 only reads glibc's arenas, under their locks.
     let mi = unsafe { libc::mallinfo2() };
-    m.allocator_allocated
-        .store((mi.uordblks + mi.hblkhd) as u64, Ordering::Relaxed);
-    m.allocator_active
-        .store((mi.arena + mi.hblkhd) as u64, Ordering::Relaxed);
-    maybe_trim(
-        h,
+    (
         (mi.uordblks + mi.hblkhd) as u64,
         (mi.arena + mi.hblkhd) as u64,
-    );
+    )
 }
 
 /// Under maxmemory, gives glibc's free pages back once a second when its
 /// arenas hold much more than is in use. Evicting frees keys all over the
 /// heap; glibc only returns the top of an arena by itself, so without this
 /// RSS stayed ~4 MB higher at a 50 MB limit (docs/design.md, "Memory").
-fn maybe_trim(h: &impl Host, allocated: u64, active: u64) {
+fn maybe_trim(h: &impl Host) {
     let m = h.memory();
-    if m.ticks_since_trim.fetch_add(1, Ordering::Relaxed) + 1 < TRIM_EVERY {
-        return;
-    }
-    let free = active.saturating_sub(allocated);
-    if h.settings().maxmemory == 0 || free < (4 << 20).max(allocated / 16) {
+    if h.settings().maxmemory == 0
+        || m.ticks_since_trim.fetch_add(1, Ordering::Relaxed) + 1 < TRIM_EVERY
+    {
         return;
     }
     m.ticks_since_trim.store(0, Ordering::Relaxed);
+    let (allocated, active) = allocator_stats();
+    let free = active.saturating_sub(allocated);
+    if free < (4 << 20).max(allocated / 16) {
+        return;
+    }
     let started = std::time::Instant::now();
     alloc_count::purge();
     tracing::debug!(

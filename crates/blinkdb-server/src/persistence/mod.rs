@@ -545,7 +545,12 @@ pub fn rewrite_then_drop<H: Host, T: Send + 'static>(
             // A BGREWRITEAOF running now copied the keyspace before the
             // reload replaced it: this rewrite follows it.
             while started
-                .compare_exchange(0, blinkdb_engine::now_ms(), Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(
+                    0,
+                    blinkdb_engine::now_ms(),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
                 .is_err()
             {
                 std::thread::sleep(std::time::Duration::from_millis(10));
@@ -563,16 +568,21 @@ fn run_rewrite<H: Host>(shared: &Arc<H>) {
     tracing::info!("Background append only file rewriting started");
     let result = crate::persistence::rdb_file::rewrite_aof(&**shared);
     let r = &shared.persistence().rewrite;
-    r.last_duration_sec.store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
+    r.last_duration_sec
+        .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
     match result {
         Ok(report) => {
             r.last_ok.store(true, Ordering::Relaxed);
             r.consecutive_failures.store(0, Ordering::Relaxed);
             r.count.fetch_add(1, Ordering::Relaxed);
             if let Some(log) = shared.engine().log_handle() {
-                r.base_size.store(log.aof.stats().current_size, Ordering::Relaxed);
+                r.base_size
+                    .store(log.aof.stats().current_size, Ordering::Relaxed);
             }
-            shared.persistence().last_save_ms.store(blinkdb_engine::now_ms(), Ordering::Relaxed);
+            shared
+                .persistence()
+                .last_save_ms
+                .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
             tracing::info!(
                 "Background AOF rewrite finished successfully: {} keys, base of {} bytes, {:.3} seconds",
                 report.keys,
