@@ -210,18 +210,52 @@ def test_peer_replica_of_a_blinkdb_master(server_factory, started, tmp_path, kin
 
 
 
-def test_full_sync_with_a_pending_field_ttl_is_refused(server_factory, started, tmp_path):
-    """A master's RDB holding a hash field still to expire: BlinkDB cannot keep its TTL, so
-    the sync fails naming the key (and is retried), and the replica serves none of it."""
+def test_field_ttls_replicate_from_a_redis8_master(server_factory, started, tmp_path):
+    """Hash-field expiration from an 8.0.2 master: TTLs in the full sync's RDB, the command
+    stream (HEXPIRE arrives as HPEXPIREAT, HSETEX EX as PXAT), and the master's HDEL when a
+    field expires; the replica removes no field itself."""
     master = start_peer(started, "redis", tmp_path / "master", ["--repl-diskless-sync", "no"])
     m = client(master.port)
     m.set("plain", "v")
     m.hset("session", mapping={"user": "u1", "token": "t"})
     m.execute_command("HEXPIRE", "session", 3600, "FIELDS", 1, "token")
     replica = server_factory("--replicaof", "127.0.0.1", str(master.port), name="replica")
-    wait_for(lambda: replica_log(replica).count("key 'session' in DB 0") >= 2, timeout=60,
-             what="the refused sync, retried")
-    assert "hash field(s) with a TTL" in replica_log(replica)
-    r = client(replica.port)
-    assert info(r)["master_link_status"] == "down"
-    assert r.dbsize() == 0
+    r = linked(replica)
+    fields = ("FIELDS", 2, "user", "token")
+    wait_for(lambda: r.execute_command("HPEXPIRETIME", "session", *fields)
+             == m.execute_command("HPEXPIRETIME", "session", *fields), what="the synced TTLs")
+    m.execute_command("HPEXPIRE", "session", 400, "FIELDS", 1, "user")
+    m.execute_command("HSETEX", "h2", "EX", 100, "FIELDS", 1, "a", "1")
+    m.set("after", "x")
+    wait_for(lambda: r.get("after") == b"x", what="the stream")
+    assert r.execute_command("HPEXPIRETIME", "h2", "FIELDS", 1, "a") == \
+        m.execute_command("HPEXPIRETIME", "h2", "FIELDS", 1, "a")
+    # The master expires "user" and sends HDEL: the replica follows.
+    wait_for(lambda: r.hkeys("session") == [b"token"], what="the master's HDEL")
+    assert r.execute_command("HPEXPIRETIME", "session", *fields) == \
+        m.execute_command("HPEXPIRETIME", "session", *fields)
+
+
+def test_redis8_replica_follows_field_ttls(server_factory, started, tmp_path):
+    """A BlinkDB master's field TTLs reach a Redis 8.0.2 replica, and the field its active
+    cycle removes goes as HDEL (the replica, which expires nothing itself, drops it)."""
+    master = server_factory("--repl-diskless-sync", "no")
+    m = client(master.port)
+    m.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+    m.execute_command("HEXPIRE", "h", 3600, "FIELDS", 1, "c")
+    replica = start_peer(started, "redis", tmp_path / "replica",
+                         ["--replicaof", "127.0.0.1", str(master.port)])
+    r = linked(replica)
+    fields = ("FIELDS", 3, "a", "b", "c")
+    wait_for(lambda: r.execute_command("HPEXPIRETIME", "h", *fields)
+             == m.execute_command("HPEXPIRETIME", "h", *fields), what="the synced TTL")
+    m.execute_command("HPEXPIRE", "h", 300, "FIELDS", 1, "a")
+    m.execute_command("HSETEX", "h3", "PX", 300, "FIELDS", 1, "x", "1")
+    wait_for(lambda: m.hkeys("h") == [b"b", b"c"] and m.exists("h3") == 0,
+             what="the master's active expiry")
+    m.set("after", "x")
+    wait_for(lambda: r.get("after") == b"x", what="the stream")
+    assert sorted(r.hkeys("h")) == [b"b", b"c"]
+    assert r.exists("h3") == 0
+    assert r.execute_command("HPEXPIRETIME", "h", *fields) == \
+        m.execute_command("HPEXPIRETIME", "h", *fields)

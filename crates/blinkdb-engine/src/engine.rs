@@ -68,6 +68,8 @@ impl Default for EngineOptions {
 #[derive(Default)]
 pub struct EngineStats {
     pub expired_keys: AtomicU64,
+    /// Hash fields removed on their TTL (INFO's `expired_subkeys`).
+    pub expired_subkeys: AtomicU64,
     pub evicted_keys: AtomicU64,
     /// Records written for changes (INFO's rdb_changes_since_last_save
     /// counts from this; Redis counts changed elements, BlinkDB commands).
@@ -828,7 +830,7 @@ impl Engine {
             let lock = self.dbs[db].shard(shard);
             {
                 let read = lock.read();
-                if read.expires_len() == 0 {
+                if read.expires_len() == 0 && read.field_expires_len() == 0 {
                     expiring.clear(shard);
                     continue;
                 }
@@ -846,11 +848,47 @@ impl Engine {
                 }
             }
             removed += gone.len();
+            // Fed under the shard's lock, as every write is.
+            let fields = guard.expire_fields_due(now, per_shard);
+            self.report_expired_fields(db, &fields);
+            drop(guard);
         }
         self.stats
             .expired_keys
             .fetch_add(removed as u64, Ordering::Relaxed);
         (removed, looked)
+    }
+
+    /// What the active cycle's removal of hash fields tells the rest (as
+    /// Redis 8.0 does): an `HDEL key field` per field to the AOF and
+    /// replicas, the `hexpired` event per hash, `del` for a hash its last
+    /// field left.
+    fn report_expired_fields(&self, db: usize, expired: &[crate::keyspace::ExpiredFields]) {
+        if expired.is_empty() {
+            return;
+        }
+        let mut count = 0;
+        for x in expired {
+            count += x.fields.len();
+            if let Some(feed) = self.feed.get() {
+                for f in &x.fields {
+                    feed.feed(db, &[b"HDEL", &x.key, f]);
+                }
+            }
+        }
+        self.stats
+            .expired_subkeys
+            .fetch_add(count as u64, Ordering::Relaxed);
+        let interest = self.interest();
+        if interest != 0 {
+            for x in expired {
+                self.emit(interest, crate::event::HASH, "hexpired", db, &x.key);
+                self.signal_modified(interest, &x.key, 0);
+                if x.key_removed {
+                    self.emit(interest, crate::event::GENERIC, "del", db, &x.key);
+                }
+            }
+        }
     }
 }
 

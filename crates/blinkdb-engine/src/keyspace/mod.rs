@@ -5,6 +5,7 @@ mod chunk;
 mod dense;
 mod entry;
 mod expires;
+mod field_expiry;
 mod positions;
 mod shard;
 pub mod slots;
@@ -12,6 +13,7 @@ mod watch;
 
 pub use chunk::mapped_bytes as table_mapped_bytes;
 pub use entry::{Entry, Meta, Origin, Value};
+pub use field_expiry::ExpiredFields;
 
 /// A byte string stored inline up to 16 bytes (24 bytes in all), on the heap
 /// beyond. Most keys and small values fit, which saves an allocation and,

@@ -18,12 +18,16 @@ pub struct Shard {
     /// changing them, ahead of the shard's own copy (which skips them).
     preimage_epoch: u64,
     preimaged: hashbrown::HashSet<Key>,
-    map: DenseMap,
+    pub(super) map: DenseMap,
     // Ordered by time so the active expiry cycle pops due keys in O(log n)
     // instead of sampling; keys with a TTL are stored twice, a known cost.
     expires: Expires,
+    /// Hashes with field TTLs by (earliest field TTL, key), for the active
+    /// cycle (`field_expiry.rs`). Items may be stale (the key deleted, its
+    /// earliest TTL moved later): the cycle checks each it pops.
+    pub(super) hexpires: Expires,
     /// Sum of `Entry::accounted_bytes` over the map (cache mode's memory measure).
-    bytes: usize,
+    pub(super) bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
     watchers: Option<Box<Watchers>>,
     /// Keys by cluster slot, kept in cluster mode only (db 0's shards
@@ -113,8 +117,9 @@ impl Shard {
     }
 
     /// Raises this shard's TTL bit if it holds expiries.
-    fn note_expiring(&self) {
-        if let (Some((bits, i)), false) = (&self.bits, self.expires.is_empty()) {
+    pub(super) fn note_expiring(&self) {
+        let none = self.expires.is_empty() && self.hexpires.is_empty();
+        if let (Some((bits, i)), false) = (&self.bits, none) {
             bits.expiring.raise(*i);
         }
     }
@@ -142,6 +147,11 @@ impl Shard {
         self.expires.len()
     }
 
+    /// Items in the index of hashes with field TTLs (stale ones included).
+    pub fn field_expires_len(&self) -> usize {
+        self.hexpires.len()
+    }
+
     /// The sum of the keys' expiry times in ms (with `expires_len`, their mean).
     pub fn expires_sum_ms(&self) -> u128 {
         self.expires.sum_ms
@@ -161,7 +171,10 @@ impl Shard {
     /// the key table (slots holding short keys inline and the entries, plus
     /// a control byte each), and the expiry index (keyspace/expires.rs).
     pub fn table_bytes(&self) -> (usize, usize) {
-        (self.map.allocation_size(), self.expires.bytes())
+        (
+            self.map.allocation_size(),
+            self.expires.bytes() + self.hexpires.bytes(),
+        )
     }
 
     /// The entry for `key` if present and not expired at `now`.
@@ -247,6 +260,7 @@ impl Shard {
     ) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
+        self.index_field_ttls(key, 0, super::field_expiry::min_field_expire(&entry));
         // One probe of the table (a get_mut then an insert took two: a
         // fifth of an RDB load's inserting thread), none after a lookup.
         let old = self.map.insert(key, || hash, entry);
@@ -283,9 +297,12 @@ impl Shard {
         let e = self.map.get_mut(key, || key_hash(key))?;
         let before = e.accounted_bytes(key);
         let at = e.expire_at;
+        let old_min = super::field_expiry::min_field_expire(e);
         let r = f(e);
         debug_assert_eq!(at, e.expire_at, "modify changed an expiry");
         self.bytes = self.bytes - before + e.accounted_bytes(key);
+        let new_min = super::field_expiry::min_field_expire(e);
+        self.index_field_ttls(key, old_min, new_min);
         Some(r)
     }
 
@@ -401,6 +418,7 @@ impl Shard {
         self.unindex_all();
         self.map = DenseMap::default();
         self.expires = Expires::default();
+        self.hexpires = Expires::default();
         self.bytes = 0;
         self.note_occupied();
     }
@@ -440,6 +458,7 @@ impl Shard {
         let taken = Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
+            hexpires: std::mem::take(&mut self.hexpires),
             bytes: std::mem::take(&mut self.bytes),
             preimaged: std::mem::take(&mut self.preimaged),
             ..Shard::default()
@@ -455,6 +474,7 @@ impl Shard {
         let current = self.take_entries();
         self.map = saved.map;
         self.expires = saved.expires;
+        self.hexpires = saved.hexpires;
         self.note_expiring();
         self.note_occupied();
         self.bytes = saved.bytes;
@@ -488,6 +508,7 @@ impl Shard {
         }
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
+        std::mem::swap(&mut self.hexpires, &mut other.hexpires);
         std::mem::swap(&mut self.bytes, &mut other.bytes);
         self.note_expiring();
         other.note_expiring();
@@ -531,7 +552,7 @@ impl Shard {
     }
 
     #[inline]
-    fn touched(&mut self, key: &[u8], exists: bool) {
+    pub(super) fn touched(&mut self, key: &[u8], exists: bool) {
         if let Some(w) = self.watchers.as_mut() {
             w.touch(key, exists);
             if w.is_empty() {

@@ -187,43 +187,41 @@ fn hash_from<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
 /// The latest field expiry time Redis 8.0 accepts (EB_EXPIRE_TIME_MAX, 2^48-1 ms).
 const FIELD_EXPIRE_MAX: u64 = (1 << 48) - 1;
 
-/// A hash whose fields may carry a TTL (absolute Unix ms, 0 for none).
-/// BlinkDB does not serve hash-field expiration yet: a field whose time has
-/// passed (against `now`) is dropped, as Redis would never serve it again,
-/// and a field still to expire refuses the value, rather than keeping it
-/// forever (docs/compatibility.md, "Hash-field expiration").
+/// A hash whose fields may carry a TTL (absolute Unix ms, 0 for none). A
+/// field whose time has passed (against `now`; 0 keeps all, as a replica
+/// does) is dropped, as Redis 8.0 drops it on load; the others keep their
+/// TTLs (the hash takes the form that holds them).
 fn hash_with_field_ttls<F: Deref<Target = [u8]>, V: Deref<Target = [u8]>>(
     fields: Vec<(F, V, u64)>,
     limits: &Limits,
     now: u64,
 ) -> Result<Value, RdbError> {
-    let mut pending = 0usize;
-    let mut first: Option<(&[u8], u64)> = None;
-    for (f, _, at) in &fields {
-        if *at > FIELD_EXPIRE_MAX {
-            return Err(RdbError::Corrupt("invalid hash field expire time"));
+    if fields.iter().any(|(_, _, at)| *at > FIELD_EXPIRE_MAX) {
+        return Err(RdbError::Corrupt("invalid hash field expire time"));
+    }
+    let live = |at: u64| at == 0 || now == 0 || at > now;
+    if !fields.iter().any(|(_, _, at)| *at != 0 && live(*at)) {
+        let kept: Vec<(&[u8], &[u8])> = fields
+            .iter()
+            .filter(|(_, _, at)| *at == 0)
+            .map(|(f, v, _)| (&f[..], &v[..]))
+            .collect();
+        let bytes = pack_bytes(kept.iter().flat_map(|(f, v)| [f.len(), v.len()]));
+        return hash_from(kept.into_iter(), bytes, limits);
+    }
+    let mut h = HashValue::default();
+    for (f, v, at) in fields.iter().filter(|(_, _, at)| live(*at)) {
+        if !h.set(f, v, limits) {
+            return Err(DUPLICATE);
         }
-        if *at > now {
-            pending += 1;
-            if first.is_none_or(|(_, t)| *at < t) {
-                first = Some((&f[..], *at));
-            }
+        if *at != 0 {
+            h.set_expire(f, *at);
         }
     }
-    if let Some((field, at)) = first {
-        return Err(RdbError::Unsupported(format!(
-            "{pending} hash field(s) with a TTL (hash-field expiration, Redis 7.4+; \
-             field '{}' expires at {at} ms), which BlinkDB does not serve yet",
-            String::from_utf8_lossy(field)
-        )));
+    if h.is_empty() {
+        return Err(RdbError::EmptyKey);
     }
-    let live: Vec<(&[u8], &[u8])> = fields
-        .iter()
-        .filter(|(_, _, at)| *at == 0)
-        .map(|(f, v, _)| (&f[..], &v[..]))
-        .collect();
-    let bytes = pack_bytes(live.iter().flat_map(|(f, v)| [f.len(), v.len()]));
-    hash_from(live.into_iter(), bytes, limits)
+    Ok(Value::hash(h))
 }
 
 /// The bytes entries of these lengths take in a `Pack`.
@@ -596,8 +594,7 @@ mod tests {
         );
     }
 
-    /// Field TTLs: none kept, past ones dropped, a pending one refuses the
-    /// value (BlinkDB cannot expire a field yet).
+    /// Field TTLs: past ones dropped, pending ones kept.
     #[test]
     fn hash_field_ttls() {
         let limits = Limits::default();
@@ -631,10 +628,13 @@ mod tests {
             &min,
             &[b"f1", b"v1", b"0", b"later", b"x", future.as_bytes()],
         );
-        match read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits) {
-            Err(RdbError::Unsupported(m)) => assert!(m.contains("'later'"), "{m}"),
-            other => panic!("{other:?}"),
-        }
+        let v = read_object(kind::HASH_LISTPACK_EX, &mut Reader::new(&body), &limits).unwrap();
+        let Value::Hash(h, _) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(h.encoding(), "listpackex");
+        assert_eq!(h.lookup(b"later").map(|(_, at)| at), Some(now + 3_600_000));
+        assert_eq!(h.lookup(b"f1").map(|(_, at)| at), Some(0));
         // All fields expired: an empty key, skipped as Redis skips one.
         let body = lp_body(
             kind::HASH_LISTPACK_EX,
@@ -657,10 +657,14 @@ mod tests {
         assert_eq!(hash_fields(&v), vec![(b"f1".to_vec(), b"v1".to_vec())]);
         let mut body = min.to_vec();
         body.extend_from_slice(b"\x01\x80\x7f\xff\xff\xff\x05later\x01x");
-        assert!(matches!(
-            read_object(kind::HASH_METADATA, &mut Reader::new(&body), &limits),
-            Err(RdbError::Unsupported(_))
-        ));
+        let v = read_object(kind::HASH_METADATA, &mut Reader::new(&body), &limits).unwrap();
+        let Value::Hash(h, _) = &v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(
+            h.lookup(b"later").map(|(_, at)| at),
+            Some(now - 10_000 + 0x7fff_fffe)
+        );
         // Absolute times (release candidates): 1 ms after the epoch is past.
         let body = b"\x02\x00\x02f1\x02v1\x01\x04gone\x01x";
         let v = read_object(kind::HASH_METADATA_PRE_GA, &mut Reader::new(body), &limits).unwrap();

@@ -93,6 +93,11 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
         Value::Hash(h, _) => match h {
             HashValue::Pack(_) => kind::HASH_LISTPACK,
             HashValue::Table(_) => kind::HASH,
+            HashValue::PackEx(_) => kind::HASH_LISTPACK_EX,
+            // A table whose TTLs all went (HPERSIST) is a plain hash, as
+            // Redis writes one.
+            HashValue::TableEx(_) if h.exact_min_expire() == 0 => kind::HASH,
+            HashValue::TableEx(_) => kind::HASH_METADATA,
         },
         Value::Bloom(..) | Value::Sketch(..) => kind::MODULE_2,
         Value::Stream(..) => kind::STREAM_LISTPACKS_2,
@@ -213,6 +218,34 @@ pub fn write_object(
                     write_string(out, v, compress);
                 }
             }
+            HashValue::PackEx(_) => {
+                // The earliest TTL (0: none), then (field, value, TTL)
+                // triplets, a TTL 0 when the field has none.
+                out.extend_from_slice(&h.exact_min_expire().to_le_bytes());
+                let mut lp = ListpackWriter::new();
+                for (f, v, at) in h.iter_ttl() {
+                    lp.push(f);
+                    lp.push(v);
+                    lp.push_int(at as i64);
+                }
+                write_string(out, &lp.finish(), compress);
+            }
+            HashValue::TableEx(_) => {
+                // The earliest TTL, then per field its TTL as 0 (none) or
+                // 1 + its distance from the earliest, the field, the value.
+                let min = h.exact_min_expire();
+                if min != 0 {
+                    out.extend_from_slice(&min.to_le_bytes());
+                }
+                write_len(out, h.len() as u64);
+                for (f, v, at) in h.iter_ttl() {
+                    if min != 0 {
+                        write_len(out, if at == 0 { 0 } else { at - min + 1 });
+                    }
+                    write_string(out, f, compress);
+                    write_string(out, v, compress);
+                }
+            }
         },
         Value::Stream(s, _) => super::stream::write(out, s, compress),
         Value::Sketch(s, _) => super::module::write_sketch(out, s, compress),
@@ -289,6 +322,37 @@ mod tests {
 
     /// Inner nodes of a compressed list are written as their LZF blobs
     /// (even with `rdbcompression no`), the end nodes as plain strings.
+    /// Hashes with field TTLs as Redis 8.0 writes them (HASH_LISTPACK_EX,
+    /// HASH_METADATA; a table whose TTLs all went is a plain HASH).
+    #[test]
+    fn hashes_with_field_ttls_round_trip() {
+        let limits = Limits::default();
+        let far = crate::clock::now_ms() + 3_600_000;
+        for n in [3, 300] {
+            let mut h = HashValue::default();
+            for i in 0..n {
+                h.set(format!("f{i}").as_bytes(), b"v", &limits);
+            }
+            h.set_expire(b"f1", far);
+            h.set_expire(b"f2", far + 5);
+            let v = Value::hash(h.clone());
+            let want = if n == 3 {
+                kind::HASH_LISTPACK_EX
+            } else {
+                kind::HASH_METADATA
+            };
+            assert_eq!(object_type(&v).unwrap(), want);
+            assert_eq!(round_trip(&v), v);
+            h.set_expire(b"f1", 0);
+            h.set_expire(b"f2", 0);
+            let v = Value::hash(h);
+            if n == 300 {
+                assert_eq!(object_type(&v).unwrap(), kind::HASH);
+            }
+            assert_eq!(round_trip(&v), v);
+        }
+    }
+
     #[test]
     fn compressed_list_nodes() {
         let shape = ListShape { fill: 4, depth: 1 };

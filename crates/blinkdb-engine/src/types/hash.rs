@@ -1,9 +1,20 @@
 //! Hashes: field → value, a `Pack` of pairs while small (Redis's listpack
 //! encoding), a `Table` past `hash-max-listpack-entries` fields or
 //! `hash-max-listpack-value` bytes in a field or value.
+//!
+//! Field TTLs (Redis 7.4's hash-field expiration, issue 43): a hash whose
+//! field gains a TTL moves to an `Ex` form and stays there, as Redis's
+//! `listpackex` does. The compact one is a pack of triplets (field, value,
+//! TTL), the TTL an empty entry (none) or 6 bytes little-endian of
+//! milliseconds (Redis bounds a field's expiry by 2^48), behind a `Box` so
+//! that `HashValue` stays 24 bytes and a hash without TTLs pays nothing;
+//! the full one a table of (field, value, TTL) with the earliest TTL kept as
+//! a lower bound. Expired fields stay until the active cycle or a write
+//! removes them; reads pass a clock (`now`, 0: nothing has expired) and
+//! skip them.
 
 use super::pack::Pack;
-use super::shared::Shared;
+use super::shared::{Members, Shared};
 use super::table::{Element, Table};
 use super::{Limits, Member};
 
@@ -28,6 +39,44 @@ impl Element for Pair {
     }
 }
 
+/// A field of a full-encoding hash with TTLs; `at` 0: none.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairEx {
+    pub field: Member,
+    pub value: Member,
+    pub at: u64,
+}
+
+impl Element for PairEx {
+    fn vacant() -> Self {
+        PairEx {
+            field: Member::new(),
+            value: Member::new(),
+            at: 0,
+        }
+    }
+    fn member(&self) -> &[u8] {
+        &self.field
+    }
+    fn heap(&self) -> usize {
+        heap_of(&self.field) + heap_of(&self.value)
+    }
+}
+
+/// The full encoding with TTLs: the fields, and a lower bound of their
+/// earliest TTL (0: none), exact after `expire_due`.
+#[derive(Clone, Default)]
+pub struct TableEx {
+    table: Table<PairEx>,
+    min: u64,
+}
+
+impl Members for TableEx {
+    fn members(&self) -> usize {
+        self.table.len()
+    }
+}
+
 pub(crate) fn heap_of(m: &Member) -> usize {
     if m.spilled() {
         m.capacity()
@@ -39,15 +88,58 @@ pub(crate) fn heap_of(m: &Member) -> usize {
 /// A field and its value.
 pub type FieldValue<'a> = (&'a [u8], &'a [u8]);
 
+/// The largest field expiry (Redis's EB_EXPIRE_TIME_MAX, 2^48 - 1 ms).
+pub const MAX_FIELD_EXPIRE: u64 = (1 << 48) - 1;
+
+/// Whether a field expiring at `at` (0: never) is gone at `now` (0: the
+/// clock is stopped, while loading or on a replica's link).
+#[inline]
+pub fn field_expired(at: u64, now: u64) -> bool {
+    at != 0 && now != 0 && at < now
+}
+
+fn ttl_bytes(at: u64, buf: &mut [u8; 6]) -> &[u8] {
+    if at == 0 {
+        return &[];
+    }
+    buf.copy_from_slice(&at.min(MAX_FIELD_EXPIRE).to_le_bytes()[..6]);
+    &buf[..]
+}
+
+fn ttl_of(entry: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = entry.len().min(6);
+    b[..n].copy_from_slice(&entry[..n]);
+    u64::from_le_bytes(b)
+}
+
+/// A pack of triplets: (start, field, value, TTL).
+fn triplets(p: &Pack) -> impl Iterator<Item = (usize, &[u8], &[u8], u64)> + '_ {
+    let mut it = p.iter();
+    std::iter::from_fn(move || {
+        let (pos, f) = it.next()?;
+        let (_, v) = it.next()?;
+        let (_, t) = it.next()?;
+        Some((pos, f, v, ttl_of(t)))
+    })
+}
+
+fn find_triplet<'a>(p: &'a Pack, field: &[u8]) -> Option<(usize, &'a [u8], u64)> {
+    triplets(p)
+        .find(|(_, f, _, _)| *f == field)
+        .map(|(pos, _, v, at)| (pos, v, at))
+}
+
 /// 24 bytes, held in the key's table entry: the pack inline there (up to
 /// `pack::INLINE` bytes of fields, a heap buffer beyond), the table behind
-/// a `Shared` (shared on clone, copied on the next change). Room for a side
-/// structure (field TTLs, issue 43) is a third variant or one inside the
-/// table: the compact form has none.
+/// a `Shared` (shared on clone, copied on the next change); a hash with
+/// field TTLs behind one pointer (see the module's comment).
 #[derive(Clone)]
 pub enum HashValue {
     Pack(Pack),
     Table(Shared<Table<Pair>>),
+    PackEx(Box<Pack>),
+    TableEx(Shared<TableEx>),
 }
 
 const _: () = assert!(std::mem::size_of::<HashValue>() == 24);
@@ -66,7 +158,10 @@ impl std::fmt::Debug for HashValue {
 
 impl PartialEq for HashValue {
     fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().all(|(f, v)| other.get(f) == Some(v))
+        self.len() == other.len()
+            && self
+                .iter_ttl()
+                .all(|(f, v, at)| other.lookup(f) == Some((v, at)))
     }
 }
 
@@ -79,10 +174,13 @@ impl HashValue {
         HashValue::Pack(Pack::with_capacity(bytes))
     }
 
+    /// Fields stored, expired ones not yet removed included (Redis's HLEN).
     pub fn len(&self) -> usize {
         match self {
             HashValue::Pack(p) => p.entries() / 2,
             HashValue::Table(t) => t.len(),
+            HashValue::PackEx(p) => p.entries() / 3,
+            HashValue::TableEx(t) => t.table.len(),
         }
     }
 
@@ -90,11 +188,28 @@ impl HashValue {
         self.len() == 0
     }
 
+    /// Whether the hash is in the form that holds field TTLs.
+    #[inline]
+    pub fn has_ttls(&self) -> bool {
+        matches!(self, HashValue::PackEx(_) | HashValue::TableEx(_))
+    }
+
+    /// Fields not expired at `now`.
+    pub fn live_len(&self, now: u64) -> usize {
+        if !self.has_ttls() || now == 0 {
+            return self.len();
+        }
+        self.iter_ttl()
+            .filter(|(_, _, at)| !field_expired(*at, now))
+            .count()
+    }
+
     /// OBJECT ENCODING's name.
     pub fn encoding(&self) -> &'static str {
         match self {
             HashValue::Pack(_) => "listpack",
-            HashValue::Table(_) => "hashtable",
+            HashValue::PackEx(_) => "listpackex",
+            HashValue::Table(_) | HashValue::TableEx(_) => "hashtable",
         }
     }
 
@@ -102,61 +217,208 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.bytes(),
             HashValue::Table(t) => Shared::<Table<Pair>>::arc_chunk() + t.bytes(),
+            HashValue::PackEx(p) => super::malloc_chunk(std::mem::size_of::<Pack>()) + p.bytes(),
+            HashValue::TableEx(t) => Shared::<TableEx>::arc_chunk() + t.table.bytes(),
         }
     }
 
-    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
+    /// The value of `field` and its expiry (0: none), expired or not.
+    pub fn lookup(&self, field: &[u8]) -> Option<(&[u8], u64)> {
+        match self {
+            HashValue::Pack(p) => p.find_pair(field).map(|(_, v)| (v, 0)),
+            HashValue::Table(t) => t.get(field).map(|p| (&p.value[..], 0)),
+            HashValue::PackEx(p) => find_triplet(p, field).map(|(_, v, at)| (v, at)),
+            HashValue::TableEx(t) => t.table.get(field).map(|p| (&p.value[..], p.at)),
+        }
+    }
+
+    /// The value of `field` unless it expired before `now`.
+    #[inline]
+    pub fn get(&self, field: &[u8], now: u64) -> Option<&[u8]> {
         match self {
             HashValue::Pack(p) => p.find_pair(field).map(|(_, v)| v),
             HashValue::Table(t) => t.get(field).map(|p| &p.value[..]),
+            _ => self
+                .lookup(field)
+                .filter(|(_, at)| !field_expired(*at, now))
+                .map(|(v, _)| v),
         }
     }
 
-    pub fn contains(&self, field: &[u8]) -> bool {
-        self.get(field).is_some()
+    pub fn contains(&self, field: &[u8], now: u64) -> bool {
+        self.get(field, now).is_some()
     }
 
-    /// Sets `field`; true if it is new.
+    /// Sets `field` and clears its TTL (HSET); true if it is new.
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
-        if let HashValue::Pack(p) = self {
-            let long = field.len() > limits.hash_max_listpack_value
-                || value.len() > limits.hash_max_listpack_value;
-            if !long {
-                if let Some((pos, _)) = p.find_pair(field) {
-                    let vpos = p.next_pos(pos);
-                    p.replace_at(vpos, value);
-                    return false;
+        self.set_with(field, value, limits, false)
+    }
+
+    /// Sets `field`, keeping its TTL (HINCRBY, HSETEX KEEPTTL); true if new.
+    pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
+        self.set_with(field, value, limits, true)
+    }
+
+    fn set_with(&mut self, field: &[u8], value: &[u8], limits: &Limits, keep_ttl: bool) -> bool {
+        let long = field.len() > limits.hash_max_listpack_value
+            || value.len() > limits.hash_max_listpack_value;
+        match self {
+            HashValue::Pack(p) => {
+                if !long {
+                    if let Some((pos, _)) = p.find_pair(field) {
+                        let vpos = p.next_pos(pos);
+                        p.replace_at(vpos, value);
+                        return false;
+                    }
+                    if p.entries() / 2 < limits.hash_max_listpack_entries {
+                        p.push(field);
+                        p.push(value);
+                        return true;
+                    }
                 }
-                if p.entries() / 2 < limits.hash_max_listpack_entries {
-                    p.push(field);
-                    p.push(value);
-                    return true;
-                }
+                self.convert();
             }
-            self.convert();
+            HashValue::PackEx(p) => {
+                if !long {
+                    if let Some((pos, _, at)) = find_triplet(p, field) {
+                        let vpos = p.next_pos(pos);
+                        p.replace_at(vpos, value);
+                        if at != 0 && !keep_ttl {
+                            let tpos = p.next_pos(vpos);
+                            p.replace_at(tpos, &[]);
+                        }
+                        return false;
+                    }
+                    if p.entries() / 3 < limits.hash_max_listpack_entries {
+                        p.push(field);
+                        p.push(value);
+                        p.push(&[]);
+                        return true;
+                    }
+                }
+                self.convert();
+            }
+            _ => {}
         }
-        let HashValue::Table(t) = self else {
-            unreachable!("converted above")
-        };
-        t.make_mut()
-            .insert(Pair {
-                field: Member::from_slice(field),
-                value: Member::from_slice(value),
-            })
-            .is_none()
+        match self {
+            HashValue::Table(t) => t
+                .make_mut()
+                .insert(Pair {
+                    field: Member::from_slice(field),
+                    value: Member::from_slice(value),
+                })
+                .is_none(),
+            HashValue::TableEx(t) => {
+                let t = t.make_mut();
+                let at = match t.table.get(field) {
+                    Some(p) if keep_ttl => p.at,
+                    _ => 0,
+                };
+                t.table
+                    .insert(PairEx {
+                        field: Member::from_slice(field),
+                        value: Member::from_slice(value),
+                        at,
+                    })
+                    .is_none()
+            }
+            _ => unreachable!("converted above"),
+        }
     }
 
     /// To the full encoding (past a limit; never back, as in Redis).
     fn convert(&mut self) {
-        if let HashValue::Pack(p) = self {
-            let mut t = Table::with_capacity(p.entries() / 2 + 1);
-            for (_, f, v) in p.pairs() {
-                t.insert(Pair {
-                    field: Member::from_slice(f),
-                    value: Member::from_slice(v),
-                });
+        match self {
+            HashValue::Pack(p) => {
+                let mut t = Table::with_capacity(p.entries() / 2 + 1);
+                for (_, f, v) in p.pairs() {
+                    t.insert(Pair {
+                        field: Member::from_slice(f),
+                        value: Member::from_slice(v),
+                    });
+                }
+                *self = HashValue::Table(Shared::new(t));
             }
-            *self = HashValue::Table(Shared::new(t));
+            HashValue::PackEx(p) => {
+                let mut t = TableEx {
+                    table: Table::with_capacity(p.entries() / 3 + 1),
+                    min: 0,
+                };
+                for (_, f, v, at) in triplets(p) {
+                    t.note_ttl(at);
+                    t.table.insert(PairEx {
+                        field: Member::from_slice(f),
+                        value: Member::from_slice(v),
+                        at,
+                    });
+                }
+                *self = HashValue::TableEx(Shared::new(t));
+            }
+            _ => {}
+        }
+    }
+
+    /// To the form that holds TTLs, as Redis 8.0 converts a hash a command
+    /// sets field TTLs on (whether or not one is set: OBJECT ENCODING
+    /// answers `listpackex` after an HEXPIRE of no field).
+    pub fn to_ex(&mut self) {
+        match self {
+            HashValue::Pack(p) => {
+                let mut ex = Pack::with_capacity(p.end() + p.entries() / 2);
+                for (_, f, v) in p.pairs() {
+                    ex.push(f);
+                    ex.push(v);
+                    ex.push(&[]);
+                }
+                *self = HashValue::PackEx(Box::new(ex));
+            }
+            HashValue::Table(t) => {
+                let mut ex = TableEx {
+                    table: Table::with_capacity(t.len()),
+                    min: 0,
+                };
+                for p in t.iter() {
+                    ex.table.insert(PairEx {
+                        field: p.field.clone(),
+                        value: p.value.clone(),
+                        at: 0,
+                    });
+                }
+                *self = HashValue::TableEx(Shared::new(ex));
+            }
+            _ => {}
+        }
+    }
+
+    /// Sets the expiry of an existing `field` (0: persist); false if there
+    /// is no such field.
+    pub fn set_expire(&mut self, field: &[u8], at: u64) -> bool {
+        if !self.has_ttls() {
+            if at == 0 || self.lookup(field).is_none() {
+                return self.lookup(field).is_some();
+            }
+            self.to_ex();
+        }
+        match self {
+            HashValue::PackEx(p) => match find_triplet(p, field) {
+                Some((pos, _, _)) => {
+                    let tpos = p.next_pos(p.next_pos(pos));
+                    let mut buf = [0u8; 6];
+                    p.replace_at(tpos, ttl_bytes(at, &mut buf));
+                    true
+                }
+                None => false,
+            },
+            HashValue::TableEx(t) => {
+                if !t.table.contains(field) {
+                    return false;
+                }
+                let t = t.make_mut();
+                t.table.get_mut(field).expect("checked").at = at;
+                t.note_ttl(at);
+                true
+            }
+            _ => unreachable!("to_ex above"),
         }
     }
 
@@ -171,20 +433,58 @@ impl HashValue {
                 None => false,
             },
             HashValue::Table(t) => t.make_mut().remove(field).is_some(),
+            HashValue::PackEx(p) => match find_triplet(p, field) {
+                Some((pos, _, _)) => {
+                    p.remove_at(pos, 3);
+                    true
+                }
+                None => false,
+            },
+            HashValue::TableEx(t) => {
+                t.table.contains(field) && t.make_mut().table.remove(field).is_some()
+            }
         }
     }
 
+    /// Every stored field with its value, expired ones included (the RDB,
+    /// the AOF rewrite, DUMP: a loader drops what has expired).
     pub fn iter(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
         match self {
             HashValue::Pack(p) => Box::new(p.pairs().map(|(_, f, v)| (f, v))),
             HashValue::Table(t) => Box::new(t.iter().map(|p| (&p.field[..], &p.value[..]))),
+            _ => Box::new(self.iter_ttl().map(|(f, v, _)| (f, v))),
         }
     }
 
-    /// HSCAN: a step from `cursor`; the compact encoding answers in one step.
-    pub fn scan(&self, cursor: u64, count: usize) -> (Vec<FieldValue<'_>>, u64) {
+    /// Every stored field with its value and expiry (0: none).
+    pub fn iter_ttl(&self) -> Box<dyn Iterator<Item = (&[u8], &[u8], u64)> + '_> {
         match self {
-            HashValue::Pack(_) => (self.iter().collect(), 0),
+            HashValue::Pack(p) => Box::new(p.pairs().map(|(_, f, v)| (f, v, 0))),
+            HashValue::Table(t) => Box::new(t.iter().map(|p| (&p.field[..], &p.value[..], 0))),
+            HashValue::PackEx(p) => Box::new(triplets(p).map(|(_, f, v, at)| (f, v, at))),
+            HashValue::TableEx(t) => {
+                Box::new(t.table.iter().map(|p| (&p.field[..], &p.value[..], p.at)))
+            }
+        }
+    }
+
+    /// The fields not expired at `now`, with their values.
+    pub fn iter_live(&self, now: u64) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
+        if !self.has_ttls() {
+            return self.iter();
+        }
+        Box::new(
+            self.iter_ttl()
+                .filter(move |(_, _, at)| !field_expired(*at, now))
+                .map(|(f, v, _)| (f, v)),
+        )
+    }
+
+    /// HSCAN: a step from `cursor`; the compact encoding answers in one
+    /// step. Fields expired at `now` are left out.
+    pub fn scan(&self, cursor: u64, count: usize, now: u64) -> (Vec<FieldValue<'_>>, u64) {
+        match self {
+            HashValue::Pack(_) | HashValue::PackEx(_) => (self.iter_live(now).collect(), 0),
             HashValue::Table(t) => {
                 let (items, next) = t.scan(cursor, count);
                 (
@@ -195,11 +495,22 @@ impl HashValue {
                     next,
                 )
             }
+            HashValue::TableEx(t) => {
+                let (items, next) = t.table.scan(cursor, count);
+                (
+                    items
+                        .into_iter()
+                        .filter(|p| !field_expired(p.at, now))
+                        .map(|p| (&p.field[..], &p.value[..]))
+                        .collect(),
+                    next,
+                )
+            }
         }
     }
 
-    /// A uniformly random field and its value.
-    pub fn random(&self, rng: &mut impl rand::Rng) -> Option<(&[u8], &[u8])> {
+    /// A uniformly random field and its value, among those live at `now`.
+    pub fn random(&self, rng: &mut impl rand::Rng, now: u64) -> Option<(&[u8], &[u8])> {
         match self {
             HashValue::Pack(p) => {
                 let n = p.entries() / 2;
@@ -209,6 +520,71 @@ impl HashValue {
                 p.pairs().nth(rng.gen_range(0..n)).map(|(_, f, v)| (f, v))
             }
             HashValue::Table(t) => t.random(rng).map(|p| (&p.field[..], &p.value[..])),
+            _ => {
+                let n = self.live_len(now);
+                if n == 0 {
+                    return None;
+                }
+                self.iter_live(now).nth(rng.gen_range(0..n))
+            }
+        }
+    }
+
+    /// The earliest field expiry (0: none); for a large hash a lower bound,
+    /// exact after `expire_due`.
+    pub fn min_expire(&self) -> u64 {
+        match self {
+            HashValue::Pack(_) | HashValue::Table(_) => 0,
+            HashValue::PackEx(p) => triplets(p)
+                .map(|(_, _, _, at)| at)
+                .filter(|at| *at != 0)
+                .min()
+                .unwrap_or(0),
+            HashValue::TableEx(t) => t.min,
+        }
+    }
+
+    /// The earliest field expiry (0: none), exact.
+    pub fn exact_min_expire(&self) -> u64 {
+        self.iter_ttl()
+            .map(|(_, _, at)| at)
+            .filter(|at| *at != 0)
+            .min()
+            .unwrap_or(0)
+    }
+
+    /// Removes the fields expired at `now` (at most `max`), returning their
+    /// names; recomputes the earliest expiry.
+    pub fn expire_due(&mut self, now: u64, max: usize) -> Vec<Member> {
+        let due: Vec<Member> = self
+            .iter_ttl()
+            .filter(|(_, _, at)| field_expired(*at, now))
+            .take(max)
+            .map(|(f, _, _)| Member::from_slice(f))
+            .collect();
+        for f in &due {
+            self.remove(f);
+        }
+        if let HashValue::TableEx(t) = self {
+            let min = t
+                .table
+                .iter()
+                .map(|p| p.at)
+                .filter(|at| *at != 0)
+                .min()
+                .unwrap_or(0);
+            if min != t.min {
+                t.make_mut().min = min;
+            }
+        }
+        due
+    }
+}
+
+impl TableEx {
+    fn note_ttl(&mut self, at: u64) {
+        if at != 0 && (self.min == 0 || at < self.min) {
+            self.min = at;
         }
     }
 }
@@ -229,15 +605,54 @@ mod tests {
         }
         assert_eq!(h.encoding(), "listpack");
         assert!(!h.set(b"f1", b"new", &limits));
-        assert_eq!(h.get(b"f1"), Some(&b"new"[..]));
+        assert_eq!(h.get(b"f1", 0), Some(&b"new"[..]));
         assert!(h.set(b"f4", b"v", &limits));
         assert_eq!(h.encoding(), "hashtable");
         assert_eq!(h.len(), 5);
-        assert_eq!(h.get(b"f1"), Some(&b"new"[..]));
+        assert_eq!(h.get(b"f1", 0), Some(&b"new"[..]));
         let mut small = HashValue::default();
         small.set(b"f", &[b'x'; 65], &limits);
         assert_eq!(small.encoding(), "hashtable");
         assert!(h.remove(b"f0") && !h.remove(b"f0"));
         assert_eq!(h.len(), 4);
+    }
+
+    #[test]
+    fn field_ttls_in_both_encodings() {
+        let limits = Limits {
+            hash_max_listpack_entries: 3,
+            ..Limits::default()
+        };
+        let mut h = HashValue::default();
+        h.set(b"a", b"1", &limits);
+        h.set(b"b", b"2", &limits);
+        assert!(h.set_expire(b"a", 1000));
+        assert!(!h.set_expire(b"zz", 1000));
+        assert_eq!(h.encoding(), "listpackex");
+        assert_eq!(h.lookup(b"a"), Some((&b"1"[..], 1000)));
+        assert_eq!(h.min_expire(), 1000);
+        assert_eq!(h.get(b"a", 999), Some(&b"1"[..]));
+        assert_eq!(h.get(b"a", 1001), None);
+        assert_eq!(h.live_len(1001), 1);
+        // HINCRBY keeps the TTL, HSET drops it.
+        h.set_keep_ttl(b"a", b"5", &limits);
+        assert_eq!(h.lookup(b"a"), Some((&b"5"[..], 1000)));
+        h.set(b"a", b"6", &limits);
+        assert_eq!(h.lookup(b"a"), Some((&b"6"[..], 0)));
+        h.set_expire(b"b", 500);
+        h.set(b"c", b"3", &limits);
+        h.set(b"d", b"4", &limits);
+        assert_eq!(h.encoding(), "hashtable");
+        assert_eq!(h.lookup(b"b"), Some((&b"2"[..], 500)));
+        assert_eq!(h.min_expire(), 500);
+        let gone = h.expire_due(600, 10);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.min_expire(), 0);
+        let mut small = HashValue::default();
+        small.set(b"x", b"y", &limits);
+        small.set_expire(b"x", 7);
+        assert_eq!(small.expire_due(8, 10).len(), 1);
+        assert!(small.is_empty());
     }
 }

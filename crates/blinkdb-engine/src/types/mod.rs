@@ -125,8 +125,8 @@ pub fn write_double(x: f64, buf: &mut [u8; 32]) -> usize {
 }
 
 /// Writes a collection as the commands that rebuild it, at most
-/// `REWRITE_ITEMS_PER_CMD` items each: HMSET, SADD, ZADD or RPUSH, as Redis's
-/// rewrite does.
+/// `REWRITE_ITEMS_PER_CMD` items each: HMSET (and HPEXPIREAT per field
+/// TTL), SADD, ZADD or RPUSH, as Redis's rewrite does.
 pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: impl FnMut(&[&[u8]])) {
     use crate::keyspace::Value;
     let mut batch: Vec<Vec<u8>> = Vec::new();
@@ -149,6 +149,13 @@ pub fn rewrite_records(key: &[u8], value: &crate::keyspace::Value, mut emit: imp
                 }
             }
             flush(b"HMSET", &mut batch);
+            // Then each field's TTL, as Redis 8.0's rewrite records it
+            // (after its field's HMSET; a time past by the load expires
+            // the field after it).
+            for (f, _, at) in h.iter_ttl().filter(|(_, _, at)| *at != 0) {
+                let at = at.to_string();
+                emit(&[b"HPEXPIREAT", key, at.as_bytes(), b"FIELDS", b"1", f]);
+            }
         }
         Value::Set(s, _) => {
             for m in s.iter() {

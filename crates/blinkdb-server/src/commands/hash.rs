@@ -5,10 +5,54 @@ use super::args::{incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW};
 use super::collection::{self, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::{event::HASH, HashValue};
+use blinkdb_engine::{event::HASH, HashValue, Tx};
 
 fn limits(ctx: &mut Ctx) -> blinkdb_engine::Limits {
     ctx.client.settings(ctx.shared).collection_limits
+}
+
+/// The clock a read checks field TTLs against (0 while loading).
+pub(super) fn read_now(ctx: &Ctx) -> u64 {
+    ctx.shared.engine.now()
+}
+
+/// The clock a write checks field TTLs against: 0 on a replica, which
+/// removes no field itself (its master's HDELs do, as Redis's replicas),
+/// else the command's (0 while loading).
+pub(super) fn write_now(ctx: &Ctx) -> u64 {
+    if ctx.shared.engine.is_replica() {
+        0
+    } else {
+        ctx.shared.engine.now()
+    }
+}
+
+/// `collection::modify` of a hash whose fields expired before `now` are
+/// removed first (Redis expires a field a write touches): each logged as
+/// `HDEL key field`, as Redis 8.0 propagates them, with the `hexpired`
+/// event. The caller calls `drop_if_empty` after, as for any change.
+pub(super) fn modify<R>(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    create: bool,
+    now: u64,
+    f: impl FnOnce(&mut HashValue) -> R,
+) -> Result<Option<R>, collection::WrongType> {
+    let mut gone = Vec::new();
+    let r = collection::modify(tx, db, key, create, |h: &mut HashValue| {
+        if now != 0 && h.has_ttls() {
+            gone = h.expire_due(now, usize::MAX);
+        }
+        f(h)
+    })?;
+    if !gone.is_empty() {
+        for f in &gone {
+            tx.log(db, &[b"HDEL", key, f]);
+        }
+        tx.notify(HASH, "hexpired", db, key);
+    }
+    Ok(r)
 }
 
 fn set_generic(ctx: &mut Ctx, args: &Args, hmset: bool) {
@@ -17,8 +61,9 @@ fn set_generic(ctx: &mut Ctx, args: &Args, hmset: bool) {
     }
     let key = args[1];
     let limits = limits(ctx);
+    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
-        let added = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+        let added = modify(tx, db, key, true, now, |h: &mut HashValue| {
             args[2..]
                 .chunks(2)
                 .filter(|fv| h.set(fv[0], fv[1], &limits))
@@ -48,13 +93,14 @@ pub fn hmset(ctx: &mut Ctx, args: &Args) {
 pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
     let (key, field, value) = (args[1], args[2], args[3]);
     let limits = limits(ctx);
+    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
         match collection::get::<HashValue>(tx, db, key) {
             Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(Some(h)) if h.contains(field) => return out.int(0),
+            Ok(Some(h)) if h.contains(field, now) => return out.int(0),
             Ok(_) => {}
         }
-        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
+        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
             h.set(field, value, &limits)
         });
         tx.log(db, args);
@@ -65,31 +111,34 @@ pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
 
 pub fn hget(ctx: &mut Ctx, args: &Args) {
     let field = args[2];
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.bulk_opt(h.and_then(|h| h.get(field)))
+        out.bulk_opt(h.and_then(|h| h.get(field, now)))
     });
 }
 
 pub fn hmget(ctx: &mut Ctx, args: &Args) {
     let fields = &args[2..];
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
         out.array(fields.len());
         for f in fields {
-            out.bulk_opt(h.and_then(|h| h.get(f)));
+            out.bulk_opt(h.and_then(|h| h.get(f, now)));
         }
     });
 }
 
 pub fn hdel(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
+    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
         // A removal of nothing changes nothing (for WATCH too).
         match collection::get::<HashValue>(tx, db, key) {
             Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(Some(h)) if args[2..].iter().any(|f| h.contains(f)) => {}
+            Ok(Some(h)) if args[2..].iter().any(|f| h.contains(f, now)) => {}
             Ok(_) => return out.int(0),
         }
-        let removed = collection::modify(tx, db, key, false, |h: &mut HashValue| {
+        let removed = modify(tx, db, key, false, now, |h: &mut HashValue| {
             args[2..].iter().filter(|f| h.remove(f)).count()
         });
         let removed = match removed {
@@ -107,21 +156,26 @@ pub fn hdel(ctx: &mut Ctx, args: &Args) {
 
 pub fn hexists(ctx: &mut Ctx, args: &Args) {
     let field = args[2];
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.is_some_and(|h| h.contains(field)) as i64)
+        out.int(h.is_some_and(|h| h.contains(field, now)) as i64)
     });
 }
 
+/// Fields not expired: BlinkDB's reads never see an expired field (Redis
+/// 8.0 counts one a read has not removed yet; docs/compatibility.md).
 pub fn hlen(ctx: &mut Ctx, args: &Args) {
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.map_or(0, |h| h.len()) as i64)
+        out.int(h.map_or(0, |h| h.live_len(now)) as i64)
     });
 }
 
 pub fn hstrlen(ctx: &mut Ctx, args: &Args) {
     let field = args[2];
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.and_then(|h| h.get(field)).map_or(0, |v| v.len()) as i64)
+        out.int(h.and_then(|h| h.get(field, now)).map_or(0, |v| v.len()) as i64)
     });
 }
 
@@ -133,13 +187,14 @@ enum Part {
 }
 
 fn getall_generic(ctx: &mut Ctx, args: &Args, part: Part) {
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        let n = h.map_or(0, |h| h.len());
+        let n = h.map_or(0, |h| h.live_len(now));
         match part {
             Part::Both => out.map(n),
             _ => out.array(n),
         }
-        for (f, v) in h.iter().flat_map(|h| h.iter()) {
+        for (f, v) in h.iter().flat_map(|h| h.iter_live(now)) {
             match part {
                 Part::Keys => out.bulk(f),
                 Part::Values => out.bulk(v),
@@ -170,10 +225,13 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(ERR_NOT_INT);
     };
     let limits = limits(ctx);
+    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
         let current = match collection::get::<HashValue>(tx, db, key) {
             Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(h) => h.and_then(|h| h.get(field)).map(|v| parse_i64(v).ok_or(())),
+            Ok(h) => h
+                .and_then(|h| h.get(field, now))
+                .map(|v| parse_i64(v).ok_or(())),
         };
         let current = match current {
             None => 0,
@@ -184,8 +242,9 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
             return out.error(ERR_OVERFLOW);
         };
         let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
-        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
-            h.set(field, &text, &limits)
+        // The field keeps its TTL, as in Redis 8.0.
+        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
+            h.set_keep_ttl(field, &text, &limits)
         });
         tx.log(db, args);
         tx.notify(HASH, "hincrby", db, key);
@@ -208,18 +267,19 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
         return ctx.out.error(e);
     }
     let limits = limits(ctx);
+    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
         let current = match collection::get::<HashValue>(tx, db, key) {
             Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(h) => h.and_then(|h| h.get(field)).map(|v| v.to_vec()),
+            Ok(h) => h.and_then(|h| h.get(field, now)).map(|v| v.to_vec()),
         };
         let new =
             match incr_by_float_as(current.as_deref(), args[3], "ERR hash value is not a float") {
                 Ok(v) => v,
                 Err(e) => return out.error(e),
             };
-        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
-            h.set(field, &new, &limits)
+        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
+            h.set_keep_ttl(field, &new, &limits)
         });
         // Replicas and the AOF get the result, not the increment, as in
         // Redis (float formatting may differ between machines).
@@ -241,10 +301,11 @@ fn random_item(out: &mut Out, f: &[u8], v: &[u8], values: bool) {
 }
 
 pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
+    let now = read_now(ctx);
     if args.len() == 2 {
         let mut rng = rand::thread_rng();
         return collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-            match h.and_then(|h| h.random(&mut rng)) {
+            match h.and_then(|h| h.random(&mut rng, now)) {
                 Some((f, _)) => out.bulk(f),
                 None => out.null(),
             }
@@ -255,7 +316,7 @@ pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
     };
     let mut rng = rand::thread_rng();
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        let Some(h) = h.filter(|_| count != 0) else {
+        let Some(h) = h.filter(|h| count != 0 && h.live_len(now) != 0) else {
             return out.array(0);
         };
         let per = if values && !out.resp3() { 2 } else { 1 };
@@ -267,21 +328,23 @@ pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
                 if out.full() {
                     break;
                 }
-                let (f, v) = h.random(&mut rng).expect("not empty");
+                let Some((f, v)) = h.random(&mut rng, now) else {
+                    break;
+                };
                 random_item(out, f, v, values);
             }
             return;
         }
-        let picked = super::random::distinct(h.len(), count as usize, &mut rng);
+        let picked = super::random::distinct(h.live_len(now), count as usize, &mut rng);
         out.array(picked.len() * per);
         match picked {
             super::random::Picked::All(_) => {
-                for (f, v) in h.iter() {
+                for (f, v) in h.iter_live(now) {
                     random_item(out, f, v, values);
                 }
             }
             super::random::Picked::Some(idx) => {
-                let all: Vec<_> = h.iter().collect();
+                let all: Vec<_> = h.iter_live(now).collect();
                 for i in idx {
                     let (f, v) = all[i];
                     random_item(out, f, v, values);
@@ -296,8 +359,9 @@ pub fn hscan(ctx: &mut Ctx, args: &Args) {
         Ok(s) => s,
         Err(e) => return ctx.out.error(e),
     };
+    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        let (items, next) = h.map_or((Vec::new(), 0), |h| h.scan(scan.cursor, scan.count));
+        let (items, next) = h.map_or((Vec::new(), 0), |h| h.scan(scan.cursor, scan.count, now));
         let items: Vec<_> = items.into_iter().filter(|(f, _)| scan.matches(f)).collect();
         out.array(2);
         out.bulk(next.to_string().as_bytes());

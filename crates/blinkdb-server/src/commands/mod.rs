@@ -17,6 +17,7 @@ mod digest;
 mod dump;
 mod geo;
 mod hash;
+mod hash_ttl;
 mod hyperloglog;
 mod keys;
 pub mod latency;

@@ -255,12 +255,13 @@ fn lookup(ctx: &mut Ctx, pattern: &[u8], elem: &[u8]) -> Option<Vec<u8>> {
     key.extend_from_slice(elem);
     key.extend_from_slice(&pattern[star + 1..postfix_end]);
     let engine = &ctx.shared.engine;
+    let now = engine.now();
     let (found, hit) = ctx.shared.engine.read(ctx.client.db, &key, |e| {
         let Some(e) = e else {
             return (None, false);
         };
         let v = match field {
-            Some(f) => HashValue::of(e.value()).and_then(|h| h.get(f).map(<[u8]>::to_vec)),
+            Some(f) => HashValue::of(e.value()).and_then(|h| h.get(f, now).map(<[u8]>::to_vec)),
             None => super::strings::string_of(engine, e)
                 .ok()
                 .map(|s| s.into_owned()),

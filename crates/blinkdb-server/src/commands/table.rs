@@ -9,7 +9,7 @@
 
 use super::{
     access, acl as acl_family, bitfield, bitops, bloom, bpop, command, conn, debug, dump, geo,
-    hash, hyperloglog, keys, latency, lcs, list, migrate, monitor, multi, object, pubsub,
+    hash, hash_ttl, hyperloglog, keys, latency, lcs, list, migrate, monitor, multi, object, pubsub,
     scripting, server, set, sketch, slowlog, sort, stream, stream_group, stream_info, strings,
     zrange, zset, zsetops, Handler,
 };
@@ -423,6 +423,7 @@ const FAMILIES: &[&[CommandSpec]] = &[
     bitops::COMMANDS,
     bitfield::COMMANDS,
     hash::COMMANDS,
+    hash_ttl::COMMANDS,
     set::COMMANDS,
     list::COMMANDS,
     bpop::COMMANDS,
