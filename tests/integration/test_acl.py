@@ -90,12 +90,16 @@ def test_rules_getuser_list_and_errors_match_redis(servers):
         with srv.connect() as c:
             bits = len(c.call("ACL", "GENPASS", "10").value)
             assert bits == 3
-    # ACL CAT <cat> lists the same commands (Redis in its hash order).
+    # ACL CAT <cat> lists the same commands (Redis in its hash order), of those 7.0.15
+    # has: the Redis 7.2-8.0 commands BlinkDB serves (HEXPIRE..., issue 43) are 8.0's.
+    with servers["redis"].connect() as c:
+        known = {v for _, v in c.call("COMMAND", "LIST").value}
     for cat in ("hash", "dangerous", "pubsub", "list", "geo"):
         lists = []
         for srv in servers.values():
             with srv.connect() as c:
-                lists.append(sorted(v for _, v in c.call("ACL", "CAT", cat).value))
+                lists.append(sorted(v for _, v in c.call("ACL", "CAT", cat).value
+                                    if v.split(b"|")[0] in known))
         assert lists[0] == lists[1], cat
 
 

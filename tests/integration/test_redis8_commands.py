@@ -28,11 +28,10 @@ CASES = [
     ("XREAD", "STREAMS", "e", "+"),
     ("XREAD", "BLOCK", 10, "STREAMS", "s", "+"),
     ("XREAD", "BLOCK", 10, "STREAMS", "nokey", "+"),
-    ("XREAD", "STREAMS", "s", "+", "$"),
-    ("XREAD", "STREAMS", "s"),
+    # An odd STREAMS list keeps 7.0.15's "Unbalanced XREAD list" text, which 8.0 reworded
+    # (test_differential compares it with 7.0.15): not sent here.
     ("XGROUP", "CREATE", "s", "g", "0"),
-    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "+"),
-    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "t", ">"),
+    # XREADGROUP ... + keeps 7.0.15's "Invalid stream ID" (8.0: "+ ID is meaningless").
     ("SET", "str", "x"),
     ("XREAD", "STREAMS", "str", "+"),
     # CLIENT KILL ... MAXAGE: its errors; nothing here is that old.
@@ -101,7 +100,9 @@ def test_replies_match_redis8(blinkdb, peers, proto):
 def test_command_entries_are_redis8s(blinkdb, peers):
     redis8 = peers("redis8")
     with blinkdb.connect() as ours, redis8.connect() as theirs:
-        for name in ("waitaof", "client|kill", "client|no-touch", "xread", "xreadgroup"):
+        hfe = ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
+               "hexpiretime", "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel")
+        for name in ("waitaof", "client|kill", "client|no-touch", "xread", "xreadgroup") + hfe:
             a = ours.call("COMMAND", "INFO", name).raw
             b = theirs.call("COMMAND", "INFO", name).raw
             assert a == b, (name, a, b)

@@ -645,12 +645,14 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
         acl: acl::HASH,
         complexity: "O(N) where N is the number of specified fields",
         keys: "RO,access index:1 range:0:1:0",
-        args: "key:key fields:block=FIELDS(numfields:integer field:string*)"),
+        args: "key:key fields:block=FIELDS(numfields:integer field:string*)",
+        tips: &["nondeterministic_output"]),
     cmd!("hpttl", -5, READONLY | FAST, KEY1, "hash", "7.4.0", "Returns the TTL in milliseconds of a hash field.", hpttl;
         acl: acl::HASH,
         complexity: "O(N) where N is the number of specified fields",
         keys: "RO,access index:1 range:0:1:0",
-        args: "key:key fields:block=FIELDS(numfields:integer field:string*)"),
+        args: "key:key fields:block=FIELDS(numfields:integer field:string*)",
+        tips: &["nondeterministic_output"]),
     cmd!("hexpiretime", -5, READONLY | FAST, KEY1, "hash", "7.4.0", "Returns the expiration time of a hash field as a Unix timestamp, in seconds.", hexpiretime;
         acl: acl::HASH,
         complexity: "O(N) where N is the number of specified fields",
@@ -669,7 +671,7 @@ pub(super) const COMMANDS: &[super::table::CommandSpec] = &[
     cmd!("hgetex", -5, WRITE | FAST, KEY1, "hash", "8.0.0", "Get the value of one or more fields of a given hash key, and optionally set their expiration.", hgetex;
         acl: acl::HASH,
         complexity: "O(N) where N is the number of specified fields",
-        keys: "RW,access,update index:1 range:0:1:0",
+        keys: "RW,access,update index:1 range:0:1:0 | RW and UPDATE because it changes the TTL",
         args: "key:key expiration:oneof?(seconds:integer=EX milliseconds:integer=PX unix-time-seconds:unix-time=EXAT unix-time-milliseconds:unix-time=PXAT persist:PERSIST) fields:block=FIELDS(numfields:integer field:string*)"),
     cmd!("hsetex", -6, WRITE | DENYOOM | FAST, KEY1, "hash", "8.0.0", "Set the value of one or more fields of a given hash key, and optionally set their expiration.", hsetex;
         acl: acl::HASH,

@@ -453,13 +453,12 @@ pub(super) fn parse_read_args<'a>(
         } else if eq_ic(o, "streams") && more > 0 {
             let n = args.len() - i - 1;
             if !n.is_multiple_of(2) {
-                // Redis 8.0's text (7.4 added `+`; 7.0 named neither command).
-                return Err(if group_cmd {
-                    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified."
-                } else {
-                    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified."
-                }
-                .into());
+                // Redis 7.0.15's text for both commands (8.0 names the command
+                // and lists `+`): BlinkDB answers as the version it reports.
+                return Err(
+                    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."
+                        .into(),
+                );
             }
             streams_at = Some(i + 1);
             break;

@@ -567,10 +567,6 @@ pub fn xreadgroup(ctx: &mut Ctx, args: &Args) {
                 out.error("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.");
                 return None;
             }
-            if *id == b"+" {
-                out.error("ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.");
-                return None;
-            }
             if *id == b">" {
                 after.push(None);
                 continue;
