@@ -240,8 +240,11 @@ def test_use_exit_on_panic(blinkdb_binary, tmp_path, exit_on_panic, status):
             "--use-exit-on-panic", exit_on_panic]
         srv = ServerProcess(binary, directory, port=port, args=args, wait=False)
         try:
-            wait_exit(srv)
-            assert srv.proc.returncode == status, (kind, srv.log_text())
+            code, text = wait_exit(srv)
+            # redis-server's crash report itself sometimes ends in SIGSEGV on a loaded
+            # machine (seen once in ten runs): the oracle may end that way, BlinkDB may not.
+            allowed = {status, -11} if kind == "redis" else {status}
+            assert code in allowed, (kind, code, text)
             assert "Guru Meditation" in open(srv.log_path, errors="replace").read()
         finally:
             srv.stop()
