@@ -38,7 +38,7 @@ pub use engine::blob_read_error;
 /// What the server installs to receive the writes to propagate, and the scope that writes none.
 pub use engine::{unlogged, WriteFeed};
 /// The engine, how it is opened, and the transaction every command runs in.
-pub use engine::{Engine, EngineOptions, Tx};
+pub use engine::{Engine, EngineOptions, TakenDataset, Tx};
 /// Access-time bookkeeping (OBJECT IDLETIME, commands that do not touch keys).
 pub use keyspace::access;
 /// The cluster hash slot of a key (CRC16 of its hash tag).

@@ -16,6 +16,7 @@ use super::Ctx;
 use crate::persistence::rdb_file::{self, Dups};
 use crate::protocol::Args;
 use blinkdb_engine::{BlobRef, Entry, Origin, Value};
+use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 
 /// The table's `alone_if`: RELOAD and LOADAOF replace the dataset, so no
@@ -59,32 +60,20 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     }
     let engine = &shared.engine;
     let in_log = large_values_in_log(engine);
-    let taken = flush.then(|| {
-        // Watchers of present keys and tracking clients see a flush, as
-        // Redis's emptyData; a running BGSAVE or rewrite keeps its copy.
-        let keys = engine.take_dataset();
-        let libraries = std::mem::take(&mut *shared.scripting.functions.lock());
-        (keys, libraries)
-    });
+    let taken = flush.then(|| set_aside(shared));
     let settings = shared.settings();
-    shared
-        .persistence
-        .loading
-        .start_ms
-        .store(shared.clock(), Ordering::Relaxed);
-    engine.set_loading(true);
-    let loaded = blinkdb_engine::unlogged(|| {
-        rdb_file::import_with(shared, &settings, &rdb_file::path(&settings), dups)
+    let loaded = while_loading(shared, || {
+        blinkdb_engine::unlogged(|| {
+            rdb_file::import_with(shared, &settings, &rdb_file::path(&settings), dups)
+        })
     });
-    engine.set_loading(false);
     if let Err(e) = loaded {
         tracing::warn!("DEBUG RELOAD: {e}");
-        if let Some((keys, libraries)) = taken {
+        if let Some(aside) = taken {
             // Unlike Redis, which is left with what loaded (often nothing),
             // the dataset comes back: the AOF still holds it, and memory
             // stays what the AOF and the replicas hold.
-            engine.restore_dataset(keys);
-            *shared.scripting.functions.lock() = libraries;
+            put_back(shared, aside);
         }
         return ctx.out.error("ERR Error trying to load the RDB dump");
     }
@@ -92,8 +81,7 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     if kept > 0 {
         tracing::info!("DEBUG RELOAD: {kept} large values left in the log");
     }
-    if let Some((keys, libraries)) = taken {
-        drop(libraries);
+    if let Some(Aside { keys, .. }) = taken {
         if let Err(e) = crate::persistence::rewrite_then_drop(&shared.arc(), keys) {
             if !e.contains("appendonly is off") {
                 tracing::warn!("DEBUG RELOAD: the AOF rewrite did not start: {e}");
@@ -102,6 +90,62 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     }
     tracing::warn!("DB reloaded by DEBUG RELOAD");
     ctx.out.ok();
+}
+
+/// The dataset and function libraries a reload set aside: dropped once the
+/// load succeeded, put back if it failed.
+struct Aside {
+    keys: blinkdb_engine::TakenDataset,
+    libraries: crate::scripting::functions::Registry,
+}
+
+/// Empties keys and libraries. Watchers of present keys and tracking clients
+/// see a flush, as Redis's emptyData; a running BGSAVE or rewrite keeps its copy.
+fn set_aside(shared: &crate::server::state::Shared) -> Aside {
+    Aside {
+        keys: shared.engine.take_dataset(),
+        libraries: std::mem::take(&mut *shared.scripting.functions.lock()),
+    }
+}
+
+fn put_back(shared: &crate::server::state::Shared, aside: Aside) {
+    shared.engine.restore_dataset(aside.keys);
+    *shared.scripting.functions.lock() = aside.libraries;
+}
+
+/// Runs a load with the server marked loading (INFO's loading fields).
+fn while_loading<R>(shared: &crate::server::state::Shared, load: impl FnOnce() -> R) -> R {
+    shared
+        .persistence
+        .loading
+        .start_ms
+        .store(shared.clock(), Ordering::Relaxed);
+    shared.engine.set_loading(true);
+    let r = load();
+    shared.engine.set_loading(false);
+    r
+}
+
+/// Calls `f` with every key of every database, until it breaks.
+fn scan_all(
+    engine: &blinkdb_engine::Engine,
+    mut f: impl FnMut(usize, &[u8], &Entry) -> ControlFlow<()>,
+) {
+    for db in 0..engine.databases() {
+        let mut cursor = 0;
+        let mut stop = false;
+        loop {
+            cursor = engine.scan(db, cursor, 1024, |key, e| {
+                stop = stop || f(db, key, e).is_break();
+            });
+            if stop {
+                return;
+            }
+            if cursor == 0 {
+                break;
+            }
+        }
+    }
 }
 
 /// A key whose value was a large value in the log: its place there and its
@@ -114,19 +158,12 @@ fn large_values_in_log(engine: &blinkdb_engine::Engine) -> Vec<InLog> {
     if engine.log_handle().is_none() {
         return found;
     }
-    for db in 0..engine.databases() {
-        let mut cursor = 0;
-        loop {
-            cursor = engine.scan(db, cursor, 1024, |key, e| {
-                if let Value::Blob(r, _) = e.value() {
-                    found.push((db, key.to_vec(), **r, e.origin()));
-                }
-            });
-            if cursor == 0 {
-                break;
-            }
+    scan_all(engine, |db, key, e| {
+        if let Value::Blob(r, _) = e.value() {
+            found.push((db, key.to_vec(), **r, e.origin()));
         }
-    }
+        ControlFlow::Continue(())
+    });
     found
 }
 
@@ -192,28 +229,18 @@ pub fn loadaof(ctx: &mut Ctx) {
             "the dataset holds Bloom filters, which LOADAOF does not reload",
         );
     }
-    let keys = engine.take_dataset();
-    let libraries = std::mem::take(&mut *shared.scripting.functions.lock());
+    let aside = set_aside(shared);
     let settings = shared.settings();
-    shared
-        .persistence
-        .loading
-        .start_ms
-        .store(shared.clock(), Ordering::Relaxed);
-    engine.set_loading(true);
-    let loaded = crate::persistence::reload_aof(shared, &settings);
-    engine.set_loading(false);
+    let loaded = while_loading(shared, || crate::persistence::reload_aof(shared, &settings));
     match loaded {
         Ok(n) => {
-            engine.drop_dataset(keys);
-            drop(libraries);
+            engine.drop_dataset(aside.keys);
             tracing::warn!("Append Only File loaded by DEBUG LOADAOF: {n} keys");
             ctx.out.ok();
         }
         Err(e) => {
             // What loaded goes; the dataset of before comes back.
-            engine.restore_dataset(keys);
-            *shared.scripting.functions.lock() = libraries;
+            put_back(shared, aside);
             refuse(ctx, &e)
         }
     }
@@ -221,16 +248,13 @@ pub fn loadaof(ctx: &mut Ctx) {
 
 fn holds_filters(engine: &blinkdb_engine::Engine) -> bool {
     let mut found = false;
-    for db in 0..engine.databases() {
-        let mut cursor = 0;
-        loop {
-            cursor = engine.scan(db, cursor, 1024, |_, e| {
-                found |= matches!(e.value(), Value::Bloom(..));
-            });
-            if cursor == 0 || found {
-                break;
-            }
+    scan_all(engine, |_, _, e| {
+        found = matches!(e.value(), Value::Bloom(..));
+        if found {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
         }
-    }
+    });
     found
 }
