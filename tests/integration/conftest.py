@@ -38,6 +38,15 @@ def server_factory(blinkdb_binary, tmp_path):
 
 
 @pytest.fixture
+def started():
+    """Servers a test starts itself (peers, by hand): each stopped at teardown."""
+    servers = []
+    yield servers
+    for srv in servers:
+        srv.stop()
+
+
+@pytest.fixture
 def blinkdb(server_factory):
     return server_factory()
 

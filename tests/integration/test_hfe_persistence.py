@@ -7,21 +7,12 @@ import glob
 import os
 import shutil
 
-import pytest
 
 from peer_servers import start_peer
 from rdb_helpers import client
 from test_replication import wait_for
 
 FIELDS = ("FIELDS", 3, "a", "b", "c")
-
-
-@pytest.fixture
-def started():
-    servers = []
-    yield servers
-    for srv in servers:
-        srv.stop()
 
 
 def ttls(c, key="h"):

@@ -55,14 +55,6 @@ def assert_same_digests(port_a, port_b, databases=16):
     return compared
 
 
-@pytest.fixture
-def started():
-    servers = []
-    yield servers
-    for srv in servers:
-        srv.stop()
-
-
 def fill(port):
     c = client(port)
     for cmd in WORKLOAD + EXTRA:

@@ -22,14 +22,6 @@ from test_replication import info, mixed_writes, replica_log, same_keyspace_but_
     wait_for
 
 
-@pytest.fixture
-def started():
-    servers = []
-    yield servers
-    for srv in servers:
-        srv.stop()
-
-
 def linked(srv):
     r = client(srv.port)
     wait_for(lambda: info(r).get("master_link_status") == "up", timeout=60,
