@@ -7,7 +7,6 @@ import glob
 import os
 import shutil
 
-
 from peer_servers import start_peer
 from rdb_helpers import client
 from test_replication import wait_for
