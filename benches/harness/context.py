@@ -46,6 +46,28 @@ def each_started(contestants, start, what, errors=(StartError,)):
                 it.discard()
 
 
+def redisbloom_peer(ctx, group):
+    """redis-server with RedisBloom, or (module not found, noted in `group`) a stand-in
+    whose column `prepared` reports n/a."""
+    if ctx.redisbloom is None:
+        ctx.results.note(group, "RedisBloom module not found: the peer column is n/a")
+    return ctx.redisbloom or ctx.redis.with_flags("RedisBloom 2.8", [])
+
+
+def prepared(ctx, started, peer, prepare):
+    """`running`'s (label, server) pairs with `prepare(server)` applied (its string, if it
+    returns one, stands for the server: n/a and why); the stand-in peer is n/a."""
+    servers = []
+    for label, server in started:
+        if not isinstance(server, str):
+            if ctx.redisbloom is None and label == peer.label:
+                server = "n/a (RedisBloom module not found)"
+            else:
+                server = prepare(server) or server
+        servers.append((label, server))
+    return servers
+
+
 @contextlib.contextmanager
 def running(ctx, contestants, appendonly=False, appendfsync="everysec", extra=None):
     """Starts one server per contestant; yields [(label, Server | "n/a (reason)")]."""

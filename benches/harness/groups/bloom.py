@@ -7,7 +7,7 @@ import os
 
 from .. import cpupin
 from ..cells import alternate, pick
-from ..context import persistence_label, persistence_modes, running
+from ..context import persistence_label, persistence_modes, prepared, redisbloom_peer, running
 from ..runners import NotApplicable, loadgen, loadgen_measure, measure, redis_benchmark
 from ..resp import ReplyError, brief, is_unsupported
 from ..servers import Server, StartError
@@ -73,9 +73,7 @@ def reserve_many(server, prefix, count):
 
 
 def run(ctx):
-    if ctx.redisbloom is None:
-        ctx.results.note(GROUP, "RedisBloom module not found: the peer column is n/a")
-    peer = ctx.redisbloom or ctx.redis.with_flags("RedisBloom 2.8", [])
+    peer = redisbloom_peer(ctx, GROUP)
     chosen = contestants(ctx) + [peer]
     labels = [c.label for c in chosen]
     for appendonly in persistence_modes(ctx, True):
@@ -88,14 +86,7 @@ def measure_pass(ctx, chosen, peer, labels, appendonly):
     cycle, filter-scale, RSS and cold start."""
     section = persistence_label(appendonly, "everysec")
     with running(ctx, chosen, appendonly=appendonly, appendfsync="everysec") as started:
-        servers = []
-        for label, server in started:
-            if not isinstance(server, str):
-                if ctx.redisbloom is None and label == peer.label:
-                    server = "n/a (RedisBloom module not found)"
-                else:
-                    server = prepare(server) or server
-            servers.append((label, server))
+        servers = prepared(ctx, started, peer, prepare)
 
         def cell(workload, unit, metric_fn, params=None):
             table = alternate([(label, s if isinstance(s, str) else (lambda s=s: {"m": metric_fn(s)}))

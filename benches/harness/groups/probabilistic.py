@@ -15,7 +15,7 @@ answer a command faster than it answers a GET."""
 import os
 
 from ..cells import alternate, pick
-from ..context import persistence_label, persistence_modes, running
+from ..context import persistence_label, persistence_modes, prepared, redisbloom_peer, running
 from ..resp import ReplyError, brief, is_unsupported
 from ..runners import loadgen, loadgen_measure, redis_benchmark
 
@@ -71,22 +71,13 @@ def prepare(server):
 
 
 def run(ctx):
-    if ctx.redisbloom is None:
-        ctx.results.note(GROUP, "RedisBloom module not found: the peer column is n/a")
-    peer = ctx.redisbloom or ctx.redis.with_flags("RedisBloom 2.8", [])
+    peer = redisbloom_peer(ctx, GROUP)
     chosen = [ctx.blinkdb, peer]
     labels = [c.label for c in chosen]
     for appendonly in persistence_modes(ctx, True):
         section = persistence_label(appendonly, "everysec")
         with running(ctx, chosen, appendonly=appendonly, appendfsync="everysec") as started:
-            servers = []
-            for label, server in started:
-                if not isinstance(server, str):
-                    if ctx.redisbloom is None and label == peer.label:
-                        server = "n/a (RedisBloom module not found)"
-                    else:
-                        server = prepare(server) or server
-                servers.append((label, server))
+            servers = prepared(ctx, started, peer, prepare)
             for workload, unit, how in CELLS:
                 if ONLY and not any(workload.startswith(w) for w in ONLY):
                     continue

@@ -9,7 +9,7 @@ get the same commands: `CMS.INITBYDIM` of 256 MB sketches (width 2^24, depth 4),
 import random
 
 from ..cells import alternate, pick
-from ..context import running
+from ..context import prepared, redisbloom_peer, running
 from ..resp import ReplyError, brief, is_unsupported
 from ..runners import measure
 
@@ -50,9 +50,7 @@ def ready(client):
 
 
 def run(ctx):
-    if ctx.redisbloom is None:
-        ctx.results.note(GROUP, "RedisBloom module not found: the peer column is n/a")
-    peer = ctx.redisbloom or ctx.redis.with_flags("RedisBloom 2.8", [])
+    peer = redisbloom_peer(ctx, GROUP)
     chosen = [ctx.blinkdb, peer]
     labels = [c.label for c in chosen]
     megabytes = ctx.size("sketch_restart_mb")
@@ -60,17 +58,11 @@ def run(ctx):
     # The peer restarts from its RDB file: no AOF (the later --appendonly wins).
     extra = {peer.label: ["--appendonly", "no"]}
     with running(ctx, chosen, appendonly=True, appendfsync="everysec", extra=extra) as started:
-        servers = []
-        for label, server in started:
-            if not isinstance(server, str):
-                if ctx.redisbloom is None and label == peer.label:
-                    server = "n/a (RedisBloom module not found)"
-                else:
-                    server = fill(server, sketches) or server
+        servers = prepared(ctx, started, peer, lambda server: fill(server, sketches))
+        for label, server in servers:
             if not isinstance(server, str) and label == peer.label:
                 with server.client() as client:
                     client.call("SAVE")
-            servers.append((label, server))
 
         def runner(server):
             if isinstance(server, str):
