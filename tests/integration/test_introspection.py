@@ -109,8 +109,8 @@ def _commands_compared(conn_ours, conn_redis, proto):
 # cluster: REPLICATE, FAILOVER
 # and the other failover/replica subcommands are not served yet (docs/cluster.md).
 # ZRANK/ZREVRANK WITHSCORE (7.2), HSCAN NOVALUES, CLIENT KILL MAXAGE (7.4) and WAITAOF (7.2) are
-# served (issue 43): their entries are 8.0's (test_redis8_additions.py and
-# test_redis8_commands.py compare them with redis-server 8.0.2).
+# served (issue 43): their entries are 8.0's (test_redis8_commands.py compares them with
+# redis-server 8.0.2).
 # Hash-field expiration (8.0, issue 43) is unknown to 7.0.15: test_hfe_diff.py holds
 # it to redis-server 8.0.2.
 HFE = {"hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl", "hexpiretime",

@@ -1,7 +1,8 @@
 """The Redis 7.2-7.4 commands and options clients send (issue 43), reply for reply against
-redis-server 8.0.2: CLIENT KILL ... MAXAGE, WAITAOF (local fsync and replicas' FACK, a
-redis-server 8.0.2 replica of BlinkDB counted), XREAD ... STREAMS key + (also blocking),
-CLIENT NO-TOUCH; their COMMAND INFO and DOCS are 8.0's."""
+redis-server 8.0.2: ZRANK/ZREVRANK ... WITHSCORE, HSCAN ... NOVALUES, CLIENT KILL ... MAXAGE,
+WAITAOF (local fsync and replicas' FACK, a redis-server 8.0.2 replica of BlinkDB counted),
+XREAD ... STREAMS key + (also blocking), CLIENT NO-TOUCH; their COMMAND INFO and DOCS are
+8.0's."""
 
 import time
 
@@ -9,6 +10,38 @@ import pytest
 
 from peer_servers import start_peer
 from test_introspection import py
+
+# ZRANK/ZREVRANK ... WITHSCORE, HSCAN ... NOVALUES (and the error SSCAN/ZSCAN give it).
+RANK_AND_SCAN = [
+    ("ZADD", "z", 1, "a", "2.5", "b", "inf", "c"),
+    ("ZRANK", "z", "b"),
+    ("ZRANK", "z", "b", "WITHSCORE"),
+    ("ZRANK", "z", "c", "withscore"),
+    ("ZREVRANK", "z", "a", "WITHSCORE"),
+    ("ZREVRANK", "z", "a"),
+    ("ZRANK", "z", "nosuch", "WITHSCORE"),
+    ("ZRANK", "z", "nosuch"),
+    ("ZRANK", "nokey", "a", "WITHSCORE"),
+    ("ZREVRANK", "nokey", "a", "WITHSCORE"),
+    ("ZRANK", "z", "a", "WITHSCORES"),
+    ("ZRANK", "z", "a", "WITHSCORE", "extra"),
+    ("ZREVRANK", "z", "a", "WITHSCORE", "extra"),
+    ("SET", "str", "x"),
+    ("ZRANK", "str", "a", "WITHSCORE"),
+    ("ZRANK", "str", "a", "bad"),
+    ("HSET", "h", "f1", "v1", "f2", "v2", "f3", 3),
+    ("HSCAN", "h", 0, "NOVALUES"),
+    ("HSCAN", "h", 0, "novalues", "COUNT", 100),
+    ("HSCAN", "h", 0, "MATCH", "f[12]", "NOVALUES"),
+    ("HSCAN", "h", 0),
+    ("HSCAN", "nokey", 0, "NOVALUES"),
+    ("HSCAN", "h", 0, "NOVALUES", "COUNT"),
+    ("SADD", "s", "a", "b"),
+    ("SSCAN", "s", 0, "NOVALUES"),
+    ("SSCAN", "nokey", 0, "NOVALUES"),
+    ("ZSCAN", "z", 0, "NOVALUES"),
+    ("ZSCAN", "nokey", 0, "NOVALUES"),
+]
 
 CASES = [
     # XREAD ... + : the last entry of each stream.
@@ -92,7 +125,8 @@ def test_replies_match_redis8(blinkdb, peers, proto):
         if proto == 3:
             ours.call("HELLO", "3")
             theirs.call("HELLO", "3")
-        for cmd in CASES:
+        # (A small hash scans in insertion order on both.)
+        for cmd in RANK_AND_SCAN + [("FLUSHALL",)] + CASES:
             a, b = ours.call(*cmd), theirs.call(*cmd)
             assert a.raw == b.raw, (cmd, a.raw, b.raw)
 
@@ -102,7 +136,8 @@ def test_command_entries_are_redis8s(blinkdb, peers):
     with blinkdb.connect() as ours, redis8.connect() as theirs:
         hfe = ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
                "hexpiretime", "hpexpiretime", "hpersist", "hgetex", "hsetex", "hgetdel")
-        for name in ("waitaof", "client|kill", "client|no-touch", "xread", "xreadgroup") + hfe:
+        for name in ("zrank", "zrevrank", "hscan", "waitaof", "client|kill", "client|no-touch",
+                     "xread", "xreadgroup") + hfe:
             a = ours.call("COMMAND", "INFO", name).raw
             b = theirs.call("COMMAND", "INFO", name).raw
             assert a == b, (name, a, b)
