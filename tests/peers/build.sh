@@ -17,6 +17,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$root/target/peers
 mkdir -p "$work"
+. "$root/tests/debian-source.sh"
 
 # name  source-package  version (Debian's, without revision)  tree  binary
 peer_info() {
@@ -34,14 +35,7 @@ add_trixie_sources() {
         return 0
     printf '%s\n' 'Types: deb-src' 'URIs: http://deb.debian.org/debian' 'Suites: trixie' \
         'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' >"$list"
-    apt-get update -qq
-}
-
-# The source package's newest version of upstream release $2 (e.g. 5:8.0.2-3+deb13u3).
-debian_version() { # package upstream
-    apt-cache showsrc "$1" 2>/dev/null | awk -v up="$2" '
-        /^Version: / { v = $2; u = v; sub(/^[0-9]+:/, "", u); sub(/[-+].*$/, "", u);
-                       if (u == up) print v }' | sort -V | tail -1
+    apt-get update -qq -o DPkg::Lock::Timeout=300
 }
 
 build_one() { # peer

@@ -6,18 +6,25 @@
 suite_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 suite_root=$(cd "$suite_here/../.." && pwd)
 suite_work=$suite_root/target/redis-suite
+. "$suite_root/tests/debian-source.sh"
 
 # Prints the unpacked source's directory, fetching Debian's source package
-# first if needed (a deb-src entry is added when none is configured).
+# first if needed (a deb-src entry for this machine's release is added when
+# apt knows no 7.0.15 source).
 fetch_source() {
     local src
     src=$(ls -d "$suite_work"/redis-7.0.15 2>/dev/null) && { echo "$src"; return 0; }
-    if ! grep -rqs '^Types: deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    local ver
+    ver=$(debian_version redis 7.0.15)
+    if [ -z "$ver" ]; then
         sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
             >/etc/apt/sources.list.d/blinkdb-deb-src.sources
-        apt-get update -qq >&2
+        apt-get update -qq -o DPkg::Lock::Timeout=300 >&2
+        ver=$(debian_version redis 7.0.15)
     fi
-    (cd "$suite_work" && apt-get source --download-only redis >&2 && dpkg-source -x redis_7.0.15*.dsc redis-7.0.15 >&2) ||
+    [ -n "$ver" ] || { echo "no source package redis 7.0.15 in the apt lists" >&2; return 1; }
+    (cd "$suite_work" && apt-get source --download-only "redis=$ver" >&2 &&
+        dpkg-source -x "redis_${ver#*:}.dsc" redis-7.0.15 >&2) ||
         return 1
     # Harmless now that FUNCTION FLUSH is served: a server without it must not fail every test's cleanup.
     sed -i 's/^\(\s*\)r function flush$/\1catch {r function flush}/' "$suite_work/redis-7.0.15/tests/support/server.tcl"
