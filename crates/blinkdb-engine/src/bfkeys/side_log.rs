@@ -362,11 +362,30 @@ impl ItemLog {
     /// A live add's item: its digest, and its pair unless no longer exported.
     /// A new item of the filter: its digest, and its RedisBloom pair while
     /// the log keeps pairs (one lock for both).
-    pub(crate) fn append_item(&self, item: &[u8]) -> Result<(), BloomError> {
-        let digest = crate::filter::ItemHash::of(item).to_digest();
+    /// `hash` is the chain's: its pair, when the chain computed one (it has flat
+    /// sub-filters, whose rebuild needs it), is logged even after the log stopped
+    /// computing pairs for the export.
+    pub(crate) fn append_item(
+        &self,
+        item: &[u8],
+        hash: &crate::bloom::ProbeHash,
+    ) -> Result<(), BloomError> {
+        let digest = hash.hash.to_digest();
         let mut state = self.inner.lock();
-        let pair = (state.paired && !state.swallowed).then(|| crate::bloom::redisbloom_hash(item));
+        let pair = hash.pair.or_else(|| {
+            (state.paired && !state.swallowed).then(|| crate::bloom::redisbloom_hash(item))
+        });
         self.append_locked(&mut state, &LoggedItem { digest, pair })
+    }
+
+    /// An item of a chain with no flat sub-filter (no pair computed by it).
+    #[cfg(test)]
+    pub(crate) fn append_item_plain(&self, item: &[u8]) -> Result<(), BloomError> {
+        let hash = crate::bloom::ProbeHash {
+            hash: crate::filter::ItemHash::of(item),
+            pair: None,
+        };
+        self.append_item(item, &hash)
     }
 
     pub(crate) fn append(&self, item: &LoggedItem) -> Result<(), BloomError> {
@@ -636,7 +655,7 @@ mod tests {
         let log = ItemLog::create(dir.path(), 1).unwrap();
         let all = items(100);
         for item in &all {
-            log.append_item(item).unwrap();
+            log.append_item_plain(item).unwrap();
         }
         log.sync().unwrap();
         drop(log);
@@ -663,7 +682,7 @@ mod tests {
         std::fs::write(&path, raw).unwrap();
         let log = ItemLog::open(dir.path(), 2, 1).unwrap();
         assert!(!log.wants_pairs());
-        log.append_item(b"new").unwrap();
+        log.append_item_plain(b"new").unwrap();
         log.sync().unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), HEADER + 2 * 16);
         assert!(matches!(log.pairs(2).unwrap(), LoggedPairs::Missing(_)));
@@ -676,11 +695,11 @@ mod tests {
     fn an_add_answered_present_is_recorded_in_the_header() {
         let dir = tempfile::tempdir().unwrap();
         let log = ItemLog::create(dir.path(), 3).unwrap();
-        log.append_item(b"a").unwrap();
+        log.append_item_plain(b"a").unwrap();
         log.sync().unwrap();
         log.swallowed().unwrap();
         assert!(!log.wants_pairs());
-        log.append_item(b"b").unwrap();
+        log.append_item_plain(b"b").unwrap();
         log.sync().unwrap();
         drop(log);
         let path = item_log_path(dir.path(), 3);
@@ -697,7 +716,7 @@ mod tests {
         // Swallowed before the first write-out: the header says so from the start.
         let fresh = ItemLog::create(dir.path(), 4).unwrap();
         fresh.swallowed().unwrap();
-        fresh.append_item(b"c").unwrap();
+        fresh.append_item_plain(b"c").unwrap();
         fresh.sync().unwrap();
         assert_eq!(header_version(&item_log_path(dir.path(), 4)), SWALLOWED);
     }
@@ -707,10 +726,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = ItemLog::create(dir.path(), 5).unwrap();
         for item in items(10) {
-            log.append_item(&item).unwrap();
+            log.append_item_plain(&item).unwrap();
         }
         log.sync().unwrap();
-        log.append_item(b"pending").unwrap();
+        log.append_item_plain(b"pending").unwrap();
         let digest_only = LoggedItem {
             digest: LoggedItem::of(b"x").digest,
             pair: None,

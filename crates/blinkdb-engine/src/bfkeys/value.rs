@@ -6,9 +6,9 @@ use super::side_log::{ItemLog, LoggedItem, LoggedPairs, ValuesSnapshot};
 use super::store::BloomStore;
 use crate::bloom::{
     debug_link_line, dump_header_items, BloomConfig, BloomError, BloomInfo, BloomLimits, ChainOpen,
-    ChainRebuildReason, LinkShape, RedisBloomChain, ScalableBloom,
+    ChainRebuildReason, LinkShape, ProbeHash, RedisBloomChain, ScalableBloom,
 };
-use crate::filter::{ItemHash, LogPosition};
+use crate::filter::LogPosition;
 use crate::kernel::{FilterSpec, KernelFilterInfo, PinLocation};
 use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 use std::sync::Arc;
@@ -170,7 +170,7 @@ impl Cell {
                                         .expect("item log entries are 16 or 32 bytes");
                                     filter
                                         .replay_add_hash(
-                                            ItemHash::from_digest(logged.digest),
+                                            ProbeHash::logged(logged.digest, logged.pair),
                                             limits,
                                         )
                                         .map(drop)
@@ -386,11 +386,12 @@ impl BloomValue {
         let state = &mut *self.0.state.write();
         match &mut state.backend {
             Backend::User(f) => {
-                let added = f.add(item, limits)?;
+                let hash = f.probe_hash(item);
+                let added = f.add_hash(hash, limits)?;
                 if let Some(log) = &state.items {
                     if added {
-                        log.append_item(item)?;
-                    } else {
+                        log.append_item(item, &hash)?;
+                    } else if !f.answers_as_redisbloom() {
                         log.swallowed()?;
                     }
                 }
@@ -413,11 +414,16 @@ impl BloomValue {
         match &mut state.backend {
             Backend::User(f) => {
                 let items: Vec<&[u8]> = items.into_iter().collect();
-                let results = f.madd(items.iter().copied(), limits);
+                let hashes: Vec<ProbeHash> = items.iter().map(|i| f.probe_hash(i)).collect();
+                let results = f.madd_hashes(&hashes, limits);
+                // Read after the batch: a chain that grew a blocked sub-filter
+                // in it may have met a false positive of BlinkDB's own bits.
+                let exact = f.answers_as_redisbloom();
                 if let Some(log) = &state.items {
-                    for (item, result) in items.iter().zip(&results) {
+                    for ((item, hash), result) in items.iter().zip(&hashes).zip(&results) {
                         let logged = match result {
-                            Ok(true) => log.append_item(item),
+                            Ok(true) => log.append_item(item, hash),
+                            Ok(false) if exact => Ok(()),
                             Ok(false) => log.swallowed(),
                             Err(_) => Ok(()),
                         };
@@ -511,8 +517,8 @@ impl BloomValue {
             match &mut state.backend {
                 Backend::Kernel(k) => k.force_value(value)?,
                 Backend::User(f) => {
-                    let digest = logged.expect("decoded above").digest;
-                    f.replay_add_hash(ItemHash::from_digest(digest), limits)?
+                    let logged = logged.expect("decoded above");
+                    f.replay_add_hash(ProbeHash::logged(logged.digest, logged.pair), limits)?
                 }
                 Backend::RedisBloom(_) => {
                     return Err(BloomError::BadBackend(

@@ -4,7 +4,9 @@
 use super::config::{BloomConfig, BloomLimits};
 use super::error::BloomError;
 use super::meta::{ChainMeta, LinkMeta, CHAIN_MAGIC, MAX_LINKS};
-use super::redisbloom::{debug_link_line, LinkShape, CHAIN_STRUCT_BYTES, LINK_STRUCT_BYTES};
+use super::redisbloom::{
+    debug_link_line, item_hash as redisbloom_pair, LinkShape, CHAIN_STRUCT_BYTES, LINK_STRUCT_BYTES,
+};
 use crate::filter::{BloomFile, ItemHash, LogPosition, OpenOutcome, RebuildReason, PREFETCH_AHEAD};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,62 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Link {
     pub(crate) capacity: u64,
     pub(crate) file: BloomFile,
+}
+
+/// An item's hashes for one chain: the xxh3-128 that blocked sub-filters probe
+/// with, and RedisBloom's MurmurHash64A pair that flat ones probe with (computed
+/// only when the chain has a flat sub-filter; `None` also for a logged item
+/// whose pair was not kept).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProbeHash {
+    pub hash: ItemHash,
+    pub pair: Option<(u64, u64)>,
+}
+
+impl ProbeHash {
+    /// A logged item: its digest and, when the log kept it, its pair. A pair of
+    /// (0, 0) is what a version-3 item log wrote once it stopped computing pairs.
+    pub fn logged(digest: [u8; 16], pair: Option<(u64, u64)>) -> ProbeHash {
+        ProbeHash {
+            hash: ItemHash::from_digest(digest),
+            pair: pair.filter(|&p| p != (0, 0)),
+        }
+    }
+}
+
+impl Link {
+    fn is_flat(&self) -> bool {
+        self.file.geometry().is_flat()
+    }
+
+    #[inline]
+    fn contains(&self, hash: &ProbeHash) -> bool {
+        if !self.is_flat() {
+            return self.file.contains_hash(hash.hash);
+        }
+        // No pair: the chain did not compute one, which it always does when it
+        // has a flat sub-filter; "present" is the answer that cannot be wrong.
+        hash.pair.is_none_or(|pair| self.file.contains_pair(pair))
+    }
+
+    /// Sets the item's bits and counts it once (also when no bit was new).
+    fn insert(&mut self, hash: &ProbeHash) {
+        let counted = match (self.is_flat(), hash.pair) {
+            (false, _) => self.file.insert_hash_exclusive(hash.hash),
+            (true, Some(pair)) => self.file.insert_pair_exclusive(pair),
+            (true, None) => {
+                // A logged item without its pair (an old log): its bits are
+                // unknown, so all of them, rather than a false negative.
+                tracing::warn!(path = %self.file.path().display(),
+                    "flat Bloom sub-filter rebuilt from an item without its RedisBloom pair: saturated");
+                self.file.saturate();
+                false
+            }
+        };
+        if !counted {
+            self.file.set_item_count(self.file.item_count() + 1);
+        }
+    }
 }
 
 /// A RedisBloom-compatible scalable Bloom filter backed by one file per sub-filter
@@ -129,7 +187,7 @@ impl ScalableBloom {
 
     fn first_link(config: BloomConfig, limits: &BloomLimits) -> Result<ChainMeta, BloomError> {
         config.validate()?;
-        let (capacity, geometry) = config.sub_filter_geometry(0, 0, limits)?;
+        let (capacity, geometry) = config.sub_filter_geometry(0, 0, limits, true)?;
         Ok(ChainMeta {
             config,
             links: vec![LinkMeta {
@@ -293,19 +351,48 @@ impl ScalableBloom {
         self.config
     }
 
-    /// BF.EXISTS.
-    pub fn exists(&self, item: &[u8]) -> bool {
-        let hash = ItemHash::of(item);
-        self.links.iter().any(|l| l.file.contains_hash(hash))
+    /// Whether adds need RedisBloom's pair: the first sub-filter is flat (flat
+    /// ones are always a prefix of the chain).
+    pub fn needs_pair(&self) -> bool {
+        self.links[0].is_flat()
     }
 
-    /// BF.MEXISTS. Each sub-filter tests the whole batch with prefetching, so the
-    /// cache misses of the items overlap.
+    /// Every sub-filter is flat: every answer is the one RedisBloom's chain with
+    /// the same items gives (an add answered "present" is present there too).
+    pub fn answers_as_redisbloom(&self) -> bool {
+        self.links.last().is_some_and(Link::is_flat)
+    }
+
+    /// The hashes this chain probes `item` with.
+    pub fn probe_hash(&self, item: &[u8]) -> ProbeHash {
+        ProbeHash {
+            hash: ItemHash::of(item),
+            pair: self.needs_pair().then(|| redisbloom_pair(item)),
+        }
+    }
+
+    /// BF.EXISTS.
+    pub fn exists(&self, item: &[u8]) -> bool {
+        let hash = self.probe_hash(item);
+        self.links.iter().any(|l| l.contains(&hash))
+    }
+
+    /// BF.MEXISTS. Each blocked sub-filter tests the whole batch with
+    /// prefetching, so the cache misses of the items overlap; flat ones are
+    /// small enough to be in cache.
     pub fn mexists<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
-        let hashes: Vec<ItemHash> = items.into_iter().map(ItemHash::of).collect();
+        let hashes: Vec<ProbeHash> = items.into_iter().map(|i| self.probe_hash(i)).collect();
         let mut found = vec![false; hashes.len()];
+        let mut blocked: Option<Vec<ItemHash>> = None;
         for link in &self.links {
-            link.file.contains_hashes(&hashes, &mut found);
+            if link.is_flat() {
+                for (hash, found) in hashes.iter().zip(found.iter_mut()) {
+                    *found = *found || link.contains(hash);
+                }
+            } else {
+                let xxh = blocked.get_or_insert_with(|| hashes.iter().map(|h| h.hash).collect());
+                link.file.contains_hashes(xxh, &mut found);
+            }
         }
         found
     }
@@ -313,11 +400,12 @@ impl ScalableBloom {
     /// BF.ADD: `Ok(true)` if newly added, `Ok(false)` if (probably) present.
     /// Grows the chain when the last sub-filter is full, within `limits`.
     pub fn add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<bool, BloomError> {
-        self.add_hash(ItemHash::of(item), limits)
+        self.add_hash(self.probe_hash(item), limits)
     }
 
-    fn add_hash(&mut self, hash: ItemHash, limits: &BloomLimits) -> Result<bool, BloomError> {
-        if self.links.iter().any(|l| l.file.contains_hash(hash)) {
+    /// [`add`](Self::add) of an item hashed by [`probe_hash`](Self::probe_hash).
+    pub fn add_hash(&mut self, hash: ProbeHash, limits: &BloomLimits) -> Result<bool, BloomError> {
+        if self.links.iter().any(|l| l.contains(&hash)) {
             return Ok(false);
         }
         let last = self.links.last().expect("a chain has at least one link");
@@ -327,14 +415,11 @@ impl ScalableBloom {
             }
             self.grow(limits)?;
         }
-        let last = self
-            .links
+        // Counted even if every probed bit was already set, as RedisBloom does.
+        self.links
             .last_mut()
-            .expect("a chain has at least one link");
-        if !last.file.insert_hash_exclusive(hash) {
-            // Every probed bit was already set: count it as RedisBloom does.
-            last.file.set_item_count(last.file.item_count() + 1);
-        }
+            .expect("a chain has at least one link")
+            .insert(&hash);
         Ok(true)
     }
 
@@ -342,13 +427,13 @@ impl ScalableBloom {
     /// where the live add put it (the first sub-filter not yet full, growing the chain
     /// as the live add did) and counts once even if its bits are already set.
     pub fn replay_add(&mut self, item: &[u8], limits: &BloomLimits) -> Result<(), BloomError> {
-        self.replay_add_hash(ItemHash::of(item), limits)
+        self.replay_add_hash(self.probe_hash(item), limits)
     }
 
-    /// [`replay_add`](Self::replay_add) of an item known by its hash (side logs).
+    /// [`replay_add`](Self::replay_add) of an item known by its hashes (side logs).
     pub fn replay_add_hash(
         &mut self,
-        hash: ItemHash,
+        hash: ProbeHash,
         limits: &BloomLimits,
     ) -> Result<(), BloomError> {
         let slot = self
@@ -363,10 +448,7 @@ impl ScalableBloom {
                 self.links.len() - 1
             }
         };
-        let link = &mut self.links[index];
-        if !link.file.insert_hash_exclusive(hash) {
-            link.file.set_item_count(link.file.item_count() + 1);
-        }
+        self.links[index].insert(&hash);
         Ok(())
     }
 
@@ -447,17 +529,29 @@ impl ScalableBloom {
         items: impl IntoIterator<Item = &'a [u8]>,
         limits: &BloomLimits,
     ) -> Vec<Result<bool, BloomError>> {
-        let hashes: Vec<ItemHash> = items.into_iter().map(ItemHash::of).collect();
-        let prefetch = |links: &[Link], hash: ItemHash| {
-            links.iter().for_each(|link| link.file.prefetch(hash));
+        let hashes: Vec<ProbeHash> = items.into_iter().map(|i| self.probe_hash(i)).collect();
+        self.madd_hashes(&hashes, limits)
+    }
+
+    /// [`madd`](Self::madd) of items hashed by [`probe_hash`](Self::probe_hash).
+    pub fn madd_hashes(
+        &mut self,
+        hashes: &[ProbeHash],
+        limits: &BloomLimits,
+    ) -> Vec<Result<bool, BloomError>> {
+        let prefetch = |links: &[Link], hash: &ProbeHash| {
+            links
+                .iter()
+                .filter(|link| !link.is_flat())
+                .for_each(|link| link.file.prefetch(hash.hash));
         };
         for hash in hashes.iter().take(PREFETCH_AHEAD) {
-            prefetch(&self.links, *hash);
+            prefetch(&self.links, hash);
         }
         let mut out = Vec::with_capacity(hashes.len());
         for (i, hash) in hashes.iter().enumerate() {
             if let Some(ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                prefetch(&self.links, *ahead);
+                prefetch(&self.links, ahead);
             }
             let result = self.add_hash(*hash, limits);
             let stop = result.is_err();
@@ -475,7 +569,10 @@ impl ScalableBloom {
             return Err(BloomError::TooLarge);
         }
         let used = self.size_bytes();
-        let (capacity, geometry) = self.config.sub_filter_geometry(index, used, limits)?;
+        let flat_allowed = self.answers_as_redisbloom();
+        let (capacity, geometry) =
+            self.config
+                .sub_filter_geometry(index, used, limits, flat_allowed)?;
         let path = link_path(&self.dir, self.id, index as usize);
         if !self.on_disk {
             let file = BloomFile::create_in_memory(&path, geometry)?;

@@ -1,7 +1,8 @@
 //! Filter parameters, their RedisBloom defaults, and how each sub-filter is sized.
 
 use super::error::BloomError;
-use crate::filter::Geometry;
+use super::redisbloom::LinkShape;
+use crate::filter::{Geometry, MAX_HASHES};
 
 /// RedisBloom defaults for a filter created by BF.ADD / BF.INSERT.
 pub const DEFAULT_ERROR_RATE: f64 = 0.01;
@@ -11,6 +12,13 @@ pub const DEFAULT_EXPANSION: u64 = 2;
 /// RedisBloom's ERROR_TIGHTENING_RATIO: a scaling chain's first sub-filter gets
 /// this share of the error rate, and each new one this share of the last one's.
 pub const ERROR_TIGHTENING: f64 = 0.5;
+
+/// A sub-filter whose RedisBloom bit array is at most this many bytes uses
+/// RedisBloom's flat layout (its bits, hash and probes), so its answers and item
+/// counts are RedisBloom's; larger ones stay blocked (one cache line per item).
+/// An array this small stays in L1/L2, where k scattered probes cost about what
+/// one line does (docs/bloom-file-format.md, "Layouts").
+pub const FLAT_MAX_BYTES: u64 = 64 << 10;
 
 /// What BF.RESERVE / BF.INSERT ask for.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -124,11 +132,15 @@ impl BloomConfig {
 
     /// Geometry of sub-filter `index`, refused if `already_used + its size` would
     /// pass `limits.max_memory`. Arithmetic only: nothing is allocated.
+    /// `flat_allowed` (the first sub-filter, or the one before is flat): flat when
+    /// RedisBloom's array is at most [`FLAT_MAX_BYTES`], so the flat sub-filters of
+    /// a chain are always its first ones.
     pub fn sub_filter_geometry(
         &self,
         index: u32,
         already_used: u64,
         limits: &BloomLimits,
+        flat_allowed: bool,
     ) -> Result<(u64, Geometry), BloomError> {
         let capacity = self.sub_filter_capacity(index)?;
         let error = self.sub_filter_error(index);
@@ -137,12 +149,22 @@ impl BloomConfig {
             // refuses such a link too.
             return Err(BloomError::GrowFailed);
         }
-        // The unblocked optimum bounds the size from below: reject before searching.
-        let floor_bytes = capacity as f64 * -error.ln() / std::f64::consts::LN_2.powi(2) / 8.0;
         let over = |needed: u64| BloomError::OverMaxMemory {
             needed,
             max: limits.max_memory,
         };
+        if let Some(shape) = LinkShape::of(capacity, error)
+            .filter(|s| flat_allowed && s.bytes <= FLAT_MAX_BYTES && s.hashes <= MAX_HASHES)
+        {
+            let geometry = Geometry::flat(shape.bits(), shape.hashes)?;
+            let needed = geometry.file_len();
+            if needed.saturating_add(already_used) > limits.max_memory {
+                return Err(over(needed));
+            }
+            return Ok((capacity, geometry));
+        }
+        // The unblocked optimum bounds the size from below: reject before searching.
+        let floor_bytes = capacity as f64 * -error.ln() / std::f64::consts::LN_2.powi(2) / 8.0;
         if floor_bytes + already_used as f64 > limits.max_memory as f64 {
             return Err(over(floor_bytes.min(u64::MAX as f64) as u64));
         }

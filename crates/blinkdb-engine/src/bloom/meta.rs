@@ -4,14 +4,15 @@
 //! ```text
 //! offset   size  field
 //! 0        8     magic        b"BLINKBC\0" (chain file) or b"BLINKBD\0" (dump header)
-//! 8        4     version      1
+//! 8        4     version      2 (1: before layouts, every link blocked)
 //! 12       4     flags        bit 0 = NONSCALING
 //! 16       8     error rate   f64 bits
 //! 24       8     capacity     first sub-filter
 //! 32       8     expansion
 //! 40       4     link count   n >= 1
 //! 44       4     reserved     0
-//! 48       32*n  links: capacity u64, lines u64, hashes u32, reserved u32, items u64
+//! 48       32*n  links: capacity u64, lines u64, hashes u32, layout u32, items u64
+//!                (layout: 0 = blocked, else flat with that many bits; 0 in version 1)
 //! 48+32n   4     checksum     low 32 bits of xxh3-64 of all bytes before it
 //! ```
 //! The chain file's `items` fields are unused (0): item counts live in each
@@ -23,7 +24,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 pub const CHAIN_MAGIC: [u8; 8] = *b"BLINKBC\0";
 pub const DUMP_MAGIC: [u8; 8] = *b"BLINKBD\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+const VERSION_BLOCKED_ONLY: u32 = 1;
 const FIXED: usize = 48;
 const LINK: usize = 32;
 /// More sub-filters than this cannot come from any sane expansion.
@@ -57,7 +59,8 @@ impl ChainMeta {
             out.extend_from_slice(&link.capacity.to_le_bytes());
             out.extend_from_slice(&link.geometry.lines.to_le_bytes());
             out.extend_from_slice(&link.geometry.hashes.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
+            // Geometry::flat bounds it below 2^32.
+            out.extend_from_slice(&(link.geometry.flat_bits as u32).to_le_bytes());
             out.extend_from_slice(&link.items.to_le_bytes());
         }
         let sum = xxh3_64(&out) as u32;
@@ -70,7 +73,8 @@ impl ChainMeta {
     pub fn decode(raw: &[u8], magic: [u8; 8]) -> Option<ChainMeta> {
         let u32_at = |o: usize| Some(u32::from_le_bytes(raw.get(o..o + 4)?.try_into().ok()?));
         let u64_at = |o: usize| Some(u64::from_le_bytes(raw.get(o..o + 8)?.try_into().ok()?));
-        if raw.get(0..8)? != magic || u32_at(8)? != VERSION {
+        let version = u32_at(8)?;
+        if raw.get(0..8)? != magic || (version != VERSION && version != VERSION_BLOCKED_ONLY) {
             return None;
         }
         let count = u32_at(40)?;
@@ -94,7 +98,12 @@ impl ChainMeta {
         let mut links = Vec::with_capacity(count as usize);
         for i in 0..count {
             let at = FIXED + LINK * i as usize;
-            let geometry = Geometry::new(u64_at(at + 8)?, u32_at(at + 16)?).ok()?;
+            let flat_bits = if version == VERSION {
+                u32_at(at + 20)? as u64
+            } else {
+                0
+            };
+            let geometry = Geometry::checked(u64_at(at + 8)?, u32_at(at + 16)?, flat_bits).ok()?;
             let link = LinkMeta {
                 capacity: u64_at(at)?,
                 geometry,

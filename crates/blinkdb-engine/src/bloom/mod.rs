@@ -17,7 +17,7 @@ mod error;
 mod meta;
 mod redisbloom;
 
-pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ScalableBloom};
+pub use chain::{BloomInfo, ChainOpen, ChainRebuildReason, ProbeHash, ScalableBloom};
 pub use config::{BloomConfig, BloomLimits};
 pub use dump::{dump_chunk_plan, dump_header_items};
 pub use error::BloomError;

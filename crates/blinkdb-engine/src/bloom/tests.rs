@@ -219,7 +219,101 @@ fn reserve_add_exists_info_card_follow_redisbloom() {
     }
     let info = f.info();
     assert_eq!((info.filters, info.capacity), (5, 3100));
-    assert!(info.items > 1590 && info.items <= 1603, "{info:?}");
+    // Flat sub-filters (all of these) count what RedisBloom counts.
+    let mut rb = RedisBloomChain::new(100, 0.01, 2, false, &LIMITS).unwrap();
+    for item in [&b"x"[..], b"a", b"b"] {
+        rb.add(item, &LIMITS).unwrap();
+    }
+    for i in 0..1600 {
+        rb.add(&item(i), &LIMITS).unwrap();
+    }
+    assert_eq!(info.items, rb.size, "{info:?}");
+}
+
+/// Sub-filters up to FLAT_MAX_BYTES use RedisBloom's bits, hash and probes: every
+/// add and exists answer, every count and the growth are RedisBloom's (the
+/// in-crate `RedisBloomChain` is its algorithm), also after a reopen from the files.
+#[test]
+fn small_chains_answer_exactly_as_redisbloom() {
+    let dir = tempfile::tempdir().unwrap();
+    let shapes = [
+        (0.01, 10, 2, false, 4000),
+        (0.001, 100, 2, false, 4000),
+        (0.01, 4, 1, false, 100),
+        (0.01, 1, 1, false, 60),
+        (0.1, 3, 4, false, 3000),
+        (0.2, 7, 3, false, 3000),
+        (0.01, 50, 2, true, 60),
+    ];
+    let mut false_positives = 0;
+    for (id, &(error_rate, capacity, expansion, nonscaling, adds)) in shapes.iter().enumerate() {
+        let config = BloomConfig {
+            error_rate,
+            capacity,
+            expansion,
+            nonscaling,
+        };
+        let mut f = ScalableBloom::create(dir.path(), id as u64, config, &LIMITS).unwrap();
+        let mut rb =
+            RedisBloomChain::new(capacity, error_rate, expansion, nonscaling, &LIMITS).unwrap();
+        // Some repeats, so "present" answers are compared too.
+        for i in (0..adds).map(|i| i - i % 7 / 6) {
+            let (ours, theirs) = (f.add(&item(i), &LIMITS), rb.add(&item(i), &LIMITS));
+            assert_eq!(
+                ours.map_err(text),
+                theirs.map_err(text),
+                "{config:?} item {i}"
+            );
+        }
+        assert!(f.answers_as_redisbloom(), "{config:?}");
+        assert_eq!((f.card(), f.links.len()), (rb.size, rb.links.len()));
+        assert_eq!(f.debug_lines(), rb.debug_lines(), "{config:?}");
+        let probes: Vec<Vec<u8>> = (0..3 * adds).map(item).collect();
+        let want: Vec<bool> = probes.iter().map(|p| rb.contains(p)).collect();
+        false_positives += want.iter().skip(adds as usize).filter(|&&w| w).count();
+        assert_eq!(f.mexists(probes.iter().map(Vec::as_slice)), want);
+        f.flush(LogPosition::default()).unwrap();
+        drop(f);
+        let f = ready(ScalableBloom::open(dir.path(), id as u64).unwrap());
+        let again: Vec<bool> = probes.iter().map(|p| f.exists(p)).collect();
+        assert_eq!(again, want, "{config:?} after reopen");
+    }
+    // The comparison covers RedisBloom's false positives, not only its items.
+    assert!(false_positives > 10, "{false_positives}");
+}
+
+/// Past FLAT_MAX_BYTES a chain's new sub-filters are blocked, and stay so.
+#[test]
+fn large_sub_filters_stay_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = BloomConfig {
+        error_rate: 0.01,
+        capacity: 20_000,
+        ..BloomConfig::default()
+    };
+    let mut f = ScalableBloom::create(dir.path(), 1, config, &LIMITS).unwrap();
+    assert!(f.links[0].file.geometry().is_flat());
+    for i in 0..80_000 {
+        f.add(&item(i), &LIMITS).unwrap();
+    }
+    let flat: Vec<bool> = f
+        .links
+        .iter()
+        .map(|l| l.file.geometry().is_flat())
+        .collect();
+    // 20k at 0.005: 27,568 bytes; 40k at 0.0025: 60,128; 80k: over 64 KiB.
+    assert_eq!(flat, [true, true, false]);
+    assert!(!f.answers_as_redisbloom() && f.needs_pair());
+    assert!((0..80_000).all(|i| f.exists(&item(i))), "false negative");
+    let big = BloomConfig {
+        capacity: 100_000,
+        ..config
+    };
+    let g = ScalableBloom::create(dir.path(), 2, big, &LIMITS).unwrap();
+    assert!(
+        !g.needs_pair(),
+        "a blocked first sub-filter needs no RedisBloom pair"
+    );
 }
 
 #[test]
@@ -494,7 +588,12 @@ fn false_positive_rate_at_capacity_is_within_the_request() {
         }
         assert_eq!(f.info().filters, 4);
         let chain = measured_fp(&f, 1_000_000);
-        assert!(chain <= error_rate, "{error_rate}: four filters {chain}");
+        // The two flat sub-filters have RedisBloom's rate, which is at their budget
+        // rather than under it; 1M probes measure it to about ±3% at 0.001.
+        assert!(
+            chain <= error_rate * 1.06,
+            "{error_rate}: four filters {chain}"
+        );
         assert!((0..i).all(|n| f.exists(&item(n))), "false negative");
         f.flush(LogPosition::default()).unwrap();
         drop(f);
@@ -619,7 +718,7 @@ fn bf_max_memory_zero_is_physical_memory() {
         ..BloomConfig::default()
     };
     let (_, geometry) = config
-        .sub_filter_geometry(0, 0, &BloomLimits::from_setting(2 << 30))
+        .sub_filter_geometry(0, 0, &BloomLimits::from_setting(2 << 30), true)
         .unwrap();
     assert!(geometry.file_len() < 2 << 30);
 }

@@ -124,7 +124,7 @@ impl std::fmt::Debug for BloomFile {
 impl BloomFile {
     /// Creates (or truncates) `path` as an empty filter with checkpoint (0, 0).
     pub fn create(path: &Path, geometry: Geometry) -> Result<BloomFile, FilterError> {
-        let geometry = Geometry::new(geometry.lines, geometry.hashes)?;
+        let geometry = Geometry::checked(geometry.lines, geometry.hashes, geometry.flat_bits)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -145,7 +145,7 @@ impl BloomFile {
     /// [`BloomFile::materialize`] writes it. Until then it costs no file system work
     /// (a BF.RESERVE + DEL pair creates and unlinks nothing), and `flush` refuses it.
     pub fn create_in_memory(path: &Path, geometry: Geometry) -> Result<BloomFile, FilterError> {
-        let geometry = Geometry::new(geometry.lines, geometry.hashes)?;
+        let geometry = Geometry::checked(geometry.lines, geometry.hashes, geometry.flat_bits)?;
         let len = geometry.file_len() as usize;
         let map = if len <= HEAP_MAX {
             FilterMemory::heap(len).ok_or_else(|| {
@@ -243,9 +243,9 @@ impl BloomFile {
         let Some(header) = Header::decode(&raw_header) else {
             return Ok(OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt));
         };
-        let found = Geometry {
-            lines: header.lines,
-            hashes: header.hashes,
+        let Ok(found) = Geometry::checked(header.lines, header.hashes, header.flat_bits as u64)
+        else {
+            return Ok(OpenOutcome::Rebuild(RebuildReason::HeaderCorrupt));
         };
         if found != geometry {
             return Ok(OpenOutcome::Rebuild(RebuildReason::GeometryChanged {
@@ -638,6 +638,66 @@ impl BloomFile {
         true
     }
 
+    /// Flat layout: is every bit RedisBloom's link probes for `pair` set? Probe i
+    /// tests bit `(a + i·b) mod flat_bits` (wrapping u64 arithmetic, as its
+    /// `bloom_check_add_compat`), which is bit `x % 480` of line `x / 480`.
+    #[inline]
+    pub fn contains_pair(&self, (a, b): (u64, u64)) -> bool {
+        debug_assert!(self.geometry.is_flat());
+        let bits = self.geometry.flat_bits;
+        (0..self.geometry.hashes as u64).all(|i| {
+            let (line, bit) = flat_position(a.wrapping_add(i.wrapping_mul(b)) % bits);
+            let word =
+                u64::from_le(self.words(line)[(bit >> 6) as usize & 7].load(Ordering::Relaxed));
+            word >> (bit & 63) & 1 == 1
+        })
+    }
+
+    /// Flat layout: sets the probed bits of `pair` (caller holds the filter
+    /// exclusively), then rewrites the checksum of every line that gained a bit
+    /// (after all bit stores, so a crash in between leaves lines that fail their
+    /// checksum and become all ones). True, and the item counted, if a bit was new.
+    pub fn insert_pair_exclusive(&mut self, (a, b): (u64, u64)) -> bool {
+        debug_assert!(self.geometry.is_flat());
+        let bits = self.geometry.flat_bits;
+        // Lines that gained a bit; k <= MAX_HASHES probes touch at most k lines.
+        let mut touched = [0u64; super::geometry::MAX_HASHES as usize];
+        let mut count = 0;
+        for i in 0..self.geometry.hashes as u64 {
+            let (line, bit) = flat_position(a.wrapping_add(i.wrapping_mul(b)) % bits);
+            let word = &self.words(line)[(bit >> 6) as usize & 7];
+            let old = u64::from_le(word.load(Ordering::Relaxed));
+            let one = 1u64 << (bit & 63);
+            if old & one == 0 {
+                word.store((old | one).to_le(), Ordering::Relaxed);
+                if !touched[..count].contains(&line) {
+                    touched[count] = line;
+                    count += 1;
+                }
+            }
+        }
+        for &line in &touched[..count] {
+            let words = self.words(line);
+            let sum = with_checksum(load_line(words))[SUM_WORD];
+            words[SUM_WORD].store(sum.to_le(), Ordering::Release);
+        }
+        if count > 0 {
+            *self.items.get_mut() += 1;
+        }
+        count > 0
+    }
+
+    /// Sets every bit (all ones, valid checksums): for an item that must be
+    /// present but whose probe positions are unknown (a flat sub-filter rebuilt
+    /// from a log entry without RedisBloom's pair). No false negative, at the
+    /// price of answering "present" to everything.
+    pub fn saturate(&mut self) {
+        let full = with_checksum([u64::MAX; LINE_WORDS64]);
+        for line in 0..self.geometry.lines {
+            store_line(self.words(line), &full);
+        }
+    }
+
     /// Makes every add made before this call durable, then records `checkpoint`
     /// in the header. Adds and reads proceed while the lines are msynced.
     /// An in-memory filter must be [`BloomFile::materialize`]d first.
@@ -665,6 +725,8 @@ impl BloomFile {
         let header = Header {
             hashes: self.geometry.hashes,
             lines: self.geometry.lines,
+            // Geometry::flat bounds it by MAX_FLAT_BITS < 2^32.
+            flat_bits: self.geometry.flat_bits as u32,
             checkpoint_file: checkpoint.file,
             checkpoint_offset: checkpoint.offset,
             item_count: items,
@@ -731,15 +793,28 @@ impl BloomFile {
             set_bits += ones as u64;
             fp_sum += (ones as f64 / LINE_BITS as f64).powi(self.geometry.hashes as i32);
         }
+        let fill_ratio = (set_bits as f64 / self.geometry.bits() as f64).min(1.0);
+        let estimated_fp = if self.geometry.is_flat() {
+            // Probes spread over the whole array, not one line.
+            fill_ratio.powi(self.geometry.hashes as i32)
+        } else {
+            fp_sum / self.geometry.lines as f64
+        };
         FilterStats {
             size_bytes: self.size_bytes(),
             set_bits,
-            fill_ratio: set_bits as f64 / self.geometry.bits() as f64,
-            estimated_fp: fp_sum / self.geometry.lines as f64,
+            fill_ratio,
+            estimated_fp,
             corrupt_lines_at_open: self.corrupt_at_open,
             item_count: self.item_count(),
         }
     }
+}
+
+/// Line and bit inside it of flat bit `x` (480 bits a line, checksums skipped).
+#[inline]
+fn flat_position(x: u64) -> (u64, u64) {
+    (x / LINE_BITS as u64, x % LINE_BITS as u64)
 }
 
 /// The line's words in native order.

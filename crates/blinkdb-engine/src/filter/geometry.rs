@@ -22,14 +22,23 @@ pub const SIZING_MARGIN: f64 = 0.95;
 /// Largest line count (2^40 lines = 64 TiB): bounds every size computation.
 pub const MAX_LINES: u64 = 1 << 40;
 
-/// Line count and probes per item: all that defines the probe function.
+/// Line count, probes per item and layout: all that defines the probe function.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Geometry {
     /// Number of 64-byte lines.
     pub lines: u64,
-    /// Bits set per item (k), all in one line.
+    /// Bits set per item (k): all in one line (blocked), or anywhere (flat).
     pub hashes: u32,
+    /// 0: blocked (xxh3, an item's k bits in one line). Otherwise the filter is
+    /// RedisBloom's flat bit array of this many bits, probed at `(a + i·b) mod
+    /// flat_bits` with its MurmurHash64A pair, bit x stored as bit `x % 480` of
+    /// line `x / 480` (docs/bloom-file-format.md).
+    pub flat_bits: u64,
 }
+
+/// Largest flat bit array (bits): the flat layout is for small sub-filters
+/// (`bloom::FLAT_MAX_BYTES`), and this bounds what a file header may claim.
+pub const MAX_FLAT_BITS: u64 = 1 << 31;
 
 impl Geometry {
     /// Checks the bounds a file header may carry.
@@ -40,7 +49,43 @@ impl Geometry {
         if hashes == 0 || hashes > MAX_HASHES {
             return Err(FilterError::InvalidGeometry("hashes per item out of range"));
         }
-        Ok(Geometry { lines, hashes })
+        Ok(Geometry {
+            lines,
+            hashes,
+            flat_bits: 0,
+        })
+    }
+
+    /// A flat array of `bits` bits (RedisBloom's layout), spread over
+    /// `ceil(bits / 480)` lines.
+    pub fn flat(bits: u64, hashes: u32) -> Result<Geometry, FilterError> {
+        if bits == 0 || bits > MAX_FLAT_BITS {
+            return Err(FilterError::InvalidGeometry("flat bit count out of range"));
+        }
+        let mut geometry = Geometry::new(bits.div_ceil(LINE_BITS as u64), hashes)?;
+        geometry.flat_bits = bits;
+        Ok(geometry)
+    }
+
+    /// Checks a geometry read from a header or a chain file.
+    pub fn checked(lines: u64, hashes: u32, flat_bits: u64) -> Result<Geometry, FilterError> {
+        let geometry = if flat_bits == 0 {
+            Geometry::new(lines, hashes)?
+        } else {
+            Geometry::flat(flat_bits, hashes)?
+        };
+        if geometry.lines != lines {
+            return Err(FilterError::InvalidGeometry(
+                "line count does not fit the flat bits",
+            ));
+        }
+        Ok(geometry)
+    }
+
+    /// True for RedisBloom's flat layout.
+    #[inline]
+    pub fn is_flat(&self) -> bool {
+        self.flat_bits != 0
     }
 
     /// Smallest geometry whose predicted false-positive rate with `items` items is
@@ -55,6 +100,7 @@ impl Geometry {
                 Geometry {
                     lines: 0,
                     hashes: 0,
+                    flat_bits: 0,
                 },
             ); RECENT_SIZINGS],
         );
@@ -112,6 +158,7 @@ impl Geometry {
         Ok(Geometry {
             lines: high,
             hashes: best_hashes(items, high).0,
+            flat_bits: 0,
         })
     }
 
@@ -125,6 +172,7 @@ impl Geometry {
         Ok(Geometry {
             lines,
             hashes: best_hashes(items.max(1), lines).0,
+            flat_bits: 0,
         })
     }
 
@@ -133,8 +181,11 @@ impl Geometry {
         HEADER_BYTES + self.lines * LINE_BYTES as u64
     }
 
-    /// Total filter bits (checksums excluded).
+    /// Total filter bits (checksums excluded; a flat filter's array).
     pub fn bits(&self) -> u64 {
+        if self.is_flat() {
+            return self.flat_bits;
+        }
         self.lines * LINE_BITS as u64
     }
 

@@ -4,11 +4,12 @@
 //! offset  size  field
 //! 0       64    header
 //!   0       8     magic            b"BLINKBF\0"
-//!   8       4     format version   1
+//!   8       4     format version   2 (1: before layouts; loads as blocked)
 //!   12      4     hashes per item  k (1..=MAX_HASHES)
 //!   16      8     line count       L (>= 1)
 //!   24      4     probe scheme     1 = xxh3-128, fast-range line, 32-bit double hashing in-line
-//!   28      4     reserved         0
+//!   28      4     layout           0 = blocked; else flat: RedisBloom's bit array of this
+//!                                  many bits over the lines' bit bytes (L = ceil(bits/480))
 //!   32      8     checkpoint file  opaque log file number supplied by the caller
 //!   40      8     checkpoint off   opaque log byte offset supplied by the caller
 //!   48      8     item count       items newly added, as of the checkpoint
@@ -36,7 +37,9 @@ pub const LINE_WORDS64: usize = LINE_BYTES / 8;
 pub const HEADER_BYTES: u64 = LINE_BYTES as u64;
 
 pub const MAGIC: [u8; 8] = *b"BLINKBF\0";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// Files written before the layout field: always blocked.
+pub const FORMAT_VERSION_BLOCKED_ONLY: u32 = 1;
 pub const PROBE_SCHEME: u32 = 1;
 
 /// Checksum of 60 bytes of line bits (or header fields).
@@ -50,6 +53,8 @@ pub fn checksum60(bytes: &[u8]) -> u32 {
 pub struct Header {
     pub hashes: u32,
     pub lines: u64,
+    /// 0 = blocked, else the flat bit count.
+    pub flat_bits: u32,
     pub checkpoint_file: u64,
     pub checkpoint_offset: u64,
     pub item_count: u64,
@@ -63,6 +68,7 @@ impl Header {
         out[12..16].copy_from_slice(&self.hashes.to_le_bytes());
         out[16..24].copy_from_slice(&self.lines.to_le_bytes());
         out[24..28].copy_from_slice(&PROBE_SCHEME.to_le_bytes());
+        out[28..32].copy_from_slice(&self.flat_bits.to_le_bytes());
         out[32..40].copy_from_slice(&self.checkpoint_file.to_le_bytes());
         out[40..48].copy_from_slice(&self.checkpoint_offset.to_le_bytes());
         out[48..56].copy_from_slice(&self.item_count.to_le_bytes());
@@ -76,8 +82,9 @@ impl Header {
         let raw: &[u8; LINE_BYTES] = raw.get(0..LINE_BYTES)?.try_into().ok()?;
         let u32_at = |o: usize| u32::from_le_bytes(raw[o..o + 4].try_into().unwrap());
         let u64_at = |o: usize| u64::from_le_bytes(raw[o..o + 8].try_into().unwrap());
+        let version = u32_at(8);
         if raw[0..8] != MAGIC
-            || u32_at(8) != FORMAT_VERSION
+            || (version != FORMAT_VERSION && version != FORMAT_VERSION_BLOCKED_ONLY)
             || u32_at(24) != PROBE_SCHEME
             || u32_at(60) != checksum60(&raw[0..LINE_BIT_BYTES])
         {
@@ -86,6 +93,11 @@ impl Header {
         Some(Header {
             hashes: u32_at(12),
             lines: u64_at(16),
+            flat_bits: if version == FORMAT_VERSION {
+                u32_at(28)
+            } else {
+                0
+            },
             checkpoint_file: u64_at(32),
             checkpoint_offset: u64_at(40),
             item_count: u64_at(48),

@@ -351,3 +351,67 @@ fn vector_probes_match_the_scalar_probe() {
     assert!(checked.iter().all(|&n| n > 20_000), "{checked:?}");
     eprintln!("AVX2 probe tested: {avx2}");
 }
+
+/// A flat file: RedisBloom's bit x is bit x % 480 of line x / 480, every line it
+/// touches keeps a valid checksum, the layout is in the header (a blocked
+/// geometry of the same lines does not open it), and a corrupt line becomes all
+/// ones (no false negative).
+#[test]
+fn flat_layout_spreads_redisbloom_bits_over_checksummed_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("flat.bloom");
+    let geometry = Geometry::flat(9216 * 8, 11).unwrap();
+    assert_eq!(geometry.lines, (9216 * 8u64).div_ceil(480));
+    let mut filter = BloomFile::create(&path, geometry).unwrap();
+    let pairs: Vec<(u64, u64)> = (0..500u64)
+        .map(|i| {
+            (
+                i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                i.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) | 1,
+            )
+        })
+        .collect();
+    for &pair in &pairs {
+        filter.insert_pair_exclusive(pair);
+    }
+    assert_eq!(filter.item_count(), 500);
+    // Bit (a + i·b) mod bits, read straight from the line bytes.
+    let bytes = filter.read_lines(0, geometry.lines);
+    assert!(BloomFile::lines_are_valid(&bytes));
+    let bit = |x: u64| {
+        let (line, at) = (x / 480, x % 480);
+        bytes[(line * 64 + at / 8) as usize] >> (at % 8) & 1 == 1
+    };
+    for &(a, b) in &pairs {
+        assert!((0..11u64).all(|i| bit(a.wrapping_add(i.wrapping_mul(b)) % geometry.flat_bits)));
+    }
+    filter.flush(LogPosition::default()).unwrap();
+    drop(filter);
+    let blocked = Geometry::new(geometry.lines, 11).unwrap();
+    assert!(matches!(
+        BloomFile::open(&path, blocked).unwrap(),
+        OpenOutcome::Rebuild(RebuildReason::GeometryChanged { found }) if found == geometry
+    ));
+    corrupt_lines(&path, [3].into_iter());
+    let (filter, report) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert_eq!(report.corrupt_lines, 1);
+    assert!(pairs.iter().all(|&p| filter.contains_pair(p)));
+    assert!(!filter.contains_pair((12345, 678)) || filter.stats().fill_ratio > 0.3);
+}
+
+/// A version-1 header (before layouts) still opens, as blocked.
+#[test]
+fn version_1_files_load_as_blocked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.bloom");
+    let geometry = filled(&path, 1_000);
+    let mut raw = std::fs::read(&path).unwrap();
+    raw[8..12].copy_from_slice(&1u32.to_le_bytes());
+    raw[28..32].copy_from_slice(&0u32.to_le_bytes());
+    let sum = layout::checksum60(&raw[..60]);
+    raw[60..64].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &raw).unwrap();
+    let (filter, _) = ready(BloomFile::open(&path, geometry).unwrap());
+    assert!(!filter.geometry().is_flat());
+    assert!((0..1_000).all(|i| filter.contains(&key(i))));
+}
