@@ -371,9 +371,21 @@ impl ScalableBloom {
         }
     }
 
+    /// The hashes a lookup needs: only the pair when every sub-filter is flat
+    /// (the xxh3 digest is for blocked sub-filters and the item log).
+    fn lookup_hash(&self, item: &[u8]) -> ProbeHash {
+        if self.answers_as_redisbloom() {
+            return ProbeHash {
+                hash: ItemHash::from_digest([0; 16]),
+                pair: Some(redisbloom_pair(item)),
+            };
+        }
+        self.probe_hash(item)
+    }
+
     /// BF.EXISTS.
     pub fn exists(&self, item: &[u8]) -> bool {
-        let hash = self.probe_hash(item);
+        let hash = self.lookup_hash(item);
         self.links.iter().any(|l| l.contains(&hash))
     }
 
@@ -381,7 +393,7 @@ impl ScalableBloom {
     /// prefetching, so the cache misses of the items overlap; flat ones are
     /// small enough to be in cache.
     pub fn mexists<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
-        let hashes: Vec<ProbeHash> = items.into_iter().map(|i| self.probe_hash(i)).collect();
+        let hashes: Vec<ProbeHash> = items.into_iter().map(|i| self.lookup_hash(i)).collect();
         let mut found = vec![false; hashes.len()];
         let mut blocked: Option<Vec<ItemHash>> = None;
         for link in &self.links {
