@@ -97,6 +97,7 @@ fn text(r: Result<impl Sized, BloomError>) -> Result<(), String> {
 fn check_geometry(g: Geometry) {
     assert!(g.lines >= 1 && g.lines <= MAX_LINES, "{g:?}");
     assert!(g.hashes >= 1 && g.hashes <= MAX_HASHES, "{g:?}");
+    assert!(!g.is_flat() || g.lines == g.flat_bits.div_ceil(480), "{g:?}");
     let _ = g.file_len();
     let _ = g.bits();
 }
@@ -196,7 +197,9 @@ fuzz_target!(|data: &[u8]| {
             if config.validate().is_ok() {
                 let _ = config.sub_filter_capacity(index);
                 let _ = config.sub_filter_error(index);
-                if let Ok((_, g)) = config.sub_filter_geometry(index, used, &limits) {
+                let flat_allowed = c.u8() & 1 == 1;
+                if let Ok((_, g)) = config.sub_filter_geometry(index, used, &limits, flat_allowed)
+                {
                     check_geometry(g);
                     assert!(g.file_len() <= limits.max_memory);
                 }
