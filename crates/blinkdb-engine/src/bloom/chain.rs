@@ -364,6 +364,7 @@ impl ScalableBloom {
     }
 
     /// The hashes this chain probes `item` with.
+    #[inline]
     pub fn probe_hash(&self, item: &[u8]) -> ProbeHash {
         ProbeHash {
             hash: ItemHash::of(item),
@@ -393,6 +394,15 @@ impl ScalableBloom {
     /// prefetching, so the cache misses of the items overlap; flat ones are
     /// small enough to be in cache.
     pub fn mexists<'a>(&self, items: impl IntoIterator<Item = &'a [u8]>) -> Vec<bool> {
+        if !self.needs_pair() {
+            // All blocked: the batch as one array of xxh3 hashes, nothing else.
+            let hashes: Vec<ItemHash> = items.into_iter().map(ItemHash::of).collect();
+            let mut found = vec![false; hashes.len()];
+            for link in &self.links {
+                link.file.contains_hashes(&hashes, &mut found);
+            }
+            return found;
+        }
         let hashes: Vec<ProbeHash> = items.into_iter().map(|i| self.lookup_hash(i)).collect();
         let mut found = vec![false; hashes.len()];
         let mut blocked: Option<Vec<ItemHash>> = None;
