@@ -219,7 +219,10 @@ impl StreamValue {
                     let before = b.bytes();
                     b.seal();
                     self.block_bytes = self.block_bytes + b.bytes() - before;
-                    room = b.used();
+                    // An eighth more: entries of a node differ by a byte or
+                    // two (ID deltas, values' lengths), and a buffer short by
+                    // one would double.
+                    room = b.used() + b.used() / 8;
                 }
                 let b = Block::with_room(id, fields, room);
                 self.block_bytes += b.bytes();
