@@ -29,8 +29,7 @@
 //! - The thread read from more than one socket since it last parked: its
 //!   clients overlap, a wake-up's latency is spread over their requests, and
 //!   the spin is CPU taken from them (50 clients: one park per ~40 requests).
-//!   It naps instead (below). A poll pays in ping-pong, one request per
-//!   wake-up.
+//!   It sleeps at once. A poll pays in ping-pong, one request per wake-up.
 //! - The request that ended each of the last `SWITCHES_TO_STOP` parks came
 //!   from another client than the request before it: clients that take turns.
 //!   A server that answers faster than its clients send parks after every
@@ -38,28 +37,13 @@
 //!   5 requests, 99% of them hits), and each poll then spins through the gap
 //!   in which the load generator, which is what limits throughput, works on
 //!   other connections: no client waits on the server's wake-up, so the spin
-//!   buys nothing. It naps instead, until a park is again ended by the client
+//!   buys nothing. It sleeps at once until a park is again ended by the client
 //!   it last served.
 //! - A poll that took far longer than its window was descheduled in
 //!   `sched_yield`: the CPUs are oversubscribed (several servers and the load
 //!   generator on 2 cores), and a yield can hand a whole time slice to another
 //!   process while a request waits. Polling stops as after misses, and the
 //!   evidence asked to resume it doubles.
-//!
-//! Napping: in those two cases the thread, when none of its sockets is ready,
-//! sleeps on a timer for the window (at most `NAP_MAX`) before tokio's
-//! `epoll_wait`, instead of sleeping in `epoll_wait` at once. Sleeping there,
-//! it is woken by the first request to come, and the client whose write wakes
-//! it pays for that wake-up: under `redis-benchmark -c 50 -P 1` over TLS the
-//! tool, which limits throughput, woke BlinkDB's thread after one request in
-//! 5 (Redis's, slower per request and so idle less often: one in 12). After a
-//! nap the requests that came meanwhile are found without a wake-up, and a
-//! client's write into a napping thread's socket wakes no one. A nap pays when
-//! it finds more than one socket ready (it saved one wake-up for several
-//! requests); one that finds one or none only delayed that request, as with
-//! clients that take turns but never overlap (one request at a time in all).
-//! Its own `Governor` stops napping after `MISSES_TO_STOP` such naps in a row
-//! and resumes as polling does.
 //!
 //! Measured in docs/design.md, "Busy polling".
 
@@ -73,10 +57,6 @@ const MISSES_TO_STOP: u32 = 3;
 /// Parks in a row ended by another client than the one served before them
 /// after which this thread stops polling.
 const SWITCHES_TO_STOP: u32 = 3;
-/// The longest nap, whatever the window: a nap delays the requests that come
-/// during it, and about two requests of a saturated load generator over TLS
-/// come in this time (ping-pong never naps).
-const NAP_MAX: Duration = Duration::from_micros(50);
 /// Short sleeps in a row that resume polling, at first and at most.
 const SHORT_SLEEPS_FIRST: u32 = 2;
 const SHORT_SLEEPS_MAX: u32 = 64;
@@ -166,10 +146,8 @@ thread_local! {
     /// This thread's epoll set of connections (-1: none yet, or it failed).
     static SET: Cell<RawFd> = const { Cell::new(-1) };
     static GOVERNOR: Cell<Governor> = Cell::new(Governor::default());
-    static NAP_GOVERNOR: Cell<Governor> = Cell::new(Governor::default());
-    /// When this thread went to sleep without polling (None: it did not),
-    /// and whether the governor that chose so is the naps' one.
-    static ASLEEP_SINCE: Cell<Option<(Instant, bool)>> = const { Cell::new(None) };
+    /// When this thread went to sleep without polling (None: it did not).
+    static ASLEEP_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
     /// Socket reads with data since this thread last parked.
     static READS: Cell<u32> = const { Cell::new(0) };
     /// The client this thread last read from.
@@ -199,16 +177,13 @@ pub fn read_done(client: u64) {
 }
 
 /// Polls run, and those that found work, over all threads (INFO stats
-/// `busy_poll_polls` and `busy_poll_hits`); naps taken, and those that found
-/// more than one socket ready (`busy_poll_naps`, `busy_poll_nap_hits`).
+/// `busy_poll_polls` and `busy_poll_hits`).
 static POLLS: AtomicU64 = AtomicU64::new(0);
 static HITS: AtomicU64 = AtomicU64::new(0);
-static NAPS: AtomicU64 = AtomicU64::new(0);
-static NAP_HITS: AtomicU64 = AtomicU64::new(0);
 
-/// [polls, hits, naps, nap hits] since start.
-pub fn counts() -> [u64; 4] {
-    [&POLLS, &HITS, &NAPS, &NAP_HITS].map(|c| c.load(Ordering::Relaxed))
+/// (polls, hits) since start.
+pub fn counts() -> (u64, u64) {
+    (POLLS.load(Ordering::Relaxed), HITS.load(Ordering::Relaxed))
 }
 
 /// A poll that ran this many windows long was descheduled.
@@ -281,16 +256,16 @@ pub fn before_park(handle: &tokio::runtime::Handle) {
     match READS.with(|r| r.replace(0)) {
         0 => {}
         1 => PARKED_AFTER.with(|p| p.set(Some(LAST_CLIENT.with(Cell::get)))),
-        // Overlapping clients: no poll, and no verdict on polling.
-        _ => return nap(ep, budget, handle),
+        // Overlapping clients: sleep at once, without a verdict on polling.
+        _ => return,
     }
     if SWITCHES.with(Cell::get) >= SWITCHES_TO_STOP {
-        // Clients taking turns: no poll, and no verdict either.
-        return nap(ep, budget, handle);
+        // Clients taking turns: sleep at once, without a verdict either.
+        return;
     }
     let mut governor = GOVERNOR.with(Cell::get);
     if !governor.polling() {
-        ASLEEP_SINCE.with(|a| a.set(Some((Instant::now(), false))));
+        ASLEEP_SINCE.with(|a| a.set(Some(Instant::now())));
         return;
     }
     let start = Instant::now();
@@ -307,48 +282,14 @@ pub fn before_park(handle: &tokio::runtime::Handle) {
     GOVERNOR.with(|g| g.set(governor));
 }
 
-/// Sleeps for `budget` unless a socket is ready or work was queued, while
-/// naps pay (module comment). tokio's `epoll_wait` comes next and finds what
-/// came meanwhile.
-fn nap(ep: RawFd, budget: Duration, handle: &tokio::runtime::Handle) {
-    let mut governor = NAP_GOVERNOR.with(Cell::get);
-    if !governor.polling() {
-        ASLEEP_SINCE.with(|a| a.set(Some((Instant::now(), true))));
-        return;
-    }
-    if ready(ep) > 0 || handle.metrics().global_queue_depth() > 0 {
-        return;
-    }
-    std::thread::sleep(budget.min(NAP_MAX));
-    let hit = ready(ep) > 1;
-    NAPS.fetch_add(1, Ordering::Relaxed);
-    if hit {
-        NAP_HITS.fetch_add(1, Ordering::Relaxed);
-    }
-    governor.polled(hit);
-    NAP_GOVERNOR.with(|g| g.set(governor));
-}
-
-/// How many of this thread's sockets are readable, up to 2 (0 on an error).
-fn ready(ep: RawFd) -> usize {
-    let mut ev = [libc::epoll_event { events: 0, u64: 0 }; 2];
-    // SAFETY: a two-element buffer, zero timeout.
-    let n = unsafe { libc::epoll_wait(ep, ev.as_mut_ptr(), 2, 0) };
-    n.max(0) as usize
-}
-
-/// Called by tokio when this thread wakes: a sleep without polling (or
-/// napping) tells the governor that chose it how soon work came.
+/// Called by tokio when this thread wakes: a sleep without polling tells the
+/// governor how soon work came.
 pub fn after_unpark() {
-    if let Some((since, naps)) = ASLEEP_SINCE.with(|a| a.take()) {
-        let (which, budget) = if naps {
-            (&NAP_GOVERNOR, window().min(NAP_MAX))
-        } else {
-            (&GOVERNOR, window())
-        };
-        let mut governor = which.with(Cell::get);
+    let budget = window();
+    if let Some(since) = ASLEEP_SINCE.with(|a| a.take()) {
+        let mut governor = GOVERNOR.with(Cell::get);
         governor.slept(since.elapsed(), budget);
-        which.with(|g| g.set(governor));
+        GOVERNOR.with(|g| g.set(governor));
     }
 }
 
