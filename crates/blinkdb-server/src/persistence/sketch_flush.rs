@@ -29,9 +29,10 @@ pub async fn cycle<T>(engine: Arc<Engine>, mut stop: tokio::sync::watch::Receive
         }
         // Writes and syncs files: keep it off the reactor threads.
         let engine = engine.clone();
-        let done =
-            tokio::task::spawn_blocking(move || blinkdb_engine::sketch_file::checkpoint(&engine, false))
-                .await;
+        let done = tokio::task::spawn_blocking(move || {
+            blinkdb_engine::sketch_file::checkpoint(&engine, false)
+        })
+        .await;
         if let Ok(Err(e)) = done {
             tracing::warn!("Sketch file checkpoint failed (retried next second): {e}");
         }
