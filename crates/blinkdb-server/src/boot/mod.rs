@@ -180,6 +180,9 @@ pub async fn run(
                 .to_string())
     );
     crate::boot::logo::show(&settings, shared.cluster.is_some());
+    // Redis logs this before loading its data; Redis 8.0's test harness
+    // waits for it after the logo's PID line.
+    tracing::info!("Server initialized");
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&*s, &st))
