@@ -361,6 +361,7 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::on_set::<Shared>(),
     crate::persistence::appendonly_on_set::<Shared>(),
+    crate::replication::waitaof::APPENDONLY_ON_SET,
     crate::persistence::debug_delays_on_set::<Shared>(),
     crate::persistence::log_on_set::<Shared>(),
     crate::persistence::fixed_on_set::<Shared>(),
