@@ -93,9 +93,11 @@ def run(ctx):
 def measure(ctx, server, how):
     if how[0] == "bench":
         _, command, pipeline, items = how
-        # A batch run sends five times a single cell's items (items/s are several times
-        # its ops/s, so the runs last about as long).
-        requests = max(ctx.size("bloom_requests") * 5 // items, 1000) if items > 1 else \
+        # A batch run sends five times a single cell's items, and at least 10,000
+        # commands: a quick run's 3,000 lasted 0.3-0.8 s, so one stall of a loaded
+        # machine decided the cell (TDIGEST.ADD of 100 values swung 0.7-2.6x between
+        # alternated 3,000-command runs; 1.15-1.66x at 20,000, 2026-12-06).
+        requests = max(ctx.size("bloom_requests") * 5 // items, 10_000) if items > 1 else \
             ctx.size("bloom_requests")
         rows = redis_benchmark(server.port, clients=50, pipeline=pipeline, requests=requests,
                                keyspace=ITEMS, command=command)

@@ -15,6 +15,7 @@ use super::args::eq_ic;
 use super::Ctx;
 use crate::persistence::rdb_file::{self, Dups};
 use crate::protocol::Args;
+use crate::server::dataset::Aside;
 use blinkdb_engine::{BlobRef, Entry, Origin, Value};
 use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
@@ -60,7 +61,7 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     }
     let engine = &shared.engine;
     let in_log = large_values_in_log(engine);
-    let taken = flush.then(|| set_aside(shared));
+    let taken = flush.then(|| Aside::take(shared));
     let settings = shared.settings();
     let loaded = while_loading(shared, || {
         blinkdb_engine::unlogged(|| {
@@ -73,7 +74,7 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
             // Unlike Redis, which is left with what loaded (often nothing),
             // the dataset comes back: the AOF still holds it, and memory
             // stays what the AOF and the replicas hold.
-            put_back(shared, aside);
+            aside.put_back(shared);
         }
         return ctx.out.error("ERR Error trying to load the RDB dump");
     }
@@ -81,8 +82,8 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     if kept > 0 {
         tracing::info!("DEBUG RELOAD: {kept} large values left in the log");
     }
-    if let Some(Aside { keys, .. }) = taken {
-        if let Err(e) = crate::persistence::rewrite_then_drop(&shared.arc(), keys) {
+    if let Some(aside) = taken {
+        if let Err(e) = crate::persistence::rewrite_then_drop(&shared.arc(), aside.into_keys()) {
             if !e.contains("appendonly is off") {
                 tracing::warn!("DEBUG RELOAD: the AOF rewrite did not start: {e}");
             }
@@ -90,27 +91,6 @@ pub fn reload(ctx: &mut Ctx, args: &Args) {
     }
     tracing::warn!("DB reloaded by DEBUG RELOAD");
     ctx.out.ok();
-}
-
-/// The dataset and function libraries a reload set aside: dropped once the
-/// load succeeded, put back if it failed.
-struct Aside {
-    keys: blinkdb_engine::TakenDataset,
-    libraries: crate::scripting::functions::Registry,
-}
-
-/// Empties keys and libraries. Watchers of present keys and tracking clients
-/// see a flush, as Redis's emptyData; a running BGSAVE or rewrite keeps its copy.
-fn set_aside(shared: &crate::server::state::Shared) -> Aside {
-    Aside {
-        keys: shared.engine.take_dataset(),
-        libraries: std::mem::take(&mut *shared.scripting.functions.lock()),
-    }
-}
-
-fn put_back(shared: &crate::server::state::Shared, aside: Aside) {
-    shared.engine.restore_dataset(aside.keys);
-    *shared.scripting.functions.lock() = aside.libraries;
 }
 
 /// Runs a load with the server marked loading (INFO's loading fields).
@@ -229,18 +209,18 @@ pub fn loadaof(ctx: &mut Ctx) {
             "the dataset holds Bloom filters, which LOADAOF does not reload",
         );
     }
-    let aside = set_aside(shared);
+    let aside = Aside::take(shared);
     let settings = shared.settings();
     let loaded = while_loading(shared, || crate::persistence::reload_aof(shared, &settings));
     match loaded {
         Ok(n) => {
-            engine.drop_dataset(aside.keys);
+            aside.discard(shared);
             tracing::warn!("Append Only File loaded by DEBUG LOADAOF: {n} keys");
             ctx.out.ok();
         }
         Err(e) => {
             // What loaded goes; the dataset of before comes back.
-            put_back(shared, aside);
+            aside.put_back(shared);
             refuse(ctx, &e)
         }
     }

@@ -16,6 +16,7 @@ use crate::commands::Ctx;
 use crate::exec::session::Client;
 use crate::net::tls::TlsSocket;
 use crate::protocol::{Args, Out, RequestLimits, RequestParser};
+use crate::server::dataset::Aside;
 use crate::server::state::Shared;
 use bytes::{Buf, BytesMut};
 use parking_lot::Mutex;
@@ -837,42 +838,38 @@ pub(super) fn load(
         .start_ms
         .store(shared.clock(), Ordering::Relaxed);
     let engine = &shared.engine;
-    let taken = if swap {
+    // The function libraries go too (Redis's emptyData at a full sync): the
+    // master's, if it has any, come with the RDB.
+    let aside = if swap {
         tracing::info!("MASTER <-> REPLICA sync: Setting the current data aside (swapdb)");
-        Some(engine.take_dataset())
+        Some(Aside::take(shared))
     } else {
         tracing::info!("MASTER <-> REPLICA sync: Flushing old data");
         engine.flush(None, &[b"FLUSHALL"], false, 0);
+        drop(std::mem::take(&mut *shared.scripting.functions.lock()));
         None
     };
-    // The function libraries go too (Redis's emptyData at a full sync): the
-    // master's, if it has any, come with the RDB.
-    let old_functions = std::mem::take(&mut *shared.scripting.functions.lock());
     let mut result = import(shared, &settings).map(|_| ());
-    if let Err(e) = &result {
-        tracing::warn!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
-        match taken {
-            Some(taken) => {
-                tracing::warn!(
-                    "MASTER <-> REPLICA sync: Discarding temporary DB in background (the old data restored: {} keys)",
-                    taken.keys()
-                );
-                engine.restore_dataset(taken);
-                *shared.scripting.functions.lock() = old_functions;
-            }
-            None => {
-                tracing::warn!("MASTER <-> REPLICA sync: Discarding the half-loaded data");
-                engine.flush(None, &[b"FLUSHALL"], false, 0);
-                drop(std::mem::take(&mut *shared.scripting.functions.lock()));
-            }
+    match (&result, aside) {
+        (Err(e), Some(aside)) => {
+            tracing::warn!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
+            tracing::warn!(
+                "MASTER <-> REPLICA sync: Discarding temporary DB in background (the old data restored: {} keys)",
+                aside.keys()
+            );
+            aside.put_back(shared);
         }
-    } else {
-        if let Some(taken) = taken {
-            // Freed off this thread (and off the serving ones).
+        (Err(e), None) => {
+            tracing::warn!("Failed trying to load the MASTER synchronization DB from {from}: {e}");
+            tracing::warn!("MASTER <-> REPLICA sync: Discarding the half-loaded data");
+            engine.flush(None, &[b"FLUSHALL"], false, 0);
+            drop(std::mem::take(&mut *shared.scripting.functions.lock()));
+        }
+        (Ok(()), Some(aside)) => {
             tracing::info!("MASTER <-> REPLICA sync: Discarding old DB in background");
-            engine.drop_dataset(taken);
+            aside.discard(shared);
         }
-        drop(old_functions);
+        (Ok(()), None) => {}
     }
     if result.is_ok() && settings.appendonly {
         let moved = keep_large_values_in_the_log(shared);

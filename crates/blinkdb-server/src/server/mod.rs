@@ -4,6 +4,7 @@
 //! settings and its supervisor. Starting the process and its cron is boot/.
 
 pub mod acl;
+pub mod dataset;
 pub mod hosts;
 pub mod logging;
 pub mod process;
