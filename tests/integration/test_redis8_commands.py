@@ -231,6 +231,32 @@ def test_waitaof_local_follows_appendfsync(server_factory, peers):
                 assert py(fresh.call("WAITAOF", 1, 0, 0)) == [1, 0], srv
 
 
+def test_waitaof_after_appendonly_no(server_factory, peers):
+    """CONFIG SET appendonly no: a new WAITAOF with numlocal 1 and one already blocked both get
+    8.0.2's error at once; a blocked one with numlocal 0 goes on waiting."""
+    ours = server_factory("--appendonly", "yes", "--appendfsync", "always")
+    theirs = peers("redis8", "--appendonly", "yes", "--appendfsync", "always")
+    replies = []
+    for srv in (ours, theirs):
+        with srv.connect() as local, srv.connect() as remote, srv.connect() as admin:
+            local.call("SET", "k", "v")
+            remote.call("SET", "k", "w")
+            # No replica: both block (timeout 0: for ever; 60 s: answered when it ends).
+            local.send("WAITAOF", 1, 1, 0)
+            remote.send("WAITAOF", 0, 1, 60000)
+            wait_for(lambda: b"blocked_clients:2" in admin.call("INFO", "clients").value,
+                     "both WAITAOFs blocked")
+            assert admin.call("CONFIG", "SET", "appendonly", "no").value == b"OK"
+            blocked = local.read_reply()
+            wait_for(lambda: b"blocked_clients:1" in admin.call("INFO", "clients").value,
+                     "the numlocal 1 WAITAOF answered")
+            fresh = admin.call("WAITAOF", 1, 0, 0)
+            zero = admin.call("WAITAOF", 0, 0, 0)
+            replies.append((py(blocked), py(fresh), py(zero)))
+    err = ("error", "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+    assert replies[0] == replies[1] == (err, err, [0, 0]), replies
+
+
 def online_replicas(master):
     with master.connect() as c:
         info = c.call("INFO", "replication").value.decode()

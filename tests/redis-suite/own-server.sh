@@ -23,6 +23,13 @@
 # target/redis-suite/own-run/<kind>/<file>.log. Exits 1 when BlinkDB passes
 # fewer tests of a file than its floor.
 #
+# SUITE_SOURCE=<a Redis source tree with its tests/ dir> runs that tree's
+# files instead, e.g. SUITE_SOURCE=target/peers/redis-8.0.2 (built by
+# tests/peers/build.sh redis) for Redis 8.0.2's unit/type/hash-field-expire:
+# the list is then own-server-<tree>.tsv (own-server-redis-8.0.2.tsv), the
+# lanes' copies own-<tree>-<kind>-<lane>, and --with-redis runs the tree's
+# own src/redis-server.
+#
 # Usage: tests/redis-suite/own-server.sh [-j JOBS] [--with-redis] [FILE ...]
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -35,23 +42,34 @@ while [ $# -gt 0 ]; do
         *) break ;;
     esac
 done
-list=$suite_here/own-server.tsv
 blinkdb=${BLINKDB_BIN:-$suite_root/target/release/blinkdb}
 [ -x "$blinkdb" ] || { echo "!!!! no BlinkDB binary at $blinkdb (set BLINKDB_BIN)"; exit 1; }
-src=$(fetch_source) || { echo "!!!! could not get Redis 7.0.15's source package"; exit 1; }
+if [ -n "${SUITE_SOURCE:-}" ]; then
+    src=$(cd "$SUITE_SOURCE" 2>/dev/null && pwd) && [ -f "$src/tests/test_helper.tcl" ] ||
+        { echo "!!!! SUITE_SOURCE=$SUITE_SOURCE holds no tests/test_helper.tcl"; exit 1; }
+    tree_prefix=own-$(basename "$src")-
+    list=$suite_here/own-server-$(basename "$src").tsv
+    redis_server=$src/src/redis-server
+else
+    src=$(fetch_source) || { echo "!!!! could not get Redis 7.0.15's source package"; exit 1; }
+    tree_prefix=own-
+    list=$suite_here/own-server.tsv
+    redis_server=$(command -v redis-server)
+fi
+[ -f "$list" ] || { echo "!!!! no list $list"; exit 1; }
 
 # A lane's tree for one server kind: a copy of the source (made once) whose
 # src/ links to the binaries under test.
 tree() { # kind lane
-    local dir=$suite_work/own-$1-$2 t
-    [ -d "$dir" ] || cp -a "$src" "$dir" || return 1
+    local dir=$suite_work/$tree_prefix$1-$2 t
+    [ -d "$dir" ] || { mkdir -p "$suite_work" && cp -a "$src" "$dir"; } || return 1
     for t in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
         ln -sfn "/usr/bin/$t" "$dir/src/$t"
     done
     if [ "$1" = blinkdb ]; then
         ln -sfn "$blinkdb" "$dir/src/redis-server"
     else
-        ln -sfn "$(command -v redis-server)" "$dir/src/redis-server"
+        ln -sfn "$redis_server" "$dir/src/redis-server"
     fi
     echo "$dir"
 }

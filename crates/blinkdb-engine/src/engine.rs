@@ -1002,6 +1002,15 @@ impl<'a> Tx<'a> {
         self.client = id;
     }
 
+    /// Counts `n` hash fields a command removed on their TTL (INFO's
+    /// `expired_subkeys` counts those of the active cycle too).
+    pub fn count_expired_subkeys(&self, n: usize) {
+        self.engine
+            .stats
+            .expired_subkeys
+            .fetch_add(n as u64, Ordering::Relaxed);
+    }
+
     /// Reports the keyspace event `event` of `class` on `key` (Redis's
     /// notifyKeyspaceEvent), if anyone wants that class.
     #[inline]

@@ -36,6 +36,24 @@ struct Bound {
     table: Vec<u64>,
     /// Created since the last start: its unwritten pages are zeros.
     fresh: bool,
+    /// The header on disk while it has the clean flag (no page written
+    /// after it); taken, and the flag cleared on disk, before a page is.
+    clean: Option<Header>,
+}
+
+impl Bound {
+    /// Clears the clean flag on disk (synced) before the first page write
+    /// after it: a crash during that write must not leave a file whose
+    /// header lets the next start skip the check of a torn page.
+    fn unclean(&mut self) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        if let Some(h) = self.clean.take() {
+            let h = Header { clean: false, ..h };
+            self.file.write_all_at(&h.encode(), 0)?;
+            self.file.sync_data()?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -44,6 +62,8 @@ pub struct SketchFileStats {
     pub bound: AtomicU64,
     /// Files that failed to verify at the last start (their keys replayed).
     pub rebuilt: AtomicU64,
+    /// Of `bound`, those whose header said clean: pages not re-read.
+    pub clean: AtomicU64,
     /// Log records not replayed because a file covered them.
     pub skipped_records: AtomicU64,
     pub checkpoints: AtomicU64,
@@ -108,6 +128,19 @@ impl SketchFiles {
     /// checkpoints must move past the new base, which holds them again).
     pub fn touch_all(&self) {
         let keys: Vec<Key> = self.bound.lock().keys().cloned().collect();
+        self.pending.lock().extend(keys);
+    }
+
+    /// Every bound key whose file's header is not marked clean, for the
+    /// shutdown pass (which marks them).
+    pub fn touch_unclean(&self) {
+        let keys: Vec<Key> = self
+            .bound
+            .lock()
+            .iter()
+            .filter(|(_, b)| b.lock().clean.is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
         self.pending.lock().extend(keys);
     }
 
@@ -204,6 +237,9 @@ impl SketchFiles {
             tx.insert(db, &key, entry);
         });
         self.stats.bound.fetch_add(1, Ordering::Relaxed);
+        if opened.header.clean {
+            self.stats.clean.fetch_add(1, Ordering::Relaxed);
+        }
         self.bound.lock().insert(
             (db, key.into()),
             Arc::new(Mutex::new(Bound {
@@ -216,6 +252,7 @@ impl SketchFiles {
                 generation: opened.header.generation,
                 table: opened.table,
                 fresh: false,
+                clean: opened.header.clean.then(|| opened.header.clone()),
             })),
         );
     }
@@ -236,6 +273,7 @@ impl SketchFiles {
             generation: 0,
             table: vec![0; layout.pages],
             fresh: true,
+            clean: None,
         })
     }
 }
@@ -249,7 +287,9 @@ struct Done {
 
 /// Checkpoints every sketch changed since the last pass (the log must be
 /// open: without it there is nothing to skip). Returns the files written.
-pub fn checkpoint(engine: &Engine) -> std::io::Result<usize> {
+/// `shutdown`: the last pass, after which nothing writes the files: every
+/// file's header gets the clean flag (pages then trusted at start).
+pub fn checkpoint(engine: &Engine, shutdown: bool) -> std::io::Result<usize> {
     let files = &engine.sketch_files;
     let _pass = files.pass.lock();
     let Some(log) = engine.log_handle().cloned() else {
@@ -258,13 +298,16 @@ pub fn checkpoint(engine: &Engine) -> std::io::Result<usize> {
     if !engine.logging() {
         return Ok(0);
     }
+    if shutdown {
+        files.touch_unclean();
+    }
     let keys: Vec<Key> = std::mem::take(&mut *files.pending.lock())
         .into_iter()
         .collect();
     let mut done = Vec::new();
     let mut error = None;
     for key in keys {
-        match write_pages(engine, &log, &key) {
+        match write_pages(engine, &log, &key, shutdown) {
             Ok(Some(d)) => done.push(d),
             Ok(None) => {}
             Err(e) => {
@@ -294,6 +337,7 @@ pub fn checkpoint(engine: &Engine) -> std::io::Result<usize> {
             continue;
         }
         b.fresh = false;
+        b.clean = d.header.clean.then_some(d.header);
         files.stats.checkpoints.fetch_add(1, Ordering::Relaxed);
     }
     error.map_or(Ok(n), Err)
@@ -306,6 +350,7 @@ fn write_pages(
     engine: &Engine,
     log: &crate::persist::Log,
     key: &Key,
+    shutdown: bool,
 ) -> std::io::Result<Option<Done>> {
     use std::os::unix::fs::FileExt;
     let files = &engine.sketch_files;
@@ -338,6 +383,16 @@ fn write_pages(
         }
     };
     let mut b = bound.lock();
+    // The flag's clearing is synced: done here, not under the key's lock,
+    // when pages are known to be waiting (else below, under it).
+    let dirty = engine.read(db, name, |e| {
+        e.and_then(|e| e.value().as_sketch())
+            .and_then(|s| CountMin::of(s))
+            .is_some_and(|c| c.cells().has_dirty(b.id))
+    });
+    if dirty {
+        b.unclean()?;
+    }
     let generation = b.generation.wrapping_add(1);
     let (id, fresh, data) = (b.id, b.fresh, b.layout.data);
     let (result, _) = engine.write1(
@@ -359,6 +414,13 @@ fn write_pages(
             let checkpoint = log.aof.end_lsn().0;
             let cells = cms.cells();
             let pages = cells.take_dirty(id);
+            if !pages.is_empty() {
+                if let Err(e) = b.unclean() {
+                    cells.take_dirty(0);
+                    files.touch(db, name);
+                    return Err(e);
+                }
+            }
             let mut buf = [0u8; PAGE];
             for &p in &pages {
                 cells.page_bytes(p, &mut buf);
@@ -388,6 +450,8 @@ fn write_pages(
                 depth,
                 counter: cms.count(),
                 key: name.to_vec(),
+                // Still clean if no page was written since the flag was.
+                clean: shutdown || b.clean.is_some(),
             };
             Ok(Some((header, pages)))
         },

@@ -15,7 +15,7 @@ use xxhash_rust::xxh3::Xxh3;
 use super::error::{AofError, Result};
 use super::manifest::ManifestEntry;
 use super::record::parse_batch_annotation;
-use super::scan::{Line, Scanner};
+use super::scan::{header_number, Line, Scanner};
 use super::storage::LogFile;
 use super::types::{BlobRef, FileId, Lsn};
 use super::writer::Inner;
@@ -210,6 +210,11 @@ impl<F: FnMut(LoadedCommand) -> Result<()>> FileParse<'_, F> {
             let mut args = Vec::with_capacity(argc.min(1024) as usize);
             let mut inline_bytes = 0usize;
             for _ in 0..argc {
+                if let Some(v) = s.inline_arg_in_buffer(self.blob_threshold as u64) {
+                    inline_bytes += v.len();
+                    args.push(Arg::Inline(Bytes::copy_from_slice(v)));
+                    continue;
+                }
                 let at = s.pos();
                 let line = match s.line().map_err(io_at(at))? {
                     Line::Full(l) => l,
@@ -356,15 +361,6 @@ fn io_at(offset: u64) -> impl Fn(std::io::Error) -> AofError {
 }
 
 /// Parses `<prefix><decimal>\r\n`.
-fn header_number(line: &[u8], prefix: u8) -> Option<u64> {
-    let body = line.strip_prefix(&[prefix])?.strip_suffix(b"\n")?;
-    let body = body.strip_suffix(b"\r").unwrap_or(body);
-    if body.is_empty() || body.len() > 19 || !body.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    std::str::from_utf8(body).ok()?.parse().ok()
-}
-
 /// An RDB-format base the caller loads itself (see `Aof::load_with_rdb_base`).
 pub struct RdbBase {
     pub path: std::path::PathBuf,

@@ -91,6 +91,27 @@ impl Scanner {
         }
     }
 
+    /// An argument wholly buffered as `$<len>\r\n<payload>\r\n` with `len`
+    /// below `below`: consumed, hashed into the batch hash in one piece, and
+    /// its payload returned, without allocating. None (nothing consumed) in
+    /// any other case: the caller reads it piece by piece then, and reports
+    /// what is wrong with it. Most of a log's arguments take this path.
+    pub fn inline_arg_in_buffer(&mut self, below: u64) -> Option<&[u8]> {
+        let avail = &self.buf[self.buf_pos..];
+        let scan = &avail[..avail.len().min(MAX_LINE)];
+        let nl = scan.iter().position(|&b| b == b'\n')?;
+        let len = header_number(&avail[..=nl], b'$').filter(|&n| n < below)?;
+        let start = nl + 1;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        if avail.get(end..end.checked_add(2)?)? != b"\r\n" {
+            return None;
+        }
+        self.batch_hash.update(&avail[..end + 2]);
+        let at = self.buf_pos;
+        self.buf_pos += end + 2;
+        Some(&self.buf[at + start..at + end])
+    }
+
     /// Consumes `n` bytes into the batch hash; with `keep` returns them, with `blob`
     /// hashes them into the blob hasher. Returns None if the file ends first.
     pub fn payload(
@@ -156,4 +177,15 @@ impl Scanner {
         }
         Ok(0)
     }
+}
+
+/// The number of a `*<n>` or `$<n>` line (with its line end): at most 19
+/// digits, so it fits without overflow.
+pub fn header_number(line: &[u8], prefix: u8) -> Option<u64> {
+    let body = line.strip_prefix(&[prefix])?.strip_suffix(b"\n")?;
+    let body = body.strip_suffix(b"\r").unwrap_or(body);
+    if body.is_empty() || body.len() > 19 || !body.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(body.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }

@@ -139,6 +139,12 @@ impl Cells {
         buf[cells.len() * 4..].fill(0);
     }
 
+    /// Whether a checkpoint into file `file` would write any page.
+    pub fn has_dirty(&self, file: u64) -> bool {
+        self.file.load(Ordering::Acquire) != file
+            || self.dirty.iter().any(|w| w.load(Ordering::Relaxed) != 0)
+    }
+
     /// The pages a checkpoint into file `file` must write, marked clean:
     /// the dirty ones if the clean pages are that file's, else all.
     pub fn take_dirty(&self, file: u64) -> Vec<usize> {

@@ -41,7 +41,14 @@ pub struct Header {
     /// Count-min: the sum of all increments.
     pub counter: u64,
     pub key: Vec<u8>,
+    /// No page was written after this header (`FLAG_CLEAN`): a restart
+    /// trusts the pages without re-reading them (docs/sketch-file-format.md
+    /// "Verification at start" gives the argument).
+    pub clean: bool,
 }
+
+/// Header flags (the word at offset 60).
+pub const FLAG_CLEAN: u32 = 1;
 
 /// Where the parts of a file of `cells` counters lie.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +131,8 @@ impl Header {
         b[40..48].copy_from_slice(&self.depth.to_le_bytes());
         b[48..56].copy_from_slice(&self.counter.to_le_bytes());
         b[56..60].copy_from_slice(&(self.key.len() as u32).to_le_bytes());
+        let flags = if self.clean { FLAG_CLEAN } else { 0 };
+        b[60..64].copy_from_slice(&flags.to_le_bytes());
         b[FIXED..FIXED + self.key.len()].copy_from_slice(&self.key);
         let sum = checksum(&b[..PAGE - 4]);
         b[PAGE - 4..].copy_from_slice(&sum.to_le_bytes());
@@ -148,8 +157,8 @@ impl Header {
         if u32_at(12) != KIND_COUNT_MIN {
             return Err(Reject::Header("structure kind"));
         }
-        if u32_at(60) != 0 {
-            return Err(Reject::Header("reserved field"));
+        if u32_at(60) & !FLAG_CLEAN != 0 {
+            return Err(Reject::Header("unknown flags"));
         }
         let key_len = u32_at(56) as usize;
         if key_len > MAX_KEY {
@@ -164,6 +173,7 @@ impl Header {
             depth: u64_at(40),
             counter: u64_at(48),
             key: b[FIXED..FIXED + key_len].to_vec(),
+            clean: u32_at(60) & FLAG_CLEAN != 0,
         };
         if h.width == 0 || h.depth == 0 || h.cells().is_none() {
             return Err(Reject::Header("dimensions"));
@@ -204,7 +214,8 @@ pub struct Opened {
 }
 
 /// Opens file `id`, checks every page against the table (on every core:
-/// this is the only full read a restart makes), and maps the counters.
+/// this is the only full read a restart makes) unless its header says no
+/// page was written after it (`clean`), and maps the counters.
 pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     let io = |e: std::io::Error| Reject::Io(e.to_string());
     let (file, header, layout) = read_header(path)?;
@@ -229,7 +240,10 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
             .map_copy(&file)
     }
     .map_err(io)?;
-    let bad = first_bad_page(&map, &table);
+    let bad = match header.clean {
+        true => None,
+        false => first_bad_page(&map, &table),
+    };
     if let Some(p) = bad {
         return Err(Reject::Checksum(p));
     }
@@ -320,6 +334,7 @@ mod tests {
             depth: 3,
             counter: 12,
             key: b"k".to_vec(),
+            clean: false,
         }
     }
 
@@ -333,6 +348,20 @@ mod tests {
             bad[at] ^= 1;
             assert!(Header::decode(&bad).is_err(), "byte {at}");
         }
+    }
+
+    #[test]
+    fn the_clean_flag_round_trips_and_unknown_flags_are_refused() {
+        let h = Header {
+            clean: true,
+            ..header()
+        };
+        assert_eq!(Header::decode(&h.encode()), Ok(h));
+        let mut b = header().encode();
+        b[60] = 2;
+        let sum = checksum(&b[..PAGE - 4]);
+        b[PAGE - 4..].copy_from_slice(&sum.to_le_bytes());
+        assert_eq!(Header::decode(&b), Err(Reject::Header("unknown flags")));
     }
 
     #[test]

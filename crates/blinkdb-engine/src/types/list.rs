@@ -450,8 +450,30 @@ impl ListValue {
         if fill > 0 {
             return (node.entries() as i64) < fill && bytes <= SAFETY_BYTES;
         }
+        bytes <= Self::node_limit(fill)
+    }
+
+    /// The most bytes a node that [`ListValue::fits`] admitted can hold
+    /// under `fill`: its buffer grows no further (see `push_within`).
+    fn node_limit(fill: i64) -> usize {
+        if fill > 0 {
+            return SAFETY_BYTES;
+        }
         let level = fill.unsigned_abs().clamp(1, 5) as u32;
-        bytes <= 4096 << (level - 1)
+        4096 << (level - 1)
+    }
+
+    /// Node `i` takes no more entries at its end (a new node starts beside
+    /// it): it gives back its room when that is more than an eighth of what
+    /// it uses. Under a byte fill the room is under one element (the buffer
+    /// grew to the node limit); under an entry fill a doubling may have left
+    /// up to half the buffer empty. Below an eighth the copy is not worth it.
+    fn seal(&mut self, i: usize) {
+        if let Some(Node::Raw(p)) = self.nodes.get(i) {
+            if p.room() > p.end() / 8 {
+                self.with_node(i, Pack::shrink);
+            }
+        }
     }
 
     /// Runs `f` on the raw pack of node `i`, keeping the byte count.
@@ -502,9 +524,10 @@ impl ListValue {
         match self.nodes.last() {
             Some(n) if Self::fits(n, item, shape.fill) => {
                 let last = self.nodes.len() - 1;
+                let limit = Self::node_limit(shape.fill);
                 let pos = self.with_node(last, |p| {
                     let pos = p.end();
-                    p.push(item);
+                    p.push_within(item, limit);
                     pos
                 });
                 if !self.tail.is_empty() {
@@ -513,6 +536,7 @@ impl ListValue {
             }
             _ => {
                 self.tail.clear();
+                self.seal(self.nodes.len().wrapping_sub(1));
                 self.push_node(item, false);
             }
         }
@@ -529,8 +553,9 @@ impl ListValue {
         }
         match self.nodes.first() {
             Some(n) if Self::fits(n, item, shape.fill) => {
+                let limit = Self::node_limit(shape.fill);
                 let added = self.with_node(0, |p| {
-                    p.insert_at(0, &[item]);
+                    p.insert_within(0, &[item], limit);
                     p.next_pos(0)
                 });
                 if self.nodes.len() == 1 && !self.tail.is_empty() {
@@ -541,7 +566,10 @@ impl ListValue {
                     self.tail.insert(0, 0);
                 }
             }
-            _ => self.push_node(item, true),
+            _ => {
+                self.seal(0);
+                self.push_node(item, true);
+            }
         }
         self.len += 1;
     }
@@ -1239,6 +1267,48 @@ mod tests {
         assert_eq!(packed_threshold((1 << 32) - (1 << 20) + 1), None);
         let s = ListShape::default();
         assert!(!s.is_large(&[b'x'; 1000]));
+    }
+
+    #[test]
+    fn nodes_hold_little_more_than_they_use() {
+        // Issue 42: doubling from an exact 4,080 bytes went to 16,320 for
+        // the last elements of an 8 KB node, twice the room used.
+        for (fill, front) in [
+            (-2, false),
+            (-2, true),
+            (-1, false),
+            (128, false),
+            (128, true),
+        ] {
+            let shape = ListShape { fill, depth: 0 };
+            let mut l = ListValue::default();
+            for i in 0..100_000 {
+                let e = format!("m:{i}");
+                if front {
+                    l.push_front(e.as_bytes(), shape);
+                } else {
+                    l.push_back(e.as_bytes(), shape);
+                }
+            }
+            let limit = super::super::malloc_chunk(ListValue::node_limit(fill));
+            let ends = [0, l.nodes.len() - 1];
+            for (i, n) in l.nodes.iter().enumerate() {
+                assert!(n.bytes() <= limit, "fill {fill} node {i}: {}", n.bytes());
+                if !ends.contains(&i) {
+                    // Sealed: at most an eighth of room, and malloc's rounding.
+                    assert!(
+                        n.bytes() <= n.raw_len() * 9 / 8 + 24,
+                        "fill {fill} node {i}"
+                    );
+                }
+            }
+            let used = l.uncompressed_bytes();
+            assert!(
+                l.bytes < used + used / 8 + 4 * limit,
+                "fill {fill}: {}",
+                l.bytes
+            );
+        }
     }
 
     #[test]

@@ -26,9 +26,10 @@ pub type PackBuf = super::smallbuf::SmallBuf;
 
 const COUNT_UNKNOWN: u16 = u16::MAX;
 
-/// Makes room for `more` bytes in `buf`.
-fn grow(buf: &mut PackBuf, more: usize) {
-    buf.reserve(more);
+/// Makes room for `more` bytes in `buf`, doubling no further than `limit`
+/// (see [`PackBuf::reserve_within`]).
+fn grow(buf: &mut PackBuf, more: usize, limit: usize) {
+    buf.reserve_within(more, limit);
 }
 
 fn varint_len(n: usize) -> usize {
@@ -125,8 +126,14 @@ impl Pack {
     }
 
     pub fn push(&mut self, item: &[u8]) {
+        self.push_within(item, usize::MAX);
+    }
+
+    /// Appends `item` to a pack that will hold at most `limit` bytes (a list
+    /// node): its buffer grows by doubling but ends at `limit`.
+    pub fn push_within(&mut self, item: &[u8], limit: usize) {
         self.recount(1, |buf| {
-            grow(buf, Self::entry_bytes(item.len()));
+            grow(buf, Self::entry_bytes(item.len()), limit);
             put_varint(buf, item.len());
             buf.extend_from_slice(item);
         });
@@ -143,9 +150,15 @@ impl Pack {
 
     /// Inserts `items` as consecutive entries at byte `pos`.
     pub fn insert_at(&mut self, pos: usize, items: &[&[u8]]) {
+        self.insert_within(pos, items, usize::MAX);
+    }
+
+    /// As [`Pack::insert_at`] into a pack that will hold at most `limit`
+    /// bytes (see [`Pack::push_within`]).
+    pub fn insert_within(&mut self, pos: usize, items: &[&[u8]], limit: usize) {
         let enc = Self::encoded(items);
         self.recount(items.len() as isize, |buf| {
-            grow(buf, enc.len());
+            grow(buf, enc.len(), limit);
             buf.insert_from_slice(pos, &enc);
         });
     }
@@ -166,7 +179,7 @@ impl Pack {
         put_varint(&mut enc, item.len());
         enc.extend_from_slice(item);
         if enc.len() > end - pos {
-            grow(&mut self.buf, enc.len() - (end - pos));
+            grow(&mut self.buf, enc.len() - (end - pos), usize::MAX);
         }
         self.buf.drain(pos..end);
         self.buf.insert_from_slice(pos, &enc);
@@ -202,6 +215,15 @@ impl Pack {
 
     pub fn shrink(&mut self) {
         self.buf.shrink_to_fit();
+    }
+
+    /// Bytes the buffer holds beyond its entries (0 while inline).
+    pub fn room(&self) -> usize {
+        if self.buf.spilled() {
+            self.buf.capacity() - self.buf.len()
+        } else {
+            0
+        }
     }
 
     /// The encoded entries, as one buffer (what a list node compresses).

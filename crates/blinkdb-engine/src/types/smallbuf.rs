@@ -190,8 +190,24 @@ impl SmallBuf {
             }
             return;
         }
-        let mut buf = vec![0u8; cap].into_boxed_slice();
-        buf[..len].copy_from_slice(&self[..]);
+        // Heap to heap through the allocator's realloc, which grows or
+        // shrinks a block in place where it can (at the top of the heap, or
+        // into a free neighbour) instead of a new block, a copy and a hole
+        // where the old one was.
+        let mut buf = match std::mem::take(self).0 {
+            Repr::Heap { buf, .. } => buf.into_vec(),
+            Repr::Inline { data, .. } => {
+                let mut v = Vec::with_capacity(cap);
+                v.extend_from_slice(&data[..len]);
+                v
+            }
+        };
+        if cap > buf.len() {
+            buf.reserve_exact(cap - buf.len());
+            buf.resize(cap, 0);
+        }
+        buf.truncate(cap);
+        let buf = buf.into_boxed_slice();
         let (len_lo, len_hi) = split(len);
         self.0 = Repr::Heap {
             buf,
@@ -204,13 +220,22 @@ impl SmallBuf {
     /// Room for `more` bytes: exact growth up to `EXACT_GROWTH_UP_TO`, then
     /// doubling.
     pub fn reserve(&mut self, more: usize) {
+        self.reserve_within(more, usize::MAX);
+    }
+
+    /// As [`SmallBuf::reserve`], but a doubling stops at `limit` (unless the
+    /// bytes need more): a list node that holds at most 8 KB ends in an 8 KB
+    /// buffer. Doubling from an exact size past 256 bytes overshoots any
+    /// limit (4,080 became 8,160, then 16,320 for the node's last bytes), and
+    /// a 1M-element list held twice the room it used (issue 42).
+    pub fn reserve_within(&mut self, more: usize, limit: usize) {
         let need = self.len().checked_add(more).expect("buffer size overflow");
         let cap = self.capacity();
         if need > cap {
             let new = if need <= EXACT_GROWTH_UP_TO {
                 need
             } else {
-                need.max(cap.saturating_mul(2))
+                need.max(cap.saturating_mul(2).min(limit))
             };
             self.realloc(new);
         }
@@ -291,5 +316,25 @@ mod tests {
         assert!(b.capacity() < 2 * 1005 + 256);
         assert_eq!(SmallBuf::from_vec(b[..].to_vec())[..], b[..]);
         assert_eq!(SmallBuf::with_capacity(100).capacity(), 100);
+    }
+
+    #[test]
+    fn doubling_stops_at_the_limit() {
+        let mut b = SmallBuf::default();
+        let mut caps = vec![];
+        for _ in 0..8192 / 9 {
+            b.reserve_within(9, 8192);
+            b.extend_from_slice(&[1; 9]);
+            if caps.last() != Some(&b.capacity()) {
+                caps.push(b.capacity());
+            }
+        }
+        // Exact to 256, then doubling, the last step cut to the limit.
+        let last = caps.len() - 1;
+        assert_eq!((caps[last], caps[last - 1]), (8192, 8064), "{caps:?}");
+        assert!(caps.windows(2).all(|w| w[1] <= 2 * w[0]));
+        // Past the limit only what the bytes need.
+        b.reserve_within(100, 8192);
+        assert_eq!(b.capacity(), b.len() + 100);
     }
 }

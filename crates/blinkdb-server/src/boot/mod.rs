@@ -180,6 +180,9 @@ pub async fn run(
                 .to_string())
     );
     crate::boot::logo::show(&settings, shared.cluster.is_some());
+    // Redis logs this before loading its data; Redis 8.0's test harness
+    // waits for it after the logo's PID line.
+    tracing::info!("Server initialized");
     if settings.appendonly {
         let (s, st) = (shared.clone(), settings.clone());
         let loaded = tokio::task::spawn_blocking(move || crate::persistence::load(&*s, &st))
@@ -358,6 +361,7 @@ pub static CONFIG_SET_EFFECTS: &[crate::config::OnSet<Shared>] = &[
     crate::net::busy_poll::on_set::<Shared>(),
     crate::persistence::on_set::<Shared>(),
     crate::persistence::appendonly_on_set::<Shared>(),
+    crate::replication::waitaof::APPENDONLY_ON_SET,
     crate::persistence::debug_delays_on_set::<Shared>(),
     crate::persistence::log_on_set::<Shared>(),
     crate::persistence::fixed_on_set::<Shared>(),

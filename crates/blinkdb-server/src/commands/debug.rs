@@ -84,6 +84,56 @@ fn object(ctx: &mut Ctx, args: &Args) {
     }
 }
 
+/// DEBUG LISTPACK key: a listpack-encoded value's entries printed on
+/// stdout, one a line, as Redis's lpRepr prints its listpack (the layout of
+/// the lines is BlinkDB's own).
+fn listpack(ctx: &mut Ctx, key: &[u8]) {
+    let printed = ctx.shared.engine.peek(ctx.client.db, key, |e| {
+        let v = e?.value();
+        let (enc, _) = encoding(v);
+        if enc != "listpack" && enc != "listpackex" {
+            return Some(false);
+        }
+        let mut lines: Vec<String> = Vec::new();
+        let show = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match v {
+            Value::Hash(h, _) => {
+                for (f, val, at) in h.iter_ttl() {
+                    lines.push(show(f));
+                    lines.push(show(val));
+                    if enc == "listpackex" {
+                        lines.push(if at == 0 {
+                            String::new()
+                        } else {
+                            at.to_string()
+                        });
+                    }
+                }
+            }
+            Value::ZSet(z, _) => {
+                for (m, score) in z.iter() {
+                    lines.push(show(m));
+                    lines.push(score.to_string());
+                }
+            }
+            Value::Set(s, _) => lines.extend(s.iter().map(|m| show(&m))),
+            Value::List(l, _) => lines.extend(l.iter().map(|m| show(&m))),
+            _ => {}
+        }
+        let mut text = format!("{{num_elements {}}}\n", lines.len());
+        for (i, l) in lines.iter().enumerate() {
+            text.push_str(&format!("\t[{i}] {l}\n"));
+        }
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+        Some(true)
+    });
+    match printed {
+        None => ctx.out.error(super::args::ERR_NO_SUCH_KEY),
+        Some(false) => ctx.out.error("ERR Not a listpack encoded object."),
+        Some(true) => ctx.out.simple("Listpack structure printed on stdout"),
+    }
+}
+
 pub fn debug(ctx: &mut Ctx, args: &Args) {
     let sub = args[1];
     if eq_ic(sub, "help") && args.len() == 2 {
@@ -96,6 +146,8 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Output a hex signature representing the current DB content.",
             "DIGEST-VALUE <key> [<key> ...]",
             "    Output a hex signature of the values of all the specified keys.",
+            "LISTPACK <key>",
+            "    Show low level info about the listpack encoding of <key>.",
             "LOADAOF",
             "    Flush the AOF buffers on disk and reload the AOF in memory.",
             "OBJECT <key>",
@@ -195,6 +247,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
     }
     if eq_ic(sub, "loadaof") {
         return super::debug_reload::loadaof(ctx);
+    }
+    if eq_ic(sub, "listpack") && args.len() == 3 {
+        return listpack(ctx, args[2]);
     }
     if eq_ic(sub, "object") && args.len() == 3 {
         return object(ctx, args);

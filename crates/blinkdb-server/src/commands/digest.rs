@@ -84,8 +84,14 @@ pub fn value_into(engine: &Engine, entry: &Entry, d: &mut Digest) -> Result<(), 
             }
         }
         Value::Hash(h, _) => {
-            for (f, val) in h.iter() {
-                xor(d, &pair(f, val));
+            // Redis 8.0 marks a field with a TTL (not its time) in the
+            // field's own digest.
+            for (f, val, at) in h.iter_ttl() {
+                let mut e = pair(f, val);
+                if at != 0 {
+                    xor(&mut e, b"!!hexpire!!");
+                }
+                xor(d, &e);
             }
         }
         Value::Stream(s, _) => {

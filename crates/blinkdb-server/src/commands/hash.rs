@@ -51,6 +51,7 @@ pub(super) fn modify<R>(
             tx.log(db, &[b"HDEL", key, f]);
         }
         tx.notify(HASH, "hexpired", db, key);
+        tx.count_expired_subkeys(gone.len());
     }
     Ok(r)
 }
@@ -162,12 +163,11 @@ pub fn hexists(ctx: &mut Ctx, args: &Args) {
     });
 }
 
-/// Fields not expired: BlinkDB's reads never see an expired field (Redis
-/// 8.0 counts one a read has not removed yet; docs/compatibility.md).
+/// Every stored field: as Redis 8.0, one expired but not yet removed still
+/// counts (docs/compatibility.md, Hash-field expiration).
 pub fn hlen(ctx: &mut Ctx, args: &Args) {
-    let now = read_now(ctx);
     collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.map_or(0, |h| h.live_len(now)) as i64)
+        out.int(h.map_or(0, |h| h.len()) as i64)
     });
 }
 

@@ -95,6 +95,9 @@ pub fn config(ctx: &mut Ctx, args: &Args) {
             engine
                 .expired_keys
                 .store(0, std::sync::atomic::Ordering::Relaxed);
+            engine
+                .expired_subkeys
+                .store(0, std::sync::atomic::Ordering::Relaxed);
             blinkdb_engine::LAZYFREED.store(0, std::sync::atomic::Ordering::Relaxed);
             ctx.shared.replication.feed.reset_stats();
             ctx.shared.memory.eviction.reset();

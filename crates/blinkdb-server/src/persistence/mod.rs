@@ -435,8 +435,9 @@ fn replay_files<H: Host>(
             .store(sketches.skipped - sketches.flushed, Ordering::Relaxed);
         if sketches.installed > 0 || sketches.skipped > 0 {
             tracing::info!(
-                "Sketch files: {} bound, {} AOF records not replayed ({} held back, {} of them run after all)",
+                "Sketch files: {} bound ({} marked clean, their pages not re-read), {} AOF records not replayed ({} held back, {} of them run after all)",
                 sketches.installed,
+                files.clean.load(Ordering::Relaxed),
                 sketches.skipped - sketches.flushed,
                 sketches.skipped,
                 sketches.flushed
@@ -825,10 +826,11 @@ pub fn info<H: Host>(shared: &H, o: &mut String) {
     let f = &shared.engine().sketch_files;
     let _ = write!(
         o,
-        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\n",
+        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_files_clean_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\n",
         f.files(),
         f.stats.bound.load(Ordering::Relaxed),
         f.stats.rebuilt.load(Ordering::Relaxed),
+        f.stats.clean.load(Ordering::Relaxed),
         f.stats.skipped_records.load(Ordering::Relaxed),
         f.stats.checkpoints.load(Ordering::Relaxed),
         f.stats.pages_written.load(Ordering::Relaxed),

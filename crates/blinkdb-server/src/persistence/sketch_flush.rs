@@ -1,6 +1,7 @@
 //! Once a second, and at shutdown, checkpoints the count-min sketches changed
 //! since the last pass into their files (engine `sketch_files.rs`), so a
-//! restart skips their log records.
+//! restart skips their log records; the one at shutdown marks the files
+//! clean so the restart does not re-read their pages either.
 
 use blinkdb_engine::Engine;
 use std::sync::Arc;
@@ -28,17 +29,20 @@ pub async fn cycle<T>(engine: Arc<Engine>, mut stop: tokio::sync::watch::Receive
         }
         // Writes and syncs files: keep it off the reactor threads.
         let engine = engine.clone();
-        let done =
-            tokio::task::spawn_blocking(move || blinkdb_engine::sketch_file::checkpoint(&engine))
-                .await;
+        let done = tokio::task::spawn_blocking(move || {
+            blinkdb_engine::sketch_file::checkpoint(&engine, false)
+        })
+        .await;
         if let Ok(Err(e)) = done {
             tracing::warn!("Sketch file checkpoint failed (retried next second): {e}");
         }
     }
 }
 
+/// The last pass: every file's header is marked clean, so the next start
+/// binds it without re-reading its pages.
 pub fn flush_now(engine: &Engine) {
-    if let Err(e) = blinkdb_engine::sketch_file::checkpoint(engine) {
+    if let Err(e) = blinkdb_engine::sketch_file::checkpoint(engine, true) {
         tracing::warn!("Sketch file checkpoint at shutdown failed: {e}");
     }
 }

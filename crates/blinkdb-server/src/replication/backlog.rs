@@ -67,6 +67,8 @@ struct WaitReq {
 
 /// What a WAITAOF still waits for besides its replicas.
 struct AofWait {
+    /// WAITAOF's numlocal was 1: `appendonly no` ends the wait with an error.
+    local: bool,
     /// Its own AOF has not fsync'd the client's writes yet.
     local_pending: bool,
     /// Told when the wait ends, so the task watching the local fsync ends too.
@@ -518,13 +520,14 @@ impl Feed {
     }
 
     /// Registers a WAITAOF of `client`: `replicas` FACKs of `offset`, and
-    /// (`local_pending`) the local fsync that `local_synced` reports. The
-    /// returned Notify is told when the wait ends.
+    /// (`local_pending`) the local fsync that `local_synced` reports; `local`:
+    /// its numlocal was 1. The returned Notify is told when the wait ends.
     pub fn add_aof_wait(
         &self,
         client: u64,
         offset: u64,
         replicas: usize,
+        local: bool,
         local_pending: bool,
     ) -> Arc<Notify> {
         let ended = Arc::new(Notify::new());
@@ -533,6 +536,7 @@ impl Feed {
             offset,
             replicas,
             aof: Some(AofWait {
+                local,
                 local_pending,
                 ended: ended.clone(),
             }),
@@ -563,6 +567,21 @@ impl Feed {
         }
         b.waits.swap_remove(i).ended();
         true
+    }
+
+    /// Ends every WAITAOF whose numlocal is 1 (`appendonly` was turned off):
+    /// returns their clients, for the caller to wake.
+    pub fn end_local_aof_waits(&self) -> Vec<u64> {
+        let mut done = Vec::new();
+        self.inner.lock().waits.retain(|w| {
+            let keep = !w.aof.as_ref().is_some_and(|a| a.local);
+            if !keep {
+                w.ended();
+                done.push(w.client);
+            }
+            keep
+        });
+        done
     }
 
     /// Forgets the WAIT of `client` (it ended).

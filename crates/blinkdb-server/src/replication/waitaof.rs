@@ -73,9 +73,13 @@ pub fn waitaof(ctx: &mut Ctx, args: &Args) {
         .block_for_acks(ctx.client, args, end, reply);
     let id = ctx.client.id;
     let local_pending = numlocal == 1 && !local;
-    let ended = repl
-        .feed
-        .add_aof_wait(id, offset, numreplicas as usize, local_pending);
+    let ended = repl.feed.add_aof_wait(
+        id,
+        offset,
+        numreplicas as usize,
+        numlocal == 1,
+        local_pending,
+    );
     if let (true, Some(log)) = (local_pending, log) {
         // Watches the local fsync until it covers `lsn` or the wait ends otherwise.
         let shared = ctx.shared.arc();
@@ -92,6 +96,22 @@ pub fn waitaof(ctx: &mut Ctx, args: &Args) {
     }
     ctx.client.block = Some(crate::exec::session::Block::Waiting(waiter));
 }
+
+/// CONFIG SET appendonly no answers the WAITAOFs blocked with numlocal 1 at
+/// once, with the error a new one gets (Redis 8.0 checks them on every event
+/// loop turn), rather than at their timeout.
+pub const APPENDONLY_ON_SET: crate::config::OnSet<Shared> = crate::config::OnSet {
+    options: &["appendonly"],
+    stage: crate::config::Stage::AfterCommit,
+    apply: |shared, settings, _| {
+        if !settings.appendonly {
+            for id in shared.replication.feed.end_local_aof_waits() {
+                shared.exec.blocking.wake_wait(shared, id);
+            }
+        }
+        Ok(())
+    },
+};
 
 /// The AOF when `appendonly` is on (the log may outlive it: cache mode, a switch off).
 fn local_log(shared: &Shared) -> Option<std::sync::Arc<blinkdb_engine::Log>> {

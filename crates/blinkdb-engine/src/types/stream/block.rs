@@ -161,7 +161,18 @@ impl<'a> Iterator for Fields<'a> {
 impl Block {
     /// A node whose first entry is `id` with `fields` (its master fields).
     pub fn new(id: StreamId, fields: &[&[u8]]) -> Block {
-        let mut buf = Vec::with_capacity(64);
+        Block::with_room(id, fields, 64)
+    }
+
+    /// As [`Block::new`], with room for `room` bytes: a node that follows a
+    /// full one is given that one's size, so it fills one buffer instead of
+    /// growing through 64, 128, ... 2048 bytes and giving the rest back when
+    /// sealed, each step a new block and a freed one (issue 42). At most
+    /// `MAX_ROOM` up front: past the default node limits the previous node's
+    /// size says little of the next one's.
+    pub fn with_room(id: StreamId, fields: &[&[u8]], room: usize) -> Block {
+        const MAX_ROOM: usize = 8192;
+        let mut buf = Vec::with_capacity(room.clamp(64, MAX_ROOM));
         put_varint(&mut buf, (fields.len() / 2) as u64);
         for f in fields.iter().step_by(2) {
             put_varint(&mut buf, f.len() as u64);
@@ -189,6 +200,11 @@ impl Block {
     /// Returns the capacity past the end (a node no longer appended to).
     pub fn seal(&mut self) {
         self.buf.shrink_to_fit();
+    }
+
+    /// Bytes of the node's buffer in use.
+    pub fn used(&self) -> usize {
+        self.buf.len()
     }
 
     /// An empty node whose master fields are `names` (a node read from an

@@ -214,12 +214,17 @@ impl StreamValue {
                 self.block_bytes = self.block_bytes + b.bytes() - before;
             }
             tail => {
+                let mut room = 0;
                 if let Some((_, b)) = tail {
                     let before = b.bytes();
                     b.seal();
                     self.block_bytes = self.block_bytes + b.bytes() - before;
+                    // An eighth more: entries of a node differ by a byte or
+                    // two (ID deltas, values' lengths), and a buffer short by
+                    // one would double.
+                    room = b.used() + b.used() / 8;
                 }
-                let b = Block::new(id, fields);
+                let b = Block::with_room(id, fields, room);
                 self.block_bytes += b.bytes();
                 self.blocks.insert(id, b);
             }
