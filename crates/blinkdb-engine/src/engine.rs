@@ -471,6 +471,7 @@ impl Engine {
         if expired {
             self.stats.expired_keys.fetch_add(1, Ordering::Relaxed);
             self.report_expired(interest, db, key);
+            self.feed_expired(db, key);
         } else if let Some(e) = entry {
             // Written again between the two locks.
             self.accessed(e, now);
@@ -719,12 +720,21 @@ impl Engine {
         let mut seen = 0;
         while shard < SHARDS {
             let s = self.dbs[db].shard(shard).read();
+            let mut expired = Vec::new();
             for (k, e) in s.iter() {
                 if !e.is_expired(now) {
                     visit(k, e);
+                } else {
+                    expired.push(Box::<[u8]>::from(&k[..]));
                 }
             }
             seen += s.len();
+            drop(s);
+            // Each expired key met is deleted, as scanGenericCommand's
+            // expireIfNeeded does (replicas get one DEL each).
+            for k in expired {
+                self.expire_if_due(db, &k);
+            }
             shard += 1;
             if seen >= count {
                 break;
@@ -781,15 +791,30 @@ impl Engine {
             if s.is_empty() {
                 continue;
             }
+            let mut expired = Vec::new();
             for _ in 0..8 {
                 if let Some((k, e)) = s.nth(rng.gen_range(0..s.len())) {
                     if !e.is_expired(now) {
                         return Some(k[..].into());
                     }
+                    expired.push(Box::<[u8]>::from(&k[..]));
                 }
+            }
+            drop(s);
+            // An expired key picked is deleted, as dbRandomKey's
+            // expireIfNeeded does, and the search goes on.
+            for k in expired {
+                self.expire_if_due(db, &k);
             }
         }
         None
+    }
+
+    /// Deletes `key` if it is past its TTL (reported and sent to replicas
+    /// as a read's lazy expiry does; nothing on a replica or while expiry
+    /// is held).
+    fn expire_if_due(&self, db: usize, key: &[u8]) {
+        self.read_key(db, key, false, |_| ());
     }
 
     /// How many shards `active_expire`'s cursor walks through (every

@@ -53,6 +53,8 @@ pub use keyspace::{table_mapped_bytes, Db, Entry, InlineBytes, Meta, Origin, Val
 pub use types::zset::order as zset_order;
 /// Doubles formatted as Redis replies them.
 pub use types::{fmt_double, write_double};
+/// The size from which a list element is a plain node (DEBUG QUICKLIST-PACKED-THRESHOLD).
+pub use types::{packed_threshold, DEFAULT_PACKED_THRESHOLD};
 /// The collection types a `Value` holds and their size limits (the `*-max-listpack-*` options).
 pub use types::{HashValue, Limits, ListShape, ListValue, SetValue, StreamValue, ZSetValue};
 /// Counters of values freed in the background (INFO lazyfree_*).

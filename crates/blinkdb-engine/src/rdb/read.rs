@@ -6,7 +6,7 @@
 use super::listpack::{self, Item};
 use super::{kind, lzf, module_type_name, ziplist, RdbError};
 use crate::keyspace::Value;
-use crate::types::{HashValue, Limits, ListValue, SetValue, ZSetValue};
+use crate::types::{HashValue, Limits, ListShape, ListValue, SetValue, ZSetValue};
 use std::borrow::Cow;
 use std::ops::Deref;
 
@@ -281,9 +281,15 @@ fn pairs_of(items: Vec<Item<'_>>) -> Result<impl Iterator<Item = (Item<'_>, Item
     Ok(std::iter::from_fn(move || Some((it.next()?, it.next()?))))
 }
 
+/// A ziplist's or listpack's elements, packed whatever their size: Redis
+/// loads the node as it is (quicklistAppendListpack).
 fn list_push(l: &mut ListValue, items: Vec<Item<'_>>, limits: &Limits) {
+    let shape = ListShape {
+        packed_threshold: usize::MAX,
+        ..limits.list_shape()
+    };
     for i in items {
-        l.push_back(&i.bytes(), limits.list_shape());
+        l.push_back(&i.bytes(), shape);
     }
 }
 
@@ -495,8 +501,13 @@ pub fn read_object(kind: u8, r: &mut Reader<'_>, limits: &Limits) -> Result<Valu
                 };
                 let blob = r.string()?;
                 match container {
-                    // A plain node: one element, as is.
-                    1 => l.push_back(&blob, limits.list_shape()),
+                    // A plain node: one element, as is, and a plain node
+                    // again whatever its size (quicklistAppendPlainNode);
+                    // Redis refuses an empty one.
+                    1 if blob.is_empty() => {
+                        return Err(RdbError::Corrupt("empty plain quicklist node"))
+                    }
+                    1 => l.push_plain_back(&blob, limits.list_shape()),
                     2 => {
                         let items = if kind == kind::LIST_QUICKLIST {
                             ziplist::decode(&blob)?

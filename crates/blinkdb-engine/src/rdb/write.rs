@@ -74,6 +74,8 @@ fn write_lzf(out: &mut Vec<u8>, packed: &[u8], raw_len: usize) {
     out.extend_from_slice(packed);
 }
 
+/// A quicklist 2 node holding one element as is (QUICKLIST_NODE_CONTAINER_PLAIN).
+const QUICKLIST_NODE_CONTAINER_PLAIN: u64 = 1;
 /// A quicklist 2 node holding a listpack (QUICKLIST_NODE_CONTAINER_PACKED).
 const QUICKLIST_NODE_CONTAINER_PACKED: u64 = 2;
 
@@ -123,11 +125,27 @@ const SIZE_SAFETY_LIMIT: usize = 8192;
 /// Splits a list into listpack nodes as Redis's quicklist does when the
 /// elements are pushed at the tail in order (_quicklistNodeAllowInsert under
 /// `fill`), so a list built by RPUSH dumps to Redis's exact bytes; its
-/// nodes in memory are BlinkDB's own.
-fn quicklist_nodes<'a>(items: impl Iterator<Item = Cow<'a, [u8]>>, fill: i64) -> Vec<Vec<u8>> {
+/// nodes in memory are BlinkDB's own. An element marked plain is a PLAIN
+/// node of its own, which no later element joins. Each node comes with its
+/// container.
+fn quicklist_nodes<'a>(
+    items: impl Iterator<Item = (Cow<'a, [u8]>, bool)>,
+    fill: i64,
+) -> Vec<(u64, Vec<u8>)> {
     let mut nodes = Vec::new();
     let mut lp = ListpackWriter::new();
-    for item in items {
+    for (item, plain) in items {
+        if plain {
+            if lp.count() > 0 {
+                nodes.push((
+                    QUICKLIST_NODE_CONTAINER_PACKED,
+                    std::mem::take(&mut lp).finish(),
+                ));
+                lp = ListpackWriter::new();
+            }
+            nodes.push((QUICKLIST_NODE_CONTAINER_PLAIN, item.into_owned()));
+            continue;
+        }
         if lp.count() > 0 {
             let new_sz = lp.bytes() + item.len() + SIZE_ESTIMATE_OVERHEAD;
             let allowed = if fill < 0 {
@@ -137,14 +155,17 @@ fn quicklist_nodes<'a>(items: impl Iterator<Item = Cow<'a, [u8]>>, fill: i64) ->
                 new_sz <= SIZE_SAFETY_LIMIT && (lp.count() as i64) < fill
             };
             if !allowed {
-                nodes.push(std::mem::take(&mut lp).finish());
+                nodes.push((
+                    QUICKLIST_NODE_CONTAINER_PACKED,
+                    std::mem::take(&mut lp).finish(),
+                ));
                 lp = ListpackWriter::new();
             }
         }
         lp.push(&item);
     }
     if lp.count() > 0 {
-        nodes.push(lp.finish());
+        nodes.push((QUICKLIST_NODE_CONTAINER_PACKED, lp.finish()));
     }
     nodes
 }
@@ -160,18 +181,19 @@ pub fn write_object(
         Value::Str(s, _) => write_string(out, s, compress),
         Value::Blob(r, _) => write_string(out, &blob(r)?, compress),
         Value::List(l, _) => {
-            let nodes = quicklist_nodes(l.iter(), l.fill());
+            let nodes = quicklist_nodes(l.iter_marked(), l.fill());
             let (count, depth) = (nodes.len(), l.depth());
             write_len(out, count as u64);
-            for (i, lp) in nodes.into_iter().enumerate() {
-                write_len(out, QUICKLIST_NODE_CONTAINER_PACKED);
+            for (i, (container, bytes)) in nodes.into_iter().enumerate() {
+                write_len(out, container);
                 // A node quicklist.c keeps compressed (deeper than the
-                // compress depth from both ends, and LZF pays) is written
-                // as its LZF blob, whatever `rdbcompression` says.
+                // compress depth from both ends, and LZF pays; plain or
+                // packed) is written as its LZF blob, whatever
+                // `rdbcompression` says.
                 let inner = depth > 0 && i >= depth && i + depth < count;
-                match inner.then(|| compress_node(&lp)).flatten() {
-                    Some(packed) => write_lzf(out, &packed, lp.len()),
-                    None => write_string(out, &lp, compress),
+                match inner.then(|| compress_node(&bytes)).flatten() {
+                    Some(packed) => write_lzf(out, &packed, bytes.len()),
+                    None => write_string(out, &bytes, compress),
                 }
             }
         }
@@ -355,7 +377,11 @@ mod tests {
 
     #[test]
     fn compressed_list_nodes() {
-        let shape = ListShape { fill: 4, depth: 1 };
+        let shape = ListShape {
+            fill: 4,
+            depth: 1,
+            ..ListShape::default()
+        };
         let mut l = ListValue::default();
         for i in 0..12 {
             l.push_back(format!("element-{i:03}-").repeat(4).as_bytes(), shape);
@@ -374,6 +400,56 @@ mod tests {
         let mut r = Reader::new(&out);
         let back = read_object(kind::LIST_QUICKLIST_2, &mut r, &Limits::default()).unwrap();
         assert_eq!(back, v);
+    }
+
+    /// Plain elements are PLAIN nodes of their own (container 1, the bytes
+    /// as they are), inner ones LZF; they load back as plain nodes.
+    #[test]
+    fn plain_list_nodes() {
+        let shape = ListShape {
+            fill: -2,
+            depth: 1,
+            packed_threshold: 60,
+        };
+        let mut l = ListValue::default();
+        l.push_back(b"a", shape);
+        l.push_back(&[b'x'; 100], shape);
+        l.push_back(&[b'y'; 100], shape);
+        l.push_back(b"b", shape);
+        l.push_back(b"c", shape);
+        let v = Value::list(l);
+        let mut out = Vec::new();
+        write_object(&mut out, &v, false, &mut no_blob).unwrap();
+        // [a] [x..] [y..] [b c]: the middle two deeper than 1, compressed.
+        assert_eq!(out[0], 4);
+        let mut r = Reader::new(&out[1..]);
+        let mut containers = Vec::new();
+        for _ in 0..4 {
+            containers.push(r.len().unwrap());
+            r.string().unwrap();
+        }
+        assert_eq!(containers, [2, 1, 1, 2]);
+        assert!(out.windows(2).any(|w| w == [1, 0xC3]));
+        let mut r = Reader::new(&out);
+        let back = read_object(kind::LIST_QUICKLIST_2, &mut r, &Limits::default()).unwrap();
+        assert_eq!(back, v);
+        let Value::List(back, _) = back else {
+            panic!("a list")
+        };
+        let kinds: Vec<bool> = back.iter_marked().map(|(_, p)| p).collect();
+        assert_eq!(kinds, [false, true, true, false, false]);
+        // Uncompressed, a plain node is its bytes as a string.
+        let mut out = Vec::new();
+        let mut l = ListValue::default();
+        l.push_back(
+            b"hello",
+            ListShape {
+                packed_threshold: 3,
+                ..ListShape::default()
+            },
+        );
+        write_object(&mut out, &Value::list(l), false, &mut no_blob).unwrap();
+        assert_eq!(out, b"\x01\x01\x05hello");
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub mod table;
 pub mod zset;
 
 pub use hash::HashValue;
-pub use list::{ListShape, ListValue};
+pub use list::{packed_threshold, ListShape, ListValue, DEFAULT_PACKED_THRESHOLD};
 pub use set::SetValue;
 pub use stream::StreamValue;
 pub use zset::ZSetValue;
@@ -42,11 +42,14 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// How a list lays out its nodes under these limits.
+    /// How a list lays out its nodes under these limits, plain nodes from
+    /// the default 1 GB (the server's list commands put in the threshold
+    /// DEBUG QUICKLIST-PACKED-THRESHOLD set).
     pub fn list_shape(&self) -> ListShape {
         ListShape {
             fill: self.list_max_listpack_size,
             depth: self.list_compress_depth,
+            packed_threshold: list::DEFAULT_PACKED_THRESHOLD,
         }
     }
 }

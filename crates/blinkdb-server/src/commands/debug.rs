@@ -169,6 +169,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
             "    default.",
+            "QUICKLIST-PACKED-THRESHOLD <size>",
+            "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+            "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
             "PAUSE-CRON <0|1>",
             "    Stop periodic cron job processing.",
             "REPLYBUFFER RESIZING <0|1>",
@@ -220,6 +223,23 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         // atoi's reading: a leading integer, else 0.
         let on = atoi(args[2]) != 0;
         ctx.shared.debug.active_expire.store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "quicklist-packed-threshold") && args.len() == 3 {
+        // memtoull's reading ("1b", "10kb"), then quicklist.c's bounds.
+        let threshold = std::str::from_utf8(args[2])
+            .ok()
+            .and_then(crate::config::parse_memory)
+            .and_then(blinkdb_engine::packed_threshold);
+        let Some(threshold) = threshold else {
+            return ctx
+                .out
+                .error("ERR argument must be a memory value bigger than 1 and smaller than 4gb");
+        };
+        ctx.shared
+            .debug
+            .list_packed_threshold
+            .store(threshold, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "reload") {

@@ -64,12 +64,22 @@ fn clamp(len: usize, start: i64, stop: i64) -> Option<(usize, usize)> {
     (start <= stop && start < len).then_some((start as usize, stop as usize))
 }
 
-/// `list-max-listpack-size` and `list-compress-depth`, for a push.
+/// `list-max-listpack-size`, `list-compress-depth` and the plain-node
+/// threshold (DEBUG QUICKLIST-PACKED-THRESHOLD), for a push or a change.
 pub(super) fn fill(ctx: &mut Ctx) -> ListShape {
-    ctx.client
-        .settings(ctx.shared)
-        .collection_limits
-        .list_shape()
+    let threshold = ctx
+        .shared
+        .debug
+        .list_packed_threshold
+        .load(std::sync::atomic::Ordering::Relaxed);
+    ListShape {
+        packed_threshold: threshold,
+        ..ctx
+            .client
+            .settings(ctx.shared)
+            .collection_limits
+            .list_shape()
+    }
 }
 
 fn push_generic(ctx: &mut Ctx, args: &Args, end: End, only_existing: bool) {
@@ -211,6 +221,7 @@ pub fn lindex(ctx: &mut Ctx, args: &Args) {
 pub fn lset(ctx: &mut Ctx, args: &Args) {
     let (key, value) = (args[1], args[3]);
     let index = parse_i64(args[2]);
+    let shape = fill(ctx);
     ctx.write1(key, |tx, db, out| {
         // The key is looked at before the index is parsed, as in Redis.
         let index = match (collection::get::<ListValue>(tx, db, key), index) {
@@ -228,7 +239,7 @@ pub fn lset(ctx: &mut Ctx, args: &Args) {
             Ok(Some(_)) => {}
         }
         let done = collection::modify(tx, db, key, false, |l: &mut ListValue| {
-            position(l.len(), index).is_some_and(|i| l.set(i, value))
+            position(l.len(), index).is_some_and(|i| l.set(i, value, shape))
         });
         match done {
             Err(_) => out.error(ERR_WRONGTYPE),
@@ -320,6 +331,7 @@ pub fn linsert(ctx: &mut Ctx, args: &Args) {
     } else {
         return ctx.out.error(ERR_SYNTAX);
     };
+    let shape = fill(ctx);
     ctx.write1(key, |tx, db, out| {
         match collection::get::<ListValue>(tx, db, key) {
             Err(_) => return out.error(ERR_WRONGTYPE),
@@ -328,7 +340,7 @@ pub fn linsert(ctx: &mut Ctx, args: &Args) {
             Ok(Some(_)) => {}
         }
         let len = collection::modify(tx, db, key, false, |l: &mut ListValue| {
-            l.insert(before, pivot, item);
+            l.insert(before, pivot, item, shape);
             l.len()
         })
         .ok()

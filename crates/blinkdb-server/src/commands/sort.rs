@@ -429,11 +429,7 @@ fn sort_generic(ctx: &mut Ctx, args: &Args, readonly: bool) {
         }
         return;
     };
-    let fill = ctx
-        .client
-        .settings(ctx.shared)
-        .collection_limits
-        .list_shape();
+    let fill = super::list::fill(ctx);
     let mut result = ListValue::default();
     for item in window {
         if req.gets.is_empty() {

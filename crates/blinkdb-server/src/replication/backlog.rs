@@ -379,6 +379,12 @@ impl Feed {
         b.activate();
         self.active.store(true, Ordering::Release);
         let offset = b.multi_start.unwrap_or(b.offset);
+        if b.multi_start.is_none() {
+            // The new replica's stream must say its database: the next
+            // record SELECTs again (replicationSetupSlaveForFullResync's
+            // slaveseldb = -1).
+            b.db = None;
+        }
         if let Some(r) = b.replica_mut(id) {
             r.next = Some(offset + 1);
             r.state = ReplicaState::SendBulk;

@@ -4,7 +4,7 @@ use crate::client::ClientInfo;
 use crate::config::{Config, OnSet, Settings, Stage};
 use blinkdb_engine::Engine;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -17,6 +17,10 @@ pub struct DebugSwitches {
     /// DEBUG REPLYBUFFER RESIZING: a reply buffer grown past 1 MB is dropped
     /// after its batch (off: kept as grown).
     pub reply_buffer_resizing: AtomicBool,
+    /// DEBUG QUICKLIST-PACKED-THRESHOLD: list elements of this many bytes
+    /// or more are plain nodes of their own (1 GB until set; a server-wide
+    /// setting, as quicklist.c's static packed_threshold).
+    pub list_packed_threshold: AtomicUsize,
 }
 
 impl Default for DebugSwitches {
@@ -25,6 +29,7 @@ impl Default for DebugSwitches {
             active_expire: AtomicBool::new(true),
             cron_paused: AtomicBool::new(false),
             reply_buffer_resizing: AtomicBool::new(true),
+            list_packed_threshold: AtomicUsize::new(blinkdb_engine::DEFAULT_PACKED_THRESHOLD),
         }
     }
 }
