@@ -1280,7 +1280,11 @@ mod tests {
             (128, false),
             (128, true),
         ] {
-            let shape = ListShape { fill, depth: 0 };
+            let shape = ListShape {
+                fill,
+                depth: 0,
+                ..Default::default()
+            };
             let mut l = ListValue::default();
             for i in 0..100_000 {
                 let e = format!("m:{i}");
