@@ -18,32 +18,59 @@ ITEMS = [f"item:{i}" for i in range(3000)]
 PROBES = [f"never:{i}" for i in range(10_000)]
 
 # key -> (creating command or None, items added, the error rate RedisBloom's compound
-# filter stays under: its links' errors sum to at most the reserved rate). The items are
-# fixed, so whether BlinkDB's own bits ever answer "present" to one of them is too: none
-# does here (checked by build), so every filter is exported exactly.
+# filter stays under: its links' errors sum to at most the reserved rate). Every link here
+# is at most 64 KiB, so BlinkDB holds it in RedisBloom's own bit layout: an add answers
+# "present" exactly where RedisBloom's does (checked by build against RedisBloom's replies),
+# and the export stays exact.
 FILTERS = {
     "bf:scaling": (["BF.RESERVE", "bf:scaling", 0.001, 200], ITEMS[:1500], 0.001),
     "bf:fixed": (["BF.RESERVE", "bf:fixed", 0.001, 5000, "NONSCALING"], ITEMS[:1000], 0.001),
     "bf:exp3": (["BF.INSERT", "bf:exp3", "CAPACITY", 50, "ERROR", 0.001, "EXPANSION", 3,
                  "ITEMS"], ITEMS[:700], 0.001),
     "bf:added": (None, ITEMS[:40], 0.01),
+    # Over 64 KiB (about 180 KiB in RedisBloom's sizing): held in BlinkDB's blocked layout.
+    "bf:big": (["BF.RESERVE", "bf:big", 0.001, 100_000], ITEMS[:1000], 0.001),
 }
+BLOCKED = {"bf:big"}
 
 
 def start_redisbloom(directory):
     return ServerProcess(ORACLE_BIN, str(directory), ["--loadmodule", redisbloom_path()])
 
 
-def build(conn):
+def add_all(conn):
+    """Creates and fills every filter; returns the add replies per key."""
+    out = {}
     for key, (create, items, _) in FILTERS.items():
         if key == "bf:exp3":
-            replies = conn.execute_command(*create, *items)
+            out[key] = conn.execute_command(*create, *items)
         elif key == "bf:added":
-            replies = [conn.execute_command("BF.ADD", key, item) for item in items]
+            out[key] = [conn.execute_command("BF.ADD", key, item) for item in items]
         else:
             conn.execute_command(*create)
-            replies = conn.execute_command("BF.MADD", key, *items)
-        assert all(replies), f"{key}: an item answered present, its export would be saturated"
+            out[key] = conn.execute_command("BF.MADD", key, *items)
+    return out
+
+
+_REDISBLOOM_REPLIES = {}
+
+
+def redisbloom_replies(tmp_path):
+    """RedisBloom's add replies for the same commands, computed once."""
+    if not _REDISBLOOM_REPLIES:
+        redis = start_redisbloom(tmp_path / "redisbloom-replies")
+        try:
+            _REDISBLOOM_REPLIES.update(add_all(client(redis.port)))
+        finally:
+            redis.stop()
+    return _REDISBLOOM_REPLIES
+
+
+def build(conn, tmp_path):
+    replies = add_all(conn)
+    expected = redisbloom_replies(tmp_path)
+    for key in FILTERS:
+        assert replies[key] == expected[key], f"{key}: adds answered unlike RedisBloom's"
     assert conn.execute_command("BF.INFO", "bf:scaling")[5] > 3  # several links
     assert conn.execute_command("BF.INFO", "bf:exp3")[5] > 2
 
@@ -69,7 +96,7 @@ def test_dump_restore_into_redisbloom_is_exact(blinkdb, tmp_path):
     redis = start_redisbloom(tmp_path / "redisbloom")
     try:
         r, b = client(redis.port), client(blinkdb.port)
-        build(b)
+        build(b, tmp_path)
         rates = {}
         for key in FILTERS:
             assert r.restore(key, 0, b.dump(key))
@@ -78,21 +105,25 @@ def test_dump_restore_into_redisbloom_is_exact(blinkdb, tmp_path):
         for key in FILTERS:
             assert r.dump(key) == b.dump(key), key
         print("false-positive rates in RedisBloom:", rates)
-        # An add answered "present" may have been a false positive of BlinkDB's bits,
-        # whose item is not logged: from then on the filter exports saturated (no false
-        # negative, every probe 1), and says so in the log.
+        # In a blocked filter an add answered "present" may have been a false positive of
+        # BlinkDB's bits, whose item is not logged: from then on the filter exports
+        # saturated (no false negative, every probe 1), and says so in the log. In
+        # RedisBloom's layout "present" is RedisBloom's own answer: still exact.
+        assert b.execute_command("BF.ADD", "bf:big", ITEMS[0]) == 0
+        assert r.restore("bf:big:after", 0, b.dump("bf:big"))
+        assert all(r.execute_command("BF.MEXISTS", "bf:big:after", *ITEMS[:1000]))
+        assert false_positive_rate(r, "bf:big:after") == 1.0
         assert b.execute_command("BF.ADD", "bf:added", ITEMS[0]) == 0
         assert r.restore("bf:added:after", 0, b.dump("bf:added"))
-        assert all(r.execute_command("BF.MEXISTS", "bf:added:after", *ITEMS[:40]))
-        assert false_positive_rate(r, "bf:added:after") == 1.0
+        assert_exact(r, b, "bf:added", ":after")
     finally:
         redis.stop()
 
 
-def build_and_rewrite(srv):
+def build_and_rewrite(srv, tmp_path):
     """The filters built on `srv`, then an AOF rewrite run to its end; a client."""
     b = client(srv.port)
-    build(b)
+    build(b, tmp_path)
     with RespConnection(srv.port) as conn:
         bgrewriteaof(conn)
         wait_rewrite_done(conn)
@@ -104,7 +135,7 @@ def test_save_loads_in_redisbloom_exact(tmp_path):
     srv = ServerProcess(blinkdb_bin(), str(bdir), ["--appendonly", "yes"])
     try:
         # An AOF rewrite keeps the pairs: BLINKDB.BFVALUES carries 32-byte entries.
-        b = build_and_rewrite(srv)
+        b = build_and_rewrite(srv, tmp_path)
         b.execute_command("BF.ADD", "bf:scaling", "after-rewrite")
         assert b.save()
         infos = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
@@ -129,13 +160,15 @@ def test_save_loads_in_redisbloom_exact(tmp_path):
 def test_restart_keeps_the_pairs_and_a_lost_log_saturates(tmp_path):
     """A restart after a RESP AOF rewrite reopens the item log with its pairs: exact. With
     the whole bloom/ directory lost, the rewrite's 32-byte BFVALUES entries rebuild the
-    filter and its log, but whether an add was answered "present" since is unknown (the
-    AOF does not record such adds), so the export is saturated: no false negative."""
+    filter and its log. A filter in RedisBloom's layout is rebuilt bit for bit from the
+    pairs: still exact. A blocked one cannot tell whether an add was answered "present"
+    since (the AOF does not record such adds), so its export is saturated: no false
+    negative."""
     bdir = tmp_path / "blinkdb"
     args = ["--appendonly", "yes", "--aof-use-rdb-preamble", "no"]
     srv = ServerProcess(blinkdb_bin(), str(bdir), args)
     try:
-        b = build_and_rewrite(srv)
+        b = build_and_rewrite(srv, tmp_path)
         assert b.execute_command("BF.ADD", "bf:scaling", "after-rewrite") == 1
         before = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
     finally:
@@ -154,9 +187,16 @@ def test_restart_keeps_the_pairs_and_a_lost_log_saturates(tmp_path):
                     name = f"{key}:{lost}"
                     assert r.restore(name, 0, b.dump(key))
                     if lost:
-                        _, items, _ = FILTERS[key]
+                        # Never a false negative. Blocked: saturated. RedisBloom's layout:
+                        # rebuilt from the pairs, exact, or saturated where a link's
+                        # rebuild lacked one (a warning in the log).
+                        _, items, error = FILTERS[key]
                         assert all(r.execute_command("BF.MEXISTS", name, *items)), name
-                        assert false_positive_rate(r, name) == 1.0, name
+                        rate = false_positive_rate(r, name)
+                        if key in BLOCKED:
+                            assert rate == 1.0, name
+                        else:
+                            assert rate == 1.0 or rate <= error * 1.5 + 0.002, (name, rate)
                     else:
                         assert_exact(r, b, key, f":{lost}")
                 assert r.execute_command("BF.EXISTS", f"bf:scaling:{lost}", "after-rewrite") == 1
@@ -170,7 +210,7 @@ def test_migrate_to_redis_server_is_exact(blinkdb, tmp_path):
     redis = start_redisbloom(tmp_path / "redisbloom")
     try:
         r, b = client(redis.port), client(blinkdb.port)
-        build(b)
+        build(b, tmp_path)
         infos = {key: b.execute_command("BF.INFO", key) for key in FILTERS}
         for key in FILTERS:
             assert b.execute_command("MIGRATE", "127.0.0.1", redis.port, key, 0, 5000) == b"OK"
@@ -192,7 +232,7 @@ def test_redisbloom_fed_the_same_items_has_the_same_geometry(blinkdb, tmp_path):
     redis = start_redisbloom(tmp_path / "redisbloom")
     try:
         r, b = client(redis.port), client(blinkdb.port)
-        build(b)
+        build(b, tmp_path)
         for key, (create, items, _) in FILTERS.items():
             if key == "bf:exp3":
                 r.execute_command(*create, *items)
