@@ -379,8 +379,8 @@ impl BloomValue {
     /// A filter imported from RedisBloom (kept in RedisBloom's layout).
     /// A user filter whose every sub-filter is in RedisBloom's layout and
     /// whose item log holds every item with its pair: its RedisBloom export
-    /// is exact, so MIGRATE sends that rather than BlinkDB's native dump,
-    /// which carries no item log (the copy would then export saturated).
+    /// is exact. MIGRATE sends that rather than BlinkDB's native dump, which
+    /// carries no item log (the copy would then export saturated).
     pub fn exports_exactly(&self) -> bool {
         let state = self.0.state.read();
         match (&state.backend, &state.items) {

@@ -50,9 +50,9 @@ pub struct Field {
 
 impl Field {
     /// `None` when the filter has no dump (kernel, imported from RedisBloom,
-    /// deleted) or its RedisBloom export is exact (`exports_exactly`).
+    /// deleted).
     pub fn of(filter: &BloomValue) -> Option<Field> {
-        if filter.is_kernel() || filter.is_imported() || filter.exports_exactly() {
+        if filter.is_kernel() || filter.is_imported() {
             return None;
         }
         let (_, header) = filter.scandump(0).ok()?;

@@ -254,7 +254,11 @@ pub fn migrate(ctx: &mut Ctx, args: &Args) {
                 }
                 ttl = ttl.max(1);
             }
-            let payload = if native {
+            // A filter whose RedisBloom export is exact goes as that: the
+            // native dump carries no item log, and the copy would export
+            // saturated.
+            let exact = matches!(value, blinkdb_engine::Value::Bloom(f, _) if f.exports_exactly());
+            let payload = if native && !exact {
                 rdb_format::dump_value_native(&ctx.shared.engine, value, compress)
             } else {
                 rdb_format::dump_value(&ctx.shared.engine, value, compress)
