@@ -215,8 +215,14 @@ def test_waitaof_local_follows_appendfsync(server_factory, peers):
             c.call("INCR", "foo")
             assert py(c.call("WAITAOF", 1, 0, 0)) == [1, 0], srv  # the next second's fsync
             admin.call("CONFIG", "SET", "appendfsync", "no")
-            c.call("INCR", "foo")
-            assert py(c.call("WAITAOF", 1, 0, 50)) == [0, 0], srv  # no fsync comes
+            # An fsync the everysec policy had already begun may still cover the next write
+            # (seen on a loaded machine); after it, none comes.
+            for _ in range(40):
+                c.call("INCR", "foo")
+                if py(c.call("WAITAOF", 1, 0, 50)) == [0, 0]:
+                    break
+            else:
+                raise AssertionError(f"{srv}: writes still fsynced under appendfsync no")
             assert py(c.call("WAITAOF", 0, 0, 0)) == [0, 0], srv
             # Blocked, then a policy with fsyncs releases it.
             c.send("WAITAOF", 1, 0, 0)
