@@ -4,22 +4,12 @@ field past its TTL that nothing removed yet, DEBUG DIGEST-VALUE marks the fields
 INFO's expired_subkeys counts the fields the active cycle removed (CONFIG RESETSTAT zeroes
 it), and DEBUG LISTPACK answers for a listpack-encoded hash only."""
 
-import time
 
 import pytest
 
 from peer_servers import start_peer
 from test_introspection import py
-
-
-def wait_for(cond, what, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+from test_redis8_commands import wait_for
 
 
 @pytest.fixture
