@@ -9,72 +9,38 @@ Usage: benches/collection_rss.py [--members N] [--rounds R] [--port P] [--kinds 
        [--blinkdb BIN]... (default target/ci/blinkdb; several --blinkdb compare builds)."""
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from benches.harness.groups.collections import build  # noqa: E402
-from benches.harness.resp import Client  # noqa: E402
+from benches.harness.groups.small_objects import used_memory  # noqa: E402
+from benches.harness.servers import Contestant, Ports, Server  # noqa: E402
 
 REDIS = "/usr/bin/redis-server"
 KINDS = ("hash", "set", "zset", "list", "stream")
 
 
-def rss_kb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS"):
-                return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
-
-
-def used_memory(client):
-    info = client.call("INFO", "memory")
-    info = info.decode() if isinstance(info, bytes) else info
-    for line in info.splitlines():
-        if line.startswith("used_memory:"):
-            return int(line.split(":")[1])
-    raise RuntimeError("no used_memory")
-
-
-def start(binary, port, directory):
-    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", directory,
-            "--appendonly", "no", "--save", ""]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 30
-    while True:
+def measure(binary, ports, kind, members):
+    # BlinkDB's snapshots off as the harness turns off Redis's (save points).
+    flags = [] if binary == REDIS else ["--save", ""]
+    with tempfile.TemporaryDirectory(prefix="collection_rss") as root:
+        server = Server(Contestant(binary, binary, binary != REDIS, flags), ports, root)
+        server.start()
         try:
-            client = Client(port)
-            if client.call("PING") in (b"PONG", "PONG"):
-                return proc, client
-        except OSError:
-            pass
-        if time.time() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise SystemExit(f"{binary} did not start on {port}")
-        time.sleep(0.05)
-
-
-def measure(binary, port, kind, members):
-    with tempfile.TemporaryDirectory(prefix="collection_rss") as directory:
-        proc, client = start(binary, port, directory)
-        try:
-            rss0, used0 = rss_kb(proc.pid), used_memory(client)
-            commands = list(build(kind, members))
-            step = 1000 if kind == "stream" else 20
-            for at in range(0, len(commands), step):
-                client.pipeline(commands[at:at + step])
-            rss1, used1 = rss_kb(proc.pid), used_memory(client)
-            usage = client.call("MEMORY", "USAGE", "c", "SAMPLES", "0")
-            client.close()
+            with server.client() as client:
+                rss0, used0 = server.rss_kb(), used_memory(client)
+                commands = list(build(kind, members))
+                step = 1000 if kind == "stream" else 20
+                for at in range(0, len(commands), step):
+                    client.pipeline(commands[at:at + step])
+                rss1, used1 = server.rss_kb(), used_memory(client)
+                usage = client.call("MEMORY", "USAGE", "c", "SAMPLES", "0")
             return ((rss1 - rss0) * 1024 / members, (used1 - used0) / members,
                     (usage or 0) / members)
         finally:
-            proc.terminate()
-            proc.wait()
+            server.stop()
 
 
 def main():
@@ -88,11 +54,12 @@ def main():
     args = ap.parse_args()
     builds = args.blinkdb or [os.path.join(ROOT, "target/ci/blinkdb")]
     contestants = [(b, b) for b in builds] + ([] if args.no_redis else [("redis", REDIS)])
+    ports = Ports(args.port)
     print("kind     server  rss B/member  used_memory B/member  MEMORY USAGE B/member")
     for r in range(args.rounds):
         for kind in args.kinds.split(","):
             for label, binary in contestants:
-                rss, used, usage = measure(binary, args.port, kind, args.members)
+                rss, used, usage = measure(binary, ports, kind, args.members)
                 print(f"{kind:8} {label[-40:]:40} r{r} rss {rss:6.2f} used {used:6.2f} "
                       f"usage {usage:6.2f}", flush=True)
 
