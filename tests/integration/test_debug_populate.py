@@ -1,4 +1,4 @@
-"""DEBUG POPULATE as redis-server 7.0.15 answers it (Redis's own suite builds its datasets with
+"""DEBUG POPULATE and DEBUG LOG as redis-server 7.0.15 answers them (Redis's own suite builds its datasets with
 it): keys `<prefix>:<n>` holding `value:<n>` cut or zero-padded to a size, existing keys left
 alone, Redis's errors, and the keys neither logged nor replicated."""
 
@@ -54,5 +54,16 @@ def test_populated_keys_are_not_logged(blinkdb_binary, tmp_path):
         with RespConnection(srv.port) as c:
             assert c.call("DBSIZE").value == 1
             assert c.call("GET", "written").value == b"1"
+    finally:
+        srv.stop()
+
+
+def test_debug_log_writes_the_server_log(blinkdb_binary, tmp_path):
+    """DEBUG LOG <message>, which Redis's own suite uses to mark its steps in the log."""
+    srv = ServerProcess(blinkdb_binary, str(tmp_path / "log"), DEBUG)
+    try:
+        with RespConnection(srv.port) as c:
+            assert c.call("DEBUG", "LOG", "marker 42").raw == b"+OK\r\n"
+        assert "DEBUG LOG: marker 42" in srv.log_text()
     finally:
         srv.stop()

@@ -148,6 +148,8 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    Output a hex signature of the values of all the specified keys.",
             "LISTPACK <key>",
             "    Show low level info about the listpack encoding of <key>.",
+            "LOG <message>",
+            "    Write <message> to the server log.",
             "LOADAOF",
             "    Flush the AOF buffers on disk and reload the AOF in memory.",
             "OBJECT <key>",
@@ -245,6 +247,10 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             .debug
             .list_packed_threshold
             .store(threshold, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "log") && args.len() == 3 {
+        tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(args[2]));
         return ctx.out.ok();
     }
     if eq_ic(sub, "populate") && (3..=5).contains(&args.len()) {
