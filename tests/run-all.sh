@@ -146,9 +146,10 @@ redis_suite() {
     return $status
 }
 
-# The fuzz targets' build (compile-bound, about 500 CPU s from scratch) runs at the
-# lowest priority beside redis-suite (whose servers and harness mostly wait), so
-# it takes what CPU the suite leaves instead of minutes of its own.
+# The fuzz targets' build (compile-bound; its log's last line gives its CPU s) runs beside
+# redis-suite at the lowest priority: a nice-19 task gets about 1.5% of a core that
+# a nice-0 one wants, so it takes the CPU the suite's servers and harness leave
+# while they wait instead of minutes of the fuzz stage's own.
 fuzz_build=
 start_fuzz_build() {
     want fuzz || return 0
