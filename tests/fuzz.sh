@@ -47,7 +47,9 @@ build=(cargo build --manifest-path fuzz/Cargo.toml --target "$triple" --release 
     --config 'profile.release.debug="line-tables-only"' --target-dir "$target_dir")
 echo "building the fuzz targets: RUSTFLAGS='${rustflags[*]}' ${build[*]}"
 RUSTFLAGS="${rustflags[*]}" "${build[@]}" || exit 1
-echo "fuzz build: $((SECONDS - stage_start)) s, $(times | awk 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]}') s CPU"
+# Its CPU seconds from `times`, run in this shell (in a pipe it would count none).
+times >"$root/target/fuzz-build.times"
+echo "fuzz build: $((SECONDS - stage_start)) s, $(awk 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]}' "$root/target/fuzz-build.times") s CPU"
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 # The targets are fuzz/Cargo.toml's [[bin]]s (what `cargo fuzz list` prints).

@@ -73,9 +73,14 @@ start_peer_build() {
     peer_build=$!
 }
 
-# User + system seconds of the children this shell has waited for (bash's `times`).
-cpu_seconds() {
-    times | awk 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]}'
+# Sets $cpu to the user + system seconds of the children this shell has waited
+# for. `times` must run in this shell: in a pipe or $(...) it would report the
+# subshell's children, none.
+cpu_file=$(mktemp)
+trap 'rm -f "$cpu_file"' EXIT
+cpu_now() {
+    times >"$cpu_file"
+    cpu=$(awk 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]}' "$cpu_file")
 }
 
 passed=0
@@ -87,7 +92,8 @@ stage() {
     want "$name" || return 0
     say "stage $name"
     local t0=$SECONDS c0
-    c0=$(cpu_seconds)
+    cpu_now
+    c0=$cpu
     if "$@"; then
         passed=$((passed + 1))
         echo "stage $name: ok ($((SECONDS - t0)) s)"
@@ -96,7 +102,8 @@ stage() {
         failed_stages+=("$name")
         echo "stage $name: FAILED ($((SECONDS - t0)) s)"
     fi
-    echo "stage $name: $(($(cpu_seconds) - c0)) s CPU"
+    cpu_now
+    echo "stage $name: $((cpu - c0)) s CPU"
 }
 
 lint() {
