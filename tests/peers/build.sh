@@ -70,7 +70,10 @@ build_one() { # peer
             nice make -C "$work/$tree/src" -j"$(nproc)" MALLOC=libc BUILD_TLS=no OPTIMIZATION=-O2 \
                 "$bin" >/dev/null ||
                 exit 1
-            echo "== $pkg $up: built in $((SECONDS - t0)) s"
+            # CPU seconds too (on a busy machine the wall time says little),
+            # from `times` run in this subshell: in a pipe it would count none.
+            times >"$work/$1.times"
+            echo "== $pkg $up: built in $((SECONDS - t0)) s, $(awk 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2]}' "$work/$1.times") s CPU"
         } >>"$work/$1.log" 2>&1
     ) 9>"$work/$1.lock"
     [ -x "$out" ] || { echo "!!!! building $bin failed: see $work/$1.log" >&2; return 1; }
