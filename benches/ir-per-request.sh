@@ -4,6 +4,10 @@
 # benchmarks swing more than they differ (docs/design.md, "Memory per small
 # key": the key table's CPU). Usage:
 #   benches/ir-per-request.sh BIN TAG PORT TEST P N
+# TEST is a redis-benchmark test name (-t), or a command with its arguments
+# ("HGET myhash element:__rand_int__", "XADD s * f v") for commands -t has
+# not; IR_SETUP (optional) is a command redis-cli sends first (word-split:
+# "HSET myhash element:000000000000 v" for the HGET above). It
 # prints "TAG TEST P<P> <Ir per request> <of which in the connections>"; the
 # profile stays in
 # $IR_DIR/TAG-TEST-P<P>/cg.out.1 (IR_DIR defaults to /tmp/ir-per-request) for
@@ -11,7 +15,7 @@
 # requests warm it up uninstrumented, then N are counted.
 set -u
 BIN=$1 TAG=$2 PORT=$3 T=$4 P=$5 N=$6
-d=${IR_DIR:-/tmp/ir-per-request}/$TAG-$T-P$P
+d=${IR_DIR:-/tmp/ir-per-request}/$TAG-${T%% *}-P$P
 rm -rf "$d"
 mkdir -p "$d"
 cd "$d" || exit 1
@@ -22,9 +26,17 @@ for _ in $(seq 200); do
     redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
     sleep 0.5
 done
-redis-benchmark -p "$PORT" -t "$T" -P "$P" -n 3000 -q >/dev/null 2>&1
+case $T in
+*" "*) read -r -a test <<<"$T" ;;
+*) test=(-t "$T") ;;
+esac
+if [ -n "${IR_SETUP:-}" ]; then
+    read -r -a setup <<<"$IR_SETUP"
+    redis-cli -p "$PORT" "${setup[@]}" >/dev/null
+fi
+redis-benchmark -p "$PORT" -P "$P" -n 3000 -q "${test[@]}" >/dev/null 2>&1
 callgrind_control -i on "$vg" >/dev/null 2>&1
-redis-benchmark -p "$PORT" -t "$T" -P "$P" -n "$N" -q >/dev/null 2>&1
+redis-benchmark -p "$PORT" -P "$P" -n "$N" -q "${test[@]}" >/dev/null 2>&1
 callgrind_control -d "$vg" >/dev/null 2>&1
 redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
 wait "$vg"
@@ -34,4 +46,4 @@ ir=$(awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}' <<<"$ann")
 # (the expiry cycle, cron) grow with the run's wall-clock time, which a
 # loaded box stretches.
 conn=$(awk '/connection::serve::\{\{closure\}\}/ {gsub(",", "", $1); print $1; exit}' <<<"$ann")
-echo "$TAG $T P$P $((ir / N)) $((${conn:-0} / N))"
+echo "$TAG ${T%% *} P$P $((ir / N)) $((${conn:-0} / N))"
