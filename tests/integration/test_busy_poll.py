@@ -230,11 +230,11 @@ def test_clients_that_wait_on_the_server_are_not_made_to_wait_for_naps(server_fa
     # with other connections: redis-benchmark -c 50 over TLS) only makes them wait, so
     # a nap after which half the recent clients or more were ready stops napping at
     # once, and each stop skips twice the parks the last did (NapGovernor). Counted,
-    # not timed: whatever the load, a hit needs two sockets read but fewer than half
-    # of the recent clients, impossible with four once this connection and the tool's
-    # set-up one are forgotten (after at most 128 reads), and the skips keep naps
-    # under ~90 in 20,000 requests. (Naps judged by "more than one socket ready"
-    # alone, commit bc7f688, took thousands here, nearly all "hits".)
+    # not timed: a hit needs two sockets read but fewer than half of the recent clients,
+    # so only while this connection and the tool's set-up one still count as recent
+    # (the first 128 reads at most, one hit per two reads: 64), and the skips keep naps
+    # under ~90 in 20,000 requests, whatever the load. (Naps judged by "more than one
+    # socket ready" alone, commit bc7f688, found all four ready here: every one a hit.)
     srv = server_factory("--io-threads", "1")
     with srv.connect() as c:
         before = naps(c)
@@ -244,4 +244,4 @@ def test_clients_that_wait_on_the_server_are_not_made_to_wait_for_naps(server_fa
             capture_output=True, timeout=300)
         assert out.returncode == 0, out.stderr
         taken, hits = [a - b for a, b in zip(naps(c), before)]
-    assert hits <= 10 and taken <= 200, (taken, hits)
+    assert hits <= 64 and taken <= 200, (taken, hits)
