@@ -124,9 +124,9 @@ pub fn section<H: Host>(shared: &H, o: &mut String) {
         o,
         "acl_access_denied_auth:{auth}\r\nacl_access_denied_cmd:{cmd}\r\nacl_access_denied_key:{key}\r\nacl_access_denied_channel:{channel}\r\n",
     );
-    let (polls, poll_hits) = crate::net::busy_poll::counts();
+    let [polls, poll_hits, naps, nap_hits] = crate::net::busy_poll::counts();
     let _ = write!(
         o,
-        "busy_poll_polls:{polls}\r\nbusy_poll_hits:{poll_hits}\r\n"
+        "busy_poll_polls:{polls}\r\nbusy_poll_hits:{poll_hits}\r\nbusy_poll_naps:{naps}\r\nbusy_poll_nap_hits:{nap_hits}\r\n"
     );
 }

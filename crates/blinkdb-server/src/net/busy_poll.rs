@@ -45,12 +45,17 @@
 //!   process while a request waits. Polling stops as after misses, and the
 //!   evidence asked to resume it doubles.
 //!
+//! In the first two cases the thread may nap instead of sleeping at once,
+//! while its clients hold a backlog (`nap.rs`).
+//!
 //! Measured in docs/design.md, "Busy polling".
 
 use std::cell::Cell;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use super::nap::{backlog, judge, Active, Nap, NapGovernor};
 
 /// Polls in a row that found nothing before this thread stops polling.
 const MISSES_TO_STOP: u32 = 3;
@@ -60,6 +65,13 @@ const SWITCHES_TO_STOP: u32 = 3;
 /// Short sleeps in a row that resume polling, at first and at most.
 const SHORT_SLEEPS_FIRST: u32 = 2;
 const SHORT_SLEEPS_MAX: u32 = 64;
+/// The longest nap, whatever the window: a nap delays the requests that come
+/// during it, and about two requests of a saturated load tool over TLS come in
+/// this time.
+const NAP_MAX: Duration = Duration::from_micros(50);
+/// A wake-up this long after a nap ended means tokio's `epoll_wait` slept:
+/// the nap found nothing (a wait that finds events returns in a few us).
+const SLEPT_AFTER_NAP: Duration = Duration::from_micros(20);
 
 /// Whether a connection thread polls before it sleeps, from what its recent
 /// polls and sleeps found.
@@ -142,6 +154,16 @@ impl Governor {
     }
 }
 
+/// A nap's state until its verdict.
+#[derive(Clone, Copy)]
+enum Napping {
+    No,
+    /// Napped until this instant; tokio's park follows.
+    Until(Instant),
+    /// The park after the nap found events: the next turn's reads judge it.
+    Judge,
+}
+
 thread_local! {
     /// This thread's epoll set of connections (-1: none yet, or it failed).
     static SET: Cell<RawFd> = const { Cell::new(-1) };
@@ -157,6 +179,9 @@ thread_local! {
     static PARKED_AFTER: Cell<Option<u64>> = const { Cell::new(None) };
     /// Parks in a row whose first read was another client's.
     static SWITCHES: Cell<u32> = const { Cell::new(0) };
+    static ACTIVE: Cell<Active> = const { Cell::new(Active::NONE) };
+    static NAP_GOVERNOR: Cell<NapGovernor> = Cell::new(NapGovernor::default());
+    static NAPPING: Cell<Napping> = const { Cell::new(Napping::No) };
 }
 
 /// A connection of this thread read a request batch from `client` (called
@@ -174,16 +199,24 @@ pub fn read_done(client: u64) {
         });
     }
     LAST_CLIENT.with(|c| c.set(client));
+    ACTIVE.with(|a| {
+        let mut active = a.get();
+        active.read(client);
+        a.set(active);
+    });
 }
 
 /// Polls run, and those that found work, over all threads (INFO stats
-/// `busy_poll_polls` and `busy_poll_hits`).
+/// `busy_poll_polls` and `busy_poll_hits`); naps taken, and those judged a hit
+/// (`busy_poll_naps`, `busy_poll_nap_hits`).
 static POLLS: AtomicU64 = AtomicU64::new(0);
 static HITS: AtomicU64 = AtomicU64::new(0);
+static NAPS: AtomicU64 = AtomicU64::new(0);
+static NAP_HITS: AtomicU64 = AtomicU64::new(0);
 
-/// (polls, hits) since start.
-pub fn counts() -> (u64, u64) {
-    (POLLS.load(Ordering::Relaxed), HITS.load(Ordering::Relaxed))
+/// [polls, hits, naps, nap hits] since start.
+pub fn counts() -> [u64; 4] {
+    [&POLLS, &HITS, &NAPS, &NAP_HITS].map(|c| c.load(Ordering::Relaxed))
 }
 
 /// A poll that ran this many windows long was descheduled.
@@ -192,8 +225,14 @@ const DESCHEDULED: u32 = 4;
 fn set() -> RawFd {
     SET.with(|s| {
         if s.get() < 0 {
-            // SAFETY: plain system call; a failure leaves -1 and disables polling.
-            s.set(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) });
+            // SAFETY: plain system calls; a failure leaves -1 and disables
+            // polling. A nap is a timer sleep, which Linux may stretch by the
+            // thread's timer slack (50 us by default): 1 us keeps it the
+            // window it was asked for.
+            unsafe {
+                s.set(libc::epoll_create1(libc::EPOLL_CLOEXEC));
+                libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
+            }
         }
         s.get()
     })
@@ -253,15 +292,20 @@ pub fn before_park(handle: &tokio::runtime::Handle) {
     if ep < 0 || budget.is_zero() {
         return;
     }
-    match READS.with(|r| r.replace(0)) {
+    let reads = READS.with(|r| r.replace(0));
+    if let Napping::Judge = NAPPING.with(|n| n.replace(Napping::No)) {
+        nap_judged(judge(reads, ACTIVE.with(Cell::get).count()));
+    }
+    match reads {
         0 => {}
         1 => PARKED_AFTER.with(|p| p.set(Some(LAST_CLIENT.with(Cell::get)))),
-        // Overlapping clients: sleep at once, without a verdict on polling.
-        _ => return,
+        // Overlapping clients: no poll and no verdict on polling; a nap
+        // while they hold a backlog.
+        _ => return nap(reads, budget, handle),
     }
     if SWITCHES.with(Cell::get) >= SWITCHES_TO_STOP {
-        // Clients taking turns: sleep at once, without a verdict either.
-        return;
+        // Clients taking turns: no poll and no verdict either; a nap as above.
+        return nap(reads, budget, handle);
     }
     let mut governor = GOVERNOR.with(Cell::get);
     if !governor.polling() {
@@ -282,9 +326,47 @@ pub fn before_park(handle: &tokio::runtime::Handle) {
     GOVERNOR.with(|g| g.set(governor));
 }
 
+/// Sleeps on a timer for the window (at most `NAP_MAX`) if the turn that
+/// just ended (`turn` sockets read) left the clients a backlog and recent naps
+/// paid (module comment). tokio's `epoll_wait` comes next and finds what came
+/// meanwhile; the turn after it judges the nap.
+fn nap(turn: u32, budget: Duration, handle: &tokio::runtime::Handle) {
+    if !backlog(turn, ACTIVE.with(Cell::get).count()) || handle.metrics().global_queue_depth() > 0 {
+        return;
+    }
+    let mut governor = NAP_GOVERNOR.with(Cell::get);
+    let now = governor.nap_now();
+    NAP_GOVERNOR.with(|g| g.set(governor));
+    if !now {
+        return;
+    }
+    std::thread::sleep(budget.min(NAP_MAX));
+    NAPS.fetch_add(1, Ordering::Relaxed);
+    NAPPING.with(|n| n.set(Napping::Until(Instant::now())));
+}
+
+fn nap_judged(verdict: Nap) {
+    if verdict == Nap::Hit {
+        NAP_HITS.fetch_add(1, Ordering::Relaxed);
+    }
+    NAP_GOVERNOR.with(|g| {
+        let mut governor = g.get();
+        governor.napped(verdict);
+        g.set(governor);
+    });
+}
+
 /// Called by tokio when this thread wakes: a sleep without polling tells the
-/// governor how soon work came.
+/// governor how soon work came; a sleep after a nap means it found nothing.
 pub fn after_unpark() {
+    if let Napping::Until(end) = NAPPING.with(Cell::get) {
+        if end.elapsed() > SLEPT_AFTER_NAP {
+            NAPPING.with(|n| n.set(Napping::No));
+            nap_judged(Nap::Empty);
+        } else {
+            NAPPING.with(|n| n.set(Napping::Judge));
+        }
+    }
     let budget = window();
     if let Some(since) = ASLEEP_SINCE.with(|a| a.take()) {
         let mut governor = GOVERNOR.with(Cell::get);

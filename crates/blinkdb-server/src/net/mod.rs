@@ -4,6 +4,7 @@
 
 pub mod busy_poll;
 pub mod io_threads;
+pub mod nap;
 pub(crate) mod output;
 pub mod socket;
 pub mod tls;
