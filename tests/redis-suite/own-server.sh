@@ -18,7 +18,8 @@
 #
 # Counts, floors and the table are run.sh's (lib.sh); the list is
 # tests/redis-suite/own-server.tsv (column 4: extra test_helper arguments;
-# --tls there makes the tree's tests/tls certificates first).
+# --tls there makes the tree's tests/tls certificates first; column 5: extra
+# arguments for BlinkDB's runs only).
 # Results go to target/redis-suite/own-results.tsv, logs to
 # target/redis-suite/own-run/<kind>/<file>.log. Exits 1 when BlinkDB passes
 # fewer tests of a file than its floor.
@@ -76,7 +77,7 @@ tree() { # kind lane
 
 # One file against one kind in a lane's tree: prints run.sh's row.
 run_own() { # kind lane file
-    local kind=$1 lane=$2 file=$3 dir extra pid t0=$SECONDS kind_index=0 waited=0
+    local kind=$1 lane=$2 file=$3 dir extra own pid t0=$SECONDS kind_index=0 waited=0
     [ "$kind" = redis ] && kind_index=1
     # The helper's own test server takes a port from the 32 below --baseport.
     local span=${SUITE_OWN_PORTCOUNT:-100}
@@ -85,6 +86,12 @@ run_own() { # kind lane file
     mkdir -p "$(dirname "$log")"
     dir=$(tree "$kind" "$lane") || { echo "!!!! could not make the $kind tree" >&2; return 1; }
     read -ra extra <<<"$(awk -F'\t' -v f="$file" '$1==f {print $4}' "$list")"
+    # Column 5: arguments for BlinkDB's runs only (its own options, which
+    # redis-server would refuse), e.g. --config aof-batch-checksums no.
+    if [ "$kind" = blinkdb ]; then
+        read -ra own <<<"$(awk -F'\t' -v f="$file" '$1==f {print $5}' "$list")"
+        extra+=("${own[@]}")
+    fi
     # --tls (unit/tls): the harness starts its servers with Redis's test
     # certificates, made once per tree by gen-test-certs.sh. The harness
     # always names redis.dh, which redis-server must read (BlinkDB refuses

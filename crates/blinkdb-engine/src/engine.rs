@@ -404,6 +404,21 @@ impl Engine {
         self.replica.store(on, Ordering::Release);
     }
 
+    /// The clock by which a command removes a hash field it finds past its
+    /// TTL (Redis 8.0's lazy field expiry): 0 where none is removed, on a
+    /// replica (its master's HDELs do), while loading, and while expiry is
+    /// held (CLIENT PAUSE WRITE), as for keys read.
+    pub fn lazy_expiry_now(&self) -> u64 {
+        let now = self.now();
+        if self.replica.load(Ordering::Relaxed)
+            || now < self.expiry_held_until.load(Ordering::Relaxed)
+        {
+            0
+        } else {
+            now
+        }
+    }
+
     pub fn is_replica(&self) -> bool {
         self.replica.load(Ordering::Acquire)
     }

@@ -495,6 +495,12 @@ impl Inner {
         }
         stats.bytes = final_sizes;
         self.finish_load(&manifest, final_sizes);
+        // Plain RESP after a `#BK` batch would read back as a torn tail: without batch
+        // checksums, appends go to a new incr file unless the last one is empty.
+        let last_written = self.writer.lock().written_end;
+        if !self.opts.batch_checksums && last_written > 0 {
+            self.rotate_incr()?;
+        }
         Ok(stats)
     }
 

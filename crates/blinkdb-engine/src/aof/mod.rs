@@ -172,6 +172,7 @@ impl Aof {
                 open_start: len,
                 open: Vec::new(),
                 sealed: VecDeque::new(),
+                checksums: opts.batch_checksums,
             }),
             writer: Mutex::new(WriterState {
                 manifest: manifest.clone(),

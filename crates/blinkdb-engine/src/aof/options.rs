@@ -48,6 +48,9 @@ pub struct AofOptions {
     pub load_truncated: bool,
     /// Operator opt-in: skip corrupt regions (logged) instead of refusing to start.
     pub allow_corrupt: bool,
+    /// Close each group write with its `#BK` checksum line (the torn-write detection of
+    /// loading); off, the files are plain RESP as Redis writes them, loaded as Redis's are.
+    pub batch_checksums: bool,
 }
 
 impl AofOptions {
@@ -62,6 +65,7 @@ impl AofOptions {
             blob_threshold: 16 << 10,
             load_truncated: true,
             allow_corrupt: false,
+            batch_checksums: true,
         }
     }
 }

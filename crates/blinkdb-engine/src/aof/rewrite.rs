@@ -46,6 +46,8 @@ pub struct RewriteBase {
     /// Incr files below this seq are covered by the new base.
     first_kept_incr: u64,
     blob_threshold: usize,
+    /// `AofOptions::batch_checksums`.
+    checksums: bool,
     buf: Vec<u8>,
     /// File offset of `buf[0]`.
     offset: u64,
@@ -137,7 +139,9 @@ impl RewriteBase {
         if self.buf.is_empty() {
             return Ok(());
         }
-        seal_batch(&mut self.buf, 0);
+        if self.checksums {
+            seal_batch(&mut self.buf, 0);
+        }
         write_all_at(&*self.file, &self.buf, self.offset)
             .map_err(|(_, e)| AofError::io("write", &self.temp_name, e))?;
         self.offset += self.buf.len() as u64;
@@ -191,6 +195,7 @@ impl Inner {
             blob_threshold: self
                 .blob_threshold
                 .load(std::sync::atomic::Ordering::Relaxed),
+            checksums: self.opts.batch_checksums,
             buf: Vec::new(),
             offset: 0,
             synced: 0,

@@ -34,6 +34,8 @@ pub(crate) struct AppendState {
     pub open_start: u64,
     pub open: Vec<u8>,
     pub sealed: VecDeque<SealedBatch>,
+    /// `AofOptions::batch_checksums`.
+    pub checksums: bool,
 }
 
 impl AppendState {
@@ -47,7 +49,9 @@ impl AppendState {
         if self.open.is_empty() {
             return;
         }
-        seal_batch(&mut self.open, 0);
+        if self.checksums {
+            seal_batch(&mut self.open, 0);
+        }
         let bytes = std::mem::take(&mut self.open);
         let offset = self.open_start;
         self.open_start += bytes.len() as u64;

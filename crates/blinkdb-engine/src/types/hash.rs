@@ -245,6 +245,19 @@ impl HashValue {
         }
     }
 
+    /// `field`'s value and whether it expired before `now` (Redis 8.0's
+    /// hashTypeGetValue, which removes such a field); None if absent.
+    #[inline]
+    pub fn find(&self, field: &[u8], now: u64) -> Option<(&[u8], bool)> {
+        match self {
+            HashValue::Pack(p) => p.find_pair(field).map(|(_, v)| (v, false)),
+            HashValue::Table(t) => t.get(field).map(|p| (&p.value[..], false)),
+            _ => self
+                .lookup(field)
+                .map(|(v, at)| (v, field_expired(at, now))),
+        }
+    }
+
     pub fn contains(&self, field: &[u8], now: u64) -> bool {
         self.get(field, now).is_some()
     }

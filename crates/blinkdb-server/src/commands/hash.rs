@@ -2,10 +2,13 @@
 //! 7.0's replies, errors, keyspace events and AOF records.
 
 use super::args::{incr_by_float_as, parse_i64, ERR_NOT_INT, ERR_OVERFLOW};
-use super::collection::{self, ScanArgs};
+use super::collection::{self, Collection, ScanArgs};
 use super::Ctx;
 use crate::protocol::{Args, Out};
-use blinkdb_engine::{event::HASH, HashValue, Tx};
+use blinkdb_engine::{
+    event::{GENERIC, HASH},
+    Engine, HashValue, Tx,
+};
 
 fn limits(ctx: &mut Ctx) -> blinkdb_engine::Limits {
     ctx.client.settings(ctx.shared).collection_limits
@@ -16,22 +19,19 @@ pub(super) fn read_now(ctx: &Ctx) -> u64 {
     ctx.shared.engine.now()
 }
 
-/// The clock a write checks field TTLs against: 0 on a replica, which
-/// removes no field itself (its master's HDELs do, as Redis's replicas),
-/// else the command's (0 while loading).
+/// The clock by which a command removes a field it meets past its TTL
+/// (Redis 8.0's lazy field expiry): 0 on a replica, which removes no field
+/// itself (its master's HDELs do), while loading and while expiry is held.
 pub(super) fn write_now(ctx: &Ctx) -> u64 {
-    if ctx.shared.engine.is_replica() {
-        0
-    } else {
-        ctx.shared.engine.now()
-    }
+    ctx.shared.engine.lazy_expiry_now()
 }
 
 /// `collection::modify` of a hash whose fields expired before `now` are
-/// removed first (Redis expires a field a write touches): each logged as
-/// `HDEL key field`, as Redis 8.0 propagates them, with the `hexpired`
-/// event. The caller calls `drop_if_empty` after, as for any change.
-pub(super) fn modify<R>(
+/// removed first: each logged as `HDEL key field`, as Redis 8.0 propagates
+/// them, with one `hexpired` event (HRANDFIELD's hashTypeExpireIfNeeded;
+/// the HFE commands, which touch the fields they name). The caller calls
+/// `drop_if_empty` after, as for any change.
+pub(super) fn expire_then_modify<R>(
     tx: &mut Tx,
     db: usize,
     key: &[u8],
@@ -47,13 +47,147 @@ pub(super) fn modify<R>(
         f(h)
     })?;
     if !gone.is_empty() {
-        for f in &gone {
-            tx.log(db, &[b"HDEL", key, f]);
-        }
+        let records: Vec<Vec<&[u8]>> = gone.iter().map(|f| vec![&b"HDEL"[..], key, f]).collect();
+        log_wrapped(tx, db, &records);
         tx.notify(HASH, "hexpired", db, key);
         tx.count_expired_subkeys(gone.len());
     }
     Ok(r)
+}
+
+/// Logs what one command propagates: several records go inside MULTI/EXEC,
+/// as Redis wraps a command's propagated effects (HRANDFIELD's HDELs,
+/// HEXPIRE's fields removed by a time past).
+pub(super) fn log_wrapped(tx: &mut Tx, db: usize, records: &[Vec<&[u8]>]) {
+    if records.len() > 1 {
+        tx.log(db, &[b"MULTI"]);
+    }
+    for r in records {
+        tx.log(db, r);
+    }
+    if records.len() > 1 {
+        tx.log(db, &[b"EXEC"]);
+    }
+}
+
+/// What a command met at one field (Redis 8.0's GetFieldRes).
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Met {
+    Missing,
+    Live,
+    /// Past its TTL, and removed.
+    Expired,
+    /// Removed, and the hash with it (it was the last field).
+    ExpiredHash,
+}
+
+/// Redis 8.0's lazy field expiry (hashTypeGetValue), inside a write: if
+/// `field` of the hash at `key` expired before `now` (0: nothing expires),
+/// it is removed, logged as `HDEL key field` and counted in
+/// expired_subkeys; with `events`, `hexpired` is sent. A hash left empty is
+/// deleted (`del` with `events`) unless `keep_hash` (the caller deletes it).
+pub(super) fn expire_field(
+    tx: &mut Tx,
+    db: usize,
+    key: &[u8],
+    field: &[u8],
+    now: u64,
+    events: bool,
+    keep_hash: bool,
+) -> Met {
+    let expired = match collection::get::<HashValue>(tx, db, key) {
+        Ok(Some(h)) => match h.find(field, now) {
+            None => return Met::Missing,
+            Some((_, expired)) => expired,
+        },
+        _ => return Met::Missing,
+    };
+    if !expired {
+        return Met::Live;
+    }
+    let _ = collection::modify(tx, db, key, false, |h: &mut HashValue| h.remove(field));
+    tx.log(db, &[b"HDEL", key, field]);
+    tx.count_expired_subkeys(1);
+    if events {
+        tx.notify(HASH, "hexpired", db, key);
+    }
+    let empty = matches!(collection::get::<HashValue>(tx, db, key), Ok(Some(h)) if h.is_empty());
+    if !empty || keep_hash {
+        return Met::Expired;
+    }
+    tx.remove(db, key);
+    if events {
+        tx.notify(GENERIC, "del", db, key);
+    }
+    Met::ExpiredHash
+}
+
+/// One field read under the read lock: its value, or whether the command
+/// must remove it (expired, and this server removes fields: `lazy`). The
+/// clock is read only for a hash with TTLs.
+enum Read<'a> {
+    Value(Option<&'a [u8]>),
+    Expired,
+}
+
+fn read_field<'a>(h: Option<&'a HashValue>, field: &[u8], engine: &Engine) -> Read<'a> {
+    let Some(h) = h else {
+        return Read::Value(None);
+    };
+    if !h.has_ttls() {
+        return Read::Value(h.get(field, 0));
+    }
+    match h.find(field, engine.now()) {
+        Some((v, false)) => Read::Value(Some(v)),
+        Some((_, true)) if engine.lazy_expiry_now() != 0 => Read::Expired,
+        _ => Read::Value(None),
+    }
+}
+
+/// Whether `expire_field` would remove `field` now: the caller, which logs
+/// a record of its own after it, wraps both in MULTI/EXEC as Redis does.
+fn wrap_if_expiring(tx: &mut Tx, db: usize, key: &[u8], field: &[u8], now: u64) -> bool {
+    let expiring = matches!(collection::get::<HashValue>(tx, db, key),
+        Ok(Some(h)) if matches!(h.find(field, now), Some((_, true))));
+    if expiring {
+        tx.log(db, &[b"MULTI"]);
+    }
+    expiring
+}
+
+/// The slow path of HGET, HSTRLEN and HEXISTS once the read met the field
+/// expired: the write removes it (if it still is) and replies from what it
+/// finds then.
+fn expire_and_reply(
+    ctx: &mut Ctx,
+    key: &[u8],
+    field: &[u8],
+    reply: impl FnOnce(&mut Out, Option<&[u8]>),
+) {
+    let now = write_now(ctx);
+    ctx.write1(key, |tx, db, out| {
+        if expire_field(tx, db, key, field, now, true, false) != Met::Live {
+            return reply(out, None);
+        }
+        let h = collection::get::<HashValue>(tx, db, key).ok().flatten();
+        reply(out, h.and_then(|h| h.get(field, 0)))
+    });
+}
+
+/// One field's reply (HGET, HSTRLEN, HEXISTS), removing it if expired.
+fn one_field(ctx: &mut Ctx, key: &[u8], field: &[u8], reply: impl Fn(&mut Out, Option<&[u8]>)) {
+    let shared = ctx.shared;
+    let engine = &shared.engine;
+    let mut expired = false;
+    collection::read_or_reply(ctx, key, |h: Option<&HashValue>, out| {
+        match read_field(h, field, engine) {
+            Read::Value(v) => reply(out, v),
+            Read::Expired => expired = true,
+        }
+    });
+    if expired {
+        expire_and_reply(ctx, key, field, reply);
+    }
 }
 
 fn set_generic(ctx: &mut Ctx, args: &Args, hmset: bool) {
@@ -62,9 +196,10 @@ fn set_generic(ctx: &mut Ctx, args: &Args, hmset: bool) {
     }
     let key = args[1];
     let limits = limits(ctx);
-    let now = write_now(ctx);
+    // No field is removed first: one past its TTL is overwritten (and counts
+    // as not new), as Redis 8.0's HSET does.
     ctx.write1(key, |tx, db, out| {
-        let added = modify(tx, db, key, true, now, |h: &mut HashValue| {
+        let added = collection::modify(tx, db, key, true, |h: &mut HashValue| {
             args[2..]
                 .chunks(2)
                 .filter(|fv| h.set(fv[0], fv[1], &limits))
@@ -96,50 +231,105 @@ pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
     let limits = limits(ctx);
     let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
-        match collection::get::<HashValue>(tx, db, key) {
-            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(Some(h)) if h.contains(field, now) => return out.int(0),
-            Ok(_) => {}
+        if collection::get::<HashValue>(tx, db, key).is_err() {
+            return out.error(super::args::ERR_WRONGTYPE);
         }
-        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
+        // A field past its TTL is removed (and the hash, if it was the
+        // last), then set anew, as Redis 8.0's hashTypeExists does.
+        let wrap = wrap_if_expiring(tx, db, key, field, now);
+        if expire_field(tx, db, key, field, now, true, false) == Met::Live {
+            return out.int(0);
+        }
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
             h.set(field, value, &limits)
         });
         tx.log(db, args);
+        if wrap {
+            tx.log(db, &[b"EXEC"]);
+        }
         tx.notify(HASH, "hset", db, key);
         out.int(1);
     });
 }
 
 pub fn hget(ctx: &mut Ctx, args: &Args) {
-    let field = args[2];
-    let now = read_now(ctx);
-    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.bulk_opt(h.and_then(|h| h.get(field, now)))
-    });
+    one_field(ctx, args[1], args[2], |out, v| out.bulk_opt(v));
 }
 
 pub fn hmget(ctx: &mut Ctx, args: &Args) {
-    let fields = &args[2..];
-    let now = read_now(ctx);
-    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
+    let (key, fields) = (args[1], &args[2..]);
+    let shared = ctx.shared;
+    let engine = &shared.engine;
+    let mut expired = false;
+    collection::read_or_reply(ctx, key, |h: Option<&HashValue>, out| {
+        let ttls = h.is_some_and(HashValue::has_ttls);
+        if ttls
+            && fields
+                .iter()
+                .any(|f| matches!(read_field(h, f, engine), Read::Expired))
+        {
+            expired = true;
+            return;
+        }
         out.array(fields.len());
         for f in fields {
-            out.bulk_opt(h.and_then(|h| h.get(f, now)));
+            if let Read::Value(v) = read_field(h, f, engine) {
+                out.bulk_opt(v);
+            }
+        }
+    });
+    if !expired {
+        return;
+    }
+    // As Redis 8.0's HMGET: each field met past its TTL removed without an
+    // event of its own, then one `hexpired` (and `del`) if a field went
+    // without taking the hash with it.
+    let now = write_now(ctx);
+    ctx.write1(key, |tx, db, out| {
+        out.array(fields.len());
+        let (mut expired, mut deleted) = (0, false);
+        for f in fields {
+            if deleted {
+                out.null();
+                continue;
+            }
+            match expire_field(tx, db, key, f, now, false, false) {
+                Met::Live => {
+                    let h = collection::get::<HashValue>(tx, db, key).ok().flatten();
+                    out.bulk_opt(h.and_then(|h| h.get(f, 0)));
+                }
+                Met::Expired => {
+                    expired += 1;
+                    out.null();
+                }
+                Met::ExpiredHash => {
+                    deleted = true;
+                    out.null();
+                }
+                Met::Missing => out.null(),
+            }
+        }
+        if expired > 0 {
+            tx.notify(HASH, "hexpired", db, key);
+            if deleted {
+                tx.notify(GENERIC, "del", db, key);
+            }
         }
     });
 }
 
+/// A field past its TTL not yet removed is removed as any other (and
+/// counted), as Redis 8.0's HDEL does: it checks no TTL.
 pub fn hdel(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
-    let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
         // A removal of nothing changes nothing (for WATCH too).
         match collection::get::<HashValue>(tx, db, key) {
             Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(Some(h)) if args[2..].iter().any(|f| h.contains(f, now)) => {}
+            Ok(Some(h)) if args[2..].iter().any(|f| h.lookup(f).is_some()) => {}
             Ok(_) => return out.int(0),
         }
-        let removed = modify(tx, db, key, false, now, |h: &mut HashValue| {
+        let removed = collection::modify(tx, db, key, false, |h: &mut HashValue| {
             args[2..].iter().filter(|f| h.remove(f)).count()
         });
         let removed = match removed {
@@ -156,11 +346,7 @@ pub fn hdel(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn hexists(ctx: &mut Ctx, args: &Args) {
-    let field = args[2];
-    let now = read_now(ctx);
-    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.is_some_and(|h| h.contains(field, now)) as i64)
-    });
+    one_field(ctx, args[1], args[2], |out, v| out.int(v.is_some() as i64));
 }
 
 /// Every stored field: as Redis 8.0, one expired but not yet removed still
@@ -172,10 +358,8 @@ pub fn hlen(ctx: &mut Ctx, args: &Args) {
 }
 
 pub fn hstrlen(ctx: &mut Ctx, args: &Args) {
-    let field = args[2];
-    let now = read_now(ctx);
-    collection::read_or_reply(ctx, args[1], |h: Option<&HashValue>, out| {
-        out.int(h.and_then(|h| h.get(field, now)).map_or(0, |v| v.len()) as i64)
+    one_field(ctx, args[1], args[2], |out, v| {
+        out.int(v.map_or(0, |v| v.len()) as i64)
     });
 }
 
@@ -227,12 +411,17 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
     let limits = limits(ctx);
     let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
-        let current = match collection::get::<HashValue>(tx, db, key) {
-            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(h) => h
-                .and_then(|h| h.get(field, now))
-                .map(|v| parse_i64(v).ok_or(())),
-        };
+        if collection::get::<HashValue>(tx, db, key).is_err() {
+            return out.error(super::args::ERR_WRONGTYPE);
+        }
+        // A field past its TTL is removed first and counts as absent.
+        let wrap = wrap_if_expiring(tx, db, key, field, now);
+        expire_field(tx, db, key, field, now, true, false);
+        let current = collection::get::<HashValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .and_then(|h| h.get(field, 0))
+            .map(|v| parse_i64(v).ok_or(()));
         let current = match current {
             None => 0,
             Some(Ok(v)) => v,
@@ -243,10 +432,13 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
         };
         let text = itoa::Buffer::new().format(new).as_bytes().to_vec();
         // The field keeps its TTL, as in Redis 8.0.
-        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
             h.set_keep_ttl(field, &text, &limits)
         });
         tx.log(db, args);
+        if wrap {
+            tx.log(db, &[b"EXEC"]);
+        }
         tx.notify(HASH, "hincrby", db, key);
         out.int(new);
     });
@@ -269,21 +461,35 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
     let limits = limits(ctx);
     let now = write_now(ctx);
     ctx.write1(key, |tx, db, out| {
-        let current = match collection::get::<HashValue>(tx, db, key) {
-            Err(_) => return out.error(super::args::ERR_WRONGTYPE),
-            Ok(h) => h.and_then(|h| h.get(field, now)).map(|v| v.to_vec()),
-        };
+        if collection::get::<HashValue>(tx, db, key).is_err() {
+            return out.error(super::args::ERR_WRONGTYPE);
+        }
+        let wrap = wrap_if_expiring(tx, db, key, field, now);
+        expire_field(tx, db, key, field, now, true, false);
+        let current = collection::get::<HashValue>(tx, db, key)
+            .ok()
+            .flatten()
+            .and_then(|h| h.get(field, 0))
+            .map(|v| v.to_vec());
         let new =
             match incr_by_float_as(current.as_deref(), args[3], "ERR hash value is not a float") {
                 Ok(v) => v,
-                Err(e) => return out.error(e),
+                Err(e) => {
+                    if wrap {
+                        tx.log(db, &[b"EXEC"]);
+                    }
+                    return out.error(e);
+                }
             };
-        let _ = modify(tx, db, key, true, now, |h: &mut HashValue| {
+        let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
             h.set_keep_ttl(field, &new, &limits)
         });
         // Replicas and the AOF get the result, not the increment, as in
         // Redis (float formatting may differ between machines).
         tx.log(db, &[b"HSET", key, field, &new]);
+        if wrap {
+            tx.log(db, &[b"EXEC"]);
+        }
         tx.notify(HASH, "hincrbyfloat", db, key);
         out.bulk(&new);
     });
@@ -300,7 +506,27 @@ fn random_item(out: &mut Out, f: &[u8], v: &[u8], values: bool) {
     }
 }
 
+/// Removes every field of `key` past its TTL, as Redis 8.0's HRANDFIELD
+/// does first (hashTypeExpireIfNeeded), if the read finds one.
+fn expire_all_if_needed(ctx: &mut Ctx, key: &[u8]) {
+    let now = write_now(ctx);
+    if now == 0 {
+        return;
+    }
+    let due = ctx.shared.engine.peek(ctx.client.db, key, |e| {
+        e.and_then(|e| HashValue::of(e.value()))
+            .is_some_and(|h| h.has_ttls() && h.live_len(now) != h.len())
+    });
+    if due {
+        ctx.write1(key, |tx, db, _| {
+            let _ = expire_then_modify(tx, db, key, false, now, |_: &mut HashValue| ());
+            collection::drop_if_empty::<HashValue>(tx, db, key);
+        });
+    }
+}
+
 pub fn hrandfield(ctx: &mut Ctx, args: &Args) {
+    expire_all_if_needed(ctx, args[1]);
     let now = read_now(ctx);
     if args.len() == 2 {
         let mut rng = rand::thread_rng();

@@ -6,7 +6,7 @@
 
 use super::args::{parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
 use super::collection;
-use super::hash::{modify, read_now, write_now};
+use super::hash::{expire_then_modify as modify, log_wrapped, read_now, write_now};
 use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
@@ -163,27 +163,33 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         out.array(fields.len());
         results.iter().for_each(|r| out.int(*r));
         let (mut set, mut deleted) = (Vec::new(), false);
+        let mut records: Vec<Vec<&[u8]>> = Vec::new();
         for (f, r) in fields.iter().zip(&results) {
             match *r {
                 SET => set.push(*f),
                 DELETED => {
                     deleted = true;
-                    log_hdel(tx, db, key, f);
+                    records.push(vec![b"HDEL", key, f]);
                 }
                 _ => {}
             }
         }
+        let (at_text, n) = (at.to_string(), set.len().to_string());
         if !set.is_empty() {
             // As HPEXPIREAT of the fields set, the condition kept.
-            let at_text = at.to_string();
-            let n = set.len().to_string();
             let mut rec: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
             if cond != Cond::None {
                 rec.push(args[3]);
             }
             rec.extend_from_slice(&[b"FIELDS", n.as_bytes()]);
             rec.extend_from_slice(&set);
-            tx.log(db, &rec);
+            records.push(rec);
+        }
+        log_wrapped(tx, db, &records);
+        // A field a time past removed counts as expired, as Redis 8.0 counts it.
+        let gone = results.iter().filter(|r| **r == DELETED).count();
+        if gone > 0 {
+            tx.count_expired_subkeys(gone);
         }
         if deleted || !set.is_empty() {
             tx.notify(HASH, if deleted { "hdel" } else { "hexpire" }, db, key);
@@ -397,6 +403,9 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
         for f in &deleted {
             log_hdel(tx, db, key, f);
         }
+        if !deleted.is_empty() {
+            tx.count_expired_subkeys(deleted.len());
+        }
         let n = fields.len().to_string();
         if !updated.is_empty() {
             // Logged with every field named, as Redis rewrites it.
@@ -570,8 +579,10 @@ pub fn hsetex(ctx: &mut Ctx, args: &Args) {
             drop_if_empty(tx, db, key);
             return;
         };
-        for f in &deleted {
-            log_hdel(tx, db, key, f);
+        let records: Vec<Vec<&[u8]>> = deleted.iter().map(|f| vec![&b"HDEL"[..], key, f]).collect();
+        log_wrapped(tx, db, &records);
+        if !deleted.is_empty() {
+            tx.count_expired_subkeys(deleted.len());
         }
         if deleted.is_empty() {
             match o.at {

@@ -260,6 +260,7 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify-blobs-on-read", "yes", true, Kind::Bool),
     opt("aof-load-truncated", "yes", true, Kind::Bool),
     opt("aof-load-corrupt", "no", true, Kind::Bool),
+    opt("aof-batch-checksums", "yes", false, Kind::Bool),
     opt("aof-use-rdb-preamble", "yes", true, Kind::Bool),
     opt(
         "auto-aof-rewrite-percentage",

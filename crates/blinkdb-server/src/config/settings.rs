@@ -79,6 +79,7 @@ pub struct Settings {
     pub verify_blobs_on_read: bool,
     pub aof_load_truncated: bool,
     pub aof_load_corrupt: bool,
+    pub aof_batch_checksums: bool,
     /// Hidden `key-load-delay` and `rdb-key-save-delay`: µs per key loaded
     /// or saved (negative: 1 µs for one key in N), handed to the engine.
     pub key_load_delay: i32,
@@ -311,6 +312,7 @@ impl Config {
             verify_blobs_on_read: self.flag("verify-blobs-on-read"),
             aof_load_truncated: self.flag("aof-load-truncated"),
             aof_load_corrupt: self.flag("aof-load-corrupt"),
+            aof_batch_checksums: self.flag("aof-batch-checksums"),
             key_load_delay: self.int("key-load-delay") as i32,
             rdb_key_save_delay: self.int("rdb-key-save-delay") as i32,
             loading_process_events_interval_bytes: self

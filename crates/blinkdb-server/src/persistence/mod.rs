@@ -288,6 +288,7 @@ fn aof_options(s: &Settings) -> AofOptions {
     o.blob_threshold = s.blob_threshold.max(1);
     o.load_truncated = s.aof_load_truncated;
     o.allow_corrupt = s.aof_load_corrupt;
+    o.batch_checksums = s.aof_batch_checksums;
     o
 }
 
