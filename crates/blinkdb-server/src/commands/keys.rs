@@ -463,6 +463,7 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
         .engine
         .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
     crate::exec::blocking::signal_all(&streams);
+    crate::persistence::rdb_file::after_flushall(ctx.shared);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }

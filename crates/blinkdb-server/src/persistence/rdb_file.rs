@@ -556,6 +556,10 @@ fn import_from<H: Host>(
                 // Redis's rdbLoadRioWithLoadingCtx says this first on a short read.
                 tracing::warn!("Short read or OOM loading DB. Unrecoverable error, aborting now.");
             }
+            if matches!(e, RdbError::Corrupt(m) if m.starts_with("Wrong RDB checksum")) {
+                // The words Redis's rdbReportCorruptRDB logs, which tools look for.
+                tracing::warn!("RDB CRC error: the file's checksum does not match its contents");
+            }
             format!("Loading RDB {label}: {e}")
         })
     });
@@ -625,11 +629,42 @@ fn read_blob<H: Host>(
 /// a rename. Writers wait while it runs (as every client waits for Redis's
 /// SAVE); readers do not: the shards are held for reading.
 pub fn save<H: Host>(shared: &H) -> Result<(), String> {
-    let settings = shared.settings();
-    let stats = &shared.persistence().rdb_save;
-    if stats.in_progress.swap(true, Ordering::AcqRel) {
+    if shared
+        .persistence()
+        .rdb_save
+        .in_progress
+        .swap(true, Ordering::AcqRel)
+    {
         return Err("ERR Background save already in progress".into());
     }
+    save_claimed(shared)
+}
+
+/// After FLUSHALL, as Redis's flushAllDataAndResetRDB: a BGSAVE under way
+/// (of the keys before the flush) is aborted, and with save points the
+/// emptied dataset replaces dump.rdb at once, so that a restart does not
+/// bring the flushed keys back and rdb_changes_since_last_save starts from 0.
+pub fn after_flushall<H: Host>(shared: &H) {
+    shared.engine().abort_bgsave();
+    if shared.settings().save_points.is_empty() {
+        return;
+    }
+    // The aborted save ends at its next shard.
+    let in_progress = &shared.persistence().rdb_save.in_progress;
+    while in_progress
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // A failure is logged and recorded (rdb_last_bgsave_status) by save_claimed.
+    let _ = save_claimed(shared);
+}
+
+/// SAVE's work once its caller has set `in_progress`, which it clears.
+fn save_claimed<H: Host>(shared: &H) -> Result<(), String> {
+    let settings = shared.settings();
+    let stats = &shared.persistence().rdb_save;
     let start = Instant::now();
     let dirty = shared.engine().stats.changes.load(Ordering::Relaxed);
     let result = write_snapshot(shared, &settings);
@@ -849,6 +884,11 @@ pub fn bgsave<H: Host>(shared: &Arc<H>, schedule: bool) -> Result<&'static str, 
                         "Background saving terminated with success: {keys} keys, {:.3} seconds",
                         start.elapsed().as_secs_f64()
                     );
+                }
+                // As Redis's child killed by FLUSHALL (SIGUSR1): not a failure,
+                // so rdb_last_bgsave_status and MISCONF stay as they were.
+                Err(e) if e == blinkdb_engine::BGSAVE_ABORTED => {
+                    tracing::warn!("Background saving terminated: {e}");
                 }
                 Err(e) => {
                     st.last_bgsave_ok.store(false, Ordering::Relaxed);
