@@ -345,3 +345,213 @@ def test_a_clean_shutdown_lets_the_restart_skip_the_page_checks(started):
     assert (i["sketch_files_rebuilt_at_start"], i["sketch_files_clean_at_start"]) == ("1", "0")
     assert "fails its checksum" in srv.log_text()
     assert answers(c, [(0, "a")]) == before
+
+
+# --- Cuckoo filters, top-k and t-digests: the same files, bodies encoded --------------------
+
+FAMILY_ITEMS = [f"f:{i}" for i in range(400)]
+
+
+def fill_family(c, seed, suffix="", records=60):
+    """A cuckoo filter (grown past one sub-filter), a top-k with decay < 1 (its draws
+    matter) and a t-digest; returns the number of records each took."""
+    rng = random.Random(seed)
+    cf, tk, td = "cf" + suffix, "tk" + suffix, "td" + suffix
+    c.call("CF.RESERVE", cf, 64, "BUCKETSIZE", 2, "EXPANSION", 2)
+    c.call("TOPK.RESERVE", tk, 5, 20, 4, "0.8")
+    c.call("TDIGEST.CREATE", td, "COMPRESSION", 50)
+    for _ in range(records):
+        c.call("CF.ADD", cf, rng.choice(FAMILY_ITEMS))
+        c.call("TOPK.ADD", tk, *[rng.choice(FAMILY_ITEMS[:60]) for _ in range(8)])
+        c.call("TDIGEST.ADD", td, *[str(rng.gauss(100, 20)) for _ in range(10)])
+    c.call("CF.ADD", cf, "deleted")
+    c.call("CF.DEL", cf, "deleted")
+    return 3 + 3 * records + 2
+
+
+def family_answers(c, suffix="", db=0):
+    """The structures' answers after a first round of them: a t-digest query compresses
+    the digest in place (as RedisBloom's do), so the second round's TDIGEST.INFO is the
+    one every later round gives (the compressed digest reaches the file)."""
+    family_round(c, suffix, db)
+    return family_round(c, suffix, db)
+
+
+def family_round(c, suffix="", db=0):
+    cf, tk, td = "cf" + suffix, "tk" + suffix, "td" + suffix
+    c.call("SELECT", db)
+    out = (c.call("CF.MEXISTS", cf, *FAMILY_ITEMS).value, c.call("CF.INFO", cf).value,
+           c.call("CF.SCANDUMP", cf, 0).value,
+           c.call("TOPK.LIST", tk, "WITHCOUNT").value, c.call("TOPK.INFO", tk).value,
+           c.call("TDIGEST.INFO", td).value,
+           c.call("TDIGEST.QUANTILE", td, "0.01", "0.5", "0.99").value,
+           c.call("TDIGEST.CDF", td, 80, 100, 120).value)
+    c.call("SELECT", 0)
+    return out
+
+
+def test_cuckoo_topk_tdigest_survive_restart_without_replay(started):
+    directory, go = started
+    srv, c = go()
+    n = fill_family(c, seed=20)
+    before = family_answers(c)
+    srv.stop()
+    assert len(sketch_files(directory)) == 3
+    srv, c = go()
+    i = info(c)
+    assert i["sketch_files_bound_at_start"] == "3"
+    # Every record of the three keys was covered by its file: none ran.
+    assert i["sketch_records_not_replayed"] == str(n)
+    assert f"{n} AOF records not replayed" in srv.log_text()
+    assert family_answers(c) == before
+
+    # Writes after the last checkpoint replay onto the files' state (kill -9).
+    pages = int(info(c)["sketch_pages_written"])
+    c.call("CF.ADD", "cf", "late:1")
+    c.call("TOPK.ADD", "tk", *FAMILY_ITEMS[:30])
+    c.call("TDIGEST.ADD", "td", 1, 2, 3)
+    wait_checkpoint(c, pages, "sketch_pages_written")
+    c.call("CF.ADD", "cf", "late:2")
+    c.call("TOPK.ADD", "tk", *FAMILY_ITEMS[10:40])
+    c.call("TDIGEST.ADD", "td", 500)
+    before = family_answers(c)
+    # The compression the queries made reaches the file at the next whole pass (the
+    # one under way may have begun before it): two checkpoints on.
+    wait_checkpoint(c, int(info(c)["sketch_checkpoints"]) + 1)
+    kill9(srv)
+    srv, c = go()
+    assert info(c)["sketch_files_bound_at_start"] == "3"
+    assert family_answers(c) == before
+
+
+def test_topk_decay_draws_after_a_restart_are_the_replays(started):
+    """The generator's state is in the file: adds after a restart (bound from the file)
+    draw what a server replaying the whole AOF draws."""
+    directory, go = started
+    srv, c = go()
+    fill_family(c, seed=21)
+    srv.stop()
+    srv, c = go()
+    assert info(c)["sketch_files_bound_at_start"] == "3"
+    rng = random.Random(22)
+    for _ in range(40):
+        c.call("TOPK.ADD", "tk", *[rng.choice(FAMILY_ITEMS[:80]) for _ in range(10)])
+    bound = c.call("TOPK.LIST", "tk", "WITHCOUNT").value
+    srv.stop()
+    for path in sketch_files(directory):
+        os.remove(path)
+    srv, c = go()
+    assert info(c)["sketch_files_bound_at_start"] == "0"
+    assert c.call("TOPK.LIST", "tk", "WITHCOUNT").value == bound
+
+
+@pytest.mark.parametrize("kind", ["cf", "tk", "td"])
+@pytest.mark.parametrize("damage", ["torn page", "header", "unfinished checkpoint"])
+def test_a_damaged_family_file_is_detected_and_rebuilt(started, kind, damage):
+    directory, go = started
+    srv, c = go()
+    fill_family(c, seed=23, records=30)
+    before = family_answers(c)
+    srv.stop()
+    [path] = [p for p in sketch_files(directory) if kind_of(p) == kind]
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        if damage == "torn page":
+            f.seek(size - 4096 + 100)
+            f.write(b"\x5a" * 1000)
+        elif damage == "header":
+            f.seek(33)
+            f.write(b"\x7f")
+        else:
+            # A page table entry written by a checkpoint whose header never came.
+            f.seek(4096)
+            entry = bytearray(f.read(8))
+            entry[0:4] = (int.from_bytes(entry[0:4], "little") + 1).to_bytes(4, "little")
+            f.seek(4096)
+            f.write(bytes(entry))
+    srv, c = go()
+    i = info(c)
+    assert (i["sketch_files_bound_at_start"], i["sketch_files_rebuilt_at_start"]) == ("2", "1")
+    assert "its key is rebuilt from the AOF" in srv.log_text()
+    assert family_answers(c) == before
+
+
+KINDS = {2: "cf", 3: "tk", 4: "td"}
+
+
+def kind_of(path):
+    with open(path, "rb") as f:
+        f.seek(12)
+        return KINDS.get(int.from_bytes(f.read(4), "little"))
+
+
+def test_keyspace_commands_move_or_remove_family_files(started):
+    """DEL, RENAME, MOVE, SWAPDB, FLUSHDB, RESTORE and DEBUG RELOAD / LOADAOF change the
+    keys the files name: a restart still has every key as it was, and the files of keys
+    that are gone are removed."""
+    directory, go = started
+    srv, c = go("--enable-debug-command", "yes")
+    for s in ("1", "2", "3", "4", "5", "6"):
+        fill_family(c, seed=30 + int(s), suffix=s, records=10)
+    srv.stop()
+    srv, c = go("--enable-debug-command", "yes")
+    assert info(c)["sketch_files_bound_at_start"] == "18"
+    dump = c.call("DUMP", "tk6").value
+    c.call("DEL", "cf1", "tk1", "td1")
+    c.call("RENAME", "cf2", "cf2r")
+    c.call("MOVE", "tk3", 5)
+    c.call("SWAPDB", 0, 7)
+    c.call("SELECT", 7)
+    c.call("SWAPDB", 7, 0)           # back: db 0 is db 0 again
+    c.call("SELECT", 0)
+    c.call("RESTORE", "tk6", 0, dump, "REPLACE")
+    c.call("TDIGEST.ADD", "td4", 7)
+    assert c.call("DEBUG", "RELOAD").value in ("OK", b"OK")
+    c.call("TDIGEST.ADD", "td5", 8)
+    assert c.call("DEBUG", "LOADAOF").value in ("OK", b"OK")
+    c.call("SELECT", 9)
+    fill_family(c, seed=40, suffix="9", records=5)
+    c.call("FLUSHDB")
+    c.call("SELECT", 0)
+
+    def everything():
+        return (family_answers(c, "4"), family_answers(c, "5"),
+                c.call("CF.INFO", "cf2r").value, c.call("TOPK.INFO", "tk6").value,
+                c.call("SELECT", 5).value, c.call("TOPK.LIST", "tk3").value,
+                c.call("SELECT", 0).value, sorted(c.call("KEYS", "*").value))
+
+    before = everything()
+    # The sweep (every 10 s) finds the keys that are gone; their files go.
+    deadline = time.time() + 40
+    while int(info(c)["sketch_files"]) != 13:
+        assert time.time() < deadline, info(c)
+        time.sleep(0.1)
+    srv.stop()
+    srv, c = go("--enable-debug-command", "yes")
+    assert everything() == before
+    assert c.call("EXISTS", "cf1", "tk1", "td1", "cf2", "tk3").value == 0
+    assert len(sketch_files(directory)) == int(info(c)["sketch_files"])
+
+
+def test_family_keys_bound_from_files_reach_a_replica(started, blinkdb_binary, tmp_path):
+    directory, go = started
+    srv, c = go()
+    fill_family(c, seed=50, records=20)
+    srv.stop()
+    srv, c = go()
+    assert info(c)["sketch_files_bound_at_start"] == "3"
+    c.call("CF.ADD", "cf", "after")
+    before = family_answers(c)
+    replica = start_blinkdb(blinkdb_binary, str(tmp_path / "replica"), "--replicaof", "127.0.0.1",
+                            str(srv.port))
+    try:
+        r = replica.connect()
+        deadline = time.time() + 30
+        while "master_link_status:up" not in str(r.call("INFO", "replication").value):
+            assert time.time() < deadline
+            time.sleep(0.05)
+        while family_answers(r) != before:
+            assert time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        kill9(replica)

@@ -967,7 +967,7 @@ impl Drop for Tx<'_> {
 }
 
 impl<'a> Tx<'a> {
-    /// A count-min sketch at `key` changed: its file gets it at the next
+    /// A sketch at `key` changed: its file gets it at the next
     /// checkpoint (sketch_files.rs).
     pub fn sketch_changed(&self, db: usize, key: &[u8]) {
         self.engine.sketch_files.touch(db, key);

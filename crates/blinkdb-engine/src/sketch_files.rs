@@ -1,4 +1,5 @@
-//! Sketch files: count-min sketches persisted without replay (issue 45;
+//! Sketch files: count-min sketches, cuckoo filters, top-k and t-digests
+//! persisted without replay (issue 45;
 //! docs/design.md "Persistence without replay for fixed-size structures",
 //! format in docs/sketch-file-format.md).
 //!
@@ -14,7 +15,7 @@ use crate::keyspace::{Entry, Value};
 use crate::sketch::cells::PAGE;
 use crate::sketch::cms::CountMin;
 use crate::sketch::file::{self, Header, Layout, Opened, KIND_COUNT_MIN, MAX_KEY};
-use crate::sketch::{Sketch, SketchKind};
+use crate::sketch::SketchKind;
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -30,8 +31,16 @@ struct Bound {
     path: PathBuf,
     file: File,
     layout: Layout,
+    /// The structure (`file::KIND_*`).
+    kind: u32,
+    /// A count-min sketch's dimensions (0 for the encoded kinds).
     width: u64,
     depth: u64,
+    /// Encoded kinds: each body page's xxh3-64 as last written (0: not
+    /// known, written again). A checkpoint writes the pages whose hash
+    /// changed; 64 bits, not the table's 32, so a changed page is never
+    /// taken for an unchanged one.
+    hashes: Vec<u64>,
     generation: u32,
     table: Vec<u64>,
     /// Created since the last start: its unwritten pages are zeros.
@@ -228,48 +237,71 @@ impl SketchFiles {
             opened,
             ..
         } = f;
-        let h = &opened.header;
-        let cms = CountMin::from_parts(h.width as usize, h.depth as usize, h.counter, opened.cells);
+        let Opened {
+            file,
+            header,
+            layout,
+            table,
+            sketch,
+            hashes,
+        } = opened;
         engine.write1(db, &key, |tx| {
             let expire_at = tx.get(db, &key).map_or(0, |e| e.expire_at);
-            let mut entry = Entry::new(Value::sketch(Sketch::CountMin(cms)));
+            let mut entry = Entry::new(Value::sketch(sketch));
             entry.expire_at = expire_at;
             tx.insert(db, &key, entry);
         });
         self.stats.bound.fetch_add(1, Ordering::Relaxed);
-        if opened.header.clean {
+        if header.clean {
             self.stats.clean.fetch_add(1, Ordering::Relaxed);
         }
+        let encoded = file::encoded(header.kind);
         self.bound.lock().insert(
             (db, key.into()),
             Arc::new(Mutex::new(Bound {
                 id,
                 path,
-                file: opened.file,
-                layout: opened.layout,
-                width: opened.header.width,
-                depth: opened.header.depth,
-                generation: opened.header.generation,
-                table: opened.table,
+                file,
+                layout,
+                kind: header.kind,
+                width: if encoded { 0 } else { header.width },
+                depth: header.depth,
+                hashes,
+                generation: header.generation,
+                table,
                 fresh: false,
-                clean: opened.header.clean.then(|| opened.header.clone()),
+                clean: header.clean.then_some(header),
             })),
         );
     }
 
-    fn new_bound(&self, width: u64, depth: u64) -> std::io::Result<Bound> {
+    /// A new file: a count-min sketch's of `width` x `depth` counters, or
+    /// an encoded body's of `depth` pages (`width` 0).
+    fn new_bound(&self, kind: u32, width: u64, depth: u64) -> std::io::Result<Bound> {
         std::fs::create_dir_all(&self.dir)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.join(file_name(id));
-        let layout = Layout::of((width * depth) as usize);
+        let layout = match kind {
+            KIND_COUNT_MIN => Layout::of((width * depth) as usize),
+            _ => Layout::of_pages(depth as usize),
+        };
         let file = file::create(&path, layout)?;
         Ok(Bound {
             id,
             path,
             file,
             layout,
+            kind,
             width,
             depth,
+            hashes: vec![
+                0;
+                if kind == KIND_COUNT_MIN {
+                    0
+                } else {
+                    layout.pages
+                }
+            ],
             generation: 0,
             table: vec![0; layout.pages],
             fresh: true,
@@ -343,10 +375,28 @@ pub fn checkpoint(engine: &Engine, shutdown: bool) -> std::io::Result<usize> {
     error.map_or(Ok(n), Err)
 }
 
-/// Under the key's lock: writes its changed pages with the next
-/// generation and notes the log's end as the checkpoint. None when the key
-/// no longer holds a count-min sketch (its file is removed).
+/// The key's changed pages with the next generation, the log's end as the
+/// checkpoint. None when the key no longer holds a sketch (its file is
+/// removed).
 fn write_pages(
+    engine: &Engine,
+    log: &crate::persist::Log,
+    key: &Key,
+    shutdown: bool,
+) -> std::io::Result<Option<Done>> {
+    let kind = engine.read(key.0, &key.1, |e| {
+        e.and_then(|e| e.value().as_sketch()).map(|s| s.file_kind())
+    });
+    match kind {
+        Some(k) if file::encoded(k) => write_body(engine, log, key, shutdown),
+        _ => write_cells(engine, log, key, shutdown),
+    }
+}
+
+/// A count-min sketch: under the key's lock, writes its changed pages with
+/// the next generation and notes the log's end as the checkpoint. None
+/// when the key no longer holds one (its file is removed).
+fn write_cells(
     engine: &Engine,
     log: &crate::persist::Log,
     key: &Key,
@@ -369,13 +419,13 @@ fn write_pages(
     };
     let same_shape = |b: &Arc<Mutex<Bound>>| {
         let g = b.lock();
-        (g.width, g.depth) == (width, depth)
+        (g.kind, g.width, g.depth) == (KIND_COUNT_MIN, width, depth)
     };
     let bound = match existing {
         Some(b) if same_shape(&b) => b,
         _ => {
             // A new sketch, or one of another shape: a new file.
-            let b = Arc::new(Mutex::new(files.new_bound(width, depth)?));
+            let b = Arc::new(Mutex::new(files.new_bound(KIND_COUNT_MIN, width, depth)?));
             if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
                 let _ = std::fs::remove_file(&old.lock().path);
             }
@@ -467,18 +517,139 @@ fn write_pages(
     }))
 }
 
-/// Notes every bound key that no longer holds a count-min sketch (DEL,
-/// RENAME, FLUSHALL, expiry): the next pass removes its file.
+/// Notes every bound key that no longer holds a sketch (DEL, RENAME,
+/// FLUSHALL, expiry): the next pass removes its file.
 pub fn sweep(engine: &Engine) {
     let files = &engine.sketch_files;
     let keys: Vec<Key> = files.bound.lock().keys().cloned().collect();
     for key in keys {
         let held = engine.peek(key.0, &key.1, |e| {
-            e.and_then(|e| e.value().as_sketch())
-                .is_some_and(|s| CountMin::of(s).is_some())
+            e.and_then(|e| e.value().as_sketch()).is_some()
         });
         if !held {
             files.pending.lock().insert(key);
         }
     }
+}
+
+/// A cuckoo filter, top-k or t-digest: its body encoded under the key's lock
+/// (with the log's end as the checkpoint), then, without the lock, the pages
+/// whose hash changed written with the next generation. A body that no
+/// longer fits its file (a cuckoo filter grew, a top-k's items) gets a new
+/// file, as does one of another kind. None when the key holds no such
+/// structure any more (the next pass looks again).
+fn write_body(
+    engine: &Engine,
+    log: &crate::persist::Log,
+    key: &Key,
+    shutdown: bool,
+) -> std::io::Result<Option<Done>> {
+    use std::os::unix::fs::FileExt;
+    let files = &engine.sketch_files;
+    let (db, name) = (key.0, &key.1[..]);
+    // Encoding copies the structure: a read of it, under the key's lock so
+    // that no write lands between it and the log position it is as of.
+    let (snap, _) = engine.write1(db, name, |tx| {
+        let s = tx.get(db, name).and_then(|e| e.value().as_sketch())?;
+        if !file::encoded(s.file_kind()) {
+            return None;
+        }
+        let mut body = Vec::new();
+        s.file_body(&mut body);
+        let capacity = s.file_capacity(body.len());
+        Some((s.file_kind(), body, capacity, log.aof.end_lsn().0))
+    });
+    let Some((kind, body, capacity, checkpoint)) = snap else {
+        // Changed kind since the look: the next pass decides.
+        files.touch(db, name);
+        return Ok(None);
+    };
+    let need = body.len().div_ceil(PAGE).max(1);
+    let existing = files.bound.lock().get(key).cloned();
+    let fits = |b: &Arc<Mutex<Bound>>| {
+        let g = b.lock();
+        // A file far larger than the body (a smaller structure replaced a
+        // large one) is replaced too, to give the disk back.
+        g.kind == kind
+            && g.layout.pages >= need
+            && g.layout.pages <= 2 * capacity.div_ceil(PAGE).max(need)
+    };
+    let bound = match existing {
+        Some(b) if fits(&b) => b,
+        _ => {
+            let pages = capacity.div_ceil(PAGE).max(need) as u64;
+            let b = Arc::new(Mutex::new(files.new_bound(kind, 0, pages)?));
+            if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
+                let _ = std::fs::remove_file(&old.lock().path);
+            }
+            b
+        }
+    };
+    let mut b = bound.lock();
+    let generation = b.generation.wrapping_add(1);
+    let mut buf = [0u8; PAGE];
+    let mut changed = Vec::new();
+    for p in 0..b.layout.pages {
+        let page = page_of(&body, p, &mut buf);
+        let hash = crate::checksum::xxh3_64_large(page);
+        if b.fresh || b.hashes[p] != hash {
+            changed.push((p, hash));
+        }
+    }
+    if !changed.is_empty() {
+        b.unclean()?;
+    }
+    let data = b.layout.data;
+    let mut pages = Vec::with_capacity(changed.len());
+    for &(p, hash) in &changed {
+        let page = page_of(&body, p, &mut buf);
+        b.table[p] = generation as u64 | (hash & 0xffff_ffff) << 32;
+        // A new file is zeros already: a zero page is left unwritten.
+        let zero = b.fresh && page.iter().all(|x| *x == 0);
+        if !zero {
+            if let Err(e) = b.file.write_all_at(page, data + (p * PAGE) as u64) {
+                // Not known any more: written again at the next pass.
+                b.hashes.iter_mut().for_each(|h| *h = 0);
+                files.touch(db, name);
+                return Err(e);
+            }
+        }
+        b.hashes[p] = hash;
+        pages.push(p);
+    }
+    files
+        .stats
+        .pages_written
+        .fetch_add(pages.len() as u64, Ordering::Relaxed);
+    b.generation = generation;
+    let header = Header {
+        kind,
+        generation,
+        checkpoint,
+        db: db as u32,
+        width: body.len() as u64,
+        depth: b.layout.pages as u64,
+        counter: 0,
+        key: name.to_vec(),
+        // Still clean if no page was written since the flag was.
+        clean: shutdown || b.clean.is_some(),
+    };
+    drop(b);
+    Ok(Some(Done {
+        bound,
+        header,
+        pages,
+    }))
+}
+
+/// Page `p` of `body` as the file holds it: zero-padded past the end.
+fn page_of<'a>(body: &'a [u8], p: usize, buf: &'a mut [u8; PAGE]) -> &'a [u8] {
+    let start = (p * PAGE).min(body.len());
+    let end = ((p + 1) * PAGE).min(body.len());
+    if end - start == PAGE {
+        return &body[start..end];
+    }
+    buf[..end - start].copy_from_slice(&body[start..end]);
+    buf[end - start..].fill(0);
+    &buf[..]
 }

@@ -1,6 +1,9 @@
-//! A fixed-size sketch's file (docs/sketch-file-format.md): a header page, a
-//! table of per-page checksums, then the counters as they are in memory, so
-//! that a restart maps them (`Cells::mapped`) instead of reading them.
+//! A sketch's file (docs/sketch-file-format.md): a header page, a table of
+//! per-page checksums, then the structure's body. A count-min sketch's body
+//! is its counters as they are in memory, so that a restart maps them
+//! (`Cells::mapped`) instead of reading them; a cuckoo filter's, top-k's and
+//! t-digest's is the structure's own encoding (`Sketch::file_body`), which a
+//! restart decodes from the mapped pages (no log record runs).
 //!
 //! The file holds the structure as of one log position (the header's
 //! checkpoint): a checkpoint writes the changed pages and their table entries
@@ -12,6 +15,8 @@
 //! length before anything is mapped.
 
 use super::cells::{pages_for, Cells, PAGE};
+use super::cms::CountMin;
+use super::Sketch;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -20,6 +25,9 @@ pub const MAGIC: &[u8; 8] = b"BLINKSK\0";
 pub const VERSION: u32 = 1;
 /// The structure a file holds.
 pub const KIND_COUNT_MIN: u32 = 1;
+pub const KIND_CUCKOO: u32 = 2;
+pub const KIND_TOP_K: u32 = 3;
+pub const KIND_TDIGEST: u32 = 4;
 /// Bytes of the header before the key.
 const FIXED: usize = 64;
 /// The longest key a file can name (a longer key's sketch stays in memory).
@@ -27,7 +35,10 @@ pub const MAX_KEY: usize = PAGE - FIXED - 4;
 /// The most counter bytes a file may describe (a bound on what is mapped).
 const MAX_DATA: u64 = 1 << 40;
 
-/// What the header says.
+/// What the header says. `width`, `depth` and `counter` are a count-min
+/// sketch's dimensions and count; for the encoded bodies (`KIND_CUCKOO`,
+/// `KIND_TOP_K`, `KIND_TDIGEST`) `width` is the body's length in bytes,
+/// `depth` the pages the file gives it (its capacity) and `counter` 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
     pub kind: u32,
@@ -61,7 +72,11 @@ pub struct Layout {
 
 impl Layout {
     pub fn of(cells: usize) -> Layout {
-        let pages = pages_for(cells);
+        Layout::of_pages(pages_for(cells))
+    }
+
+    /// A file whose body takes `pages` pages.
+    pub fn of_pages(pages: usize) -> Layout {
         let table_len = ((pages * 8).div_ceil(PAGE) * PAGE) as u64;
         let data = PAGE as u64 + table_len;
         Layout {
@@ -86,6 +101,8 @@ pub enum Reject {
     /// A checkpoint wrote this page but did not finish.
     Unfinished(usize),
     Checksum(usize),
+    /// An encoded body that does not decode (`Sketch::from_file_body`).
+    Body(&'static str),
 }
 
 impl std::fmt::Display for Reject {
@@ -99,6 +116,7 @@ impl std::fmt::Display for Reject {
             ),
             Reject::Unfinished(p) => write!(f, "page {p} is from an unfinished checkpoint"),
             Reject::Checksum(p) => write!(f, "page {p} fails its checksum (torn or damaged)"),
+            Reject::Body(why) => write!(f, "bad body: {why}"),
         }
     }
 }
@@ -112,10 +130,29 @@ pub fn entry(generation: u32, page: &[u8]) -> u64 {
     (generation as u64) | ((checksum(page) as u64) << 32)
 }
 
+/// Whether `kind` is one of the encoded bodies (not mapped as counters).
+pub fn encoded(kind: u32) -> bool {
+    matches!(kind, KIND_CUCKOO | KIND_TOP_K | KIND_TDIGEST)
+}
+
 impl Header {
+    /// A count-min sketch's counters (None for another kind or past the bound).
     pub fn cells(&self) -> Option<usize> {
+        if self.kind != KIND_COUNT_MIN {
+            return None;
+        }
         let bytes = self.width.checked_mul(self.depth)?.checked_mul(4)?;
         (bytes <= MAX_DATA).then_some((bytes / 4) as usize)
+    }
+
+    /// The pages of the body, None when the header's sizes do not hold
+    /// together (or pass the bound on what is mapped).
+    pub fn data_pages(&self) -> Option<usize> {
+        if self.kind == KIND_COUNT_MIN {
+            return self.cells().map(pages_for);
+        }
+        let bytes = self.depth.checked_mul(PAGE as u64)?;
+        (bytes <= MAX_DATA && self.width <= bytes).then_some(self.depth as usize)
     }
 
     pub fn encode(&self) -> [u8; PAGE] {
@@ -154,7 +191,7 @@ impl Header {
         if u32_at(8) != VERSION {
             return Err(Reject::Header("version"));
         }
-        if u32_at(12) != KIND_COUNT_MIN {
+        if u32_at(12) != KIND_COUNT_MIN && !encoded(u32_at(12)) {
             return Err(Reject::Header("structure kind"));
         }
         if u32_at(60) & !FLAG_CLEAN != 0 {
@@ -175,7 +212,7 @@ impl Header {
             key: b[FIXED..FIXED + key_len].to_vec(),
             clean: u32_at(60) & FLAG_CLEAN != 0,
         };
-        if h.width == 0 || h.depth == 0 || h.cells().is_none() {
+        if h.width == 0 || h.depth == 0 || h.data_pages().is_none() {
             return Err(Reject::Header("dimensions"));
         }
         Ok(h)
@@ -193,7 +230,7 @@ pub fn read_header(path: &Path) -> Result<(File, Header, Layout), Reject> {
     let mut page = vec![0u8; PAGE];
     file.read_exact_at(&mut page, 0).map_err(io)?;
     let header = Header::decode(&page)?;
-    let layout = Layout::of(header.cells().expect("checked in decode"));
+    let layout = Layout::of_pages(header.data_pages().expect("checked in decode"));
     let found = file.metadata().map_err(io)?.len();
     if found != layout.len {
         return Err(Reject::Shape {
@@ -204,18 +241,23 @@ pub fn read_header(path: &Path) -> Result<(File, Header, Layout), Reject> {
     Ok((file, header, layout))
 }
 
-/// A verified file: its header, its table, and its counters mapped.
+/// A verified file: its header, its table, and its structure (a count-min
+/// sketch's counters mapped, another's decoded from its body).
 pub struct Opened {
     pub file: File,
     pub header: Header,
     pub layout: Layout,
     pub table: Vec<u64>,
-    pub cells: Cells,
+    pub sketch: Sketch,
+    /// Encoded kinds: each page's xxh3-64, for the next checkpoint to tell
+    /// the pages that change (empty for a count-min sketch).
+    pub hashes: Vec<u64>,
 }
 
 /// Opens file `id`, checks every page against the table (on every core:
 /// this is the only full read a restart makes) unless its header says no
-/// page was written after it (`clean`), and maps the counters.
+/// page was written after it (`clean`), and maps the counters or decodes
+/// the body.
 pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     let io = |e: std::io::Error| Reject::Io(e.to_string());
     let (file, header, layout) = read_header(path)?;
@@ -240,6 +282,26 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
             .map_copy(&file)
     }
     .map_err(io)?;
+    if encoded(header.kind) {
+        // The body is read whole to be decoded: every page is hashed on
+        // the way (whatever the clean flag says) and checked.
+        let hashes = page_hashes(&map, table.len());
+        if let Some(p) = (0..table.len()).find(|&p| (table[p] >> 32) as u32 != hashes[p] as u32) {
+            return Err(Reject::Checksum(p));
+        }
+        // Decoded from the mapping (read, never written), which is then
+        // dropped: these structures live on the heap.
+        let sketch = Sketch::from_file_body(header.kind, &map[..header.width as usize])
+            .map_err(Reject::Body)?;
+        return Ok(Opened {
+            file,
+            header,
+            layout,
+            table,
+            sketch,
+            hashes,
+        });
+    }
     let bad = match header.clean {
         true => None,
         false => first_bad_page(&map, &table),
@@ -247,14 +309,35 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     if let Some(p) = bad {
         return Err(Reject::Checksum(p));
     }
-    let cells = Cells::mapped(map, header.cells().unwrap(), id);
+    let cells = Cells::mapped(map, header.cells().expect("a count-min sketch"), id);
+    let (w, d) = (header.width as usize, header.depth as usize);
+    let sketch = Sketch::CountMin(CountMin::from_parts(w, d, header.counter, cells));
     Ok(Opened {
         file,
         header,
         layout,
         table,
-        cells,
+        sketch,
+        hashes: Vec::new(),
     })
+}
+
+/// Each page's xxh3-64, computed in one slice per core.
+fn page_hashes(data: &[u8], pages: usize) -> Vec<u64> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = pages.div_ceil(threads).max(1);
+    let mut out = vec![0u64; pages];
+    std::thread::scope(|s| {
+        for (i, part) in out.chunks_mut(per).enumerate() {
+            s.spawn(move || {
+                for (j, h) in part.iter_mut().enumerate() {
+                    let p = i * per + j;
+                    *h = crate::checksum::xxh3_64_large(&data[p * PAGE..(p + 1) * PAGE]);
+                }
+            });
+        }
+    });
+    out
 }
 
 /// The first page whose checksum differs from its table entry, checked in

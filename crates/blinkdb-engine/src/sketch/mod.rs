@@ -8,9 +8,9 @@
 //! rewrite's snapshot) and copied on its next change (`Arc::make_mut`); its
 //! commands are logged as sent (their effect is deterministic), and the
 //! rewrite writes its RDB module value (RDB base) or the records below (RESP
-//! base). A count-min sketch also gets a file of its own, which a restart
-//! binds instead of replaying its records (`sketch_files.rs`); the others
-//! persist through the AOF and RDB like a collection.
+//! base). Each also gets a file of its own, which a restart binds instead of
+//! replaying its records (`sketch_files.rs`): a count-min sketch's counters
+//! are mapped from it, the others are decoded from their `file_body`.
 //!
 //! Adding a structure touches, besides its own module:
 //! 1. here: the variant, its `mod` line, and one arm in each match below
@@ -25,6 +25,7 @@
 //! MIGRATE, dump.rdb, replication, AOF rewrite, COPY/RENAME/MOVE, DEBUG
 //! DIGEST) goes through `Value::Sketch` and these methods.
 
+pub mod body;
 pub mod cells;
 pub mod cms;
 pub mod cuckoo;
@@ -210,6 +211,51 @@ impl Sketch {
     }
 }
 
+/// Sketch files (docs/sketch-file-format.md): the kind a file names and the
+/// body the others than count-min (whose counters are the body) encode.
+impl Sketch {
+    pub fn file_kind(&self) -> u32 {
+        match self {
+            Sketch::Cuckoo(_) => file::KIND_CUCKOO,
+            Sketch::CountMin(_) => file::KIND_COUNT_MIN,
+            Sketch::TopK(_) => file::KIND_TOP_K,
+            Sketch::TDigest(_) => file::KIND_TDIGEST,
+        }
+    }
+
+    /// The encoded body (nothing for a count-min sketch).
+    pub fn file_body(&self, out: &mut Vec<u8>) {
+        match self {
+            Sketch::Cuckoo(c) => c.file_body(out),
+            Sketch::CountMin(_) => {}
+            Sketch::TopK(t) => t.file_body(out),
+            Sketch::TDigest(t) => t.file_body(out),
+        }
+    }
+
+    /// The bytes a new file gives a body of `len` bytes. A cuckoo filter's
+    /// body changes size only when a sub-filter is added: a new file then.
+    /// A top-k's changes with its heap's items: a quarter more spares most
+    /// new files. A t-digest's is bounded by its compression: that bound.
+    pub fn file_capacity(&self, len: usize) -> usize {
+        match self {
+            Sketch::Cuckoo(_) | Sketch::CountMin(_) => len,
+            Sketch::TopK(_) => len + len / 4,
+            Sketch::TDigest(t) => t.file_capacity().max(len),
+        }
+    }
+
+    /// A structure from a file's body of `kind` (an encoded kind).
+    pub fn from_file_body(kind: u32, bytes: &[u8]) -> body::Result<Sketch> {
+        match kind {
+            file::KIND_CUCKOO => cuckoo::CuckooFilter::from_file_body(bytes).map(Sketch::Cuckoo),
+            file::KIND_TOP_K => topk::TopK::from_file_body(bytes).map(Sketch::TopK),
+            file::KIND_TDIGEST => tdigest::TDigest::from_file_body(bytes).map(Sketch::TDigest),
+            _ => Err("not an encoded body"),
+        }
+    }
+}
+
 impl cuckoo::CuckooFilter {
     /// CFAofRewrite: the header at position 1, then every chunk with the
     /// position after it.
@@ -234,4 +280,73 @@ impl cuckoo::CuckooFilter {
 fn restore_record(sketch: &Sketch, key: &[u8], emit: &mut dyn FnMut(&[&[u8]])) {
     let payload = crate::rdb::sketch_payload(sketch);
     emit(&[b"RESTORE", key, b"0", &payload]);
+}
+
+#[cfg(test)]
+mod file_body_tests {
+    use super::*;
+
+    fn samples() -> Vec<Sketch> {
+        let mut cf = cuckoo::CuckooFilter::new(16, 2, 20, 2, 1 << 20).unwrap();
+        for i in 0..200u32 {
+            cf.insert(cuckoo::hash_item(&i.to_le_bytes()), false, 1 << 20);
+        }
+        let mut tk = topk::TopK::new(3, 8, 3, 0.9, 1 << 20, 7).unwrap();
+        for i in 0..300u32 {
+            tk.add(format!("i{}", i % 17).as_bytes(), 1);
+        }
+        tk.add(b"nul\0inside", 50);
+        let mut td = tdigest::TDigest::new(20.0, 1 << 20).unwrap();
+        for i in 0..1000 {
+            td.add((i * 37 % 101) as f64, 1).unwrap();
+        }
+        vec![Sketch::Cuckoo(cf), Sketch::TopK(tk), Sketch::TDigest(td)]
+    }
+
+    #[test]
+    fn bodies_round_trip_exactly() {
+        for s in samples() {
+            let mut body = Vec::new();
+            s.file_body(&mut body);
+            assert!(body.len() <= s.file_capacity(body.len()));
+            let back = Sketch::from_file_body(s.file_kind(), &body).unwrap();
+            assert_eq!(back, s);
+            // The same state encodes to the same bytes (unchanged pages stay).
+            let mut again = Vec::new();
+            back.file_body(&mut again);
+            assert_eq!(again, body);
+        }
+    }
+
+    #[test]
+    fn truncated_or_extended_bodies_are_refused() {
+        for s in samples() {
+            let mut body = Vec::new();
+            s.file_body(&mut body);
+            for cut in [0, 1, 7, body.len() / 2, body.len() - 1] {
+                assert!(Sketch::from_file_body(s.file_kind(), &body[..cut]).is_err());
+            }
+            body.push(0);
+            assert!(Sketch::from_file_body(s.file_kind(), &body).is_err());
+        }
+    }
+
+    #[test]
+    fn hostile_counts_allocate_nothing() {
+        // A cuckoo header claiming 2^40 sub-filters, a top-k of 2^32 - 1 squared
+        // buckets, a t-digest of a huge compression: errors, not allocations.
+        let mut cf = cuckoo::Header::of(&cuckoo::CuckooFilter::new(16, 2, 20, 2, 1 << 20).unwrap());
+        cf.num_filters = 1 << 40;
+        assert!(Sketch::from_file_body(file::KIND_CUCKOO, &cf.to_bytes()).is_err());
+        let mut tk = Vec::new();
+        for v in [1u32, u32::MAX, u32::MAX] {
+            body::put_u32(&mut tk, v);
+        }
+        body::put_f64(&mut tk, 0.5);
+        body::put_u64(&mut tk, 0);
+        assert!(Sketch::from_file_body(file::KIND_TOP_K, &tk).is_err());
+        let mut td = Vec::new();
+        body::put_f64(&mut td, 1e18);
+        assert!(Sketch::from_file_body(file::KIND_TDIGEST, &td).is_err());
+    }
 }

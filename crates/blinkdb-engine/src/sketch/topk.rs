@@ -448,6 +448,94 @@ impl TopK {
     }
 }
 
+/// The body of a top-k's sketch file (docs/sketch-file-format.md): every
+/// field as it is in memory, the random generator's state included, so the
+/// decay draws after a restart are the ones the running server would have
+/// drawn (the RDB form keeps neither the state nor items past a NUL byte).
+impl TopK {
+    pub fn file_body(&self, out: &mut Vec<u8>) {
+        use super::body::{put_f64, put_u32, put_u64};
+        out.reserve(32 + self.buckets.len() * 8 + self.heap.len() * 17 + self.item_bytes);
+        put_u32(out, self.k);
+        put_u32(out, self.width);
+        put_u32(out, self.depth);
+        put_f64(out, self.decay);
+        put_u64(out, self.rng);
+        for b in &self.buckets {
+            put_u32(out, b.fp);
+            put_u32(out, b.count);
+        }
+        for s in &self.heap {
+            put_u32(out, s.fp);
+            put_u32(out, s.itemlen);
+            put_u32(out, s.count);
+            match &s.item {
+                None => out.push(0),
+                Some(item) => {
+                    out.push(1);
+                    put_u64(out, item.len() as u64);
+                    out.extend_from_slice(item);
+                }
+            }
+        }
+    }
+
+    /// Reads `file_body`'s bytes back, refusing what no top-k holds.
+    pub fn from_file_body(bytes: &[u8]) -> super::body::Result<Self> {
+        let mut r = super::body::In::new(bytes);
+        let (k, width, depth) = (r.u32()?, r.u32()?, r.u32()?);
+        let decay = r.f64()?;
+        let rng = r.u64()?;
+        if k == 0 || width == 0 || depth == 0 {
+            return Err("top-k dimensions out of range");
+        }
+        if !(decay > 0.0 && decay <= 1.0) {
+            return Err("top-k decay out of range");
+        }
+        let cells = width as u64 * depth as u64;
+        r.check_count(cells, BUCKET_BYTES)?;
+        let mut buckets = Vec::with_capacity(cells as usize);
+        for _ in 0..cells {
+            buckets.push(Bucket {
+                fp: r.u32()?,
+                count: r.u32()?,
+            });
+        }
+        // 13 bytes at least per slot.
+        r.check_count(k as u64, 13)?;
+        let mut heap = Vec::with_capacity(k as usize);
+        for _ in 0..k {
+            let (fp, itemlen, count) = (r.u32()?, r.u32()?, r.u32()?);
+            let item = match r.u8()? {
+                0 => None,
+                1 => {
+                    let n = r.u64()?;
+                    Some(r.bytes(n)?.into())
+                }
+                _ => return Err("top-k heap slot tag"),
+            };
+            heap.push(HeapSlot {
+                fp,
+                itemlen,
+                item,
+                count,
+            });
+        }
+        r.end()?;
+        Ok(TopK {
+            k,
+            width,
+            depth,
+            decay,
+            buckets,
+            item_bytes: heap.iter().map(|s| s.item().len()).sum(),
+            heap,
+            lookup: lookup_table(decay),
+            rng,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
-//! Once a second, and at shutdown, checkpoints the count-min sketches changed
-//! since the last pass into their files (engine `sketch_files.rs`), so a
+//! Once a second, and at shutdown, checkpoints the sketches (count-min, cuckoo, top-k,
+//! t-digest) changed since the last pass into their files (engine `sketch_files.rs`), so a
 //! restart skips their log records; the one at shutdown marks the files
 //! clean so the restart does not re-read their pages either.
 

@@ -1,5 +1,5 @@
 //! The AOF replay's side of sketch files (engine `sketch_files.rs`): a file
-//! holds its key's count-min sketch exactly as of its checkpoint, so the
+//! holds its key's sketch exactly as of its checkpoint, so the
 //! key's records up to there need not run.
 //!
 //! Rules, per key with a verified file checkpointed at `C`:

@@ -232,3 +232,45 @@ impl CuckooFilter {
         CuckooFilter::from_parts(&header, filters).map_err(corrupt)
     }
 }
+
+/// The body of a cuckoo filter's sketch file (docs/sketch-file-format.md):
+/// its `CFHeader`, each sub-filter's bucket count, then each sub-filter's
+/// slots, so the whole filter is exactly as it was (RDB's own form would do
+/// too, but its strings are length-prefixed in RDB's variable encoding).
+impl CuckooFilter {
+    pub fn file_body(&self, out: &mut Vec<u8>) {
+        use crate::sketch::body::put_u64;
+        out.reserve(HEADER_LEN + 8 * self.filters.len() + self.data_bytes() as usize);
+        out.extend_from_slice(&Header::of(self).to_bytes());
+        for f in &self.filters {
+            put_u64(out, f.num_buckets);
+        }
+        for f in &self.filters {
+            out.extend_from_slice(&f.data);
+        }
+    }
+
+    /// Reads `file_body`'s bytes back; every size is checked against the
+    /// bytes present before it is allocated.
+    pub fn from_file_body(bytes: &[u8]) -> crate::sketch::body::Result<Self> {
+        let mut r = crate::sketch::body::In::new(bytes);
+        let header = Header::parse(r.bytes(HEADER_LEN as u64)?).expect("HEADER_LEN bytes");
+        r.check_count(header.num_filters, 8)?;
+        let mut sizes = Vec::with_capacity(header.num_filters as usize);
+        for _ in 0..header.num_filters {
+            sizes.push(r.u64()?);
+        }
+        let mut filters = Vec::with_capacity(sizes.len());
+        for num_buckets in sizes {
+            let len = num_buckets
+                .checked_mul(header.bucket_size as u64)
+                .ok_or("cuckoo sub-filter size out of range")?;
+            filters.push(SubFilter {
+                num_buckets,
+                data: r.bytes(len)?.to_vec(),
+            });
+        }
+        r.end()?;
+        CuckooFilter::from_parts(&header, filters)
+    }
+}

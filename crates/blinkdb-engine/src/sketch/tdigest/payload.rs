@@ -129,3 +129,83 @@ pub fn write(t: &TDigest, out: &mut Vec<u8>) {
         write_double(out, *w as f64);
     }
 }
+
+/// The body of a t-digest's sketch file (docs/sketch-file-format.md): every
+/// field and every node in use, buffered samples included, so a restart has
+/// the digest exactly as it was (the RDB form compresses it first, which
+/// changes later answers), and how many slots were allocated (slots past the
+/// nodes in use are never read before written: they come back as zeros).
+/// Its length is at most `file_capacity`: the nodes are bounded by the
+/// compression.
+impl TDigest {
+    pub fn file_body(&self, out: &mut Vec<u8>) {
+        use crate::sketch::body::{put_f64, put_u64};
+        let used = self.next_node();
+        out.reserve(88 + used * 16);
+        put_f64(out, self.compression);
+        put_f64(out, self.min);
+        put_f64(out, self.max);
+        put_u64(out, self.cap as u64);
+        put_u64(out, self.merged_nodes as u64);
+        put_u64(out, self.unmerged_nodes as u64);
+        put_u64(out, self.total_compressions as u64);
+        put_u64(out, self.merged_weight as u64);
+        put_u64(out, self.unmerged_weight as u64);
+        put_u64(out, self.means.len() as u64);
+        for m in &self.means[..used] {
+            put_f64(out, *m);
+        }
+        for w in &self.weights[..used] {
+            put_u64(out, *w as u64);
+        }
+    }
+
+    /// The most bytes `file_body` writes for this digest's compression.
+    pub fn file_capacity(&self) -> usize {
+        80 + self.cap * 16
+    }
+
+    /// Reads `file_body`'s bytes back, refusing what no digest holds.
+    pub fn from_file_body(bytes: &[u8]) -> crate::sketch::body::Result<Self> {
+        let mut r = crate::sketch::body::In::new(bytes);
+        let compression = r.f64()?;
+        let mut t = TDigest::new(compression, LOAD_MAX_BYTES)
+            .map_err(|_| "t-digest compression out of range")?;
+        t.min = r.f64()?;
+        t.max = r.f64()?;
+        if r.u64()? != t.cap as u64 {
+            return Err("t-digest capacity does not match its compression");
+        }
+        let signed = |v: u64| i64::try_from(v).map_err(|_| "t-digest field out of range");
+        let merged = r.u64()?;
+        let unmerged = r.u64()?;
+        t.total_compressions = r.u64()? as i64;
+        t.merged_weight = signed(r.u64()?)?;
+        t.unmerged_weight = signed(r.u64()?)?;
+        let allocated = r.u64()?;
+        let used = merged.saturating_add(unmerged);
+        if allocated > t.cap as u64 || used > allocated {
+            return Err("t-digest node counts out of range");
+        }
+        // The nodes in use must be there before the slots are allocated.
+        r.check_count(used, 16)?;
+        (t.merged_nodes, t.unmerged_nodes) = (merged as usize, unmerged as usize);
+        // The slots allocated come back as zeros, up to the bound a payload
+        // gets too (past it, a few bytes of file must not cost gigabytes: the
+        // buffer then grows as it fills, as a payload's does).
+        let slots = match allocated as usize * 16 <= PREALLOCATE_MAX_BYTES {
+            true => allocated,
+            false => used,
+        } as usize;
+        t.means = vec![0.0; slots];
+        t.weights = vec![0; slots];
+        for m in &mut t.means[..used as usize] {
+            *m = r.f64()?;
+        }
+        for w in &mut t.weights[..used as usize] {
+            *w = signed(r.u64()?)?;
+        }
+        r.end()?;
+        Ok(t)
+    }
+}

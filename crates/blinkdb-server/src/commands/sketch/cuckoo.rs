@@ -118,6 +118,7 @@ pub fn reserve(ctx: &mut Ctx, args: &Args) {
         };
         create(tx, db, key, cf);
         tx.log(db, args);
+        tx.sketch_changed(db, key);
         out.ok();
     });
 }
@@ -167,6 +168,7 @@ fn insert_items(ctx: &mut Ctx, args: &Args, items: &[&[u8]], o: InsertOptions) {
         });
         if created || results.contains(&Insert::Inserted) {
             tx.log(db, args);
+            tx.sketch_changed(db, key);
         }
         if o.multi {
             out.array(results.len());
@@ -330,6 +332,7 @@ pub fn del(ctx: &mut Ctx, args: &Args) {
             Some(d) => {
                 if d {
                     tx.log(db, args);
+                    tx.sketch_changed(db, key);
                 }
                 out.boolean(d)
             }
@@ -348,6 +351,7 @@ pub fn compact(ctx: &mut Ctx, args: &Args) {
             None => out.error("Cuckoo filter was not found"),
             Some(()) => {
                 tx.log(db, args);
+                tx.sketch_changed(db, key);
                 out.ok()
             }
         }
@@ -463,6 +467,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
             };
             create(tx, db, key, cf);
             tx.log(db, args);
+            tx.sketch_changed(db, key);
             return out.ok();
         }
         match status {
@@ -475,6 +480,7 @@ pub fn loadchunk(ctx: &mut Ctx, args: &Args) {
         });
         if loaded == Some(true) {
             tx.log(db, args);
+            tx.sketch_changed(db, key);
             out.ok()
         } else {
             out.error("Couldn't load chunk!")
@@ -494,18 +500,23 @@ use crate::commands::table::cmd;
 pub(in crate::commands) const COMMANDS: &[crate::commands::table::CommandSpec] = &[
     cmd!("cf.reserve", -1, W | MODULE, KEY1, "module", "1.0.0", "Creates a new Cuckoo Filter", reserve;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key capacity:integer bucketsize:integer=BUCKETSIZE? maxiterations:integer=MAXITERATIONS? expansion:integer=EXPANSION?"),
     cmd!("cf.add", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds an item to a Cuckoo Filter", add;
         complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations",
+        props: props::FILE_COVERED,
         args: "key:key item:string"),
     cmd!("cf.addnx", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds an item to a Cuckoo Filter if the item did not exist previously.", addnx;
         complexity: "O(k + i), where k is the number of sub-filters and i is maxIterations",
+        props: props::FILE_COVERED,
         args: "key:key item:string"),
     cmd!("cf.insert", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Cuckoo Filter. A filter will be created if it does not exist", insert;
         complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations",
+        props: props::FILE_COVERED,
         args: "key:key capacity:integer=CAPACITY? nocreate:NOCREATE? items:ITEMS item:string*"),
     cmd!("cf.insertnx", -1, W | MODULE, KEY1, "module", "1.0.0", "Adds one or more items to a Cuckoo Filter if the items did not exist previously. A filter will be created if it does not exist", insertnx;
         complexity: "O(n * (k + i)), where n is the number of items, k is the number of sub-filters and i is maxIterations",
+        props: props::FILE_COVERED,
         args: "key:key capacity:integer=CAPACITY? nocreate:NOCREATE? items:ITEMS item:string*"),
     cmd!("cf.exists", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Checks whether one or more items exist in a Cuckoo Filter", exists;
         complexity: "O(k), where k is the number of sub-filters",
@@ -521,6 +532,7 @@ pub(in crate::commands) const COMMANDS: &[crate::commands::table::CommandSpec] =
         args: "key:key item:string"),
     cmd!("cf.del", -1, WRITE | FAST | MODULE, KEY1, "module", "1.0.0", "Deletes an item from a Cuckoo Filter", del;
         complexity: "O(k), where k is the number of sub-filters",
+        props: props::FILE_COVERED,
         args: "key:key item:string"),
     cmd!("cf.compact", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Compacts the sub-filters of a Cuckoo Filter", compact;
         complexity: "O(n), where n is the number of slots",
@@ -532,6 +544,7 @@ pub(in crate::commands) const COMMANDS: &[crate::commands::table::CommandSpec] =
         args: "key:key iterator:integer"),
     cmd!("cf.loadchunk", -1, W | MODULE, KEY1, "module", "1.0.0", "Restores a filter previously saved using SCANDUMP", loadchunk;
         complexity: "O(n), where n is the capacity",
+        props: props::FILE_COVERED,
         args: "key:key iterator:integer data:string"),
     cmd!("cf.info", -1, READONLY | FAST | MODULE, KEY1, "module", "1.0.0", "Returns information about a Cuckoo Filter", info;
         complexity: "O(1)",

@@ -34,8 +34,14 @@ fn key_error(found: &Result<Option<&TDigest>, WrongType>) -> Option<&'static str
 }
 
 /// Runs `f` on the key's digest in place, unsignalled (a query's
-/// compression, or a write that signals for itself).
+/// compression, or a write that signals for itself). A digest with buffered
+/// samples may be compressed: its file takes it at the next checkpoint, so
+/// a restart has the digest the server had (a log replay, which runs no
+/// query, has it uncompressed, as it had before files).
 fn with_digest<R>(tx: &mut Tx, db: usize, key: &[u8], f: impl FnOnce(&mut TDigest) -> R) -> R {
+    if matches!(get::<TDigest>(tx, db, key), Ok(Some(t)) if t.unmerged_nodes() > 0) {
+        tx.sketch_changed(db, key);
+    }
     tx.unsignaled(|tx| modify_found::<TDigest, R>(tx, db, key, f))
 }
 
@@ -93,6 +99,7 @@ pub fn create(ctx: &mut Ctx, args: &Args) {
         };
         store(tx, db, key, t);
         tx.log(db, args);
+        tx.sketch_changed(db, key);
         out.ok();
     });
 }
@@ -109,6 +116,7 @@ pub fn reset(ctx: &mut Ctx, args: &Args) {
         }
         with_digest(tx, db, key, |t| t.reset());
         tx.log(db, args);
+        tx.sketch_changed(db, key);
         out.ok();
     });
 }
@@ -140,6 +148,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
         match added {
             Ok(()) => {
                 tx.log(db, args);
+                tx.sketch_changed(db, key);
                 out.ok()
             }
             Err(_) => out.error(ERR_OVERFLOW),
@@ -266,6 +275,7 @@ pub fn merge(ctx: &mut Ctx, args: &Args) {
         tx.remove(db, dest);
         store(tx, db, dest, merged);
         tx.log(db, args);
+        tx.sketch_changed(db, dest);
         out.ok();
     });
     for hit in lookups {
@@ -495,12 +505,15 @@ pub fn info(ctx: &mut Ctx, args: &Args) {
 pub(crate) const COMMANDS: &[super::super::table::CommandSpec] = &[
     cmd!("tdigest.create", -1, W | MODULE, KEY1, "module", "2.4.0", "Allocates memory and initializes a new t-digest sketch", create;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key compression:integer=COMPRESSION?"),
     cmd!("tdigest.reset", -1, W | MODULE, KEY1, "module", "2.4.0", "Resets a t-digest sketch: empty the sketch and re-initializes it.", reset;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key"),
     cmd!("tdigest.add", -1, W | MODULE, KEY1, "module", "2.4.0", "Adds one or more observations to a t-digest sketch", add;
         complexity: "O(N) , where N is the number of samples to add",
+        props: props::FILE_COVERED,
         args: "key:key value:double*"),
     cmd!("tdigest.merge", -1, W | MODULE, KEY1, "module", "2.4.0", "Merges multiple t-digest sketches into a single sketch", merge;
         complexity: "O(N*K), where N is the number of centroids and K being the number of input sequences",

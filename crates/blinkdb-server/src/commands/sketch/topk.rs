@@ -87,6 +87,7 @@ pub fn reserve(ctx: &mut Ctx, args: &Args) {
             Ok(topk) => {
                 create(tx, db, key, topk);
                 tx.log(db, args);
+                tx.sketch_changed(db, key);
                 out.ok()
             }
             Err(e) => out.error(e),
@@ -140,6 +141,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
             expelled(out, item);
         }
         tx.log(db, args);
+        tx.sketch_changed(db, key);
     });
 }
 
@@ -176,6 +178,7 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
             out.error(ERR_INCREMENT);
         }
         tx.log(db, args);
+        tx.sketch_changed(db, key);
     });
 }
 
@@ -297,12 +300,15 @@ use crate::commands::table::cmd;
 pub(in crate::commands) const COMMANDS: &[crate::commands::table::CommandSpec] = &[
     cmd!("topk.reserve", -1, W | MODULE, KEY1, "module", "2.0.0", "Initializes a TopK with specified parameters", reserve;
         complexity: "O(1)",
+        props: props::FILE_COVERED,
         args: "key:key topk:integer params:block?(width:integer depth:integer decay:double)"),
     cmd!("topk.add", -1, W | MODULE, KEY1, "module", "2.0.0", "Increases the count of one or more items by increment", add;
         complexity: "O(n * k) where n is the number of items and k is the depth",
+        props: props::FILE_COVERED,
         args: "key:key items:string*"),
     cmd!("topk.incrby", -1, W | MODULE, KEY1, "module", "2.0.0", "Increases the count of one or more items by increment", incrby;
         complexity: "O(n * k * incr) where n is the number of items, k is the depth and incr is the increment",
+        props: props::FILE_COVERED,
         args: "key:key items:block*(item:string increment:integer)"),
     cmd!("topk.query", -1, READONLY | MODULE, KEY1, "module", "2.0.0", "Checks whether one or more items are in a sketch", query;
         complexity: "O(n) where n is the number of items",
