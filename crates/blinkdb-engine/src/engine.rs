@@ -585,6 +585,11 @@ impl Engine {
             }
         }
         let mut old: Vec<Shard> = Vec::new();
+        // Redis's dirty counter (rdb_changes_since_last_save) counts the keys removed.
+        let removed: usize = guards.iter().map(|(_, g)| g.len()).sum();
+        self.stats
+            .changes
+            .fetch_add(removed as u64, Ordering::Relaxed);
         for (_, g) in guards.iter_mut() {
             if lazy {
                 old.push(g.take_entries());

@@ -625,11 +625,38 @@ fn read_blob<H: Host>(
 /// a rename. Writers wait while it runs (as every client waits for Redis's
 /// SAVE); readers do not: the shards are held for reading.
 pub fn save<H: Host>(shared: &H) -> Result<(), String> {
-    let settings = shared.settings();
-    let stats = &shared.persistence().rdb_save;
-    if stats.in_progress.swap(true, Ordering::AcqRel) {
+    if shared
+        .persistence()
+        .rdb_save
+        .in_progress
+        .swap(true, Ordering::AcqRel)
+    {
         return Err("ERR Background save already in progress".into());
     }
+    save_claimed(shared)
+}
+
+/// FLUSHALL with save points: the emptied dataset replaces dump.rdb at once,
+/// as Redis's flushAllDataAndResetRDB does, so that a restart does not bring
+/// the flushed keys back and rdb_changes_since_last_save starts from 0.
+/// Redis kills a BGSAVE child first; a save thread cannot be stopped mid-file,
+/// so a BGSAVE under way (of the keys before the flush) is waited for.
+pub fn save_after_flushall<H: Host>(shared: &H) {
+    let in_progress = &shared.persistence().rdb_save.in_progress;
+    while in_progress
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // A failure is logged and recorded (rdb_last_bgsave_status) by save_claimed.
+    let _ = save_claimed(shared);
+}
+
+/// SAVE's work once its caller has set `in_progress`, which it clears.
+fn save_claimed<H: Host>(shared: &H) -> Result<(), String> {
+    let settings = shared.settings();
+    let stats = &shared.persistence().rdb_save;
     let start = Instant::now();
     let dirty = shared.engine().stats.changes.load(Ordering::Relaxed);
     let result = write_snapshot(shared, &settings);
