@@ -112,15 +112,19 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
         return ctx.arity_error("cms.incrby");
     }
     let key = args[1];
-    // Parsed before the lookup; a key error still comes first.
-    let pairs = args[2..]
-        .chunks_exact(2)
-        .map(|pair| match parse_i64(pair[1]) {
-            None => Err(ERR_NUMBER),
-            Some(v) if v < 0 => Err(ERR_NEGATIVE),
-            Some(v) => Ok((pair[0], v as u64)),
-        })
-        .collect::<Result<SmallVec<[(&[u8], u64); 4]>, _>>();
+    // Parsed before the lookup; a key error still comes first. Room
+    // reserved once (a collect through `Result` grows it pair by pair).
+    let pairs = (|| {
+        let mut pairs = SmallVec::<[(&[u8], u64); 4]>::with_capacity(args.len() / 2 - 1);
+        for pair in args[2..].chunks_exact(2) {
+            match parse_i64(pair[1]) {
+                None => return Err(ERR_NUMBER),
+                Some(v) if v < 0 => return Err(ERR_NEGATIVE),
+                Some(v) => pairs.push((pair[0], v as u64)),
+            }
+        }
+        Ok(pairs)
+    })();
     // The key's lookup is a keyspace hit or miss (RedisBloom opens it for
     // reading, as the queries do).
     let hit = ctx.write1(key, |tx, db, out| {

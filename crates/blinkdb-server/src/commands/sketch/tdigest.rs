@@ -119,17 +119,21 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
         return ctx.arity_error("tdigest.add");
     }
     let key = args[1];
-    // Parsed before the lookup; a key error still comes first.
-    let values = args[2..]
-        .iter()
-        .map(|a| match string_to_double(a) {
-            None => Err("ERR T-Digest: error parsing val parameter"),
-            Some(v) if !v.is_finite() => {
-                Err("ERR T-Digest: val parameter needs to be a finite number")
+    // Parsed before the lookup; a key error still comes first. Room
+    // reserved once (a collect through `Result` grows it value by value).
+    let values = (|| {
+        let mut values = SmallVec::<[f64; 8]>::with_capacity(args.len() - 2);
+        for a in &args[2..] {
+            match string_to_double(a) {
+                None => return Err("ERR T-Digest: error parsing val parameter"),
+                Some(v) if !v.is_finite() => {
+                    return Err("ERR T-Digest: val parameter needs to be a finite number")
+                }
+                Some(v) => values.push(v),
             }
-            Some(v) => Ok(v),
-        })
-        .collect::<Result<SmallVec<[f64; 8]>, _>>();
+        }
+        Ok(values)
+    })();
     ctx.write1(key, |tx, db, out| {
         // One lookup (`update`); samples added before an overflow stay,
         // unlogged, as in RedisBloom.
