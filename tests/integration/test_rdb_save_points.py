@@ -132,3 +132,37 @@ def test_flushall_with_points_saves_the_empty_dataset(blinkdb_binary, tmp_path):
         assert c.info("persistence")["rdb_changes_since_last_save"] == 4
     finally:
         srv.stop()
+
+
+def test_flushall_aborts_a_bgsave(blinkdb_binary, tmp_path):
+    """Redis's integration/rdb "Test FLUSHALL aborts bgsave", on both servers: a BGSAVE slowed
+    by rdb-key-save-delay is aborted by FLUSHALL (its file would hold the flushed keys), which
+    is not a failed save; the changes stay counted. With save points, the FLUSHALL's own save
+    then writes the empty dataset."""
+    from server import ORACLE_BIN, ServerProcess
+    for name, binary in (("blinkdb", blinkdb_binary), ("redis", ORACLE_BIN)):
+        for points in ("", "3600 1"):
+            directory = str(tmp_path / ("%s-%s" % (name, "points" if points else "none")))
+            srv = ServerProcess(binary, directory, ["--save", points])
+            try:
+                c = client(srv.port)
+                c.config_set("rdb-key-save-delay", 1000)  # µs a key: 5 s for 5000 keys
+                c.mset({"key:%d" % i: i for i in range(5000)})
+                c.bgsave()
+                assert c.info("persistence")["rdb_bgsave_in_progress"] == 1, name
+                c.flushall()
+                assert wait_for(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0,
+                                timeout=3), name
+                info = c.info("persistence")
+                assert info["rdb_last_bgsave_status"] == "ok", (name, info)
+                path = os.path.join(directory, "dump.rdb")
+                if points:
+                    assert info["rdb_changes_since_last_save"] == 0, (name, info)
+                    assert os.path.exists(path)
+                else:
+                    assert info["rdb_changes_since_last_save"] >= 1, (name, info)
+                    assert not os.path.exists(path), name
+                c.config_set("rdb-key-save-delay", 0)
+                assert c.set("x", "xx")
+            finally:
+                srv.stop()

@@ -122,7 +122,7 @@ pub use aof::{Arg as AofArg, LoadStats, LoadedCommand, RdbBase};
 /// The engine's command log on top of the AOF.
 pub use persist::Log;
 /// What an AOF rewrite wrote.
-pub use rewrite::RewriteReport;
+pub use rewrite::{RewriteReport, BGSAVE_ABORTED};
 
 /// The RDB codec: DUMP/RESTORE payloads, FUNCTION DUMP and `dump.rdb` files (docs/rdb-format.md).
 pub mod rdb_format {

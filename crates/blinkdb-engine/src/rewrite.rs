@@ -41,6 +41,9 @@ pub type StartRdbBase<'a> =
 
 const KERNEL_FILTER_IN_RDB_BASE: &str = "a kernel-backed Bloom filter cannot go into an RDB base";
 
+/// The error of a BGSAVE that FLUSHALL aborted (`Engine::abort_bgsave`).
+pub const BGSAVE_ABORTED: &str = "aborted by FLUSHALL";
+
 pub(crate) struct RewriteState {
     epoch: u64,
     sink: Sink,
@@ -71,6 +74,8 @@ pub(crate) struct RewriteState {
     held_logs: usize,
     /// First error writing the base; the rewrite is abandoned if set.
     failed: Option<String>,
+    /// A BGSAVE's, which FLUSHALL may abort (`Engine::abort_bgsave`).
+    abortable: bool,
     /// Keys written to the base.
     pub keys: u64,
 }
@@ -131,6 +136,7 @@ impl RewriteState {
             collections: Vec::new(),
             held_logs: 0,
             failed: None,
+            abortable: false,
             keys: 0,
         }
     }
@@ -636,6 +642,14 @@ impl Engine {
                     pause(&KEY_SAVE_DELAY, copied.saturating_sub(delayed));
                     delayed = delayed.max(copied);
                 }
+                if self
+                    .rewrite
+                    .lock()
+                    .as_ref()
+                    .is_some_and(|st| st.abortable && st.failed.as_deref() == Some(BGSAVE_ABORTED))
+                {
+                    return;
+                }
                 pace();
             }
         }
@@ -646,8 +660,25 @@ impl Engine {
     /// rewrite's shard pass and copy-before-write; writers go on meanwhile.
     /// Exclusive with an AOF rewrite (one waits for the other). Blocking: run
     /// it on a background thread. Returns the number of keys written.
+    /// FLUSHALL may abort it (`abort_bgsave`): it then ends with
+    /// `Err(BGSAVE_ABORTED)` and its temporary file is removed.
     pub fn save_rdb(&self, file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
-        self.save_rdb_at(file, || (), |()| {})
+        self.save_rdb_inner(file, || (), |()| {}, &|| {}, true)
+    }
+
+    /// Aborts the BGSAVE under way, if any (not a full sync's save nor an AOF
+    /// rewrite), as Redis's FLUSHALL kills its RDB child: the file would hold
+    /// the keys just flushed. The save stops at its next shard. Returns
+    /// whether one was aborted.
+    pub fn abort_bgsave(&self) -> bool {
+        let mut guard = self.rewrite.lock();
+        match guard.as_mut() {
+            Some(st) if st.abortable && st.failed.is_none() => {
+                st.failed = Some(BGSAVE_ABORTED.into());
+                true
+            }
+            _ => false,
+        }
     }
 
     /// `save_rdb`, for a full sync: `hold` runs first (after any AOF
@@ -671,10 +702,21 @@ impl Engine {
     /// first (copy-before-write), as during any save.
     pub fn save_rdb_paced<G>(
         &self,
+        file: crate::rdb::RdbFileWriter,
+        hold: impl FnOnce() -> G,
+        at: impl FnOnce(G),
+        pace: &dyn Fn(),
+    ) -> Result<u64, String> {
+        self.save_rdb_inner(file, hold, at, pace, false)
+    }
+
+    fn save_rdb_inner<G>(
+        &self,
         mut file: crate::rdb::RdbFileWriter,
         hold: impl FnOnce() -> G,
         at: impl FnOnce(G),
         pace: &dyn Fn(),
+        abortable: bool,
     ) -> Result<u64, String> {
         let _exclusive = self.maintenance.lock();
         file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
@@ -686,7 +728,9 @@ impl Engine {
             let mut leftover = self.rewrite_preimages.lock();
             leftover.clear();
             drop(leftover);
-            *self.rewrite.lock() = Some(RewriteState::new(epoch, Sink::Rdb(file, None)));
+            let mut state = RewriteState::new(epoch, Sink::Rdb(file, None));
+            state.abortable = abortable;
+            *self.rewrite.lock() = Some(state);
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
         self.snapshot_all_shards_paced(epoch, pace);

@@ -165,6 +165,11 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "      existing RDB file.",
             "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
             "      file to the database.",
+            "POPULATE <count> [<prefix>] [<size>]",
+            "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+            "    it is used instead of the 'key' prefix. These are not propagated to",
+            "    replicas. Cluster slots are not respected so keys not belonging to the",
+            "    current node can be created in cluster mode.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -242,6 +247,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             .store(threshold, Ordering::Relaxed);
         return ctx.out.ok();
     }
+    if eq_ic(sub, "populate") && (3..=5).contains(&args.len()) {
+        return populate(ctx, args);
+    }
     if eq_ic(sub, "reload") {
         return super::debug_reload::reload(ctx, args);
     }
@@ -275,6 +283,55 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         return;
     }
     super::subcommand_syntax_error(ctx, args);
+}
+
+/// DEBUG POPULATE <count> [<prefix>] [<size>]: keys `<prefix>:<n>` (prefix
+/// `key`) holding `value:<n>`, cut or zero-padded to `size` bytes when given;
+/// keys that exist are left alone. As in Redis, the keys are neither logged
+/// nor sent to replicas (a restart from the AOF does not bring them back).
+fn populate(ctx: &mut Ctx, args: &Args) {
+    // getPositiveLongFromObjectOrReply: one error for a non-number and a negative.
+    let positive = |raw: &[u8]| match super::args::parse_i64(raw) {
+        Some(n) if n >= 0 => Ok(n as u64),
+        _ => Err("ERR value is out of range, must be positive"),
+    };
+    let count = match positive(args[2]) {
+        Ok(n) => n,
+        Err(e) => return ctx.out.error(e),
+    };
+    let size = match args.get(4).map(|raw| positive(raw)) {
+        None => 0,
+        Some(Ok(n)) if n as i64 > ctx.shared.settings().proto_max_bulk_len => {
+            // Redis allocates whatever it is asked; a value no client could
+            // send is refused here rather than risk an allocation without bound.
+            return ctx
+                .out
+                .error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        }
+        Some(Ok(n)) => n as usize,
+        Some(Err(e)) => return ctx.out.error(e),
+    };
+    let prefix: &[u8] = args.get(3).map_or(b"key", |p| &p[..]);
+    blinkdb_engine::unlogged(|| {
+        let mut key = Vec::with_capacity(prefix.len() + 21);
+        for n in 0..count {
+            key.clear();
+            key.extend_from_slice(prefix);
+            key.push(b':');
+            key.extend_from_slice(n.to_string().as_bytes());
+            ctx.write1(&key, |tx, db, _| {
+                if tx.exists(db, &key) {
+                    return;
+                }
+                let mut value = format!("value:{n}").into_bytes();
+                if size != 0 {
+                    value.resize(size, 0);
+                }
+                tx.insert(db, &key, blinkdb_engine::Entry::new(Value::str(&value[..])));
+            });
+        }
+    });
+    ctx.out.ok();
 }
 
 /// C's atoi: a leading integer, else 0.

@@ -463,9 +463,7 @@ pub fn flushall(ctx: &mut Ctx, args: &Args) {
         .engine
         .flush(None, &[b"FLUSHALL"], lazy, ctx.client.id);
     crate::exec::blocking::signal_all(&streams);
-    if !ctx.shared.settings().save_points.is_empty() {
-        crate::persistence::rdb_file::save_after_flushall(ctx.shared);
-    }
+    crate::persistence::rdb_file::after_flushall(ctx.shared);
     ctx.client.note_lsn(lsn);
     ctx.out.ok();
 }

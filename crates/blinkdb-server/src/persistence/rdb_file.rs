@@ -556,6 +556,10 @@ fn import_from<H: Host>(
                 // Redis's rdbLoadRioWithLoadingCtx says this first on a short read.
                 tracing::warn!("Short read or OOM loading DB. Unrecoverable error, aborting now.");
             }
+            if matches!(e, RdbError::Corrupt(m) if m.starts_with("Wrong RDB checksum")) {
+                // The words Redis's rdbReportCorruptRDB logs, which tools look for.
+                tracing::warn!("RDB CRC error: the file's checksum does not match its contents");
+            }
             format!("Loading RDB {label}: {e}")
         })
     });
@@ -636,12 +640,16 @@ pub fn save<H: Host>(shared: &H) -> Result<(), String> {
     save_claimed(shared)
 }
 
-/// FLUSHALL with save points: the emptied dataset replaces dump.rdb at once,
-/// as Redis's flushAllDataAndResetRDB does, so that a restart does not bring
-/// the flushed keys back and rdb_changes_since_last_save starts from 0.
-/// Redis kills a BGSAVE child first; a save thread cannot be stopped mid-file,
-/// so a BGSAVE under way (of the keys before the flush) is waited for.
-pub fn save_after_flushall<H: Host>(shared: &H) {
+/// After FLUSHALL, as Redis's flushAllDataAndResetRDB: a BGSAVE under way
+/// (of the keys before the flush) is aborted, and with save points the
+/// emptied dataset replaces dump.rdb at once, so that a restart does not
+/// bring the flushed keys back and rdb_changes_since_last_save starts from 0.
+pub fn after_flushall<H: Host>(shared: &H) {
+    shared.engine().abort_bgsave();
+    if shared.settings().save_points.is_empty() {
+        return;
+    }
+    // The aborted save ends at its next shard.
     let in_progress = &shared.persistence().rdb_save.in_progress;
     while in_progress
         .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -876,6 +884,11 @@ pub fn bgsave<H: Host>(shared: &Arc<H>, schedule: bool) -> Result<&'static str, 
                         "Background saving terminated with success: {keys} keys, {:.3} seconds",
                         start.elapsed().as_secs_f64()
                     );
+                }
+                // As Redis's child killed by FLUSHALL (SIGUSR1): not a failure,
+                // so rdb_last_bgsave_status and MISCONF stay as they were.
+                Err(e) if e == blinkdb_engine::BGSAVE_ABORTED => {
+                    tracing::warn!("Background saving terminated: {e}");
                 }
                 Err(e) => {
                     st.last_bgsave_ok.store(false, Ordering::Relaxed);
