@@ -8,9 +8,23 @@ One structure of each kind, made in `prepare` large enough that no add fails: a 
 a count-min sketch (CMS.INITBYPROB 0.001 0.01: 2000 x 7), a top-k (k 100, 2000 x 7, decay
 0.925) and a t-digest (compression 100). Batch cells send 100 items per command: CF.INSERT and
 CF.MEXISTS through the load generator, the others through redis-benchmark with the item
-repeated (each `__rand_int__` is drawn anew), counted as items/s. Plain GET at -P 1 (on an
-empty keyspace, so a miss) is the round-trip ceiling for the -P 1 cells: neither server can
-answer a command faster than it answers a GET."""
+repeated (each `__rand_int__` is drawn anew), counted as items/s. Every cell sends a fixed
+number of commands, so each server's structures go through the same states whatever its
+speed: CF.INSERT adds to a filter of its own (`cfi`), and CF.MEXISTS asks the filter the
+CF.ADD cells filled. (CF.INSERT used to run for a fixed time into `cf`, and the faster
+server inserted more: in the 2026-12-06-0606 run about 3.5M items into BlinkDB's filter, 2.1M
+into RedisBloom's, 1M keys repeated, which grows a 16M filter to 5-6 sub-filters and to 4, so
+its CF.MEXISTS cell (0.79x) searched different filters on the two servers.) Plain GET at -P 1
+(on an empty keyspace, so a miss) is the round-trip ceiling for the -P 1 cells: neither server can
+answer a command faster than it answers a GET.
+
+At -P 16 the server and redis-benchmark (one thread) fill the two cores between them, so the
+tool bounds these cells: in the 2026-12-06-0606 run (load ~2) redis-benchmark took 74-86% of a
+core against BlinkDB (1.34-1.57 us of its CPU per request) and 51-74% against RedisBloom. At
+1.5x RedisBloom's CF.EXISTS rate (800k/s) it would need 1.1 cores: that cell cannot show more
+than ~1.3x here whatever the server does; the others need about 0.8-0.95 of a core for 1.5x.
+Instructions per request of each cell's command, which the tool does not bound:
+results/2026-12-06-probperf-ir.md."""
 
 import os
 
@@ -43,7 +57,7 @@ for _name, _cmd in [("CF.ADD", ["CF.ADD", "cf", "key:__rand_int__"]),
     for _p in (1, 16):
         CELLS.append(("%s c50 P%d" % (_name, _p), "ops/s", ("bench", _cmd, _p, 1)))
 CELLS += [
-    ("CF.INSERT %d items c50" % BATCH, "items/s", ("loadgen", "CF.INSERT cf ITEMS __items__",
+    ("CF.INSERT %d items c50" % BATCH, "items/s", ("loadgen", "CF.INSERT cfi ITEMS __items__",
                                                    BATCH)),
     ("CF.MEXISTS %d items c50" % BATCH, "items/s", ("loadgen", "CF.MEXISTS cf __items__", BATCH)),
     ("CMS.INCRBY %d items c50" % BATCH, "items/s",
@@ -62,6 +76,7 @@ def prepare(server):
     try:
         with server.client() as client:
             client.call("CF.RESERVE", "cf", CF_CAPACITY)
+            client.call("CF.RESERVE", "cfi", CF_CAPACITY)
             client.call("CMS.INITBYPROB", "cms", "0.001", "0.01")
             client.call("TOPK.RESERVE", "tk", "100", "2000", "7", "0.925")
             client.call("TDIGEST.CREATE", "td", "COMPRESSION", "100")
@@ -93,20 +108,24 @@ def run(ctx):
 def measure(ctx, server, how):
     if how[0] == "bench":
         _, command, pipeline, items = how
-        # A batch run sends five times a single cell's items, and at least 10,000
-        # commands: a quick run's 3,000 lasted 0.3-0.8 s, so one stall of a loaded
-        # machine decided the cell (TDIGEST.ADD of 100 values swung 0.7-2.6x between
-        # alternated 3,000-command runs; 1.15-1.66x at 20,000, 2026-12-06).
-        requests = max(ctx.size("bloom_requests") * 5 // items, 10_000) if items > 1 else \
-            ctx.size("bloom_requests")
+        requests = batch_commands(ctx, items) if items > 1 else ctx.size("bloom_requests")
         rows = redis_benchmark(server.port, clients=50, pipeline=pipeline, requests=requests,
                                keyspace=ITEMS, command=command)
         return per_item(next(iter(rows.values())), items)
     _, command, items = how
     report = loadgen(ctx.loadgen, server.port, clients=50, pipeline=1,
-                     duration=ctx.size("bloom_seconds"), keys=ITEMS, commands=[command],
+                     requests=batch_commands(ctx, items), keys=ITEMS, commands=[command],
                      items=items)
     return loadgen_measure(report, "items")
+
+
+def batch_commands(ctx, items):
+    """Commands per batch run: five times a single cell's items, and at least 10,000
+    commands (a quick run's 3,000 lasted 0.3-0.8 s, so one stall of a loaded machine
+    decided the cell: TDIGEST.ADD of 100 values swung 0.7-2.6x between alternated
+    3,000-command runs, 1.15-1.66x at 20,000, 2026-12-06). A count, not a duration, so
+    both servers' structures end each run in the same state."""
+    return max(ctx.size("bloom_requests") * 5 // items, 10_000)
 
 
 def per_item(m, items):

@@ -1123,6 +1123,28 @@ impl<'a> Tx<'a> {
         self.guards[found.0].2.modify(key, f)
     }
 
+    /// `get` and `update` in one lookup, for a command that looks at the
+    /// value before it changes it (a sketch's type): `f` returns None to
+    /// leave the entry as it was, and only a change (Some) is reported to
+    /// WATCH and tracking. None if the key is absent or `f` changed nothing.
+    pub fn update_if<R>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        f: impl FnOnce(&mut Entry) -> Option<R>,
+    ) -> Option<R> {
+        let found = self.guard_of(db, key);
+        self.lookup(db, key, Some(found))?;
+        // The lookup left the key's position as the table's hint: no probe.
+        let r = self.guards[found.0].2.modify(key, f)??;
+        self.mutated = true;
+        if !self.quiet {
+            self.guards[found.0].2.touch(key);
+        }
+        self.changed(key);
+        Some(r)
+    }
+
     /// Runs `f` on the bytes of the live in-memory string at `key`, in place
     /// (None: absent, expired, or not an in-memory string). Nothing is
     /// reported: a command that changed the bytes calls `modified`, so one

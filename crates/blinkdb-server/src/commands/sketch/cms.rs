@@ -13,12 +13,13 @@
 //! Here counters past `sketch-max-memory` are refused with the text RedisBloom
 //! gives when its allocation fails.
 
-use super::{create, get, modify, modify_found, read, WrongType};
+use super::{create, get, modify, read, update, WrongType};
 use crate::commands::args::{parse_f64, parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::cms::{dims_from_prob, CountMin};
 use blinkdb_engine::{Sketch, SketchKind, Tx};
+use smallvec::SmallVec;
 use std::sync::Arc;
 
 const ERR_NO_KEY: &str = "CMS: key does not exist";
@@ -111,27 +112,48 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
         return ctx.arity_error("cms.incrby");
     }
     let key = args[1];
-    ctx.write1(key, |tx, db, out| {
-        let found = get::<CountMin>(tx, db, key).map(|c| c.map(|_| ()));
-        if !matches!(found, Ok(Some(()))) {
-            return out.error(lookup_error(&found));
-        }
-        let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
+    // Parsed before the lookup; a key error still comes first. Room
+    // reserved once (a collect through `Result` grows it pair by pair).
+    let pairs = (|| {
+        let mut pairs = SmallVec::<[(&[u8], u64); 4]>::with_capacity(args.len() / 2 - 1);
         for pair in args[2..].chunks_exact(2) {
-            let Some(value) = parse_i64(pair[1]) else {
-                return out.error(ERR_NUMBER);
-            };
-            if value < 0 {
-                return out.error(ERR_NEGATIVE);
+            match parse_i64(pair[1]) {
+                None => return Err(ERR_NUMBER),
+                Some(v) if v < 0 => return Err(ERR_NEGATIVE),
+                Some(v) => pairs.push((pair[0], v as u64)),
             }
-            pairs.push((pair[0], value as u64));
         }
-        let mins = modify_found(tx, db, key, |cms: &mut CountMin| {
+        Ok(pairs)
+    })();
+    // The key's lookup is a keyspace hit or miss (RedisBloom opens it for
+    // reading, as the queries do).
+    let hit = ctx.write1(key, |tx, db, out| {
+        let pairs = match pairs {
+            Ok(pairs) => pairs,
+            Err(e) => {
+                let found = get::<CountMin>(tx, db, key).map(|c| c.map(|_| ()));
+                out.error(if matches!(found, Ok(Some(()))) {
+                    e
+                } else {
+                    lookup_error(&found)
+                });
+                return !matches!(found, Ok(None));
+            }
+        };
+        // One lookup (`update`): a refused command signals nothing.
+        let mins = update(tx, db, key, |cms: &mut CountMin| {
             pairs
                 .iter()
                 .map(|(item, value)| cms.incr_by(item, *value))
-                .collect::<Vec<u32>>()
+                .collect::<SmallVec<[u32; 4]>>()
         });
+        let mins = match mins {
+            Ok(Some(mins)) => mins,
+            refused => {
+                out.error(lookup_error(&refused));
+                return !matches!(refused, Ok(None));
+            }
+        };
         out.array(mins.len());
         for min in mins {
             match min {
@@ -140,11 +162,13 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
             }
         }
         // RedisBloom 2.8.2 opens the key read-only here (no WATCH signal): a
-        // change it made is signalled all the same, as RedisBloom 8 does.
-        tx.modified(db, key);
+        // change it made is signalled all the same (by `update`), as
+        // RedisBloom 8 does.
         tx.log(db, args);
         tx.sketch_changed(db, key);
+        true
     });
+    ctx.client.count_lookup(hit);
 }
 
 pub fn query(ctx: &mut Ctx, args: &Args) {

@@ -15,7 +15,7 @@
 //! others. Writes signal the key (WATCH, tracking) whenever they opened it for
 //! writing, changed or not, as a module key opened for writing does.
 
-use super::{create, get, modify, modify_found, read, WrongType};
+use super::{create, get, modify, modify_found, read, update, WrongType};
 use crate::commands::args::{parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
@@ -24,6 +24,7 @@ use blinkdb_engine::cf::{
     DEFAULT_EXPANSION, DEFAULT_MAX_ITERATIONS, HEADER_LEN, MAX_BUCKET_SIZE, MAX_EXPANSION,
     MAX_FILTERS_FOR_INSERT, MAX_ITERATIONS,
 };
+use smallvec::SmallVec;
 
 const ERR_NOT_FOUND: &str = "ERR not found";
 const ERR_EXISTS: &str = "ERR item exists";
@@ -135,15 +136,26 @@ struct InsertOptions {
 fn insert_items(ctx: &mut Ctx, args: &Args, items: &[&[u8]], o: InsertOptions) {
     let max = max_bytes(ctx);
     let key = args[1];
+    let add_all = |cf: &mut CuckooFilter| -> SmallVec<[Insert; 1]> {
+        items
+            .iter()
+            .map(|item| cf.insert(hash_item(item), o.nx, max))
+            .collect()
+    };
     ctx.write1(key, |tx, db, out| {
-        tx.modified(db, key);
+        // One lookup finds the filter and adds (`update`); the key is
+        // signalled whatever is found, as RedisBloom opens it for writing.
+        let found = update(tx, db, key, |cf: &mut CuckooFilter| {
+            (cf.num_filters() < MAX_FILTERS_FOR_INSERT).then(|| add_all(cf))
+        });
+        if !matches!(found, Ok(Some(_))) {
+            tx.modified(db, key);
+        }
         let mut created = false;
-        match get::<CuckooFilter>(tx, db, key) {
+        let results = match found {
             Err(WrongType) => return out.error(ERR_WRONGTYPE),
-            Ok(Some(cf)) if cf.num_filters() >= MAX_FILTERS_FOR_INSERT => {
-                return out.error("Maximum expansions reached")
-            }
-            Ok(Some(_)) => {}
+            Ok(Some(None)) => return out.error("Maximum expansions reached"),
+            Ok(Some(Some(results))) => results,
             Ok(None) if !o.autocreate => return out.error(ERR_NOT_FOUND),
             Ok(None) => {
                 let cf = CuckooFilter::new(
@@ -158,14 +170,9 @@ fn insert_items(ctx: &mut Ctx, args: &Args, items: &[&[u8]], o: InsertOptions) {
                 };
                 create(tx, db, key, cf);
                 created = true;
+                modify_found(tx, db, key, add_all)
             }
-        }
-        let results: Vec<Insert> = modify_found(tx, db, key, |cf: &mut CuckooFilter| {
-            items
-                .iter()
-                .map(|item| cf.insert(hash_item(item), o.nx, max))
-                .collect()
-        });
+        };
         if created || results.contains(&Insert::Inserted) {
             tx.log(db, args);
             tx.sketch_changed(db, key);

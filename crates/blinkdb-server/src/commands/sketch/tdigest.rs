@@ -15,10 +15,11 @@
 use super::super::args::{parse_i64, ERR_WRONGTYPE};
 use super::super::table::cmd;
 use super::super::Ctx;
-use super::{create as store, get, modify_found, read, WrongType};
+use super::{create as store, get, modify_found, read, update, WrongType};
 use crate::protocol::{Args, Out};
 use blinkdb_engine::tdigest::{c_double_to_i64, string_to_double, TDigest, DEFAULT_COMPRESSION};
 use blinkdb_engine::Tx;
+use smallvec::SmallVec;
 
 const ERR_NO_KEY: &str = "ERR T-Digest: key does not exist";
 const ERR_OVERFLOW: &str = "ERR T-Digest: overflow detected";
@@ -126,32 +127,42 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
         return ctx.arity_error("tdigest.add");
     }
     let key = args[1];
-    ctx.write1(key, |tx, db, out| {
-        tx.modified(db, key);
-        if let Some(e) = key_error(&get::<TDigest>(tx, db, key)) {
-            return out.error(e);
-        }
-        let mut values = Vec::with_capacity(args.len() - 2);
+    // Parsed before the lookup; a key error still comes first. Room
+    // reserved once (a collect through `Result` grows it value by value).
+    let values = (|| {
+        let mut values = SmallVec::<[f64; 8]>::with_capacity(args.len() - 2);
         for a in &args[2..] {
-            let Some(v) = string_to_double(a) else {
-                return out.error("ERR T-Digest: error parsing val parameter");
-            };
-            if !v.is_finite() {
-                return out.error("ERR T-Digest: val parameter needs to be a finite number");
+            match string_to_double(a) {
+                None => return Err("ERR T-Digest: error parsing val parameter"),
+                Some(v) if !v.is_finite() => {
+                    return Err("ERR T-Digest: val parameter needs to be a finite number")
+                }
+                Some(v) => values.push(v),
             }
-            values.push(v);
         }
-        // Samples added before an overflow stay, unlogged, as in RedisBloom.
-        let added = with_digest(tx, db, key, |t| {
-            values.iter().try_for_each(|v| t.add(*v, 1))
+        Ok(values)
+    })();
+    ctx.write1(key, |tx, db, out| {
+        // One lookup (`update`); samples added before an overflow stay,
+        // unlogged, as in RedisBloom.
+        let added = update(tx, db, key, |t: &mut TDigest| {
+            let values = values.as_ref().ok()?;
+            Some(values.iter().try_for_each(|v| t.add(*v, 1)))
         });
+        if !matches!(added, Ok(Some(_))) {
+            // Opened for writing: signalled whatever is found.
+            tx.modified(db, key);
+        }
         match added {
-            Ok(()) => {
+            Err(WrongType) => out.error(ERR_WRONGTYPE),
+            Ok(None) => out.error(ERR_NO_KEY),
+            Ok(Some(Some(Ok(())))) => {
                 tx.log(db, args);
                 tx.sketch_changed(db, key);
                 out.ok()
             }
-            Err(_) => out.error(ERR_OVERFLOW),
+            Ok(Some(Some(Err(_)))) => out.error(ERR_OVERFLOW),
+            Ok(Some(None)) => out.error(values.err().expect("added nothing: a value is bad")),
         }
     });
 }

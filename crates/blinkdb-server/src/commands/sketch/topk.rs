@@ -13,7 +13,7 @@
 //! array of the pairs handled and the error (2.8.2's reply declares every pair
 //! and sends fewer).
 
-use super::{create, get, modify_found, read, WrongType};
+use super::{create, read, update, WrongType};
 use crate::commands::args::{parse_f64, parse_i64, ERR_WRONGTYPE};
 use crate::commands::Ctx;
 use crate::protocol::{Args, Out};
@@ -111,14 +111,16 @@ fn with_top_k<R>(
     out: &mut Out,
     f: impl FnOnce(&mut TopK) -> R,
 ) -> Option<R> {
-    // Opened for writing: watchers see a change even when refused.
-    tx.modified(db, key);
-    let found = get::<TopK>(tx, db, key).map(|t| t.map(|_| ()));
-    if !matches!(found, Ok(Some(()))) {
-        out.error(lookup_error(&found));
-        return None;
+    // One lookup (`update`). Opened for writing: watchers see a change even
+    // when refused.
+    match update(tx, db, key, f) {
+        Ok(Some(r)) => Some(r),
+        refused => {
+            tx.modified(db, key);
+            out.error(lookup_error(&refused));
+            None
+        }
     }
-    Some(modify_found(tx, db, key, f))
 }
 
 pub fn add(ctx: &mut Ctx, args: &Args) {
