@@ -95,7 +95,7 @@ pub fn update<T: SketchKind, R>(
     let mut wrong = false;
     let r = tx.update_if(db, key, |e| {
         // Checked before `as_sketch_mut`, which copies a shared value.
-        if !e.value().as_sketch().is_some_and(|s| T::of(s).is_some()) {
+        if e.value().as_sketch().is_none_or(|s| T::of(s).is_none()) {
             wrong = true;
             return None;
         }

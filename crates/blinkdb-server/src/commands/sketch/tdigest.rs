@@ -162,7 +162,7 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
                 out.ok()
             }
             Ok(Some(Some(Err(_)))) => out.error(ERR_OVERFLOW),
-            Ok(Some(None)) => out.error(values.err().expect("added nothing: a value is bad")),
+            Ok(Some(None)) => out.error(values.expect_err("added nothing: a value is bad")),
         }
     });
 }
