@@ -40,6 +40,12 @@ def test_plain_resp_incr_file_loads(blinkdb_binary, tmp_path):
         assert contents(conn) == (b"v", b"1", [b"a", b"b"], b"1")
         assert [v for _, v in conn.call("CONFIG", "GET", "aof-batch-checksums").value] == [
             b"aof-batch-checksums", b"no"]
+        # Taken at start: CONFIG SET of the value in force passes (Redis's "CONFIG sanity"
+        # sets every option to its value), another is refused.
+        assert conn.call("CONFIG", "SET", "aof-batch-checksums", "no").value == b"OK"
+        refused = conn.call("CONFIG", "SET", "aof-batch-checksums", "yes").raw
+        assert refused.startswith(b"-ERR CONFIG SET failed (possibly related to argument "
+                                  b"'aof-batch-checksums') - can't change it at runtime"), refused
     finally:
         conn.close()
         srv.stop()

@@ -260,7 +260,8 @@ pub static OPTIONS: &[OptionDef] = &[
     opt("verify-blobs-on-read", "yes", true, Kind::Bool),
     opt("aof-load-truncated", "yes", true, Kind::Bool),
     opt("aof-load-corrupt", "no", true, Kind::Bool),
-    opt("aof-batch-checksums", "yes", false, Kind::Bool),
+    // CONFIG SET takes only the value in force (persistence::fixed_on_set).
+    opt("aof-batch-checksums", "yes", true, Kind::Bool),
     opt("aof-use-rdb-preamble", "yes", true, Kind::Bool),
     opt(
         "auto-aof-rewrite-percentage",

@@ -147,13 +147,21 @@ fn set_log_options<H: Host>(
     Ok(())
 }
 
-/// `existence-filter-size` and `bpf-pin-root` are taken at start only: the
-/// existence filter is sized and filled once, before any read relies on it,
-/// and kernel filters stay pinned where they were made. CONFIG SET accepts
+/// `existence-filter-size`, `bpf-pin-root` and `aof-batch-checksums` are
+/// taken at start only: the existence filter is sized and filled once, before
+/// any read relies on it, kernel filters stay pinned where they were made, and
+/// an incr file is written in one form from its first record (plain commands
+/// after checksummed batches would read as a torn tail). CONFIG SET accepts
 /// the value in force (so a config round trip works) and refuses another.
+const FIXED: &[&str] = &[
+    "existence-filter-size",
+    "bpf-pin-root",
+    "aof-batch-checksums",
+];
+
 pub const fn fixed_on_set<S>() -> OnSet<S> {
     OnSet {
-        options: &["existence-filter-size", "bpf-pin-root"],
+        options: FIXED,
         stage: Stage::BeforeCommit,
         apply: refuse_fixed::<S>,
     }
@@ -164,10 +172,11 @@ fn refuse_fixed<S>(
     _: &Settings,
     changed: &dyn Fn(&str) -> bool,
 ) -> Result<(), (String, String)> {
-    let name = ["existence-filter-size", "bpf-pin-root"]
-        .into_iter()
+    let name = FIXED
+        .iter()
+        .copied()
         .find(|o| changed(o))
-        .unwrap_or("existence-filter-size");
+        .unwrap_or(FIXED[0]);
     Err((
         name.to_string(),
         "can't change it at runtime: it takes effect at start (set it in the config file and restart)".into(),
