@@ -81,11 +81,21 @@ pub(super) enum Met {
     ExpiredHash,
 }
 
+impl Met {
+    /// The field was past its TTL and removed.
+    pub(super) fn removed(self) -> bool {
+        matches!(self, Met::Expired | Met::ExpiredHash)
+    }
+}
+
 /// Redis 8.0's lazy field expiry (hashTypeGetValue), inside a write: if
 /// `field` of the hash at `key` expired before `now` (0: nothing expires),
 /// it is removed, logged as `HDEL key field` and counted in
 /// expired_subkeys; with `events`, `hexpired` is sent. A hash left empty is
-/// deleted (`del` with `events`) unless `keep_hash` (the caller deletes it).
+/// deleted (`del` with `events`). With `multi`, for a command that logs a
+/// record of its own after it, the HDEL opens a MULTI, which the caller
+/// closes with EXEC after that record when a field was removed
+/// (`Met::removed`), as Redis wraps both.
 pub(super) fn expire_field(
     tx: &mut Tx,
     db: usize,
@@ -93,7 +103,7 @@ pub(super) fn expire_field(
     field: &[u8],
     now: u64,
     events: bool,
-    keep_hash: bool,
+    multi: bool,
 ) -> Met {
     let expired = match collection::get::<HashValue>(tx, db, key) {
         Ok(Some(h)) => match h.find(field, now) {
@@ -106,13 +116,16 @@ pub(super) fn expire_field(
         return Met::Live;
     }
     let _ = collection::modify(tx, db, key, false, |h: &mut HashValue| h.remove(field));
+    if multi {
+        tx.log(db, &[b"MULTI"]);
+    }
     tx.log(db, &[b"HDEL", key, field]);
     tx.count_expired_subkeys(1);
     if events {
         tx.notify(HASH, "hexpired", db, key);
     }
     let empty = matches!(collection::get::<HashValue>(tx, db, key), Ok(Some(h)) if h.is_empty());
-    if !empty || keep_hash {
+    if !empty {
         return Met::Expired;
     }
     tx.remove(db, key);
@@ -142,17 +155,6 @@ fn read_field<'a>(h: Option<&'a HashValue>, field: &[u8], engine: &Engine) -> Re
         Some((_, true)) if engine.lazy_expiry_now() != 0 => Read::Expired,
         _ => Read::Value(None),
     }
-}
-
-/// Whether `expire_field` would remove `field` now: the caller, which logs
-/// a record of its own after it, wraps both in MULTI/EXEC as Redis does.
-fn wrap_if_expiring(tx: &mut Tx, db: usize, key: &[u8], field: &[u8], now: u64) -> bool {
-    let expiring = matches!(collection::get::<HashValue>(tx, db, key),
-        Ok(Some(h)) if matches!(h.find(field, now), Some((_, true))));
-    if expiring {
-        tx.log(db, &[b"MULTI"]);
-    }
-    expiring
 }
 
 /// The slow path of HGET, HSTRLEN and HEXISTS once the read met the field
@@ -236,10 +238,11 @@ pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
         }
         // A field past its TTL is removed (and the hash, if it was the
         // last), then set anew, as Redis 8.0's hashTypeExists does.
-        let wrap = wrap_if_expiring(tx, db, key, field, now);
-        if expire_field(tx, db, key, field, now, true, false) == Met::Live {
+        let met = expire_field(tx, db, key, field, now, true, true);
+        if met == Met::Live {
             return out.int(0);
         }
+        let wrap = met.removed();
         let _ = collection::modify(tx, db, key, true, |h: &mut HashValue| {
             h.set(field, value, &limits)
         });
@@ -415,8 +418,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
             return out.error(super::args::ERR_WRONGTYPE);
         }
         // A field past its TTL is removed first and counts as absent.
-        let wrap = wrap_if_expiring(tx, db, key, field, now);
-        expire_field(tx, db, key, field, now, true, false);
+        let wrap = expire_field(tx, db, key, field, now, true, true).removed();
         let current = collection::get::<HashValue>(tx, db, key)
             .ok()
             .flatten()
@@ -464,8 +466,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
         if collection::get::<HashValue>(tx, db, key).is_err() {
             return out.error(super::args::ERR_WRONGTYPE);
         }
-        let wrap = wrap_if_expiring(tx, db, key, field, now);
-        expire_field(tx, db, key, field, now, true, false);
+        let wrap = expire_field(tx, db, key, field, now, true, true).removed();
         let current = collection::get::<HashValue>(tx, db, key)
             .ok()
             .flatten()
