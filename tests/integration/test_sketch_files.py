@@ -282,7 +282,12 @@ def test_a_bound_sketch_reaches_a_replica_by_full_sync(started, blinkdb_binary, 
     srv, c = go()  # "a" is now mapped from its file
     assert info(c)["sketch_files_bound_at_start"] == "1"
     c.call("CMS.INCRBY", "a", "item:7", 3)
-    before = answers(c, [(0, "a")])
+    replica_answers_as(srv, c, blinkdb_binary, tmp_path, lambda conn: answers(conn, [(0, "a")]))
+
+
+def replica_answers_as(srv, c, blinkdb_binary, tmp_path, ask):
+    """A new replica of `srv` syncs, then answers `ask` as the master (`c`) does."""
+    before = ask(c)
     replica = start_blinkdb(blinkdb_binary, str(tmp_path / "replica"), "--replicaof", "127.0.0.1",
                             str(srv.port))
     try:
@@ -291,7 +296,7 @@ def test_a_bound_sketch_reaches_a_replica_by_full_sync(started, blinkdb_binary, 
         while "master_link_status:up" not in str(r.call("INFO", "replication").value):
             assert time.time() < deadline
             time.sleep(0.05)
-        while answers(r, [(0, "a")]) != before:
+        while ask(r) != before:
             assert time.time() < deadline
             time.sleep(0.05)
     finally:
@@ -541,17 +546,4 @@ def test_family_keys_bound_from_files_reach_a_replica(started, blinkdb_binary, t
     srv, c = go()
     assert info(c)["sketch_files_bound_at_start"] == "3"
     c.call("CF.ADD", "cf", "after")
-    before = family_answers(c)
-    replica = start_blinkdb(blinkdb_binary, str(tmp_path / "replica"), "--replicaof", "127.0.0.1",
-                            str(srv.port))
-    try:
-        r = replica.connect()
-        deadline = time.time() + 30
-        while "master_link_status:up" not in str(r.call("INFO", "replication").value):
-            assert time.time() < deadline
-            time.sleep(0.05)
-        while family_answers(r) != before:
-            assert time.time() < deadline
-            time.sleep(0.05)
-    finally:
-        kill9(replica)
+    replica_answers_as(srv, c, blinkdb_binary, tmp_path, family_answers)

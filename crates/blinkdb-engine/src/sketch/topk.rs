@@ -179,17 +179,39 @@ impl TopK {
         if Self::table_bytes(k, width, depth) > max_bytes {
             return Err(TopkError::TooLarge);
         }
-        Ok(TopK {
+        Ok(Self::from_parts(
             k,
             width,
             depth,
             decay,
-            buckets: vec![Bucket::default(); width as usize * depth as usize],
-            heap: vec![HeapSlot::default(); k as usize],
+            vec![Bucket::default(); width as usize * depth as usize],
+            vec![HeapSlot::default(); k as usize],
+            seed,
+        ))
+    }
+
+    /// A sketch of these stored parts; the decay table and the heap's item
+    /// bytes are derived from them.
+    fn from_parts(
+        k: u32,
+        width: u32,
+        depth: u32,
+        decay: f64,
+        buckets: Vec<Bucket>,
+        heap: Vec<HeapSlot>,
+        rng: u64,
+    ) -> Self {
+        TopK {
+            k,
+            width,
+            depth,
+            decay,
+            buckets,
+            item_bytes: heap.iter().map(|s| s.item().len()).sum(),
+            heap,
             lookup: lookup_table(decay),
-            rng: seed,
-            item_bytes: 0,
-        })
+            rng,
+        }
     }
 
     pub fn k(&self) -> u32 {
@@ -434,17 +456,9 @@ impl TopK {
         let seed = buckets.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
             (h ^ ((b.fp as u64) << 32 | b.count as u64)).wrapping_mul(0x0100_0000_01b3)
         });
-        Ok(TopK {
-            k,
-            width,
-            depth,
-            decay,
-            buckets,
-            item_bytes: heap.iter().map(|s| s.item().len()).sum(),
-            heap,
-            lookup: lookup_table(decay),
-            rng: seed,
-        })
+        Ok(Self::from_parts(
+            k, width, depth, decay, buckets, heap, seed,
+        ))
     }
 }
 
@@ -522,17 +536,7 @@ impl TopK {
             });
         }
         r.end()?;
-        Ok(TopK {
-            k,
-            width,
-            depth,
-            decay,
-            buckets,
-            item_bytes: heap.iter().map(|s| s.item().len()).sum(),
-            heap,
-            lookup: lookup_table(decay),
-            rng,
-        })
+        Ok(Self::from_parts(k, width, depth, decay, buckets, heap, rng))
     }
 }
 
