@@ -942,6 +942,14 @@ impl Engine {
                 break;
             }
         }
+        // No client's reply waits for these records: written out here, as
+        // Redis writes its AOF buffer after the cycle (errors surface through
+        // the log's write status, as for any write).
+        if removed > 0 && self.logging() {
+            if let Some(log) = self.log.get() {
+                let _ = log.aof.commit(log.aof.end_lsn());
+            }
+        }
         removed
     }
 

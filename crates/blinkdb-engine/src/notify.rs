@@ -219,7 +219,10 @@ mod tests {
         }
         e.set_interest(HASH);
         assert_eq!(e.active_expire_fields(1000), 2);
-        assert_eq!(take(&r), [format!("hexpired@0:{b}"), format!("hexpired@0:{a}")]);
+        assert_eq!(
+            take(&r),
+            [format!("hexpired@0:{b}"), format!("hexpired@0:{a}")]
+        );
         assert_eq!(e.active_expire_fields(1000), 0, "nothing left due");
     }
 

@@ -330,8 +330,8 @@ impl Shard {
         debug_assert_eq!(at, e.expire_at, "modify changed an expiry");
         self.bytes = self.bytes - before + e.accounted_bytes(key);
         let new_min = super::field_expiry::min_field_expire(e);
-        self.field_ttl_keys = self.field_ttl_keys + usize::from(new_min != 0)
-            - usize::from(old_min != 0);
+        self.field_ttl_keys =
+            self.field_ttl_keys + usize::from(new_min != 0) - usize::from(old_min != 0);
         self.index_field_ttls(key, old_min, new_min);
         Some(r)
     }

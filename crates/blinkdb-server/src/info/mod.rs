@@ -285,10 +285,7 @@ fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
                 if keys > 0 {
                     let now = blinkdb_engine::now_ms();
                     let (expires, avg_ttl) = db.expires_and_avg_ttl(now);
-                    let _ = write!(
-                        o,
-                        "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl}"
-                    );
+                    let _ = write!(o, "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl}");
                     if subexpiry {
                         let _ = write!(o, ",subexpiry={}", db.field_ttl_keys());
                     }
