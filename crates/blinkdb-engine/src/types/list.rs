@@ -380,7 +380,11 @@ impl ListValue {
         });
         self.bytes
             + tail
-            + array_bytes(self.nodes.len(), self.nodes.capacity(), std::mem::size_of::<Node>())
+            + array_bytes(
+                self.nodes.len(),
+                self.nodes.capacity(),
+                std::mem::size_of::<Node>(),
+            )
     }
 
     /// Nodes (DEBUG OBJECT's ql_nodes).

@@ -288,7 +288,10 @@ mod tests {
         assert_eq!(array_bytes(10, 16, 48), malloc_chunk(16 * 48));
         // A 300,000-slot array doubled to 2^19 slots: the pages up to its last slot.
         let (len, cap) = (300_000, 1 << 19);
-        assert_eq!(array_bytes(len, cap, 48), (len * 48 + 16).div_ceil(4096) * 4096);
+        assert_eq!(
+            array_bytes(len, cap, 48),
+            (len * 48 + 16).div_ceil(4096) * 4096
+        );
         assert!(array_bytes(len, cap, 48) < cap * 48 * 6 / 10);
     }
 }

@@ -78,8 +78,11 @@ impl<E: Element> Table<E> {
     /// written when it is made, its buckets at random), the members' heap.
     pub fn bytes(&self) -> usize {
         use super::{array_bytes, malloc_chunk};
-        array_bytes(self.slots.len(), self.slots.capacity(), std::mem::size_of::<E>())
-            + array_bytes(self.used.len(), self.used.capacity(), 8)
+        array_bytes(
+            self.slots.len(),
+            self.slots.capacity(),
+            std::mem::size_of::<E>(),
+        ) + array_bytes(self.used.len(), self.used.capacity(), 8)
             + malloc_chunk(self.index.allocation_size())
             + array_bytes(self.free.len(), self.free.capacity(), 4)
             + self.heap
