@@ -1,6 +1,6 @@
 """`small_objects`: memory per small key (issue 42). Each of eight workloads writes N keys of
 one small object each (`SET key:%08d val12345`, a 5-field HSET, `SADD s:%08d 1 2 3 4 5`...)
-into a fresh server (`--appendonly no`), and the cell is the growth of the process's RSS
+into a fresh server (`--appendonly no`, snapshots off), and the cell is the growth of the process's RSS
 across the load, divided by N (lower is better); a second cell is INFO's used_memory growth per
 key, a third `MEMORY USAGE` of a sample of the keys (its mean), which should be close to the
 RSS share. Keys are sequential (redis-benchmark's __rand_int__ is not), written by a loader
@@ -108,7 +108,13 @@ def run(ctx):
     for n in ctx.size("small_objects_keys"):
         for title, command in WORKLOADS:
             def fn(contestant, command=command, n=n):
-                server = Server(contestant, ctx.ports, ctx.root, appendonly=False)
+                # Snapshots off on both sides (Redis's by Server), as `collections` does:
+                # BlinkDB's default `save 60 10000` fires once a load lasts a minute (a
+                # loaded machine), and a save during the load left its copies' pages in
+                # RSS (docs/design.md, "Memory per small key": the 5-field hashes' 187
+                # bytes a key of 2026-12-06 06:42 against 140 with snapshots off).
+                extra = ["--save", ""] if contestant.is_blinkdb and not contestant.standin else []
+                server = Server(contestant, ctx.ports, ctx.root, appendonly=False, extra=extra)
                 try:
                     server.start()
                 except StartError as e:
