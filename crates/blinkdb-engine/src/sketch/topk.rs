@@ -16,7 +16,9 @@
 //! draw decrements (but for the 2^-31 chance of a draw equal to RAND_MAX), so
 //! answers are RedisBloom's exactly.
 
+use super::cells::PAGE;
 use super::cms::murmur2;
+use super::dirty::Dirty;
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
 
@@ -39,6 +41,9 @@ const RAND_MAX: f64 = 2_147_483_647.0;
 /// element sizes, and what RedisBloom allocates per slot and bucket.
 const HEAP_BUCKET_BYTES: u64 = 24;
 const BUCKET_BYTES: u64 = 8;
+/// The file body's fixed fields before the buckets (k, width, depth, decay,
+/// the generator's state); bucket i is at `BODY_HEAD + 8i`.
+const BODY_HEAD: usize = 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopkError {
@@ -94,6 +99,10 @@ pub struct TopK {
     /// asks for `heap_bytes` after every write, and summing k items each
     /// time was a fifth of TOPK.ADD's instructions (k 100).
     item_bytes: usize,
+    /// The file body's pages changed since its file got them: a bucket's
+    /// page, the first page (the generator's state), and from the heap's
+    /// start on when the heap changed (its slots vary in length).
+    pages: Dirty,
 }
 
 // The doubles (decay and its powers) are never NaN: RESERVE and the loader
@@ -211,6 +220,7 @@ impl TopK {
             heap,
             lookup: lookup_table(decay),
             rng,
+            pages: Dirty::new(0),
         }
     }
 
@@ -260,8 +270,11 @@ impl TopK {
         let fp = murmur2(item, FP_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
+        // The generator's state (page 0) moves with any decay draw.
+        self.pages.mark(0);
         for row in 0..self.depth {
             let at = self.bucket_index(item, row);
+            self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
             let b = self.buckets[at];
             if b.count == 0 {
                 self.buckets[at] = Bucket {
@@ -295,6 +308,7 @@ impl TopK {
         if max_count < heap_min {
             return None;
         }
+        self.pages.mark_from(self.heap_at());
         if let Some(i) = self.find(item, fp) {
             // Not the larger of the two: the buckets may have decayed.
             self.heap[i].count = max_count;
@@ -313,6 +327,11 @@ impl TopK {
         heapify_down(&mut self.heap, 0);
         self.item_bytes = self.item_bytes + item.len() - expelled.item().len();
         expelled.item
+    }
+
+    /// Where the heap starts in the file body.
+    fn heap_at(&self) -> usize {
+        BODY_HEAD + 8 * self.buckets.len()
     }
 
     /// TopK_Query: whether the item is in the heap.
@@ -479,6 +498,12 @@ impl TopK {
             put_u32(out, b.fp);
             put_u32(out, b.count);
         }
+        self.heap_body(out);
+    }
+
+    /// The body's heap slots.
+    fn heap_body(&self, out: &mut Vec<u8>) {
+        use super::body::{put_u32, put_u64};
         for s in &self.heap {
             put_u32(out, s.fp);
             put_u32(out, s.itemlen);
@@ -492,6 +517,65 @@ impl TopK {
                 }
             }
         }
+    }
+
+    /// `file_body`'s length.
+    pub fn file_len(&self) -> usize {
+        let slots: usize = self
+            .heap
+            .iter()
+            .map(|s| 13 + s.item.as_ref().map_or(0, |i| 8 + i.len()))
+            .sum();
+        self.heap_at() + slots
+    }
+
+    /// The body's pages changed since its file got them.
+    pub fn file_dirty(&self) -> &Dirty {
+        &self.pages
+    }
+
+    /// Pages `pages` (ascending) of `file_body`, each zero-padded past the
+    /// body's end: the fixed fields and the buckets the page holds, the
+    /// heap (encoded once, when a page reaches it).
+    pub fn file_pages(
+        &self,
+        pages: &[usize],
+        out: &mut dyn FnMut(usize, &[u8; PAGE]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use super::body::{copy_part, put_f64, put_u32, put_u64};
+        let mut head = Vec::with_capacity(BODY_HEAD);
+        put_u32(&mut head, self.k);
+        put_u32(&mut head, self.width);
+        put_u32(&mut head, self.depth);
+        put_f64(&mut head, self.decay);
+        put_u64(&mut head, self.rng);
+        let heap_at = self.heap_at();
+        let mut heap = Vec::new();
+        let mut part = Vec::with_capacity(PAGE + 16);
+        let mut buf = [0u8; PAGE];
+        for &p in pages {
+            let start = p * PAGE;
+            buf.fill(0);
+            copy_part(&mut buf, start, 0, &head);
+            let (lo, hi) = (start.max(BODY_HEAD), (start + PAGE).min(heap_at));
+            if lo < hi {
+                let (first, last) = ((lo - BODY_HEAD) / 8, (hi - BODY_HEAD).div_ceil(8));
+                part.clear();
+                for b in &self.buckets[first..last] {
+                    put_u32(&mut part, b.fp);
+                    put_u32(&mut part, b.count);
+                }
+                copy_part(&mut buf, start, BODY_HEAD + 8 * first, &part);
+            }
+            if start + PAGE > heap_at {
+                if heap.is_empty() {
+                    self.heap_body(&mut heap);
+                }
+                copy_part(&mut buf, start, heap_at, &heap);
+            }
+            out(p, &buf)?;
+        }
+        Ok(())
     }
 
     /// Reads `file_body`'s bytes back, refusing what no top-k holds.

@@ -9,6 +9,7 @@ use crate::rdb::module::{
     check_count, put_string, put_uint, string as get_string, uint as get_uint,
 };
 use crate::rdb::{RdbError, Reader};
+use crate::sketch::cells::PAGE;
 
 /// Bytes of RedisBloom's packed `CFHeader`.
 pub const HEADER_LEN: usize = 38;
@@ -157,6 +158,8 @@ impl CuckooFilter {
         }
         let offset = offset as usize;
         target[offset..offset + data.len()].copy_from_slice(data);
+        let at = self.filters[i].at + offset;
+        self.pages.mark_bytes(at, data.len());
         true
     }
 
@@ -218,6 +221,7 @@ impl CuckooFilter {
             filters.push(SubFilter {
                 num_buckets: buckets,
                 data,
+                at: 0,
             });
         }
         let header = Header {
@@ -250,6 +254,51 @@ impl CuckooFilter {
         }
     }
 
+    /// `file_body`'s length.
+    pub fn file_len(&self) -> usize {
+        HEADER_LEN + 8 * self.filters.len() + self.data_bytes() as usize
+    }
+
+    /// The body's pages changed since its file got them.
+    pub fn file_dirty(&self) -> &crate::sketch::dirty::Dirty {
+        &self.pages
+    }
+
+    /// Pages `pages` (ascending) of `file_body`, each zero-padded past the
+    /// body's end, without encoding the rest: the header and the bucket
+    /// counts, then the slots of the sub-filters the page overlaps.
+    pub fn file_pages(
+        &self,
+        pages: &[usize],
+        out: &mut dyn FnMut(usize, &[u8; PAGE]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use crate::sketch::body::{copy_part, put_u64};
+        let mut head = Vec::with_capacity(HEADER_LEN + 8 * self.filters.len());
+        head.extend_from_slice(&Header::of(self).to_bytes());
+        for f in &self.filters {
+            put_u64(&mut head, f.num_buckets);
+        }
+        let mut buf = [0u8; PAGE];
+        for &p in pages {
+            let start = p * PAGE;
+            buf.fill(0);
+            copy_part(&mut buf, start, 0, &head);
+            // The sub-filters lie in order: the first that ends past the
+            // page's start, then on while they start before its end.
+            let first = self
+                .filters
+                .partition_point(|f| f.at + f.data.len() <= start);
+            for f in self.filters[first..]
+                .iter()
+                .take_while(|f| f.at < start + PAGE)
+            {
+                copy_part(&mut buf, start, f.at, &f.data);
+            }
+            out(p, &buf)?;
+        }
+        Ok(())
+    }
+
     /// Reads `file_body`'s bytes back; every size is checked against the
     /// bytes present before it is allocated.
     pub fn from_file_body(bytes: &[u8]) -> crate::sketch::body::Result<Self> {
@@ -268,6 +317,7 @@ impl CuckooFilter {
             filters.push(SubFilter {
                 num_buckets,
                 data: r.bytes(len)?.to_vec(),
+                at: 0,
             });
         }
         r.end()?;
