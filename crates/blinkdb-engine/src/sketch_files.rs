@@ -55,12 +55,27 @@ struct Bound {
     table: Vec<u64>,
     /// Created since the last start: its unwritten pages are zeros.
     fresh: bool,
+    /// Bound at start: the structure read from it may map it.
+    from_start: bool,
     /// The header on disk while it has the clean flag (no page written
     /// after it); taken, and the flag cleared on disk, before a page is.
     clean: Option<Header>,
 }
 
 impl Bound {
+    /// Whether a structure whose marks are relative to file `marks` is
+    /// written into this file: when they are this file's, or the file was
+    /// made by this run (never mapped). Otherwise (a copy made by a snapshot's copy-on-write, a key
+    /// moved back) every page would be written, and a file bound at start
+    /// may still be mapped by the structure it was read into (a count-min
+    /// sketch's counters, a cuckoo filter's slots, a top-k's buckets): a
+    /// page that mapping never changed shows the file's bytes, so writing
+    /// other bytes there would change what that structure (say, the one an
+    /// AOF rewrite is saving) holds. Such a structure gets a new file.
+    fn takes_marks(&self, marks: u64) -> bool {
+        !self.from_start || marks == self.id
+    }
+
     /// Clears the clean flag on disk (synced) before the first page write
     /// after it: a crash during that write must not leave a file whose
     /// header lets the next start skip the check of a torn page.
@@ -168,6 +183,14 @@ impl SketchFiles {
 
     pub fn has_pending(&self) -> bool {
         !self.pending.lock().is_empty()
+    }
+
+    /// Whether keys wait for a checkpoint or one is under way: false means
+    /// every file holds its key as of its last write (tests wait on it
+    /// before a kill -9 that must find whole files). Pending is read first:
+    /// a pass takes the keys only while it holds `pass`.
+    pub fn busy(&self) -> bool {
+        self.has_pending() || self.pass.is_locked()
     }
 
     pub fn files(&self) -> usize {
@@ -281,6 +304,7 @@ impl SketchFiles {
                 generation: header.generation,
                 table,
                 fresh: false,
+                from_start: true,
                 clean: header.clean.then_some(header),
             })),
         );
@@ -308,6 +332,7 @@ impl SketchFiles {
             generation: 0,
             table: vec![0; layout.pages],
             fresh: true,
+            from_start: false,
             clean: None,
         })
     }
@@ -448,10 +473,11 @@ fn write_pages(
     use std::os::unix::fs::FileExt;
     let files = &engine.sketch_files;
     let (db, name) = (key.0, &key.1[..]);
-    let shape = engine.read(db, name, |e| {
-        e.and_then(|e| e.value().as_sketch()).map(|s| Shape::of(s))
+    let look = engine.read(db, name, |e| {
+        e.and_then(|e| e.value().as_sketch())
+            .map(|s| (Shape::of(s), s.file_dirty().file()))
     });
-    let Some(shape) = shape else {
+    let Some((shape, marks)) = look else {
         if let Some(b) = files.bound.lock().remove(key) {
             let _ = std::fs::remove_file(&b.lock().path);
         }
@@ -459,7 +485,14 @@ fn write_pages(
     };
     let existing = files.bound.lock().get(key).cloned();
     let bound = match existing {
-        Some(b) if shape.fits(&b.lock()) => b,
+        Some(b)
+            if {
+                let g = b.lock();
+                shape.fits(&g) && g.takes_marks(marks)
+            } =>
+        {
+            b
+        }
         _ => {
             // A new sketch, or one the file cannot take: a new file.
             let depth = match file::encoded(shape.kind) {
@@ -506,7 +539,7 @@ fn write_pages(
                 files.touch(db, name);
                 return Ok(None);
             };
-            if !now.fits(b) {
+            if !now.fits(b) || !b.takes_marks(s.file_dirty().file()) {
                 // Changed since the look above: the next pass makes its file.
                 files.touch(db, name);
                 return Ok(None);

@@ -84,6 +84,11 @@ impl Dirty {
         self.take(file, 0);
     }
 
+    /// The file the unmarked pages equal (0: none).
+    pub fn file(&self) -> u64 {
+        self.file.load(Ordering::Acquire)
+    }
+
     /// Whether a checkpoint into file `file` would write any page.
     pub fn any(&self, file: u64) -> bool {
         self.file.load(Ordering::Acquire) != file

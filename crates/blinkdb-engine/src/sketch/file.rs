@@ -282,14 +282,16 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     }
     .map_err(io)?;
     if encoded(header.kind) {
-        // The body is read whole to be decoded: every page is checked
-        // (whatever the clean flag says).
-        if let Some(p) = first_bad_page(&map, &table) {
+        // A body read whole to be decoded (a t-digest's) has every page
+        // checked whatever the clean flag says; a mapped one's (a cuckoo
+        // filter's slots, a top-k's buckets), as a count-min sketch's.
+        let check = !(Sketch::file_mapped(header.kind) && header.clean);
+        if let Some(p) = check.then(|| first_bad_page(&map, &table)).flatten() {
             return Err(Reject::Checksum(p));
         }
-        // Decoded from the mapping (read, never written), which is then
-        // dropped: these structures live on the heap.
-        let sketch = Sketch::from_file_body(header.kind, &map[..header.width as usize])
+        // The large arrays stay in the mapping; the rest is decoded from it.
+        let map = std::sync::Arc::new(map);
+        let sketch = Sketch::from_file_map(header.kind, &map, header.width as usize)
             .map_err(Reject::Body)?;
         sketch.file_dirty().bind(id);
         return Ok(Opened {

@@ -31,6 +31,7 @@ pub mod cms;
 pub mod cuckoo;
 pub mod dirty;
 pub mod file;
+pub mod mapped;
 pub mod tdigest;
 pub mod topk;
 
@@ -294,6 +295,31 @@ impl Sketch {
             Sketch::TopK(_) => len + len / 4,
             Sketch::TDigest(t) => t.file_capacity().max(len),
         }
+    }
+
+    /// A structure from the private mapping of a file's body of `kind` (an
+    /// encoded kind), its first `len` bytes: a cuckoo filter's slots and a
+    /// top-k's buckets stay in the mapping (bound, not read); a t-digest is
+    /// decoded (its body is a few pages).
+    pub fn from_file_map(
+        kind: u32,
+        map: &std::sync::Arc<memmap2::MmapMut>,
+        len: usize,
+    ) -> body::Result<Sketch> {
+        match kind {
+            file::KIND_CUCKOO => cuckoo::CuckooFilter::from_file_map(map, len).map(Sketch::Cuckoo),
+            file::KIND_TOP_K => topk::TopK::from_file_map(map, len).map(Sketch::TopK),
+            _ => Sketch::from_file_body(kind, &map[..len]),
+        }
+    }
+
+    /// Whether a file's body of `kind` is mapped at start (its pages then
+    /// need no check when the file is clean), not read whole.
+    pub fn file_mapped(kind: u32) -> bool {
+        matches!(
+            kind,
+            file::KIND_COUNT_MIN | file::KIND_CUCKOO | file::KIND_TOP_K
+        )
     }
 
     /// A structure from a file's body of `kind` (an encoded kind).

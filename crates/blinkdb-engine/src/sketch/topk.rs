@@ -19,8 +19,10 @@
 use super::cells::PAGE;
 use super::cms::murmur2;
 use super::dirty::Dirty;
+use super::mapped::FileArray;
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
+use std::sync::Arc;
 
 /// RedisBloom's module type name and the encoding version it writes.
 pub const TYPE_NAME: &str = "TopK-TYPE";
@@ -61,7 +63,10 @@ impl TopkError {
     }
 }
 
+/// As the file body holds it (two little-endian u32), so that a restart
+/// maps the buckets instead of decoding them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 struct Bucket {
     fp: u32,
     count: u32,
@@ -90,7 +95,8 @@ pub struct TopK {
     width: u32,
     depth: u32,
     decay: f64,
-    buckets: Vec<Bucket>,
+    /// On the heap, or mapped from the sketch's file at a restart.
+    buckets: FileArray<Bucket>,
     heap: Vec<HeapSlot>,
     /// decay^i for i < 256 (pow, as TopK_Create computes it).
     lookup: Box<[f64; LOOKUP]>,
@@ -193,7 +199,7 @@ impl TopK {
             width,
             depth,
             decay,
-            vec![Bucket::default(); width as usize * depth as usize],
+            FileArray::from_vec(vec![Bucket::default(); width as usize * depth as usize]),
             vec![HeapSlot::default(); k as usize],
             seed,
         ))
@@ -206,7 +212,7 @@ impl TopK {
         width: u32,
         depth: u32,
         decay: f64,
-        buckets: Vec<Bucket>,
+        buckets: FileArray<Bucket>,
         heap: Vec<HeapSlot>,
         rng: u64,
     ) -> Self {
@@ -373,7 +379,7 @@ impl TopK {
     pub fn heap_bytes(&self) -> usize {
         let items = self.item_bytes;
         debug_assert_eq!(items, self.heap.iter().map(|s| s.item().len()).sum());
-        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+        self.buckets.bytes()
             + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
             + LOOKUP * 8
             + items
@@ -389,7 +395,7 @@ impl TopK {
         module::put_uint(out, self.depth as u64);
         module::put_double(out, self.decay);
         let mut raw = Vec::with_capacity(self.buckets.len() * BUCKET_BYTES as usize);
-        for b in &self.buckets {
+        for b in self.buckets.iter() {
             raw.extend_from_slice(&b.fp.to_le_bytes());
             raw.extend_from_slice(&b.count.to_le_bytes());
         }
@@ -476,9 +482,25 @@ impl TopK {
             (h ^ ((b.fp as u64) << 32 | b.count as u64)).wrapping_mul(0x0100_0000_01b3)
         });
         Ok(Self::from_parts(
-            k, width, depth, decay, buckets, heap, seed,
+            k,
+            width,
+            depth,
+            decay,
+            FileArray::from_vec(buckets),
+            heap,
+            seed,
         ))
     }
+}
+
+/// Buckets as the file body holds them.
+fn decode_buckets(raw: &[u8]) -> Vec<Bucket> {
+    raw.chunks_exact(8)
+        .map(|c| Bucket {
+            fp: u32::from_le_bytes(c[0..4].try_into().unwrap()),
+            count: u32::from_le_bytes(c[4..8].try_into().unwrap()),
+        })
+        .collect()
 }
 
 /// The body of a top-k's sketch file (docs/sketch-file-format.md): every
@@ -494,7 +516,7 @@ impl TopK {
         put_u32(out, self.depth);
         put_f64(out, self.decay);
         put_u64(out, self.rng);
-        for b in &self.buckets {
+        for b in self.buckets.iter() {
             put_u32(out, b.fp);
             put_u32(out, b.count);
         }
@@ -580,6 +602,32 @@ impl TopK {
 
     /// Reads `file_body`'s bytes back, refusing what no top-k holds.
     pub fn from_file_body(bytes: &[u8]) -> super::body::Result<Self> {
+        Self::from_body_with(bytes, |at, n| {
+            Ok(FileArray::from_vec(decode_buckets(&bytes[at..at + 8 * n])))
+        })
+    }
+
+    /// The same from a file's private mapping whose first `len` bytes are
+    /// the body: the buckets stay in the mapping (nothing read or copied)
+    /// where their layout is the body's (a little-endian machine).
+    pub fn from_file_map(map: &Arc<memmap2::MmapMut>, len: usize) -> super::body::Result<Self> {
+        Self::from_body_with(&map[..len], |at, n| {
+            if cfg!(target_endian = "little") {
+                // SAFETY: the only array in the mapping, nothing else keeps
+                // it, and any 8 bytes are a `Bucket` (two u32, `repr(C)`).
+                unsafe { FileArray::mapped(map, at, n) }.ok_or("top-k buckets past the body")
+            } else {
+                Ok(FileArray::from_vec(decode_buckets(&map[at..at + 8 * n])))
+            }
+        })
+    }
+
+    /// The body's fields, the buckets made by `buckets(at, n)` from the
+    /// body's bytes `at .. at + 8n` (checked to be there).
+    fn from_body_with(
+        bytes: &[u8],
+        buckets: impl FnOnce(usize, usize) -> super::body::Result<FileArray<Bucket>>,
+    ) -> super::body::Result<Self> {
         let mut r = super::body::In::new(bytes);
         let (k, width, depth) = (r.u32()?, r.u32()?, r.u32()?);
         let decay = r.f64()?;
@@ -592,13 +640,8 @@ impl TopK {
         }
         let cells = width as u64 * depth as u64;
         r.check_count(cells, BUCKET_BYTES)?;
-        let mut buckets = Vec::with_capacity(cells as usize);
-        for _ in 0..cells {
-            buckets.push(Bucket {
-                fp: r.u32()?,
-                count: r.u32()?,
-            });
-        }
+        r.bytes(cells * BUCKET_BYTES)?;
+        let buckets = buckets(BODY_HEAD, cells as usize)?;
         // 13 bytes at least per slot.
         r.check_count(k as u64, 13)?;
         let mut heap = Vec::with_capacity(k as usize);

@@ -10,6 +10,8 @@ use crate::rdb::module::{
 };
 use crate::rdb::{RdbError, Reader};
 use crate::sketch::cells::PAGE;
+use crate::sketch::mapped::FileArray;
+use std::sync::Arc;
 
 /// Bytes of RedisBloom's packed `CFHeader`.
 pub const HEADER_LEN: usize = 38;
@@ -220,7 +222,7 @@ impl CuckooFilter {
             let data = get_string(r)?;
             filters.push(SubFilter {
                 num_buckets: buckets,
-                data,
+                data: FileArray::from_vec(data),
                 at: 0,
             });
         }
@@ -302,6 +304,30 @@ impl CuckooFilter {
     /// Reads `file_body`'s bytes back; every size is checked against the
     /// bytes present before it is allocated.
     pub fn from_file_body(bytes: &[u8]) -> crate::sketch::body::Result<Self> {
+        Self::from_body_with(bytes, |at, len| {
+            Ok(FileArray::from_vec(bytes[at..at + len].to_vec()))
+        })
+    }
+
+    /// The same from a file's private mapping whose first `len` bytes are
+    /// the body: the slots stay in the mapping (nothing read or copied).
+    pub fn from_file_map(
+        map: &Arc<memmap2::MmapMut>,
+        len: usize,
+    ) -> crate::sketch::body::Result<Self> {
+        Self::from_body_with(&map[..len], |at, n| {
+            // SAFETY: the sub-filters' ranges are disjoint (one after the
+            // other), nothing else keeps the mapping, and any byte is a slot.
+            unsafe { FileArray::mapped(map, at, n) }.ok_or("cuckoo sub-filter past the body")
+        })
+    }
+
+    /// The body's fields, each sub-filter's slots made by `slots(at, len)`
+    /// from the body's bytes `at .. at + len` (checked to be there).
+    fn from_body_with(
+        bytes: &[u8],
+        mut slots: impl FnMut(usize, usize) -> crate::sketch::body::Result<FileArray<u8>>,
+    ) -> crate::sketch::body::Result<Self> {
         let mut r = crate::sketch::body::In::new(bytes);
         let header = Header::parse(r.bytes(HEADER_LEN as u64)?).expect("HEADER_LEN bytes");
         r.check_count(header.num_filters, 8)?;
@@ -310,15 +336,18 @@ impl CuckooFilter {
             sizes.push(r.u64()?);
         }
         let mut filters = Vec::with_capacity(sizes.len());
+        let mut at = HEADER_LEN + 8 * sizes.len();
         for num_buckets in sizes {
             let len = num_buckets
                 .checked_mul(header.bucket_size as u64)
                 .ok_or("cuckoo sub-filter size out of range")?;
+            let len = r.bytes(len)?.len();
             filters.push(SubFilter {
                 num_buckets,
-                data: r.bytes(len)?.to_vec(),
+                data: slots(at, len)?,
                 at: 0,
             });
+            at += len;
         }
         r.end()?;
         CuckooFilter::from_parts(&header, filters)

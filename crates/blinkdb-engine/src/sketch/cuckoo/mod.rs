@@ -23,6 +23,7 @@ pub use dump::{Header, HEADER_LEN};
 pub use merge::MergeError;
 
 use super::dirty::Dirty;
+use super::mapped::FileArray;
 
 /// RedisBloom's defaults and limits (cuckoo.h, rebloom.c).
 pub const DEFAULT_CAPACITY: i64 = 1024;
@@ -57,7 +58,8 @@ pub enum Insert {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubFilter {
     num_buckets: u64,
-    data: Vec<u8>,
+    /// On the heap, or mapped from the filter's sketch file at a restart.
+    data: FileArray<u8>,
     /// Where its slots start in the filter's file body (`place`).
     at: usize,
 }
@@ -141,7 +143,7 @@ impl SubFilter {
     fn zeroed(num_buckets: u64, bucket_size: u16) -> Self {
         SubFilter {
             num_buckets,
-            data: vec![0; (num_buckets * bucket_size as u64) as usize],
+            data: FileArray::from_vec(vec![0; (num_buckets * bucket_size as u64) as usize]),
             at: 0,
         }
     }
@@ -320,7 +322,10 @@ impl CuckooFilter {
             + self
                 .filters
                 .iter()
-                .map(|f| crate::types::malloc_chunk(f.data.capacity()))
+                .map(|f| match f.data.is_mapped() {
+                    true => f.data.bytes(),
+                    false => crate::types::malloc_chunk(f.data.bytes()),
+                })
                 .sum::<usize>()
     }
 
