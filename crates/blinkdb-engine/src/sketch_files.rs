@@ -545,7 +545,13 @@ fn write_pages(
                 return Ok(None);
             }
             let checkpoint = log.aof.end_lsn().0;
-            let pages = s.file_dirty().take(id, file_pages);
+            // An encoded body's pages only (a t-digest's file has room for
+            // its compression's nodes; pages past the body are never read).
+            let body_pages = match file::encoded(now.kind) {
+                true => now.need,
+                false => file_pages,
+            };
+            let pages = s.file_dirty().take(id, body_pages);
             let failed = |e: std::io::Error| {
                 // Its pages are written again whole at the next pass.
                 s.file_dirty().forget();

@@ -285,8 +285,15 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
         // A body read whole to be decoded (a t-digest's) has every page
         // checked whatever the clean flag says; a mapped one's (a cuckoo
         // filter's slots, a top-k's buckets), as a count-min sketch's.
+        // Only the pages the body takes: those past its end are never read
+        // (a body that grows into them writes them, with their entries,
+        // before a header names the longer body).
         let check = !(Sketch::file_mapped(header.kind) && header.clean);
-        if let Some(p) = check.then(|| first_bad_page(&map, &table)).flatten() {
+        let body = (header.width as usize).div_ceil(PAGE).clamp(1, table.len());
+        if let Some(p) = check
+            .then(|| first_bad_page(&map, &table[..body]))
+            .flatten()
+        {
             return Err(Reject::Checksum(p));
         }
         // The large arrays stay in the mapping; the rest is decoded from it.
