@@ -64,7 +64,7 @@ impl Element for PairEx {
 }
 
 /// The full encoding with TTLs: the fields, and a lower bound of their
-/// earliest TTL (0: none), exact after `expire_due`.
+/// earliest TTL (0: none), exact after an `expire_due` that found it past.
 #[derive(Clone, Default)]
 pub struct TableEx {
     table: Table<PairEx>,
@@ -567,8 +567,16 @@ impl HashValue {
     }
 
     /// Removes the fields expired at `now` (at most `max`), returning their
-    /// names; recomputes the earliest expiry.
+    /// names; recomputes the earliest expiry. A table whose lower bound is
+    /// not past has nothing due and is not scanned: every write to a hash
+    /// with TTLs calls this first, and a scan there made each HSETEX into a
+    /// 1M-field hash cost the whole hash.
     pub fn expire_due(&mut self, now: u64, max: usize) -> Vec<Member> {
+        if let HashValue::TableEx(t) = self {
+            if !field_expired(t.min, now) {
+                return Vec::new();
+            }
+        }
         let due: Vec<Member> = self
             .iter_ttl()
             .filter(|(_, _, at)| field_expired(*at, now))
@@ -667,5 +675,33 @@ mod tests {
         small.set_expire(b"x", 7);
         assert_eq!(small.expire_due(8, 10).len(), 1);
         assert!(small.is_empty());
+    }
+
+    #[test]
+    fn a_table_is_scanned_only_once_its_bound_is_past() {
+        let limits = Limits {
+            hash_max_listpack_entries: 2,
+            ..Limits::default()
+        };
+        let mut h = HashValue::default();
+        for (f, at) in [(&b"a"[..], 100), (b"b", 300), (b"c", 200), (b"d", 0)] {
+            h.set(f, b"v", &limits);
+            if at != 0 {
+                h.set_expire(f, at);
+            }
+        }
+        assert_eq!(h.encoding(), "hashtable");
+        // HSET drops a's TTL: the bound stays 100, below the true 200.
+        h.set(b"a", b"w", &limits);
+        assert_eq!((h.min_expire(), h.exact_min_expire()), (100, 200));
+        // Not past: nothing can be due, and the bound is left as it is.
+        assert!(h.expire_due(100, usize::MAX).is_empty());
+        assert_eq!(h.min_expire(), 100);
+        // Past: the scan finds nothing due yet and makes the bound exact.
+        assert!(h.expire_due(150, usize::MAX).is_empty());
+        assert_eq!(h.min_expire(), 200);
+        let gone = h.expire_due(250, usize::MAX);
+        assert_eq!(gone, vec![Member::from_slice(b"c")]);
+        assert_eq!((h.min_expire(), h.len()), (300, 3));
     }
 }
