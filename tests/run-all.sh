@@ -162,8 +162,18 @@ start_docker_build() {
     docker_build=$!
 }
 
+# A background build the stage now waits for is no longer background: back to nice 0
+# (on a machine shared with other work a nice-19 build would crawl while the stage waits).
+# The parent first, so that the compilers it starts from then on are at nice 0 too.
+unnice_tree() { # pid
+    local child
+    renice -n 0 -p "$1" >/dev/null 2>&1
+    for child in $(pgrep -P "$1"); do unnice_tree "$child"; done
+}
+
 docker_image() {
     if [ -n "$docker_build" ]; then
+        unnice_tree "$docker_build"
         wait "$docker_build" || echo "!!!! the background static build failed: see target/docker-build.log"
         tail -1 target/docker-build.log
     fi
@@ -202,6 +212,7 @@ start_fuzz_build() {
 
 fuzz() {
     if [ -n "$fuzz_build" ]; then
+        unnice_tree "$fuzz_build"
         wait "$fuzz_build" || { cat target/fuzz-build.log; return 1; }
         tail -1 target/fuzz-build.log
     fi
