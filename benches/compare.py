@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""BlinkDB against Redis 7 and RedisBloom 2.8, side by side. Run through compare.sh, which
+"""BlinkDB against Redis 7, Redis 8.0.2 and RedisBloom 2.8, side by side. Run through compare.sh, which
 installs peers and builds the binaries first. See benches/README.md."""
 import argparse
 import datetime
@@ -21,7 +21,7 @@ sys.path.insert(0, BENCHES)
 from harness import report, resp, servers  # noqa: E402
 from harness.cells import Results  # noqa: E402
 from harness.context import Context  # noqa: E402
-from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, probabilistic, queues, rdb, redisbench, redisbench_acl, replication, repllag, sketch_restart, small_objects, strings, system, tls, validate  # noqa: E402,E501
+from harness.groups import blobs, bloom, busypoll, cluster, collection_ops, collections, contract, fullsync, headline, maxmemory, miss, p1, pipelines, probabilistic, queues, rdb, redis8, redisbench, redisbench_acl, replication, repllag, sketch_restart, small_objects, strings, system, tls, validate  # noqa: E402,E501
 
 GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom,
           "probabilistic": probabilistic, "sketch_restart": sketch_restart,
@@ -31,14 +31,15 @@ GROUPS = {"validate": validate, "strings": strings, "miss": miss, "bloom": bloom
           "redisbench_acl": redisbench_acl, "rdb": rdb,
           "replication": replication, "repllag": repllag, "fullsync": fullsync, "cluster": cluster,
           "p1": p1, "pipelines": pipelines, "maxmemory": maxmemory,
-          "small-objects": small_objects, "tls": tls}
+          "small-objects": small_objects, "tls": tls, "redis8": redis8}
 # Run only when named with --only (headline's cells are part of another group's full run;
 # busypoll studies one option of BlinkDB's; replication and cluster start several servers per
 # column and take minutes even with --quick; fullsync and repllag are replication's sync and
 # lag cells alone; p1 reruns redisbench's and collection_ops's -P 1 cells with more rounds;
-# redisbench_acl reruns redisbench's cells as an ACL user; tls repeats string cells over TLS).
+# redisbench_acl reruns redisbench's cells as an ACL user; tls repeats string cells over TLS;
+# redis8 needs redis-server 8.0.2, built from source by tests/peers/build.sh).
 ONLY_ON_REQUEST = {"headline", "busypoll", "replication", "repllag", "fullsync", "cluster", "p1",
-                   "redisbench_acl", "tls", "sketch_restart"}
+                   "redisbench_acl", "tls", "sketch_restart", "redis8"}
 
 SIZES = {
     "quick": {"strings_requests_p1": 10_000, "strings_requests_p16": 60_000,
@@ -56,7 +57,9 @@ SIZES = {
               "repl_sync_keys": 200_000,
               "cluster_requests_p1": 200_000, "cluster_requests_p16": 1_500_000,
               "reshard_keys": 200_000, "tls_requests_p1": 50_000, "tls_requests_p16": 300_000,
-              "tls_churn_requests": 1_000, "sketch_restart_mb": 256},
+              "tls_churn_requests": 1_000, "sketch_restart_mb": 256,
+              "redis8_keys": 100_000, "redis8_requests_p1": 20_000,
+              "redis8_requests_p16": 100_000, "redis8_small_keys": [300_000]},
     "full": {"strings_requests_p1": 200_000, "strings_requests_p16": 1_000_000,
              "headline_requests_p1": 1_000_000, "headline_requests_p16": 1_000_000,
              "miss_keys": 10_000_000, "run_seconds": 3.0, "bloom_requests": 1_000_000,
@@ -73,7 +76,9 @@ SIZES = {
              "cluster_requests_p1": 1_000_000, "cluster_requests_p16": 5_000_000,
              "reshard_keys": 1_000_000, "tls_requests_p1": 300_000,
              "tls_requests_p16": 2_000_000, "tls_churn_requests": 5_000,
-             "sketch_restart_mb": 1024},
+             "sketch_restart_mb": 1024,
+             "redis8_keys": 1_000_000, "redis8_requests_p1": 200_000,
+             "redis8_requests_p16": 2_000_000, "redis8_small_keys": [300_000, 1_000_000]},
 }
 
 
@@ -118,6 +123,20 @@ def redisbloom_path():
         except ImportError:
             return None
     return path if os.path.exists(path) else None
+
+
+def redis8_contestant():
+    """(Contestant, its --version line) of redis-server 8.0.2: BENCH_REDIS8_BIN, else the
+    one tests/peers/build.sh builds into target/peers; (None, why) when neither runs."""
+    path = os.environ.get("BENCH_REDIS8_BIN") or os.path.join(
+        REPO, "target", "peers", "redis-8.0.2", "src", "redis-server")
+    if not os.access(path, os.X_OK):
+        return None, "no %s" % path
+    out = report.sh(path, "--version")
+    if "Redis server v=" not in out:
+        return None, "%s --version says %r" % (path, out[:80])
+    version = out.split("v=", 1)[1].split()[0]
+    return servers.Contestant("Redis %s" % version, path, False), "%s (%s)" % (out, path)
 
 
 def module_version(contestant, ports, root):
@@ -167,6 +186,7 @@ def main():
         redis = servers.Contestant("BlinkDB baseline", peer_bin, True)
     else:
         redis = servers.Contestant("Redis 7", redis_bin, False)
+    redis8, redis8_version = redis8_contestant()
     module = redisbloom_path()
     redisbloom = servers.Contestant("RedisBloom 2.8", redis_bin, False,
                                     ["--loadmodule", module]) if module else None
@@ -177,7 +197,8 @@ def main():
     ports = servers.Ports(args.port_base)
     ctx = Context(quick=args.quick, rounds=args.rounds, warmups=args.warmups, ports=ports,
                   root=root, loadgen=loadgen_bin, blinkdb=blinkdb, redis=redis,
-                  redisbloom=redisbloom, results=results, sizes=SIZES)
+                  redisbloom=redisbloom, results=results, sizes=SIZES, redis8=redis8,
+                  redis8_missing=None if redis8 else redis8_version)
     started = datetime.datetime.now()
     loadavg_start = "%.2f %.2f %.2f" % os.getloadavg()
     began = time.monotonic()
@@ -192,6 +213,7 @@ def main():
             "redisbloom": module_version(redisbloom, ports, root) + " (%s)" % module
             if redisbloom else "not found",
             "loadgen": "%s (git %s)" % (loadgen_bin, report.git_rev(REPO)),
+            "redis8": redis8_version if redis8 else "not found: %s" % redis8_version,
         }
         print("BlinkDB: %s%s" % (blinkdb_bin, " (stand-in redis-server)" if standin else ""), flush=True)
         default = [g for g in GROUPS if g not in ONLY_ON_REQUEST]

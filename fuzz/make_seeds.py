@@ -622,12 +622,19 @@ def redisbloom_seeds():
     shutil.rmtree(work, ignore_errors=True)
 
 
-def peer_rdb_seeds():
+# The RDB type byte each peer key's DUMP must start with (rdb/mod.rs `kind`), checked so that
+# a seed meant for one encoding cannot silently be another (h-ttl-table's 200 short fields
+# were a listpack under Redis's default hash-max-listpack-entries of 512).
+PEER_KEY_TYPES = {"set-lp": 20, "set-lp-ints": 20, "x-v3": 21, "h-ttl-lp": 25,
+                  "h-ttl-table": 24}
+
+
+def peer_rdb_seeds(kinds=("redis", "valkey")):
     """RDB 11 and 12 (issue 43): DUMP payloads and a dump.rdb from redis-server 8.0.2 and
     valkey-server 8.1.1 (tests/peers/build.sh builds them): listpack sets, streams whose
     consumers carry an active time, and (Redis 8) hashes with field TTLs in both forms."""
     build = os.path.join(ROOT, "tests", "peers", "build.sh")
-    for kind in ("redis", "valkey"):
+    for kind in kinds:
         done = subprocess.run([build, kind], capture_output=True, text=True)
         if done.returncode != 0:
             print(f"no {kind} peer: no RDB {kind} seeds\n{done.stderr}", file=sys.stderr)
@@ -652,11 +659,15 @@ def peer_rdb_seeds():
             if kind == "redis":
                 c.call("HSET", "h-ttl-lp", "a", "1", "b", "2", "c", "3")
                 c.call("HEXPIRE", "h-ttl-lp", 100000, "FIELDS", 1, "b")
-                c.call("HSET", "h-ttl-table", *[x for i in range(200) for x in (f"f{i}", i)])
+                # A value past hash-max-listpack-value (64) makes it a table.
+                c.call("HSET", "h-ttl-table", "f1", 1, "f3", "x" * 80, "f7", 7, "f9", 9)
                 c.call("HEXPIRE", "h-ttl-table", 100000, "FIELDS", 2, "f3", "f7")
                 keys += ["h-ttl-lp", "h-ttl-table"]
             for key in keys:
                 payload = c.call("DUMP", key)
+                if payload[0] != PEER_KEY_TYPES[key]:
+                    raise SystemExit(f"{kind} DUMP of {key}: type {payload[0]}, "
+                                     f"not {PEER_KEY_TYPES[key]}")
                 write("rdb", f"{kind}8-{key}", b"\x00" + payload)
                 write("rdb", f"{kind}8-{key}-body", b"\x01" + payload[:-10])
                 write("rdb", f"{kind}8-{key}-tiny", b"\x05" + payload[:-10])

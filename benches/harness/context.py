@@ -8,7 +8,7 @@ from .servers import Server, StartError
 
 class Context:
     def __init__(self, *, quick, rounds, warmups, ports, root, loadgen, blinkdb, redis,
-                 redisbloom, results, sizes):
+                 redisbloom, results, sizes, redis8=None, redis8_missing=None):
         self.quick = quick
         self.rounds = rounds
         self.warmups = warmups
@@ -20,6 +20,9 @@ class Context:
         self.redisbloom = redisbloom
         self.results = results
         self.sizes = sizes
+        # redis-server 8.0.2 (groups/redis8.py), or None and why not.
+        self.redis8 = redis8
+        self.redis8_missing = redis8_missing
 
     def size(self, name):
         return self.sizes["quick" if self.quick else "full"][name]

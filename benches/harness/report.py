@@ -129,6 +129,8 @@ def markdown(run):
         meta["machine"]["ram_gb"], meta["machine"]["kernel"]))
     for key in ("blinkdb", "redis_server", "redisbloom", "loadgen", "redis_benchmark"):
         out.append("- %s: %s" % (key.replace("_", "-"), meta["versions"].get(key, "?")))
+    if any(c["group"] == "redis8" for c in run["cells"]):
+        out.append("- redis8 peer: %s" % meta["versions"].get("redis8", "?"))
     out.append("- command: `%s` (mode %s, %d measured runs per cell after %d warm-up, runs "
                "alternated between servers; medians shown)" % (
                    meta["command"], "quick" if run["quick"] else "full", meta["rounds"],

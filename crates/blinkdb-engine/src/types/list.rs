@@ -117,7 +117,9 @@ impl Node {
         match self {
             Node::Raw(p) => p.bytes(),
             Node::Plain(e) => super::malloc_chunk(e.len()),
-            Node::Lzf { packed, .. } | Node::PlainLzf { packed, .. } => packed.len(),
+            Node::Lzf { packed, .. } | Node::PlainLzf { packed, .. } => {
+                super::malloc_chunk(packed.len())
+            }
         }
     }
 
@@ -369,10 +371,20 @@ impl ListValue {
         self.depth as usize
     }
 
+    /// Heap bytes as they count in RSS: the nodes' buffers, the node array
+    /// and the tail index as malloc rounds them (`array_bytes`).
     pub fn bytes(&self) -> usize {
+        use super::{array_bytes, malloc_chunk};
+        let tail = self.tail.0.as_ref().map_or(0, |t| {
+            malloc_chunk(std::mem::size_of::<Vec<u32>>()) + array_bytes(t.len(), t.capacity(), 4)
+        });
         self.bytes
-            + self.tail.0.as_ref().map_or(0, |t| 24 + t.capacity() * 4)
-            + self.nodes.capacity() * std::mem::size_of::<Node>()
+            + tail
+            + array_bytes(
+                self.nodes.len(),
+                self.nodes.capacity(),
+                std::mem::size_of::<Node>(),
+            )
     }
 
     /// Nodes (DEBUG OBJECT's ql_nodes).

@@ -86,6 +86,27 @@ pub const fn malloc_chunk(n: usize) -> usize {
     }
 }
 
+/// From this size up a block's pages are not resident until written: glibc
+/// maps such a block (its mmap threshold starts at 128 KB) or takes it from
+/// the never-touched top of an arena, and the kernel backs a page on its
+/// first write. The room a doubling vector keeps past its length costs no RSS.
+pub const UNTOUCHED_FROM: usize = 128 * 1024;
+
+const PAGE: usize = 4096;
+
+/// What an array of `len` elements of `size` bytes, with room for `cap`,
+/// adds to RSS: a small block as malloc rounds it (it shares its pages with
+/// other blocks, which write them), a large one the pages up to its last
+/// element (the room beyond was never written). MEMORY USAGE answers this.
+pub const fn array_bytes(len: usize, cap: usize, size: usize) -> usize {
+    let block = cap * size;
+    if block < UNTOUCHED_FROM {
+        malloc_chunk(block)
+    } else {
+        (len * size + 16 + PAGE - 1) & !(PAGE - 1)
+    }
+}
+
 /// The heap an `Arc` of `T` takes: its two counts and the value.
 pub const fn arc_chunk<T>() -> usize {
     malloc_chunk(2 * std::mem::size_of::<usize>() + std::mem::size_of::<T>())
@@ -259,5 +280,18 @@ mod tests {
         assert_eq!(malloc_chunk(1), 32);
         assert_eq!(malloc_chunk(24), 32);
         assert_eq!(malloc_chunk(25), 48);
+    }
+
+    #[test]
+    fn large_arrays_count_the_pages_written() {
+        // Small: the whole block as malloc rounds it, room included.
+        assert_eq!(array_bytes(10, 16, 48), malloc_chunk(16 * 48));
+        // A 300,000-slot array doubled to 2^19 slots: the pages up to its last slot.
+        let (len, cap) = (300_000, 1 << 19);
+        assert_eq!(
+            array_bytes(len, cap, 48),
+            (len * 48 + 16).div_ceil(4096) * 4096
+        );
+        assert!(array_bytes(len, cap, 48) < cap * 48 * 6 / 10);
     }
 }

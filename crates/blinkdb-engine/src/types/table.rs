@@ -72,12 +72,19 @@ impl<E: Element> Table<E> {
         self.index.is_empty()
     }
 
-    /// Approximate bytes held (MEMORY USAGE, maxmemory accounting).
+    /// Bytes held as they count in RSS (MEMORY USAGE, cache mode's measure):
+    /// the arrays by `array_bytes` (a large slot array's room past its last
+    /// slot is never written), the index whole (its control bytes are all
+    /// written when it is made, its buckets at random), the members' heap.
     pub fn bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<E>()
-            + self.used.capacity() * 8
-            + self.index.capacity() * 5
-            + self.free.capacity() * 4
+        use super::{array_bytes, malloc_chunk};
+        array_bytes(
+            self.slots.len(),
+            self.slots.capacity(),
+            std::mem::size_of::<E>(),
+        ) + array_bytes(self.used.len(), self.used.capacity(), 8)
+            + malloc_chunk(self.index.allocation_size())
+            + array_bytes(self.free.len(), self.free.capacity(), 4)
             + self.heap
     }
 

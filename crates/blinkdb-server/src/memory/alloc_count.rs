@@ -106,8 +106,9 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// Returns free heap pages to the system (MEMORY PURGE, and the cron after
-/// evictions): glibc keeps freed memory in its arenas otherwise.
+/// Returns free heap pages to the system (MEMORY PURGE, the cron after
+/// evictions, the end of a BGSAVE or an AOF rewrite): glibc keeps freed
+/// memory in its arenas otherwise.
 pub fn purge() {
     // SAFETY: malloc_trim only walks glibc's own arenas.
     unsafe {

@@ -674,6 +674,8 @@ fn run_rewrite<H: Host>(shared: &Arc<H>) {
     let start = Instant::now();
     tracing::info!("Background append only file rewriting started");
     let result = crate::persistence::rdb_file::rewrite_aof(&**shared);
+    // As after a BGSAVE (`rdb_file::bgsave`): the copies it wrote from.
+    crate::memory::alloc_count::purge();
     let r = &shared.persistence().rewrite;
     r.last_duration_sec
         .store(start.elapsed().as_secs() as i64, Ordering::Relaxed);
