@@ -3,7 +3,18 @@
 # a container engine works (docker if its daemon answers, else podman, which must be able to start
 # a container), then compiles a static release binary, builds the FROM scratch image and prints
 # the size of the image it built. Fails before compiling when no engine works.
+# Usage: docker/build.sh [--binary-only]
+#   --binary-only  only compiles the static binary (target/docker-bin/blinkdb), with no engine
+#                  check and no image: tests/run-all.sh starts it early in the background, and
+#                  the docker stage's own build.sh run then finds it up to date
 set -euo pipefail
+
+binary_only=0
+case "${1:-}" in
+    --binary-only) binary_only=1 ;;
+    "") ;;
+    *) echo "usage: docker/build.sh [--binary-only]" >&2; exit 2 ;;
+esac
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tag="${BLINKDB_IMAGE_TAG:-blinkdb}"
@@ -32,7 +43,9 @@ podman_probe() {
 
 # --- container engine, before anything is compiled ---------------------------------------------
 engine=""
-if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+if [ "$binary_only" = 1 ]; then
+    : # no image, so no engine to check
+elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
     engine=docker
 elif command -v podman >/dev/null 2>&1; then
     engine=podman
@@ -93,6 +106,10 @@ fi
 rm -rf target/docker-rootfs target/docker-bin
 mkdir -p target/docker-rootfs/data target/docker-bin
 cp "$binary" target/docker-bin/blinkdb
+if [ "$binary_only" = 1 ]; then
+    echo "build.sh: static binary $binary (--binary-only: no image built)"
+    exit 0
+fi
 
 # --- image --------------------------------------------------------------------------------------
 if [ "$engine" = docker ]; then

@@ -14,8 +14,10 @@
 #   7. the fuzz targets, each from its committed corpus for a bounded time
 #      (tests/fuzz.sh: plain cargo on stable, no cargo-fuzz or nightly)
 # Before the stages, redis-server 8.0.2 and valkey-server 8.1.1 (the peers of
-# tests/integration/test_peer_*.py) start building in the background; the fuzz
-# targets build in the background, at low priority, while redis-suite runs.
+# tests/integration/test_peer_*.py) start building in the background; the docker
+# stage's static binary builds in the background, at low priority, while
+# integration and clients run, and the fuzz targets likewise while redis-suite runs.
+# The server binary is the one `cargo test` builds in the unit stage (build_server).
 # Every stage runs even if an earlier one failed; the script exits non-zero if
 # any failed and ends with a "N passed, N failed" line counting stages. Each
 # stage's "stage X: ok (N s)" line is followed by the CPU seconds it used
@@ -119,24 +121,67 @@ unit() {
     cargo test --profile ci --workspace
 }
 
+# The binary the black-box stages test, target/ci/blinkdb, as `cargo test --workspace`
+# builds it for the server's integration test: with the features of the whole workspace
+# and its dev-dependencies unified. `cargo build -p blinkdb-server` resolves fewer
+# (rand without small_rng, serde_core without alloc, ...: the benches crate and the
+# dev-dependencies are not in its graph) and so compiled 34 crates again, the server's
+# own among them, after `unit` had built them once. After `unit` this only finds
+# everything up to date; it runs once per run-all.sh (the background static build of
+# the docker stage holds the build directory's lock while it runs).
+server_built=0
+build_server() {
+    [ "$server_built" = 1 ] && return 0
+    cargo test --profile ci --workspace --no-run && server_built=1
+}
+
 integration() {
     # test_failover.py drives ioredis (tests/clients/node) through Sentinel.
     (cd tests/clients/node && npm ci --no-audit --no-fund --silent) &&
-        cargo build --profile ci -p blinkdb-server &&
+        build_server && start_docker_build &&
         "$python" -m pytest tests/integration -q -p no:cacheprovider -rs -n 3 --dist loadfile \
             --durations=40
 }
 
 clients() {
-    cargo build --profile ci -p blinkdb-server && BLINKDB_SERVER=blinkdb tests/clients/run.sh
+    build_server && BLINKDB_SERVER=blinkdb tests/clients/run.sh
+}
+
+# The docker stage's static build (compile-bound, a separate build: static glibc for the
+# x86_64-unknown-linux-gnu target) runs beside `integration` and `clients` at the lowest
+# priority, as the fuzz build does beside redis-suite (see there): it takes the CPU their
+# servers and harnesses leave while they wait. The docker stage waits for it; its own
+# docker/build.sh run then finds the binary up to date. A failed background build is
+# only reported: the stage's build.sh run builds again and fails in its place.
+docker_build=
+start_docker_build() {
+    want docker || return 0
+    [ -z "$docker_build" ] || return 0
+    say "building the Docker image's static binary in the background (target/docker-build.log)"
+    BLINKDB_DOCKER_PROFILE=ci nice -n 19 docker/build.sh --binary-only >target/docker-build.log 2>&1 &
+    docker_build=$!
+}
+
+# A background build the stage now waits for is no longer background: back to nice 0
+# (on a machine shared with other work a nice-19 build would crawl while the stage waits).
+# The parent first, so that the compilers it starts from then on are at nice 0 too.
+unnice_tree() { # pid
+    local child
+    renice -n 0 -p "$1" >/dev/null 2>&1
+    for child in $(pgrep -P "$1"); do unnice_tree "$child"; done
 }
 
 docker_image() {
+    if [ -n "$docker_build" ]; then
+        unnice_tree "$docker_build"
+        wait "$docker_build" || echo "!!!! the background static build failed: see target/docker-build.log"
+        tail -1 target/docker-build.log
+    fi
     BLINKDB_DOCKER_PROFILE=ci tests/docker/run.sh
 }
 
 redis_suite() {
-    cargo build --profile ci -p blinkdb-server || return 1
+    build_server || return 1
     local status=0
     tests/redis-suite/run.sh || status=1
     # Then own-server mode, the harness starting BlinkDB itself.
@@ -167,6 +212,7 @@ start_fuzz_build() {
 
 fuzz() {
     if [ -n "$fuzz_build" ]; then
+        unnice_tree "$fuzz_build"
         wait "$fuzz_build" || { cat target/fuzz-build.log; return 1; }
         tail -1 target/fuzz-build.log
     fi
