@@ -184,6 +184,29 @@ LAZY_SCENARIO = [
     ["HSETEX", "h8", "PXAT", "1", "FIELDS", "2", "x", "1", "y", "2"], ["EXISTS", "h8"],
     ["HSET", "h9", "x", "1", "y", "2"], ["HGETEX", "h9", "PXAT", "1", "FIELDS", "1", "x"],
     ["HLEN", "h9"],
+    # The HFE commands touch only the fields they name (8.0.2's t_hash.c): HGETEX and
+    # HGETDEL remove a named field past its TTL (HDEL, in MULTI/EXEC with their own
+    # record) and leave the others; HSETEX FNX/FXX removes those it checks, up to the
+    # first that fails it; HPERSIST answers -2 and removes nothing; HPEXPIRE sets a new
+    # time on a field past its old one (NX still sees the old one).
+    (["HSET", "h10", "a", "1", "b", "2", "c", "3", "d", "4"],
+     ["HPEXPIRE", "h10", "1", "FIELDS", "2", "a", "b"]),
+    ["HGETEX", "h10", "PX", "100000", "FIELDS", "2", "a", "c"], ["HLEN", "h10"],
+    ["HGETEX", "h10", "FIELDS", "1", "b"], ["HLEN", "h10"],
+    (["HSET", "h11", "x", "1", "y", "2", "z", "3"],
+     ["HPEXPIRE", "h11", "1", "FIELDS", "2", "x", "y"]),
+    ["HGETDEL", "h11", "FIELDS", "2", "x", "z"], ["HLEN", "h11"],
+    (["HSET", "h12", "p", "1", "q", "2", "r", "3", "s", "4"],
+     ["HPEXPIRE", "h12", "1", "FIELDS", "3", "p", "q", "s"]),
+    ["HSETEX", "h12", "FNX", "FIELDS", "3", "p", "1", "r", "2", "s", "3"], ["HLEN", "h12"],
+    ["HSETEX", "h12", "FXX", "FIELDS", "2", "q", "5", "r", "6"], ["HLEN", "h12"],
+    ["HSETEX", "h12", "EX", "100", "FIELDS", "1", "s", "7"], ["HLEN", "h12"],
+    (["HSET", "h13", "s", "1", "t", "2"], ["HPEXPIRE", "h13", "1", "FIELDS", "1", "s"]),
+    ["HPERSIST", "h13", "FIELDS", "2", "s", "t"], ["HLEN", "h13"],
+    ["HPEXPIRE", "h13", "100000", "NX", "FIELDS", "1", "s"],
+    ["HPEXPIRE", "h13", "100000", "FIELDS", "1", "s"], ["HGET", "h13", "s"],
+    (["HSET", "h14", "only", "1"], ["HPEXPIRE", "h14", "1", "FIELDS", "1", "only"]),
+    ["HGETDEL", "h14", "FIELDS", "1", "only"], ["EXISTS", "h14"],
 ]
 
 

@@ -72,3 +72,76 @@ def test_hfe_introspection_matches_redis8(server_factory, redis8):
     for a, b in zip(ours, theirs):
         assert a == b
     assert len(ours) == len(theirs)
+
+
+def subexpiry(c):
+    """Each database line's subexpiry, or the line itself when it has none."""
+    info = py(c.call("INFO", "keyspace"))
+    out = {}
+    for line in info.split("\r\n"):
+        if line.startswith("db"):
+            db, fields = line.split(":")
+            kv = dict(f.split("=") for f in fields.split(","))
+            out[db] = int(kv["subexpiry"]) if "subexpiry" in kv else line
+    return out
+
+
+def subexpiry_scenario(srv):
+    """INFO keyspace's subexpiry (hashes with field TTLs) through what adds and drops
+    one: the first TTL of a small and a large hash, more TTLs on it, HDEL and HGETDEL of
+    the last field with a TTL, DEL, RENAME, MOVE, the active cycle removing the last
+    TTL'd fields (the hash stays), FLUSHALL."""
+    seen = []
+    with srv.connect() as c:
+        def see(label):
+            seen.append((label, subexpiry(c)))
+
+        big = [x for i in range(600) for x in (f"f{i}", "v")]
+        c.call("HSET", "small", "f1", "v", "f2", "v", "f3", "v")
+        c.call("HSET", "big", *big)
+        c.call("SET", "s", "v")
+        see("no TTL")
+        c.call("HPEXPIRE", "small", 100000, "FIELDS", 2, "f1", "f2")
+        c.call("HPEXPIRE", "big", 100000, "FIELDS", 1, "f1")
+        c.call("HPEXPIRE", "big", 200000, "FIELDS", 1, "f2")
+        see("two hashes")
+        c.call("HDEL", "big", "f1")
+        see("one TTL left in big")
+        c.call("HDEL", "big", "f2")
+        see("HDEL of big's last")
+        c.call("HGETDEL", "small", "FIELDS", 2, "f1", "f2")
+        see("HGETDEL of small's last")
+        for key in ("a", "b", "c"):
+            c.call("HSET", key, "x", "1", "y", "2")
+            c.call("HPEXPIRE", key, 100000, "FIELDS", 1, "x")
+        see("three more")
+        c.call("DEL", "a")
+        c.call("RENAME", "b", "b2")
+        c.call("MOVE", "c", 1)
+        see("DEL, RENAME, MOVE")
+        c.call("HSET", "e", "x", "1", "y", "2")
+        c.call("HPEXPIRE", "e", 1, "FIELDS", 1, "x")
+        wait_for(lambda: py(c.call("HLEN", "e")) == 1, f"the active cycle on {srv}")
+        see("active expiry of e's last TTL")
+        c.call("FLUSHALL")
+        see("FLUSHALL")
+    return seen
+
+
+def test_subexpiry_matches_redis8(server_factory, redis8):
+    ours = subexpiry_scenario(server_factory("--announce-redis-version", "8.0.2"))
+    theirs = subexpiry_scenario(redis8)
+    for a, b in zip(ours, theirs):
+        assert a == b
+    assert len(ours) == len(theirs)
+
+
+def test_no_subexpiry_as_redis_7(server_factory):
+    """Announcing 7.0.15 (the default), a database line has 7.0's three fields."""
+    srv = server_factory()
+    with srv.connect() as c:
+        c.call("HSET", "h", "f", "v")
+        c.call("HEXPIRE", "h", 100, "FIELDS", 1, "f")
+        assert subexpiry(c) == {"db0": "db0:keys=1,expires=0,avg_ttl=0"}
+        c.call("CONFIG", "SET", "announce-redis-version", "8.0.2")
+        assert subexpiry(c) == {"db0": 1}

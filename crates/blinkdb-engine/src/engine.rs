@@ -875,7 +875,7 @@ impl Engine {
             let lock = self.dbs[db].shard(shard);
             {
                 let read = lock.read();
-                if read.expires_len() == 0 && read.field_expires_len() == 0 {
+                if read.expires_len() == 0 {
                     expiring.clear(shard);
                     continue;
                 }
@@ -893,9 +893,6 @@ impl Engine {
                 }
             }
             removed += gone.len();
-            // Fed under the shard's lock, as every write is.
-            let fields = guard.expire_fields_due(now, per_shard);
-            self.report_expired_fields(db, &fields);
             drop(guard);
         }
         self.stats
@@ -904,9 +901,62 @@ impl Engine {
         (removed, looked)
     }
 
+    /// Removes the expired fields of due hashes, database by database, in
+    /// the order of their earliest field TTLs across the shards (a merge of
+    /// the shards' indexes), until at least `max` fields went: Redis 8.0
+    /// keeps one index per database and expires in its order, so its HDELs
+    /// come in that order. Returns the fields removed. Each hash is handled
+    /// under its shard's write lock; no lock is held between two.
+    pub fn active_expire_fields(&self, max: usize) -> usize {
+        use std::cmp::Reverse;
+        if self.is_loading() || self.is_replica() {
+            return 0;
+        }
+        let now = now_ms();
+        let mut removed = 0;
+        for (db, d) in self.dbs.iter().enumerate() {
+            let bits = d.field_expiring();
+            let mut heads = std::collections::BinaryHeap::new();
+            for i in bits.raised() {
+                let shard = d.shard(i).read();
+                match shard.first_field_due() {
+                    None => bits.clear(i),
+                    Some(at) if at < now => heads.push(Reverse((at, i))),
+                    Some(_) => {}
+                }
+            }
+            while removed < max {
+                let Some(Reverse((_, i))) = heads.pop() else {
+                    break;
+                };
+                let mut shard = d.shard(i).write();
+                // Fed under the shard's lock, as every write is.
+                let fields = shard.expire_fields_due(now, 1);
+                removed += fields.iter().map(|x| x.fields.len()).sum::<usize>();
+                self.report_expired_fields(db, &fields);
+                if let Some(at) = shard.first_field_due().filter(|at| *at < now) {
+                    heads.push(Reverse((at, i)));
+                }
+            }
+            if removed >= max {
+                break;
+            }
+        }
+        // No client's reply waits for these records: written out here, as
+        // Redis writes its AOF buffer after the cycle (errors surface through
+        // the log's write status, as for any write).
+        if removed > 0 && self.logging() {
+            if let Some(log) = self.log.get() {
+                let _ = log.aof.commit(log.aof.end_lsn());
+            }
+        }
+        removed
+    }
+
     /// What the active cycle's removal of hash fields tells the rest (as
-    /// Redis 8.0 does): an `HDEL key field` per field to the AOF and
-    /// replicas, the `hexpired` event per hash, `del` for a hash its last
+    /// Redis 8.0 does): an `HDEL key field` per field, each a record of its
+    /// own (8.0 propagates each in an execution unit of its own), to the AOF
+    /// and replicas, the `hexpired` event per hash, `del` for a hash its last
     /// field left.
     fn report_expired_fields(&self, db: usize, expired: &[crate::keyspace::ExpiredFields]) {
         if expired.is_empty() {
@@ -915,10 +965,8 @@ impl Engine {
         let mut count = 0;
         for x in expired {
             count += x.fields.len();
-            if let Some(feed) = self.feed.get() {
-                for f in &x.fields {
-                    feed.feed(db, &[b"HDEL", &x.key, f]);
-                }
+            for f in &x.fields {
+                self.log(db, &[b"HDEL", &x.key, f]);
             }
         }
         self.stats

@@ -197,6 +197,36 @@ mod tests {
     }
 
     #[test]
+    fn active_field_expiry_goes_by_time_across_shards() {
+        use crate::keyspace::{Db, Value};
+        use crate::types::{HashValue, Limits};
+        let (e, r) = engine();
+        // Two hashes in different shards, the one in the later shard due
+        // first: the merge takes it first (a walk of the shards would not).
+        let keys: Vec<String> = (0..64).map(|i| format!("h{i}")).collect();
+        let shard = |k: &String| Db::shard_index(k.as_bytes());
+        let a = keys.iter().min_by_key(|k| shard(k)).unwrap();
+        let b = keys.iter().max_by_key(|k| shard(k)).unwrap();
+        assert!(shard(a) < shard(b));
+        for (key, at) in [(a, 20), (b, 10)] {
+            let mut h = HashValue::default();
+            h.set(b"f", b"v", &Limits::default());
+            h.set(b"g", b"v", &Limits::default());
+            h.set_expire(b"f", at);
+            e.write1(0, key.as_bytes(), |tx| {
+                tx.insert(0, key.as_bytes(), Entry::new(Value::hash(h)))
+            });
+        }
+        e.set_interest(HASH);
+        assert_eq!(e.active_expire_fields(1000), 2);
+        assert_eq!(
+            take(&r),
+            [format!("hexpired@0:{b}"), format!("hexpired@0:{a}")]
+        );
+        assert_eq!(e.active_expire_fields(1000), 0, "nothing left due");
+    }
+
+    #[test]
     fn active_expiry_reports_each_key() {
         let (e, r) = engine();
         e.write1(0, b"gone", |tx| {

@@ -71,11 +71,15 @@ impl Shard {
             let (empty, next) = (h.is_empty(), h.min_expire());
             self.bytes = self.bytes - before + e.accounted_bytes(&key);
             if empty {
+                // Counted out here: remove_hashed sees no TTL left.
+                self.field_ttl_keys -= 1;
                 self.remove_hashed(&key, hash);
             } else {
                 self.touched(&key, true);
                 if next != 0 {
                     self.hexpires.insert((next, key.clone()));
+                } else {
+                    self.field_ttl_keys -= 1;
                 }
             }
             out.push(ExpiredFields {

@@ -99,6 +99,11 @@ impl Db {
         &self.bits.expiring
     }
 
+    /// The shards whose index of hashes with field TTLs may hold items.
+    pub fn field_expiring(&self) -> &ShardBits {
+        &self.bits.field_expiring
+    }
+
     /// The shards holding keys (their locks only: an empty shard is skipped
     /// without touching its lock).
     pub fn occupied_shards(&self) -> impl Iterator<Item = &RwLock<Shard>> {
@@ -127,6 +132,13 @@ impl Db {
                 o.expires_bytes += expires;
                 o
             })
+    }
+
+    /// Hashes with at least one field TTL (INFO keyspace's `subexpiry`).
+    pub fn field_ttl_keys(&self) -> usize {
+        self.occupied_shards()
+            .map(|s| s.read().field_ttl_keys())
+            .sum()
     }
 
     /// Keys with a TTL, and their mean time to live in ms at `now` (0 with none,

@@ -26,6 +26,10 @@ pub struct Shard {
     /// cycle (`field_expiry.rs`). Items may be stale (the key deleted, its
     /// earliest TTL moved later): the cycle checks each it pops.
     pub(super) hexpires: Expires,
+    /// Hashes with at least one field TTL, exactly (INFO keyspace's
+    /// `subexpiry`): kept by every path that adds, changes or drops an
+    /// entry, as `bytes` is.
+    pub(super) field_ttl_keys: usize,
     /// Sum of `Entry::accounted_bytes` over the map (cache mode's memory measure).
     pub(super) bytes: usize,
     /// Clients watching keys of this shard (WATCH); None while nobody does.
@@ -55,6 +59,11 @@ pub struct ShardBits([std::sync::atomic::AtomicU64; super::SHARDS / 64]);
 pub struct DbBits {
     pub expiring: ShardBits,
     pub occupied: ShardBits,
+    /// The shards whose index of hashes with field TTLs may hold items,
+    /// which the field cycle merges (`Engine::active_expire_fields`): raised
+    /// under the shard's write lock as an item goes in, cleared by the cycle
+    /// under its read lock once the index is empty.
+    pub field_expiring: ShardBits,
 }
 
 impl ShardBits {
@@ -116,12 +125,23 @@ impl Shard {
         }
     }
 
-    /// Raises this shard's TTL bit if it holds expiries.
+    /// Raises this shard's TTL bit if it holds keys with a TTL, and its
+    /// field-TTL bit if its index of hashes with field TTLs has items.
     pub(super) fn note_expiring(&self) {
-        let none = self.expires.is_empty() && self.hexpires.is_empty();
-        if let (Some((bits, i)), false) = (&self.bits, none) {
-            bits.expiring.raise(*i);
+        if let Some((bits, i)) = &self.bits {
+            if !self.expires.is_empty() {
+                bits.expiring.raise(*i);
+            }
+            if !self.hexpires.is_empty() {
+                bits.field_expiring.raise(*i);
+            }
         }
+    }
+
+    /// The time of the first item of the index of hashes with field TTLs
+    /// (an item may be stale: its hash gone or due later).
+    pub fn first_field_due(&self) -> Option<u64> {
+        self.hexpires.first().map(|(at, _)| *at)
     }
 
     /// Sets this shard's occupied bit to whether it holds keys.
@@ -150,6 +170,11 @@ impl Shard {
     /// Items in the index of hashes with field TTLs (stale ones included).
     pub fn field_expires_len(&self) -> usize {
         self.hexpires.len()
+    }
+
+    /// Hashes with at least one field TTL (expired or not).
+    pub fn field_ttl_keys(&self) -> usize {
+        self.field_ttl_keys
     }
 
     /// The sum of the keys' expiry times in ms (with `expires_len`, their mean).
@@ -260,7 +285,9 @@ impl Shard {
     ) -> Option<Entry> {
         let at = entry.expire_at;
         self.bytes += entry.accounted_bytes(key);
-        self.index_field_ttls(key, 0, super::field_expiry::min_field_expire(&entry));
+        let min = super::field_expiry::min_field_expire(&entry);
+        self.field_ttl_keys += usize::from(min != 0);
+        self.index_field_ttls(key, 0, min);
         // One probe of the table (a get_mut then an insert took two: a
         // fifth of an RDB load's inserting thread), none after a lookup.
         let old = self.map.insert(key, || hash, entry);
@@ -278,6 +305,7 @@ impl Shard {
         let old_at = old.as_ref().map_or(0, |e| e.expire_at);
         if let Some(o) = &old {
             self.bytes -= o.accounted_bytes(key);
+            self.field_ttl_keys -= usize::from(super::field_expiry::min_field_expire(o) != 0);
         }
         if old_at != at {
             if old_at != 0 {
@@ -302,6 +330,8 @@ impl Shard {
         debug_assert_eq!(at, e.expire_at, "modify changed an expiry");
         self.bytes = self.bytes - before + e.accounted_bytes(key);
         let new_min = super::field_expiry::min_field_expire(e);
+        self.field_ttl_keys =
+            self.field_ttl_keys + usize::from(new_min != 0) - usize::from(old_min != 0);
         self.index_field_ttls(key, old_min, new_min);
         Some(r)
     }
@@ -323,6 +353,7 @@ impl Shard {
         self.shrink_if_sparse();
         self.touched(key, false);
         self.bytes -= old.accounted_bytes(key);
+        self.field_ttl_keys -= usize::from(super::field_expiry::min_field_expire(&old) != 0);
         if old.expire_at != 0 {
             self.expires.remove(&(old.expire_at, Key::from(key)));
         }
@@ -366,6 +397,8 @@ impl Shard {
                     ix.remove(&key);
                 }
                 self.bytes -= old.accounted_bytes(&key);
+                self.field_ttl_keys -=
+                    usize::from(super::field_expiry::min_field_expire(&old) != 0);
                 self.touched(&key, false);
             }
             removed.push(key);
@@ -419,6 +452,7 @@ impl Shard {
         self.map = DenseMap::default();
         self.expires = Expires::default();
         self.hexpires = Expires::default();
+        self.field_ttl_keys = 0;
         self.bytes = 0;
         self.note_occupied();
     }
@@ -459,6 +493,7 @@ impl Shard {
             map: std::mem::take(&mut self.map),
             expires: std::mem::take(&mut self.expires),
             hexpires: std::mem::take(&mut self.hexpires),
+            field_ttl_keys: std::mem::take(&mut self.field_ttl_keys),
             bytes: std::mem::take(&mut self.bytes),
             preimaged: std::mem::take(&mut self.preimaged),
             ..Shard::default()
@@ -475,6 +510,7 @@ impl Shard {
         self.map = saved.map;
         self.expires = saved.expires;
         self.hexpires = saved.hexpires;
+        self.field_ttl_keys = saved.field_ttl_keys;
         self.note_expiring();
         self.note_occupied();
         self.bytes = saved.bytes;
@@ -509,6 +545,7 @@ impl Shard {
         std::mem::swap(&mut self.map, &mut other.map);
         std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.hexpires, &mut other.hexpires);
+        std::mem::swap(&mut self.field_ttl_keys, &mut other.field_ttl_keys);
         std::mem::swap(&mut self.bytes, &mut other.bytes);
         self.note_expiring();
         other.note_expiring();

@@ -63,12 +63,15 @@ impl Element for PairEx {
     }
 }
 
-/// The full encoding with TTLs: the fields, and a lower bound of their
-/// earliest TTL (0: none), exact after an `expire_due` that found it past.
+/// The full encoding with TTLs: the fields, a lower bound of their
+/// earliest TTL (exact after an `expire_due` that found it past), and how
+/// many fields have one (exact: with none, `min` is 0, so a hash with field
+/// TTLs is counted exactly, as INFO keyspace's `subexpiry` counts it).
 #[derive(Clone, Default)]
 pub struct TableEx {
     table: Table<PairEx>,
     min: u64,
+    ttls: usize,
 }
 
 impl Members for TableEx {
@@ -327,13 +330,16 @@ impl HashValue {
                     Some(p) if keep_ttl => p.at,
                     _ => 0,
                 };
-                t.table
-                    .insert(PairEx {
-                        field: Member::from_slice(field),
-                        value: Member::from_slice(value),
-                        at,
-                    })
-                    .is_none()
+                let old = t.table.insert(PairEx {
+                    field: Member::from_slice(field),
+                    value: Member::from_slice(value),
+                    at,
+                });
+                if let Some(old) = &old {
+                    t.forget_ttl(old.at);
+                }
+                t.note_ttl(at);
+                old.is_none()
             }
             _ => unreachable!("converted above"),
         }
@@ -355,7 +361,7 @@ impl HashValue {
             HashValue::PackEx(p) => {
                 let mut t = TableEx {
                     table: Table::with_capacity(p.entries() / 3 + 1),
-                    min: 0,
+                    ..TableEx::default()
                 };
                 for (_, f, v, at) in triplets(p) {
                     t.note_ttl(at);
@@ -388,7 +394,7 @@ impl HashValue {
             HashValue::Table(t) => {
                 let mut ex = TableEx {
                     table: Table::with_capacity(t.len()),
-                    min: 0,
+                    ..TableEx::default()
                 };
                 for p in t.iter() {
                     ex.table.insert(PairEx {
@@ -427,7 +433,8 @@ impl HashValue {
                     return false;
                 }
                 let t = t.make_mut();
-                t.table.get_mut(field).expect("checked").at = at;
+                let old = std::mem::replace(&mut t.table.get_mut(field).expect("checked").at, at);
+                t.forget_ttl(old);
                 t.note_ttl(at);
                 true
             }
@@ -454,7 +461,13 @@ impl HashValue {
                 None => false,
             },
             HashValue::TableEx(t) => {
-                t.table.contains(field) && t.make_mut().table.remove(field).is_some()
+                if !t.table.contains(field) {
+                    return false;
+                }
+                let t = t.make_mut();
+                let old = t.table.remove(field).expect("checked");
+                t.forget_ttl(old.at);
+                true
             }
         }
     }
@@ -543,8 +556,8 @@ impl HashValue {
         }
     }
 
-    /// The earliest field expiry (0: none); for a large hash a lower bound,
-    /// exact after `expire_due`.
+    /// The earliest field expiry (0: none, exactly when no field has a
+    /// TTL); for a large hash a lower bound, exact after `expire_due`.
     pub fn min_expire(&self) -> u64 {
         match self {
             HashValue::Pack(_) | HashValue::Table(_) => 0,
@@ -555,6 +568,12 @@ impl HashValue {
                 .unwrap_or(0),
             HashValue::TableEx(t) => t.min,
         }
+    }
+
+    /// Whether a field has a TTL (expired or not): INFO keyspace's
+    /// `subexpiry` counts such hashes.
+    pub fn has_field_ttl(&self) -> bool {
+        self.min_expire() != 0
     }
 
     /// The earliest field expiry (0: none), exact.
@@ -603,9 +622,26 @@ impl HashValue {
 }
 
 impl TableEx {
+    /// A field gained the TTL `at` (0: none).
     fn note_ttl(&mut self, at: u64) {
-        if at != 0 && (self.min == 0 || at < self.min) {
+        if at == 0 {
+            return;
+        }
+        self.ttls += 1;
+        if self.min == 0 || at < self.min {
             self.min = at;
+        }
+    }
+
+    /// A field with the TTL `at` (0: none) lost it or went; with no TTL
+    /// left the earliest is 0.
+    fn forget_ttl(&mut self, at: u64) {
+        if at == 0 {
+            return;
+        }
+        self.ttls -= 1;
+        if self.ttls == 0 {
+            self.min = 0;
         }
     }
 }
@@ -670,6 +706,20 @@ mod tests {
         assert_eq!(gone.len(), 1);
         assert_eq!(h.len(), 3);
         assert_eq!(h.min_expire(), 0);
+        // The table counts its TTLs: the last one dropped (HSET), removed
+        // (HDEL) or persisted leaves none, whatever the lower bound was.
+        assert!(!h.has_field_ttl());
+        h.set_expire(b"c", 900);
+        h.set_expire(b"d", 800);
+        assert!(h.has_field_ttl());
+        h.set(b"c", b"x", &limits);
+        assert!(h.remove(b"d"));
+        assert!(!h.has_field_ttl() && h.min_expire() == 0);
+        h.set_expire(b"a", 700);
+        h.set_keep_ttl(b"a", b"y", &limits);
+        assert_eq!(h.min_expire(), 700);
+        h.set_expire(b"a", 0);
+        assert!(!h.has_field_ttl());
         let mut small = HashValue::default();
         small.set(b"x", b"y", &limits);
         small.set_expire(b"x", 7);

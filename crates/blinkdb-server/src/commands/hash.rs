@@ -28,10 +28,11 @@ pub(super) fn write_now(ctx: &Ctx) -> u64 {
 
 /// `collection::modify` of a hash whose fields expired before `now` are
 /// removed first: each logged as `HDEL key field`, as Redis 8.0 propagates
-/// them, with one `hexpired` event (HRANDFIELD's hashTypeExpireIfNeeded;
-/// the HFE commands, which touch the fields they name). The caller calls
-/// `drop_if_empty` after, as for any change.
-pub(super) fn expire_then_modify<R>(
+/// them, with one `hexpired` event (HRANDFIELD's hashTypeExpireIfNeeded, the
+/// one command that removes every expired field; the others touch only the
+/// fields they name). The caller calls `drop_if_empty` after, as for any
+/// change.
+fn expire_then_modify<R>(
     tx: &mut Tx,
     db: usize,
     key: &[u8],
@@ -57,7 +58,8 @@ pub(super) fn expire_then_modify<R>(
 
 /// Logs what one command propagates: several records go inside MULTI/EXEC,
 /// as Redis wraps a command's propagated effects (HRANDFIELD's HDELs,
-/// HEXPIRE's fields removed by a time past).
+/// HEXPIRE's fields removed by a time past, HGETEX's fields met past their
+/// TTL with its own record).
 pub(super) fn log_wrapped(tx: &mut Tx, db: usize, records: &[Vec<&[u8]>]) {
     if records.len() > 1 {
         tx.log(db, &[b"MULTI"]);

@@ -3,10 +3,19 @@
 //! Redis 8.0.2's replies, errors, events and propagation (relative times
 //! logged as absolute HPEXPIREAT / HSETEX PXAT, a field removed on its time
 //! as HDEL). How fields hold their TTLs: `types/hash.rs`.
+//!
+//! As in 8.0.2's t_hash.c, a command touches only the fields it names:
+//! HGETEX, HGETDEL and HSETEX's FNX/FXX check remove a named field past its
+//! TTL (`expire_named`: an `HDEL key field` record, `expired_subkeys`, one
+//! `hexpired` per command, none from HSETEX); HEXPIRE and its family set a
+//! named field's time whether or not it passed (its old time still decides
+//! NX/XX/GT/LT); HPERSIST answers -2 for one past its TTL and leaves it.
+//! Every record a command logs goes out in one MULTI/EXEC when there are
+//! several (8.0's also_propagate of the HDELs, then the command's own).
 
 use super::args::{parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
-use super::collection;
-use super::hash::{expire_then_modify as modify, log_wrapped, read_now, write_now};
+use super::collection::{self, modify};
+use super::hash::{log_wrapped, read_now, write_now};
 use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
@@ -80,9 +89,19 @@ fn immediate(now: u64, at: u64) -> bool {
     now != 0 && at <= now
 }
 
-/// The HDEL a field removed because its new time has passed logs.
-fn log_hdel(tx: &mut Tx, db: usize, key: &[u8], field: &[u8]) {
-    tx.log(db, &[b"HDEL", key, field]);
+/// Redis 8.0's lazy expiry of a field a command names (hashTypeGetValue
+/// with HFE_LAZY_NO_NOTIFICATION and HFE_LAZY_AVOID_HASH_DEL): past its TTL
+/// at `now` (0: nothing expires, on a replica, while loading or while
+/// expiry is held) it is removed and true returned. The caller logs
+/// `HDEL key field` among its records, counts it in expired_subkeys and
+/// sends the events; the hash stays until the command ends, even empty.
+fn expire_named(h: &mut HashValue, field: &[u8], now: u64) -> bool {
+    matches!(h.find(field, now), Some((_, true))) && h.remove(field)
+}
+
+/// `HDEL key field`, a field's record when a time past or its TTL removed it.
+fn hdel_record<'a>(key: &'a [u8], field: &'a [u8]) -> Vec<&'a [u8]> {
+    vec![b"HDEL", key, field]
 }
 
 /// Deletes `key` if no field is left, with the `del` event.
@@ -149,7 +168,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
             Ok(f) => f,
             Err(e) => return out.error(&e),
         };
-        let results = modify(tx, db, key, false, now, |h: &mut HashValue| {
+        let results = modify(tx, db, key, false, |h: &mut HashValue| {
             h.to_ex();
             fields
                 .iter()
@@ -169,7 +188,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
                 SET => set.push(*f),
                 DELETED => {
                     deleted = true;
-                    records.push(vec![b"HDEL", key, f]);
+                    records.push(hdel_record(key, f));
                 }
                 _ => {}
             }
@@ -267,13 +286,17 @@ pub fn hpersist(ctx: &mut Ctx, args: &Args) {
             Ok(f) => f,
             Err(e) => return out.error(&e),
         };
-        let results = modify(tx, db, key, false, now, |h: &mut HashValue| {
+        // A field past its TTL answers -2 and stays (8.0's hpersistCommand
+        // removes nothing).
+        let results = modify(tx, db, key, false, |h: &mut HashValue| {
             fields
                 .iter()
-                .map(|f| match set_field_expire(h, f, None, Cond::None, now) {
-                    SET => 1,
-                    NOT_MET => -1,
-                    _ => -2,
+                .map(|f| match h.find(f, now) {
+                    None | Some((_, true)) => -2,
+                    Some(_) => match set_field_expire(h, f, None, Cond::None, now) {
+                        SET => 1,
+                        _ => -1,
+                    },
                 })
                 .collect::<Vec<i64>>()
         });
@@ -303,30 +326,45 @@ pub fn hgetdel(ctx: &mut Ctx, args: &Args) {
             Ok(f) => f,
             Err(e) => return out.error(&e),
         };
-        let r = modify(tx, db, key, false, now, |h: &mut HashValue| {
+        let r = modify(tx, db, key, false, |h: &mut HashValue| {
             out.array(fields.len());
-            let mut deleted = 0;
+            let (mut expired, mut deleted) = (Vec::new(), 0);
             for f in fields {
-                let v = h.get(f, now).map(<[u8]>::to_vec);
+                if expire_named(h, f, now) {
+                    expired.push(*f);
+                    out.null();
+                    continue;
+                }
+                let v = h.lookup(f).map(|(v, _)| v.to_vec());
                 out.bulk_opt(v.as_deref());
                 if v.is_some() {
                     h.remove(f);
                     deleted += 1;
                 }
             }
-            deleted
+            (expired, deleted)
         });
-        let deleted = match r {
-            Ok(Some(n)) => n,
+        let (expired, deleted) = match r {
+            Ok(Some(r)) => r,
             _ => {
                 out.array(fields.len());
                 return fields.iter().for_each(|_| out.null());
             }
         };
+        // Each field met past its TTL as HDEL, then the command as HDEL of
+        // every field it names.
+        let mut records: Vec<Vec<&[u8]>> = expired.iter().map(|f| hdel_record(key, f)).collect();
         if deleted > 0 {
             let mut rec: Vec<&[u8]> = vec![b"HDEL", key];
             rec.extend_from_slice(fields);
-            tx.log(db, &rec);
+            records.push(rec);
+        }
+        log_wrapped(tx, db, &records);
+        if !expired.is_empty() {
+            tx.count_expired_subkeys(expired.len());
+            tx.notify(HASH, "hexpired", db, key);
+        }
+        if deleted > 0 {
             tx.notify(HASH, "hdel", db, key);
         }
         drop_if_empty(tx, db, key);
@@ -369,14 +407,22 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             Ok(f) => f,
             Err(e) => return out.error(&e),
         };
-        let r = modify(tx, db, key, false, now, |h: &mut HashValue| {
+        let r = modify(tx, db, key, false, |h: &mut HashValue| {
             if mode != GetEx::Keep {
                 h.to_ex();
             }
             out.array(fields.len());
-            let (mut updated, mut deleted) = (Vec::new(), Vec::new());
+            // The fields removed, in the order met: past their TTL
+            // (`expired`) or past the new time (`deleted`).
+            let (mut removed, mut expired, mut updated, mut deleted) = (Vec::new(), 0, 0, 0);
             for f in fields {
-                let v = h.get(f, now).map(<[u8]>::to_vec);
+                if expire_named(h, f, now) {
+                    removed.push(*f);
+                    expired += 1;
+                    out.null();
+                    continue;
+                }
+                let v = h.lookup(f).map(|(v, _)| v.to_vec());
                 out.bulk_opt(v.as_deref());
                 if v.is_none() || mode == GetEx::Keep {
                     continue;
@@ -386,31 +432,35 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
                     _ => None,
                 };
                 match set_field_expire(h, f, at, Cond::None, now) {
-                    SET => updated.push(*f),
-                    DELETED => deleted.push(*f),
+                    SET => updated += 1,
+                    DELETED => {
+                        removed.push(*f);
+                        deleted += 1;
+                    }
                     _ => {}
                 }
             }
-            (updated, deleted)
+            (removed, expired, updated, deleted)
         });
-        let (updated, deleted) = match r {
+        let (removed, expired, updated, deleted) = match r {
             Ok(Some(r)) => r,
             _ => {
                 out.array(fields.len());
                 return fields.iter().for_each(|_| out.null());
             }
         };
-        for f in &deleted {
-            log_hdel(tx, db, key, f);
+        let mut records: Vec<Vec<&[u8]>> = removed.iter().map(|f| hdel_record(key, f)).collect();
+        if !removed.is_empty() {
+            tx.count_expired_subkeys(removed.len());
         }
-        if !deleted.is_empty() {
-            tx.count_expired_subkeys(deleted.len());
+        if expired > 0 {
+            tx.notify(HASH, "hexpired", db, key);
         }
         let n = fields.len().to_string();
-        if !updated.is_empty() {
+        let at_text;
+        if updated > 0 {
             // Logged with every field named, as Redis rewrites it.
             let mut rec: Vec<&[u8]> = Vec::with_capacity(fields.len() + 5);
-            let at_text;
             match mode {
                 GetEx::At(at) => {
                     at_text = at.to_string();
@@ -424,10 +474,11 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             }
             rec.extend_from_slice(&[b"FIELDS", n.as_bytes()]);
             rec.extend_from_slice(fields);
-            tx.log(db, &rec);
-        } else if !deleted.is_empty() {
+            records.push(rec);
+        } else if deleted > 0 {
             tx.notify(HASH, "hdel", db, key);
         }
+        log_wrapped(tx, db, &records);
         drop_if_empty(tx, db, key);
     });
 }
@@ -545,12 +596,28 @@ pub fn hsetex(ctx: &mut Ctx, args: &Args) {
         if !exists && o.fxx {
             return out.int(0);
         }
-        let r = modify(tx, db, key, true, now, |h: &mut HashValue| {
+        let r = modify(tx, db, key, true, |h: &mut HashValue| {
+            // FNX/FXX look at the named fields in turn, each past its TTL
+            // removed, up to the first that decides against the command
+            // (8.0's hashTypeExists loop, which stops there).
+            let mut expired = Vec::new();
             if o.fxx || o.fnx {
-                let found = o.pairs.chunks(2).filter(|p| h.contains(p[0], now)).count();
+                let mut found = 0;
+                for p in o.pairs.chunks(2) {
+                    let exists = if expire_named(h, p[0], now) {
+                        expired.push(p[0]);
+                        false
+                    } else {
+                        h.lookup(p[0]).is_some()
+                    };
+                    found += usize::from(exists);
+                    if (o.fxx && !exists) || (o.fnx && exists) {
+                        break;
+                    }
+                }
                 let n = o.pairs.len() / 2;
                 if (o.fnx && found != 0) || (o.fxx && found != n) {
-                    return None;
+                    return (expired, None);
                 }
             }
             let mut deleted = Vec::new();
@@ -569,35 +636,40 @@ pub fn hsetex(ctx: &mut Ctx, args: &Args) {
                     }
                 }
             }
-            Some(deleted)
+            (expired, Some(deleted))
         });
-        let Ok(Some(r)) = r else {
+        let Ok(Some((expired, r))) = r else {
             return out.error(ERR_WRONGTYPE);
         };
+        // The fields met past their TTL (no event: 8.0 checks them with
+        // HFE_LAZY_NO_NOTIFICATION), those a time past removed, then the
+        // command itself unless it removed some: one MULTI/EXEC if several.
+        let mut records: Vec<Vec<&[u8]>> = expired.iter().map(|f| hdel_record(key, f)).collect();
+        let gone = expired.len() + r.as_ref().map_or(0, Vec::len);
+        if gone > 0 {
+            tx.count_expired_subkeys(gone);
+        }
         let Some(deleted) = r else {
+            log_wrapped(tx, db, &records);
             out.int(0);
             drop_if_empty(tx, db, key);
             return;
         };
-        let records: Vec<Vec<&[u8]>> = deleted.iter().map(|f| vec![&b"HDEL"[..], key, f]).collect();
-        log_wrapped(tx, db, &records);
-        if !deleted.is_empty() {
-            tx.count_expired_subkeys(deleted.len());
-        }
+        records.extend(deleted.iter().map(|f| hdel_record(key, f)));
+        let at_text;
         if deleted.is_empty() {
             match o.at {
                 Some((at, Some(i))) => {
-                    let at_text = at.to_string();
+                    at_text = at.to_string();
                     let mut rec: Vec<&[u8]> = args.to_vec();
                     rec[i - 1] = b"PXAT";
                     rec[i] = at_text.as_bytes();
-                    tx.log(db, &rec);
+                    records.push(rec);
                 }
-                _ => {
-                    tx.log(db, args);
-                }
+                _ => records.push(args.to_vec()),
             }
         }
+        log_wrapped(tx, db, &records);
         tx.notify(HASH, "hset", db, key);
         if o.at.is_some() {
             tx.notify(

@@ -274,16 +274,22 @@ fn section_text<H: Host>(shared: &H, section: &str, o: &mut String) {
         }),
         "keyspace" => {
             o.push_str("# Keyspace\r\n");
+            // Redis 7.4's `subexpiry` (hashes with field TTLs) only when
+            // BlinkDB announces a version that has it: parsers written for
+            // 7.0's three fields (redis_exporter before 7.4 support) drop a
+            // line with a fourth (docs/compatibility.md, Hash-field expiration).
+            let subexpiry = !settings.announce_redis_version.starts_with("7.0");
             for i in 0..engine.databases() {
                 let db = engine.db(i);
                 let keys = db.len();
                 if keys > 0 {
                     let now = blinkdb_engine::now_ms();
                     let (expires, avg_ttl) = db.expires_and_avg_ttl(now);
-                    let _ = write!(
-                        o,
-                        "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl}\r\n"
-                    );
+                    let _ = write!(o, "db{i}:keys={keys},expires={expires},avg_ttl={avg_ttl}");
+                    if subexpiry {
+                        let _ = write!(o, ",subexpiry={}", db.field_ttl_keys());
+                    }
+                    o.push_str("\r\n");
                 }
             }
         }
