@@ -566,6 +566,7 @@ mod tests {
             big.push(m, StreamId::new(1, seq), &[b"f", b"v"]);
         }
         assert!(big.seal_recycling().is_none());
-        assert_eq!(big.bytes(), big.used());
+        assert_eq!(big.buf.capacity(), big.used());
+        assert_eq!(big.bytes(), crate::types::malloc_chunk(big.used()));
     }
 }
