@@ -13,9 +13,8 @@
 use crate::engine::Engine;
 use crate::keyspace::{Entry, Value};
 use crate::sketch::cells::PAGE;
-use crate::sketch::cms::CountMin;
 use crate::sketch::file::{self, Header, Layout, Opened, KIND_COUNT_MIN, MAX_KEY};
-use crate::sketch::SketchKind;
+use crate::sketch::{Sketch, SketchKind};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::fs::File;
@@ -50,21 +49,33 @@ struct Bound {
     /// A count-min sketch's dimensions (0 for the encoded kinds).
     width: u64,
     depth: u64,
-    /// Encoded kinds: each body page's xxh3-64 as last written (0: not
-    /// known, written again). A checkpoint writes the pages whose hash
-    /// changed; 64 bits, not the table's 32, so a changed page is never
-    /// taken for an unchanged one.
-    hashes: Vec<u64>,
+    /// The generation of its last checkpoint.
     generation: u32,
+    /// Its page table as on disk after the last checkpoint.
     table: Vec<u64>,
     /// Created since the last start: its unwritten pages are zeros.
     fresh: bool,
+    /// Bound at start: the structure read from it may map it.
+    from_start: bool,
     /// The header on disk while it has the clean flag (no page written
     /// after it); taken, and the flag cleared on disk, before a page is.
     clean: Option<Header>,
 }
 
 impl Bound {
+    /// Whether a structure whose marks are relative to file `marks` is
+    /// written into this file: when they are this file's, or the file was
+    /// made by this run (never mapped). Otherwise (a copy made by a snapshot's copy-on-write, a key
+    /// moved back) every page would be written, and a file bound at start
+    /// may still be mapped by the structure it was read into (a count-min
+    /// sketch's counters, a cuckoo filter's slots, a top-k's buckets): a
+    /// page that mapping never changed shows the file's bytes, so writing
+    /// other bytes there would change what that structure (say, the one an
+    /// AOF rewrite is saving) holds. Such a structure gets a new file.
+    fn takes_marks(&self, marks: u64) -> bool {
+        !self.from_start || marks == self.id
+    }
+
     /// Clears the clean flag on disk (synced) before the first page write
     /// after it: a crash during that write must not leave a file whose
     /// header lets the next start skip the check of a torn page.
@@ -174,6 +185,14 @@ impl SketchFiles {
         !self.pending.lock().is_empty()
     }
 
+    /// Whether keys wait for a checkpoint or one is under way: false means
+    /// every file holds its key as of its last write (tests wait on it
+    /// before a kill -9 that must find whole files). Pending is read first:
+    /// a pass takes the keys only while it holds `pass`.
+    pub fn busy(&self) -> bool {
+        self.has_pending() || self.pass.is_locked()
+    }
+
     pub fn files(&self) -> usize {
         self.bound.lock().len()
     }
@@ -260,7 +279,6 @@ impl SketchFiles {
             layout,
             table,
             sketch,
-            hashes,
         } = opened;
         engine.write1(db, &key, |tx| {
             let expire_at = tx.get(db, &key).map_or(0, |e| e.expire_at);
@@ -283,10 +301,10 @@ impl SketchFiles {
                 kind: header.kind,
                 width: if encoded { 0 } else { header.width },
                 depth: header.depth,
-                hashes,
                 generation: header.generation,
                 table,
                 fresh: false,
+                from_start: true,
                 clean: header.clean.then_some(header),
             })),
         );
@@ -311,17 +329,10 @@ impl SketchFiles {
             kind,
             width,
             depth,
-            hashes: vec![
-                0;
-                if kind == KIND_COUNT_MIN {
-                    0
-                } else {
-                    layout.pages
-                }
-            ],
             generation: 0,
             table: vec![0; layout.pages],
             fresh: true,
+            from_start: false,
             clean: None,
         })
     }
@@ -392,28 +403,68 @@ pub fn checkpoint(engine: &Engine, shutdown: bool) -> std::io::Result<usize> {
     error.map_or(Ok(n), Err)
 }
 
-/// The key's changed pages with the next generation, the log's end as the
-/// checkpoint. None when the key no longer holds a sketch (its file is
-/// removed).
-fn write_pages(
-    engine: &Engine,
-    log: &crate::persist::Log,
-    key: &Key,
-    shutdown: bool,
-) -> std::io::Result<Option<Done>> {
-    let kind = engine.read(key.0, &key.1, |e| {
-        e.and_then(|e| e.value().as_sketch()).map(|s| s.file_kind())
-    });
-    match kind {
-        Some(k) if file::encoded(k) => write_body(engine, log, key, shutdown),
-        _ => write_cells(engine, log, key, shutdown),
+/// The file a sketch needs: its kind and dimensions (a count-min sketch's
+/// width and depth; an encoded body's length and the pages a new file gives
+/// it).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    kind: u32,
+    width: u64,
+    depth: u64,
+    /// Encoded kinds: the pages the body takes now, and a new file's pages.
+    need: usize,
+    room: usize,
+}
+
+impl Shape {
+    fn of(s: &Sketch) -> Shape {
+        let kind = s.file_kind();
+        if !file::encoded(kind) {
+            let c = crate::sketch::cms::CountMin::of(s).expect("the unencoded kind");
+            return Shape {
+                kind,
+                width: c.width(),
+                depth: c.depth(),
+                need: 0,
+                room: 0,
+            };
+        }
+        let len = s.file_len();
+        let need = len.div_ceil(PAGE).max(1);
+        Shape {
+            kind,
+            width: len as u64,
+            depth: 0,
+            need,
+            room: s.file_capacity(len).div_ceil(PAGE).max(need),
+        }
+    }
+
+    /// Whether file `b` can take it: a count-min sketch's of its very
+    /// dimensions; an encoded body's of its kind with room for the body, and
+    /// at most twice the room a new file would have (a smaller structure
+    /// that replaced a large one gives the disk back).
+    fn fits(&self, b: &Bound) -> bool {
+        match file::encoded(self.kind) {
+            false => (b.kind, b.width, b.depth) == (self.kind, self.width, self.depth),
+            true => {
+                b.kind == self.kind
+                    && b.layout.pages >= self.need
+                    && b.layout.pages <= 2 * self.room
+            }
+        }
     }
 }
 
-/// A count-min sketch: under the key's lock, writes its changed pages with
-/// the next generation and notes the log's end as the checkpoint. None
-/// when the key no longer holds one (its file is removed).
-fn write_cells(
+/// The key's changed pages with the next generation, the log's end as the
+/// checkpoint: under the key's lock, the pages its structure marked since
+/// its file got them (all of them for a new file) are written with their
+/// table entries. One path for every kind: the structure gives the marked
+/// pages' bytes (`Sketch::file_pages`). A structure that no longer fits its
+/// file (a count-min sketch of other dimensions, a cuckoo filter that grew,
+/// a top-k's items, another kind) gets a new file. None when the key no
+/// longer holds a sketch (its file is removed).
+fn write_pages(
     engine: &Engine,
     log: &crate::persist::Log,
     key: &Key,
@@ -422,100 +473,128 @@ fn write_cells(
     use std::os::unix::fs::FileExt;
     let files = &engine.sketch_files;
     let (db, name) = (key.0, &key.1[..]);
-    let existing = files.bound.lock().get(key).cloned();
-    let shape = engine.read(db, name, |e| {
+    let look = engine.read(db, name, |e| {
         e.and_then(|e| e.value().as_sketch())
-            .and_then(|s| CountMin::of(s))
-            .map(|c| (c.width(), c.depth()))
+            .map(|s| (Shape::of(s), s.file_dirty().file()))
     });
-    let Some((width, depth)) = shape else {
+    let Some((shape, marks)) = look else {
         if let Some(b) = files.bound.lock().remove(key) {
             let _ = std::fs::remove_file(&b.lock().path);
         }
         return Ok(None);
     };
-    let same_shape = |b: &Arc<Mutex<Bound>>| {
-        let g = b.lock();
-        (g.kind, g.width, g.depth) == (KIND_COUNT_MIN, width, depth)
-    };
+    let existing = files.bound.lock().get(key).cloned();
     let bound = match existing {
-        Some(b) if same_shape(&b) => b,
+        Some(b)
+            if {
+                let g = b.lock();
+                shape.fits(&g) && g.takes_marks(marks)
+            } =>
+        {
+            b
+        }
         _ => {
-            // A new sketch, or one of another shape: a new file.
-            let b = Arc::new(Mutex::new(files.new_bound(KIND_COUNT_MIN, width, depth)?));
+            // A new sketch, or one the file cannot take: a new file.
+            let depth = match file::encoded(shape.kind) {
+                true => shape.room as u64,
+                false => shape.depth,
+            };
+            let b = files.new_bound(
+                shape.kind,
+                if file::encoded(shape.kind) {
+                    0
+                } else {
+                    shape.width
+                },
+                depth,
+            )?;
+            let b = Arc::new(Mutex::new(b));
             if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
                 let _ = std::fs::remove_file(&old.lock().path);
             }
             b
         }
     };
-    let mut b = bound.lock();
+    let mut guard = bound.lock();
+    let b = &mut *guard;
     // The flag's clearing is synced: done here, not under the key's lock,
     // when pages are known to be waiting (else below, under it).
     let dirty = engine.read(db, name, |e| {
         e.and_then(|e| e.value().as_sketch())
-            .and_then(|s| CountMin::of(s))
-            .is_some_and(|c| c.cells().has_dirty(b.id))
+            .is_some_and(|s| s.file_dirty().any(b.id))
     });
     if dirty {
         b.unclean()?;
     }
     let generation = b.generation.wrapping_add(1);
-    let (id, fresh, data) = (b.id, b.fresh, b.layout.data);
+    let (id, fresh, data, file_pages) = (b.id, b.fresh, b.layout.data, b.layout.pages);
     let (result, _) = engine.write1(
         db,
         name,
         |tx| -> std::io::Result<Option<(Header, Vec<usize>)>> {
-            let Some(cms) = tx
-                .get(db, name)
-                .and_then(|e| e.value().as_sketch())
-                .and_then(|s| CountMin::of(s))
-            else {
+            let s = tx.get(db, name).and_then(|e| e.value().as_sketch());
+            let now = s.map(|s| Shape::of(s));
+            let (Some(s), Some(now)) = (s, now) else {
+                // Gone since the look above: the next pass removes its file.
+                files.touch(db, name);
                 return Ok(None);
             };
-            if (cms.width(), cms.depth()) != (width, depth) {
-                // Replaced since the look above: the next pass makes its file.
+            if !now.fits(b) || !b.takes_marks(s.file_dirty().file()) {
+                // Changed since the look above: the next pass makes its file.
                 files.touch(db, name);
                 return Ok(None);
             }
             let checkpoint = log.aof.end_lsn().0;
-            let cells = cms.cells();
-            let pages = cells.take_dirty(id);
+            // An encoded body's pages only (a t-digest's file has room for
+            // its compression's nodes; pages past the body are never read).
+            let body_pages = match file::encoded(now.kind) {
+                true => now.need,
+                false => file_pages,
+            };
+            let pages = s.file_dirty().take(id, body_pages);
+            let failed = |e: std::io::Error| {
+                // Its pages are written again whole at the next pass.
+                s.file_dirty().forget();
+                files.touch(db, name);
+                Err(e)
+            };
             if !pages.is_empty() {
                 if let Err(e) = b.unclean() {
-                    cells.take_dirty(0);
-                    files.touch(db, name);
-                    return Err(e);
+                    return failed(e);
                 }
             }
-            let mut buf = [0u8; PAGE];
-            for &p in &pages {
-                cells.page_bytes(p, &mut buf);
-                b.table[p] = file::entry(generation, &buf);
+            let written = s.file_pages(&pages, &mut |p, page| {
+                b.table[p] = file::entry(generation, page);
                 // A new file is zeros already: a zero page is left unwritten.
-                if fresh && buf.iter().all(|x| *x == 0) {
-                    continue;
+                if fresh && page.iter().all(|x| *x == 0) {
+                    return Ok(());
                 }
-                if let Err(e) = b.file.write_all_at(&buf, data + (p * PAGE) as u64) {
-                    // Its pages are written again whole at the next pass.
-                    cells.take_dirty(0);
-                    files.touch(db, name);
-                    return Err(e);
-                }
+                b.file.write_all_at(page, data + (p * PAGE) as u64)
+            });
+            if let Err(e) = written {
+                return failed(e);
             }
             files
                 .stats
                 .pages_written
                 .fetch_add(pages.len() as u64, Ordering::Relaxed);
             b.generation = generation;
+            let (width, depth, counter) = match file::encoded(now.kind) {
+                true => (now.width, file_pages as u64, 0),
+                false => (
+                    now.width,
+                    now.depth,
+                    crate::sketch::cms::CountMin::of(s).map_or(0, |c| c.count()),
+                ),
+            };
             let header = Header {
-                kind: KIND_COUNT_MIN,
+                kind: now.kind,
                 generation,
                 checkpoint,
                 db: db as u32,
                 width,
                 depth,
-                counter: cms.count(),
+                counter,
                 key: name.to_vec(),
                 // Still clean if no page was written since the flag was.
                 clean: shutdown || b.clean.is_some(),
@@ -526,7 +605,7 @@ fn write_cells(
     let Some((header, pages)) = result? else {
         return Ok(None);
     };
-    drop(b);
+    drop(guard);
     Ok(Some(Done {
         bound,
         header,
@@ -547,126 +626,4 @@ pub fn sweep(engine: &Engine) {
             files.pending.lock().insert(key);
         }
     }
-}
-
-/// A cuckoo filter, top-k or t-digest: its body encoded under the key's lock
-/// (with the log's end as the checkpoint), then, without the lock, the pages
-/// whose hash changed written with the next generation. A body that no
-/// longer fits its file (a cuckoo filter grew, a top-k's items) gets a new
-/// file, as does one of another kind. None when the key holds no such
-/// structure any more (the next pass looks again).
-fn write_body(
-    engine: &Engine,
-    log: &crate::persist::Log,
-    key: &Key,
-    shutdown: bool,
-) -> std::io::Result<Option<Done>> {
-    use std::os::unix::fs::FileExt;
-    let files = &engine.sketch_files;
-    let (db, name) = (key.0, &key.1[..]);
-    // Encoding copies the structure: a read of it, under the key's lock so
-    // that no write lands between it and the log position it is as of.
-    let (snap, _) = engine.write1(db, name, |tx| {
-        let s = tx.get(db, name).and_then(|e| e.value().as_sketch())?;
-        if !file::encoded(s.file_kind()) {
-            return None;
-        }
-        let mut body = Vec::new();
-        s.file_body(&mut body);
-        let capacity = s.file_capacity(body.len());
-        Some((s.file_kind(), body, capacity, log.aof.end_lsn().0))
-    });
-    let Some((kind, body, capacity, checkpoint)) = snap else {
-        // Changed kind since the look: the next pass decides.
-        files.touch(db, name);
-        return Ok(None);
-    };
-    let need = body.len().div_ceil(PAGE).max(1);
-    let existing = files.bound.lock().get(key).cloned();
-    let fits = |b: &Arc<Mutex<Bound>>| {
-        let g = b.lock();
-        // A file far larger than the body (a smaller structure replaced a
-        // large one) is replaced too, to give the disk back.
-        g.kind == kind
-            && g.layout.pages >= need
-            && g.layout.pages <= 2 * capacity.div_ceil(PAGE).max(need)
-    };
-    let bound = match existing {
-        Some(b) if fits(&b) => b,
-        _ => {
-            let pages = capacity.div_ceil(PAGE).max(need) as u64;
-            let b = Arc::new(Mutex::new(files.new_bound(kind, 0, pages)?));
-            if let Some(old) = files.bound.lock().insert(key.clone(), b.clone()) {
-                let _ = std::fs::remove_file(&old.lock().path);
-            }
-            b
-        }
-    };
-    let mut b = bound.lock();
-    let generation = b.generation.wrapping_add(1);
-    let mut buf = [0u8; PAGE];
-    let mut changed = Vec::new();
-    for p in 0..b.layout.pages {
-        let page = page_of(&body, p, &mut buf);
-        let hash = crate::checksum::xxh3_64_large(page);
-        if b.fresh || b.hashes[p] != hash {
-            changed.push((p, hash));
-        }
-    }
-    if !changed.is_empty() {
-        b.unclean()?;
-    }
-    let data = b.layout.data;
-    let mut pages = Vec::with_capacity(changed.len());
-    for &(p, hash) in &changed {
-        let page = page_of(&body, p, &mut buf);
-        b.table[p] = generation as u64 | (hash & 0xffff_ffff) << 32;
-        // A new file is zeros already: a zero page is left unwritten.
-        let zero = b.fresh && page.iter().all(|x| *x == 0);
-        if !zero {
-            if let Err(e) = b.file.write_all_at(page, data + (p * PAGE) as u64) {
-                // Not known any more: written again at the next pass.
-                b.hashes.iter_mut().for_each(|h| *h = 0);
-                files.touch(db, name);
-                return Err(e);
-            }
-        }
-        b.hashes[p] = hash;
-        pages.push(p);
-    }
-    files
-        .stats
-        .pages_written
-        .fetch_add(pages.len() as u64, Ordering::Relaxed);
-    b.generation = generation;
-    let header = Header {
-        kind,
-        generation,
-        checkpoint,
-        db: db as u32,
-        width: body.len() as u64,
-        depth: b.layout.pages as u64,
-        counter: 0,
-        key: name.to_vec(),
-        // Still clean if no page was written since the flag was.
-        clean: shutdown || b.clean.is_some(),
-    };
-    drop(b);
-    Ok(Some(Done {
-        bound,
-        header,
-        pages,
-    }))
-}
-
-/// Page `p` of `body` as the file holds it: zero-padded past the end.
-fn page_of<'a>(body: &'a [u8], p: usize, buf: &'a mut [u8; PAGE]) -> &'a [u8] {
-    let start = (p * PAGE).min(body.len());
-    let end = ((p + 1) * PAGE).min(body.len());
-    if end - start == PAGE {
-        return &body[start..end];
-    }
-    buf[..end - start].copy_from_slice(&body[start..end]);
-    buf[end - start..].fill(0);
-    &buf[..]
 }

@@ -17,6 +17,16 @@ pub fn put_f64(out: &mut Vec<u8>, v: f64) {
     out.extend_from_slice(&v.to_bits().to_le_bytes());
 }
 
+/// Copies what of `part` (the body's bytes from `at`) falls in the page
+/// that starts at body byte `start` into `page` (the rest left as it is).
+pub fn copy_part(page: &mut [u8], start: usize, at: usize, part: &[u8]) {
+    let lo = start.max(at);
+    let hi = (start + page.len()).min(at + part.len());
+    if lo < hi {
+        page[lo - start..hi - start].copy_from_slice(&part[lo - at..hi - at]);
+    }
+}
+
 /// A reader over a body's bytes.
 pub struct In<'a> {
     rest: &'a [u8],

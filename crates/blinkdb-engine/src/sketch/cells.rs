@@ -10,7 +10,7 @@
 //! at any time, and an increment replayed onto a page that already has it
 //! would count twice.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use super::dirty::Dirty;
 
 /// The unit of dirtiness, checksums and file writes.
 pub const PAGE: usize = 4096;
@@ -27,19 +27,12 @@ enum Store {
 
 pub struct Cells {
     store: Store,
-    /// One bit per page changed since the file `file` last got it.
-    dirty: Box<[AtomicU64]>,
-    /// The file whose pages the clean pages equal (its id; 0: none).
-    file: AtomicU64,
+    /// The pages changed since the file last got them.
+    dirty: Dirty,
 }
 
 pub fn pages_for(len: usize) -> usize {
     len.div_ceil(PER_PAGE)
-}
-
-fn bitmap(pages: usize, all: bool) -> Box<[AtomicU64]> {
-    let v = if all { u64::MAX } else { 0 };
-    (0..pages.div_ceil(64)).map(|_| AtomicU64::new(v)).collect()
 }
 
 impl Cells {
@@ -52,8 +45,7 @@ impl Cells {
         let pages = pages_for(v.len());
         Cells {
             store: Store::Heap(v),
-            dirty: bitmap(pages, true),
-            file: AtomicU64::new(0),
+            dirty: Dirty::new(pages),
         }
     }
 
@@ -62,10 +54,11 @@ impl Cells {
     pub fn mapped(map: memmap2::MmapMut, len: usize, file: u64) -> Cells {
         assert!(map.len() >= len * 4, "mapping shorter than its counters");
         assert_eq!(map.as_ptr() as usize % 4, 0);
+        let dirty = Dirty::new(pages_for(len));
+        dirty.bind(file);
         Cells {
             store: Store::Mapped { map, len },
-            dirty: bitmap(pages_for(len), false),
-            file: AtomicU64::new(file),
+            dirty,
         }
     }
 
@@ -107,9 +100,7 @@ impl Cells {
     #[inline]
     pub fn set(&mut self, at: usize, v: u32) {
         self.as_mut_slice()[at] = v;
-        let page = at / PER_PAGE;
-        let word = self.dirty[page / 64].get_mut();
-        *word |= 1 << (page % 64);
+        self.dirty.mark(at / PER_PAGE);
     }
 
     /// Bytes of memory the counters take (heap, or the mapping's length).
@@ -139,36 +130,9 @@ impl Cells {
         buf[cells.len() * 4..].fill(0);
     }
 
-    /// Whether a checkpoint into file `file` would write any page.
-    pub fn has_dirty(&self, file: u64) -> bool {
-        self.file.load(Ordering::Acquire) != file
-            || self.dirty.iter().any(|w| w.load(Ordering::Relaxed) != 0)
-    }
-
-    /// The pages a checkpoint into file `file` must write, marked clean:
-    /// the dirty ones if the clean pages are that file's, else all.
-    pub fn take_dirty(&self, file: u64) -> Vec<usize> {
-        let all = self.file.swap(file, Ordering::AcqRel) != file;
-        let pages = self.pages();
-        let mut out = Vec::new();
-        for (w, word) in self.dirty.iter().enumerate() {
-            let bits = if all {
-                word.store(0, Ordering::Relaxed);
-                u64::MAX
-            } else {
-                word.swap(0, Ordering::Relaxed)
-            };
-            let mut b = bits;
-            while b != 0 {
-                let p = w * 64 + b.trailing_zeros() as usize;
-                if p >= pages {
-                    break;
-                }
-                out.push(p);
-                b &= b - 1;
-            }
-        }
-        out
+    /// The pages changed since the file last got them.
+    pub fn dirty(&self) -> &Dirty {
+        &self.dirty
     }
 }
 
@@ -207,19 +171,24 @@ mod tests {
     #[test]
     fn dirty_pages_are_the_changed_ones_and_all_for_another_file() {
         let mut c = Cells::zeroed(3 * PER_PAGE + 5);
+        let pages = c.pages();
         assert_eq!(
-            c.take_dirty(7),
+            c.dirty().take(7, pages),
             vec![0, 1, 2, 3],
             "a new file gets every page"
         );
-        assert!(c.take_dirty(7).is_empty());
+        assert!(c.dirty().take(7, pages).is_empty());
         c.set(PER_PAGE + 1, 9);
         c.set(3 * PER_PAGE + 4, 1);
-        assert_eq!(c.take_dirty(7), vec![1, 3]);
-        assert_eq!(c.take_dirty(8), vec![0, 1, 2, 3], "another file: all");
+        assert_eq!(c.dirty().take(7, pages), vec![1, 3]);
+        assert_eq!(
+            c.dirty().take(8, pages),
+            vec![0, 1, 2, 3],
+            "another file: all"
+        );
         let copy = c.clone();
         assert_eq!(
-            copy.take_dirty(8),
+            copy.dirty().take(8, pages),
             vec![0, 1, 2, 3],
             "a copy is tied to no file"
         );

@@ -248,10 +248,9 @@ pub struct Opened {
     pub header: Header,
     pub layout: Layout,
     pub table: Vec<u64>,
+    /// Its pages marked as this file's (`Dirty::bind`): a checkpoint with
+    /// nothing changed writes none.
     pub sketch: Sketch,
-    /// Encoded kinds: each page's xxh3-64, for the next checkpoint to tell
-    /// the pages that change (empty for a count-min sketch).
-    pub hashes: Vec<u64>,
 }
 
 /// Opens file `id`, checks every page against the table (on every core:
@@ -283,23 +282,31 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     }
     .map_err(io)?;
     if encoded(header.kind) {
-        // The body is read whole to be decoded: every page is hashed on
-        // the way (whatever the clean flag says) and checked.
-        let hashes = page_hashes(&map, table.len());
-        if let Some(p) = (0..table.len()).find(|&p| (table[p] >> 32) as u32 != hashes[p] as u32) {
+        // A body read whole to be decoded (a t-digest's) has every page
+        // checked whatever the clean flag says; a mapped one's (a cuckoo
+        // filter's slots, a top-k's buckets), as a count-min sketch's.
+        // Only the pages the body takes: those past its end are never read
+        // (a body that grows into them writes them, with their entries,
+        // before a header names the longer body).
+        let check = !(Sketch::file_mapped(header.kind) && header.clean);
+        let body = (header.width as usize).div_ceil(PAGE).clamp(1, table.len());
+        if let Some(p) = check
+            .then(|| first_bad_page(&map, &table[..body]))
+            .flatten()
+        {
             return Err(Reject::Checksum(p));
         }
-        // Decoded from the mapping (read, never written), which is then
-        // dropped: these structures live on the heap.
-        let sketch = Sketch::from_file_body(header.kind, &map[..header.width as usize])
+        // The large arrays stay in the mapping; the rest is decoded from it.
+        let map = std::sync::Arc::new(map);
+        let sketch = Sketch::from_file_map(header.kind, &map, header.width as usize)
             .map_err(Reject::Body)?;
+        sketch.file_dirty().bind(id);
         return Ok(Opened {
             file,
             header,
             layout,
             table,
             sketch,
-            hashes,
         });
     }
     let bad = match header.clean {
@@ -318,26 +325,7 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
         layout,
         table,
         sketch,
-        hashes: Vec::new(),
     })
-}
-
-/// Each page's xxh3-64, computed in one slice per core.
-fn page_hashes(data: &[u8], pages: usize) -> Vec<u64> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = pages.div_ceil(threads).max(1);
-    let mut out = vec![0u64; pages];
-    std::thread::scope(|s| {
-        for (i, part) in out.chunks_mut(per).enumerate() {
-            s.spawn(move || {
-                for (j, h) in part.iter_mut().enumerate() {
-                    let p = i * per + j;
-                    *h = crate::checksum::xxh3_64_large(&data[p * PAGE..(p + 1) * PAGE]);
-                }
-            });
-        }
-    });
-    out
 }
 
 /// The first page whose checksum differs from its table entry, checked in

@@ -29,7 +29,9 @@ pub mod body;
 pub mod cells;
 pub mod cms;
 pub mod cuckoo;
+pub mod dirty;
 pub mod file;
+pub mod mapped;
 pub mod tdigest;
 pub mod topk;
 
@@ -233,6 +235,56 @@ impl Sketch {
         }
     }
 
+    /// The body's length in bytes (a count-min sketch's counters').
+    pub fn file_len(&self) -> usize {
+        match self {
+            Sketch::Cuckoo(c) => c.file_len(),
+            Sketch::CountMin(c) => c.cells().len() * 4,
+            Sketch::TopK(t) => t.file_len(),
+            Sketch::TDigest(t) => t.file_len(),
+        }
+    }
+
+    /// The body's pages changed since its file got them (every write marks
+    /// the pages of the bytes it changed; a t-digest marks them all).
+    pub fn file_dirty(&self) -> &dirty::Dirty {
+        match self {
+            Sketch::Cuckoo(c) => c.file_dirty(),
+            Sketch::CountMin(c) => c.cells().dirty(),
+            Sketch::TopK(t) => t.file_dirty(),
+            Sketch::TDigest(t) => &t.pages,
+        }
+    }
+
+    /// Pages `pages` (ascending) of the body as its file holds them, each
+    /// zero-padded past the body's end, given to `out` one at a time: the
+    /// one way a checkpoint gets the bytes it writes. Only a t-digest
+    /// (a few pages, all changed by any write) is encoded whole for it.
+    pub fn file_pages(
+        &self,
+        pages: &[usize],
+        out: &mut dyn FnMut(usize, &[u8; cells::PAGE]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        let mut buf = [0u8; cells::PAGE];
+        match self {
+            Sketch::Cuckoo(c) => c.file_pages(pages, out),
+            Sketch::TopK(t) => t.file_pages(pages, out),
+            Sketch::CountMin(c) => pages.iter().try_for_each(|&p| {
+                c.cells().page_bytes(p, &mut buf);
+                out(p, &buf)
+            }),
+            Sketch::TDigest(t) => {
+                let mut body = Vec::new();
+                t.file_body(&mut body);
+                pages.iter().try_for_each(|&p| {
+                    buf.fill(0);
+                    body::copy_part(&mut buf, p * cells::PAGE, 0, &body);
+                    out(p, &buf)
+                })
+            }
+        }
+    }
+
     /// The bytes a new file gives a body of `len` bytes. A cuckoo filter's
     /// body changes size only when a sub-filter is added: a new file then.
     /// A top-k's changes with its heap's items: a quarter more spares most
@@ -243,6 +295,31 @@ impl Sketch {
             Sketch::TopK(_) => len + len / 4,
             Sketch::TDigest(t) => t.file_capacity().max(len),
         }
+    }
+
+    /// A structure from the private mapping of a file's body of `kind` (an
+    /// encoded kind), its first `len` bytes: a cuckoo filter's slots and a
+    /// top-k's buckets stay in the mapping (bound, not read); a t-digest is
+    /// decoded (its body is a few pages).
+    pub fn from_file_map(
+        kind: u32,
+        map: &std::sync::Arc<memmap2::MmapMut>,
+        len: usize,
+    ) -> body::Result<Sketch> {
+        match kind {
+            file::KIND_CUCKOO => cuckoo::CuckooFilter::from_file_map(map, len).map(Sketch::Cuckoo),
+            file::KIND_TOP_K => topk::TopK::from_file_map(map, len).map(Sketch::TopK),
+            _ => Sketch::from_file_body(kind, &map[..len]),
+        }
+    }
+
+    /// Whether a file's body of `kind` is mapped at start (its pages then
+    /// need no check when the file is clean), not read whole.
+    pub fn file_mapped(kind: u32) -> bool {
+        matches!(
+            kind,
+            file::KIND_COUNT_MIN | file::KIND_CUCKOO | file::KIND_TOP_K
+        )
     }
 
     /// A structure from a file's body of `kind` (an encoded kind).
@@ -315,6 +392,126 @@ mod file_body_tests {
             let mut again = Vec::new();
             back.file_body(&mut again);
             assert_eq!(again, body);
+        }
+    }
+
+    /// Every page `file_pages` gives is `file_body`'s, zero-padded.
+    fn assert_pages_are_the_body(s: &Sketch) {
+        let mut body = Vec::new();
+        s.file_body(&mut body);
+        assert_eq!(body.len(), s.file_len());
+        let pages: Vec<usize> = (0..body.len().div_ceil(cells::PAGE) + 1).collect();
+        let mut got = Vec::new();
+        s.file_pages(&pages, &mut |p, page| {
+            assert_eq!(p, got.len() / cells::PAGE);
+            got.extend_from_slice(page);
+            Ok(())
+        })
+        .unwrap();
+        assert!(got[body.len()..].iter().all(|b| *b == 0), "zero-padded");
+        assert!(got[..body.len()] == body[..], "pages differ from the body");
+    }
+
+    #[test]
+    fn pages_are_the_body_without_encoding_it() {
+        for s in samples() {
+            assert_pages_are_the_body(&s);
+        }
+    }
+
+    /// A file image that gets only the marked pages, as checkpoints write
+    /// them, stays equal to the whole body through every kind of write:
+    /// the marks miss no changed byte.
+    #[test]
+    fn marked_pages_keep_a_file_equal_to_the_body() {
+        fn image(s: &Sketch, file: &mut Vec<u8>, id: u64) {
+            let pages = s
+                .file_len()
+                .div_ceil(cells::PAGE)
+                .max(file.len() / cells::PAGE);
+            file.resize(pages * cells::PAGE, 0);
+            let marked = s.file_dirty().take(id, pages);
+            s.file_pages(&marked, &mut |p, page| {
+                file[p * cells::PAGE..(p + 1) * cells::PAGE].copy_from_slice(page);
+                Ok(())
+            })
+            .unwrap();
+            let mut body = Vec::new();
+            s.file_body(&mut body);
+            assert!(
+                file[..body.len()] == body[..],
+                "a changed page was not marked"
+            );
+        }
+        // A cuckoo filter of 4 sub-filters (growth), kick-outs, deletes and
+        // the compaction they start, CF.COMPACT, and LOADCHUNK.
+        let mut cf = cuckoo::CuckooFilter::new(2048, 2, 50, 2, 1 << 24).unwrap();
+        let mut file = Vec::new();
+        for round in 0..40u32 {
+            for i in 0..400u32 {
+                cf.insert(
+                    cuckoo::hash_item(&(round * 400 + i).to_le_bytes()),
+                    false,
+                    1 << 24,
+                );
+            }
+            for i in (0..round * 400).step_by(7) {
+                cf.delete(cuckoo::hash_item(&i.to_le_bytes()));
+            }
+            if round == 30 {
+                cf.compact(true);
+            }
+            if round == 35 {
+                let (pos, chunk) = cf.chunk_at(1).unwrap();
+                let chunk = chunk.to_vec();
+                assert!(cf.load_chunk(pos, &chunk));
+            }
+            // The structure moves into the Sketch and back, keeping its marks
+            // (a clone would not: it is written whole).
+            let s = Sketch::Cuckoo(cf);
+            image(&s, &mut file, 1);
+            let Sketch::Cuckoo(back) = s else {
+                unreachable!()
+            };
+            cf = back;
+        }
+        assert!(cf.num_filters() > 1, "the filter grew");
+        // Top-k whose heaps churn (items of varying lengths, so the body
+        // grows and shrinks), with decay: one whose heap shares a page with
+        // buckets, one whose heap has pages of its own.
+        for (k, width, depth, long) in [(20, 300, 4, 40), (100, 8, 7, 90)] {
+            let mut tk = topk::TopK::new(k, width, depth, 0.9, 1 << 24, 3).unwrap();
+            let mut file = Vec::new();
+            for round in 0..60u32 {
+                for i in 0..200u32 {
+                    let item =
+                        "x".repeat(((i * 7 + round) % long) as usize) + &(i % 131).to_string();
+                    tk.add(item.as_bytes(), 1 + i % 3);
+                }
+                let s = Sketch::TopK(tk);
+                image(&s, &mut file, 2);
+                let Sketch::TopK(back) = s else {
+                    unreachable!()
+                };
+                tk = back;
+            }
+        }
+        // A t-digest through compressions and a reset.
+        let mut td = tdigest::TDigest::new(50.0, 1 << 24).unwrap();
+        let mut file = Vec::new();
+        for round in 0..30u32 {
+            for i in 0..100 {
+                td.add((i * 31 % 97 + round) as f64, 1).unwrap();
+            }
+            if round == 20 {
+                td.reset();
+            }
+            let s = Sketch::TDigest(td);
+            image(&s, &mut file, 3);
+            let Sketch::TDigest(back) = s else {
+                unreachable!()
+            };
+            td = back;
         }
     }
 

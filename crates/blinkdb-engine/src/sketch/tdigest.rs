@@ -71,6 +71,10 @@ pub struct TDigest {
     /// gigabytes.)
     means: Vec<f64>,
     weights: Vec<i64>,
+    /// The file body's pages changed since its file got them: all of them
+    /// after any change (the weights follow the means in the body, so one
+    /// more node moves every weight; docs/sketch-file-format.md).
+    pub(crate) pages: super::dirty::Dirty,
 }
 
 /// Bitwise, so that a digest equals its own copy whatever NaNs it holds.
@@ -198,6 +202,7 @@ impl TDigest {
             cap,
             means: Vec::new(),
             weights: Vec::new(),
+            pages: super::dirty::Dirty::new(0),
         };
         t.reset();
         Ok(t)
@@ -206,6 +211,7 @@ impl TDigest {
     /// `td_reset` (the buffer keeps its old contents, as in C: only the
     /// counts go to zero).
     pub fn reset(&mut self) {
+        self.pages.mark_all();
         self.min = f64::MAX;
         self.max = -self.min;
         self.merged_nodes = 0;
@@ -272,6 +278,7 @@ impl TDigest {
         if n <= len {
             return;
         }
+        self.pages.mark_all();
         let target = n.max(len * 2).min(self.cap).max(n);
         self.means.reserve_exact(target - len);
         self.weights.reserve_exact(target - len);
@@ -309,6 +316,7 @@ impl TDigest {
             self.max = mean;
         }
         self.ensure(pos + 1);
+        self.pages.mark_all();
         self.means[pos] = mean;
         self.weights[pos] = weight;
         self.unmerged_nodes += 1;
@@ -323,6 +331,7 @@ impl TDigest {
         if self.unmerged_nodes == 0 {
             return Ok(());
         }
+        self.pages.mark_all();
         let n = self.next_node();
         sort(&mut self.means[..n], &mut self.weights[..n]);
         let total_weight = self.merged_weight as f64 + self.unmerged_weight as f64;

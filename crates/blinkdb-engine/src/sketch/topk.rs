@@ -16,9 +16,13 @@
 //! draw decrements (but for the 2^-31 chance of a draw equal to RAND_MAX), so
 //! answers are RedisBloom's exactly.
 
+use super::cells::PAGE;
 use super::cms::murmur2;
+use super::dirty::Dirty;
+use super::mapped::FileArray;
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
+use std::sync::Arc;
 
 /// RedisBloom's module type name and the encoding version it writes.
 pub const TYPE_NAME: &str = "TopK-TYPE";
@@ -39,6 +43,9 @@ const RAND_MAX: f64 = 2_147_483_647.0;
 /// element sizes, and what RedisBloom allocates per slot and bucket.
 const HEAP_BUCKET_BYTES: u64 = 24;
 const BUCKET_BYTES: u64 = 8;
+/// The file body's fixed fields before the buckets (k, width, depth, decay,
+/// the generator's state); bucket i is at `BODY_HEAD + 8i`.
+const BODY_HEAD: usize = 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopkError {
@@ -56,7 +63,10 @@ impl TopkError {
     }
 }
 
+/// As the file body holds it (two little-endian u32), so that a restart
+/// maps the buckets instead of decoding them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 struct Bucket {
     fp: u32,
     count: u32,
@@ -85,7 +95,8 @@ pub struct TopK {
     width: u32,
     depth: u32,
     decay: f64,
-    buckets: Vec<Bucket>,
+    /// On the heap, or mapped from the sketch's file at a restart.
+    buckets: FileArray<Bucket>,
     heap: Vec<HeapSlot>,
     /// decay^i for i < 256 (pow, as TopK_Create computes it).
     lookup: Box<[f64; LOOKUP]>,
@@ -94,6 +105,10 @@ pub struct TopK {
     /// asks for `heap_bytes` after every write, and summing k items each
     /// time was a fifth of TOPK.ADD's instructions (k 100).
     item_bytes: usize,
+    /// The file body's pages changed since its file got them: a bucket's
+    /// page, the first page (the generator's state), and from the heap's
+    /// start on when the heap changed (its slots vary in length).
+    pages: Dirty,
 }
 
 // The doubles (decay and its powers) are never NaN: RESERVE and the loader
@@ -184,7 +199,7 @@ impl TopK {
             width,
             depth,
             decay,
-            vec![Bucket::default(); width as usize * depth as usize],
+            FileArray::from_vec(vec![Bucket::default(); width as usize * depth as usize]),
             vec![HeapSlot::default(); k as usize],
             seed,
         ))
@@ -197,7 +212,7 @@ impl TopK {
         width: u32,
         depth: u32,
         decay: f64,
-        buckets: Vec<Bucket>,
+        buckets: FileArray<Bucket>,
         heap: Vec<HeapSlot>,
         rng: u64,
     ) -> Self {
@@ -211,6 +226,7 @@ impl TopK {
             heap,
             lookup: lookup_table(decay),
             rng,
+            pages: Dirty::new(0),
         }
     }
 
@@ -260,8 +276,11 @@ impl TopK {
         let fp = murmur2(item, FP_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
+        // The generator's state (page 0) moves with any decay draw.
+        self.pages.mark(0);
         for row in 0..self.depth {
             let at = self.bucket_index(item, row);
+            self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
             let b = self.buckets[at];
             if b.count == 0 {
                 self.buckets[at] = Bucket {
@@ -295,6 +314,7 @@ impl TopK {
         if max_count < heap_min {
             return None;
         }
+        self.pages.mark_from(self.heap_at());
         if let Some(i) = self.find(item, fp) {
             // Not the larger of the two: the buckets may have decayed.
             self.heap[i].count = max_count;
@@ -313,6 +333,11 @@ impl TopK {
         heapify_down(&mut self.heap, 0);
         self.item_bytes = self.item_bytes + item.len() - expelled.item().len();
         expelled.item
+    }
+
+    /// Where the heap starts in the file body.
+    fn heap_at(&self) -> usize {
+        BODY_HEAD + 8 * self.buckets.len()
     }
 
     /// TopK_Query: whether the item is in the heap.
@@ -354,7 +379,7 @@ impl TopK {
     pub fn heap_bytes(&self) -> usize {
         let items = self.item_bytes;
         debug_assert_eq!(items, self.heap.iter().map(|s| s.item().len()).sum());
-        self.buckets.capacity() * std::mem::size_of::<Bucket>()
+        self.buckets.bytes()
             + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
             + LOOKUP * 8
             + items
@@ -370,7 +395,7 @@ impl TopK {
         module::put_uint(out, self.depth as u64);
         module::put_double(out, self.decay);
         let mut raw = Vec::with_capacity(self.buckets.len() * BUCKET_BYTES as usize);
-        for b in &self.buckets {
+        for b in self.buckets.iter() {
             raw.extend_from_slice(&b.fp.to_le_bytes());
             raw.extend_from_slice(&b.count.to_le_bytes());
         }
@@ -457,9 +482,25 @@ impl TopK {
             (h ^ ((b.fp as u64) << 32 | b.count as u64)).wrapping_mul(0x0100_0000_01b3)
         });
         Ok(Self::from_parts(
-            k, width, depth, decay, buckets, heap, seed,
+            k,
+            width,
+            depth,
+            decay,
+            FileArray::from_vec(buckets),
+            heap,
+            seed,
         ))
     }
+}
+
+/// Buckets as the file body holds them.
+fn decode_buckets(raw: &[u8]) -> Vec<Bucket> {
+    raw.chunks_exact(8)
+        .map(|c| Bucket {
+            fp: u32::from_le_bytes(c[0..4].try_into().unwrap()),
+            count: u32::from_le_bytes(c[4..8].try_into().unwrap()),
+        })
+        .collect()
 }
 
 /// The body of a top-k's sketch file (docs/sketch-file-format.md): every
@@ -475,10 +516,16 @@ impl TopK {
         put_u32(out, self.depth);
         put_f64(out, self.decay);
         put_u64(out, self.rng);
-        for b in &self.buckets {
+        for b in self.buckets.iter() {
             put_u32(out, b.fp);
             put_u32(out, b.count);
         }
+        self.heap_body(out);
+    }
+
+    /// The body's heap slots.
+    fn heap_body(&self, out: &mut Vec<u8>) {
+        use super::body::{put_u32, put_u64};
         for s in &self.heap {
             put_u32(out, s.fp);
             put_u32(out, s.itemlen);
@@ -494,8 +541,93 @@ impl TopK {
         }
     }
 
+    /// `file_body`'s length.
+    pub fn file_len(&self) -> usize {
+        let slots: usize = self
+            .heap
+            .iter()
+            .map(|s| 13 + s.item.as_ref().map_or(0, |i| 8 + i.len()))
+            .sum();
+        self.heap_at() + slots
+    }
+
+    /// The body's pages changed since its file got them.
+    pub fn file_dirty(&self) -> &Dirty {
+        &self.pages
+    }
+
+    /// Pages `pages` (ascending) of `file_body`, each zero-padded past the
+    /// body's end: the fixed fields and the buckets the page holds, the
+    /// heap (encoded once, when a page reaches it).
+    pub fn file_pages(
+        &self,
+        pages: &[usize],
+        out: &mut dyn FnMut(usize, &[u8; PAGE]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use super::body::{copy_part, put_f64, put_u32, put_u64};
+        let mut head = Vec::with_capacity(BODY_HEAD);
+        put_u32(&mut head, self.k);
+        put_u32(&mut head, self.width);
+        put_u32(&mut head, self.depth);
+        put_f64(&mut head, self.decay);
+        put_u64(&mut head, self.rng);
+        let heap_at = self.heap_at();
+        let mut heap = Vec::new();
+        let mut part = Vec::with_capacity(PAGE + 16);
+        let mut buf = [0u8; PAGE];
+        for &p in pages {
+            let start = p * PAGE;
+            buf.fill(0);
+            copy_part(&mut buf, start, 0, &head);
+            let (lo, hi) = (start.max(BODY_HEAD), (start + PAGE).min(heap_at));
+            if lo < hi {
+                let (first, last) = ((lo - BODY_HEAD) / 8, (hi - BODY_HEAD).div_ceil(8));
+                part.clear();
+                for b in &self.buckets[first..last] {
+                    put_u32(&mut part, b.fp);
+                    put_u32(&mut part, b.count);
+                }
+                copy_part(&mut buf, start, BODY_HEAD + 8 * first, &part);
+            }
+            if start + PAGE > heap_at {
+                if heap.is_empty() {
+                    self.heap_body(&mut heap);
+                }
+                copy_part(&mut buf, start, heap_at, &heap);
+            }
+            out(p, &buf)?;
+        }
+        Ok(())
+    }
+
     /// Reads `file_body`'s bytes back, refusing what no top-k holds.
     pub fn from_file_body(bytes: &[u8]) -> super::body::Result<Self> {
+        Self::from_body_with(bytes, |at, n| {
+            Ok(FileArray::from_vec(decode_buckets(&bytes[at..at + 8 * n])))
+        })
+    }
+
+    /// The same from a file's private mapping whose first `len` bytes are
+    /// the body: the buckets stay in the mapping (nothing read or copied)
+    /// where their layout is the body's (a little-endian machine).
+    pub fn from_file_map(map: &Arc<memmap2::MmapMut>, len: usize) -> super::body::Result<Self> {
+        Self::from_body_with(&map[..len], |at, n| {
+            if cfg!(target_endian = "little") {
+                // SAFETY: the only array in the mapping, nothing else keeps
+                // it, and any 8 bytes are a `Bucket` (two u32, `repr(C)`).
+                unsafe { FileArray::mapped(map, at, n) }.ok_or("top-k buckets past the body")
+            } else {
+                Ok(FileArray::from_vec(decode_buckets(&map[at..at + 8 * n])))
+            }
+        })
+    }
+
+    /// The body's fields, the buckets made by `buckets(at, n)` from the
+    /// body's bytes `at .. at + 8n` (checked to be there).
+    fn from_body_with(
+        bytes: &[u8],
+        buckets: impl FnOnce(usize, usize) -> super::body::Result<FileArray<Bucket>>,
+    ) -> super::body::Result<Self> {
         let mut r = super::body::In::new(bytes);
         let (k, width, depth) = (r.u32()?, r.u32()?, r.u32()?);
         let decay = r.f64()?;
@@ -508,13 +640,8 @@ impl TopK {
         }
         let cells = width as u64 * depth as u64;
         r.check_count(cells, BUCKET_BYTES)?;
-        let mut buckets = Vec::with_capacity(cells as usize);
-        for _ in 0..cells {
-            buckets.push(Bucket {
-                fp: r.u32()?,
-                count: r.u32()?,
-            });
-        }
+        r.bytes(cells * BUCKET_BYTES)?;
+        let buckets = buckets(BODY_HEAD, cells as usize)?;
         // 13 bytes at least per slot.
         r.check_count(k as u64, 13)?;
         let mut heap = Vec::with_capacity(k as usize);

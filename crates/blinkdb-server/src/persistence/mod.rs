@@ -838,7 +838,7 @@ pub fn info<H: Host>(shared: &H, o: &mut String) {
     let f = &shared.engine().sketch_files;
     let _ = write!(
         o,
-        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_files_clean_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\n",
+        "sketch_files:{}\r\nsketch_files_bound_at_start:{}\r\nsketch_files_rebuilt_at_start:{}\r\nsketch_files_clean_at_start:{}\r\nsketch_records_not_replayed:{}\r\nsketch_checkpoints:{}\r\nsketch_pages_written:{}\r\nsketch_checkpoint_busy:{}\r\n",
         f.files(),
         f.stats.bound.load(Ordering::Relaxed),
         f.stats.rebuilt.load(Ordering::Relaxed),
@@ -846,5 +846,6 @@ pub fn info<H: Host>(shared: &H, o: &mut String) {
         f.stats.skipped_records.load(Ordering::Relaxed),
         f.stats.checkpoints.load(Ordering::Relaxed),
         f.stats.pages_written.load(Ordering::Relaxed),
+        u8::from(f.busy()),
     );
 }

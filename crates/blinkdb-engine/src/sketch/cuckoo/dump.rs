@@ -9,6 +9,9 @@ use crate::rdb::module::{
     check_count, put_string, put_uint, string as get_string, uint as get_uint,
 };
 use crate::rdb::{RdbError, Reader};
+use crate::sketch::cells::PAGE;
+use crate::sketch::mapped::FileArray;
+use std::sync::Arc;
 
 /// Bytes of RedisBloom's packed `CFHeader`.
 pub const HEADER_LEN: usize = 38;
@@ -157,6 +160,8 @@ impl CuckooFilter {
         }
         let offset = offset as usize;
         target[offset..offset + data.len()].copy_from_slice(data);
+        let at = self.filters[i].at + offset;
+        self.pages.mark_bytes(at, data.len());
         true
     }
 
@@ -217,7 +222,8 @@ impl CuckooFilter {
             let data = get_string(r)?;
             filters.push(SubFilter {
                 num_buckets: buckets,
-                data,
+                data: FileArray::from_vec(data),
+                at: 0,
             });
         }
         let header = Header {
@@ -250,9 +256,78 @@ impl CuckooFilter {
         }
     }
 
+    /// `file_body`'s length.
+    pub fn file_len(&self) -> usize {
+        HEADER_LEN + 8 * self.filters.len() + self.data_bytes() as usize
+    }
+
+    /// The body's pages changed since its file got them.
+    pub fn file_dirty(&self) -> &crate::sketch::dirty::Dirty {
+        &self.pages
+    }
+
+    /// Pages `pages` (ascending) of `file_body`, each zero-padded past the
+    /// body's end, without encoding the rest: the header and the bucket
+    /// counts, then the slots of the sub-filters the page overlaps.
+    pub fn file_pages(
+        &self,
+        pages: &[usize],
+        out: &mut dyn FnMut(usize, &[u8; PAGE]) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use crate::sketch::body::{copy_part, put_u64};
+        let mut head = Vec::with_capacity(HEADER_LEN + 8 * self.filters.len());
+        head.extend_from_slice(&Header::of(self).to_bytes());
+        for f in &self.filters {
+            put_u64(&mut head, f.num_buckets);
+        }
+        let mut buf = [0u8; PAGE];
+        for &p in pages {
+            let start = p * PAGE;
+            buf.fill(0);
+            copy_part(&mut buf, start, 0, &head);
+            // The sub-filters lie in order: the first that ends past the
+            // page's start, then on while they start before its end.
+            let first = self
+                .filters
+                .partition_point(|f| f.at + f.data.len() <= start);
+            for f in self.filters[first..]
+                .iter()
+                .take_while(|f| f.at < start + PAGE)
+            {
+                copy_part(&mut buf, start, f.at, &f.data);
+            }
+            out(p, &buf)?;
+        }
+        Ok(())
+    }
+
     /// Reads `file_body`'s bytes back; every size is checked against the
     /// bytes present before it is allocated.
     pub fn from_file_body(bytes: &[u8]) -> crate::sketch::body::Result<Self> {
+        Self::from_body_with(bytes, |at, len| {
+            Ok(FileArray::from_vec(bytes[at..at + len].to_vec()))
+        })
+    }
+
+    /// The same from a file's private mapping whose first `len` bytes are
+    /// the body: the slots stay in the mapping (nothing read or copied).
+    pub fn from_file_map(
+        map: &Arc<memmap2::MmapMut>,
+        len: usize,
+    ) -> crate::sketch::body::Result<Self> {
+        Self::from_body_with(&map[..len], |at, n| {
+            // SAFETY: the sub-filters' ranges are disjoint (one after the
+            // other), nothing else keeps the mapping, and any byte is a slot.
+            unsafe { FileArray::mapped(map, at, n) }.ok_or("cuckoo sub-filter past the body")
+        })
+    }
+
+    /// The body's fields, each sub-filter's slots made by `slots(at, len)`
+    /// from the body's bytes `at .. at + len` (checked to be there).
+    fn from_body_with(
+        bytes: &[u8],
+        mut slots: impl FnMut(usize, usize) -> crate::sketch::body::Result<FileArray<u8>>,
+    ) -> crate::sketch::body::Result<Self> {
         let mut r = crate::sketch::body::In::new(bytes);
         let header = Header::parse(r.bytes(HEADER_LEN as u64)?).expect("HEADER_LEN bytes");
         r.check_count(header.num_filters, 8)?;
@@ -261,14 +336,18 @@ impl CuckooFilter {
             sizes.push(r.u64()?);
         }
         let mut filters = Vec::with_capacity(sizes.len());
+        let mut at = HEADER_LEN + 8 * sizes.len();
         for num_buckets in sizes {
             let len = num_buckets
                 .checked_mul(header.bucket_size as u64)
                 .ok_or("cuckoo sub-filter size out of range")?;
+            let len = r.bytes(len)?.len();
             filters.push(SubFilter {
                 num_buckets,
-                data: r.bytes(len)?.to_vec(),
+                data: slots(at, len)?,
+                at: 0,
             });
+            at += len;
         }
         r.end()?;
         CuckooFilter::from_parts(&header, filters)

@@ -17,6 +17,7 @@
 //! slots in order), so a replayed or replicated merge gives the same bytes.
 
 use super::{alt_hash, sub_buckets, CuckooFilter, Lookup, SubFilter, MAX_FILTERS_FOR_INSERT};
+use crate::sketch::dirty::Dirty;
 
 /// Why a merge was refused; the destination is left as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +39,7 @@ impl CuckooFilter {
     /// An empty filter of this one's shape: one zeroed sub-filter, the same
     /// bucket size, buckets, max iterations and expansion.
     pub fn empty_like(&self) -> Self {
-        CuckooFilter {
+        let mut cf = CuckooFilter {
             num_buckets: self.num_buckets,
             num_items: 0,
             num_deletes: 0,
@@ -46,7 +47,10 @@ impl CuckooFilter {
             max_iterations: self.max_iterations,
             expansion: self.expansion,
             filters: vec![SubFilter::zeroed(self.num_buckets, self.bucket_size)],
-        }
+            pages: Dirty::new(0),
+        };
+        cf.lay_out();
+        cf
     }
 
     /// Whether `other`'s fingerprints can move into this filter (see the
@@ -84,6 +88,7 @@ impl CuckooFilter {
             }
         }
         out.num_items = out.num_items.wrapping_add(added);
+        out.mark_header();
         Ok((out, added))
     }
 
@@ -108,12 +113,12 @@ impl CuckooFilter {
             }
             for f in self.filters[..eligible].iter_mut().rev() {
                 if let Some(slot) = f.available(p.h1, p.h2, bs) {
-                    f.data[slot] = fp;
+                    f.set(slot, fp, &mut self.pages);
                     return Ok(());
                 }
             }
             let max_iterations = self.max_iterations;
-            if self.filters[eligible - 1].kick_insert(&p, bs, max_iterations) {
+            if self.filters[eligible - 1].kick_insert(&p, bs, max_iterations, &mut self.pages) {
                 return Ok(());
             }
             // A new sub-filter must be one the fingerprint may go to.

@@ -22,6 +22,9 @@ mod tests;
 pub use dump::{Header, HEADER_LEN};
 pub use merge::MergeError;
 
+use super::dirty::Dirty;
+use super::mapped::FileArray;
+
 /// RedisBloom's defaults and limits (cuckoo.h, rebloom.c).
 pub const DEFAULT_CAPACITY: i64 = 1024;
 pub const DEFAULT_BUCKET_SIZE: u16 = 2;
@@ -55,7 +58,10 @@ pub enum Insert {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubFilter {
     num_buckets: u64,
-    data: Vec<u8>,
+    /// On the heap, or mapped from the filter's sketch file at a restart.
+    data: FileArray<u8>,
+    /// Where its slots start in the filter's file body (`place`).
+    at: usize,
 }
 
 impl SubFilter {
@@ -80,6 +86,9 @@ pub struct CuckooFilter {
     max_iterations: u16,
     expansion: u16,
     filters: Vec<SubFilter>,
+    /// The file body's pages changed since its file got them
+    /// (`file_body`'s layout: the header, then each sub-filter at its `at`).
+    pages: Dirty,
 }
 
 /// An item's fingerprint and its two bucket hashes (`LookupParams`).
@@ -134,7 +143,8 @@ impl SubFilter {
     fn zeroed(num_buckets: u64, bucket_size: u16) -> Self {
         SubFilter {
             num_buckets,
-            data: vec![0; (num_buckets * bucket_size as u64) as usize],
+            data: FileArray::from_vec(vec![0; (num_buckets * bucket_size as u64) as usize]),
+            at: 0,
         }
     }
 
@@ -158,17 +168,28 @@ impl SubFilter {
         n(a) + n(b)
     }
 
-    fn delete(&mut self, p: &Lookup, bs: u16) -> bool {
+    fn delete(&mut self, p: &Lookup, bs: u16, pages: &mut Dirty) -> bool {
         for at in [self.index(p.h1, bs), self.index(p.h2, bs)] {
-            if let Some(slot) = self.data[at..at + bs as usize]
-                .iter_mut()
-                .find(|s| **s == p.fp)
-            {
-                *slot = 0;
+            if let Some(i) = self.bucket(at, bs).iter().position(|s| *s == p.fp) {
+                self.set(at + i, 0, pages);
                 return true;
             }
         }
         false
+    }
+
+    /// Writes slot `at`, marking its page.
+    #[inline]
+    fn set(&mut self, at: usize, fp: u8, pages: &mut Dirty) {
+        self.data[at] = fp;
+        pages.mark_byte(self.at + at);
+    }
+
+    /// Swaps slot `at` with `fp`, marking its page.
+    #[inline]
+    fn swap(&mut self, at: usize, fp: &mut u8, pages: &mut Dirty) {
+        std::mem::swap(&mut self.data[at], fp);
+        pages.mark_byte(self.at + at);
     }
 
     /// An empty slot in either bucket, first bucket first.
@@ -185,7 +206,7 @@ impl SubFilter {
     /// carried fingerprint with the bucket's victim slot (the next slot at
     /// each step) and moving to the evicted one's other bucket; when no
     /// empty slot turns up in `max_iterations` steps the walk is undone.
-    fn kick_insert(&mut self, p: &Lookup, bs: u16, max_iterations: u16) -> bool {
+    fn kick_insert(&mut self, p: &Lookup, bs: u16, max_iterations: u16, pages: &mut Dirty) -> bool {
         // RedisBloom keeps the bucket count and the position in 32 bits.
         let n = self.num_buckets as u32 as u64;
         if n == 0 {
@@ -197,11 +218,11 @@ impl SubFilter {
         let mut ii = (p.h1 % n) as u32;
         for _ in 0..max_iterations {
             let at = ii.wrapping_mul(bs32) as usize;
-            std::mem::swap(&mut self.data[at + victim as usize], &mut fp);
+            self.swap(at + victim as usize, &mut fp, pages);
             ii = (alt_hash(fp, ii as u64) % n) as u32;
             let at = ii.wrapping_mul(bs32) as usize;
             if let Some(i) = self.bucket(at, bs).iter().position(|&s| s == 0) {
-                self.data[at + i] = fp;
+                self.set(at + i, fp, pages);
                 return true;
             }
             victim = (victim + 1) % bs32;
@@ -210,7 +231,7 @@ impl SubFilter {
             victim = (victim + bs32 - 1) % bs32;
             ii = (alt_hash(fp, ii as u64) % n) as u32;
             let at = ii.wrapping_mul(bs32) as usize;
-            std::mem::swap(&mut self.data[at + victim as usize], &mut fp);
+            self.swap(at + victim as usize, &mut fp, pages);
         }
         false
     }
@@ -240,6 +261,7 @@ impl CuckooFilter {
             max_iterations,
             expansion: next_pow2(expansion as u64) as u16,
             filters: Vec::new(),
+            pages: Dirty::new(0),
         };
         cf.grow(max_bytes).then_some(cf)
     }
@@ -259,7 +281,27 @@ impl CuckooFilter {
         }
         self.filters
             .push(SubFilter::zeroed(buckets, self.bucket_size));
+        self.lay_out();
         true
+    }
+
+    /// Sets each sub-filter's offset in the file body (after the header and
+    /// the bucket counts): a sub-filter added or dropped moves them all, so
+    /// every page is marked.
+    fn lay_out(&mut self) {
+        let mut at = HEADER_LEN + 8 * self.filters.len();
+        for f in &mut self.filters {
+            f.at = at;
+            at += f.data.len();
+        }
+        self.pages.mark_all();
+    }
+
+    /// The header's fields changed (item and delete counts): the body's
+    /// first page.
+    #[inline]
+    fn mark_header(&mut self) {
+        self.pages.mark(0);
     }
 
     /// The slot bytes of every sub-filter.
@@ -280,7 +322,10 @@ impl CuckooFilter {
             + self
                 .filters
                 .iter()
-                .map(|f| crate::types::malloc_chunk(f.data.capacity()))
+                .map(|f| match f.data.is_mapped() {
+                    true => f.data.bytes(),
+                    false => crate::types::malloc_chunk(f.data.bytes()),
+                })
                 .sum::<usize>()
     }
 
@@ -335,15 +380,17 @@ impl CuckooFilter {
             let bs = self.bucket_size;
             for f in self.filters.iter_mut().rev() {
                 if let Some(slot) = f.available(p.h1, p.h2, bs) {
-                    f.data[slot] = p.fp;
+                    f.set(slot, p.fp, &mut self.pages);
                     self.num_items = self.num_items.wrapping_add(1);
+                    self.mark_header();
                     return Insert::Inserted;
                 }
             }
             let max_iterations = self.max_iterations;
             let last = self.filters.last_mut().expect("a filter has a sub-filter");
-            if last.kick_insert(&p, bs, max_iterations) {
+            if last.kick_insert(&p, bs, max_iterations, &mut self.pages) {
                 self.num_items = self.num_items.wrapping_add(1);
+                self.mark_header();
                 return Insert::Inserted;
             }
             if self.expansion == 0 {
@@ -361,9 +408,10 @@ impl CuckooFilter {
         let p = Lookup::of(hash);
         let bs = self.bucket_size;
         for i in (0..self.filters.len()).rev() {
-            if self.filters[i].delete(&p, bs) {
+            if self.filters[i].delete(&p, bs, &mut self.pages) {
                 self.num_items = self.num_items.wrapping_sub(1);
                 self.num_deletes = self.num_deletes.wrapping_add(1);
+                self.mark_header();
                 if self.filters.len() > 1 && self.num_deletes as f64 > self.num_items as f64 * 0.10
                 {
                     self.compact(false);
@@ -387,6 +435,7 @@ impl CuckooFilter {
             i -= 1;
         }
         self.num_deletes = 0;
+        self.mark_header();
     }
 
     /// CuckooFilter_CompactSingle: true when every fingerprint moved.
@@ -394,6 +443,7 @@ impl CuckooFilter {
         let bs = self.bucket_size;
         let (older, rest) = self.filters.split_at_mut(at);
         let current = &mut rest[0];
+        let pages = &mut self.pages;
         let mut all_moved = true;
         for bucket in 0..current.num_buckets {
             for slot in 0..bs as u64 {
@@ -408,8 +458,8 @@ impl CuckooFilter {
                     .find_map(|f| f.available(h1, h2, bs).map(|s| (f, s)));
                 match home {
                     Some((f, s)) => {
-                        f.data[s] = fp;
-                        current.data[pos] = 0;
+                        f.set(s, fp, pages);
+                        current.set(pos, 0, pages);
                     }
                     None => all_moved = false,
                 }
@@ -417,6 +467,7 @@ impl CuckooFilter {
         }
         if all_moved && at == self.filters.len() - 1 {
             self.filters.pop();
+            self.lay_out();
         }
         all_moved
     }
@@ -445,7 +496,7 @@ impl CuckooFilter {
                 return Err("cuckoo sub-filter size does not match its buckets");
             }
         }
-        Ok(CuckooFilter {
+        let mut cf = CuckooFilter {
             num_buckets: header.num_buckets,
             num_items: header.num_items,
             num_deletes: header.num_deletes,
@@ -453,7 +504,10 @@ impl CuckooFilter {
             max_iterations: header.max_iterations,
             expansion: header.expansion,
             filters,
-        })
+            pages: Dirty::new(0),
+        };
+        cf.lay_out();
+        Ok(cf)
     }
 
     /// CF.DEBUG's line.

@@ -160,6 +160,11 @@ impl TDigest {
         }
     }
 
+    /// `file_body`'s length.
+    pub fn file_len(&self) -> usize {
+        80 + self.next_node() * 16
+    }
+
     /// The most bytes `file_body` writes for this digest's compression.
     pub fn file_capacity(&self) -> usize {
         80 + self.cap * 16
