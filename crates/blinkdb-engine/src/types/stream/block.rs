@@ -209,9 +209,10 @@ impl Block {
         b
     }
 
-    /// Heap bytes held.
+    /// Heap bytes held, as malloc rounds them (a sealed node's exact block
+    /// takes its 8-byte header and up to 15 bytes of granule too).
     pub fn bytes(&self) -> usize {
-        self.buf.capacity()
+        crate::types::malloc_chunk(self.buf.capacity())
     }
 
     /// Returns the capacity past the end (a node no longer appended to).
@@ -554,7 +555,8 @@ mod tests {
             .seal_recycling()
             .expect("a buffer under MAX_ROOM comes back");
         assert!(spare.is_empty() && spare.capacity() >= 4096);
-        assert_eq!((b.bytes(), b.used()), (used, used));
+        assert_eq!(b.buf.capacity(), used);
+        assert_eq!(b.bytes(), crate::types::malloc_chunk(used));
         assert_eq!(b.slots(m).count(), 50);
         let next = Block::in_buffer(spare, StreamId::new(2, 0), &[b"f", b"v"]);
         assert!(next.bytes() >= 4096);
@@ -564,6 +566,7 @@ mod tests {
             big.push(m, StreamId::new(1, seq), &[b"f", b"v"]);
         }
         assert!(big.seal_recycling().is_none());
-        assert_eq!(big.bytes(), big.used());
+        assert_eq!(big.buf.capacity(), big.used());
+        assert_eq!(big.bytes(), crate::types::malloc_chunk(big.used()));
     }
 }
