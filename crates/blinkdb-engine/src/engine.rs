@@ -100,6 +100,10 @@ pub struct Engine {
     pub stats: EngineStats,
     /// The rewrite in progress, if any (see rewrite.rs).
     pub(crate) rewrite: Mutex<Option<RewriteState>>,
+    /// FLUSHALLs so far that aborted BGSAVEs (`abort_bgsave`), changed under
+    /// `rewrite`'s lock: a BGSAVE accepted before one but whose thread had
+    /// not yet begun its pass sees the count move and ends aborted.
+    pub(crate) bgsave_aborts: AtomicU64,
     /// Non-zero while a rewrite snapshots shards: writers copy a key into the
     /// new base before their first change to it, unless its shard is copied.
     pub(crate) rewrite_epoch: AtomicU64,
@@ -199,6 +203,7 @@ impl Engine {
                 }),
             replay_seg: AtomicU64::new(0),
             maintenance: Mutex::new(()),
+            bgsave_aborts: AtomicU64::new(0),
             observer: OnceLock::new(),
             interest: AtomicU32::new(0),
             blocked: AtomicUsize::new(0),

@@ -701,8 +701,20 @@ impl Engine {
     /// it on a background thread. Returns the number of keys written.
     /// FLUSHALL may abort it (`abort_bgsave`): it then ends with
     /// `Err(BGSAVE_ABORTED)` and its temporary file is removed.
-    pub fn save_rdb(&self, file: crate::rdb::RdbFileWriter) -> Result<u64, String> {
-        self.save_rdb_inner(file, || (), |()| {}, &|| {}, true)
+    /// `ticket` is `bgsave_ticket()` taken when the BGSAVE was accepted: a
+    /// FLUSHALL after that aborts it even if this call has not begun yet;
+    /// `None` (BGSAVE SCHEDULE behind a rewrite) takes it when the save begins.
+    pub fn save_rdb(
+        &self,
+        file: crate::rdb::RdbFileWriter,
+        ticket: Option<u64>,
+    ) -> Result<u64, String> {
+        self.save_rdb_inner(file, || (), |()| {}, &|| {}, Some(ticket))
+    }
+
+    /// What a BGSAVE accepted now passes to `save_rdb`.
+    pub fn bgsave_ticket(&self) -> u64 {
+        self.bgsave_aborts.load(Ordering::Acquire)
     }
 
     /// Aborts the BGSAVE under way, if any (not a full sync's save nor an AOF
@@ -711,6 +723,7 @@ impl Engine {
     /// whether one was aborted.
     pub fn abort_bgsave(&self) -> bool {
         let mut guard = self.rewrite.lock();
+        self.bgsave_aborts.fetch_add(1, Ordering::AcqRel);
         match guard.as_mut() {
             Some(st) if st.abortable && st.failed.is_none() => {
                 st.failed = Some(BGSAVE_ABORTED.into());
@@ -746,7 +759,7 @@ impl Engine {
         at: impl FnOnce(G),
         pace: &dyn Fn(),
     ) -> Result<u64, String> {
-        self.save_rdb_inner(file, hold, at, pace, false)
+        self.save_rdb_inner(file, hold, at, pace, None)
     }
 
     fn save_rdb_inner<G>(
@@ -755,9 +768,10 @@ impl Engine {
         hold: impl FnOnce() -> G,
         at: impl FnOnce(G),
         pace: &dyn Fn(),
-        abortable: bool,
+        abortable: Option<Option<u64>>,
     ) -> Result<u64, String> {
         let _exclusive = self.maintenance.lock();
+        let ticket = abortable.map(|t| t.unwrap_or_else(|| self.bgsave_ticket()));
         file.save_clocks(self.access.save_mode(crate::clock::now_ms()));
         let epoch = EPOCHS.fetch_add(1, Ordering::Relaxed);
         let held = hold();
@@ -768,8 +782,13 @@ impl Engine {
             leftover.clear();
             drop(leftover);
             let mut state = RewriteState::new(epoch, Sink::Rdb(file, None));
-            state.abortable = abortable;
-            *self.rewrite.lock() = Some(state);
+            state.abortable = abortable.is_some();
+            let mut guard = self.rewrite.lock();
+            if ticket.is_some_and(|t| t != self.bgsave_aborts.load(Ordering::Acquire)) {
+                state.failed = Some(BGSAVE_ABORTED.into());
+            }
+            *guard = Some(state);
+            drop(guard);
             self.rewrite_epoch.store(epoch, Ordering::Release);
         }
         self.snapshot_all_shards_paced(epoch, pace);
@@ -791,5 +810,48 @@ impl Engine {
 
     pub fn rewrite_in_progress(&self) -> bool {
         self.rewrite_epoch.load(Ordering::Acquire) != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::EngineOptions;
+    use crate::rdb::RdbFileWriter;
+
+    fn engine_with_a_key(dir: &std::path::Path) -> Engine {
+        let e = Engine::new(EngineOptions {
+            data_dir: dir.to_path_buf(),
+            ..EngineOptions::default()
+        });
+        e.write1(0, b"k", |tx| {
+            tx.insert(0, b"k", Entry::new(Value::str(&b"v"[..])))
+        });
+        e
+    }
+
+    /// A FLUSHALL between BGSAVE's reply and its thread's start aborts the
+    /// save, as FLUSHALL kills Redis's already-forked child; one before the
+    /// BGSAVE was accepted does not.
+    #[test]
+    fn a_flush_after_the_ticket_aborts_a_save_not_yet_begun() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = engine_with_a_key(dir.path());
+        let path = dir.path().join("temp.rdb");
+        let ticket = e.bgsave_ticket();
+        assert!(!e.abort_bgsave(), "no save under way to abort");
+        let file = RdbFileWriter::create(&path, &[], true, true).unwrap();
+        assert_eq!(
+            e.save_rdb(file, Some(ticket)),
+            Err(BGSAVE_ABORTED.to_string())
+        );
+
+        let ticket = e.bgsave_ticket();
+        let file = RdbFileWriter::create(&path, &[], true, true).unwrap();
+        assert_eq!(e.save_rdb(file, Some(ticket)), Ok(1));
+        // A scheduled save takes its ticket when it begins.
+        e.abort_bgsave();
+        let file = RdbFileWriter::create(&path, &[], true, true).unwrap();
+        assert_eq!(e.save_rdb(file, None), Ok(1));
     }
 }

@@ -840,6 +840,10 @@ pub fn bgsave<H: Host>(shared: &Arc<H>, schedule: bool) -> Result<&'static str, 
     if stats.in_progress.swap(true, Ordering::AcqRel) {
         return Err("ERR Background save already in progress".into());
     }
+    // Redis's child exists from here (a scheduled one once it forks, after
+    // the rewrite): a FLUSHALL from now on aborts this save, even before its
+    // thread begins.
+    let ticket = (!rewriting).then(|| shared.engine().bgsave_ticket());
     stats
         .last_bgsave_try_ms
         .store(blinkdb_engine::now_ms(), Ordering::Relaxed);
@@ -866,7 +870,7 @@ pub fn bgsave<H: Host>(shared: &Arc<H>, schedule: bool) -> Result<&'static str, 
             let start = Instant::now();
             tracing::info!("Background saving started");
             // Waits for a running AOF rewrite first (SCHEDULE).
-            let result = s.engine().save_rdb(file);
+            let result = s.engine().save_rdb(file, ticket);
             // The save held a copy of each compact collection from the shard
             // pass to its end, in this thread's arena, and glibc keeps freed
             // arena pages: a save during a load of 300,000 5-field hashes left
