@@ -196,7 +196,12 @@ pub fn loadaof(ctx: &mut Ctx) {
         // first rewrite is done (the cron would start it, after this).
         let _ = crate::persistence::start_rewrite(&shared.arc());
     }
-    while rewrite.started_ms.load(Ordering::Acquire) != 0 {
+    // DEBUG RELOAD's rewrite counts as pending before its thread claims
+    // started_ms: without it, a LOADAOF right after could replay the files
+    // while that rewrite switched them.
+    while rewrite.started_ms.load(Ordering::Acquire) != 0
+        || rewrite.pending.load(Ordering::Acquire) != 0
+    {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     if !engine.logging() {

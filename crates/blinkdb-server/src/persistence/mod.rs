@@ -96,6 +96,9 @@ pub struct LoadingState {
 
 pub struct RewriteStats {
     pub started_ms: AtomicU64,
+    /// DEBUG RELOAD's rewrites accepted but not yet ended: counted before
+    /// their thread starts, so DEBUG LOADAOF cannot run between the two.
+    pub pending: AtomicU64,
     pub last_ok: AtomicBool,
     pub last_duration_sec: AtomicI64,
     pub count: AtomicU64,
@@ -112,6 +115,7 @@ impl Default for RewriteStats {
     fn default() -> Self {
         RewriteStats {
             started_ms: AtomicU64::new(0),
+            pending: AtomicU64::new(0),
             last_ok: AtomicBool::new(true),
             last_duration_sec: AtomicI64::new(-1),
             count: AtomicU64::new(0),
@@ -644,8 +648,10 @@ pub fn rewrite_then_drop<H: Host, T: Send + 'static>(
             "ERR Background append only file rewriting is not possible while appendonly is off",
         );
     }
+    let pending = &shared.persistence().rewrite.pending;
+    pending.fetch_add(1, Ordering::AcqRel);
     let shared = shared.clone();
-    std::thread::Builder::new()
+    let spawned = std::thread::Builder::new()
         .name("aof-rewrite".into())
         .spawn(move || {
             let started = &shared.persistence().rewrite.started_ms;
@@ -664,8 +670,16 @@ pub fn rewrite_then_drop<H: Host, T: Send + 'static>(
             }
             run_rewrite(&shared);
             drop(keep);
-        })
-        .map_err(|_| "ERR Can't start the background rewrite thread")?;
+            shared
+                .persistence()
+                .rewrite
+                .pending
+                .fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        pending.fetch_sub(1, Ordering::AcqRel);
+        return Err("ERR Can't start the background rewrite thread");
+    }
     Ok(())
 }
 
