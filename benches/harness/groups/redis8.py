@@ -151,36 +151,29 @@ def fill(server, keys):
 def memory(ctx, contestants, labels, peer_label, missing):
     section = persistence_label(False, "everysec")
     rounds = min(ctx.rounds, ROUNDS_MAX)
-    for n in ctx.size("redis8_small_keys"):
-        def small(contestant, n=n):
+
+    def cells(build, name, per, usage, params):
+        """One memory measure on a fresh server per contestant and round, as three cells."""
+        def measure(contestant):
             server = fresh(ctx, contestant)
             try:
-                return small_hashes(server, n)
+                return build(server)
             finally:
                 server.discard()
 
-        table = alternate([(c.label, lambda c=c: small(c)) for c in contestants]
+        table = alternate([(c.label, lambda c=c: measure(c)) for c in contestants]
                           + list(missing.items()), rounds, 0)
-        name = "%s keys of 5 fields, 3 with a TTL" % format(n, ",")
-        for metric, title in (("rss", "RSS growth per key"), ("used", "used_memory per key"),
-                              ("usage", "MEMORY USAGE of a key")):
-            ctx.results.add(GROUP, section, "%s: %s" % (name, title), "B/key", "lower",
-                            peer_label, pick(table, metric, labels), {"keys": n})
+        for metric, title in (("rss", "RSS growth per " + per), ("used", "used_memory per " + per),
+                              ("usage", "MEMORY USAGE " + usage)):
+            ctx.results.add(GROUP, section, "%s: %s" % (name, title), "B/" + per, "lower",
+                            peer_label, pick(table, metric, labels), params)
 
-    def big(contestant):
-        server = fresh(ctx, contestant)
-        try:
-            return big_hash(server, BIG_FIELDS)
-        finally:
-            server.discard()
-
-    table = alternate([(c.label, lambda c=c: big(c)) for c in contestants]
-                      + list(missing.items()), rounds, 0)
-    name = "one hash of %s fields, each with a TTL" % format(BIG_FIELDS, ",")
-    for metric, title in (("rss", "RSS growth per field"), ("used", "used_memory per field"),
-                          ("usage", "MEMORY USAGE per field")):
-        ctx.results.add(GROUP, section, "%s: %s" % (name, title), "B/field", "lower",
-                        peer_label, pick(table, metric, labels), {"fields": BIG_FIELDS})
+    for n in ctx.size("redis8_small_keys"):
+        cells(lambda server, n=n: small_hashes(server, n),
+              "%s keys of 5 fields, 3 with a TTL" % format(n, ","), "key", "of a key", {"keys": n})
+    cells(lambda server: big_hash(server, BIG_FIELDS),
+          "one hash of %s fields, each with a TTL" % format(BIG_FIELDS, ","), "field",
+          "per field", {"fields": BIG_FIELDS})
 
 
 def small_hashes(server, n):
