@@ -177,7 +177,10 @@ fn heapify_down(heap: &mut [HeapSlot], start: usize) {
 impl TopK {
     /// The bytes RedisBloom allocates for a sketch's buckets and heap.
     pub fn table_bytes(k: u32, width: u32, depth: u32) -> u64 {
-        k as u64 * HEAP_BUCKET_BYTES + width as u64 * depth as u64 * BUCKET_BYTES
+        // Saturating: u32::MAX cubed overflows u64, and a wrapped product
+        // would pass the size check.
+        (k as u64 * HEAP_BUCKET_BYTES)
+            .saturating_add((width as u64 * depth as u64).saturating_mul(BUCKET_BYTES))
     }
 
     /// TopK_Create: k, width and depth at least 1, decay in (0, 1] (the
@@ -439,7 +442,7 @@ impl TopK {
             return Err(RdbError::Corrupt("top-k decay out of range"));
         }
         let raw = module::string(r)?;
-        if raw.len() as u64 != width as u64 * depth as u64 * BUCKET_BYTES {
+        if Some(raw.len() as u64) != (width as u64 * depth as u64).checked_mul(BUCKET_BYTES) {
             return Err(RdbError::Corrupt(
                 "top-k buckets do not match its dimensions",
             ));
@@ -461,16 +464,12 @@ impl TopK {
         // k slots are in memory now: the item loop allocates no more than that.
         let mut heap = Vec::with_capacity(k as usize);
         for c in raw.chunks_exact(HEAP_BUCKET_BYTES as usize) {
-            let mut item = module::string(r)?;
-            // A one-byte string is an empty slot (or an empty item): NULL in C.
-            let item = if item.len() <= 1 {
-                None
-            } else {
-                if item.last() == Some(&0) {
-                    item.pop();
-                }
-                Some(item.into_boxed_slice())
-            };
+            let item = module::string(r)?;
+            // RedisBloom reads the item as a C string: it ends at its first
+            // NUL, as every reply and the writer above take it. Nothing
+            // before the NUL is an empty slot (or an empty item): NULL in C.
+            let item = c_string(&item);
+            let item = (!item.is_empty()).then(|| item.into());
             heap.push(HeapSlot {
                 fp: u32_at(c, 0),
                 itemlen: u32_at(c, 4),
@@ -804,6 +803,24 @@ mod tests {
                 assert!(TopK::read_rdb(&mut Reader::new(&out[..cut]), ENCVER).is_err());
             }
         }
+        // An item as RedisBloom reads it: up to its first NUL, whatever
+        // follows; so it writes back and reads back the same (a fuzz find).
+        let mut out = Vec::new();
+        for v in [1, 1, 1] {
+            module::put_uint(&mut out, v);
+        }
+        module::put_double(&mut out, 0.9);
+        module::put_string(&mut out, &[0; 8], false);
+        module::put_string(&mut out, &[0; 24], false);
+        module::put_string(&mut out, b"a\0bc", false);
+        let once = TopK::read_rdb(&mut Reader::new(&out), ENCVER).unwrap();
+        assert_eq!(once.heap[0].item(), b"a");
+        let mut again = Vec::new();
+        once.write_rdb(&mut again, false);
+        assert_eq!(
+            TopK::read_rdb(&mut Reader::new(&again), ENCVER).unwrap(),
+            once
+        );
         // Dimensions against buffers; a k that the heap buffer does not hold.
         for (k, w, d, decay) in [
             (5, 21, 4, 0.9),
