@@ -24,7 +24,7 @@ BATCH = 1000
 
 
 def rss_bytes(srv):
-    return srv.rss_kb() * 1024
+    return srv.anon_kb() * 1024
 
 
 def test_small_keys_memory_usage_is_their_rss(server_factory):
