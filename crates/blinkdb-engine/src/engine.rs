@@ -645,9 +645,10 @@ impl Engine {
                 self.snapshot_before_write(*d, g, epoch);
             }
         }
+        let now = self.now();
         let (first, second) = guards.split_at_mut(SHARDS);
         for (x, y) in first.iter_mut().zip(second.iter_mut()) {
-            x.1.swap_entries(&mut y.1);
+            x.1.swap_entries(&mut y.1, now);
         }
         let (lsn, _) = self.log(a, cmd);
         lsn
