@@ -258,6 +258,17 @@ impl Engine {
         }
     }
 
+    /// A command for the replicas only, not the AOF (PUBLISH, as Redis's
+    /// forceCommandPropagation with PROPAGATE_REPL).
+    pub fn feed_replicas(&self, db: usize, args: &[&[u8]]) {
+        if UNLOGGED.with(Cell::get) {
+            return;
+        }
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, args);
+        }
+    }
+
     /// Installs the log once loading is over; writes before that (replayed
     /// ones) are not logged again.
     pub fn set_log(&self, log: Arc<Log>) {
