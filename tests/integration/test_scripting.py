@@ -637,3 +637,20 @@ def test_shutdown_past_a_busy_script_is_a_failed_call_as_in_redis(blinkdb, oracl
     for s in stats.values():
         s.pop("usec"), s.pop("usec_per_call")
     assert stats["blinkdb"] == stats["redis"] == {"calls": 2, "rejected_calls": 0, "failed_calls": 2}
+
+
+def test_time_stands_still_while_a_script_runs(blinkdb, oracle):
+    """As in Redis 7.0, a script's commands see the time it started at: a key set with PX 1
+    inside it still exists 20 ms later in the same script, and is gone once it ended. With
+    busy-reply-threshold at 10 ms the script is past it by then, so BlinkDB parks and resumes
+    it (other clients are answered BUSY meanwhile): the time stays frozen across that too."""
+    body = ("redis.call('SET', KEYS[1], 'v', 'PX', 1) "
+            "local t = redis.call('TIME') "
+            "local start = t[1] * 1000000 + t[2] "
+            "repeat t = redis.call('TIME') until t[1] * 1000000 + t[2] - start > 20000 "
+            "return redis.call('EXISTS', KEYS[1])")
+    for srv in (blinkdb, oracle):
+        with srv.connect() as c:
+            c.call("CONFIG", "SET", "busy-reply-threshold", "10")
+            assert c.call("EVAL", body, "1", "k").value == 1
+            assert c.call("EXISTS", "k").value == 0

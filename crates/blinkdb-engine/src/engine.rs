@@ -387,6 +387,13 @@ impl Engine {
         access::without_touch(|| self.read_key(db, key, false, f))
     }
 
+    /// `peek` that also finds a key past its TTL not yet removed, and
+    /// removes nothing (DEBUG OBJECT: Redis's dictFind).
+    pub fn peek_stale<R>(&self, db: usize, key: &[u8], f: impl FnOnce(Option<&Entry>) -> R) -> R {
+        let shard = self.dbs[db].shard(Db::shard_index(key)).read();
+        f(shard.get_any(key))
+    }
+
     /// The key table's bytes per key in `key`'s shard (MEMORY USAGE).
     pub fn slot_share(&self, db: usize, key: &[u8]) -> usize {
         self.dbs[db].shard(Db::shard_index(key)).read().slot_share()

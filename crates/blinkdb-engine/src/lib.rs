@@ -98,7 +98,7 @@ pub mod ready_keys {
 
 // Time and matching.
 /// The wall clock in ms and µs, and pinning it for one batch of commands (Redis's cached `mstime`).
-pub use clock::{batch as batch_clock, now_ms, now_us};
+pub use clock::{batch as batch_clock, now_ms, now_us, pin as pin_clock};
 /// Redis's glob (KEYS, SCAN MATCH, PSUBSCRIBE) and its quoted-argument splitter (config files, CLI).
 pub use pattern::glob_match;
 pub use splitargs::split_args;

@@ -38,7 +38,7 @@ fn length_prefix(n: usize) -> usize {
 
 fn object(ctx: &mut Ctx, args: &Args) {
     let integers_shared = super::object::integers_shared(ctx);
-    let found = ctx.shared.engine.peek(ctx.client.db, args[2], |e| {
+    let found = ctx.shared.engine.peek_stale(ctx.client.db, args[2], |e| {
         e.map(|e| {
             let v = e.value();
             let (enc, refcount) = encoding(v);
@@ -227,6 +227,15 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         ctx.shared
             .debug
             .reply_buffer_resizing
+            .store(on, Ordering::Relaxed);
+        return ctx.out.ok();
+    }
+    if eq_ic(sub, "set-disable-deny-scripts") && args.len() == 3 {
+        // atoi's reading, as SET-ACTIVE-EXPIRE's.
+        let on = atoi(args[2]) != 0;
+        ctx.shared
+            .debug
+            .scripts_may_call_noscript
             .store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }

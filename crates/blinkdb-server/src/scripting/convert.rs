@@ -272,6 +272,20 @@ unsafe fn push_reply(state: *mut ffi::lua_State, buf: &[u8], at: &mut usize) -> 
             }
             ffi::lua_rawset(state, -3);
         }
+        b'|' => {
+            // Attributes are not shown to scripts (as in Redis): their pairs
+            // are read past, and the reply they precede is the value.
+            let Some(n) = parse_i64(rest) else {
+                return false;
+            };
+            for _ in 0..n.max(0).saturating_mul(2) {
+                if !push_reply(state, buf, at) {
+                    return false;
+                }
+                ffi::lua_pop(state, 1);
+            }
+            return push_reply(state, buf, at);
+        }
         b'_' => ffi::lua_pushnil(state),
         b'#' => ffi::lua_pushboolean(state, (rest == b"t") as c_int),
         b',' => {

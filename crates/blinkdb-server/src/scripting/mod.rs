@@ -389,6 +389,7 @@ pub(crate) fn start_call(
         caller_db: ctx.client.db,
         wrote: false,
         multi_logged: false,
+        clock_ms: blinkdb_engine::now_ms(),
         gate,
         tracked_keys: match ctx.client.tracking {
             Some(_) => args[3..3 + numkeys].iter().map(|a| a.to_vec()).collect(),

@@ -354,6 +354,9 @@ pub struct RunState {
     /// writes reach the log between MULTI and EXEC.
     pub wrote: bool,
     pub multi_logged: bool,
+    /// The time the script's commands see: its start, as Redis freezes it
+    /// for a script (a key cannot expire between two of its calls).
+    pub clock_ms: u64,
     /// Every other command held out, for a script started outside EXEC.
     pub gate: Option<crate::exec::gate::ExclusiveToken>,
     /// The script's declared keys, kept when its caller tracks keys: they are
@@ -541,6 +544,9 @@ fn drive(
     mut run: RunState,
     mut input: Answer,
 ) {
+    // For the calls run here; released whenever the script parks, so other
+    // work on this thread sees the real time.
+    let _clock = blinkdb_engine::pin_clock(run.clock_ms);
     loop {
         match fiber.resume(input) {
             CoroutineResult::Yield(Request::Call(resp, repl)) => {

@@ -21,6 +21,10 @@ pub struct DebugSwitches {
     /// or more are plain nodes of their own (1 GB until set; a server-wide
     /// setting, as quicklist.c's static packed_threshold).
     pub list_packed_threshold: AtomicUsize,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call the commands
+    /// flagged `noscript` too (Redis's tests use it to reach DEBUG and
+    /// CLIENT from Lua).
+    pub scripts_may_call_noscript: AtomicBool,
 }
 
 impl Default for DebugSwitches {
@@ -30,6 +34,7 @@ impl Default for DebugSwitches {
             cron_paused: AtomicBool::new(false),
             reply_buffer_resizing: AtomicBool::new(true),
             list_packed_threshold: AtomicUsize::new(blinkdb_engine::DEFAULT_PACKED_THRESHOLD),
+            scripts_may_call_noscript: AtomicBool::new(false),
         }
     }
 }
