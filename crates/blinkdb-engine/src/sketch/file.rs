@@ -357,7 +357,7 @@ const PAGES_PER_THREAD: usize = 1024;
 
 /// The cores a check may use (read once: `available_parallelism` reads
 /// cgroup files at every call).
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
