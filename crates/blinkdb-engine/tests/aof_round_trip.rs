@@ -86,6 +86,7 @@ fn records_of_many_mixed_arguments_round_trip() {
     let mut expected = Vec::new();
     {
         let aof = Aof::open(opts.clone()).unwrap();
+        assert!(load_all(&aof).0.is_empty());
         for r in 0..12 {
             let mut args: Vec<Vec<u8>> = vec![b"RPUSH".to_vec(), format!("list:{r}").into_bytes()];
             for _ in 0..300 {
