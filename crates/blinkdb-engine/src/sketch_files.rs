@@ -207,17 +207,21 @@ impl SketchFiles {
             return found;
         };
         let mut seen: HashMap<Key, usize> = HashMap::new();
+        let mut names = Vec::new();
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Some(id) = parse_id(&name) else { continue };
             self.next_id.fetch_max(id + 1, Ordering::Relaxed);
-            let path = e.path();
+            names.push((name, id, e.path()));
+        }
+        let opened = open_files(&names);
+        for ((name, id, path), opened) in names.into_iter().zip(opened) {
             let reject = |why: String| {
                 tracing::warn!("Sketch file {name}: {why}; its key is rebuilt from the AOF");
                 self.stats.rebuilt.fetch_add(1, Ordering::Relaxed);
                 let _ = std::fs::remove_file(&path);
             };
-            match file::open(&path, id) {
+            match opened {
                 Err(r) => reject(r.to_string()),
                 Ok(o) if o.header.checkpoint < oldest => {
                     reject("checkpointed before the AOF's base".into())
@@ -336,6 +340,36 @@ impl SketchFiles {
             clean: None,
         })
     }
+}
+
+/// Fewer files than this per thread are opened on the calling thread.
+const FILES_PER_THREAD: usize = 16;
+
+/// Opens (verifies, maps or decodes) the files found, in their order: on up
+/// to one thread per core when there are many, since each is independent and
+/// a restart with hundreds of t-digests' files spends its time reading and
+/// decoding them.
+fn open_files(files: &[(String, u64, PathBuf)]) -> Vec<Result<Opened, file::Reject>> {
+    let open = |c: &[(String, u64, PathBuf)]| -> Vec<_> {
+        c.iter()
+            .map(|(_, id, path)| file::open(path, *id))
+            .collect()
+    };
+    let threads = file::cores().min(files.len() / FILES_PER_THREAD).max(1);
+    if threads == 1 {
+        return open(files);
+    }
+    let per = files.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = files
+            .chunks(per)
+            .map(|c| s.spawn(move || open(c)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// What the locked part of a checkpoint leaves for the synced part.
