@@ -55,6 +55,8 @@ pub use types::zset::order as zset_order;
 pub use types::{fmt_double, write_double};
 /// The size from which a list element is a plain node (DEBUG QUICKLIST-PACKED-THRESHOLD).
 pub use types::{packed_threshold, DEFAULT_PACKED_THRESHOLD};
+/// Whether a hash field expiring at a time (0: never) is past it at a clock (0: stopped).
+pub use types::hash::field_expired as hash_field_expired;
 /// The collection types a `Value` holds and their size limits (the `*-max-listpack-*` options).
 pub use types::{HashValue, Limits, ListShape, ListValue, SetValue, StreamValue, ZSetValue};
 /// Counters of values freed in the background (INFO lazyfree_*).
