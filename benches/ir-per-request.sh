@@ -5,10 +5,11 @@
 # key": the key table's CPU). Usage:
 #   benches/ir-per-request.sh BIN TAG PORT TEST P N
 # TEST is a redis-benchmark test name (-t), or a command with its arguments
-# ("HGET myhash element:__rand_int__", "XADD s * f v") for commands -t has
+# ("HGET myhash element:000000000000", "XADD s * f v") for commands -t has
 # not; IR_SETUP (optional) is a command redis-cli sends first (word-split:
 # "HSET myhash element:000000000000 v" for the HGET above; several are
-# separated by ";"). It
+# separated by ";"). No -r is passed, so redis-benchmark sends `__rand_int__`
+# as it is: name the key the setup made. It
 # prints "TAG TEST P<P> <Ir per request> <of which in the connections>"; the
 # profile stays in
 # $IR_DIR/TAG-TEST-P<P>/cg.out.1 (IR_DIR defaults to /tmp/ir-per-request) for
