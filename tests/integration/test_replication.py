@@ -477,3 +477,31 @@ def test_counters_propagate_as_called(servers):
     "propagation with eviction in MULTI" reads `incr x` from the stream); BlinkDB
     wrote them all as INCRBY."""
     assert _counter_stream(servers["blinkdb"]) == _counter_stream(servers["redis"])
+
+
+@pytest.mark.parametrize("pairing", ["blinkdb-to-redis", "redis-to-blinkdb", "blinkdb-to-blinkdb"])
+def test_publish_reaches_subscribers_of_the_replica(server_factory, tmp_path, peers, pairing):
+    """PUBLISH on a master reaches the subscribers of its replicas, as Redis propagates it
+    (to the replication stream, not to the AOF), whichever side is BlinkDB."""
+    if pairing == "redis-to-blinkdb":
+        master = start_redis(peers, tmp_path, "master")
+    else:
+        master = server_factory("--appendonly", "yes")
+    if pairing == "blinkdb-to-redis":
+        replica = start_replica(peers, tmp_path, master.port)
+    else:
+        replica = server_factory("--replicaof", "127.0.0.1", str(master.port))
+    linked(replica)
+    with RespConnection(replica.port) as sub, RespConnection(master.port) as m:
+        assert sub.call("SUBSCRIBE", "news").value[0][1] == b"subscribe"
+        assert m.call("PUBLISH", "news", "hello").value == 0  # nobody subscribes on the master
+        m.call("SET", "after", "1")
+        assert m.call("WAIT", 1, 5000).value == 1
+        msg = sub.read_reply().value
+        assert [part for _, part in msg] == [b"message", b"news", b"hello"]
+    if pairing != "redis-to-blinkdb":
+        # Not in the master's AOF: a restart from it publishes nothing and loads the key.
+        aof_dir = os.path.join(master.dir, "appendonlydir")
+        logged = b"".join(open(os.path.join(aof_dir, f), "rb").read()
+                          for f in os.listdir(aof_dir) if ".incr." in f)
+        assert b"after" in logged and b"hello" not in logged

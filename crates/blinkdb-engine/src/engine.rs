@@ -258,6 +258,17 @@ impl Engine {
         }
     }
 
+    /// A command for the replicas only, not the AOF (PUBLISH, as Redis's
+    /// forceCommandPropagation with PROPAGATE_REPL).
+    pub fn feed_replicas(&self, db: usize, args: &[&[u8]]) {
+        if UNLOGGED.with(Cell::get) {
+            return;
+        }
+        if let Some(feed) = self.feed.get() {
+            feed.feed(db, args);
+        }
+    }
+
     /// Installs the log once loading is over; writes before that (replayed
     /// ones) are not logged again.
     pub fn set_log(&self, log: Arc<Log>) {
@@ -645,9 +656,10 @@ impl Engine {
                 self.snapshot_before_write(*d, g, epoch);
             }
         }
+        let now = self.now();
         let (first, second) = guards.split_at_mut(SHARDS);
         for (x, y) in first.iter_mut().zip(second.iter_mut()) {
-            x.1.swap_entries(&mut y.1);
+            x.1.swap_entries(&mut y.1, now);
         }
         let (lsn, _) = self.log(a, cmd);
         lsn

@@ -522,19 +522,20 @@ impl Shard {
     }
 
     /// Swaps the entries with another database's same shard (SWAPDB): watchers
-    /// stay with their database and see both sides' keys as changed.
-    pub fn swap_entries(&mut self, other: &mut Shard) {
-        fn touch_either(a: &mut Shard, theirs: &DenseMap) {
+    /// stay with their database and see both sides' keys as changed, except
+    /// where an expired key meets no key or another expired key (`now`).
+    pub fn swap_entries(&mut self, other: &mut Shard, now: u64) {
+        fn touch_either(a: &mut Shard, theirs: &DenseMap, now: u64) {
             if let Some(w) = a.watchers.as_mut() {
                 let mine = &a.map;
-                w.touch_present(|k| {
-                    let h = key_hash(k);
-                    mine.contains_key(k, h) || theirs.contains_key(k, h)
-                });
+                w.touch_swapped(
+                    |k| mine.contains_key(k, key_hash(k)),
+                    |k| theirs.get(k, key_hash(k)).map(|e| e.is_expired(now)),
+                );
             }
         }
-        touch_either(self, &other.map);
-        touch_either(other, &self.map);
+        touch_either(self, &other.map, now);
+        touch_either(other, &self.map, now);
         // The slot index (db 0 only) follows the keys.
         for (a, b) in [(&*self, &*other), (&*other, &*self)] {
             if let Some(ix) = &a.slots {
@@ -699,7 +700,7 @@ mod tests {
         let other_db = Arc::new(DbBits::default());
         let other_bits = &other_db.expiring;
         let mut other = Shard::in_db(other_db.clone(), 3);
-        s.swap_entries(&mut other);
+        s.swap_entries(&mut other, 0);
         assert!(other_bits.may_hold(3));
         // Entries put back after a failed load.
         let saved = other.take_entries();
@@ -751,7 +752,7 @@ mod tests {
         assert!(bits.may_hold(130));
         let other_db = Arc::new(DbBits::default());
         let mut other = Shard::in_db(other_db.clone(), 5);
-        s.swap_entries(&mut other);
+        s.swap_entries(&mut other, 0);
         assert!(!bits.may_hold(130) && other_db.occupied.may_hold(5));
         other.clear();
         assert!(!other_db.occupied.may_hold(5));

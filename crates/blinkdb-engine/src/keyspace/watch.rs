@@ -94,6 +94,48 @@ impl Watchers {
         }
     }
 
+    /// SWAPDB: the database's keys were replaced by another's. For each
+    /// watched key, `here` says whether it was in this database (live or
+    /// not) and `there` whether it is in the other and, if so, whether it
+    /// had expired: as Redis 7.0's touchAllWatchedKeysInDb, swapping an
+    /// expired key for no key, no key for an expired one, or one expired
+    /// key for another is no change.
+    pub fn touch_swapped(
+        &mut self,
+        here: impl Fn(&[u8]) -> bool,
+        there: impl Fn(&[u8]) -> Option<bool>,
+    ) {
+        self.keys.retain(|key, list| {
+            let (was, now) = (here(key), there(key));
+            if !was && now.is_none() {
+                return true;
+            }
+            list.retain(|w| w.flag.strong_count() > 0);
+            for w in list.iter_mut() {
+                if w.expired_at_watch {
+                    match now {
+                        // The expired key is gone: logically no change.
+                        None => {
+                            w.expired_at_watch = false;
+                            continue;
+                        }
+                        // Replaced by another expired key.
+                        Some(true) => continue,
+                        Some(false) => {}
+                    }
+                } else if !was && now == Some(true) {
+                    // No key replaced by an expired one.
+                    w.expired_at_watch = true;
+                    continue;
+                }
+                if let Some(flag) = w.flag.upgrade() {
+                    flag.set_dirty();
+                }
+            }
+            !list.is_empty()
+        });
+    }
+
     /// Every watched key for which `present` holds was removed (FLUSHDB).
     pub fn touch_present(&mut self, present: impl Fn(&[u8]) -> bool) {
         let keys: Vec<Key> = self.keys.keys().filter(|k| present(k)).cloned().collect();
@@ -121,6 +163,31 @@ mod tests {
         assert!(!stale.is_dirty(), "deleting an expired key is no change");
         w.touch(b"k", true);
         assert!(stale.is_dirty(), "writing it afterwards is");
+    }
+
+    #[test]
+    fn swapping_expired_keys_is_no_change() {
+        let flags: Vec<Arc<WatchFlag>> = (0..5).map(|_| Arc::default()).collect();
+        let mut w = Watchers::default();
+        // (watched key, expired at WATCH, in this db, in the other db and expired)
+        let cases: [(&[u8], bool, bool, Option<bool>); 5] = [
+            (b"stale-for-none", true, true, None),
+            (b"none-for-stale", false, false, Some(true)),
+            (b"stale-for-stale", true, true, Some(true)),
+            (b"stale-for-live", true, true, Some(false)),
+            (b"live-for-none", false, true, None),
+        ];
+        for (i, (key, expired, ..)) in cases.iter().enumerate() {
+            w.add(key, &flags[i], *expired);
+        }
+        let here = |k: &[u8]| cases.iter().any(|c| c.0 == k && c.2);
+        let there = |k: &[u8]| cases.iter().find(|c| c.0 == k).and_then(|c| c.3);
+        w.touch_swapped(here, there);
+        let dirty: Vec<bool> = flags.iter().map(|f| f.is_dirty()).collect();
+        assert_eq!(dirty, [false, false, false, true, true]);
+        // The key that became an expired one is marked so: deleting it is no change.
+        w.touch(b"none-for-stale", false);
+        assert!(!flags[1].is_dirty());
     }
 
     #[test]

@@ -172,6 +172,10 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             "    it is used instead of the 'key' prefix. These are not propagated to",
             "    replicas. Cluster slots are not respected so keys not belonging to the",
             "    current node can be created in cluster mode.",
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
             "SET-ACTIVE-EXPIRE <0|1>",
             "    Setting it to 0 disables expiring keys in background when they are not",
             "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -249,6 +253,9 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             .store(threshold, Ordering::Relaxed);
         return ctx.out.ok();
     }
+    if eq_ic(sub, "protocol") && args.len() == 3 {
+        return protocol(ctx, args[2]);
+    }
     if eq_ic(sub, "log") && args.len() == 3 {
         tracing::warn!("DEBUG LOG: {}", String::from_utf8_lossy(args[2]));
         return ctx.out.ok();
@@ -289,6 +296,69 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         return;
     }
     super::subcommand_syntax_error(ctx, args);
+}
+
+/// DEBUG PROTOCOL <type>: a sample reply of each RESP3 type (RESP2's
+/// rendering of it on a RESP2 connection), as Redis's debug.c sends them, so
+/// that clients can test their parsers.
+fn protocol(ctx: &mut Ctx, name: &[u8]) {
+    let out = &mut ctx.out;
+    if eq_ic(name, "string") {
+        out.bulk(b"Hello World");
+    } else if eq_ic(name, "integer") {
+        out.int(12345);
+    } else if eq_ic(name, "double") {
+        // Redis's sample value, not pi.
+        #[allow(clippy::approx_constant)]
+        out.double(3.141);
+    } else if eq_ic(name, "bignum") {
+        out.bignum("1234567999999999999999999999999999999");
+    } else if eq_ic(name, "null") {
+        out.null();
+    } else if eq_ic(name, "array") || eq_ic(name, "set") {
+        if eq_ic(name, "array") {
+            out.array(3);
+        } else {
+            out.set(3);
+        }
+        for j in 0..3 {
+            out.int(j);
+        }
+    } else if eq_ic(name, "map") {
+        out.map(3);
+        for j in 0..3 {
+            out.int(j);
+            out.boolean(j == 1);
+        }
+    } else if eq_ic(name, "attrib") {
+        // Attributes are not a reply: a real one follows (alone in RESP2).
+        if out.resp3() {
+            out.attributes(1);
+            out.bulk(b"key-popularity");
+            out.array(2);
+            out.bulk(b"key:123");
+            out.int(90);
+        }
+        out.bulk(b"Some real reply following the attribute");
+    } else if eq_ic(name, "push") {
+        if !out.resp3() {
+            return out.error("ERR RESP2 is not supported by this command");
+        }
+        out.push(2);
+        out.bulk(b"server-cpu-usage");
+        out.int(42);
+        // A push is out of band: a reply follows for the client waiting on one.
+        out.bulk(b"Some real reply following the push reply");
+    } else if eq_ic(name, "true") || eq_ic(name, "false") {
+        out.boolean(eq_ic(name, "true"));
+    } else if eq_ic(name, "verbatim") {
+        out.verbatim("This is a verbatim\nstring");
+    } else {
+        out.error(
+            "ERR Wrong protocol type name. Please use one of the following: \
+             string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+        );
+    }
 }
 
 /// DEBUG POPULATE <count> [<prefix>] [<size>]: keys `<prefix>:<n>` (prefix

@@ -62,13 +62,13 @@ fn expire_then_modify<R>(
 /// TTL with its own record).
 pub(super) fn log_wrapped(tx: &mut Tx, db: usize, records: &[Vec<&[u8]>]) {
     if records.len() > 1 {
-        tx.log(db, &[b"MULTI"]);
+        crate::exec::wrapper::multi(tx, db);
     }
     for r in records {
         tx.log(db, r);
     }
     if records.len() > 1 {
-        tx.log(db, &[b"EXEC"]);
+        crate::exec::wrapper::exec(tx, db);
     }
 }
 
@@ -119,7 +119,7 @@ pub(super) fn expire_field(
     }
     let _ = collection::modify(tx, db, key, false, |h: &mut HashValue| h.remove(field));
     if multi {
-        tx.log(db, &[b"MULTI"]);
+        crate::exec::wrapper::multi(tx, db);
     }
     tx.log(db, &[b"HDEL", key, field]);
     tx.count_expired_subkeys(1);
@@ -250,7 +250,7 @@ pub fn hsetnx(ctx: &mut Ctx, args: &Args) {
         });
         tx.log(db, args);
         if wrap {
-            tx.log(db, &[b"EXEC"]);
+            crate::exec::wrapper::exec(tx, db);
         }
         tx.notify(HASH, "hset", db, key);
         out.int(1);
@@ -441,7 +441,7 @@ pub fn hincrby(ctx: &mut Ctx, args: &Args) {
         });
         tx.log(db, args);
         if wrap {
-            tx.log(db, &[b"EXEC"]);
+            crate::exec::wrapper::exec(tx, db);
         }
         tx.notify(HASH, "hincrby", db, key);
         out.int(new);
@@ -479,7 +479,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
                 Ok(v) => v,
                 Err(e) => {
                     if wrap {
-                        tx.log(db, &[b"EXEC"]);
+                        crate::exec::wrapper::exec(tx, db);
                     }
                     return out.error(e);
                 }
@@ -491,7 +491,7 @@ pub fn hincrbyfloat(ctx: &mut Ctx, args: &Args) {
         // Redis (float formatting may differ between machines).
         tx.log(db, &[b"HSET", key, field, &new]);
         if wrap {
-            tx.log(db, &[b"EXEC"]);
+            crate::exec::wrapper::exec(tx, db);
         }
         tx.notify(HASH, "hincrbyfloat", db, key);
         out.bulk(&new);

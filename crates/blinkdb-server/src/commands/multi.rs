@@ -22,6 +22,10 @@ pub struct Transaction {
     /// Union of the queued commands' flags (EXEC is refused as a write, or as
     /// denyoom, if any queued command is one).
     pub flags: u32,
+    /// Union of the flags some queued command lacks: EXEC is refused as a
+    /// command that does not run on stale data or while loading if any
+    /// queued command is one (Redis's `cmd_inv_flags`).
+    lacking: u32,
     /// A command was refused while queueing: EXEC must abort.
     errored: bool,
     bytes: usize,
@@ -59,10 +63,15 @@ pub fn flag_error(client: &mut Client) {
 /// what it will run.
 pub fn effective_flags(spec: &CommandSpec, client: &Client) -> u32 {
     match &client.multi {
-        Some(tx) if spec.has_prop(table::props::RUNS_QUEUE) => spec.flags | tx.flags,
+        Some(tx) if spec.has_prop(table::props::RUNS_QUEUE) => {
+            (spec.flags | tx.flags) & !(tx.lacking & ALL_MUST_HAVE)
+        }
         _ => spec.flags,
     }
 }
+
+/// Flags EXEC has only when every queued command has them.
+const ALL_MUST_HAVE: u32 = table::STALE | table::LOADING_OK;
 
 /// Queues a command inside MULTI. Returns false when the queue outgrew
 /// `client-query-buffer-limit`: the connection is closed, as for a query buffer
@@ -80,7 +89,9 @@ pub fn queue(ctx: &mut Ctx, spec: &'static CommandSpec, args: &Args) -> bool {
         ctx.client.close_after_reply = true;
         return false;
     }
-    tx.flags |= crate::scripting::command_flags(ctx.shared, spec, args);
+    let flags = crate::scripting::command_flags(ctx.shared, spec, args);
+    tx.flags |= flags;
+    tx.lacking |= !flags;
     tx.queue
         .push((spec, args.iter().map(|a| a.to_vec()).collect()));
     let queued = (tx.queue.len(), tx.bytes);
@@ -141,26 +152,31 @@ pub fn exec(ctx: &mut Ctx, _args: &Args) {
     }
     // As before the queue kept entries: a subcommand does not count (its
     // container has no write flag).
-    let writes = tx
-        .queue
-        .iter()
-        .filter(|(spec, _)| !spec.is_subcommand() && spec.has(table::WRITE))
-        .count();
+    let is_write = |spec: &CommandSpec| !spec.is_subcommand() && spec.has(table::WRITE);
+    let writes = tx.queue.iter().filter(|(spec, _)| is_write(spec)).count();
     let wrap = writes > 1;
-    if wrap {
-        log_marker(ctx, b"MULTI");
-    }
+    // MULTI goes out just before the first write, in its database (after
+    // any SELECT queued before it), as Redis propagates it: a replica's
+    // stream then reads SELECT, MULTI, the write.
+    let mut marked = !wrap;
+    // Once EXEC's MULTI is out, a command's own wrapper is left out.
+    let mut wrapped = None;
     ctx.out.array(tx.queue.len());
     let deny_blocking = std::mem::replace(&mut ctx.client.deny_blocking, true);
     ctx.client.in_exec = true;
     for (spec, cmd) in &tx.queue {
+        if !marked && is_write(spec) {
+            log_marker(ctx, b"MULTI");
+            wrapped = Some(crate::exec::wrapper::Open::begin());
+            marked = true;
+        }
         let args: Args = cmd.iter().map(|a| &a[..]).collect();
         let found = Some(Ok(*spec));
         crate::exec::process(ctx.shared, ctx.client, ctx.out, &args, found, Source::Exec);
     }
     ctx.client.deny_blocking = deny_blocking;
     ctx.client.in_exec = false;
-    if wrap {
+    if wrapped.take().is_some() {
         log_marker(ctx, b"EXEC");
     }
 }

@@ -60,6 +60,11 @@ fn publish_to(ctx: &mut Ctx, args: &Args, shard: bool) {
         .pubsub
         .publish(args[1], args[2], shard, &limit, now);
     crate::cluster::bus::propagate_publish(ctx.shared, args[1], args[2], shard);
+    // Replicas deliver it to their own subscribers (in a cluster the bus
+    // reaches every node instead), as Redis propagates it: not to the AOF.
+    if ctx.shared.cluster.is_none() {
+        ctx.shared.engine.feed_replicas(ctx.client.db, args);
+    }
     // A RESP3 client subscribed to the channel it publishes to sees the message
     // before the reply, as in Redis (the message is written to it first).
     pubsub::flush_mailbox(&ctx.client.info, ctx.out);

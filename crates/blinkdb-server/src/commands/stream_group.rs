@@ -123,13 +123,13 @@ fn setid_record(key: &[u8], group: &[u8], g: &Group) -> Record {
 /// as Redis wraps a command's propagated effects.
 fn log_records(tx: &mut Tx, db: usize, records: &[Record]) {
     if records.len() > 1 {
-        tx.log(db, &[b"MULTI"]);
+        crate::exec::wrapper::multi(tx, db);
     }
     for r in records {
         tx.log(db, &r.args());
     }
     if records.len() > 1 {
-        tx.log(db, &[b"EXEC"]);
+        crate::exec::wrapper::exec(tx, db);
     }
 }
 

@@ -224,7 +224,8 @@ fn refusal(
             }
         }
     }
-    if shared.engine.is_loading() && !spec.has(table::LOADING_OK) {
+    let mut flags = multi::effective_flags(spec, client);
+    if shared.engine.is_loading() && flags & table::LOADING_OK == 0 {
         return rejected("LOADING BlinkDB is loading the dataset in memory".into());
     }
     if client.monitor.is_some()
@@ -232,7 +233,6 @@ fn refusal(
     {
         return rejected("ERR Replica can't interact with the keyspace".into());
     }
-    let mut flags = multi::effective_flags(spec, client);
     // A script that declares flags is checked with them (Redis's
     // getCommandFlags); looked up only when some refusal could apply.
     if spec.has_prop(props::RUNS_SCRIPT) && refusal_possible(shared, client) {
@@ -259,8 +259,12 @@ fn refusal(
         // Keys evicted before this command are invalidated before its reply.
         crate::pubsub::flush_mailbox(&client.info, out);
     }
-    if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
-        return rejected(err.into());
+    // Not inside EXEC either: a REPLICAOF earlier in the transaction does
+    // not refuse the writes after it (Redis's execCommand checks only ACLs).
+    if !client.in_exec {
+        if let Some(err) = crate::replication::replica::refusal(shared, client, flags) {
+            return rejected(err.into());
+        }
     }
     if client.in_resp2_subscribed() {
         if let Some(err) = subscribed_context_refusal(spec) {

@@ -15,6 +15,7 @@ pub mod session;
 pub mod admit;
 pub mod call;
 pub mod stats;
+pub mod wrapper;
 
 use crate::commands::{multi, table, CommandSpec, Ctx};
 use crate::exec::session::Client;

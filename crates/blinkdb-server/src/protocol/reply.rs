@@ -254,6 +254,32 @@ impl Out {
         self.header(if self.resp3() { b'~' } else { b'*' }, n);
     }
 
+    /// A big number: `(digits` in RESP3, a bulk string in RESP2.
+    pub fn bignum(&mut self, digits: &str) {
+        if self.resp3() {
+            self.buf.extend_from_slice(b"(");
+            self.buf.extend_from_slice(digits.as_bytes());
+            self.buf.extend_from_slice(b"\r\n");
+        } else {
+            self.bulk(digits.as_bytes());
+        }
+    }
+
+    /// RESP3 attributes of `n` pairs, which precede the reply they describe;
+    /// nothing in RESP2 (the reply alone is sent).
+    pub fn attributes(&mut self, n: usize) {
+        if self.resp3() {
+            self.header(b'|', n);
+        }
+    }
+
+    /// The header of an out-of-band push of `n` elements (RESP3 only: a
+    /// RESP2 client has no push type, and the caller refuses it).
+    pub fn push(&mut self, n: usize) {
+        debug_assert!(self.resp3());
+        self.header(b'>', n);
+    }
+
     fn header(&mut self, kind: u8, n: usize) {
         let mut num = itoa::Buffer::new();
         self.buf.extend_from_slice(&[kind]);

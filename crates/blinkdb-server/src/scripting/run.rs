@@ -750,7 +750,8 @@ fn execute(
             run.wrote = true;
             shared.scripting.wrote();
         }
-        if !run.multi_logged && aof {
+        // Inside EXEC's MULTI the script opens none of its own.
+        if !run.multi_logged && aof && !crate::exec::wrapper::open() {
             let (lsn, _) = shared.engine.log(client.db, &[b"MULTI"]);
             client.note_lsn(lsn);
             run.multi_logged = true;
@@ -762,6 +763,9 @@ fn execute(
         out: &mut out,
     };
     IN_CALL.with(|c| c.set(true));
+    // The script's MULTI is open for what the command logs (synchronously,
+    // on this thread).
+    let _wrapped = run.multi_logged.then(crate::exec::wrapper::Open::begin);
     let nanos = crate::exec::call::call_in_script(&mut ctx, spec, args, aof);
     IN_CALL.with(|c| c.set(false));
     CALL_NANOS.set(CALL_NANOS.get().saturating_add(nanos));
