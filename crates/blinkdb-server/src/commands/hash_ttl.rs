@@ -47,15 +47,19 @@ enum Cond {
 }
 
 /// An expiry argument in `ms` (or seconds) from `base`, as Redis's
-/// parseExpireTime checks it.
-fn parse_expire(arg: &[u8], seconds: bool, base: u64, cmd: &str) -> Result<u64, String> {
+/// parseExpireTime checks it; `cmd` (the command's name as sent) is
+/// named in the error, in lower case.
+fn parse_expire(arg: &[u8], seconds: bool, base: u64, cmd: &[u8]) -> Result<u64, String> {
     let Some(mut v) = parse_i64(arg) else {
         return Err(ERR_NOT_INT.into());
     };
     if v < 0 {
         return Err("ERR invalid expire time, must be >= 0".into());
     }
-    let too_big = || format!("ERR invalid expire time in '{cmd}' command");
+    let too_big = || {
+        let cmd = String::from_utf8_lossy(cmd).to_ascii_lowercase();
+        format!("ERR invalid expire time in '{cmd}' command")
+    };
     if seconds {
         if v > MAX_ABS_TIME_MS / 1000 {
             return Err(too_big());
@@ -166,7 +170,6 @@ fn set_known_field_expire(
 
 fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
     let key = args[1];
-    let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     let now = write_now(ctx);
     let clock = ctx.shared.engine.now();
     ctx.write1(key, |tx, db, out| {
@@ -174,7 +177,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
             return out.error(ERR_WRONGTYPE);
         }
         let base = if relative { clock } else { 0 };
-        let at = match parse_expire(args[2], seconds, base, &name) {
+        let at = match parse_expire(args[2], seconds, base, args[0]) {
             Ok(at) => at,
             Err(e) => return out.error(&e),
         };
@@ -207,7 +210,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         };
         out.array(fields.len());
         results.iter().for_each(|r| out.int(*r));
-        let (mut set, mut deleted) = (Vec::new(), false);
+        let (mut set, mut deleted) = (Vec::with_capacity(fields.len()), false);
         let mut records: Vec<Vec<&[u8]>> = Vec::new();
         for (f, r) in fields.iter().zip(&results) {
             match *r {
@@ -222,7 +225,8 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         let (at_text, n) = (at.to_string(), set.len().to_string());
         if !set.is_empty() {
             // As HPEXPIREAT of the fields set, the condition kept.
-            let mut rec: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
+            let mut rec: Vec<&[u8]> = Vec::with_capacity(set.len() + 6);
+            rec.extend_from_slice(&[b"HPEXPIREAT", key, at_text.as_bytes()]);
             if cond != Cond::None {
                 rec.push(args[3]);
             }
@@ -426,7 +430,7 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             _ => None,
         };
         let (mode, fields_at) = match timed {
-            Some((seconds, base)) => match parse_expire(args[3], seconds, base, "hgetex") {
+            Some((seconds, base)) => match parse_expire(args[3], seconds, base, b"hgetex") {
                 Ok(at) => (GetEx::At(at), 4),
                 Err(e) => return out.error(&e),
             },
@@ -605,7 +609,7 @@ fn parse_hsetex<'a>(args: &'a Args, clock: u64, out: &mut Out) -> Option<SetEx<'
                     return None;
                 }
                 i += 1;
-                match parse_expire(args[i], seconds, base, "hsetex") {
+                match parse_expire(args[i], seconds, base, b"hsetex") {
                     Ok(at) => o.at = Some((at, (!pxat).then_some(i))),
                     Err(e) => {
                         out.error(&e);
