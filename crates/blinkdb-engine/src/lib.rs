@@ -49,14 +49,14 @@ pub use keyspace::WatchFlag;
 pub use keyspace::{table_mapped_bytes, Db, Entry, InlineBytes, Meta, Origin, Value, SHARDS};
 
 // Values.
+/// Whether a hash field expiring at a time (0: never) is past it at a clock (0: stopped).
+pub use types::hash::field_expired as hash_field_expired;
 /// The order of sorted-set members: by score, then bytewise.
 pub use types::zset::order as zset_order;
 /// Doubles formatted as Redis replies them.
 pub use types::{fmt_double, write_double};
 /// The size from which a list element is a plain node (DEBUG QUICKLIST-PACKED-THRESHOLD).
 pub use types::{packed_threshold, DEFAULT_PACKED_THRESHOLD};
-/// Whether a hash field expiring at a time (0: never) is past it at a clock (0: stopped).
-pub use types::hash::field_expired as hash_field_expired;
 /// The collection types a `Value` holds and their size limits (the `*-max-listpack-*` options).
 pub use types::{HashValue, Limits, ListShape, ListValue, SetValue, StreamValue, ZSetValue};
 /// Counters of values freed in the background (INFO lazyfree_*).

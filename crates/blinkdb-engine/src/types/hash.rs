@@ -314,9 +314,7 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.bytes(),
             HashValue::Table(t) => Shared::<Table<Pair>>::arc_chunk() + t.bytes(),
-            HashValue::PackEx(p, _) => {
-                super::malloc_chunk(std::mem::size_of::<Pack>()) + p.bytes()
-            }
+            HashValue::PackEx(p, _) => super::malloc_chunk(std::mem::size_of::<Pack>()) + p.bytes(),
             HashValue::TableEx(t) => Shared::<TableEx>::arc_chunk() + t.table.bytes(),
         }
     }
@@ -882,7 +880,11 @@ mod tests {
 
     /// The exact earliest TTL and the count of fields with one, by a walk.
     fn walked(h: &HashValue) -> (u64, usize) {
-        let ats: Vec<u64> = h.iter_ttl().map(|(_, _, at)| at).filter(|at| *at != 0).collect();
+        let ats: Vec<u64> = h
+            .iter_ttl()
+            .map(|(_, _, at)| at)
+            .filter(|at| *at != 0)
+            .collect();
         (ats.iter().copied().min().unwrap_or(0), ats.len())
     }
 
@@ -937,17 +939,30 @@ mod tests {
                 let (min, count) = walked(&h);
                 let bound = h.min_expire();
                 // A lower bound, 0 exactly when no field has a TTL.
-                assert!(bound <= min && (bound == 0) == (count == 0), "{bound} {min} {count}");
+                assert!(
+                    bound <= min && (bound == 0) == (count == 0),
+                    "{bound} {min} {count}"
+                );
                 assert_eq!(h.has_field_ttl(), count != 0);
                 if let HashValue::PackEx(_, t) = &h {
                     assert_eq!(t.count() as usize, count);
                 }
                 // Reads agree with a walk whatever the bound says.
-                let live = h.iter_ttl().filter(|(_, _, at)| !field_expired(*at, now)).count();
+                let live = h
+                    .iter_ttl()
+                    .filter(|(_, _, at)| !field_expired(*at, now))
+                    .count();
                 assert_eq!(h.live_len(now), live);
                 assert_eq!(h.iter_live(now).count(), live);
             }
-            assert_eq!(h.encoding(), if entries == 8 { "hashtable" } else { "listpackex" });
+            assert_eq!(
+                h.encoding(),
+                if entries == 8 {
+                    "hashtable"
+                } else {
+                    "listpackex"
+                }
+            );
         }
     }
 

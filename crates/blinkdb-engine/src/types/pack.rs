@@ -355,15 +355,28 @@ mod tests {
         p.replace_at(lv, b"3");
         assert_eq!(
             p.iter().map(|(_, e)| e.to_vec()).collect::<Vec<_>>(),
-            [&b"a"[..], b"1", b"", &long, b"3", b"", b"1", b"b", b"654321"]
-                .map(|e| e.to_vec())
+            [
+                &b"a"[..],
+                b"1",
+                b"",
+                &long,
+                b"3",
+                b"",
+                b"1",
+                b"b",
+                b"654321"
+            ]
+            .map(|e| e.to_vec())
         );
         assert_eq!(p.entries(), 9);
         let mut small = Pack::default();
         small.push(b"x");
         small.push(b"yy");
         small.replace_at(small.next_pos(0), b"zz");
-        assert_eq!((small.find_pair(b"x"), small.bytes()), (Some((0, &b"zz"[..])), 0));
+        assert_eq!(
+            (small.find_pair(b"x"), small.bytes()),
+            (Some((0, &b"zz"[..])), 0)
+        );
     }
 
     #[test]
