@@ -42,6 +42,15 @@ SCRIPTS = [
     ("return redis.sha1hex('Pizza & Mandolino')", []),
     ("return {double=3.5}", []),
     ("return {big_number='123456789012345678901234567890'}", []),
+    # A verbatim string's fields are read from its table (reading "string" from the format
+    # crashed the server).
+    ("return {verbatim_string={format='txt', string='Hello'}}", []),
+    ("return {verbatim_string={format='markdown', string='x'}}", []),
+    ("return {verbatim_string={format='t', string='x'}}", []),
+    ("return {verbatim_string={string='x'}}", []),
+    ("return {verbatim_string={format='txt'}}", []),
+    ("return {verbatim_string={format='txt', string={1}}}", []),
+    ("return {verbatim_string='x'}", []),
     ("redis.setresp(3); return {map={a=1}}", []),
     ("redis.setresp(3); return {set={a=true}}", []),
     ("redis.setresp(3); return redis.call('get','nokey')", []),

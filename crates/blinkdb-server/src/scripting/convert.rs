@@ -513,7 +513,11 @@ unsafe fn write_typed_table(
     ffi::lua_pop(state, 1);
     if field(state, b"verbatim_string") == ffi::LUA_TTABLE {
         let format_type = field(state, b"format");
-        let string_type = field(state, b"string");
+        // Read from the verbatim table, under the format just pushed (not
+        // from the format: a raw get on a string crashed the server).
+        push_bytes(state, b"string");
+        ffi::lua_rawget(state, -3);
+        let string_type = ffi::lua_type(state, -1);
         if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
             verbatim(out, stack_str(state, -2), stack_str(state, -1));
             return ffi::lua_pop(state, 3);
