@@ -5,9 +5,11 @@
 # key": the key table's CPU). Usage:
 #   benches/ir-per-request.sh BIN TAG PORT TEST P N
 # TEST is a redis-benchmark test name (-t), or a command with its arguments
-# ("HGET myhash element:__rand_int__", "XADD s * f v") for commands -t has
+# ("HGET myhash element:000000000000", "XADD s * f v") for commands -t has
 # not; IR_SETUP (optional) is a command redis-cli sends first (word-split:
-# "HSET myhash element:000000000000 v" for the HGET above). It
+# "HSET myhash element:000000000000 v" for the HGET above; several are
+# separated by ";"). No -r is passed, so redis-benchmark sends `__rand_int__`
+# as it is: name the key the setup made. It
 # prints "TAG TEST P<P> <Ir per request> <of which in the connections>"; the
 # profile stays in
 # $IR_DIR/TAG-TEST-P<P>/cg.out.1 (IR_DIR defaults to /tmp/ir-per-request) for
@@ -31,8 +33,11 @@ case $T in
 *) test=(-t "$T") ;;
 esac
 if [ -n "${IR_SETUP:-}" ]; then
-    read -r -a setup <<<"$IR_SETUP"
-    redis-cli -p "$PORT" "${setup[@]}" >/dev/null
+    IFS=';' read -r -a setups <<<"$IR_SETUP"
+    for s in "${setups[@]}"; do
+        read -r -a setup <<<"$s"
+        redis-cli -p "$PORT" "${setup[@]}" >/dev/null
+    done
 fi
 redis-benchmark -p "$PORT" -P "$P" -n 3000 -q "${test[@]}" >/dev/null 2>&1
 callgrind_control -i on "$vg" >/dev/null 2>&1

@@ -49,6 +49,8 @@ pub use keyspace::WatchFlag;
 pub use keyspace::{table_mapped_bytes, Db, Entry, InlineBytes, Meta, Origin, Value, SHARDS};
 
 // Values.
+/// Whether a hash field expiring at a time (0: never) is past it at a clock (0: stopped).
+pub use types::hash::field_expired as hash_field_expired;
 /// The order of sorted-set members: by score, then bytewise.
 pub use types::zset::order as zset_order;
 /// Doubles formatted as Redis replies them.

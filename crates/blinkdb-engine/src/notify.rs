@@ -227,6 +227,35 @@ mod tests {
     }
 
     #[test]
+    fn a_stale_field_bound_expires_nothing_and_tells_nothing() {
+        use crate::keyspace::Value;
+        use crate::types::{HashValue, Limits};
+        let (e, r) = engine();
+        let far = crate::clock::now_ms() + 3_600_000;
+        let mut h = HashValue::default();
+        h.set(b"f", b"v", &Limits::default());
+        h.set(b"g", b"v", &Limits::default());
+        h.set_expire(b"f", 10);
+        h.set_expire(b"g", far);
+        e.write1(0, b"h", |tx| tx.insert(0, b"h", Entry::new(Value::hash(h))));
+        // f's TTL moves later: the hash's kept bound, and its item in the
+        // shard's index, still say 10, past.
+        e.write1(0, b"h", |tx| {
+            tx.update(0, b"h", |en| match en.value_mut() {
+                Value::Hash(h, _) => assert!(h.set_expire(b"f", far + 1)),
+                _ => unreachable!(),
+            })
+        });
+        e.set_interest(HASH);
+        // The cycle walks the hash, finds nothing due: no event, no
+        // HDEL, nothing counted (it used to report the hash as expired).
+        assert_eq!(e.active_expire_fields(1000), 0);
+        assert!(take(&r).is_empty());
+        assert_eq!(e.active_expire_fields(1000), 0);
+        assert!(take(&r).is_empty());
+    }
+
+    #[test]
     fn active_expiry_reports_each_key() {
         let (e, r) = engine();
         e.write1(0, b"gone", |tx| {

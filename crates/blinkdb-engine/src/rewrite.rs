@@ -123,7 +123,7 @@ pub(crate) enum Preimage {
 fn is_compact(value: &Value) -> bool {
     use crate::types::{HashValue, SetValue, ZSetValue};
     match value {
-        Value::Hash(h, _) => matches!(h, HashValue::Pack(_) | HashValue::PackEx(_)),
+        Value::Hash(h, _) => matches!(h, HashValue::Pack(_) | HashValue::PackEx(..)),
         Value::Set(s, _) => matches!(s, SetValue::Ints(_)),
         Value::ZSet(z, _) => matches!(z, ZSetValue::Pack(_)),
         _ => false,

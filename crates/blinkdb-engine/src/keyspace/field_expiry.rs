@@ -14,7 +14,8 @@ use super::key_hash;
 use super::shard::{Key, Shard};
 use crate::types::Member;
 
-/// The earliest field TTL of `entry`'s hash (0: not a hash with TTLs).
+/// A lower bound of the earliest field TTL of `entry`'s hash, 0 exactly
+/// when it has none (or is no hash): exact after a walk (`expire_due`).
 #[inline]
 pub(super) fn min_field_expire(entry: &Entry) -> u64 {
     match entry.value() {
@@ -70,6 +71,17 @@ impl Shard {
             let fields = h.expire_due(now, usize::MAX);
             let (empty, next) = (h.is_empty(), h.min_expire());
             self.bytes = self.bytes - before + e.accounted_bytes(&key);
+            if fields.is_empty() {
+                // The bound was stale (the earliest TTL went or moved later
+                // since): nothing expired, so nothing to tell WATCH, the
+                // log or the events. The walk made it exact; file it again.
+                if next != 0 {
+                    self.hexpires.insert((next, key));
+                } else {
+                    self.field_ttl_keys -= 1;
+                }
+                continue;
+            }
             if empty {
                 // Counted out here: remove_hashed sees no TTL left.
                 self.field_ttl_keys -= 1;

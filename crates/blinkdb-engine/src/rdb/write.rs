@@ -95,7 +95,7 @@ pub fn object_type(value: &Value) -> Result<u8, RdbError> {
         Value::Hash(h, _) => match h {
             HashValue::Pack(_) => kind::HASH_LISTPACK,
             HashValue::Table(_) => kind::HASH,
-            HashValue::PackEx(_) => kind::HASH_LISTPACK_EX,
+            HashValue::PackEx(..) => kind::HASH_LISTPACK_EX,
             // A table whose TTLs all went (HPERSIST) is a plain hash, as
             // Redis writes one.
             HashValue::TableEx(_) if h.exact_min_expire() == 0 => kind::HASH,
@@ -240,7 +240,7 @@ pub fn write_object(
                     write_string(out, v, compress);
                 }
             }
-            HashValue::PackEx(_) => {
+            HashValue::PackEx(..) => {
                 // The earliest TTL (0: none), then (field, value, TTL)
                 // triplets, a TTL 0 when the field has none.
                 out.extend_from_slice(&h.exact_min_expire().to_le_bytes());

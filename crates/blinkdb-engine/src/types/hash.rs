@@ -8,8 +8,10 @@
 //! TTL), the TTL an empty entry (none) or 6 bytes little-endian of
 //! milliseconds (Redis bounds a field's expiry by 2^48), behind a `Box` so
 //! that `HashValue` stays 24 bytes and a hash without TTLs pays nothing;
-//! the full one a table of (field, value, TTL) with the earliest TTL kept as
-//! a lower bound. Expired fields stay until the active cycle or a write
+//! the full one a table of (field, value, TTL). Both keep a lower bound of
+//! their earliest TTL and how many fields have one, updated by each write
+//! (the compact one in the word beside its box, `PackTtls`), so that a
+//! write scans nothing for them. Expired fields stay until the active cycle or a write
 //! removes them; reads pass a clock (`now`, 0: nothing has expired) and
 //! skip them.
 
@@ -110,10 +112,13 @@ fn ttl_bytes(at: u64, buf: &mut [u8; 6]) -> &[u8] {
 }
 
 fn ttl_of(entry: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    let n = entry.len().min(6);
-    b[..n].copy_from_slice(&entry[..n]);
-    u64::from_le_bytes(b)
+    // Byte by byte, little-endian: a copy of up to 6 bytes into a word was
+    // a call to memcpy.
+    entry
+        .iter()
+        .take(6)
+        .rev()
+        .fold(0, |at, b| at << 8 | u64::from(*b))
 }
 
 /// A pack of triplets: (start, field, value, TTL).
@@ -128,9 +133,91 @@ fn triplets(p: &Pack) -> impl Iterator<Item = (usize, &[u8], &[u8], u64)> + '_ {
 }
 
 fn find_triplet<'a>(p: &'a Pack, field: &[u8]) -> Option<(usize, &'a [u8], u64)> {
-    triplets(p)
-        .find(|(_, f, _, _)| *f == field)
-        .map(|(pos, _, v, at)| (pos, v, at))
+    let (pos, vpos) = p.find_group(field, 3)?;
+    let (v, tpos) = p.entry_at(vpos);
+    Some((pos, v, ttl_of(p.entry(tpos))))
+}
+
+/// What a compact hash with TTLs knows of them without a walk, in the word
+/// beside its box (`HashValue` has room for it there and stays 24 bytes): a
+/// lower bound of the earliest TTL in the low 48 bits (0 exactly when no
+/// field has one; exact after `expire_due` scanned), and how many fields
+/// have one in the high 16, `MANY` meaning at least that many (counted by
+/// a walk when one goes: only a pack past `hash-max-listpack-entries`
+/// 65,535 gets there). Every write updates it, so neither the write nor the
+/// shard's field-expiry index (`Shard::modify` reads the earliest TTL
+/// before and after each change) scans the pack for it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PackTtls(u64);
+
+const MANY: u64 = 0xFFFF;
+
+impl PackTtls {
+    fn new(min: u64, count: u64) -> Self {
+        debug_assert!((min == 0) == (count == 0) && min <= MAX_FIELD_EXPIRE);
+        PackTtls(min | count.min(MANY) << 48)
+    }
+
+    /// Counted from the pack's triplets, exact.
+    fn of(p: &Pack) -> Self {
+        let (mut min, mut count) = (0, 0);
+        for (_, _, _, at) in triplets(p) {
+            if at != 0 {
+                count += 1;
+                if min == 0 || at < min {
+                    min = at;
+                }
+            }
+        }
+        PackTtls::new(min, count)
+    }
+
+    fn min(self) -> u64 {
+        self.0 & MAX_FIELD_EXPIRE
+    }
+
+    fn count(self) -> u64 {
+        self.0 >> 48
+    }
+
+    /// A field's TTL went from `old` to `new` (0: none) in `p`, which
+    /// already holds the change.
+    fn changed(&mut self, old: u64, new: u64, p: &Pack) {
+        let new = new.min(MAX_FIELD_EXPIRE);
+        let (min, count) = (self.min(), self.count());
+        *self = match (old, new) {
+            (0, 0) => return,
+            (_, 0) if count == MANY => PackTtls::of(p),
+            (_, 0) if count == 1 => PackTtls::default(),
+            (_, 0) => PackTtls::new(min, count - 1),
+            (old, new) => PackTtls::new(
+                if min == 0 { new } else { min.min(new) },
+                count + u64::from(old == 0),
+            ),
+        };
+    }
+}
+
+/// What a set does to the field's TTL.
+#[derive(Clone, Copy)]
+enum Ttl {
+    /// Drops it (HSET).
+    Clear,
+    /// Keeps it (HINCRBY, HSETEX KEEPTTL).
+    Keep,
+    /// Sets it (HSETEX EX): not 0.
+    At(u64),
+}
+
+impl Ttl {
+    /// The field's TTL after the set, `old` before (0: none, or new).
+    fn of(self, old: u64) -> u64 {
+        match self {
+            Ttl::Clear => 0,
+            Ttl::Keep => old,
+            Ttl::At(at) => at,
+        }
+    }
 }
 
 /// 24 bytes, held in the key's table entry: the pack inline there (up to
@@ -141,7 +228,7 @@ fn find_triplet<'a>(p: &'a Pack, field: &[u8]) -> Option<(usize, &'a [u8], u64)>
 pub enum HashValue {
     Pack(Pack),
     Table(Shared<Table<Pair>>),
-    PackEx(Box<Pack>),
+    PackEx(Box<Pack>, PackTtls),
     TableEx(Shared<TableEx>),
 }
 
@@ -182,7 +269,7 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.entries() / 2,
             HashValue::Table(t) => t.len(),
-            HashValue::PackEx(p) => p.entries() / 3,
+            HashValue::PackEx(p, _) => p.entries() / 3,
             HashValue::TableEx(t) => t.table.len(),
         }
     }
@@ -194,12 +281,19 @@ impl HashValue {
     /// Whether the hash is in the form that holds field TTLs.
     #[inline]
     pub fn has_ttls(&self) -> bool {
-        matches!(self, HashValue::PackEx(_) | HashValue::TableEx(_))
+        matches!(self, HashValue::PackEx(..) | HashValue::TableEx(_))
+    }
+
+    /// Whether no field can have expired at `now`: none has a TTL, the
+    /// clock is stopped, or the earliest TTL's lower bound is not past.
+    #[inline]
+    fn none_expired(&self, now: u64) -> bool {
+        !field_expired(self.min_expire(), now)
     }
 
     /// Fields not expired at `now`.
     pub fn live_len(&self, now: u64) -> usize {
-        if !self.has_ttls() || now == 0 {
+        if self.none_expired(now) {
             return self.len();
         }
         self.iter_ttl()
@@ -211,7 +305,7 @@ impl HashValue {
     pub fn encoding(&self) -> &'static str {
         match self {
             HashValue::Pack(_) => "listpack",
-            HashValue::PackEx(_) => "listpackex",
+            HashValue::PackEx(..) => "listpackex",
             HashValue::Table(_) | HashValue::TableEx(_) => "hashtable",
         }
     }
@@ -220,7 +314,7 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.bytes(),
             HashValue::Table(t) => Shared::<Table<Pair>>::arc_chunk() + t.bytes(),
-            HashValue::PackEx(p) => super::malloc_chunk(std::mem::size_of::<Pack>()) + p.bytes(),
+            HashValue::PackEx(p, _) => super::malloc_chunk(std::mem::size_of::<Pack>()) + p.bytes(),
             HashValue::TableEx(t) => Shared::<TableEx>::arc_chunk() + t.table.bytes(),
         }
     }
@@ -230,7 +324,7 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => p.find_pair(field).map(|(_, v)| (v, 0)),
             HashValue::Table(t) => t.get(field).map(|p| (&p.value[..], 0)),
-            HashValue::PackEx(p) => find_triplet(p, field).map(|(_, v, at)| (v, at)),
+            HashValue::PackEx(p, _) => find_triplet(p, field).map(|(_, v, at)| (v, at)),
             HashValue::TableEx(t) => t.table.get(field).map(|p| (&p.value[..], p.at)),
         }
     }
@@ -267,19 +361,28 @@ impl HashValue {
 
     /// Sets `field` and clears its TTL (HSET); true if it is new.
     pub fn set(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
-        self.set_with(field, value, limits, false)
+        self.set_with(field, value, limits, Ttl::Clear)
     }
 
     /// Sets `field`, keeping its TTL (HINCRBY, HSETEX KEEPTTL); true if new.
     pub fn set_keep_ttl(&mut self, field: &[u8], value: &[u8], limits: &Limits) -> bool {
-        self.set_with(field, value, limits, true)
+        self.set_with(field, value, limits, Ttl::Keep)
     }
 
-    fn set_with(&mut self, field: &[u8], value: &[u8], limits: &Limits, keep_ttl: bool) -> bool {
+    /// Sets `field` and its expiry `at` (not 0) in one look for it
+    /// (HSETEX EX), moving the hash to the form with TTLs; true if new.
+    pub fn set_expiring(&mut self, field: &[u8], value: &[u8], at: u64, limits: &Limits) -> bool {
+        debug_assert!(at != 0, "0 is no TTL: set_expire persists");
+        self.to_ex();
+        self.set_with(field, value, limits, Ttl::At(at))
+    }
+
+    fn set_with(&mut self, field: &[u8], value: &[u8], limits: &Limits, ttl: Ttl) -> bool {
         let long = field.len() > limits.hash_max_listpack_value
             || value.len() > limits.hash_max_listpack_value;
         match self {
             HashValue::Pack(p) => {
+                debug_assert!(!matches!(ttl, Ttl::At(_)), "to_ex first");
                 if !long {
                     if let Some((pos, _)) = p.find_pair(field) {
                         let vpos = p.next_pos(pos);
@@ -294,21 +397,26 @@ impl HashValue {
                 }
                 self.convert();
             }
-            HashValue::PackEx(p) => {
+            HashValue::PackEx(p, ttls) => {
                 if !long {
+                    let mut buf = [0u8; 6];
                     if let Some((pos, _, at)) = find_triplet(p, field) {
                         let vpos = p.next_pos(pos);
                         p.replace_at(vpos, value);
-                        if at != 0 && !keep_ttl {
+                        let new = ttl.of(at);
+                        if new != at {
                             let tpos = p.next_pos(vpos);
-                            p.replace_at(tpos, &[]);
+                            p.replace_at(tpos, ttl_bytes(new, &mut buf));
+                            ttls.changed(at, new, p);
                         }
                         return false;
                     }
                     if p.entries() / 3 < limits.hash_max_listpack_entries {
+                        let new = ttl.of(0);
                         p.push(field);
                         p.push(value);
-                        p.push(&[]);
+                        p.push(ttl_bytes(new, &mut buf));
+                        ttls.changed(0, new, p);
                         return true;
                     }
                 }
@@ -326,10 +434,7 @@ impl HashValue {
                 .is_none(),
             HashValue::TableEx(t) => {
                 let t = t.make_mut();
-                let at = match t.table.get(field) {
-                    Some(p) if keep_ttl => p.at,
-                    _ => 0,
-                };
+                let at = ttl.of(t.table.get(field).map_or(0, |p| p.at));
                 let old = t.table.insert(PairEx {
                     field: Member::from_slice(field),
                     value: Member::from_slice(value),
@@ -358,7 +463,7 @@ impl HashValue {
                 }
                 *self = HashValue::Table(Shared::new(t));
             }
-            HashValue::PackEx(p) => {
+            HashValue::PackEx(p, _) => {
                 let mut t = TableEx {
                     table: Table::with_capacity(p.entries() / 3 + 1),
                     ..TableEx::default()
@@ -389,7 +494,7 @@ impl HashValue {
                     ex.push(v);
                     ex.push(&[]);
                 }
-                *self = HashValue::PackEx(Box::new(ex));
+                *self = HashValue::PackEx(Box::new(ex), PackTtls::default());
             }
             HashValue::Table(t) => {
                 let mut ex = TableEx {
@@ -419,11 +524,12 @@ impl HashValue {
             self.to_ex();
         }
         match self {
-            HashValue::PackEx(p) => match find_triplet(p, field) {
-                Some((pos, _, _)) => {
+            HashValue::PackEx(p, ttls) => match find_triplet(p, field) {
+                Some((pos, _, old)) => {
                     let tpos = p.next_pos(p.next_pos(pos));
                     let mut buf = [0u8; 6];
                     p.replace_at(tpos, ttl_bytes(at, &mut buf));
+                    ttls.changed(old, at, p);
                     true
                 }
                 None => false,
@@ -453,9 +559,10 @@ impl HashValue {
                 None => false,
             },
             HashValue::Table(t) => t.make_mut().remove(field).is_some(),
-            HashValue::PackEx(p) => match find_triplet(p, field) {
-                Some((pos, _, _)) => {
+            HashValue::PackEx(p, ttls) => match find_triplet(p, field) {
+                Some((pos, _, at)) => {
                     p.remove_at(pos, 3);
+                    ttls.changed(at, 0, p);
                     true
                 }
                 None => false,
@@ -487,7 +594,7 @@ impl HashValue {
         match self {
             HashValue::Pack(p) => Box::new(p.pairs().map(|(_, f, v)| (f, v, 0))),
             HashValue::Table(t) => Box::new(t.iter().map(|p| (&p.field[..], &p.value[..], 0))),
-            HashValue::PackEx(p) => Box::new(triplets(p).map(|(_, f, v, at)| (f, v, at))),
+            HashValue::PackEx(p, _) => Box::new(triplets(p).map(|(_, f, v, at)| (f, v, at))),
             HashValue::TableEx(t) => {
                 Box::new(t.table.iter().map(|p| (&p.field[..], &p.value[..], p.at)))
             }
@@ -496,7 +603,7 @@ impl HashValue {
 
     /// The fields not expired at `now`, with their values.
     pub fn iter_live(&self, now: u64) -> Box<dyn Iterator<Item = (&[u8], &[u8])> + '_> {
-        if !self.has_ttls() {
+        if self.none_expired(now) {
             return self.iter();
         }
         Box::new(
@@ -510,7 +617,7 @@ impl HashValue {
     /// step. Fields expired at `now` are left out.
     pub fn scan(&self, cursor: u64, count: usize, now: u64) -> (Vec<FieldValue<'_>>, u64) {
         match self {
-            HashValue::Pack(_) | HashValue::PackEx(_) => (self.iter_live(now).collect(), 0),
+            HashValue::Pack(_) | HashValue::PackEx(..) => (self.iter_live(now).collect(), 0),
             HashValue::Table(t) => {
                 let (items, next) = t.scan(cursor, count);
                 (
@@ -556,16 +663,13 @@ impl HashValue {
         }
     }
 
-    /// The earliest field expiry (0: none, exactly when no field has a
-    /// TTL); for a large hash a lower bound, exact after `expire_due`.
+    /// A lower bound of the earliest field expiry (0: none, exactly when
+    /// no field has a TTL), exact after `expire_due`; read without a walk.
+    #[inline]
     pub fn min_expire(&self) -> u64 {
         match self {
             HashValue::Pack(_) | HashValue::Table(_) => 0,
-            HashValue::PackEx(p) => triplets(p)
-                .map(|(_, _, _, at)| at)
-                .filter(|at| *at != 0)
-                .min()
-                .unwrap_or(0),
+            HashValue::PackEx(_, ttls) => ttls.min(),
             HashValue::TableEx(t) => t.min,
         }
     }
@@ -586,38 +690,57 @@ impl HashValue {
     }
 
     /// Removes the fields expired at `now` (at most `max`), returning their
-    /// names; recomputes the earliest expiry. A table whose lower bound is
-    /// not past has nothing due and is not scanned: every write to a hash
-    /// with TTLs calls this first, and a scan there made each HSETEX into a
-    /// 1M-field hash cost the whole hash.
+    /// names, and makes the earliest expiry exact, in one walk. A hash whose
+    /// lower bound is not past has nothing due and is not walked: every
+    /// write to a hash with TTLs calls this first (a walk there made each
+    /// HSETEX into a 1M-field hash cost the whole hash).
     pub fn expire_due(&mut self, now: u64, max: usize) -> Vec<Member> {
-        if let HashValue::TableEx(t) = self {
-            if !field_expired(t.min, now) {
-                return Vec::new();
+        if self.none_expired(now) {
+            return Vec::new();
+        }
+        match self {
+            HashValue::PackEx(p, ttls) => {
+                // The due triplets' starts, and the TTLs of those that stay.
+                let (mut due, mut min, mut count) = (Vec::new(), 0, 0);
+                for (pos, f, _, at) in triplets(p) {
+                    if field_expired(at, now) && due.len() < max {
+                        due.push((pos, Member::from_slice(f)));
+                    } else if at != 0 {
+                        count += 1;
+                        if min == 0 || at < min {
+                            min = at;
+                        }
+                    }
+                }
+                // From the last, so that the starts before stay where they are.
+                for (pos, _) in due.iter().rev() {
+                    p.remove_at(*pos, 3);
+                }
+                *ttls = PackTtls::new(min, count);
+                due.into_iter().map(|(_, f)| f).collect()
             }
-        }
-        let due: Vec<Member> = self
-            .iter_ttl()
-            .filter(|(_, _, at)| field_expired(*at, now))
-            .take(max)
-            .map(|(f, _, _)| Member::from_slice(f))
-            .collect();
-        for f in &due {
-            self.remove(f);
-        }
-        if let HashValue::TableEx(t) = self {
-            let min = t
-                .table
-                .iter()
-                .map(|p| p.at)
-                .filter(|at| *at != 0)
-                .min()
-                .unwrap_or(0);
-            if min != t.min {
-                t.make_mut().min = min;
+            HashValue::TableEx(t) => {
+                let (mut due, mut min) = (Vec::new(), 0);
+                for pe in t.table.iter() {
+                    if field_expired(pe.at, now) && due.len() < max {
+                        due.push(pe.field.clone());
+                    } else if pe.at != 0 && (min == 0 || pe.at < min) {
+                        min = pe.at;
+                    }
+                }
+                if due.is_empty() && min == t.min {
+                    return due;
+                }
+                let t = t.make_mut();
+                for f in &due {
+                    let old = t.table.remove(f).expect("met in the walk");
+                    t.forget_ttl(old.at);
+                }
+                t.min = min;
+                due
             }
+            HashValue::Pack(_) | HashValue::Table(_) => unreachable!("none_expired without TTLs"),
         }
-        due
     }
 }
 
@@ -753,5 +876,114 @@ mod tests {
         let gone = h.expire_due(250, usize::MAX);
         assert_eq!(gone, vec![Member::from_slice(b"c")]);
         assert_eq!((h.min_expire(), h.len()), (300, 3));
+    }
+
+    /// The exact earliest TTL and the count of fields with one, by a walk.
+    fn walked(h: &HashValue) -> (u64, usize) {
+        let ats: Vec<u64> = h
+            .iter_ttl()
+            .map(|(_, _, at)| at)
+            .filter(|at| *at != 0)
+            .collect();
+        (ats.iter().copied().min().unwrap_or(0), ats.len())
+    }
+
+    #[test]
+    fn the_kept_bound_and_count_follow_every_write() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(43);
+        for entries in [8, 128] {
+            let limits = Limits {
+                hash_max_listpack_entries: entries,
+                ..Limits::default()
+            };
+            let mut h = HashValue::default();
+            h.to_ex();
+            let mut now = 1000;
+            for _ in 0..20_000 {
+                let f = format!("f{}", rng.gen_range(0..12));
+                let at = rng.gen_range(900..1200);
+                match rng.gen_range(0..7) {
+                    0 => {
+                        let _ = h.set(f.as_bytes(), b"v", &limits);
+                    }
+                    1 => {
+                        let _ = h.set_keep_ttl(f.as_bytes(), b"w", &limits);
+                    }
+                    2 => {
+                        let _ = h.set_expire(f.as_bytes(), at);
+                    }
+                    3 => {
+                        let _ = h.set_expire(f.as_bytes(), 0);
+                    }
+                    4 => {
+                        let _ = h.remove(f.as_bytes());
+                    }
+                    5 => {
+                        now += rng.gen_range(0..5);
+                        let (before, max) = (h.len(), rng.gen_range(1..4));
+                        let due = h.len() - h.live_len(now);
+                        let walks = field_expired(h.min_expire(), now);
+                        let gone = h.expire_due(now, max);
+                        assert_eq!(gone.len(), due.min(max));
+                        assert_eq!(h.len() + gone.len(), before);
+                        assert!(gone.iter().all(|f| h.lookup(f).is_none()));
+                        if walks {
+                            assert_eq!(h.min_expire(), walked(&h).0);
+                        }
+                    }
+                    _ => {
+                        let _ = h.set_expire(f.as_bytes(), at + 500);
+                    }
+                }
+                let (min, count) = walked(&h);
+                let bound = h.min_expire();
+                // A lower bound, 0 exactly when no field has a TTL.
+                assert!(
+                    bound <= min && (bound == 0) == (count == 0),
+                    "{bound} {min} {count}"
+                );
+                assert_eq!(h.has_field_ttl(), count != 0);
+                if let HashValue::PackEx(_, t) = &h {
+                    assert_eq!(t.count() as usize, count);
+                }
+                // Reads agree with a walk whatever the bound says.
+                let live = h
+                    .iter_ttl()
+                    .filter(|(_, _, at)| !field_expired(*at, now))
+                    .count();
+                assert_eq!(h.live_len(now), live);
+                assert_eq!(h.iter_live(now).count(), live);
+            }
+            assert_eq!(
+                h.encoding(),
+                if entries == 8 {
+                    "hashtable"
+                } else {
+                    "listpackex"
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_pack_past_the_count_word_recounts_when_a_ttl_goes() {
+        let mut p = Pack::default();
+        for (f, at) in [(&b"a"[..], 5u64), (b"b", 7)] {
+            let mut buf = [0u8; 6];
+            p.push(f);
+            p.push(b"v");
+            p.push(ttl_bytes(at, &mut buf));
+        }
+        // As if 65,535 or more fields had a TTL: the count no longer says,
+        // so a TTL going is counted by a walk (exact: its minimum too).
+        let mut h = HashValue::PackEx(Box::new(p), PackTtls::new(5, MANY));
+        assert!(h.remove(b"a"));
+        match &h {
+            HashValue::PackEx(_, t) => assert_eq!((t.min(), t.count()), (7, 1)),
+            _ => unreachable!(),
+        }
+        assert!(h.set_expire(b"b", 0));
+        assert!(!h.has_field_ttl() && h.min_expire() == 0);
     }
 }

@@ -81,10 +81,15 @@ impl Pack {
 
     /// The entry starting at byte `pos`: (its bytes, the position after it).
     #[inline]
-    fn entry_at(&self, pos: usize) -> (&[u8], usize) {
+    pub(super) fn entry_at(&self, pos: usize) -> (&[u8], usize) {
         // The bytes once: each `self.buf[..]` would ask the buffer again
         // whether it is inline (smallbuf.rs), a branch per byte of a walk.
         let buf: &[u8] = &self.buf;
+        if buf[pos] < 0x80 {
+            // A length in one byte: entries up to 127 bytes, nearly all.
+            let end = pos + 1 + buf[pos] as usize;
+            return (&buf[pos + 1..end], end);
+        }
         let (mut len, mut shift, mut at) = (0usize, 0, pos);
         loop {
             let b = buf[at];
@@ -174,7 +179,15 @@ impl Pack {
 
     /// Replaces the entry at byte `pos` with `item`.
     pub fn replace_at(&mut self, pos: usize, item: &[u8]) {
-        let end = self.entry_at(pos).1;
+        let (old, end) = self.entry_at(pos);
+        if old.len() == item.len() {
+            // The same length, so the same length prefix: the bytes in
+            // place (HSETEX of a field's TTL, 6 bytes over 6, or of a value
+            // as long as the one before), no move of what follows.
+            let start = end - item.len();
+            self.buf.bytes_mut()[start..end].copy_from_slice(item);
+            return;
+        }
         let mut enc = PackBuf::default();
         put_varint(&mut enc, item.len());
         enc.extend_from_slice(item);
@@ -187,9 +200,34 @@ impl Pack {
 
     /// Start of the pair whose first entry is `first`.
     pub fn find_pair(&self, first: &[u8]) -> Option<(usize, &[u8])> {
-        self.pairs()
-            .find(|(_, a, _)| *a == first)
-            .map(|(pos, _, b)| (pos, b))
+        let (pos, after) = self.find_group(first, 2)?;
+        Some((pos, self.entry_at(after).0))
+    }
+
+    /// Start of the first group of `stride` consecutive entries (groups
+    /// from the first entry: a hash's pairs, or its triplets with TTLs)
+    /// whose first entry is `first`, and the position after that entry. One
+    /// walk of the bytes that decodes only the lengths of the entries it
+    /// does not compare.
+    #[inline]
+    pub fn find_group(&self, first: &[u8], stride: usize) -> Option<(usize, usize)> {
+        let buf: &[u8] = &self.buf;
+        let (mut pos, mut k) = (0, 0);
+        while pos < buf.len() {
+            let (len, at) = match buf[pos] {
+                b if b < 0x80 => (b as usize, pos + 1),
+                _ => {
+                    let (e, end) = self.entry_at(pos);
+                    (e.len(), end - e.len())
+                }
+            };
+            if k == 0 && len == first.len() && buf[at..at + len] == *first {
+                return Some((pos, at + len));
+            }
+            pos = at + len;
+            k = if k + 1 == stride { 0 } else { k + 1 };
+        }
+        None
     }
 
     /// The entry starting at byte `pos`.
@@ -287,6 +325,58 @@ mod tests {
         assert_eq!(p.entries(), 4);
         assert!(p.find_pair(b"a").is_none());
         assert_eq!(p.find_pair(b"z").unwrap().1, b"");
+    }
+
+    #[test]
+    fn finds_groups_and_replaces_in_place() {
+        // Triplets as a hash with field TTLs keeps them, one field long
+        // enough for a two-byte length.
+        let long = vec![b'f'; 200];
+        let mut p = Pack::default();
+        for (f, v) in [(&b"a"[..], &b"1"[..]), (&long, b"2"), (b"1", b"a")] {
+            p.push(f);
+            p.push(v);
+            p.push(b"");
+        }
+        assert_eq!(p.find_group(b"a", 3), Some((0, 2)));
+        let (at, after) = p.find_group(&long, 3).unwrap();
+        assert_eq!((p.entry(at), p.next_pos(at)), (&long[..], after));
+        // `1` is a value before it is a field: only the group's first counts.
+        let (at, after) = p.find_group(b"1", 3).unwrap();
+        assert_eq!((p.entry(after), p.next_pos(at)), (&b"a"[..], after));
+        assert_eq!(p.find_group(b"2", 3), None);
+        assert_eq!(p.find_group(b"", 3), None);
+        // Same length in place, another length moves what follows.
+        let vpos = p.next_pos(at);
+        p.replace_at(vpos, b"b");
+        p.replace_at(p.next_pos(vpos), b"123456");
+        p.replace_at(p.next_pos(vpos), b"654321");
+        let lv = p.find_group(&long, 3).unwrap().1;
+        p.replace_at(lv, b"3");
+        assert_eq!(
+            p.iter().map(|(_, e)| e.to_vec()).collect::<Vec<_>>(),
+            [
+                &b"a"[..],
+                b"1",
+                b"",
+                &long,
+                b"3",
+                b"",
+                b"1",
+                b"b",
+                b"654321"
+            ]
+            .map(|e| e.to_vec())
+        );
+        assert_eq!(p.entries(), 9);
+        let mut small = Pack::default();
+        small.push(b"x");
+        small.push(b"yy");
+        small.replace_at(small.next_pos(0), b"zz");
+        assert_eq!(
+            (small.find_pair(b"x"), small.bytes()),
+            (Some((0, &b"zz"[..])), 0)
+        );
     }
 
     #[test]

@@ -149,6 +149,12 @@ impl SmallBuf {
     }
 
     /// The whole capacity and the used length, to write into.
+    /// The bytes held, to change in place.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let (all, len) = self.parts();
+        &mut all[..len]
+    }
+
     fn parts(&mut self) -> (&mut [u8], usize) {
         match &mut self.0 {
             Repr::Inline { len, data, .. } => (&mut data[..], *len as usize),

@@ -20,7 +20,7 @@ use super::Ctx;
 use crate::protocol::{Args, Out};
 use blinkdb_engine::{
     event::{GENERIC, HASH},
-    HashValue, Tx,
+    hash_field_expired, HashValue, Tx,
 };
 
 /// Redis's bound on a field's expiry: EB_EXPIRE_TIME_MAX >> 2 ms.
@@ -47,15 +47,19 @@ enum Cond {
 }
 
 /// An expiry argument in `ms` (or seconds) from `base`, as Redis's
-/// parseExpireTime checks it.
-fn parse_expire(arg: &[u8], seconds: bool, base: u64, cmd: &str) -> Result<u64, String> {
+/// parseExpireTime checks it; `cmd` (the command's name as sent) is
+/// named in the error, in lower case.
+fn parse_expire(arg: &[u8], seconds: bool, base: u64, cmd: &[u8]) -> Result<u64, String> {
     let Some(mut v) = parse_i64(arg) else {
         return Err(ERR_NOT_INT.into());
     };
     if v < 0 {
         return Err("ERR invalid expire time, must be >= 0".into());
     }
-    let too_big = || format!("ERR invalid expire time in '{cmd}' command");
+    let too_big = || {
+        let cmd = String::from_utf8_lossy(cmd).to_ascii_lowercase();
+        format!("ERR invalid expire time in '{cmd}' command")
+    };
     if seconds {
         if v > MAX_ABS_TIME_MS / 1000 {
             return Err(too_big());
@@ -99,6 +103,18 @@ fn expire_named(h: &mut HashValue, field: &[u8], now: u64) -> bool {
     matches!(h.find(field, now), Some((_, true))) && h.remove(field)
 }
 
+/// `arg` in capitals, in `buf`, to match against an option's name without
+/// an allocation; an argument longer than any option comes back empty,
+/// which matches none.
+fn option_word<'a>(arg: &[u8], buf: &'a mut [u8; 8]) -> &'a [u8] {
+    let Some(word) = buf.get_mut(..arg.len()) else {
+        return &[];
+    };
+    word.copy_from_slice(arg);
+    word.make_ascii_uppercase();
+    word
+}
+
 /// `HDEL key field`, a field's record when a time past or its TTL removed it.
 fn hdel_record<'a>(key: &'a [u8], field: &'a [u8]) -> Vec<&'a [u8]> {
     vec![b"HDEL", key, field]
@@ -115,6 +131,19 @@ fn set_field_expire(h: &mut HashValue, field: &[u8], at: Option<u64>, cond: Cond
     let Some((_, prev)) = h.lookup(field) else {
         return NO_FIELD;
     };
+    set_known_field_expire(h, field, prev, at, cond, now)
+}
+
+/// `set_field_expire` of a field the caller found, whose expiry is `prev`
+/// (0: none).
+fn set_known_field_expire(
+    h: &mut HashValue,
+    field: &[u8],
+    prev: u64,
+    at: Option<u64>,
+    cond: Cond,
+    now: u64,
+) -> i64 {
     let Some(at) = at else {
         if prev == 0 {
             return NOT_MET;
@@ -141,7 +170,6 @@ fn set_field_expire(h: &mut HashValue, field: &[u8], at: Option<u64>, cond: Cond
 
 fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
     let key = args[1];
-    let name = String::from_utf8_lossy(args[0]).to_ascii_lowercase();
     let now = write_now(ctx);
     let clock = ctx.shared.engine.now();
     ctx.write1(key, |tx, db, out| {
@@ -149,11 +177,12 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
             return out.error(ERR_WRONGTYPE);
         }
         let base = if relative { clock } else { 0 };
-        let at = match parse_expire(args[2], seconds, base, &name) {
+        let at = match parse_expire(args[2], seconds, base, args[0]) {
             Ok(at) => at,
             Err(e) => return out.error(&e),
         };
-        let (cond, fields_at) = match args[3].to_ascii_uppercase().as_slice() {
+        let mut word = [0u8; 8];
+        let (cond, fields_at) = match option_word(args[3], &mut word) {
             b"NX" => (Cond::Nx, 4),
             b"XX" => (Cond::Xx, 4),
             b"GT" => (Cond::Gt, 4),
@@ -181,7 +210,7 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         };
         out.array(fields.len());
         results.iter().for_each(|r| out.int(*r));
-        let (mut set, mut deleted) = (Vec::new(), false);
+        let (mut set, mut deleted) = (Vec::with_capacity(fields.len()), false);
         let mut records: Vec<Vec<&[u8]>> = Vec::new();
         for (f, r) in fields.iter().zip(&results) {
             match *r {
@@ -196,7 +225,8 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         let (at_text, n) = (at.to_string(), set.len().to_string());
         if !set.is_empty() {
             // As HPEXPIREAT of the fields set, the condition kept.
-            let mut rec: Vec<&[u8]> = vec![b"HPEXPIREAT", key, at_text.as_bytes()];
+            let mut rec: Vec<&[u8]> = Vec::with_capacity(set.len() + 6);
+            rec.extend_from_slice(&[b"HPEXPIREAT", key, at_text.as_bytes()]);
             if cond != Cond::None {
                 rec.push(args[3]);
             }
@@ -213,7 +243,10 @@ fn hexpire_generic(ctx: &mut Ctx, args: &Args, seconds: bool, relative: bool) {
         if deleted || !set.is_empty() {
             tx.notify(HASH, if deleted { "hdel" } else { "hexpire" }, db, key);
         }
-        drop_if_empty(tx, db, key);
+        // Only a removal can have left the hash empty: no look up again.
+        if deleted {
+            drop_if_empty(tx, db, key);
+        }
     });
 }
 
@@ -387,8 +420,9 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
         if collection::get::<HashValue>(tx, db, key).is_err() {
             return out.error(ERR_WRONGTYPE);
         }
-        let opt = args[2].to_ascii_uppercase();
-        let timed = match opt.as_slice() {
+        let mut word = [0u8; 8];
+        let opt = option_word(args[2], &mut word);
+        let timed = match opt {
             b"EX" => Some((true, clock)),
             b"PX" => Some((false, clock)),
             b"EXAT" => Some((true, 0)),
@@ -396,7 +430,7 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             _ => None,
         };
         let (mode, fields_at) = match timed {
-            Some((seconds, base)) => match parse_expire(args[3], seconds, base, "hgetex") {
+            Some((seconds, base)) => match parse_expire(args[3], seconds, base, b"hgetex") {
                 Ok(at) => (GetEx::At(at), 4),
                 Err(e) => return out.error(&e),
             },
@@ -416,22 +450,28 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             // (`expired`) or past the new time (`deleted`).
             let (mut removed, mut expired, mut updated, mut deleted) = (Vec::new(), 0, 0, 0);
             for f in fields {
-                if expire_named(h, f, now) {
+                // One look for the field: its value and TTL (expire_named's
+                // test, then set_field_expire's).
+                let Some((v, prev)) = h.lookup(f) else {
+                    out.null();
+                    continue;
+                };
+                if hash_field_expired(prev, now) {
+                    h.remove(f);
                     removed.push(*f);
                     expired += 1;
                     out.null();
                     continue;
                 }
-                let v = h.lookup(f).map(|(v, _)| v.to_vec());
-                out.bulk_opt(v.as_deref());
-                if v.is_none() || mode == GetEx::Keep {
+                out.bulk(v);
+                if mode == GetEx::Keep {
                     continue;
                 }
                 let at = match mode {
                     GetEx::At(at) => Some(at),
                     _ => None,
                 };
-                match set_field_expire(h, f, at, Cond::None, now) {
+                match set_known_field_expire(h, f, prev, at, Cond::None, now) {
                     SET => updated += 1,
                     DELETED => {
                         removed.push(*f);
@@ -479,7 +519,10 @@ pub fn hgetex(ctx: &mut Ctx, args: &Args) {
             tx.notify(HASH, "hdel", db, key);
         }
         log_wrapped(tx, db, &records);
-        drop_if_empty(tx, db, key);
+        // Only a removal can have left the hash empty: no look up again.
+        if !removed.is_empty() {
+            drop_if_empty(tx, db, key);
+        }
     });
 }
 
@@ -505,8 +548,9 @@ fn parse_hsetex<'a>(args: &'a Args, clock: u64, out: &mut Out) -> Option<SetEx<'
     };
     let mut i = 2;
     while i < args.len() {
-        let a = args[i].to_ascii_uppercase();
-        let timed = match a.as_slice() {
+        let mut word = [0u8; 8];
+        let a = option_word(args[i], &mut word);
+        let timed = match a {
             b"FIELDS" => {
                 if i + 3 >= args.len() {
                     out.error(arity);
@@ -565,7 +609,7 @@ fn parse_hsetex<'a>(args: &'a Args, clock: u64, out: &mut Out) -> Option<SetEx<'
                     return None;
                 }
                 i += 1;
-                match parse_expire(args[i], seconds, base, "hsetex") {
+                match parse_expire(args[i], seconds, base, b"hsetex") {
                     Ok(at) => o.at = Some((at, (!pxat).then_some(i))),
                     Err(e) => {
                         out.error(&e);
@@ -604,11 +648,14 @@ pub fn hsetex(ctx: &mut Ctx, args: &Args) {
             if o.fxx || o.fnx {
                 let mut found = 0;
                 for p in o.pairs.chunks(2) {
-                    let exists = if expire_named(h, p[0], now) {
-                        expired.push(p[0]);
-                        false
-                    } else {
-                        h.lookup(p[0]).is_some()
+                    // One look: expire_named's test and whether it exists.
+                    let exists = match h.lookup(p[0]) {
+                        Some((_, at)) if hash_field_expired(at, now) => {
+                            h.remove(p[0]);
+                            expired.push(p[0]);
+                            false
+                        }
+                        found => found.is_some(),
                     };
                     found += usize::from(exists);
                     if (o.fxx && !exists) || (o.fnx && exists) {
@@ -625,14 +672,24 @@ pub fn hsetex(ctx: &mut Ctx, args: &Args) {
                 h.to_ex();
             }
             for p in o.pairs.chunks(2) {
-                if o.keep_ttl || o.at.is_some() {
-                    h.set_keep_ttl(p[0], p[1], &limits);
-                } else {
-                    h.set(p[0], p[1], &limits);
-                }
-                if let Some((at, _)) = o.at {
-                    if set_field_expire(h, p[0], Some(at), Cond::None, now) == DELETED {
+                match o.at {
+                    // A time past: set, then removed (set_field_expire's
+                    // DELETED).
+                    Some((at, _)) if immediate(now, at) => {
+                        h.set_keep_ttl(p[0], p[1], &limits);
+                        h.remove(p[0]);
                         deleted.push(p[0]);
+                    }
+                    // Value and time in one look for the field; 0 stores
+                    // "no TTL": time 0 kept on a replica becomes 1 ms.
+                    Some((at, _)) => {
+                        h.set_expiring(p[0], p[1], at.max(1), &limits);
+                    }
+                    None if o.keep_ttl => {
+                        h.set_keep_ttl(p[0], p[1], &limits);
+                    }
+                    None => {
+                        h.set(p[0], p[1], &limits);
                     }
                 }
             }
