@@ -6,7 +6,7 @@ use super::object::encoding;
 use super::Ctx;
 use crate::protocol::Args;
 use blinkdb_engine::Value;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes Redis's RDB format would take for a string, uncompressed: an
 /// integer of up to 32 bits in 2/3/5 bytes, else a length prefix and the
@@ -134,6 +134,16 @@ fn listpack(ctx: &mut Ctx, key: &[u8]) {
     }
 }
 
+/// DEBUG's on/off switches, `DEBUG <name> <0|1>`: PAUSE-CRON stops the
+/// main cron's work, SET-ACTIVE-EXPIRE 0 the background expiry, and
+/// SET-DISABLE-DENY-SCRIPTS 1 lets scripts call `noscript` commands.
+type Switch = fn(&crate::server::state::DebugSwitches) -> &AtomicBool;
+const SWITCHES: [(&str, Switch); 3] = [
+    ("pause-cron", |d| &d.cron_paused),
+    ("set-active-expire", |d| &d.active_expire),
+    ("set-disable-deny-scripts", |d| &d.scripts_may_call_noscript),
+];
+
 pub fn debug(ctx: &mut Ctx, args: &Args) {
     let sub = args[1];
     if eq_ic(sub, "help") && args.len() == 2 {
@@ -216,11 +226,13 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
         std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e9)));
         return ctx.out.ok();
     }
-    if eq_ic(sub, "pause-cron") && args.len() == 3 {
-        // atoi's reading, as SET-ACTIVE-EXPIRE's.
-        let on = atoi(args[2]) != 0;
-        ctx.shared.debug.cron_paused.store(on, Ordering::Relaxed);
-        return ctx.out.ok();
+    if let Some((_, flag)) = SWITCHES.iter().find(|(name, _)| eq_ic(sub, name)) {
+        if args.len() == 3 {
+            // atoi's reading: a leading integer, else 0; on when not 0.
+            let on = atoi(args[2]) != 0;
+            flag(&ctx.shared.debug).store(on, Ordering::Relaxed);
+            return ctx.out.ok();
+        }
     }
     if eq_ic(sub, "replybuffer") && args.len() == 4 && eq_ic(args[2], "resizing") {
         let on = atoi(args[3]) != 0;
@@ -228,21 +240,6 @@ pub fn debug(ctx: &mut Ctx, args: &Args) {
             .debug
             .reply_buffer_resizing
             .store(on, Ordering::Relaxed);
-        return ctx.out.ok();
-    }
-    if eq_ic(sub, "set-disable-deny-scripts") && args.len() == 3 {
-        // atoi's reading, as SET-ACTIVE-EXPIRE's.
-        let on = atoi(args[2]) != 0;
-        ctx.shared
-            .debug
-            .scripts_may_call_noscript
-            .store(on, Ordering::Relaxed);
-        return ctx.out.ok();
-    }
-    if eq_ic(sub, "set-active-expire") && args.len() == 3 {
-        // atoi's reading: a leading integer, else 0.
-        let on = atoi(args[2]) != 0;
-        ctx.shared.debug.active_expire.store(on, Ordering::Relaxed);
         return ctx.out.ok();
     }
     if eq_ic(sub, "quicklist-packed-threshold") && args.len() == 3 {
@@ -321,7 +318,7 @@ fn protocol(ctx: &mut Ctx, name: &[u8]) {
         #[allow(clippy::approx_constant)]
         out.double(3.141);
     } else if eq_ic(name, "bignum") {
-        out.bignum("1234567999999999999999999999999999999");
+        out.bignum(b"1234567999999999999999999999999999999");
     } else if eq_ic(name, "null") {
         out.null();
     } else if eq_ic(name, "array") || eq_ic(name, "set") {

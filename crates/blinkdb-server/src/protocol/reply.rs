@@ -255,13 +255,13 @@ impl Out {
     }
 
     /// A big number: `(digits` in RESP3, a bulk string in RESP2.
-    pub fn bignum(&mut self, digits: &str) {
+    pub fn bignum(&mut self, digits: &[u8]) {
         if self.resp3() {
             self.buf.extend_from_slice(b"(");
-            self.buf.extend_from_slice(digits.as_bytes());
+            self.buf.extend_from_slice(digits);
             self.buf.extend_from_slice(b"\r\n");
         } else {
-            self.bulk(digits.as_bytes());
+            self.bulk(digits);
         }
     }
 
@@ -289,15 +289,28 @@ impl Out {
 
     /// Text meant for humans (INFO, CLIENT LIST): a verbatim string in RESP3.
     pub fn verbatim(&mut self, text: &str) {
-        if self.resp3() {
-            self.f3(&F3::VerbatimString {
-                data: text.as_bytes(),
-                format: redis_protocol::resp3::types::VerbatimStringFormat::Text,
-                attributes: None,
-            });
-        } else {
-            self.bulk(text.as_bytes());
+        self.verbatim_as(b"txt", text.as_bytes());
+    }
+
+    /// A verbatim string of `format` (its first 3 bytes, padded with
+    /// spaces, as Redis's addReplyVerbatim) in RESP3, a bulk string in RESP2.
+    pub fn verbatim_as(&mut self, format: &[u8], text: &[u8]) {
+        if !self.resp3() {
+            return self.bulk(text);
         }
+        let mut f = [b' '; 3];
+        for (d, s) in f.iter_mut().zip(format) {
+            *d = *s;
+        }
+        let mut num = itoa::Buffer::new();
+        self.buf.extend_from_slice(b"=");
+        self.buf
+            .extend_from_slice(num.format(text.len() + 4).as_bytes());
+        self.buf.extend_from_slice(b"\r\n");
+        self.buf.extend_from_slice(&f);
+        self.buf.extend_from_slice(b":");
+        self.buf.extend_from_slice(text);
+        self.buf.extend_from_slice(b"\r\n");
     }
 
     /// A HELP reply: one status line per entry, as Redis sends them.

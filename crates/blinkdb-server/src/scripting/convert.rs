@@ -514,13 +514,7 @@ unsafe fn write_typed_table(
             .iter()
             .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
             .collect();
-        if out.resp3() {
-            out.buf.extend_from_slice(b"(");
-            out.buf.extend_from_slice(&text);
-            out.buf.extend_from_slice(b"\r\n");
-        } else {
-            out.bulk(&text)
-        }
+        out.bignum(&text);
         drop(text);
         return ffi::lua_pop(state, 1);
     }
@@ -533,7 +527,7 @@ unsafe fn write_typed_table(
         ffi::lua_rawget(state, -3);
         let string_type = ffi::lua_type(state, -1);
         if format_type == ffi::LUA_TSTRING && string_type == ffi::LUA_TSTRING {
-            verbatim(out, stack_str(state, -2), stack_str(state, -1));
+            out.verbatim_as(stack_str(state, -2), stack_str(state, -1));
             return ffi::lua_pop(state, 3);
         }
         // Only the named fields were pushed: "format" sits under "string".
@@ -584,23 +578,6 @@ unsafe fn write_array(state: *mut ffi::lua_State, out: &mut Out, script_resp: u8
         ffi::lua_rawgeti(state, -1, i as ffi::lua_Integer);
         write_top(state, out, script_resp, depth + 1);
         ffi::lua_pop(state, 1);
-    }
-}
-
-fn verbatim(out: &mut Out, format: &[u8], text: &[u8]) {
-    if out.resp3() {
-        let mut f = [b' '; 3];
-        for (d, s) in f.iter_mut().zip(format.iter()) {
-            *d = *s;
-        }
-        out.buf
-            .extend_from_slice(format!("={}\r\n", text.len() + 4).as_bytes());
-        out.buf.extend_from_slice(&f);
-        out.buf.extend_from_slice(b":");
-        out.buf.extend_from_slice(text);
-        out.buf.extend_from_slice(b"\r\n");
-    } else {
-        out.bulk(text)
     }
 }
 
