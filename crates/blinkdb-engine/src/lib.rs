@@ -24,6 +24,7 @@ mod keyspace;
 mod notify;
 mod pattern;
 mod persist;
+mod prefetch;
 mod rdb;
 mod ready;
 mod rewrite;

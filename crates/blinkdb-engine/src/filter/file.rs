@@ -416,16 +416,7 @@ impl BloomFile {
     /// `contains_hash`/`insert_hash` on it does not wait for memory.
     #[inline]
     pub fn prefetch(&self, hash: ItemHash) {
-        let line = self.words(hash.line(self.geometry.lines)).as_ptr();
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetch is only a hint; it never faults and reads nothing here.
-        unsafe {
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
-                line as *const i8,
-            )
-        };
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = line;
+        crate::prefetch::line(self.words(hash.line(self.geometry.lines)).as_ptr());
     }
 
     /// Batch membership test: sets `found[i]` when item i may be present and leaves

@@ -36,6 +36,9 @@ pub const MAX_EXPANSION: i64 = 32768;
 /// CF.ADD and CF.INSERT refuse a filter of this many sub-filters
 /// (RedisBloom's `CF_MAX_EXPANSIONS` module argument, default 32).
 pub const MAX_FILTERS_FOR_INSERT: usize = 32;
+/// How many items ahead batches prefetch their buckets: two lines per item,
+/// enough misses in flight to cover memory latency, few enough to stay in L1.
+const PREFETCH_AHEAD: usize = 16;
 const MAX_NUM_BUCKETS: u64 = 0x00FF_FFFF_FFFF_FFFF;
 const MAX_NUM_FILTERS: usize = u16::MAX as usize;
 /// What RedisBloom's `CFSize` counts per filter and per sub-filter: its
@@ -149,8 +152,27 @@ impl SubFilter {
     }
 
     /// The first slot of `hash`'s bucket (`SubCF_GetIndex`, 32 bits wide).
+    /// The bucket count is a power of two unless a hostile or foreign header
+    /// said otherwise: a mask then, not a 64-bit division.
+    #[inline]
     fn index(&self, hash: u64, bs: u16) -> usize {
-        (hash % self.num_buckets).wrapping_mul(bs as u64) as u32 as usize
+        let n = self.num_buckets;
+        let bucket = if n.is_power_of_two() {
+            hash & (n - 1)
+        } else {
+            hash % n
+        };
+        bucket.wrapping_mul(bs as u64) as u32 as usize
+    }
+
+    /// Starts loading both of an item's buckets.
+    #[inline]
+    fn prefetch(&self, p: &Lookup, bs: u16) {
+        for at in [self.index(p.h1, bs), self.index(p.h2, bs)] {
+            if let Some(slot) = self.data.get(at) {
+                crate::prefetch::line(slot);
+            }
+        }
     }
 
     fn bucket(&self, at: usize, bs: u16) -> &[u8] {
@@ -358,6 +380,52 @@ impl CuckooFilter {
     pub fn check(&self, hash: u64) -> bool {
         let p = Lookup::of(hash);
         self.filters.iter().any(|f| f.find(&p, self.bucket_size))
+    }
+
+    /// Starts loading the buckets of `hash` in every sub-filter.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        let p = Lookup::of(hash);
+        self.filters
+            .iter()
+            .for_each(|f| f.prefetch(&p, self.bucket_size));
+    }
+
+    /// CF.MEXISTS: [`check`](Self::check) of each hash, in order, with the
+    /// buckets of items further on prefetched, so that a batch's cache
+    /// misses (two random buckets per item and sub-filter) overlap.
+    pub fn check_many<'a>(&'a self, hashes: &'a [u64]) -> impl Iterator<Item = bool> + 'a {
+        hashes
+            .iter()
+            .take(PREFETCH_AHEAD)
+            .for_each(|&h| self.prefetch(h));
+        hashes.iter().enumerate().map(move |(i, &h)| {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                self.prefetch(ahead);
+            }
+            self.check(h)
+        })
+    }
+
+    /// CF.INSERT and CF.INSERTNX: [`insert`](Self::insert) of each hash, in
+    /// order (the same slots as one by one), with the buckets of items
+    /// further on prefetched.
+    pub fn insert_many<'a>(
+        &'a mut self,
+        hashes: &'a [u64],
+        unique: bool,
+        max_bytes: u64,
+    ) -> impl Iterator<Item = Insert> + 'a {
+        hashes
+            .iter()
+            .take(PREFETCH_AHEAD)
+            .for_each(|&h| self.prefetch(h));
+        hashes.iter().enumerate().map(move |(i, &h)| {
+            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                self.prefetch(ahead);
+            }
+            self.insert(h, unique, max_bytes)
+        })
     }
 
     /// CF.COUNT: the fingerprint's copies in both buckets of every

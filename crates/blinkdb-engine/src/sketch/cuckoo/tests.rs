@@ -189,3 +189,45 @@ fn rdb_value_round_trips_and_truncations_fail() {
     }
     assert!(CuckooFilter::read_rdb(&mut Reader::new(&[]), 5).is_err());
 }
+
+#[test]
+fn batches_answer_as_items_one_by_one() {
+    // Repeats and growth inside a batch (capacity 64, 3,000 items with
+    // repeats): the prefetching batch calls give the same answers and
+    // the same bytes as one call per item.
+    let hashes: Vec<u64> = (0..3000u32)
+        .map(|i| hash_item((i % 700).to_string().as_bytes()))
+        .collect();
+    let (mut one, mut many) = (filter(64, 2, 20, 2), filter(64, 2, 20, 2));
+    let singly: Vec<Insert> = hashes
+        .iter()
+        .map(|&h| one.insert(h, true, UNLIMITED))
+        .collect();
+    let batched: Vec<Insert> = hashes
+        .chunks(100)
+        .flat_map(|c| many.insert_many(c, true, UNLIMITED).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(singly, batched);
+    assert_eq!(one, many);
+    assert!(many.num_filters() > 1);
+    let probes: Vec<u64> = (0..2000u32)
+        .map(|i| hash_item(i.to_string().as_bytes()))
+        .collect();
+    let found: Vec<bool> = many.check_many(&probes).collect();
+    let want: Vec<bool> = probes.iter().map(|&h| many.check(h)).collect();
+    assert_eq!(found, want);
+    assert!(found[..700].iter().all(|&f| f));
+}
+
+#[test]
+fn a_bucket_count_not_a_power_of_two_divides() {
+    // A foreign header may give any bucket count: index() must not mask it.
+    let sub = SubFilter {
+        num_buckets: 6,
+        data: FileArray::from_vec(vec![0; 12]),
+        at: 0,
+    };
+    assert_eq!(sub.index(13, 2), 2, "bucket 13 % 6 = 1");
+    let pow = SubFilter::zeroed(8, 2);
+    assert_eq!(pow.index(13, 2), 10, "bucket 13 % 8 = 5");
+}

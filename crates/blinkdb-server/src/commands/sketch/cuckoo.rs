@@ -136,11 +136,9 @@ struct InsertOptions {
 fn insert_items(ctx: &mut Ctx, args: &Args, items: &[&[u8]], o: InsertOptions) {
     let max = max_bytes(ctx);
     let key = args[1];
+    let hashes: SmallVec<[u64; 1]> = items.iter().map(|item| hash_item(item)).collect();
     let add_all = |cf: &mut CuckooFilter| -> SmallVec<[Insert; 1]> {
-        items
-            .iter()
-            .map(|item| cf.insert(hash_item(item), o.nx, max))
-            .collect()
+        cf.insert_many(&hashes, o.nx, max).collect()
     };
     ctx.write1(key, |tx, db, out| {
         // One lookup finds the filter and adds (`update`); the key is
@@ -295,6 +293,10 @@ fn check(ctx: &mut Ctx, args: &Args, multi: bool, count: bool) {
         let cf = cf.ok().flatten();
         if multi {
             out.array(items.len());
+            if let Some(cf) = cf {
+                let hashes: SmallVec<[u64; 1]> = items.iter().map(|i| hash_item(i)).collect();
+                return cf.check_many(&hashes).for_each(|found| out.boolean(found));
+            }
         }
         for item in items {
             let n = match cf {
