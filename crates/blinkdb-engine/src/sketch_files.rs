@@ -5,7 +5,7 @@
 //!
 //! Writes go to memory and to the log as before; the log stays the source
 //! of truth. Once a second (and at shutdown) `checkpoint` writes each changed
-//! sketch's changed pages to its file under the key's lock, notes the log's
+//! sketch's changed pages (taken under the key's lock) to its file, notes the log's
 //! end as the file's checkpoint, syncs the log up to there, then the file.
 //! At start the server binds each file that verifies (`open_all`) and skips
 //! the key's log records up to the checkpoint (persistence/sketch_replay.rs).
@@ -492,8 +492,9 @@ impl Shape {
 
 /// The key's changed pages with the next generation, the log's end as the
 /// checkpoint: under the key's lock, the pages its structure marked since
-/// its file got them (all of them for a new file) are written with their
-/// table entries. One path for every kind: the structure gives the marked
+/// its file got them (all of them for a new file) are taken, and written
+/// with their table entries once the lock is released (copied out first),
+/// or under it past `SNAPSHOT_PAGES`. One path for every kind: the structure gives the marked
 /// pages' bytes (`Sketch::file_pages`). A structure that no longer fits its
 /// file (a count-min sketch of other dimensions, a cuckoo filter that grew,
 /// a top-k's items, another kind) gets a new file. None when the key no
@@ -504,7 +505,6 @@ fn write_pages(
     key: &Key,
     shutdown: bool,
 ) -> std::io::Result<Option<Done>> {
-    use std::os::unix::fs::FileExt;
     let files = &engine.sketch_files;
     let (db, name) = (key.0, &key.1[..]);
     let look = engine.read(db, name, |e| {
@@ -562,89 +562,179 @@ fn write_pages(
     }
     let generation = b.generation.wrapping_add(1);
     let (id, fresh, data, file_pages) = (b.id, b.fresh, b.layout.data, b.layout.pages);
-    let (result, _) = engine.write1(
-        db,
-        name,
-        |tx| -> std::io::Result<Option<(Header, Vec<usize>)>> {
-            let s = tx.get(db, name).and_then(|e| e.value().as_sketch());
-            let now = s.map(|s| Shape::of(s));
-            let (Some(s), Some(now)) = (s, now) else {
-                // Gone since the look above: the next pass removes its file.
-                files.touch(db, name);
-                return Ok(None);
-            };
-            if !now.fits(b) || !b.takes_marks(s.file_dirty().file()) {
-                // Changed since the look above: the next pass makes its file.
-                files.touch(db, name);
-                return Ok(None);
+    let (result, _) = engine.write1(db, name, |tx| -> std::io::Result<Option<Taken>> {
+        let s = tx.get(db, name).and_then(|e| e.value().as_sketch());
+        let now = s.map(|s| Shape::of(s));
+        let (Some(s), Some(now)) = (s, now) else {
+            // Gone since the look above: the next pass removes its file.
+            files.touch(db, name);
+            return Ok(None);
+        };
+        if !now.fits(b) || !b.takes_marks(s.file_dirty().file()) {
+            // Changed since the look above: the next pass makes its file.
+            files.touch(db, name);
+            return Ok(None);
+        }
+        let checkpoint = log.aof.end_lsn().0;
+        // An encoded body's pages only (a t-digest's file has room for
+        // its compression's nodes; pages past the body are never read).
+        let body_pages = match file::encoded(now.kind) {
+            true => now.need,
+            false => file_pages,
+        };
+        let pages = s.file_dirty().take(id, body_pages);
+        let failed = |e: std::io::Error| {
+            // Its pages are written again whole at the next pass.
+            s.file_dirty().forget();
+            files.touch(db, name);
+            Err(e)
+        };
+        if !pages.is_empty() {
+            if let Err(e) = b.unclean() {
+                return failed(e);
             }
-            let checkpoint = log.aof.end_lsn().0;
-            // An encoded body's pages only (a t-digest's file has room for
-            // its compression's nodes; pages past the body are never read).
-            let body_pages = match file::encoded(now.kind) {
-                true => now.need,
-                false => file_pages,
-            };
-            let pages = s.file_dirty().take(id, body_pages);
-            let failed = |e: std::io::Error| {
-                // Its pages are written again whole at the next pass.
-                s.file_dirty().forget();
-                files.touch(db, name);
-                Err(e)
-            };
-            if !pages.is_empty() {
-                if let Err(e) = b.unclean() {
-                    return failed(e);
-                }
-            }
-            let written = s.file_pages(&pages, &mut |p, page| {
-                b.table[p] = file::entry(generation, page);
-                // A new file is zeros already: a zero page is left unwritten.
-                if fresh && page.iter().all(|x| *x == 0) {
-                    return Ok(());
-                }
-                b.file.write_all_at(page, data + (p * PAGE) as u64)
+        }
+        // Up to SNAPSHOT_PAGES, the pages are copied out here and
+        // checksummed and written once the key's lock is released: a
+        // write to the key waits for a copy, not for the file.
+        let snapshot = if pages.len() <= SNAPSHOT_PAGES {
+            let mut copy = Vec::with_capacity(pages.len() * PAGE);
+            let copied = s.file_pages(&pages, &mut |_, page| {
+                copy.extend_from_slice(page);
+                Ok(())
             });
+            if let Err(e) = copied {
+                return failed(e);
+            }
+            Some(copy)
+        } else {
+            let mut w = PageWriter::new(b, generation, fresh, data);
+            let written = s
+                .file_pages(&pages, &mut |p, page| w.page(p, page))
+                .and_then(|()| w.flush());
             if let Err(e) = written {
                 return failed(e);
             }
-            files
-                .stats
-                .pages_written
-                .fetch_add(pages.len() as u64, Ordering::Relaxed);
-            b.generation = generation;
-            let (width, depth, counter) = match file::encoded(now.kind) {
-                true => (now.width, file_pages as u64, 0),
-                false => (
-                    now.width,
-                    now.depth,
-                    crate::sketch::cms::CountMin::of(s).map_or(0, |c| c.count()),
-                ),
-            };
-            let header = Header {
-                kind: now.kind,
-                generation,
-                checkpoint,
-                db: db as u32,
-                width,
-                depth,
-                counter,
-                key: name.to_vec(),
-                // Still clean if no page was written since the flag was.
-                clean: shutdown || b.clean.is_some(),
-            };
-            Ok(Some((header, pages)))
-        },
-    );
-    let Some((header, pages)) = result? else {
+            None
+        };
+        let (width, depth, counter) = match file::encoded(now.kind) {
+            true => (now.width, file_pages as u64, 0),
+            false => (
+                now.width,
+                now.depth,
+                crate::sketch::cms::CountMin::of(s).map_or(0, |c| c.count()),
+            ),
+        };
+        let header = Header {
+            kind: now.kind,
+            generation,
+            checkpoint,
+            db: db as u32,
+            width,
+            depth,
+            counter,
+            key: name.to_vec(),
+            // Still clean if no page was written since the flag was.
+            clean: shutdown || b.clean.is_some(),
+        };
+        Ok(Some((header, pages, snapshot)))
+    });
+    let Some((header, pages, snapshot)) = result? else {
         return Ok(None);
     };
+    if let Some(copy) = snapshot {
+        let mut w = PageWriter::new(b, generation, fresh, data);
+        let written = pages
+            .iter()
+            .zip(copy.chunks_exact(PAGE))
+            .try_for_each(|(&p, page)| w.page(p, page))
+            .and_then(|()| w.flush());
+        if let Err(e) = written {
+            // Its pages are written again whole at the next pass.
+            engine.read(db, name, |e| {
+                if let Some(s) = e.and_then(|e| e.value().as_sketch()) {
+                    s.file_dirty().forget();
+                }
+            });
+            files.touch(db, name);
+            return Err(e);
+        }
+    }
+    files
+        .stats
+        .pages_written
+        .fetch_add(pages.len() as u64, Ordering::Relaxed);
+    b.generation = generation;
     drop(guard);
     Ok(Some(Done {
         bound,
         header,
         pages,
     }))
+}
+
+/// What a checkpoint took under a key's lock: the header it will write,
+/// the pages, and their bytes when copied out to be written after the lock.
+type Taken = (Header, Vec<usize>, Option<Vec<u8>>);
+
+/// Most pages a checkpoint copies out under a key's lock to write after it
+/// (64 MiB, for the moment of the copy); a larger change is written under
+/// the lock.
+const SNAPSHOT_PAGES: usize = 16 * 1024;
+/// Most consecutive pages one write call takes (1 MiB): a page per call
+/// cost five times as much kernel time as 1 MiB calls.
+const RUN_PAGES: usize = 256;
+
+/// Writes a checkpoint's pages into a bound file: notes each page's
+/// generation and checksum in its table, leaves zero pages of a new file
+/// unwritten (a new file is zeros already), and writes runs of
+/// consecutive pages in one call each.
+struct PageWriter<'a> {
+    b: &'a mut Bound,
+    generation: u32,
+    fresh: bool,
+    data: u64,
+    run: Vec<u8>,
+    first: usize,
+}
+
+impl<'a> PageWriter<'a> {
+    fn new(b: &'a mut Bound, generation: u32, fresh: bool, data: u64) -> Self {
+        PageWriter {
+            b,
+            generation,
+            fresh,
+            data,
+            run: Vec::new(),
+            first: 0,
+        }
+    }
+
+    fn page(&mut self, p: usize, page: &[u8]) -> std::io::Result<()> {
+        self.b.table[p] = file::entry(self.generation, page);
+        if self.fresh && page.iter().all(|x| *x == 0) {
+            return self.flush();
+        }
+        let next = self.first + self.run.len() / PAGE;
+        if !self.run.is_empty() && (p != next || self.run.len() >= RUN_PAGES * PAGE) {
+            self.flush()?;
+        }
+        if self.run.is_empty() {
+            self.first = p;
+        }
+        self.run.extend_from_slice(page);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        if !self.run.is_empty() {
+            let at = self.data + (self.first * PAGE) as u64;
+            self.b.file.write_all_at(&self.run, at)?;
+            self.run.clear();
+        }
+        Ok(())
+    }
 }
 
 /// Notes every bound key that no longer holds a sketch (DEL, RENAME,
