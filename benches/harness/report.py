@@ -141,7 +141,9 @@ def markdown(run):
                "process, all threads, from its CPU clock (what /proc/PID/stat sums as utime + "
                "stime, at ns resolution) around each load-tool run, divided by the requests, "
                "operations or items of that run (the cell's unit); median of the runs. It "
-               "includes busy polling and time without a request in flight. CPU ratio: peer "
+               "includes busy polling, time without a request in flight and the processes the "
+               "server forks (redis-server's AOF rewrite and BGSAVE children: reaped ones from "
+               "cutime + cstime, live ones from their own stat). CPU ratio: peer "
                "us / its us, so **> 1.00x means the named column uses less CPU per unit**")
     loads = [c["loadavg"] for c in run["cells"] if c.get("loadavg")]
     if loads:

@@ -7,6 +7,12 @@ stime, which that file rounds to clock ticks (10 ms); a 0.2 s quick run would re
 Busy polling is CPU time like any other, so it counts; so does whatever the server spends
 while no request is in flight (its timers, its background threads).
 
+Work a server hands to processes it forks (redis-server's AOF rewrite and BGSAVE children)
+counts too: the children it has reaped (cutime + cstime in its /proc/PID/stat) and those still
+running (each live child's utime + stime + its own reaped children), so a fork's CPU is not free
+where BlinkDB does the same work in a thread of its own process. Children are read at clock-tick
+resolution; a child that spans a window's edge is split at the edge.
+
 Each window also reports the server's CPU and the wall time since the previous window of
 the same process (the other servers' runs, the harness's own pauses), so idle cost is visible
 on its own; a cell sums them over its runs (a median of per-gap shares would be skewed by the
@@ -35,16 +41,45 @@ def start_time(pid):
 
 
 def stat_seconds(pid):
-    """utime + stime from /proc/PID/stat (whole process, clock-tick resolution)."""
+    """utime + stime from /proc/PID/stat (whole process, clock-tick resolution), plus its
+    children's."""
     fields = _stat(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + children_seconds(pid)
 
 
-def cpu_seconds(pid):
+def _own_seconds(pid):
     try:
         return time.clock_gettime(_clock_id(pid))
     except OSError:
-        return stat_seconds(pid)
+        fields = _stat(pid)
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_seconds(pid):
+    """CPU seconds of pid's children: reaped ones (its cutime + cstime) and live ones (their
+    utime + stime + cutime + cstime), at clock-tick resolution."""
+    tick = os.sysconf("SC_CLK_TCK")
+    fields = _stat(pid)
+    ticks = int(fields[13]) + int(fields[14])
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == pid:
+            continue
+        try:
+            f = _stat(int(name))
+        except OSError:
+            continue  # gone meanwhile: reaped, so in the parent's cutime from now on
+        if int(f[1]) == pid:
+            ticks += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
+    return ticks / tick
+
+
+def cpu_seconds(pid):
+    """The process's own CPU (every thread) plus its children's."""
+    own = _own_seconds(pid)
+    try:
+        return own + children_seconds(pid)
+    except OSError:
+        return own
 
 
 class Window:

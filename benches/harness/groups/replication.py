@@ -47,7 +47,6 @@ starts at once (Redis 7's default waits 5 s for more replicas); it changes no st
    REPLICAOF and after the master has no replica and no save in progress, i.e. Redis has
    reaped its child).
 """
-import os
 import threading
 import time
 
@@ -312,12 +311,12 @@ def fullsync(ctx, keys):
                                  extra=extra_flags(contestant))
                 try:
                     replica.start()
-                    cpu0 = tree_cpu_seconds(master.proc.pid)
+                    cpu0 = servercpu.cpu_seconds(master.proc.pid)
                     seconds, peak, before = sync_once(master, replica, keys)
                 finally:
                     replica.discard()
                 settle(master)
-                cpu = tree_cpu_seconds(master.proc.pid) - cpu0
+                cpu = servercpu.cpu_seconds(master.proc.pid) - cpu0
                 sync = measure(seconds * 1000.0)
                 # Per unit = per sync: the master's CPU for the whole of it, children included.
                 sync["server_cpu_us"] = sync["server_stat_cpu_us"] = cpu * 1e6
@@ -360,15 +359,6 @@ def sync_once(master, replica, keys, timeout=900):
             time.sleep(SAMPLE_SECONDS)
         seconds = time.monotonic() - began
     return seconds, peak, before
-
-
-def tree_cpu_seconds(pid):
-    """CPU seconds of `pid` (its CPU clock, ns resolution) plus its reaped children's
-    (cutime + cstime of /proc/PID/stat, clock ticks; Redis reaps its snapshot child before it
-    reports the save done)."""
-    fields = servercpu._stat(pid)
-    children = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
-    return servercpu.cpu_seconds(pid) + children
 
 
 def settle(master, timeout=300):
