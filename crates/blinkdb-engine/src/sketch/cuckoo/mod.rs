@@ -36,9 +36,11 @@ pub const MAX_EXPANSION: i64 = 32768;
 /// CF.ADD and CF.INSERT refuse a filter of this many sub-filters
 /// (RedisBloom's `CF_MAX_EXPANSIONS` module argument, default 32).
 pub const MAX_FILTERS_FOR_INSERT: usize = 32;
-/// How many items ahead batches prefetch their buckets: two lines per item,
-/// enough misses in flight to cover memory latency, few enough to stay in L1.
-const PREFETCH_AHEAD: usize = 16;
+/// How many bucket lines batches keep prefetched ahead: enough misses in
+/// flight to cover memory latency, few enough for the core's miss buffers
+/// (an item takes two lines per sub-filter, so a filter of many sub-filters
+/// looks fewer items ahead).
+const PREFETCH_LINES: usize = 32;
 const MAX_NUM_BUCKETS: u64 = 0x00FF_FFFF_FFFF_FFFF;
 const MAX_NUM_FILTERS: usize = u16::MAX as usize;
 /// What RedisBloom's `CFSize` counts per filter and per sub-filter: its
@@ -391,17 +393,20 @@ impl CuckooFilter {
             .for_each(|f| f.prefetch(&p, self.bucket_size));
     }
 
+    /// How many items ahead a batch prefetches.
+    fn prefetch_items(&self) -> usize {
+        (PREFETCH_LINES / (2 * self.filters.len().max(1))).max(1)
+    }
+
     /// CF.MEXISTS: [`check`](Self::check) of each hash, in order, with the
     /// buckets of items further on prefetched, so that a batch's cache
     /// misses (two random buckets per item and sub-filter) overlap.
     pub fn check_many<'a>(&'a self, hashes: &'a [u64]) -> impl Iterator<Item = bool> + 'a {
-        hashes
-            .iter()
-            .take(PREFETCH_AHEAD)
-            .for_each(|&h| self.prefetch(h));
+        let ahead = self.prefetch_items();
+        hashes.iter().take(ahead).for_each(|&h| self.prefetch(h));
         hashes.iter().enumerate().map(move |(i, &h)| {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                self.prefetch(ahead);
+            if let Some(&next) = hashes.get(i + ahead) {
+                self.prefetch(next);
             }
             self.check(h)
         })
@@ -416,13 +421,11 @@ impl CuckooFilter {
         unique: bool,
         max_bytes: u64,
     ) -> impl Iterator<Item = Insert> + 'a {
-        hashes
-            .iter()
-            .take(PREFETCH_AHEAD)
-            .for_each(|&h| self.prefetch(h));
+        let ahead = self.prefetch_items();
+        hashes.iter().take(ahead).for_each(|&h| self.prefetch(h));
         hashes.iter().enumerate().map(move |(i, &h)| {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                self.prefetch(ahead);
+            if let Some(&next) = hashes.get(i + ahead) {
+                self.prefetch(next);
             }
             self.insert(h, unique, max_bytes)
         })
