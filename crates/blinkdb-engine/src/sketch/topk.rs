@@ -98,6 +98,10 @@ pub struct TopK {
     /// On the heap, or mapped from the sketch's file at a restart.
     buckets: FileArray<Bucket>,
     heap: Vec<HeapSlot>,
+    /// Each heap slot's fingerprint, in the heap's order: the search for an
+    /// item (on nearly every add) compares these 16 at a time instead of
+    /// walking the slots (a third of TOPK.ADD's instructions at k 100).
+    fps: Vec<u32>,
     /// decay^i for i < 256 (pow, as TopK_Create computes it).
     lookup: Box<[f64; LOOKUP]>,
     rng: u64,
@@ -141,8 +145,9 @@ fn draw(state: &mut u64) -> u32 {
 }
 
 /// heapifyDown: sifts `start` down the min-heap by count, stopping at an
-/// equal child as topk.c does (the order of ties depends on it).
-fn heapify_down(heap: &mut [HeapSlot], start: usize) {
+/// equal child as topk.c does (the order of ties depends on it); `fps`
+/// (the slots' fingerprints) moves with the slots.
+fn heapify_down(heap: &mut [HeapSlot], fps: &mut [u32], start: usize) {
     let len = heap.len();
     if len < 2 || (len - 2) / 2 < start {
         return;
@@ -160,6 +165,7 @@ fn heapify_down(heap: &mut [HeapSlot], start: usize) {
         // Moving the child up and the sifted slot down is topk.c's copy
         // into `start` with the slot written last.
         heap.swap(at, child);
+        fps.swap(at, child);
         at = child;
         if (len - 2) / 2 < child {
             break;
@@ -226,6 +232,7 @@ impl TopK {
             decay,
             buckets,
             item_bytes: heap.iter().map(|s| s.item().len()).sum(),
+            fps: heap.iter().map(|s| s.fp).collect(),
             heap,
             lookup: lookup_table(decay),
             rng,
@@ -255,10 +262,24 @@ impl TopK {
 
     /// checkExistInHeap: the item's heap slot, searched from the last slot.
     fn find(&self, item: &[u8], fp: u32) -> Option<usize> {
-        (0..self.heap.len()).rev().find(|&i| {
-            let s = &self.heap[i];
-            s.fp == fp && s.itemlen as usize == item.len() && s.item() == item
-        })
+        const LANES: usize = 16;
+        let mut end = self.fps.len();
+        while end > 0 {
+            let start = end.saturating_sub(LANES);
+            // No early exit inside a block: the compiler compares it whole.
+            let block = &self.fps[start..end];
+            if block.iter().fold(false, |any, &f| any | (f == fp)) {
+                let found = (start..end).rev().find(|&i| {
+                    let s = &self.heap[i];
+                    self.fps[i] == fp && s.itemlen as usize == item.len() && s.item() == item
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+            end = start;
+        }
+        None
     }
 
     /// The probability that one unit of increment decays a bucket of `count`.
@@ -321,7 +342,7 @@ impl TopK {
         if let Some(i) = self.find(item, fp) {
             // Not the larger of the two: the buckets may have decayed.
             self.heap[i].count = max_count;
-            heapify_down(&mut self.heap, i);
+            heapify_down(&mut self.heap, &mut self.fps, i);
             return None;
         }
         let expelled = std::mem::replace(
@@ -333,7 +354,8 @@ impl TopK {
                 count: max_count,
             },
         );
-        heapify_down(&mut self.heap, 0);
+        self.fps[0] = fp;
+        heapify_down(&mut self.heap, &mut self.fps, 0);
         self.item_bytes = self.item_bytes + item.len() - expelled.item().len();
         expelled.item
     }
@@ -384,6 +406,7 @@ impl TopK {
         debug_assert_eq!(items, self.heap.iter().map(|s| s.item().len()).sum());
         self.buckets.bytes()
             + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
+            + self.fps.capacity() * 4
             + LOOKUP * 8
             + items
     }
@@ -729,6 +752,31 @@ mod tests {
         assert_eq!(out, vec![None, None, Some("foo".into()), None, None]);
         let names: Vec<String> = listed(&t).into_iter().map(|(i, _)| i).collect();
         assert_eq!(names, vec!["bar", "baz"]);
+    }
+
+    #[test]
+    fn fingerprints_follow_the_heap_and_find_as_a_walk() {
+        // k 37 (blocks of 16 and a remainder), a skewed stream with
+        // expulsions, count updates and equal counts.
+        let mut t = TopK::new(37, 200, 4, 0.9, MAX, 7).unwrap();
+        for i in 0..20_000u32 {
+            let item = format!("item:{}", (i * 7919) % (1 + i % 300));
+            t.add(item.as_bytes(), 1 + i % 3);
+            if i % 997 == 0 {
+                let fps: Vec<u32> = t.heap.iter().map(|s| s.fp).collect();
+                assert_eq!(t.fps, fps, "after {i} adds");
+            }
+        }
+        for i in 0..400u32 {
+            let item = format!("item:{i}");
+            let fp = murmur2(item.as_bytes(), FP_SEED);
+            let walked = (0..t.heap.len()).rev().find(|&j| {
+                let s = &t.heap[j];
+                s.fp == fp && s.itemlen as usize == item.len() && s.item() == item.as_bytes()
+            });
+            assert_eq!(t.find(item.as_bytes(), fp), walked, "{item}");
+        }
+        assert!(t.heap.iter().any(|s| s.item.is_some()));
     }
 
     #[test]
