@@ -8,8 +8,9 @@
 # ("HGET myhash element:000000000000", "XADD s * f v") for commands -t has
 # not; IR_SETUP (optional) is a command redis-cli sends first (word-split:
 # "HSET myhash element:000000000000 v" for the HGET above; several are
-# separated by ";"). No -r is passed, so redis-benchmark sends `__rand_int__`
-# as it is: name the key the setup made. It
+# separated by ";"). No -r is passed unless IR_BENCH_ARGS gives one (extra
+# redis-benchmark arguments, word-split: "-r 1000000"), so redis-benchmark
+# sends `__rand_int__` as it is: name the key the setup made. It
 # prints "TAG TEST P<P> <Ir per request> <of which in the connections>"; the
 # profile stays in
 # $IR_DIR/TAG-TEST-P<P>/cg.out.1 (IR_DIR defaults to /tmp/ir-per-request) for
@@ -39,9 +40,10 @@ if [ -n "${IR_SETUP:-}" ]; then
         redis-cli -p "$PORT" "${setup[@]}" >/dev/null
     done
 fi
-redis-benchmark -p "$PORT" -P "$P" -n 3000 -q "${test[@]}" >/dev/null 2>&1
+read -r -a extra <<<"${IR_BENCH_ARGS:-}"
+redis-benchmark -p "$PORT" -P "$P" -n 3000 -q "${extra[@]}" "${test[@]}" >/dev/null 2>&1
 callgrind_control -i on "$vg" >/dev/null 2>&1
-redis-benchmark -p "$PORT" -P "$P" -n "$N" -q "${test[@]}" >/dev/null 2>&1
+redis-benchmark -p "$PORT" -P "$P" -n "$N" -q "${extra[@]}" "${test[@]}" >/dev/null 2>&1
 callgrind_control -d "$vg" >/dev/null 2>&1
 redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
 wait "$vg"
