@@ -596,11 +596,25 @@ fn write_pages(
         }
         // Up to SNAPSHOT_PAGES, the pages are copied out here and
         // checksummed and written once the key's lock is released: a
-        // write to the key waits for a copy, not for the file.
-        let snapshot = if pages.len() <= SNAPSHOT_PAGES {
-            let mut copy = Vec::with_capacity(pages.len() * PAGE);
+        // write to the key waits for a copy, not for the file. The copy is
+        // an anonymous mapping, outside malloc, so it is no part of
+        // used_memory and never counts against maxmemory (as a fork's
+        // copy-on-write pages are not in Redis's).
+        let snapshot = if pages.is_empty() {
+            None
+        } else if pages.len() <= SNAPSHOT_PAGES {
+            let map = memmap2::MmapOptions::new()
+                .len(pages.len() * PAGE)
+                .populate()
+                .map_anon();
+            let mut copy = match map {
+                Ok(map) => map,
+                Err(e) => return failed(e),
+            };
+            let mut at = 0;
             let copied = s.file_pages(&pages, &mut |_, page| {
-                copy.extend_from_slice(page);
+                copy[at..at + PAGE].copy_from_slice(page);
+                at += PAGE;
                 Ok(())
             });
             if let Err(e) = copied {
@@ -643,13 +657,7 @@ fn write_pages(
         return Ok(None);
     };
     if let Some(copy) = snapshot {
-        let mut w = PageWriter::new(b, generation, fresh, data);
-        let written = pages
-            .iter()
-            .zip(copy.chunks_exact(PAGE))
-            .try_for_each(|(&p, page)| w.page(p, page))
-            .and_then(|()| w.flush());
-        if let Err(e) = written {
+        if let Err(e) = write_copy(b, generation, fresh, data, &pages, &copy) {
             // Its pages are written again whole at the next pass.
             engine.read(db, name, |e| {
                 if let Some(s) = e.and_then(|e| e.value().as_sketch()) {
@@ -675,15 +683,52 @@ fn write_pages(
 
 /// What a checkpoint took under a key's lock: the header it will write,
 /// the pages, and their bytes when copied out to be written after the lock.
-type Taken = (Header, Vec<usize>, Option<Vec<u8>>);
+type Taken = (Header, Vec<usize>, Option<memmap2::MmapMut>);
 
 /// Most pages a checkpoint copies out under a key's lock to write after it
-/// (64 MiB, for the moment of the copy); a larger change is written under
-/// the lock.
+/// (64 MiB of anonymous mapping, for the moment of the copy); a larger
+/// change is written under the lock.
 const SNAPSHOT_PAGES: usize = 16 * 1024;
 /// Most consecutive pages one write call takes (1 MiB): a page per call
 /// cost five times as much kernel time as 1 MiB calls.
 const RUN_PAGES: usize = 256;
+
+/// Writes the pages copied out under the key's lock (`copy` holds
+/// `pages`, in order): each page's table entry, then runs of consecutive
+/// pages straight from the copy, one call each; zero pages of a new file
+/// are left unwritten, as `PageWriter` does.
+fn write_copy(
+    b: &mut Bound,
+    generation: u32,
+    fresh: bool,
+    data: u64,
+    pages: &[usize],
+    copy: &[u8],
+) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let page = |i: usize| &copy[i * PAGE..(i + 1) * PAGE];
+    let mut i = 0;
+    while i < pages.len() {
+        b.table[pages[i]] = file::entry(generation, page(i));
+        if fresh && page(i).iter().all(|x| *x == 0) {
+            i += 1;
+            continue;
+        }
+        let first = i;
+        i += 1;
+        while i < pages.len()
+            && i - first < RUN_PAGES
+            && pages[i] == pages[i - 1] + 1
+            && !(fresh && page(i).iter().all(|x| *x == 0))
+        {
+            b.table[pages[i]] = file::entry(generation, page(i));
+            i += 1;
+        }
+        let at = data + (pages[first] * PAGE) as u64;
+        b.file.write_all_at(&copy[first * PAGE..i * PAGE], at)?;
+    }
+    Ok(())
+}
 
 /// Writes a checkpoint's pages into a bound file: notes each page's
 /// generation and checksum in its table, leaves zero pages of a new file
