@@ -273,7 +273,7 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
     // body that grows into them writes them, with their entries, before a
     // header names the longer body).
     let body = (header.width as usize).div_ceil(PAGE).clamp(1, table.len());
-    if encoded(header.kind) && !Sketch::file_mapped(header.kind) {
+    let sketch = if encoded(header.kind) && !Sketch::file_mapped(header.kind) {
         // A body decoded whole into the heap (a t-digest's, a few pages):
         // read with one pread, no mapping made and torn down per file, and
         // every page read checked whatever the clean flag says (hashing
@@ -287,58 +287,48 @@ pub fn open(path: &Path, id: u64) -> Result<Opened, Reject> {
         let sketch = Sketch::from_file_body(header.kind, &bytes[..header.width as usize])
             .map_err(Reject::Body)?;
         sketch.file_dirty().bind(id);
-        return Ok(Opened {
-            file,
-            header,
-            layout,
-            table,
-            sketch,
-        });
-    }
-    // SAFETY: a private mapping of a file only this process writes (and only
-    // through `write`, never while the file is mapped by another value's
-    // pages that differ: see cells.rs). Not MAP_POPULATE: on a writable
-    // private mapping it copies every page (measured: 1.2 s for 256 MB);
-    // the checksum pass below maps them read-only, sharing the page cache.
-    let map = unsafe {
-        memmap2::MmapOptions::new()
-            .offset(layout.data)
-            .len(layout.pages * PAGE)
-            .map_copy(&file)
-    }
-    .map_err(io)?;
-    if encoded(header.kind) {
-        // A mapped body (a cuckoo filter's slots, a top-k's buckets) is
-        // checked as a count-min sketch's is: unless the file is clean.
+        sketch
+    } else {
+        // SAFETY: a private mapping of a file only this process writes (and
+        // only through `write`, never while the file is mapped by another
+        // value's pages that differ: see cells.rs). Not MAP_POPULATE: on a
+        // writable private mapping it copies every page (measured: 1.2 s for
+        // 256 MB); the checksum pass below maps them read-only, sharing the
+        // page cache.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(layout.data)
+                .len(layout.pages * PAGE)
+                .map_copy(&file)
+        }
+        .map_err(io)?;
+        // A mapped body (a cuckoo filter's slots, a top-k's buckets: its
+        // pages) is checked as a count-min sketch's counters are: unless the
+        // file is clean.
+        let checked = if encoded(header.kind) {
+            &table[..body]
+        } else {
+            &table[..]
+        };
         if let Some(p) = (!header.clean)
-            .then(|| first_bad_page(&map, &table[..body]))
+            .then(|| first_bad_page(&map, checked))
             .flatten()
         {
             return Err(Reject::Checksum(p));
         }
-        // The large arrays stay in the mapping; the rest is decoded from it.
-        let map = std::sync::Arc::new(map);
-        let sketch = Sketch::from_file_map(header.kind, &map, header.width as usize)
-            .map_err(Reject::Body)?;
-        sketch.file_dirty().bind(id);
-        return Ok(Opened {
-            file,
-            header,
-            layout,
-            table,
-            sketch,
-        });
-    }
-    let bad = match header.clean {
-        true => None,
-        false => first_bad_page(&map, &table),
+        if encoded(header.kind) {
+            // The large arrays stay in the mapping; the rest is decoded from it.
+            let map = std::sync::Arc::new(map);
+            let sketch = Sketch::from_file_map(header.kind, &map, header.width as usize)
+                .map_err(Reject::Body)?;
+            sketch.file_dirty().bind(id);
+            sketch
+        } else {
+            let cells = Cells::mapped(map, header.cells().expect("a count-min sketch"), id);
+            let (w, d) = (header.width as usize, header.depth as usize);
+            Sketch::CountMin(CountMin::from_parts(w, d, header.counter, cells))
+        }
     };
-    if let Some(p) = bad {
-        return Err(Reject::Checksum(p));
-    }
-    let cells = Cells::mapped(map, header.cells().expect("a count-min sketch"), id);
-    let (w, d) = (header.width as usize, header.depth as usize);
-    let sketch = Sketch::CountMin(CountMin::from_parts(w, d, header.counter, cells));
     Ok(Opened {
         file,
         header,
