@@ -622,11 +622,21 @@ fn write_pages(
             }
             Some(copy)
         } else {
-            let mut w = PageWriter::new(b, generation, fresh, data);
-            let written = s
-                .file_pages(&pages, &mut |p, page| w.page(p, page))
-                .and_then(|()| w.flush());
-            if let Err(e) = written {
+            // Written here, RUN_PAGES at a time, by the same writer.
+            let (mut run, mut numbers) = (Vec::with_capacity(RUN_PAGES * PAGE), Vec::new());
+            let written = s.file_pages(&pages, &mut |p, page| {
+                run.extend_from_slice(page);
+                numbers.push(p);
+                if numbers.len() == RUN_PAGES {
+                    write_copy(b, generation, fresh, data, &numbers, &run)?;
+                    run.clear();
+                    numbers.clear();
+                }
+                Ok(())
+            });
+            if let Err(e) =
+                written.and_then(|()| write_copy(b, generation, fresh, data, &numbers, &run))
+            {
                 return failed(e);
             }
             None
@@ -693,10 +703,10 @@ const SNAPSHOT_PAGES: usize = 16 * 1024;
 /// cost five times as much kernel time as 1 MiB calls.
 const RUN_PAGES: usize = 256;
 
-/// Writes the pages copied out under the key's lock (`copy` holds
-/// `pages`, in order): each page's table entry, then runs of consecutive
-/// pages straight from the copy, one call each; zero pages of a new file
-/// are left unwritten, as `PageWriter` does.
+/// Writes a checkpoint's pages into a bound file (`copy` holds `pages`, in
+/// order): each page's table entry (generation and checksum), then runs of
+/// consecutive pages straight from the copy, one call each; zero pages of a
+/// new file are left unwritten (a new file is zeros already).
 fn write_copy(
     b: &mut Bound,
     generation: u32,
@@ -728,58 +738,6 @@ fn write_copy(
         b.file.write_all_at(&copy[first * PAGE..i * PAGE], at)?;
     }
     Ok(())
-}
-
-/// Writes a checkpoint's pages into a bound file: notes each page's
-/// generation and checksum in its table, leaves zero pages of a new file
-/// unwritten (a new file is zeros already), and writes runs of
-/// consecutive pages in one call each.
-struct PageWriter<'a> {
-    b: &'a mut Bound,
-    generation: u32,
-    fresh: bool,
-    data: u64,
-    run: Vec<u8>,
-    first: usize,
-}
-
-impl<'a> PageWriter<'a> {
-    fn new(b: &'a mut Bound, generation: u32, fresh: bool, data: u64) -> Self {
-        PageWriter {
-            b,
-            generation,
-            fresh,
-            data,
-            run: Vec::new(),
-            first: 0,
-        }
-    }
-
-    fn page(&mut self, p: usize, page: &[u8]) -> std::io::Result<()> {
-        self.b.table[p] = file::entry(self.generation, page);
-        if self.fresh && page.iter().all(|x| *x == 0) {
-            return self.flush();
-        }
-        let next = self.first + self.run.len() / PAGE;
-        if !self.run.is_empty() && (p != next || self.run.len() >= RUN_PAGES * PAGE) {
-            self.flush()?;
-        }
-        if self.run.is_empty() {
-            self.first = p;
-        }
-        self.run.extend_from_slice(page);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        if !self.run.is_empty() {
-            let at = self.data + (self.first * PAGE) as u64;
-            self.b.file.write_all_at(&self.run, at)?;
-            self.run.clear();
-        }
-        Ok(())
-    }
 }
 
 /// Notes every bound key that no longer holds a sketch (DEL, RENAME,
