@@ -40,19 +40,17 @@ def start_time(pid):
     return int(_stat(pid)[19])
 
 
-def stat_seconds(pid):
-    """utime + stime from /proc/PID/stat (whole process, clock-tick resolution), plus its
-    children's."""
+def _stat_own_seconds(pid):
+    """utime + stime from /proc/PID/stat (whole process, clock-tick resolution)."""
     fields = _stat(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + children_seconds(pid)
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _own_seconds(pid):
     try:
         return time.clock_gettime(_clock_id(pid))
     except OSError:
-        fields = _stat(pid)
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return _stat_own_seconds(pid)
 
 
 def children_seconds(pid):
@@ -82,6 +80,12 @@ def cpu_seconds(pid):
         return own
 
 
+def _readings(pid):
+    """(cpu_seconds, stat_seconds) of pid, its children read once for both."""
+    children = children_seconds(pid)
+    return _own_seconds(pid) + children, _stat_own_seconds(pid) + children
+
+
 class Window:
     """`with Window(pid) as w:` ... then w.seconds (CPU used inside), w.idle_cpu and
     w.idle_wall (CPU and wall seconds since the previous window of this process, None on the
@@ -93,8 +97,7 @@ class Window:
 
     def __enter__(self):
         self.key = (self.pid, start_time(self.pid))
-        self.cpu0, self.stat0, self.wall0 = cpu_seconds(self.pid), stat_seconds(self.pid), \
-            time.monotonic()
+        (self.cpu0, self.stat0), self.wall0 = _readings(self.pid), time.monotonic()
         last = _last.get(self.key)
         if last:
             self.idle_cpu, self.idle_wall = self.cpu0 - last[0], self.wall0 - last[1]
@@ -102,7 +105,7 @@ class Window:
 
     def __exit__(self, *exc):
         try:
-            cpu, stat, wall = cpu_seconds(self.pid), stat_seconds(self.pid), time.monotonic()
+            (cpu, stat), wall = _readings(self.pid), time.monotonic()
         except OSError:
             return False  # the server died; the tool's own error says why
         self.seconds = cpu - self.cpu0
