@@ -384,29 +384,43 @@ impl CuckooFilter {
         self.filters.iter().any(|f| f.find(&p, self.bucket_size))
     }
 
-    /// Starts loading the buckets of `hash` in every sub-filter.
+    /// Starts loading the buckets of `hash` in the sub-filters a batch
+    /// reads: every one for a lookup (`all`), the newest alone for an add
+    /// that may repeat an item (it looks there first and mostly stops there;
+    /// the older ones are full: loading their buckets too cost a grown
+    /// filter's CF.INSERT memory traffic it did not use).
     #[inline]
-    fn prefetch(&self, hash: u64) {
+    fn prefetch(&self, hash: u64, all: bool) {
         let p = Lookup::of(hash);
+        let skip = if all {
+            0
+        } else {
+            self.filters.len().saturating_sub(1)
+        };
         self.filters
             .iter()
+            .skip(skip)
             .for_each(|f| f.prefetch(&p, self.bucket_size));
     }
 
     /// How many items ahead a batch prefetches.
-    fn prefetch_items(&self) -> usize {
-        (PREFETCH_LINES / (2 * self.filters.len().max(1))).max(1)
+    fn prefetch_items(&self, all: bool) -> usize {
+        let filters = if all { self.filters.len().max(1) } else { 1 };
+        (PREFETCH_LINES / (2 * filters)).max(1)
     }
 
     /// CF.MEXISTS: [`check`](Self::check) of each hash, in order, with the
     /// buckets of items further on prefetched, so that a batch's cache
     /// misses (two random buckets per item and sub-filter) overlap.
     pub fn check_many<'a>(&'a self, hashes: &'a [u64]) -> impl Iterator<Item = bool> + 'a {
-        let ahead = self.prefetch_items();
-        hashes.iter().take(ahead).for_each(|&h| self.prefetch(h));
+        let ahead = self.prefetch_items(true);
+        hashes
+            .iter()
+            .take(ahead)
+            .for_each(|&h| self.prefetch(h, true));
         hashes.iter().enumerate().map(move |(i, &h)| {
             if let Some(&next) = hashes.get(i + ahead) {
-                self.prefetch(next);
+                self.prefetch(next, true);
             }
             self.check(h)
         })
@@ -421,11 +435,14 @@ impl CuckooFilter {
         unique: bool,
         max_bytes: u64,
     ) -> impl Iterator<Item = Insert> + 'a {
-        let ahead = self.prefetch_items();
-        hashes.iter().take(ahead).for_each(|&h| self.prefetch(h));
+        let ahead = self.prefetch_items(unique);
+        hashes
+            .iter()
+            .take(ahead)
+            .for_each(|&h| self.prefetch(h, unique));
         hashes.iter().enumerate().map(move |(i, &h)| {
             if let Some(&next) = hashes.get(i + ahead) {
-                self.prefetch(next);
+                self.prefetch(next, unique);
             }
             self.insert(h, unique, max_bytes)
         })
