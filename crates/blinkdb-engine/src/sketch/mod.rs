@@ -32,6 +32,7 @@ pub mod cuckoo;
 pub mod dirty;
 pub mod file;
 pub mod mapped;
+pub mod murmur2;
 pub mod tdigest;
 pub mod topk;
 

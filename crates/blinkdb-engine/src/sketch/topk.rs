@@ -17,9 +17,9 @@
 //! answers are RedisBloom's exactly.
 
 use super::cells::PAGE;
-use super::cms::murmur2;
 use super::dirty::Dirty;
 use super::mapped::FileArray;
+use super::murmur2::{murmur2, Seeded};
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
 use std::sync::Arc;
@@ -256,8 +256,10 @@ impl TopK {
         self.decay
     }
 
-    fn bucket_index(&self, item: &[u8], row: u32) -> usize {
-        row as usize * self.width as usize + (murmur2(item, row) % self.width) as usize
+    /// The item's bucket in `row`, from its hash under the row's seed.
+    #[inline]
+    fn bucket_index(&self, row: u32, hash: u32) -> usize {
+        row as usize * self.width as usize + (hash % self.width) as usize
     }
 
     /// checkExistInHeap: the item's heap slot, searched from the last slot.
@@ -297,13 +299,14 @@ impl TopK {
     /// the heap expelled to make room for it (`None`: nothing expelled, or
     /// an empty slot, which RedisBloom also answers as a null).
     pub fn add(&mut self, item: &[u8], increment: u32) -> Option<Box<[u8]>> {
-        let fp = murmur2(item, FP_SEED);
+        let seeded = Seeded::new(item);
+        let fp = seeded.hash(FP_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
         // The generator's state (page 0) moves with any decay draw.
         self.pages.mark(0);
-        for row in 0..self.depth {
-            let at = self.bucket_index(item, row);
+        for (row, hash) in (0..self.depth).zip(seeded.rows(self.depth)) {
+            let at = self.bucket_index(row, hash);
             self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
             let b = self.buckets[at];
             if b.count == 0 {
@@ -374,12 +377,13 @@ impl TopK {
     /// fingerprint (for an item in the heap, only those at least the heap's
     /// minimum).
     pub fn count(&self, item: &[u8]) -> u32 {
-        let fp = murmur2(item, FP_SEED);
+        let seeded = Seeded::new(item);
+        let fp = seeded.hash(FP_SEED);
         let heap_min = self.heap[0].count;
         let in_heap = self.find(item, fp).is_some();
         let mut res = 0;
-        for row in 0..self.depth {
-            let b = self.buckets[self.bucket_index(item, row)];
+        for (row, hash) in (0..self.depth).zip(seeded.rows(self.depth)) {
+            let b = self.buckets[self.bucket_index(row, hash)];
             if b.fp == fp && (!in_heap || b.count >= heap_min) {
                 res = res.max(b.count);
             }
