@@ -92,6 +92,36 @@ fn find_cr(buf: &[u8], from: usize) -> Option<usize> {
         .map(|i| i + from)
 }
 
+/// A bulk header `$<digits>\r` at `pos` in string2ll's form (no leading zero
+/// but "0" itself, at most 18 digits), read in one pass: (length, offset of
+/// its '\r'). None for anything else, which the general path (find the '\r',
+/// then parse) reads or refuses with Redis's texts; it finds the same '\r'.
+#[inline]
+fn bulk_header(buf: &[u8], pos: usize) -> Option<(i64, usize)> {
+    let h = buf.get(pos..)?;
+    if h.first() != Some(&b'$') {
+        return None;
+    }
+    let mut n: i64 = 0;
+    let mut i = 1;
+    loop {
+        let c = *h.get(i)?;
+        if c == b'\r' {
+            break;
+        }
+        let d = c.wrapping_sub(b'0');
+        if d > 9 || i > 18 {
+            return None;
+        }
+        n = n * 10 + d as i64;
+        i += 1;
+    }
+    if i == 1 || (h[1] == b'0' && i > 2) {
+        return None;
+    }
+    Some((n, pos + i))
+}
+
 impl RequestParser {
     /// True when part of a request is buffered.
     pub fn in_progress(&self) -> bool {
@@ -230,31 +260,42 @@ impl RequestParser {
         };
         p.awaited = 0;
         while p.remaining > 0 {
-            let Some(cr) = find_cr(buf, p.pos) else {
-                if buf.len() - p.pos > INLINE_MAX {
-                    return Err(ProtocolError(
-                        "Protocol error: too big bulk count string".into(),
-                    ));
+            let header = bulk_header(buf, p.pos).filter(|&(_, cr)| cr + 1 < buf.len());
+            let (len, cr) = match header {
+                Some(found) => found,
+                None => {
+                    let Some(cr) = find_cr(buf, p.pos) else {
+                        if buf.len() - p.pos > INLINE_MAX {
+                            return Err(ProtocolError(
+                                "Protocol error: too big bulk count string".into(),
+                            ));
+                        }
+                        p.taken = p.pos;
+                        self.pending = Some(p);
+                        return Ok(Step::Incomplete);
+                    };
+                    if cr + 1 >= buf.len() {
+                        p.taken = p.pos;
+                        self.pending = Some(p);
+                        return Ok(Step::Incomplete);
+                    }
+                    if buf[p.pos] != b'$' {
+                        return Err(ProtocolError(format!(
+                            "Protocol error: expected '$', got '{}'",
+                            buf[p.pos] as char
+                        )));
+                    }
+                    match parse_i64(&buf[p.pos + 1..cr]) {
+                        Some(n) if n >= 0 => (n, cr),
+                        _ => {
+                            return Err(ProtocolError("Protocol error: invalid bulk length".into()))
+                        }
+                    }
                 }
-                p.taken = p.pos;
-                self.pending = Some(p);
-                return Ok(Step::Incomplete);
             };
-            if cr + 1 >= buf.len() {
-                p.taken = p.pos;
-                self.pending = Some(p);
-                return Ok(Step::Incomplete);
+            if len > limits.max_bulk_len {
+                return Err(ProtocolError("Protocol error: invalid bulk length".into()));
             }
-            if buf[p.pos] != b'$' {
-                return Err(ProtocolError(format!(
-                    "Protocol error: expected '$', got '{}'",
-                    buf[p.pos] as char
-                )));
-            }
-            let len = match parse_i64(&buf[p.pos + 1..cr]) {
-                Some(n) if n >= 0 && n <= limits.max_bulk_len => n,
-                _ => return Err(ProtocolError("Protocol error: invalid bulk length".into())),
-            };
             if !limits.authenticated && len > UNAUTH_MAX_BULK {
                 return Err(ProtocolError(
                     "Protocol error: unauthenticated bulk length".into(),
@@ -376,6 +417,27 @@ mod tests {
         assert_eq!(err(b"*-0\r\n"), "Protocol error: invalid multibulk length");
         assert_eq!(err(b"*1\r\n$-0\r\n"), "Protocol error: invalid bulk length");
         assert_eq!(err(b"*+1\r\n"), "Protocol error: invalid multibulk length");
+        // Headers the one-pass reader leaves to the general path.
+        for bad in [
+            &b"*1\r\n$00\r\n\r\n"[..],
+            b"*1\r\n$01\r\nx\r\n",
+            b"*1\r\n$+1\r\nx\r\n",
+            b"*1\r\n$\r\n\r\n",
+            b"*1\r\n$1x\r\nx\r\n",
+            b"*1\r\n$1234567890123456789\r\n",
+            b"*1\r\n$99999999999999999999\r\n",
+        ] {
+            assert_eq!(err(bad), "Protocol error: invalid bulk length", "{bad:?}");
+        }
+        assert_eq!(
+            err(b"*1\r\n$536870913\r\n"),
+            "Protocol error: invalid bulk length"
+        );
+        let ok = parse_all(b"*3\r\n$0\r\n\r\n$1\r\nx\r\n$10\r\n0123456789\r\n").unwrap();
+        assert_eq!(
+            ok,
+            vec![vec![b"".to_vec(), b"x".to_vec(), b"0123456789".to_vec()]]
+        );
     }
 
     #[test]
