@@ -15,6 +15,14 @@ pub const ENCVER: u64 = 0;
 pub use super::murmur2::murmur2;
 use super::murmur2::Seeded;
 
+/// The item's counter in each row: its hash under the row's seed (the row
+/// number, as C passes a size_t to a uint32_t) modulo the width, in the row.
+fn slots<'s>(item: &'s Seeded, width: usize, depth: usize) -> impl Iterator<Item = usize> + 's {
+    (0..depth)
+        .zip(item.rows(depth as u32))
+        .map(move |(row, hash)| (hash as usize % width) + row * width)
+}
+
 /// Why a sketch cannot be made or merged (RedisBloom's replies: `text`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmsError {
@@ -91,31 +99,35 @@ impl CountMin {
         self.counter
     }
 
-    /// The item's counter in `row`, from its hash under the row's seed (the
-    /// row number, as C passes a size_t to a uint32_t).
-    fn slot(&self, row: usize, hash: u32) -> usize {
-        (hash as usize % self.width) + row * self.width
-    }
-
-    /// The item's hash for each row.
-    fn rows<'s>(&self, item: &'s Seeded) -> impl Iterator<Item = (usize, u32)> + 's {
-        (0..self.depth).zip(item.rows(self.depth as u32))
-    }
-
     /// CMS_IncrBy: adds `value` to the item's counter in every row (saturating
     /// at u32::MAX) and returns the smallest of them; `u32::MAX` means the
     /// item overflowed (CMS.INCRBY answers an error for it).
     pub fn incr_by(&mut self, item: &[u8], value: u64) -> u32 {
-        let mut min = u32::MAX;
+        // cms.c adds a size_t into a uint32_t and saturates when the
+        // result is below the increment: any wrap, or an increment of 2^32 or more.
+        let bump = |c: u32| {
+            let sum = (c as u64).wrapping_add(value) as u32;
+            if (sum as u64) < value {
+                u32::MAX
+            } else {
+                sum
+            }
+        };
         let item = Seeded::new(item);
-        for (row, hash) in self.rows(&item) {
-            let at = self.slot(row, hash);
-            // cms.c adds a size_t into a uint32_t and saturates when the
-            // result is below the increment: any wrap, or an increment of 2^32 or more.
-            let sum = (self.cells.get(at) as u64).wrapping_add(value) as u32;
-            let now = if (sum as u64) < value { u32::MAX } else { sum };
-            self.cells.set(at, now);
-            min = min.min(now);
+        let slots = slots(&item, self.width, self.depth);
+        let mut min = u32::MAX;
+        if self.cells.small() {
+            let cells = self.cells.all_mut();
+            for at in slots {
+                cells[at] = bump(cells[at]);
+                min = min.min(cells[at]);
+            }
+        } else {
+            for at in slots {
+                let now = bump(self.cells.get(at));
+                self.cells.set(at, now);
+                min = min.min(now);
+            }
         }
         self.counter = self.counter.wrapping_add(value);
         min
@@ -124,8 +136,8 @@ impl CountMin {
     /// CMS_Query: the smallest of the item's counters.
     pub fn query(&self, item: &[u8]) -> u32 {
         let item = Seeded::new(item);
-        self.rows(&item)
-            .map(|(row, hash)| self.cells.get(self.slot(row, hash)))
+        slots(&item, self.width, self.depth)
+            .map(|at| self.cells.get(at))
             .min()
             .unwrap_or(u32::MAX)
     }

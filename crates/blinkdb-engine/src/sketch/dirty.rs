@@ -55,8 +55,21 @@ impl Dirty {
     /// Body bytes `at .. at + len` changed (`len` > 0).
     #[inline]
     pub fn mark_bytes(&mut self, at: usize, len: usize) {
-        for p in at / PAGE..=(at + len - 1) / PAGE {
-            self.mark(p);
+        self.mark_pages(at / PAGE, (at + len - 1) / PAGE);
+    }
+
+    /// Pages `first ..= last` changed: a mask per word of marks, so that a
+    /// small structure can mark all of a part once per write rather than
+    /// each change's page.
+    pub fn mark_pages(&mut self, first: usize, last: usize) {
+        let (fw, lw) = (first / 64, last / 64);
+        if lw >= self.bits.len() {
+            self.bits.resize_with(lw + 1, || AtomicU64::new(0));
+        }
+        for w in fw..=lw {
+            let lo = if w == fw { first % 64 } else { 0 };
+            let hi = if w == lw { last % 64 } else { 63 };
+            *self.bits[w].get_mut() |= (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
         }
     }
 
@@ -184,5 +197,25 @@ mod tests {
         assert!(!d.any(9));
         d.mark_all();
         assert_eq!(d.take(9, 2), vec![0, 1]);
+    }
+
+    #[test]
+    fn mark_pages_equals_a_mark_per_page() {
+        for (first, last) in [
+            (0, 0),
+            (3, 3),
+            (0, 63),
+            (63, 64),
+            (5, 130),
+            (64, 127),
+            (70, 300),
+        ] {
+            let (mut a, mut b) = (Dirty::new(1), Dirty::new(1));
+            a.bind(1);
+            b.bind(1);
+            a.mark_pages(first, last);
+            (first..=last).for_each(|p| b.mark(p));
+            assert_eq!(a.take(1, 400), b.take(1, 400), "{first}..={last}");
+        }
     }
 }

@@ -303,11 +303,20 @@ impl TopK {
         let fp = seeded.hash(FP_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
-        // The generator's state (page 0) moves with any decay draw.
+        // The generator's state (page 0) moves with any decay draw. Buckets
+        // of up to 256 KB are all marked at once (a checkpoint writes them in
+        // one go), larger ones each changed bucket's page.
         self.pages.mark(0);
+        let bucket_bytes = 8 * self.buckets.len();
+        let small = bucket_bytes <= 64 * PAGE;
+        if small {
+            self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
+        }
         for (row, hash) in (0..self.depth).zip(seeded.rows(self.depth)) {
             let at = self.bucket_index(row, hash);
-            self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
+            if !small {
+                self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
+            }
             let b = self.buckets[at];
             if b.count == 0 {
                 self.buckets[at] = Bucket {
