@@ -11,7 +11,8 @@ a count-min sketch (CMS.INITBYPROB 0.001 0.01: 2000 x 7), a top-k (k 100, 2000 x
 CF.MEXISTS through the load generator, the others through redis-benchmark with the item
 repeated (each `__rand_int__` is drawn anew), counted as items/s. Every cell sends a fixed
 number of commands, so each server's structures go through the same states whatever its
-speed: CF.INSERT adds to a filter of its own (`cfi`), and CF.MEXISTS asks the filter the
+speed: CF.INSERT adds to a filter of its own (`cfi`, made anew before each run: RESET below),
+and CF.MEXISTS asks the filter the
 CF.ADD cells filled. (CF.INSERT used to run for a fixed time into `cf`, and the faster
 server inserted more: in the 2026-12-06-0606 run about 3.5M items into BlinkDB's filter, 2.1M
 into RedisBloom's, 1M keys repeated, which grows a 16M filter to 5-6 sub-filters and to 4, so
@@ -81,6 +82,15 @@ CELLS += [
     ("TDIGEST", "TDIGEST.ADD %d values c50" % BATCH, "items/s",
      ("bench", ["TDIGEST.ADD", "td"] + _repeat(["__rand_int__"], BATCH), 1, BATCH)),
 ]
+# Commands sent before each run of a cell, outside its measurement: CF.INSERT starts every run
+# from a fresh `cfi`, so every run (and round) inserts 1M items into the same empty 16M
+# filter. Carried from run to run, 1M keys repeated grew it a sub-filter or more a run (an
+# item's fingerprint fits four times in its two buckets), up to RedisBloom's 32 at 15 rounds
+# ("Maximum expansions reached", the 2026-12-06 19:11 run), and each round measured a larger
+# filter than the last.
+RESET = {
+    "CF.INSERT %d items c50" % BATCH: [("DEL", "cfi"), ("CF.RESERVE", "cfi", CF_CAPACITY)],
+}
 # Results keep this order: the families' single-item cells, then their batches.
 FAMILIES = ["GET", "CF", "CMS", "TOPK", "TDIGEST"]
 # What each family's servers are given first.
@@ -122,7 +132,8 @@ def run(ctx):
                 servers = prepared(ctx, started, peer, lambda s, f=family: prepare(s, f))
                 for _, workload, unit, how in cells:
                     table = alternate([(label, s if isinstance(s, str) else
-                                        (lambda s=s, how=how: {"m": measure(ctx, s, how)}))
+                                        (lambda s=s, how=how, w=workload:
+                                         {"m": measure(ctx, s, how, RESET.get(w, []))}))
                                        for label, s in servers], ctx.rounds, ctx.warmups)
                     measured[workload] = (unit, how, table)
         for _, workload, _, _ in CELLS:
@@ -135,7 +146,10 @@ def run(ctx):
                             pick(table, "m", labels), params)
 
 
-def measure(ctx, server, how):
+def measure(ctx, server, how, reset):
+    with server.client() as client:
+        for command in reset:
+            client.call(*command)
     if how[0] == "bench":
         _, command, pipeline, items = how
         requests = batch_commands(ctx, items) if items > 1 else ctx.size("bloom_requests")
