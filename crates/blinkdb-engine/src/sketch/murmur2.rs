@@ -9,11 +9,7 @@ pub fn murmur2(data: &[u8], seed: u32) -> u32 {
     let mut h = seed ^ (data.len() as u32);
     let mut blocks = data.chunks_exact(4);
     for b in &mut blocks {
-        let mut k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        k = k.wrapping_mul(M);
-        k ^= k >> 24;
-        k = k.wrapping_mul(M);
-        h = h.wrapping_mul(M) ^ k;
+        h = h.wrapping_mul(M) ^ mix(b);
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
@@ -32,6 +28,15 @@ pub fn murmur2(data: &[u8], seed: u32) -> u32 {
 }
 
 const M: u32 = 0x5bd1_e995;
+
+/// A 4-byte block's own mixing, which does not depend on the seed.
+#[inline]
+fn mix(b: &[u8]) -> u32 {
+    let mut k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    k = k.wrapping_mul(M);
+    k ^= k >> 24;
+    k.wrapping_mul(M)
+}
 
 /// Blocks mixed ahead for items up to this many 4-byte blocks (64 octets);
 /// a longer item is hashed whole for each seed.
@@ -63,10 +68,7 @@ impl<'a> Seeded<'a> {
         let blocks = data.len() / 4;
         if blocks <= INLINE {
             for (slot, b) in mixed.iter_mut().zip(chunks) {
-                let mut k = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                k = k.wrapping_mul(M);
-                k ^= k >> 24;
-                *slot = k.wrapping_mul(M);
+                *slot = mix(b);
             }
         }
         Seeded {
