@@ -65,25 +65,27 @@ fn plain_decimal(arg: &[u8]) -> Option<f64> {
         b'+' => (false, &arg[1..]),
         _ => (false, arg),
     };
-    let (int, frac) = match body.iter().position(|&b| b == b'.') {
-        Some(dot) => (&body[..dot], &body[dot + 1..]),
-        None => (body, &body[..0]),
-    };
-    if int.len() + frac.len() == 0 || frac.len() >= POW10.len() {
-        return None;
-    }
-    let mut m: u64 = 0;
-    for &b in int.iter().chain(frac) {
+    // One pass: at most 19 digits (so `m` cannot overflow) and one point.
+    let (mut m, mut digits, mut dot) = (0u64, 0usize, None);
+    for (i, &b) in body.iter().enumerate() {
         let d = b.wrapping_sub(b'0');
-        if d > 9 {
+        if d <= 9 {
+            if digits == 19 {
+                return None;
+            }
+            m = m * 10 + d as u64;
+            digits += 1;
+        } else if b == b'.' && dot.is_none() {
+            dot = Some(i);
+        } else {
             return None;
         }
-        m = m.checked_mul(10)?.checked_add(d as u64)?;
     }
-    if m > 1 << 53 {
+    let frac = dot.map_or(0, |i| body.len() - i - 1);
+    if digits == 0 || frac >= POW10.len() || m > 1 << 53 {
         return None;
     }
-    let v = m as f64 / POW10[frac.len()];
+    let v = m as f64 / POW10[frac];
     Some(if neg { -v } else { v })
 }
 
