@@ -15,14 +15,6 @@ pub const ENCVER: u64 = 0;
 pub use super::murmur2::murmur2;
 use super::murmur2::Seeded;
 
-/// The item's counter in each row: its hash under the row's seed (the row
-/// number, as C passes a size_t to a uint32_t) modulo the width, in the row.
-fn slots<'s>(item: &'s Seeded, width: usize, depth: usize) -> impl Iterator<Item = usize> + 's {
-    (0..depth)
-        .zip(item.rows(depth as u32))
-        .map(move |(row, hash)| (hash as usize % width) + row * width)
-}
-
 /// Why a sketch cannot be made or merged (RedisBloom's replies: `text`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CmsError {
@@ -114,7 +106,7 @@ impl CountMin {
             }
         };
         let item = Seeded::new(item);
-        let slots = slots(&item, self.width, self.depth);
+        let slots = item.row_slots(self.width, self.depth);
         let mut min = u32::MAX;
         if self.cells.small() {
             let cells = self.cells.all_mut();
@@ -136,7 +128,7 @@ impl CountMin {
     /// CMS_Query: the smallest of the item's counters.
     pub fn query(&self, item: &[u8]) -> u32 {
         let item = Seeded::new(item);
-        slots(&item, self.width, self.depth)
+        item.row_slots(self.width, self.depth)
             .map(|at| self.cells.get(at))
             .min()
             .unwrap_or(u32::MAX)

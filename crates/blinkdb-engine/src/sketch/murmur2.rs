@@ -100,12 +100,15 @@ impl<'a> Seeded<'a> {
 }
 
 impl Seeded<'_> {
-    /// `murmur2(data, row)` for each row in `0..n`, in order: a count-min
-    /// sketch's or top-k's row hashes. (Folding each block into 8 seeds at
-    /// once was tried: more instructions per TOPK.ADD and CMS.INCRBY item.)
+    /// The item's slot in each row of a `width` x `depth` array kept row
+    /// after row, in row order, as RedisBloom places a count-min counter or
+    /// a top-k bucket: `murmur2(data, row) % width` in row `row` (the seed is
+    /// the row number, as C passes a size_t to a uint32_t). (Folding each
+    /// block into 8 seeds at once was tried: more instructions per TOPK.ADD
+    /// and CMS.INCRBY item.)
     #[inline]
-    pub fn rows(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
-        (0..n).map(|row| self.hash(row))
+    pub fn row_slots(&self, width: usize, depth: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..depth).map(move |row| self.hash(row as u32) as usize % width + row * width)
     }
 }
 
@@ -156,12 +159,14 @@ mod tests {
                     "len {len} seed {seed}"
                 );
             }
-            for n in [0, 1, 7, 8, 9, 20] {
-                let want: Vec<u32> = (0..n).map(|row| murmur2(item, row)).collect();
+            for (width, depth) in [(1 << 32, 0), (1 << 32, 1), (1 << 32, 9), (2000, 7), (3, 20)] {
+                let want: Vec<usize> = (0..depth)
+                    .map(|row| murmur2(item, row as u32) as usize % width + row * width)
+                    .collect();
                 assert_eq!(
-                    seeded.rows(n).collect::<Vec<_>>(),
+                    seeded.row_slots(width, depth).collect::<Vec<_>>(),
                     want,
-                    "len {len} rows {n}"
+                    "len {len} width {width} depth {depth}"
                 );
             }
         }

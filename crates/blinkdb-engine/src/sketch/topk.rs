@@ -256,12 +256,6 @@ impl TopK {
         self.decay
     }
 
-    /// The item's bucket in `row`, from its hash under the row's seed.
-    #[inline]
-    fn bucket_index(&self, row: u32, hash: u32) -> usize {
-        row as usize * self.width as usize + (hash % self.width) as usize
-    }
-
     /// checkExistInHeap: the item's heap slot, searched from the last slot.
     fn find(&self, item: &[u8], fp: u32) -> Option<usize> {
         const LANES: usize = 16;
@@ -312,8 +306,7 @@ impl TopK {
         if small {
             self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
         }
-        for (row, hash) in (0..self.depth).zip(seeded.rows(self.depth)) {
-            let at = self.bucket_index(row, hash);
+        for at in seeded.row_slots(self.width as usize, self.depth as usize) {
             if !small {
                 self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
             }
@@ -391,8 +384,8 @@ impl TopK {
         let heap_min = self.heap[0].count;
         let in_heap = self.find(item, fp).is_some();
         let mut res = 0;
-        for (row, hash) in (0..self.depth).zip(seeded.rows(self.depth)) {
-            let b = self.buckets[self.bucket_index(row, hash)];
+        for at in seeded.row_slots(self.width as usize, self.depth as usize) {
+            let b = self.buckets[at];
             if b.fp == fp && (!in_heap || b.count >= heap_min) {
                 res = res.max(b.count);
             }
