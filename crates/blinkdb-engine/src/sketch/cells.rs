@@ -10,7 +10,7 @@
 //! at any time, and an increment replayed onto a page that already has it
 //! would count twice.
 
-use super::dirty::Dirty;
+use super::dirty::{Dirty, WHOLE_PART_PAGES};
 
 /// The unit of dirtiness, checksums and file writes.
 pub const PAGE: usize = 4096;
@@ -104,13 +104,11 @@ impl Cells {
     }
 
     /// Whether a write should mark every page at once ([`all_mut`]) rather
-    /// than each counter's: at most 64 pages (256 KB), which a checkpoint
-    /// writes in one go, where a mark per counter was ~20 instructions of a
-    /// CMS.INCRBY row's ~110.
+    /// than each counter's ([`WHOLE_PART_PAGES`]).
     ///
     /// [`all_mut`]: Self::all_mut
     pub fn small(&self) -> bool {
-        self.pages() <= 64
+        self.pages() <= WHOLE_PART_PAGES
     }
 
     /// Every counter, to change freely: all pages are marked changed.

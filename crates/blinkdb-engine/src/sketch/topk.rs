@@ -17,7 +17,7 @@
 //! answers are RedisBloom's exactly.
 
 use super::cells::PAGE;
-use super::dirty::Dirty;
+use super::dirty::{Dirty, WHOLE_PART_PAGES};
 use super::mapped::FileArray;
 use super::murmur2::{murmur2, Seeded};
 use crate::rdb::module;
@@ -297,12 +297,12 @@ impl TopK {
         let fp = seeded.hash(FP_SEED);
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
-        // The generator's state (page 0) moves with any decay draw. Buckets
-        // of up to 256 KB are all marked at once (a checkpoint writes them in
-        // one go), larger ones each changed bucket's page.
+        // The generator's state (page 0) moves with any decay draw. Small
+        // buckets are all marked at once (WHOLE_PART_PAGES), larger ones each
+        // changed bucket's page.
         self.pages.mark(0);
         let bucket_bytes = 8 * self.buckets.len();
-        let small = bucket_bytes <= 64 * PAGE;
+        let small = bucket_bytes <= WHOLE_PART_PAGES * PAGE;
         if small {
             self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
         }
