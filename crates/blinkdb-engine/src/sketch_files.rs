@@ -717,10 +717,13 @@ fn write_copy(
 ) -> std::io::Result<()> {
     use std::os::unix::fs::FileExt;
     let page = |i: usize| &copy[i * PAGE..(i + 1) * PAGE];
+    for (i, &p) in pages.iter().enumerate() {
+        b.table[p] = file::entry(generation, page(i));
+    }
+    let skipped = |i: usize| fresh && page(i).iter().all(|x| *x == 0);
     let mut i = 0;
     while i < pages.len() {
-        b.table[pages[i]] = file::entry(generation, page(i));
-        if fresh && page(i).iter().all(|x| *x == 0) {
+        if skipped(i) {
             i += 1;
             continue;
         }
@@ -729,9 +732,8 @@ fn write_copy(
         while i < pages.len()
             && i - first < RUN_PAGES
             && pages[i] == pages[i - 1] + 1
-            && !(fresh && page(i).iter().all(|x| *x == 0))
+            && !skipped(i)
         {
-            b.table[pages[i]] = file::entry(generation, page(i));
             i += 1;
         }
         let at = data + (pages[first] * PAGE) as u64;
