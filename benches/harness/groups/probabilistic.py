@@ -147,9 +147,10 @@ def run(ctx):
 
 
 def measure(ctx, server, how, reset):
-    with server.client() as client:
-        for command in reset:
-            client.call(*command)
+    if reset:
+        with server.client() as client:
+            for command in reset:
+                client.call(*command)
     if how[0] == "bench":
         _, command, pipeline, items = how
         requests = batch_commands(ctx, items) if items > 1 else ctx.size("bloom_requests")
