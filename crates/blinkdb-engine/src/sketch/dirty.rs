@@ -75,7 +75,13 @@ impl Dirty {
         for w in fw..=lw {
             let lo = if w == fw { first % 64 } else { 0 };
             let hi = if w == lw { last % 64 } else { 63 };
-            *self.bits[w].get_mut() |= (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            let mask = (u64::MAX >> (63 - hi)) & (u64::MAX << lo);
+            // Read first: marking a part whole repeats on every write, and
+            // between checkpoints the marks are nearly always there already.
+            let bits = self.bits[w].get_mut();
+            if *bits & mask != mask {
+                *bits |= mask;
+            }
         }
     }
 

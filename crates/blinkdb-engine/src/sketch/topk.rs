@@ -19,7 +19,7 @@
 use super::cells::PAGE;
 use super::dirty::{Dirty, WHOLE_PART_PAGES};
 use super::mapped::FileArray;
-use super::murmur2::{murmur2, Seeded};
+use super::murmur2::{murmur2, row_group, Modulus, Seeded, LANES};
 use crate::rdb::module;
 use crate::rdb::{RdbError, Reader};
 use std::sync::Arc;
@@ -72,6 +72,15 @@ struct Bucket {
     count: u32,
 }
 
+/// An item `TopK::add_each` has hashed ahead (`TopK::prepare`).
+struct Prepared<'i> {
+    item: &'i [u8],
+    increment: u32,
+    /// The first LANES rows' slots.
+    at: [usize; LANES],
+    fp: u32,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct HeapSlot {
     fp: u32,
@@ -104,6 +113,10 @@ pub struct TopK {
     fps: Vec<u32>,
     /// decay^i for i < 256 (pow, as TopK_Create computes it).
     lookup: Box<[f64; LOOKUP]>,
+    /// For i < 256, how many draws decay a bucket of count i: a draw `d`
+    /// decays it exactly when `d < below[i]`, the same test as
+    /// `d / RAND_MAX < lookup[i]` without the division (see `thresholds`).
+    below: Box<[u32; LOOKUP]>,
     rng: u64,
     /// The heap's item bytes, kept as items come and go: memory accounting
     /// asks for `heap_bytes` after every write, and summing k items each
@@ -135,13 +148,119 @@ fn lookup_table(decay: f64) -> Box<[f64; LOOKUP]> {
     t
 }
 
+/// For each entry of the decay table, the number of draws `d` (31-bit
+/// values) with `d as f64 / RAND_MAX < chance`. Dividing by a positive
+/// constant is monotonic in IEEE arithmetic, so those draws are a prefix of
+/// 0..2^31, found by binary search; comparing a draw with it is the
+/// division's test exactly.
+fn thresholds(lookup: &[f64; LOOKUP]) -> Box<[u32; LOOKUP]> {
+    let mut t = Box::new([0u32; LOOKUP]);
+    for (out, &chance) in t.iter_mut().zip(lookup.iter()) {
+        let (mut lo, mut hi) = (0u64, 1u64 << 31);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if (mid as f64 / RAND_MAX) < chance {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        *out = lo as u32;
+    }
+    t
+}
+
+/// splitmix64's increment: the generator's state advances by it per draw.
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// splitmix64, reduced to rand()'s 31 bits.
 fn draw(state: &mut u64) -> u32 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
+    *state = state.wrapping_add(GOLDEN);
+    output(*state)
+}
+
+/// splitmix64's output for a state already advanced.
+#[inline(always)]
+fn output(state: u64) -> u32 {
+    let mut z = state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     ((z ^ (z >> 31)) >> 33) as u32
+}
+
+/// The probability that one unit of increment decays a bucket of `count`.
+fn decay_chance(lookup: &[f64; LOOKUP], count: u32) -> f64 {
+    let count = count as usize;
+    if count < LOOKUP {
+        lookup[count]
+    } else {
+        lookup[LOOKUP - 1].powf((count / (LOOKUP - 1)) as f64) * lookup[count % (LOOKUP - 1)]
+    }
+}
+
+/// `increment` units of an item with fingerprint `fp` on bucket `b`, as
+/// TopK_Add counts them: an empty bucket takes the item with the whole
+/// increment, one holding `fp` adds it, and one holding another item is
+/// decayed unit by unit, each unit with chance decay^count; if it reaches 0
+/// the item takes it with the units left. Returns the count the item
+/// reached in this bucket, 0 if it holds another item.
+fn add_units(
+    rng: &mut u64,
+    lookup: &[f64; LOOKUP],
+    b: &mut Bucket,
+    fp: u32,
+    increment: u32,
+) -> u32 {
+    if b.count == 0 {
+        *b = Bucket {
+            fp,
+            count: increment,
+        };
+        return increment;
+    }
+    if b.fp == fp {
+        b.count = b.count.wrapping_add(increment);
+        return b.count;
+    }
+    let mut left = increment;
+    while left > 0 {
+        if (draw(rng) as f64 / RAND_MAX) < decay_chance(lookup, b.count) {
+            b.count -= 1;
+            if b.count == 0 {
+                *b = Bucket { fp, count: left };
+                return left;
+            }
+        }
+        left -= 1;
+    }
+    0
+}
+
+/// `add_units` with an increment of 1 on a bucket whose count is below
+/// LOOKUP, without branching on the bucket or the draw: which case applies
+/// is random, and a mispredicted branch per row was most of TOPK.ADD's
+/// time. The generator advances exactly when `add_units` draws (the bucket
+/// holds another item), and a draw decays exactly when its division test
+/// would (`thresholds`).
+#[inline(always)]
+fn add_one(rng: &mut u64, below: &[u32; LOOKUP], b: &mut Bucket, fp: u32) -> u32 {
+    let held = b.count != 0;
+    let same = held & (b.fp == fp);
+    let other = held & (b.fp != fp);
+    let next = rng.wrapping_add(GOLDEN);
+    let decays = other & (output(next) < below[b.count as usize % LOOKUP]);
+    *rng = if other { next } else { *rng };
+    let count = b.count + same as u32 - decays as u32;
+    // Empty, or decayed to 0: the item's now.
+    let takes = count == 0;
+    let count = count | takes as u32;
+    b.count = count;
+    b.fp = if takes { fp } else { b.fp };
+    if other & !takes {
+        0
+    } else {
+        count
+    }
 }
 
 /// heapifyDown: sifts `start` down the min-heap by count, stopping at an
@@ -225,6 +344,7 @@ impl TopK {
         heap: Vec<HeapSlot>,
         rng: u64,
     ) -> Self {
+        let lookup = lookup_table(decay);
         TopK {
             k,
             width,
@@ -234,7 +354,8 @@ impl TopK {
             item_bytes: heap.iter().map(|s| s.item().len()).sum(),
             fps: heap.iter().map(|s| s.fp).collect(),
             heap,
-            lookup: lookup_table(decay),
+            below: thresholds(&lookup),
+            lookup,
             rng,
             pages: Dirty::new(0),
         }
@@ -278,23 +399,93 @@ impl TopK {
         None
     }
 
-    /// The probability that one unit of increment decays a bucket of `count`.
-    fn decay_chance(&self, count: u32) -> f64 {
-        let count = count as usize;
-        if count < LOOKUP {
-            self.lookup[count]
-        } else {
-            self.lookup[LOOKUP - 1].powf((count / (LOOKUP - 1)) as f64)
-                * self.lookup[count % (LOOKUP - 1)]
-        }
-    }
-
     /// TopK_Add: counts `increment` occurrences of `item`. Returns the item
     /// the heap expelled to make room for it (`None`: nothing expelled, or
     /// an empty slot, which RedisBloom also answers as a null).
     pub fn add(&mut self, item: &[u8], increment: u32) -> Option<Box<[u8]>> {
-        let seeded = Seeded::new(item);
-        let fp = seeded.hash(FP_SEED);
+        let mut expelled = None;
+        self.add_each(std::iter::once((item, increment)), |e| expelled = e);
+        expelled
+    }
+
+    /// [`add`](Self::add) for each `(item, increment)` in turn, giving each
+    /// result to `each`. While one item's buckets are counted, the next
+    /// item's are hashed and their cache lines requested: a command's items
+    /// overlap their bucket misses (a quarter of TOPK.ADD's time in the
+    /// server, where the network churns the caches between commands).
+    pub fn add_each<'i>(
+        &mut self,
+        items: impl Iterator<Item = (&'i [u8], u32)>,
+        each: impl FnMut(Option<Box<[u8]>>),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is available, as just checked.
+            return unsafe { self.add_each_avx2(items, each) };
+        }
+        self.add_each_any(items, each)
+    }
+
+    /// [`add_each`](Self::add_each) compiled for AVX2: the rows' hashes
+    /// (`Seeded::row_group`) are computed eight at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn add_each_avx2<'i>(
+        &mut self,
+        items: impl Iterator<Item = (&'i [u8], u32)>,
+        each: impl FnMut(Option<Box<[u8]>>),
+    ) {
+        self.add_each_any(items, each)
+    }
+
+    #[inline(always)]
+    fn add_each_any<'i>(
+        &mut self,
+        mut items: impl Iterator<Item = (&'i [u8], u32)>,
+        mut each: impl FnMut(Option<Box<[u8]>>),
+    ) {
+        let width = Modulus::new(self.width);
+        let mut next = items
+            .next()
+            .map(|(item, inc)| self.prepare(width, item, inc));
+        while let Some(cur) = next {
+            next = items
+                .next()
+                .map(|(item, inc)| self.prepare(width, item, inc));
+            each(self.apply(width, cur));
+        }
+    }
+
+    /// An item's fingerprint and first LANES rows' slots, with their
+    /// buckets' lines requested.
+    #[inline(always)]
+    fn prepare<'i>(&self, width: Modulus, item: &'i [u8], increment: u32) -> Prepared<'i> {
+        let n = LANES.min(self.depth as usize);
+        let (at, fp) = row_group(item, width, 0, n, Some(FP_SEED));
+        for &at in &at[..n] {
+            crate::prefetch::line(self.buckets.as_ptr().wrapping_add(at));
+        }
+        Prepared {
+            item,
+            increment,
+            at,
+            fp,
+        }
+    }
+
+    /// TopK_Add of a prepared item.
+    #[inline(always)]
+    fn apply(&mut self, width: Modulus, p: Prepared<'_>) -> Option<Box<[u8]>> {
+        let Prepared {
+            item,
+            increment,
+            mut at,
+            fp,
+        } = p;
+        let depth = self.depth as usize;
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
         // The generator's state (page 0) moves with any decay draw. Small
@@ -306,39 +497,32 @@ impl TopK {
         if small {
             self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
         }
-        for at in seeded.row_slots(self.width as usize, self.depth as usize) {
-            if !small {
-                self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
-            }
-            let b = self.buckets[at];
-            if b.count == 0 {
-                self.buckets[at] = Bucket {
-                    fp,
-                    count: increment,
-                };
-                max_count = max_count.max(increment);
-            } else if b.fp == fp {
-                let count = b.count.wrapping_add(increment);
-                self.buckets[at].count = count;
-                max_count = max_count.max(count);
-            } else {
-                let mut count = b.count;
-                let mut left = increment;
-                while left > 0 {
-                    let chance = self.decay_chance(count);
-                    if (draw(&mut self.rng) as f64 / RAND_MAX) < chance {
-                        count -= 1;
-                        if count == 0 {
-                            self.buckets[at].fp = fp;
-                            count = left;
-                            max_count = max_count.max(count);
-                            break;
-                        }
-                    }
-                    left -= 1;
+        // Rows in groups of LANES: the group's slots first (hashed at
+        // once), then its buckets, whose loads are all known by then (each
+        // bucket read after its own slot cost a stall a row).
+        let buckets = &mut *self.buckets;
+        let mut row = 0;
+        loop {
+            let n = LANES.min(depth - row);
+            for &at in &at[..n] {
+                if !small {
+                    self.pages.mark_bytes(BODY_HEAD + 8 * at, 8);
                 }
-                self.buckets[at].count = count;
+                let b = &mut buckets[at];
+                // One unit on a bucket inside the decay table (every
+                // TOPK.ADD) takes the path that does not branch on the draw.
+                let count = if increment == 1 && b.count < LOOKUP as u32 {
+                    add_one(&mut self.rng, &self.below, b, fp)
+                } else {
+                    add_units(&mut self.rng, &self.lookup, b, fp, increment)
+                };
+                max_count = max_count.max(count);
             }
+            row += n;
+            if row == depth {
+                break;
+            }
+            at = row_group(item, width, row, LANES.min(depth - row), None).0;
         }
         if max_count < heap_min {
             return None;
@@ -413,7 +597,7 @@ impl TopK {
         self.buckets.bytes()
             + self.heap.capacity() * std::mem::size_of::<HeapSlot>()
             + self.fps.capacity() * 4
-            + LOOKUP * 8
+            + LOOKUP * (8 + 4)
             + items
     }
 
@@ -798,6 +982,52 @@ mod tests {
     }
 
     #[test]
+    fn add_one_is_add_units_of_one() {
+        let lookup = lookup_table(0.925);
+        let below = thresholds(&lookup);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let bucket = Bucket {
+                fp: (x >> 60) as u32,
+                count: ((x >> 32) % LOOKUP as u64) as u32 * ((x >> 20) & 1) as u32,
+            };
+            let fp = ((x >> 56) & 3) as u32;
+            let (mut a, mut b) = (bucket, bucket);
+            let (mut ra, mut rb) = (x, x);
+            let got = add_one(&mut ra, &below, &mut a, fp);
+            let want = add_units(&mut rb, &lookup, &mut b, fp, 1);
+            assert_eq!((got, a, ra), (want, b, rb), "{bucket:?} fp {fp}");
+        }
+        // The thresholds are the division's test at its edges.
+        for (i, &t) in below.iter().enumerate() {
+            if t > 0 {
+                assert!(((t - 1) as f64 / RAND_MAX) < lookup[i]);
+            }
+            assert!((t as f64 / RAND_MAX) >= lookup[i] || t == 1 << 31);
+        }
+    }
+
+    #[test]
+    fn add_each_is_add_in_turn() {
+        let items: Vec<String> = (0..5000).map(|i| format!("i{}", i * 7919 % 613)).collect();
+        for (k, width, depth) in [(10, 50, 7), (5, 20, 11), (3, 8, 1)] {
+            let mut one = TopK::new(k, width, depth, 0.9, MAX, 42).unwrap();
+            let mut each = one.clone();
+            let want: Vec<_> = items.iter().map(|i| one.add(i.as_bytes(), 1)).collect();
+            let mut got = Vec::new();
+            each.add_each(items.iter().map(|i| (i.as_bytes(), 1)), |e| got.push(e));
+            assert_eq!(got, want);
+            assert_eq!(each, one);
+            let mut got = Vec::new();
+            each.add_each(items.iter().map(|i| (i.as_bytes(), 3)), |e| got.push(e));
+            let want: Vec<_> = items.iter().map(|i| one.add(i.as_bytes(), 3)).collect();
+            assert_eq!(got, want);
+            assert_eq!(each, one);
+        }
+    }
+
+    #[test]
     fn decay_is_statistically_redisbloom_s() {
         // One bucket (width 1, depth 1) held by "a" with count c: a single
         // "b" decrements it with probability 0.9^c.
@@ -821,7 +1051,7 @@ mod tests {
         );
         // Counts past the table: decay^count through the pow path.
         let t = TopK::new(1, 1, 1, 0.99, MAX, 0).unwrap();
-        let c = t.decay_chance(1000);
+        let c = decay_chance(&t.lookup, 1000);
         assert!((c - 0.99f64.powi(1000)).abs() < 1e-12, "{c}");
     }
 

@@ -130,10 +130,11 @@ pub fn add(ctx: &mut Ctx, args: &Args) {
     let key = args[1];
     ctx.write1(key, |tx, db, out| {
         let expelled_items = with_top_k(tx, db, key, out, |topk| {
-            args[2..]
-                .iter()
-                .map(|item| topk.add(item, 1))
-                .collect::<Vec<_>>()
+            let mut expelled = Vec::with_capacity(args.len() - 2);
+            topk.add_each(args[2..].iter().map(|item| (&item[..], 1)), |e| {
+                expelled.push(e)
+            });
+            expelled
         });
         let Some(expelled_items) = expelled_items else {
             return;
@@ -163,10 +164,12 @@ pub fn incrby(ctx: &mut Ctx, args: &Args) {
         // The pairs before the first bad increment are counted, then it stops.
         let good = pairs.iter().take_while(|(_, incr)| incr.is_some()).count();
         let results = with_top_k(tx, db, key, out, |topk| {
-            pairs[..good]
+            let mut expelled = Vec::with_capacity(good);
+            let counted = pairs[..good]
                 .iter()
-                .map(|(item, incr)| topk.add(item, incr.expect("taken while some")))
-                .collect::<Vec<_>>()
+                .map(|(item, incr)| (*item, incr.expect("taken while some")));
+            topk.add_each(counted, |e| expelled.push(e));
+            expelled
         });
         let Some(results) = results else {
             return;
