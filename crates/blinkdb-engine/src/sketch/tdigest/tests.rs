@@ -35,16 +35,28 @@ fn reference_sort(means: &mut [f64], weights: &mut [i64], start: usize, end: usi
 #[test]
 fn sort_permutes_as_the_recursive_quicksort() {
     let mut rng = StdRng::seed_from_u64(45);
-    for round in 0..400 {
-        let n = rng.gen_range(1..200);
-        let distinct = [1, 2, 3, 50][round % 4];
-        let means: Vec<f64> = (0..n)
+    for round in 0..600 {
+        let n = rng.gen_range(1..700);
+        let distinct: u64 = [1, 2, 3, 50, 1 << 40, 1 << 40][round % 6];
+        let mut means: Vec<f64> = (0..n)
             .map(|_| match rng.gen_range(0..distinct + 1) {
                 0 => -0.0,
-                k => (k % distinct) as f64,
+                k => (k % distinct) as f64 - 25.0,
             })
             .collect();
-        let weights: Vec<i64> = (0..n as i64).collect();
+        // All distinct (the library sort's path), but for a NaN or an equal
+        // pair now and then (td_qsort's own steps).
+        if distinct == 1 << 40 && round % 12 == 5 {
+            let (i, j) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            means[i] = if rng.gen() { f64::NAN } else { means[j] };
+        }
+        // Distinct weights, so any tie tells td_qsort's order from another;
+        // or all 1, so that nodes tied on a value are identical.
+        let weights: Vec<i64> = if round % 5 == 0 {
+            vec![1; n]
+        } else {
+            (0..n as i64).collect()
+        };
         let (mut m1, mut w1) = (means.clone(), weights.clone());
         let (mut m2, mut w2) = (means, weights);
         sort(&mut m1, &mut w1);
