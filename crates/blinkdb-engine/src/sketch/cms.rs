@@ -13,7 +13,7 @@ pub const TYPE_NAME: &str = "CMSk-TYPE";
 pub const ENCVER: u64 = 0;
 
 pub use super::murmur2::murmur2;
-use super::murmur2::{row_slots_grouped, Modulus, Seeded};
+use super::murmur2::{row_group, Modulus, Seeded, LANES};
 
 /// Why a sketch cannot be made or merged (RedisBloom's replies: `text`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,21 +116,37 @@ impl CountMin {
 
     #[inline(always)]
     fn incr_by_any(&mut self, item: &[u8], value: u64) -> u32 {
-        match u32::try_from(self.width) {
-            Ok(width) => self.incr_slots(
-                row_slots_grouped(item, Modulus::new(width), self.depth),
-                value,
-            ),
-            Err(_) => {
-                let item = Seeded::new(item);
-                self.incr_slots(item.row_slots(self.width, self.depth), value)
+        let min = match u32::try_from(self.width) {
+            Ok(width) => {
+                // Rows LANES at a time, written out rather than as an
+                // iterator: an adapter's `next` is a function of its own, not
+                // compiled for AVX2 with this one.
+                let width = Modulus::new(width);
+                let mut min = u32::MAX;
+                let mut first = 0;
+                while first < self.depth {
+                    let n = LANES.min(self.depth - first);
+                    let (at, _) = row_group(item, width, first, n, None);
+                    min = min.min(self.bump(&at[..n], value));
+                    first += n;
+                }
+                min
             }
-        }
+            Err(_) => {
+                let slots: Vec<usize> = Seeded::new(item)
+                    .row_slots(self.width, self.depth)
+                    .collect();
+                self.bump(&slots, value)
+            }
+        };
+        self.counter = self.counter.wrapping_add(value);
+        min
     }
 
-    /// Adds `value` to the counters at `slots` (an item's, one per row).
+    /// Adds `value` to the counters at `slots` (an item's, in some rows);
+    /// returns the smallest of them after.
     #[inline(always)]
-    fn incr_slots(&mut self, slots: impl Iterator<Item = usize>, value: u64) -> u32 {
+    fn bump(&mut self, slots: &[usize], value: u64) -> u32 {
         // cms.c adds a size_t into a uint32_t and saturates when the
         // result is below the increment: any wrap, or an increment of 2^32 or more.
         let bump = |c: u32| {
@@ -144,18 +160,17 @@ impl CountMin {
         let mut min = u32::MAX;
         if self.cells.small() {
             let cells = self.cells.all_mut();
-            for at in slots {
+            for &at in slots {
                 cells[at] = bump(cells[at]);
                 min = min.min(cells[at]);
             }
         } else {
-            for at in slots {
+            for &at in slots {
                 let now = bump(self.cells.get(at));
                 self.cells.set(at, now);
                 min = min.min(now);
             }
         }
-        self.counter = self.counter.wrapping_add(value);
         min
     }
 

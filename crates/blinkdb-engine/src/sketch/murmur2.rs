@@ -203,21 +203,6 @@ pub fn row_group(
     (slots, spare)
 }
 
-/// `Seeded::row_slots` for a width that fits a u32 (`width`), the rows
-/// taken LANES at a time through `row_group`; plain code, to inline into a
-/// caller compiled for AVX2.
-#[inline(always)]
-pub fn row_slots_grouped(
-    data: &[u8],
-    width: Modulus,
-    depth: usize,
-) -> impl Iterator<Item = usize> + '_ {
-    (0..depth).step_by(LANES).flat_map(move |first| {
-        let n = LANES.min(depth - first);
-        row_group(data, width, first, n, None).0.into_iter().take(n)
-    })
-}
-
 impl Seeded<'_> {
     /// The item's slot in each row of a `width` x `depth` array kept row
     /// after row, in row order, as RedisBloom places a count-min counter or
@@ -321,9 +306,6 @@ mod tests {
                         assert_eq!(&slots[..n], &want[first..first + n]);
                     }
                     assert_eq!(got, want, "len {len} width {width} depth {depth}");
-                    let grouped: Vec<usize> =
-                        row_slots_grouped(item, Modulus::new(w), depth).collect();
-                    assert_eq!(grouped, want, "len {len} width {width} depth {depth}");
                 }
             }
         }
