@@ -104,7 +104,7 @@ impl CountMin {
     }
 
     /// [`incr_by`](Self::incr_by) compiled for AVX2: the rows' hashes are
-    /// computed eight at a time (`Seeded::row_slots_grouped`).
+    /// computed eight at a time (`murmur2::row_group`).
     ///
     /// # Safety
     /// The CPU must support AVX2.

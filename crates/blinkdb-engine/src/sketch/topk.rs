@@ -427,7 +427,7 @@ impl TopK {
     }
 
     /// [`add_each`](Self::add_each) compiled for AVX2: the rows' hashes
-    /// (`Seeded::row_group`) are computed eight at a time.
+    /// (`murmur2::row_group`) are computed eight at a time.
     ///
     /// # Safety
     /// The CPU must support AVX2.
