@@ -451,11 +451,23 @@ impl TopK {
         let mut next = items
             .next()
             .map(|(item, inc)| self.prepare(width, item, inc));
+        if next.is_none() {
+            return;
+        }
+        // The generator's state (page 0) moves with any decay draw. Small
+        // buckets are all marked once for all the items (WHOLE_PART_PAGES),
+        // larger ones each changed bucket's page.
+        self.pages.mark(0);
+        let bucket_bytes = 8 * self.buckets.len();
+        let small = bucket_bytes <= WHOLE_PART_PAGES * PAGE;
+        if small {
+            self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
+        }
         while let Some(cur) = next {
             next = items
                 .next()
                 .map(|(item, inc)| self.prepare(width, item, inc));
-            each(self.apply(width, cur));
+            each(self.apply(width, small, cur));
         }
     }
 
@@ -476,9 +488,10 @@ impl TopK {
         }
     }
 
-    /// TopK_Add of a prepared item.
+    /// TopK_Add of a prepared item. The caller has marked page 0, and every
+    /// bucket page if `small`; otherwise each bucket changed here is marked.
     #[inline(always)]
-    fn apply(&mut self, width: Modulus, p: Prepared<'_>) -> Option<Box<[u8]>> {
+    fn apply(&mut self, width: Modulus, small: bool, p: Prepared<'_>) -> Option<Box<[u8]>> {
         let Prepared {
             item,
             increment,
@@ -488,15 +501,6 @@ impl TopK {
         let depth = self.depth as usize;
         let heap_min = self.heap[0].count;
         let mut max_count = 0u32;
-        // The generator's state (page 0) moves with any decay draw. Small
-        // buckets are all marked at once (WHOLE_PART_PAGES), larger ones each
-        // changed bucket's page.
-        self.pages.mark(0);
-        let bucket_bytes = 8 * self.buckets.len();
-        let small = bucket_bytes <= WHOLE_PART_PAGES * PAGE;
-        if small {
-            self.pages.mark_bytes(BODY_HEAD, bucket_bytes);
-        }
         // Rows in groups of LANES: the group's slots first (hashed at
         // once), then its buckets, whose loads are all known by then (each
         // bucket read after its own slot cost a stall a row).
